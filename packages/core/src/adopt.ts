@@ -1,0 +1,199 @@
+import { CoreErrorCode, RpcCode, SluiceError } from './errors.js';
+import type { CallContext, Executor, Headers } from './context.js';
+import type { Plugin } from './plugin.js';
+import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
+import type { ServerOptions } from './server.js';
+import { SluiceServer, toProtocolError } from './server.js';
+import type { SluiceTool } from './tool.js';
+
+/**
+ * The parts of an SDK `McpServer` that `adopt()` relies on. Both the v1
+ * package (`@modelcontextprotocol/sdk`) and v2 (`@modelcontextprotocol/server`)
+ * keep request handlers in a map on the low-level server and registered
+ * tools in a record; neither offers a public interception point for calls.
+ */
+export interface AdoptableServer {
+  readonly server: object;
+}
+
+type NativeHandler = (request: NativeRequest, extra: NativeExtra) => Promise<unknown>;
+
+interface NativeRequest {
+  jsonrpc?: '2.0';
+  id?: string | number;
+  method: string;
+  params?: { name?: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown>; [key: string]: unknown };
+}
+
+/** v1 passes `extra`, v2 passes `ctx`: read either. */
+interface NativeExtra {
+  signal?: AbortSignal;
+  requestId?: string | number;
+  authInfo?: AuthInfo;
+  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
+  mcpReq?: { id?: string | number; signal?: AbortSignal };
+  http?: { authInfo?: AuthInfo; req?: { headers: { forEach(fn: (value: string, key: string) => void): void } } };
+}
+
+interface RegisteredToolRecord {
+  title?: string;
+  description?: string;
+  annotations?: Tool['annotations'];
+  _meta?: Record<string, unknown>;
+  enabled?: boolean;
+}
+
+interface Carried {
+  readonly request: NativeRequest;
+  readonly extra: NativeExtra;
+}
+
+const CARRIED = Symbol('dev.sluice/adopt.native');
+
+export interface AdoptOptions extends Partial<Omit<ServerOptions, 'plugins'>> {}
+
+/**
+ * Puts the Sluice pipeline in front of the tool calls of an existing SDK
+ * `McpServer` (v1 or v2), in place: its clients see nothing new but the
+ * guarded behaviour. The `import` hook runs once per tool, on first sight
+ * (skips apply; renames do not, since the server's names are its own);
+ * `listTools`, `preCall`, `execute`, `postCall` and `settled` run as on any
+ * Sluice server. Returns the Sluice server that holds the plugins, for its
+ * services and `close()`.
+ */
+export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], options: AdoptOptions = {}): SluiceServer {
+  const low = existing?.server as { _requestHandlers?: unknown } | undefined;
+  const handlers = low?._requestHandlers;
+  if (!(handlers instanceof Map)) {
+    throw new SluiceError(
+      CoreErrorCode.INVALID_STATE,
+      'adopt() takes an McpServer from @modelcontextprotocol/sdk (v1) or @modelcontextprotocol/server (v2)',
+    );
+  }
+  const registry = (): Record<string, RegisteredToolRecord> =>
+    ((existing as unknown as { _registeredTools?: Record<string, RegisteredToolRecord> })._registeredTools ?? {});
+  const sluice = new SluiceServer({ name: options.name ?? 'adopted', version: options.version ?? '0.0.0', ...options, plugins });
+  const admitted = new Map<string, Promise<boolean>>();
+
+  const admit = (name: string): Promise<boolean> => {
+    let known = admitted.get(name);
+    if (known === undefined) {
+      known = (async () => {
+        const record = registry()[name];
+        if (record === undefined) return false;
+        const tool: SluiceTool = { name, definition: definitionOf(existing, name, record), policy: {}, source: { kind: 'adopted' } };
+        const result = await sluice.admit({ kind: 'adopted' }, [{ tool, base: adoptedExecutor(name) }]);
+        return result.imported.includes(name);
+      })();
+      admitted.set(name, known);
+    }
+    return known;
+  };
+
+  const wrapCall = (original: NativeHandler): NativeHandler => async (request, extra) => {
+    const name = request.params?.name;
+    if (typeof name !== 'string' || registry()[name] === undefined) return original(request, extra);
+    if (!(await admit(name))) {
+      throw toProtocolError(new SluiceError(CoreErrorCode.UNKNOWN_TOOL, `Unknown tool: "${name}"`, { rpcCode: RpcCode.INVALID_PARAMS }));
+    }
+    try {
+      return await sluice.dispatch(name, request.params?.arguments, {
+        meta: request.params?._meta,
+        signal: extra.mcpReq?.signal ?? extra.signal,
+        requestId: extra.mcpReq?.id ?? extra.requestId,
+        authInfo: extra.http?.authInfo ?? extra.authInfo,
+        headers: headersOf(extra),
+        transport: extra.http || extra.requestInfo ? 'http' : 'in-process',
+        state: [[CARRIED, { request, extra, original } satisfies Carried & { original: NativeHandler }]],
+      });
+    } catch (error) {
+      throw toProtocolError(error);
+    }
+  };
+
+  const wrapList = (original: NativeHandler): NativeHandler => async (request, extra) => {
+    const listed = (await original(request, extra)) as { tools: Tool[] };
+    const visible: Tool[] = [];
+    for (const tool of listed.tools) if (await admit(tool.name)) visible.push(tool);
+    const tools = sluice.filterList(visible, { headers: headersOf(extra) ?? {}, authInfo: extra.http?.authInfo ?? extra.authInfo });
+    return { ...listed, tools };
+  };
+
+  installInterceptor(handlers as Map<string, NativeHandler>, { 'tools/call': wrapCall, 'tools/list': wrapList });
+  return sluice;
+}
+
+/** Runs the adopted server's own handler with the arguments the pipeline settled on. */
+function adoptedExecutor(name: string): Executor {
+  return async (ctx: CallContext): Promise<CallToolResult> => {
+    const carried = findCarried(ctx);
+    if (carried === undefined) {
+      throw new SluiceError(CoreErrorCode.INVALID_STATE, `Tool "${name}" of an adopted server can only be called through that server`, {
+        hook: 'call',
+      });
+    }
+    const request: NativeRequest = {
+      ...carried.request,
+      method: 'tools/call',
+      params: { ...carried.request.params, name, arguments: ctx.arguments },
+    };
+    return (await carried.original(request, carried.extra)) as CallToolResult;
+  };
+}
+
+/** A nested `ctx.call()` reuses the native request of the call that started it. */
+function findCarried(ctx: CallContext | undefined): (Carried & { original: NativeHandler }) | undefined {
+  for (let c = ctx; c !== undefined; c = c.parent) {
+    const carried = c.state.get(CARRIED) as (Carried & { original: NativeHandler }) | undefined;
+    if (carried) return carried;
+  }
+  return undefined;
+}
+
+function definitionOf(existing: AdoptableServer, name: string, record: RegisteredToolRecord): Tool {
+  const jsonOf = (existing as { toolInputSchemaJson?: (n: string) => Record<string, unknown> | undefined }).toolInputSchemaJson;
+  const inputSchema = (typeof jsonOf === 'function' ? jsonOf.call(existing, name) : undefined) ?? { type: 'object' };
+  return {
+    name,
+    ...(record.title === undefined ? {} : { title: record.title }),
+    ...(record.description === undefined ? {} : { description: record.description }),
+    inputSchema: inputSchema as Tool['inputSchema'],
+    ...(record.annotations === undefined ? {} : { annotations: record.annotations }),
+    ...(record._meta === undefined ? {} : { _meta: record._meta }),
+  };
+}
+
+function headersOf(extra: NativeExtra): Headers | undefined {
+  const out: Record<string, string> = {};
+  if (extra.http?.req) {
+    extra.http.req.headers.forEach((value, key) => {
+      out[key] = value;
+    });
+    return out;
+  }
+  const raw = extra.requestInfo?.headers;
+  if (!raw) return undefined;
+  for (const [key, value] of Object.entries(raw)) if (value !== undefined) out[key.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}
+
+/**
+ * Wraps the given methods' handlers now and whenever the server sets them
+ * later (the SDK installs tool handlers on the first `registerTool`).
+ */
+function installInterceptor(handlers: Map<string, NativeHandler>, wrappers: Record<string, (h: NativeHandler) => NativeHandler>): void {
+  const marker = Symbol.for('dev.sluice/adopted');
+  if ((handlers as unknown as Record<symbol, boolean>)[marker]) {
+    throw new SluiceError(CoreErrorCode.INVALID_STATE, 'This server is already adopted: adopt it once, with all the plugins it needs');
+  }
+  Object.defineProperty(handlers, marker, { value: true });
+  const set = handlers.set.bind(handlers);
+  for (const [method, handler] of handlers) {
+    const wrap = wrappers[method];
+    if (wrap) set(method, wrap(handler));
+  }
+  handlers.set = (method: string, handler: NativeHandler) => {
+    const wrap = wrappers[method];
+    return set(method, wrap ? wrap(handler) : handler);
+  };
+}

@@ -1,0 +1,37 @@
+import type { CallContext } from './context.js';
+import { CoreErrorCode, SluiceError } from './errors.js';
+
+/** What a call asks a person to approve. */
+export interface ApprovalRequest {
+  /** A sentence for the person: what will happen if they accept. Never ask for secrets. */
+  readonly message: string;
+  /** Why approval is needed (a risk level, a policy name), for logs. */
+  readonly reason?: string;
+}
+
+export type ApprovalDecision =
+  | { readonly approved: true }
+  | {
+      readonly approved: false;
+      /** `declined` by the person, `cancelled`, `timeout`, or `unsupported` by the client. */
+      readonly reason: 'declined' | 'cancelled' | 'timeout' | 'unsupported' | 'invalid';
+      readonly detail?: string;
+    };
+
+/**
+ * Asks a person. Registered under `Tokens.Approver` by the plugin that knows
+ * how (the risk plugin); `ctx.approve()` delegates to it.
+ */
+export interface Approver {
+  approve(ctx: CallContext, request: ApprovalRequest): Promise<ApprovalDecision>;
+}
+
+/** The seam's default: with no approver registered, nothing can be approved. */
+export const noApprover: Approver = Object.freeze({
+  async approve(): Promise<ApprovalDecision> {
+    throw new SluiceError(
+      CoreErrorCode.APPROVAL_UNAVAILABLE,
+      'ctx.approve() needs an approver: add a plugin that registers one (for example the risk plugin)',
+    );
+  },
+});

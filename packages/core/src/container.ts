@@ -1,0 +1,57 @@
+import 'reflect-metadata';
+import { container as rootContainer } from 'tsyringe';
+import type { DependencyContainer, InjectionToken } from 'tsyringe';
+import type { Clock } from './clock.js';
+import type { Logger } from './logger.js';
+import type { Store } from './store/types.js';
+import type { Approver } from './approval.js';
+
+/**
+ * Tokens for the services in each server's container. `Symbol.for` keys, so
+ * that two copies of core agree on them.
+ */
+export const Tokens = Object.freeze({
+  Logger: Symbol.for('dev.sluice/Logger') as InjectionToken<Logger>,
+  Clock: Symbol.for('dev.sluice/Clock') as InjectionToken<Clock>,
+  Store: Symbol.for('dev.sluice/Store') as InjectionToken<Store>,
+  Approver: Symbol.for('dev.sluice/Approver') as InjectionToken<Approver>,
+});
+
+/** What a plugin may resolve: typed shortcuts for the core services, and the container for its own. */
+export interface Services {
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly store: Store;
+  /** The server's own child container: register or resolve further services by token. */
+  readonly container: DependencyContainer;
+}
+
+export interface CoreServices {
+  logger: Logger;
+  clock: Clock;
+  store: Store;
+}
+
+/** A child container per server, so that no state leaks between servers. */
+export function createServerContainer(services: CoreServices): DependencyContainer {
+  const child = rootContainer.createChildContainer();
+  child.register(Tokens.Logger, { useValue: services.logger });
+  child.register(Tokens.Clock, { useValue: services.clock });
+  child.register(Tokens.Store, { useValue: services.store });
+  return child;
+}
+
+export function servicesOf(container: DependencyContainer): Services {
+  return Object.freeze({
+    get logger() {
+      return container.resolve(Tokens.Logger);
+    },
+    get clock() {
+      return container.resolve(Tokens.Clock);
+    },
+    get store() {
+      return container.resolve(Tokens.Store);
+    },
+    container,
+  });
+}

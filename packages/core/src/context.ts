@@ -1,0 +1,158 @@
+import type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js';
+import type { Logger } from './logger.js';
+import type { Meta } from './meta.js';
+import { initialOutgoingMeta, readIncomingMeta } from './meta.js';
+import type { AuthInfo, CallToolResult, ServerContext, Tool } from './protocol.js';
+import type { SluiceError } from './errors.js';
+import type { SluiceTool } from './tool.js';
+
+/** Runs one call: the handler or upstream proxy, with every plugin's wrapper around it. */
+export type Executor = (ctx: CallContext) => Promise<CallToolResult>;
+
+/** Request headers, names in lower case. Empty for stdio and in-process calls. */
+export type Headers = Readonly<Record<string, string | undefined>>;
+
+export type Transport = 'http' | 'stdio' | 'in-process';
+
+/** How a call ended, as `settled` observes it. */
+export type Outcome =
+  /** The tool produced a result (which may itself be a tool error: see `result.isError`). */
+  | { readonly status: 'ok'; readonly result: CallToolResult; readonly durationMs: number }
+  /** A plugin refused the call with a policy result. */
+  | { readonly status: 'refused'; readonly code: string; readonly result: CallToolResult; readonly durationMs: number }
+  /** The call failed: a plugin bug, malformed input, or a protocol error. */
+  | { readonly status: 'error'; readonly error: SluiceError; readonly durationMs: number }
+  /** The caller cancelled. */
+  | { readonly status: 'cancelled'; readonly durationMs: number };
+
+/** What a `tools/list` tap knows about the request. */
+export interface ListContext {
+  readonly headers: Headers;
+  readonly authInfo: AuthInfo | undefined;
+  readonly transport: Transport;
+  readonly logger: Logger;
+}
+
+export interface CallOptions {
+  /** `_meta` for the nested call, on top of this call's outgoing `_meta`. */
+  readonly meta?: Readonly<Record<string, unknown>>;
+}
+
+/** Everything one call carries through the pipeline. */
+export interface CallContext {
+  /** The tool being called. */
+  readonly tool: SluiceTool;
+  /** The arguments, parsed by the tool's input schema when it has one. */
+  arguments: Record<string, unknown>;
+  /** The incoming `_meta`, attacker-controlled: check types before use. Prototype-free. */
+  readonly meta: Readonly<Meta>;
+  /** The `_meta` a proxied call forwards upstream; plugins add keys here. Prototype-free. */
+  readonly outgoingMeta: Meta;
+  /** Tools whose `ctx.call()` led to this call, outermost first. */
+  readonly stack: readonly string[];
+  /** Fires when the caller cancels or disconnects. */
+  readonly signal: AbortSignal;
+  readonly requestId: string | number | undefined;
+  readonly authInfo: AuthInfo | undefined;
+  readonly headers: Headers;
+  readonly transport: Transport;
+  /** A child of the server's logger, bound to this call. */
+  readonly logger: Logger;
+  /** The SDK's request context when the call came over MCP (progress, elicitation); absent in-process. */
+  readonly mcp: ServerContext | undefined;
+  /** The call whose `ctx.call()` started this one. */
+  readonly parent: CallContext | undefined;
+  /** Per-call scratch space for plugins. Key it with a symbol of your own. */
+  readonly state: Map<symbol, unknown>;
+  /** Calls another tool of this server through the whole pipeline. */
+  call(name: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
+  /** Asks a person to approve this call (see `Approver`). */
+  approve(request: ApprovalRequest): Promise<ApprovalDecision>;
+}
+
+/** How a call reaches the pipeline. */
+export interface CallRequest {
+  readonly meta?: unknown;
+  readonly signal?: AbortSignal;
+  readonly requestId?: string | number;
+  readonly authInfo?: AuthInfo;
+  readonly headers?: Headers;
+  readonly transport?: Transport;
+  readonly mcp?: ServerContext;
+  readonly parent?: CallContext;
+  /** Entries to seed the call's `state` with (a transport passing its own request along). */
+  readonly state?: Iterable<readonly [symbol, unknown]>;
+}
+
+/** What a context needs from its server. */
+export interface ContextRuntime {
+  readonly logger: Logger;
+  dispatch(name: string, args: unknown, request: CallRequest): Promise<CallToolResult>;
+  approver(): Approver;
+}
+
+const NO_HEADERS: Headers = Object.freeze({});
+const NEVER = new AbortController().signal;
+const EMPTY_STACK: readonly string[] = Object.freeze([]);
+
+export class Context implements CallContext {
+  arguments: Record<string, unknown>;
+  readonly meta: Readonly<Meta>;
+  readonly outgoingMeta: Meta;
+  readonly stack: readonly string[];
+  readonly signal: AbortSignal;
+  readonly requestId: string | number | undefined;
+  readonly authInfo: AuthInfo | undefined;
+  readonly headers: Headers;
+  readonly transport: Transport;
+  readonly mcp: ServerContext | undefined;
+  readonly parent: CallContext | undefined;
+  private _logger: Logger | undefined;
+  private _state: Map<symbol, unknown> | undefined;
+
+  constructor(
+    private readonly runtime: ContextRuntime,
+    readonly tool: SluiceTool,
+    args: Record<string, unknown>,
+    request: CallRequest,
+  ) {
+    this.arguments = args;
+    this.meta = readIncomingMeta(request.meta);
+    this.outgoingMeta = initialOutgoingMeta(this.meta);
+    const parent = request.parent;
+    this.parent = parent;
+    this.stack = parent ? [...parent.stack, parent.tool.name] : EMPTY_STACK;
+    this.signal = request.signal ?? parent?.signal ?? NEVER;
+    this.requestId = request.requestId ?? parent?.requestId;
+    this.authInfo = request.authInfo ?? parent?.authInfo;
+    this.headers = request.headers ?? parent?.headers ?? NO_HEADERS;
+    this.transport = request.transport ?? parent?.transport ?? 'in-process';
+    this.mcp = request.mcp ?? parent?.mcp;
+    if (request.state) this._state = new Map(request.state);
+  }
+
+  // Built on first use: most calls never log.
+  get logger(): Logger {
+    this._logger ??= this.runtime.logger.child({ tool: this.tool.name, requestId: this.requestId });
+    return this._logger;
+  }
+
+  get state(): Map<symbol, unknown> {
+    this._state ??= new Map();
+    return this._state;
+  }
+
+  call(name: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<CallToolResult> {
+    const meta: Meta = Object.create(null) as Meta;
+    for (const key of Object.keys(this.outgoingMeta)) meta[key] = this.outgoingMeta[key];
+    if (options.meta) for (const key of Object.keys(options.meta)) if (key !== '__proto__') meta[key] = options.meta[key];
+    return this.runtime.dispatch(name, args, { meta, parent: this });
+  }
+
+  approve(request: ApprovalRequest): Promise<ApprovalDecision> {
+    return this.runtime.approver().approve(this, request);
+  }
+}
+
+/** A list of tool definitions, as `tools/list` returns it. */
+export type ToolList = Tool[];

@@ -1,0 +1,109 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DEFAULT_MAX_REQUEST_BODY_SIZE, createMcpHandler } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import type { Server as SdkServer } from '@modelcontextprotocol/server';
+import type { TransportHooks } from './transport-hooks.js';
+import type { Logger } from './logger.js';
+
+export interface ListenOptions {
+  /** Default 0: any free port (read it from the listener). */
+  port?: number;
+  /** Default `127.0.0.1`: loopback only. */
+  host?: string;
+  /** Default `/mcp`. */
+  path?: string;
+  /**
+   * Hostnames a browser `Origin` may carry. Default: the loopback names. A
+   * request with another Origin gets 403, which stops DNS rebinding.
+   */
+  allowedOrigins?: readonly string[];
+  /** Largest request body accepted, in bytes. Default 4 MiB; larger gets 413. */
+  maxBodyBytes?: number;
+}
+
+export interface HttpListener {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:43121/mcp`. */
+  readonly url: URL;
+  readonly port: number;
+  readonly host: string;
+  /** The underlying Node server, to attach further routes or inspect. */
+  readonly server: http.Server;
+  close(): Promise<void>;
+}
+
+interface HttpHost {
+  readonly logger: Logger;
+  createSdkServer(transport: 'http'): SdkServer;
+}
+
+const LOOPBACK = ['localhost', '127.0.0.1', '[::1]', '::1'];
+
+function jsonError(res: http.ServerResponse, status: number, message: string): void {
+  if (res.headersSent) return void res.end();
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
+}
+
+function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
+  if (origin === undefined) return true; // not a browser: nothing to rebind
+  try {
+    return allowed.includes(new URL(origin).hostname);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Streamable HTTP for both protocol versions: 2026-07-28 requests are
+ * stateless by design; 2025-11-25 clients are served statelessly as well.
+ */
+export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: TransportHooks): Promise<HttpListener> {
+  const path = options.path ?? '/mcp';
+  const bindHost = options.host ?? '127.0.0.1';
+  const allowed = options.allowedOrigins ?? LOOPBACK;
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_SIZE;
+  const onerror = (error: Error) => host.logger.debug({ event: 'http.error', err: error }, 'MCP HTTP handler error');
+  const handler = createMcpHandler(() => host.createSdkServer('http'), { legacy: 'stateless', onerror, maxRequestBodySize: maxBody });
+  const nodeHandler = toNodeHandler(handler, { onerror, maxRequestBodySize: maxBody });
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
+    if (!originAllowed(req.headers.origin, allowed)) return jsonError(res, 403, 'Forbidden: Origin not allowed');
+    nodeHandler(req, res).catch((error: unknown) => {
+      host.logger.error({ event: 'http.failed', err: error }, 'HTTP request failed');
+      jsonError(res, 500, 'Internal error');
+    });
+  });
+  server.on('clientError', (_error, socket) => socket.destroy());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, bindHost, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const endpoint = new URL(`http://${urlHost}:${address.port}${path}`);
+  host.logger.info({ event: 'http.listening', url: endpoint.href }, `listening on ${endpoint.href}`);
+
+  const detachNotify = hooks.onListChanged(() => handler.notify.toolsChanged());
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      detachNotify();
+      detachClose();
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await handler.close().catch(() => {});
+      server.closeAllConnections();
+      await stopped;
+    })();
+    return closing;
+  };
+  const detachClose = hooks.onClose(close);
+  return { url: endpoint, port: address.port, host: bindHost, server, close };
+}

@@ -1,0 +1,56 @@
+// The public API of @sluice/core, listed by name: anything exported here is public.
+
+export { adopt } from './adopt.js';
+export type { AdoptOptions, AdoptableServer } from './adopt.js';
+
+export { noApprover } from './approval.js';
+export type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js';
+
+export { systemClock } from './clock.js';
+export type { Clock, ClockTimer } from './clock.js';
+
+export { Tokens } from './container.js';
+export type { Services } from './container.js';
+
+export type { CallContext, CallOptions, CallRequest, Executor, Headers, ListContext, Outcome, Transport } from './context.js';
+
+export { CoreErrorCode, RpcCode, SluiceError, invalidParams, messageOf } from './errors.js';
+export type { SluiceErrorOptions } from './errors.js';
+
+export { HOOK_NAMES } from './hooks.js';
+export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
+
+export type { HttpListener, ListenOptions } from './http.js';
+
+export { createDefaultLogger } from './logger.js';
+export type { Logger } from './logger.js';
+
+export { MAX_META_KEYS, MetaKey, emptyMeta, readIncomingMeta, toPlainMeta } from './meta.js';
+export type { Meta } from './meta.js';
+
+export { PluginModeSchema, definePlugin, parseOptions } from './plugin.js';
+export type { Plugin, PluginApi, PluginMode } from './plugin.js';
+
+export type { AuthInfo, CallToolResult, ContentBlock, JsonObject, ServerContext, Tool, ToolAnnotations } from './protocol.js';
+
+export { readRefusal, refusal, toolErrorText } from './refusal.js';
+export type { RefusalInit, RefusalMeta } from './refusal.js';
+
+export { compileSchema, isStandardSchema } from './schema.js';
+export type { CompiledSchema, InferArgs, JsonSchema, SchemaInput, StandardSchemaWithJSON, ValidationResult } from './schema.js';
+
+export { SluiceServer, createServer, toProtocolError } from './server.js';
+export type { ImportResult, InProcessCallOptions, ServerOptions, ToolDraft } from './server.js';
+
+export { Stage } from './stages.js';
+export type { StageName } from './stages.js';
+
+export type { StdioHandle, StdioOptions } from './stdio.js';
+
+export { MemoryStore } from './store/memory.js';
+export { LocalSemaphore } from './store/semaphore.js';
+export type { FenceSource } from './store/semaphore.js';
+export type { Admission, Permit, Semaphore, SemaphoreOptions, SetOptions, Store } from './store/types.js';
+
+export { annotationsOf, assertToolName, createImportBatch } from './tool.js';
+export type { ImportBatch, SkippedTool, SluiceTool, ToolDefinition, ToolHandler, ToolPolicy, ToolSource } from './tool.js';

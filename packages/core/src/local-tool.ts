@@ -1,0 +1,53 @@
+import type { CallContext, Executor } from './context.js';
+import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
+import type { CallToolResult } from './protocol.js';
+import { refusal } from './refusal.js';
+import type { CompiledSchema } from './schema.js';
+import type { ToolHandler } from './tool.js';
+
+/**
+ * The innermost executor of a local tool. A handler that throws produces an
+ * `isError` result the model can read (a tool failure, not a protocol
+ * error); a result that breaks the declared output schema is a server bug.
+ */
+export function localExecutor(handler: ToolHandler<Record<string, unknown>>, output: CompiledSchema | undefined): Executor {
+  return async (ctx: CallContext): Promise<CallToolResult> => {
+    let result: CallToolResult;
+    try {
+      result = await handler(ctx.arguments, ctx);
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      ctx.logger.warn({ event: 'tool.error', err: error }, `tool handler threw: ${messageOf(error)}`);
+      return refusal({
+        code: CoreErrorCode.TOOL_ERROR,
+        message: `Tool "${ctx.tool.name}" failed: ${messageOf(error)}`,
+        suggestion: 'Check the arguments, or try another approach.',
+      });
+    }
+    if (!isCallToolResult(result)) {
+      throw new SluiceError(CoreErrorCode.INVALID_RESULT, `Tool "${ctx.tool.name}" returned something that is not a tool result`, {
+        hook: 'handler',
+      });
+    }
+    if (output && !result.isError) await checkOutput(output, result, ctx);
+    return result;
+  };
+}
+
+function isCallToolResult(value: unknown): value is CallToolResult {
+  return typeof value === 'object' && value !== null && Array.isArray((value as CallToolResult).content);
+}
+
+async function checkOutput(output: CompiledSchema, result: CallToolResult, ctx: CallContext): Promise<void> {
+  if (result.structuredContent === undefined) {
+    throw new SluiceError(CoreErrorCode.INVALID_RESULT, `Tool "${ctx.tool.name}" declares an output schema but returned no structuredContent`, {
+      hook: 'handler',
+    });
+  }
+  const checked = await output.validate(result.structuredContent);
+  if (!checked.ok) {
+    throw new SluiceError(CoreErrorCode.INVALID_RESULT, `Tool "${ctx.tool.name}" returned structuredContent that breaks its output schema: ${checked.message}`, {
+      hook: 'handler',
+    });
+  }
+}

@@ -1,0 +1,14 @@
+import { pino } from 'pino';
+import type { Logger as PinoLogger } from 'pino';
+
+export type Logger = PinoLogger;
+
+/**
+ * The default logger writes JSON lines to stderr, never stdout: a server that
+ * speaks stdio must keep stdout for protocol messages. The level comes from
+ * `SLUICE_LOG_LEVEL` (default `info`).
+ */
+export function createDefaultLogger(name: string): Logger {
+  const level = process.env.SLUICE_LOG_LEVEL ?? 'info';
+  return pino({ name, level }, pino.destination({ fd: 2, sync: false }));
+}

@@ -1,0 +1,65 @@
+import { invalidParams } from './errors.js';
+
+/** The `_meta` keys Sluice reads and writes. */
+export const MetaKey = Object.freeze({
+  CALL_STACK: 'dev.sluice/callStack',
+  ORIGIN: 'dev.sluice/origin',
+  NEXT_TOOL: 'dev.sluice/nextTool',
+  ERROR: 'dev.sluice/error',
+  RISK: 'dev.sluice/risk',
+  EGRESS: 'dev.sluice/egress',
+  CHAIN: 'dev.sluice/chain',
+  TRACEPARENT: 'traceparent',
+  TRACESTATE: 'tracestate',
+  BAGGAGE: 'baggage',
+} as const);
+
+/** More keys than any honest client sends; a bound on what one request can make us copy. */
+export const MAX_META_KEYS = 128;
+
+/** W3C trace context, forwarded upstream untouched. */
+const FORWARDED = [MetaKey.TRACEPARENT, MetaKey.TRACESTATE, MetaKey.BAGGAGE] as const;
+
+export type Meta = Record<string, unknown>;
+
+/** An empty object with no prototype: `__proto__` is then only a key. */
+export function emptyMeta(): Meta {
+  return Object.create(null) as Meta;
+}
+
+/**
+ * Copies an incoming `_meta` into a prototype-free object. Every value is
+ * attacker-controlled: a `_meta` that is not a plain object, or has too many
+ * keys, is a -32602; `__proto__` is dropped.
+ */
+export function readIncomingMeta(raw: unknown): Readonly<Meta> {
+  const meta = emptyMeta();
+  if (raw === undefined || raw === null) return meta;
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidParams('_meta must be an object');
+  const keys = Object.keys(raw);
+  if (keys.length > MAX_META_KEYS) throw invalidParams(`_meta has ${keys.length} keys; at most ${MAX_META_KEYS} are accepted`);
+  for (const key of keys) {
+    if (key === '__proto__') continue;
+    meta[key] = (raw as Meta)[key];
+  }
+  return meta;
+}
+
+/** The outgoing `_meta` a call starts with: the incoming trace context, nothing else. */
+export function initialOutgoingMeta(incoming: Readonly<Meta>): Meta {
+  const out = emptyMeta();
+  for (const key of FORWARDED) {
+    const value = incoming[key];
+    if (typeof value === 'string') out[key] = value;
+  }
+  return out;
+}
+
+/** A plain-object copy of a prototype-free `_meta`, for handing to the SDK. */
+export function toPlainMeta(meta: Readonly<Meta>): Meta | undefined {
+  const keys = Object.keys(meta);
+  if (keys.length === 0) return undefined;
+  const out: Meta = {};
+  for (const key of keys) Object.defineProperty(out, key, { value: meta[key], enumerable: true, writable: true, configurable: true });
+  return out;
+}

@@ -1,0 +1,122 @@
+import type { CallContext, Executor, Outcome } from './context.js';
+import { CoreErrorCode, RpcCode, SluiceError, messageOf } from './errors.js';
+import type { CoreHooks } from './hooks.js';
+import type { Logger } from './logger.js';
+import type { CallToolResult } from './protocol.js';
+import { readRefusal, refusal } from './refusal.js';
+import type { CompiledSchema } from './schema.js';
+import type { SluiceTool } from './tool.js';
+
+/** A tool ready to be called: its frozen description and its composed executor. */
+export interface RegisteredTool {
+  readonly tool: SluiceTool;
+  readonly executor: Executor;
+  /** Validates arguments before `preCall`; absent for tools whose upstream validates. */
+  readonly input: CompiledSchema | undefined;
+}
+
+/**
+ * Runs calls through the hooks. Which hooks are tapped is read once, when the
+ * hooks are locked, so an untapped hook costs a boolean test per call.
+ */
+export class Pipeline {
+  private readonly preCallUsed: boolean;
+  private readonly postCallUsed: boolean;
+  private readonly settledUsed: boolean;
+  private readonly executeUsed: boolean;
+  readonly listToolsUsed: boolean;
+  readonly importUsed: boolean;
+
+  constructor(
+    readonly hooks: CoreHooks,
+    private readonly logger: Logger,
+  ) {
+    this.preCallUsed = hooks.preCall.isUsed();
+    this.postCallUsed = hooks.postCall.isUsed();
+    this.settledUsed = hooks.settled.isUsed();
+    this.executeUsed = hooks.execute.isUsed();
+    this.listToolsUsed = hooks.listTools.isUsed();
+    this.importUsed = hooks.import.isUsed();
+  }
+
+  /** Composes a tool's executor once, at registration. */
+  compose(base: Executor, tool: SluiceTool): Executor {
+    return this.executeUsed ? this.hooks.execute.call(base, tool) : base;
+  }
+
+  async run(entry: RegisteredTool, ctx: CallContext): Promise<CallToolResult> {
+    const started = performance.now();
+    let outcome: Outcome | undefined;
+    try {
+      if (entry.input) {
+        const invalid = await validateArguments(entry.input, ctx);
+        if (invalid) {
+          outcome = { status: 'refused', code: CoreErrorCode.INVALID_ARGUMENTS, result: invalid, durationMs: performance.now() - started };
+          return invalid;
+        }
+      }
+      if (this.preCallUsed) {
+        const refused = await this.hooks.preCall.promise(ctx);
+        if (refused !== undefined) {
+          const code = readRefusal(refused)?.code ?? 'REFUSED';
+          outcome = { status: 'refused', code, result: refused, durationMs: performance.now() - started };
+          return refused;
+        }
+      }
+      let result = await entry.executor(ctx);
+      if (this.postCallUsed) result = await this.hooks.postCall.promise(result, ctx);
+      outcome = { status: 'ok', result, durationMs: performance.now() - started };
+      return result;
+    } catch (error) {
+      const failure = this.failure(error, ctx);
+      outcome =
+        failure.code === CoreErrorCode.CANCELLED
+          ? { status: 'cancelled', durationMs: performance.now() - started }
+          : { status: 'error', error: failure, durationMs: performance.now() - started };
+      throw failure;
+    } finally {
+      if (this.settledUsed && outcome !== undefined) this.settle(ctx, outcome);
+    }
+  }
+
+  private failure(error: unknown, ctx: CallContext): SluiceError {
+    if (ctx.signal.aborted && !(SluiceError.is(error) && error.rpcCode === RpcCode.INVALID_PARAMS)) {
+      return new SluiceError(CoreErrorCode.CANCELLED, 'The call was cancelled', { cause: error, hook: 'call' });
+    }
+    if (SluiceError.is(error)) {
+      if (error.code === CoreErrorCode.PLUGIN_FAILED || error.rpcCode === RpcCode.INTERNAL_ERROR) {
+        ctx.logger.error({ event: 'plugin.failed', plugin: error.plugin, hook: error.hook, err: error.cause ?? error }, error.message);
+      }
+      return error;
+    }
+    this.logger.error({ event: 'call.failed', tool: ctx.tool.name, err: error }, 'call failed inside the core');
+    return new SluiceError(CoreErrorCode.PLUGIN_FAILED, `Internal error: ${messageOf(error)}`, {
+      rpcCode: RpcCode.INTERNAL_ERROR,
+      hook: 'call',
+      cause: error,
+    });
+  }
+
+  private settle(ctx: CallContext, outcome: Outcome): void {
+    try {
+      this.hooks.settled.call(ctx, outcome);
+    } catch (error) {
+      // An observer must never change how a call ends; its failure is still a bug to see.
+      const plugin = SluiceError.is(error) ? error.plugin : undefined;
+      ctx.logger.error({ event: 'plugin.failed', plugin, hook: 'settled', err: error }, `settled observer failed: ${messageOf(error)}`);
+    }
+  }
+}
+
+async function validateArguments(schema: CompiledSchema, ctx: CallContext): Promise<CallToolResult | undefined> {
+  const checked = await schema.validate(ctx.arguments);
+  if (checked.ok) {
+    ctx.arguments = checked.value as Record<string, unknown>;
+    return undefined;
+  }
+  return refusal({
+    code: CoreErrorCode.INVALID_ARGUMENTS,
+    message: `Invalid arguments for tool "${ctx.tool.name}": ${checked.message}`,
+    suggestion: 'Check the arguments against the tool\'s input schema and call it again.',
+  });
+}

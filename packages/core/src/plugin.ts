@@ -1,0 +1,135 @@
+import { z } from 'zod';
+import type { DependencyContainer } from 'tsyringe';
+import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
+import type { CoreHooks, PluginHooks } from './hooks.js';
+import { TapRegistry, createPluginHooks } from './hooks.js';
+import type { Logger } from './logger.js';
+import type { Services } from './container.js';
+
+/** `enforce` refuses, `audit` logs what it would have refused and lets the call through, `off` does nothing. */
+export type PluginMode = 'enforce' | 'audit' | 'off';
+
+/** The schema every plugin's `mode` option uses. */
+export const PluginModeSchema = z.enum(['enforce', 'audit', 'off']);
+
+/** What a plugin receives in `apply()`. */
+export interface PluginApi {
+  /** Tap these, here and only here. */
+  readonly hooks: PluginHooks;
+  /** The server's logger, bound to this plugin's name. */
+  readonly logger: Logger;
+  /** The store, the clock, the logger, and the server's container. */
+  readonly services: Services;
+  readonly mode: PluginMode;
+  /** The server's name and version. */
+  readonly server: { readonly name: string; readonly version: string };
+}
+
+export interface Plugin {
+  readonly name: string;
+  readonly version: string;
+  /** Default `enforce`. In `audit`, a `preCall` refusal is logged and the call proceeds. */
+  readonly mode?: PluginMode;
+  apply(api: PluginApi): void;
+}
+
+const PLUGIN_NAME = /^[a-z0-9@][a-z0-9@/._-]{0,99}$/i;
+
+/** Checks a plugin's shape and freezes it. Use it in every plugin factory. */
+export function definePlugin<P extends Plugin>(plugin: P): Readonly<P> {
+  assertPlugin(plugin);
+  return Object.freeze(plugin);
+}
+
+function assertPlugin(plugin: unknown): asserts plugin is Plugin {
+  const p = plugin as Partial<Plugin> | null;
+  if (typeof p !== 'object' || p === null) throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, 'A plugin must be an object');
+  if (typeof p.name !== 'string' || !PLUGIN_NAME.test(p.name)) {
+    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin name ${JSON.stringify(p.name)} is invalid: use 1-100 letters, digits, "@", "/", ".", "_" or "-"`);
+  }
+  if (typeof p.version !== 'string' || p.version.length === 0) {
+    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has no version`, { plugin: p.name });
+  }
+  if (typeof p.apply !== 'function') {
+    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has no apply() function`, { plugin: p.name });
+  }
+  if (p.mode !== undefined && !PluginModeSchema.safeParse(p.mode).success) {
+    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has mode ${JSON.stringify(p.mode)}; use enforce, audit or off`, {
+      plugin: p.name,
+    });
+  }
+}
+
+/**
+ * Parses a plugin factory's options with its zod schema: bad options throw at
+ * construction, with the path of each bad field.
+ */
+export function parseOptions<S extends z.ZodType>(plugin: string, schema: S, options: unknown): z.output<S> {
+  const parsed = schema.safeParse(options);
+  if (parsed.success) return parsed.data;
+  const detail = parsed.error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(options)'}: ${issue.message}`)
+    .join('; ');
+  throw new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid options for plugin "${plugin}": ${detail}`, { plugin });
+}
+
+interface ApplyContext {
+  readonly hooks: CoreHooks;
+  readonly logger: Logger;
+  readonly services: Services;
+  readonly server: { readonly name: string; readonly version: string };
+  readonly container: DependencyContainer;
+}
+
+/**
+ * Applies the plugins in order, then checks every ordering reference and
+ * locks the hooks. Any problem throws here, before the server serves.
+ */
+export function applyPlugins(plugins: readonly Plugin[], context: ApplyContext): readonly Plugin[] {
+  const registry = new TapRegistry();
+  const names = new Set<string>();
+  for (const plugin of plugins) {
+    assertPlugin(plugin);
+    if (names.has(plugin.name)) {
+      throw new SluiceError(CoreErrorCode.DUPLICATE_PLUGIN, `Two plugins are named "${plugin.name}": each plugin may be added once`, {
+        plugin: plugin.name,
+      });
+    }
+    names.add(plugin.name);
+  }
+  const applied: Plugin[] = [];
+  for (const plugin of plugins) {
+    const mode = plugin.mode ?? 'enforce';
+    const logger = context.logger.child({ plugin: plugin.name });
+    if (mode === 'off') {
+      logger.debug({ event: 'plugin.off' }, `plugin ${plugin.name} is off`);
+      continue;
+    }
+    const hooks = createPluginHooks(context.hooks, { plugin: plugin.name, registry, audit: mode === 'audit', logger });
+    registry.applying = plugin.name;
+    try {
+      plugin.apply({ hooks, logger, services: context.services, mode, server: context.server });
+    } catch (error) {
+      if (SluiceError.is(error) && error.plugin !== undefined) throw error;
+      throw new SluiceError(CoreErrorCode.PLUGIN_FAILED, `Plugin "${plugin.name}" failed in apply(): ${messageOf(error)}`, {
+        plugin: plugin.name,
+        hook: 'apply',
+        cause: error,
+      });
+    } finally {
+      registry.applying = undefined;
+    }
+    applied.push(plugin);
+  }
+  for (const ref of registry.references) {
+    if (!names.has(ref.before) && !registry.tapNames.has(ref.before)) {
+      throw new SluiceError(
+        CoreErrorCode.UNKNOWN_PLUGIN_REFERENCE,
+        `Plugin "${ref.plugin}" orders its "${ref.hook}" tap before "${ref.before}", which is not a registered plugin`,
+        { plugin: ref.plugin, hook: ref.hook },
+      );
+    }
+  }
+  registry.locked = true;
+  return applied;
+}

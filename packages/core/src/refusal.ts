@@ -1,0 +1,58 @@
+import type { CallToolResult } from './protocol.js';
+import { MetaKey } from './meta.js';
+
+/** What a policy refusal tells the model, and the machine-readable copy. */
+export interface RefusalInit {
+  /** A code from the refusing plugin's list, e.g. `SERVER_BUSY`. */
+  readonly code: string;
+  /** What happened, in a sentence the model can act on. */
+  readonly message: string;
+  /** What to do next. */
+  readonly suggestion?: string;
+  /** When a retry may succeed. */
+  readonly retryAfterMs?: number;
+  /** Further machine-readable fields, copied into `_meta["dev.sluice/error"]`. */
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/** The machine-readable copy of a refusal, under `_meta["dev.sluice/error"]`. */
+export interface RefusalMeta {
+  readonly code: string;
+  readonly message: string;
+  readonly retryAfterMs?: number;
+  readonly [field: string]: unknown;
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+const escapeXml = (text: string): string => text.replace(/[&<>]/g, (c) => ESCAPES[c] ?? c);
+
+/** Renders the `<tool_error>` block a model reads. */
+export function toolErrorText(code: string, message: string, suggestion?: string): string {
+  const lines = ['<tool_error>', `  <error_code>${escapeXml(code)}</error_code>`, `  <message>${escapeXml(message)}</message>`];
+  if (suggestion) lines.push(`  <suggestion>${escapeXml(suggestion)}</suggestion>`);
+  lines.push('</tool_error>');
+  return lines.join('\n');
+}
+
+/**
+ * A refusal by policy: an `isError` result the model can read and recover
+ * from, in the `<tool_error>` shape, with a machine-readable copy in
+ * `_meta["dev.sluice/error"]`.
+ */
+export function refusal(init: RefusalInit): CallToolResult {
+  const meta: Record<string, unknown> = { ...init.details, code: init.code, message: init.message };
+  if (init.retryAfterMs !== undefined) meta.retryAfterMs = init.retryAfterMs;
+  return {
+    content: [{ type: 'text', text: toolErrorText(init.code, init.message, init.suggestion) }],
+    isError: true,
+    _meta: { [MetaKey.ERROR]: meta },
+  };
+}
+
+/** Reads the machine-readable refusal from a result, if it is one. */
+export function readRefusal(result: CallToolResult | undefined): RefusalMeta | undefined {
+  const value = result?._meta?.[MetaKey.ERROR];
+  if (typeof value !== 'object' || value === null) return undefined;
+  const code = (value as { code?: unknown }).code;
+  return typeof code === 'string' ? (value as RefusalMeta) : undefined;
+}

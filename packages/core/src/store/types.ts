@@ -1,0 +1,83 @@
+/**
+ * The shared state behind the guards. The in-memory store is the embedded
+ * default; `@sluice/store-redis` implements the same interface so that many
+ * replicas enforce one set of limits. Plugins only ever talk to this
+ * interface, resolved from the server's container.
+ */
+
+export interface SemaphoreOptions {
+  /** Calls that may hold a permit at once (>= 1). */
+  readonly maxActive: number;
+  /** Calls that may wait for a permit (>= 0). `Infinity` makes a lock that never sheds. */
+  readonly maxQueue: number;
+  /**
+   * How long a permit lives unless refreshed, for stores where a holder can
+   * die without releasing (a replica on Redis). The in-memory store ignores it.
+   */
+  readonly leaseMs?: number;
+}
+
+/** A held slot. */
+export interface Permit {
+  /**
+   * A fencing token, strictly increasing per key: a resource guarded by a
+   * lock can refuse writes from a holder whose token is older than one it saw.
+   */
+  readonly fence: number;
+  /** Gives the slot back. Safe to call more than once: only the first counts. */
+  release(): void;
+}
+
+/** The outcome of asking for a slot. */
+export type Admission =
+  | { readonly admitted: true; readonly permit: Permit }
+  | {
+      readonly admitted: false;
+      /** Calls running when the call was shed. */
+      readonly active: number;
+      /** Calls waiting when the call was shed. */
+      readonly queued: number;
+    };
+
+/**
+ * A counting semaphore with a FIFO backpressure queue. Ask the store for it on
+ * each call rather than keeping it: idle semaphores are collected.
+ */
+export interface Semaphore {
+  /**
+   * Takes a slot at once when one is free and nobody waits, without
+   * allocating a promise: the fast path. `undefined` means "call `acquire`".
+   */
+  tryAcquire(): Permit | undefined;
+  /**
+   * Waits for a slot in FIFO order. Resolves `admitted: false` at once when
+   * the queue is full. Rejects with the signal's reason if the signal fires
+   * while waiting; the waiter then leaves the queue and no listener remains.
+   */
+  acquire(signal?: AbortSignal): Promise<Admission>;
+  /** Slots held now (this process's view for distributed stores). */
+  readonly active: number;
+  /** Calls waiting now (this process's view for distributed stores). */
+  readonly queued: number;
+}
+
+export interface SetOptions {
+  /** Time to live in milliseconds; absent means no expiry. */
+  readonly ttlMs?: number;
+}
+
+export interface Store {
+  /** A short name for logs: `memory`, `redis`. */
+  readonly kind: string;
+  semaphore(key: string, options: SemaphoreOptions): Semaphore;
+  /** A FIFO mutex: a semaphore of one slot whose queue never sheds. */
+  lock(key: string): Semaphore;
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  set(key: string, value: unknown, options?: SetOptions): Promise<void>;
+  /** Sets only if the key is absent (or expired); true if it was set. Single-use tokens rely on this. */
+  setIfAbsent(key: string, value: unknown, options?: SetOptions): Promise<boolean>;
+  delete(key: string): Promise<boolean>;
+  /** Adds `by` (default 1) and returns the new value; the TTL applies when the key is created. */
+  increment(key: string, by?: number, options?: SetOptions): Promise<number>;
+  close(): Promise<void>;
+}

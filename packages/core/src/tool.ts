@@ -1,0 +1,113 @@
+import type { CallContext } from './context.js';
+import { CoreErrorCode, SluiceError } from './errors.js';
+import type { CallToolResult, Tool, ToolAnnotations } from './protocol.js';
+import type { InferArgs, SchemaInput } from './schema.js';
+
+/**
+ * Per-tool settings for plugins. Empty in core: each plugin adds its own
+ * field by module augmentation, e.g.
+ *
+ * ```ts
+ * declare module '@sluice/core' {
+ *   interface ToolPolicy { concurrency?: { maxActive: number; maxQueue?: number } }
+ * }
+ * ```
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface ToolPolicy {}
+
+/** Where a tool comes from. */
+export type ToolSource =
+  | { readonly kind: 'local' }
+  | {
+      readonly kind: 'upstream';
+      /** The upstream's configured name (never the name it reports about itself). */
+      readonly upstream: string;
+      /** The tool's name at the upstream, before any namespace or rename. */
+      readonly originalName: string;
+      /** The operator marked this upstream as trusted: its annotations may be believed. */
+      readonly trusted: boolean;
+    }
+  | { readonly kind: 'adopted' };
+
+/**
+ * A tool as the pipeline sees it. Mutable while the `import` hook runs
+ * (rename it, annotate its definition, set its policy); frozen afterwards.
+ */
+export interface SluiceTool {
+  /** The name clients see and call. */
+  name: string;
+  /** The definition `tools/list` shows; its `name` follows `name`. */
+  definition: Tool;
+  policy: ToolPolicy;
+  readonly source: ToolSource;
+}
+
+/** A tool that the import hook kept out, and why. */
+export interface SkippedTool {
+  readonly name: string;
+  readonly reason: string;
+  /** The plugin that skipped it, or `core`. */
+  readonly by: string;
+}
+
+/** What the `import` hook threads through its taps. */
+export interface ImportBatch {
+  /** Where the tools of this batch come from. */
+  readonly source: ToolSource;
+  /** The tools still in the batch. */
+  readonly tools: SluiceTool[];
+  readonly skipped: SkippedTool[];
+  /** Removes a tool from the batch and records why. */
+  skip(tool: SluiceTool | string, reason: string, by: string): void;
+}
+
+export function createImportBatch(source: ToolSource, tools: SluiceTool[]): ImportBatch {
+  const batch: ImportBatch = {
+    source,
+    tools,
+    skipped: [],
+    skip(tool, reason, by) {
+      const name = typeof tool === 'string' ? tool : tool.name;
+      const index = batch.tools.findIndex((t) => t.name === name);
+      if (index === -1) return;
+      batch.tools.splice(index, 1);
+      batch.skipped.push({ name, reason, by });
+    },
+  };
+  return batch;
+}
+
+/** The annotations of a tool, or none. Hints only: the spec calls them untrusted. */
+export function annotationsOf(tool: SluiceTool): ToolAnnotations {
+  return tool.definition.annotations ?? {};
+}
+
+export type ToolHandler<Args> = (args: Args, ctx: CallContext) => CallToolResult | Promise<CallToolResult>;
+
+/** A local tool, as given to `server.tool()`. */
+export interface ToolDefinition<In extends SchemaInput | undefined = SchemaInput | undefined> {
+  name: string;
+  title?: string;
+  description?: string;
+  /** zod (or any Standard Schema with JSON Schema), or a JSON Schema object. */
+  inputSchema?: In;
+  outputSchema?: SchemaInput;
+  annotations?: ToolAnnotations;
+  _meta?: Record<string, unknown>;
+  /** Settings for plugins (see `ToolPolicy`). */
+  policy?: ToolPolicy;
+  handler: ToolHandler<In extends SchemaInput ? InferArgs<In> : Record<string, unknown>>;
+}
+
+/** Names the MCP specification allows: 1-128 of letters, digits, `_`, `-`, `.`. */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+export function assertToolName(name: unknown, what = 'Tool name'): asserts name is string {
+  if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
+    throw new SluiceError(
+      CoreErrorCode.INVALID_TOOL,
+      `${what} ${JSON.stringify(name)} is invalid: use 1-128 letters, digits, "_", "-" or "."`,
+    );
+  }
+}
