@@ -1,0 +1,7 @@
+// @sluice/core/testing: the kit the project's own plugin tests use.
+
+export { captureLogger } from './capture-logger.js';
+export type { CapturedLogger, LogRecord } from './capture-logger.js';
+export { FakeClock } from './fake-clock.js';
+export { MetaKey, createTestKit, errorOf, metaOf, textOf } from './kit.js';
+export type { TestKit, TestKitOptions } from './kit.js';

@@ -1,0 +1,195 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { CoreErrorCode, SluiceError, Stage, definePlugin, refusal } from '@sluice/core';
+import type { CallContext, Executor, Outcome, Plugin } from '@sluice/core';
+import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
+
+const echo = {
+  name: 'echo',
+  inputSchema: z.object({ text: z.string() }),
+  handler: ({ text }: { text: string }) => ({ content: [{ type: 'text' as const, text }] }),
+};
+
+function plugin(name: string, apply: Plugin['apply'], mode?: Plugin['mode']): Plugin {
+  return definePlugin({ name, version: '1.0.0', apply, ...(mode ? { mode } : {}) });
+}
+
+describe('the call pipeline', () => {
+  it('stops at the first preCall tap that returns a result, and skips the handler', async () => {
+    const seen: string[] = [];
+    let handled = 0;
+    const kit = await createTestKit({
+      plugins: [
+        plugin('a', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'a', stage: Stage.LOOP }, () => {
+            seen.push('a');
+            return refusal({ code: 'NOPE', message: 'refused by a' });
+          }),
+        ),
+        plugin('b', ({ hooks }) => hooks.preCall.tap({ name: 'b', stage: Stage.RISK }, () => void seen.push('b'))),
+      ],
+      tools: [{ ...echo, handler: (args: { text: string }) => (handled++, echo.handler(args)) }],
+    });
+    const result = await kit.call('echo', { text: 'hi' });
+    expect(result.isError).toBe(true);
+    expect(errorOf(result)?.code).toBe('NOPE');
+    expect(textOf(result)).toContain('<error_code>NOPE</error_code>');
+    expect(seen).toEqual(['a']);
+    expect(handled).toBe(0);
+    await kit.close();
+  });
+
+  it('runs preCall taps by stage, not by registration order', async () => {
+    const seen: string[] = [];
+    const kit = await createTestKit({
+      plugins: [
+        plugin('late', ({ hooks }) => hooks.preCall.tap({ name: 'late', stage: Stage.APPROVAL }, () => void seen.push('late'))),
+        plugin('early', ({ hooks }) => hooks.preCall.tap({ name: 'early', stage: Stage.FILTER }, () => void seen.push('early'))),
+        plugin('ordered', ({ hooks }) => hooks.preCall.tap({ name: 'ordered', stage: Stage.APPROVAL, before: 'late' }, () => void seen.push('ordered'))),
+      ],
+      tools: [echo],
+    });
+    await kit.call('echo', { text: 'x' });
+    expect(seen).toEqual(['early', 'ordered', 'late']);
+    await kit.close();
+  });
+
+  it('threads the result through postCall taps in stage order', async () => {
+    const suffix = (s: string) => (r: { content: { type: string; text?: string }[] }) => ({
+      ...r,
+      content: [{ type: 'text' as const, text: `${(r.content[0] as { text: string }).text}${s}` }],
+    });
+    const kit = await createTestKit({
+      plugins: [
+        plugin('two', ({ hooks }) => hooks.postCall.tap({ name: 'two', stage: Stage.CHAIN }, suffix('-2') as never)),
+        plugin('one', ({ hooks }) => hooks.postCall.tapPromise({ name: 'one', stage: Stage.TRANSFORM }, async (r) => suffix('-1')(r) as never)),
+      ],
+      tools: [echo],
+    });
+    expect(textOf(await kit.call('echo', { text: 'v' }))).toBe('v-1-2');
+    await kit.close();
+  });
+
+  it('composes execute wrappers once per tool, the highest stage outermost', async () => {
+    const order: string[] = [];
+    let compositions = 0;
+    const wrap = (name: string) => (next: Executor) => {
+      compositions++;
+      return async (ctx: CallContext) => {
+        order.push(`${name}:in`);
+        const r = await next(ctx);
+        order.push(`${name}:out`);
+        return r;
+      };
+    };
+    const kit = await createTestKit({
+      plugins: [
+        plugin('outer', ({ hooks }) => hooks.execute.tap({ name: 'outer', stage: Stage.THROTTLE }, wrap('outer'))),
+        plugin('inner', ({ hooks }) => hooks.execute.tap({ name: 'inner', stage: Stage.DEFAULT }, wrap('inner'))),
+      ],
+      tools: [echo],
+    });
+    await kit.call('echo', { text: '1' });
+    await kit.call('echo', { text: '2' });
+    expect(compositions).toBe(2);
+    expect(order.slice(0, 4)).toEqual(['outer:in', 'inner:in', 'inner:out', 'outer:out']);
+    await kit.close();
+  });
+
+  it('leaves a tool untouched when an execute tap returns next unchanged', async () => {
+    let wrappedCalls = 0;
+    const kit = await createTestKit({
+      plugins: [
+        plugin('picky', ({ hooks }) =>
+          hooks.execute.tap('picky', (next, tool) =>
+            tool.name === 'guarded' ? async (ctx) => (wrappedCalls++, next(ctx)) : next,
+          ),
+        ),
+      ],
+      tools: [echo, { ...echo, name: 'guarded' }],
+    });
+    await kit.call('echo', { text: 'a' });
+    await kit.call('guarded', { text: 'b' });
+    expect(wrappedCalls).toBe(1);
+    await kit.close();
+  });
+
+  it('reports every call to settled: success, refusal and failure', async () => {
+    const outcomes: Outcome['status'][] = [];
+    const kit = await createTestKit({
+      plugins: [
+        plugin('gate', ({ hooks }) =>
+          hooks.preCall.tap('gate', (ctx) => (ctx.arguments.text === 'no' ? refusal({ code: 'GATE', message: 'closed' }) : undefined)),
+        ),
+        plugin('boom', ({ hooks }) =>
+          hooks.postCall.tap('boom', (r, ctx) => {
+            if (ctx.arguments.text === 'crash') throw new Error('postCall bug');
+            return r;
+          }),
+        ),
+        plugin('watch', ({ hooks }) => hooks.settled.tap({ name: 'watch', stage: Stage.LAST }, (_ctx, o) => void outcomes.push(o.status))),
+      ],
+      tools: [echo],
+    });
+    await kit.call('echo', { text: 'yes' });
+    await kit.call('echo', { text: 'no' });
+    await expect(kit.call('echo', { text: 'crash' })).rejects.toMatchObject({ code: -32603 });
+    expect(outcomes).toEqual(['ok', 'refused', 'error']);
+    await kit.close();
+  });
+
+  it('names the plugin and the hook when a tap throws, and logs it', async () => {
+    const kit = await createTestKit({
+      plugins: [plugin('buggy', ({ hooks }) => hooks.preCall.tap('buggy', () => { throw new TypeError('oops'); }))],
+      tools: [echo],
+    });
+    const failure = await kit.server.call('echo', { text: 'x' }).catch((e: unknown) => e);
+    expect(SluiceError.is(failure)).toBe(true);
+    expect(failure).toMatchObject({ code: CoreErrorCode.PLUGIN_FAILED, plugin: 'buggy', hook: 'preCall' });
+    await expect(kit.call('echo', { text: 'x' })).rejects.toThrow(/plugin "buggy" \(preCall\)/);
+    expect(kit.logs.events('plugin.failed').map((r) => r.plugin)).toEqual(['buggy', 'buggy']);
+    await kit.close();
+  });
+
+  it('a settled observer that throws changes nothing for the caller', async () => {
+    const kit = await createTestKit({
+      plugins: [plugin('noisy', ({ hooks }) => hooks.settled.tap('noisy', () => { throw new Error('observer bug'); }))],
+      tools: [echo],
+    });
+    expect(textOf(await kit.call('echo', { text: 'fine' }))).toBe('fine');
+    expect(kit.logs.events('plugin.failed')[0]).toMatchObject({ hook: 'settled' });
+    await kit.close();
+  });
+
+  it('in audit mode logs a preCall refusal and lets the call through', async () => {
+    const kit = await createTestKit({
+      plugins: [plugin('strict', ({ hooks }) => hooks.preCall.tap('strict', () => refusal({ code: 'STRICT', message: 'no' })), 'audit')],
+      tools: [echo],
+    });
+    expect(textOf(await kit.call('echo', { text: 'through' }))).toBe('through');
+    expect(kit.logs.events('audit.refusal')[0]).toMatchObject({ plugin: 'strict', code: 'STRICT' });
+    await kit.close();
+  });
+
+  it('does not apply a plugin that is off', async () => {
+    let applied = false;
+    const kit = await createTestKit({ plugins: [plugin('idle', () => void (applied = true), 'off')], tools: [echo] });
+    expect(applied).toBe(false);
+    expect(kit.server.plugins).toEqual([]);
+    await kit.close();
+  });
+
+  it('lets ctx.call run another tool through the whole pipeline, with the stack', async () => {
+    const stacks: (readonly string[])[] = [];
+    const kit = await createTestKit({
+      plugins: [plugin('spy', ({ hooks }) => hooks.preCall.tap('spy', (ctx) => void stacks.push(ctx.stack)))],
+      tools: [
+        echo,
+        { name: 'outer', handler: async (_args: unknown, ctx: CallContext) => ctx.call('echo', { text: 'nested' }) },
+      ],
+    });
+    expect(textOf(await kit.call('outer'))).toBe('nested');
+    expect(stacks).toEqual([[], ['outer']]);
+    await kit.close();
+  });
+});
