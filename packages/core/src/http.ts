@@ -37,6 +37,9 @@ interface HttpHost {
   createSdkServer(transport: 'http'): SdkServer;
 }
 
+/** How long close() lets open responses finish before cutting connections. */
+const CLOSE_GRACE_MS = 1_000;
+
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]', '::1'];
 
 function jsonError(res: http.ServerResponse, status: number, message: string): void {
@@ -96,8 +99,13 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     closing ??= (async () => {
       detachNotify();
       detachClose();
+      // Stop accepting; let responses already being written finish (calls were
+      // drained before this runs), then cut what is left, such as open SSE streams.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([stopped, new Promise<void>((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+      clearTimeout(grace);
       await handler.close().catch(() => {});
       server.closeAllConnections();
       await stopped;

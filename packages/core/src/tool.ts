@@ -41,6 +41,13 @@ export interface SluiceTool {
   definition: Tool;
   policy: ToolPolicy;
   readonly source: ToolSource;
+  /**
+   * For imported tools: the most bytes the proxy reads from the upstream for
+   * one call before it stops reading and fails the call, so a huge upstream
+   * body is never buffered whole. Plugins set it during `import` (the egress
+   * guard sets a multiple of its limit). Absent: no cap.
+   */
+  responseLimitBytes?: number;
 }
 
 /** A tool that the import hook kept out, and why. */

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport as InMemoryV1 } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer as McpServerV2, InMemoryTransport } from '@modelcontextprotocol/server';
+import { Client } from '@modelcontextprotocol/client';
+import { CoreErrorCode, Stage, adopt, definePlugin, refusal } from '@sluice/core';
+import type { CallContext, Executor, Plugin } from '@sluice/core';
+import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+
+interface Trace {
+  preCall: string[];
+  wrapped: string[];
+  settled: string[];
+}
+
+function guard(trace: Trace): Plugin {
+  return definePlugin({
+    name: 'guard',
+    version: '1.0.0',
+    apply: ({ hooks }) => {
+      hooks.preCall.tap({ name: 'guard', stage: Stage.RISK }, (ctx) => {
+        trace.preCall.push(ctx.tool.name);
+        return ctx.arguments.amount === 999 ? refusal({ code: 'TOO_MUCH', message: 'amount over the limit' }) : undefined;
+      });
+      hooks.execute.tap('guard', (next: Executor, tool) =>
+        tool.name === 'refund'
+          ? async (ctx: CallContext) => {
+              trace.wrapped.push(tool.name);
+              return next(ctx);
+            }
+          : next,
+      );
+      hooks.settled.tap('guard', (ctx, outcome) => void trace.settled.push(`${ctx.tool.name}:${outcome.status}`));
+      hooks.listTools.tap('guard', (tools) => tools.filter((t) => t.name !== 'hidden'));
+    },
+  });
+}
+
+type Call = (name: string, args: Record<string, unknown>) => Promise<{ content: unknown[]; isError?: boolean; _meta?: Record<string, unknown> }>;
+
+async function exercise(call: Call, list: () => Promise<string[]>, trace: Trace) {
+  expect(await list()).toEqual(['refund', 'lookup']);
+  const ok = await call('refund', { amount: 5 });
+  expect(textOf(ok as never)).toBe('refunded 5');
+  const refused = await call('refund', { amount: 999 });
+  expect(refused.isError).toBe(true);
+  expect(errorOf(refused as never)?.code).toBe('TOO_MUCH');
+  expect(textOf((await call('lookup', { id: 'a' })) as never)).toBe('found a');
+  expect(trace.preCall).toEqual(['refund', 'refund', 'lookup']);
+  expect(trace.wrapped).toEqual(['refund']);
+  expect(trace.settled).toEqual(['refund:ok', 'refund:refused', 'lookup:ok']);
+}
+
+describe('adopt()', () => {
+  it('puts the pipeline in front of a v1 McpServer without changing its clients', async () => {
+    const trace: Trace = { preCall: [], wrapped: [], settled: [] };
+    const server = new McpServerV1({ name: 'legacy-app', version: '1.0.0' });
+    server.registerTool('refund', { inputSchema: { amount: z.number() } }, async ({ amount }) => ({ content: [{ type: 'text', text: `refunded ${amount}` }] }));
+    const sluice = adopt(server, [guard(trace)], { logger: captureLogger().logger });
+    // A tool registered after adopt() is guarded too.
+    server.registerTool('lookup', { inputSchema: { id: z.string() } }, async ({ id }) => ({ content: [{ type: 'text', text: `found ${id}` }] }));
+    server.registerTool('hidden', {}, async () => ({ content: [{ type: 'text', text: 'secret' }] }));
+
+    const [a, b] = InMemoryV1.createLinkedPair();
+    await server.connect(b);
+    const client = new ClientV1({ name: 'c', version: '1' });
+    await client.connect(a);
+    await exercise(
+      (name, args) => client.callTool({ name, arguments: args }) as never,
+      async () => (await client.listTools()).tools.map((t) => t.name),
+      trace,
+    );
+    // The server's own validation still answers bad arguments.
+    const bad = await client.callTool({ name: 'refund', arguments: { amount: 'lots' } });
+    expect(bad.isError).toBe(true);
+    await client.close();
+    await sluice.close();
+  });
+
+  it('puts the pipeline in front of a v2 McpServer without changing its clients', async () => {
+    const trace: Trace = { preCall: [], wrapped: [], settled: [] };
+    const server = new McpServerV2({ name: 'modern-app', version: '1.0.0' });
+    server.registerTool('refund', { inputSchema: z.object({ amount: z.number() }) }, async ({ amount }) => ({ content: [{ type: 'text', text: `refunded ${amount}` }] }));
+    server.registerTool('lookup', { inputSchema: z.object({ id: z.string() }) }, async ({ id }) => ({ content: [{ type: 'text', text: `found ${id}` }] }));
+    server.registerTool('hidden', {}, async () => ({ content: [{ type: 'text', text: 'secret' }] }));
+    const sluice = adopt(server, [guard(trace)], { logger: captureLogger().logger });
+
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(b);
+    const client = new Client({ name: 'c', version: '1' });
+    await client.connect(a);
+    await exercise(
+      (name, args) => client.callTool({ name, arguments: args }) as never,
+      async () => (await client.listTools()).tools.map((t) => t.name),
+      trace,
+    );
+    await expect(client.callTool({ name: 'missing', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    await client.close();
+    await sluice.close();
+  });
+
+  it('refuses a second adoption of the same server and anything that is not an McpServer', () => {
+    const server = new McpServerV2({ name: 'x', version: '1' });
+    adopt(server, [], { logger: captureLogger().logger });
+    expect(() => adopt(server, [], { logger: captureLogger().logger })).toThrow(/already adopted/);
+    expect(() => adopt({ server: {} }, [])).toThrow(expect.objectContaining({ code: CoreErrorCode.INVALID_STATE }) as unknown as Error);
+  });
+});
