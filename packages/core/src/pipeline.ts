@@ -4,7 +4,7 @@ import type { CoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { CallToolResult } from './protocol.js';
 import { readRefusal, refusal } from './refusal.js';
-import type { CompiledSchema } from './schema.js';
+import type { CompiledSchema, ValidationResult } from './schema.js';
 import type { SluiceTool } from './tool.js';
 
 /** A tool ready to be called: its frozen description and its composed executor. */
@@ -44,38 +44,47 @@ export class Pipeline {
     return this.executeUsed ? this.hooks.execute.call(base, tool) : base;
   }
 
+  /** Calls running now; `close()` waits for them. */
+  inflight = 0;
+  /** Called when `inflight` drops to zero. */
+  onDrained: (() => void) | undefined;
+
   async run(entry: RegisteredTool, ctx: CallContext): Promise<CallToolResult> {
-    const started = performance.now();
+    // Timing and outcomes exist for `settled`; without observers they are not built.
+    const observed = this.settledUsed;
+    const started = observed ? performance.now() : 0;
     let outcome: Outcome | undefined;
+    this.inflight++;
     try {
       if (entry.input) {
-        const invalid = await validateArguments(entry.input, ctx);
+        const checked = entry.input.validate(ctx.arguments);
+        const invalid = refuseInvalid(checked instanceof Promise ? await checked : checked, ctx);
         if (invalid) {
-          outcome = { status: 'refused', code: CoreErrorCode.INVALID_ARGUMENTS, result: invalid, durationMs: performance.now() - started };
+          if (observed) outcome = { status: 'refused', code: CoreErrorCode.INVALID_ARGUMENTS, result: invalid, durationMs: performance.now() - started };
           return invalid;
         }
       }
       if (this.preCallUsed) {
         const refused = await this.hooks.preCall.promise(ctx);
         if (refused !== undefined) {
-          const code = readRefusal(refused)?.code ?? 'REFUSED';
-          outcome = { status: 'refused', code, result: refused, durationMs: performance.now() - started };
+          if (observed) outcome = { status: 'refused', code: readRefusal(refused)?.code ?? 'REFUSED', result: refused, durationMs: performance.now() - started };
           return refused;
         }
       }
       let result = await entry.executor(ctx);
       if (this.postCallUsed) result = await this.hooks.postCall.promise(result, ctx);
-      outcome = { status: 'ok', result, durationMs: performance.now() - started };
+      if (observed) outcome = { status: 'ok', result, durationMs: performance.now() - started };
       return result;
     } catch (error) {
       const failure = this.failure(error, ctx);
-      outcome =
-        failure.code === CoreErrorCode.CANCELLED
-          ? { status: 'cancelled', durationMs: performance.now() - started }
-          : { status: 'error', error: failure, durationMs: performance.now() - started };
+      if (observed) {
+        const durationMs = performance.now() - started;
+        outcome = failure.code === CoreErrorCode.CANCELLED ? { status: 'cancelled', durationMs } : { status: 'error', error: failure, durationMs };
+      }
       throw failure;
     } finally {
-      if (this.settledUsed && outcome !== undefined) this.settle(ctx, outcome);
+      if (outcome !== undefined) this.settle(ctx, outcome);
+      if (--this.inflight === 0) this.onDrained?.();
     }
   }
 
@@ -108,8 +117,8 @@ export class Pipeline {
   }
 }
 
-async function validateArguments(schema: CompiledSchema, ctx: CallContext): Promise<CallToolResult | undefined> {
-  const checked = await schema.validate(ctx.arguments);
+/** Keeps the parsed arguments, or turns what is wrong into a result the model can act on. */
+function refuseInvalid(checked: ValidationResult, ctx: CallContext): CallToolResult | undefined {
   if (checked.ok) {
     ctx.arguments = checked.value as Record<string, unknown>;
     return undefined;
@@ -117,6 +126,6 @@ async function validateArguments(schema: CompiledSchema, ctx: CallContext): Prom
   return refusal({
     code: CoreErrorCode.INVALID_ARGUMENTS,
     message: `Invalid arguments for tool "${ctx.tool.name}": ${checked.message}`,
-    suggestion: 'Check the arguments against the tool\'s input schema and call it again.',
+    suggestion: "Check the arguments against the tool's input schema and call it again.",
   });
 }

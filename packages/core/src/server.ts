@@ -115,8 +115,6 @@ export class SluiceServer {
   private pendingCount = 0;
   private readonly pendingNames = new Set<string>();
   private readonly registrationErrors: unknown[] = [];
-  private inflight = 0;
-  private drained: (() => void) | undefined;
   private closed = false;
   private readonly ownsStore: boolean;
   private readonly drainTimeoutMs: number;
@@ -280,10 +278,7 @@ export class SluiceServer {
     } catch (error) {
       return Promise.reject(error);
     }
-    this.inflight++;
-    return this.pipeline.run(entry, ctx).finally(() => {
-      if (--this.inflight === 0) this.drained?.();
-    });
+    return this.pipeline.run(entry, ctx);
   }
 
   /**
@@ -299,21 +294,17 @@ export class SluiceServer {
       await this.ready();
       return { tools: this.listTools({ headers: headersOf(ctx) ?? {}, authInfo: ctx.http?.authInfo, transport }) };
     });
-    sdk.setRequestHandler('tools/call', async (request, ctx) => {
-      try {
-        return await this.dispatch(request.params.name, request.params.arguments, {
-          meta: request.params._meta,
-          signal: ctx.mcpReq.signal,
-          requestId: ctx.mcpReq.id,
-          authInfo: ctx.http?.authInfo,
-          headers: headersOf(ctx),
-          transport,
-          mcp: ctx,
-        });
-      } catch (error) {
-        throw toProtocolError(error);
-      }
-    });
+    sdk.setRequestHandler('tools/call', (request, ctx) =>
+      this.dispatch(request.params.name, request.params.arguments, {
+        meta: request.params._meta,
+        signal: ctx.mcpReq.signal,
+        requestId: ctx.mcpReq.id,
+        authInfo: ctx.http?.authInfo,
+        headers: headersOf(ctx),
+        transport,
+        mcp: ctx,
+      }).catch(rethrowForClient),
+    );
     return sdk;
   }
 
@@ -379,14 +370,15 @@ export class SluiceServer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.inflight > 0) {
+    const pipeline = this.pipeline;
+    if (pipeline.inflight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
-          this.logger.warn({ event: 'server.drain_timeout', inflight: this.inflight }, 'closing with calls still running');
+          this.logger.warn({ event: 'server.drain_timeout', inflight: pipeline.inflight }, 'closing with calls still running');
           resolve();
         }, this.drainTimeoutMs);
         timer.unref();
-        this.drained = () => {
+        pipeline.onDrained = () => {
           clearTimeout(timer);
           resolve();
         };
@@ -471,6 +463,10 @@ function localDraft(definition: ToolDefinition): ToolDraft {
     source: { kind: 'local' },
   };
   return { tool, base: localExecutor(definition.handler as ToolDefinition['handler'], output), input };
+}
+
+function rethrowForClient(error: unknown): never {
+  throw toProtocolError(error);
 }
 
 /** Maps a pipeline failure onto the JSON-RPC error a client sees. */

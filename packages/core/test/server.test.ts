@@ -70,7 +70,7 @@ describe('tools', () => {
     expect(() => server.tool(echo)).toThrow(expect.objectContaining({ code: CoreErrorCode.DUPLICATE_TOOL }) as unknown as Error);
     expect(() => server.tool({ ...echo, name: 'has space' })).toThrow(/invalid/);
     expect(() => server.tool({ name: 'nohandler' } as never)).toThrow(/no handler/);
-    expect(() => server.tool({ ...echo, name: 'arr', inputSchema: { type: 'array' } })).toThrow(/must describe an object/);
+    expect(() => server.tool({ ...echo, name: 'arr', inputSchema: { type: 'array' } } as never)).toThrow(/must describe an object/);
   });
 });
 
