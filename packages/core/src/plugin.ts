@@ -31,6 +31,8 @@ export interface Plugin {
   /** Default `enforce`. In `audit`, a `preCall` refusal is logged and the call proceeds. */
   readonly mode?: PluginMode;
   apply(api: PluginApi): void;
+  /** Releases what `apply()` acquired (files, timers, connections); called by `server.close()` after calls drain, in reverse order. */
+  close?(): void | Promise<void>;
 }
 
 const PLUGIN_NAME = /^[a-z0-9@][a-z0-9@/._-]{0,99}$/i;
@@ -52,6 +54,9 @@ function assertPlugin(plugin: unknown): asserts plugin is Plugin {
   }
   if (typeof p.apply !== 'function') {
     throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has no apply() function`, { plugin: p.name });
+  }
+  if (p.close !== undefined && typeof p.close !== 'function') {
+    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has a close that is not a function`, { plugin: p.name });
   }
   if (p.mode !== undefined && !PluginModeSchema.safeParse(p.mode).success) {
     throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has mode ${JSON.stringify(p.mode)}; use enforce, audit or off`, {

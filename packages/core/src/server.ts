@@ -1,4 +1,4 @@
-import { ProtocolError, Server } from '@modelcontextprotocol/server';
+import { McpServer, ProtocolError, Server } from '@modelcontextprotocol/server';
 import type { Transport as SdkTransport } from '@modelcontextprotocol/server';
 import type { DependencyContainer } from 'tsyringe';
 import { z } from 'zod';
@@ -122,6 +122,7 @@ export class SluiceServer {
   private readonly listChangedNotifiers = new Set<() => void>();
   private readonly closers = new Set<() => Promise<void>>();
   private readonly runtime: ContextRuntime;
+  private readonly sdkExtensions: ((sdk: McpServer) => void)[] = [];
 
   constructor(options: ServerOptions) {
     const parsed = ServerOptionsSchema.safeParse(options);
@@ -286,10 +287,16 @@ export class SluiceServer {
    * one: per connection for stdio and in-process, per request for stateless HTTP.
    */
   createSdkServer(transport: Transport = 'in-process'): Server {
-    const sdk = new Server(
-      { name: this.name, version: this.version },
-      { capabilities: { tools: { listChanged: true } }, ...(this.instructions ? { instructions: this.instructions } : {}) },
-    );
+    const info = { name: this.name, version: this.version };
+    const options = { capabilities: { tools: { listChanged: true } }, ...(this.instructions ? { instructions: this.instructions } : {}) };
+    let sdk: Server;
+    if (this.sdkExtensions.length === 0) {
+      sdk = new Server(info, options);
+    } else {
+      const mcp = new McpServer(info, options);
+      for (const extend of this.sdkExtensions) extend(mcp);
+      sdk = mcp.server;
+    }
     sdk.setRequestHandler('tools/list', async (_request, ctx) => {
       await this.ready();
       return { tools: this.listTools({ headers: headersOf(ctx) ?? {}, authInfo: ctx.http?.authInfo, transport }) };
@@ -306,6 +313,19 @@ export class SluiceServer {
       }).catch(rethrowForClient),
     );
     return sdk;
+  }
+
+  /**
+   * Registers resources, prompts, completions or logging on every SDK server
+   * this server creates (one per connection, or per request on stateless
+   * HTTP). Tools belong to `server.tool()`, so that they run through the
+   * pipeline; registering a tool here throws.
+   */
+  extendSdk(register: (sdk: McpServer) => void): this {
+    this.assertOpen();
+    if (typeof register !== 'function') throw new SluiceError(CoreErrorCode.INVALID_STATE, 'extendSdk() takes a function');
+    this.sdkExtensions.push(register);
+    return this;
   }
 
   /** Connects one SDK transport (in-process, or any the SDK offers). Speaks 2025-11-25. */
@@ -387,6 +407,13 @@ export class SluiceServer {
     const closers = [...this.closers];
     this.closers.clear();
     await Promise.allSettled(closers.map((close) => close()));
+    for (const plugin of [...this.plugins].reverse()) {
+      try {
+        await plugin.close?.();
+      } catch (error) {
+        this.logger.error({ event: 'plugin.failed', plugin: plugin.name, hook: 'close', err: error }, `plugin close failed: ${messageOf(error)}`);
+      }
+    }
     if (this.ownsStore) await this.services.store.close();
   }
 
