@@ -1,10 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_MAX_REQUEST_BODY_SIZE, createMcpHandler } from '@modelcontextprotocol/server';
+import { DEFAULT_MAX_REQUEST_BODY_SIZE, createMcpHandler, readRequestBody } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
+import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
 
 export interface ListenOptions {
   /** Default 0: any free port (read it from the listener). */
@@ -20,6 +21,10 @@ export interface ListenOptions {
   allowedOrigins?: readonly string[];
   /** Largest request body accepted, in bytes. Default 4 MiB; larger gets 413. */
   maxBodyBytes?: number;
+  /** A 2025-11-25 session unused this long is closed. Default 30 minutes. */
+  sessionIdleMs?: number;
+  /** 2025-11-25 sessions open at once. Default 10,000. */
+  maxSessions?: number;
 }
 
 export interface HttpListener {
@@ -59,7 +64,8 @@ function originAllowed(origin: string | undefined, allowed: readonly string[]): 
 
 /**
  * Streamable HTTP for both protocol versions: 2026-07-28 requests are
- * stateless by design; 2025-11-25 clients are served statelessly as well.
+ * stateless, one SDK server per request; 2025-11-25 clients get a session,
+ * so that server-to-client requests (elicitation) can reach them.
  */
 export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: TransportHooks): Promise<HttpListener> {
   const path = options.path ?? '/mcp';
@@ -67,8 +73,27 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   const allowed = options.allowedOrigins ?? LOOPBACK;
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_SIZE;
   const onerror = (error: Error) => host.logger.debug({ event: 'http.error', err: error }, 'MCP HTTP handler error');
-  const handler = createMcpHandler(() => host.createSdkServer('http'), { legacy: 'stateless', onerror, maxRequestBodySize: maxBody });
-  const nodeHandler = toNodeHandler(handler, { onerror, maxRequestBodySize: maxBody });
+  const modern = createMcpHandler(() => host.createSdkServer('http'), { legacy: 'reject', onerror, maxRequestBodySize: maxBody });
+  const sessions = new LegacySessions(host, {
+    idleMs: options.sessionIdleMs ?? 30 * 60_000,
+    maxSessions: options.maxSessions ?? 10_000,
+    maxBodyBytes: maxBody,
+  });
+  const route = async (request: Request): Promise<Response> => {
+    let body: unknown;
+    if (request.method === 'POST') {
+      const read = await readRequestBody(request, maxBody);
+      if (read.tooLarge) return rpcErrorResponse(413, -32000, `Request body too large: the limit is ${maxBody} bytes`);
+      try {
+        body = JSON.parse(read.text);
+      } catch {
+        return rpcErrorResponse(400, -32700, 'Parse error: the body is not JSON');
+      }
+    }
+    if (sessions.owns(request, body)) return sessions.handle(request, body);
+    return modern.fetch(request, body === undefined ? {} : { parsedBody: body });
+  };
+  const nodeHandler = toNodeHandler({ fetch: route }, { onerror, maxRequestBodySize: maxBody });
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -93,7 +118,10 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   const endpoint = new URL(`http://${urlHost}:${address.port}${path}`);
   host.logger.info({ event: 'http.listening', url: endpoint.href }, `listening on ${endpoint.href}`);
 
-  const detachNotify = hooks.onListChanged(() => handler.notify.toolsChanged());
+  const detachNotify = hooks.onListChanged(() => {
+    modern.notify.toolsChanged();
+    sessions.notifyToolsChanged();
+  });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -106,7 +134,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
       let grace: NodeJS.Timeout | undefined;
       await Promise.race([stopped, new Promise<void>((resolve) => (grace = setTimeout(resolve, CLOSE_GRACE_MS)))]);
       clearTimeout(grace);
-      await handler.close().catch(() => {});
+      await Promise.allSettled([modern.close(), sessions.close()]);
       server.closeAllConnections();
       await stopped;
     })();
