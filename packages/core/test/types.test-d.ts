@@ -1,0 +1,73 @@
+// Type tests for the public API: checked by `tsc` (pnpm typecheck), not run.
+import { expectTypeOf } from 'vitest';
+import { z } from 'zod';
+import { createServer, definePlugin, refusal } from '@sluice/core';
+import type { CallContext, CallToolResult, Executor, ImportBatch, Outcome, Plugin, PluginApi, SluiceTool, Tool, ToolPolicy } from '@sluice/core';
+
+declare module '@sluice/core' {
+  interface ToolPolicy {
+    typeTest?: { level: number };
+  }
+}
+
+// A plugin factory returns a Plugin; definePlugin keeps the literal's type.
+const plugin = definePlugin({ name: 'typed', version: '1.0.0', apply: (api: PluginApi) => void api });
+expectTypeOf(plugin).toMatchTypeOf<Plugin>();
+expectTypeOf(plugin.name).toEqualTypeOf<string>();
+
+// Tap signatures.
+definePlugin({
+  name: 'taps',
+  version: '1.0.0',
+  apply: ({ hooks }) => {
+    hooks.import.tap('taps', (batch) => {
+      expectTypeOf(batch).toEqualTypeOf<ImportBatch>();
+      return batch;
+    });
+    hooks.listTools.tap('taps', (tools) => {
+      expectTypeOf(tools).toEqualTypeOf<Tool[]>();
+      return tools;
+    });
+    hooks.preCall.tap('taps', (ctx) => {
+      expectTypeOf(ctx).toEqualTypeOf<CallContext>();
+      return ctx.arguments.x === 1 ? refusal({ code: 'X', message: 'x' }) : undefined;
+    });
+    hooks.preCall.tapPromise('taps', async () => undefined);
+    hooks.execute.tap('taps', (next, tool) => {
+      expectTypeOf(next).toEqualTypeOf<Executor>();
+      expectTypeOf(tool).toEqualTypeOf<SluiceTool>();
+      return next;
+    });
+    hooks.postCall.tap('taps', (result, ctx) => {
+      expectTypeOf(result).toEqualTypeOf<CallToolResult>();
+      expectTypeOf(ctx).toEqualTypeOf<CallContext>();
+      return result;
+    });
+    hooks.settled.tap('taps', (_ctx, outcome) => {
+      expectTypeOf(outcome).toEqualTypeOf<Outcome>();
+    });
+    // @ts-expect-error a preCall tap must return a result or undefined
+    hooks.preCall.tap('taps', () => 'not a result');
+    // @ts-expect-error an execute tap must return an executor
+    hooks.execute.tap('taps', () => 42);
+  },
+});
+
+// ToolPolicy augmentation, and handler arguments inferred from a zod schema.
+const server = createServer({ name: 's', version: '1' });
+server.tool({
+  name: 'typed',
+  inputSchema: z.object({ id: z.string(), count: z.number().optional() }),
+  policy: { typeTest: { level: 2 } },
+  handler: (args) => {
+    expectTypeOf(args).toEqualTypeOf<{ id: string; count?: number | undefined }>();
+    return { content: [] };
+  },
+});
+expectTypeOf<ToolPolicy['typeTest']>().toEqualTypeOf<{ level: number } | undefined>();
+server.tool({
+  name: 'bad-policy',
+  // @ts-expect-error policy fields are typed by their augmentation
+  policy: { typeTest: { level: 'high' } },
+  handler: () => ({ content: [] }),
+});
