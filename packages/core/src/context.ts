@@ -31,6 +31,8 @@ export interface ListContext {
   readonly authInfo: AuthInfo | undefined;
   readonly transport: Transport;
   readonly logger: Logger;
+  /** The exposed tool behind a listed name (its source, policy), for taps that filter by more than the definition. */
+  toolOf(name: string): SluiceTool | undefined;
 }
 
 export interface CallOptions {

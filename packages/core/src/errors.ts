@@ -43,6 +43,20 @@ export const CoreErrorCode = Object.freeze({
   APPROVAL_UNAVAILABLE: 'APPROVAL_UNAVAILABLE',
   /** The call was cancelled by the caller. */
   CANCELLED: 'CANCELLED',
+  /** The upstream did not answer within the call's `timeoutMs` (an isError result). */
+  UPSTREAM_TIMEOUT: 'UPSTREAM_TIMEOUT',
+  /** The upstream is not connected now: down at start, or reconnecting (an isError result). */
+  UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
+  /** The connection to the upstream ended while the call ran (an isError result). */
+  UPSTREAM_DISCONNECTED: 'UPSTREAM_DISCONNECTED',
+  /** The upstream answered `tools/call` with a JSON-RPC error (an isError result). */
+  UPSTREAM_ERROR: 'UPSTREAM_ERROR',
+  /** The upstream's answer was not a valid tool result (an isError result). */
+  UPSTREAM_INVALID_RESPONSE: 'UPSTREAM_INVALID_RESPONSE',
+  /** The upstream's answer was larger than the tool's `responseLimitBytes` (an isError result). */
+  UPSTREAM_RESPONSE_TOO_LARGE: 'UPSTREAM_RESPONSE_TOO_LARGE',
+  /** The request's `x-sluice-*` headers exclude this tool (an isError result). */
+  TOOL_NOT_AVAILABLE: 'TOOL_NOT_AVAILABLE',
 } as const);
 
 export type CoreErrorCode = (typeof CoreErrorCode)[keyof typeof CoreErrorCode];

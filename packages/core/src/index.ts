@@ -53,4 +53,23 @@ export type { FenceSource } from './store/semaphore.js';
 export type { Admission, Permit, Semaphore, SemaphoreOptions, SetOptions, Store } from './store/types.js';
 
 export { annotationsOf, assertToolName, createImportBatch } from './tool.js';
-export type { ImportBatch, SkippedTool, SluiceTool, ToolDefinition, ToolHandler, ToolPolicy, ToolSource } from './tool.js';
+export type { ImportBatch, ImportSource, SkippedTool, SluiceTool, ToolDefinition, ToolHandler, ToolPolicy, ToolSource } from './tool.js';
+
+export { backoffDelay } from './upstream/backoff.js';
+export type { BackoffPolicy } from './upstream/backoff.js';
+export type { UpstreamErrorCode } from './upstream/errors.js';
+export { compileGlobs, isGlob, matchGlob } from './upstream/glob.js';
+export type { GlobMatcher } from './upstream/glob.js';
+export type { UpstreamHealth, UpstreamStatus } from './upstream/health.js';
+export {
+  HttpConnectionSchema,
+  ImportOptionsSchema,
+  InProcessConnectionSchema,
+  SseConnectionSchema,
+  StdioConnectionSchema,
+  UpstreamConnectionSchema,
+} from './upstream/options.js';
+export type { ImportOptions, InProcessServer, ResolvedImportOptions, UpstreamConnection, UpstreamTransportType } from './upstream/options.js';
+export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
+export { TRACER_NAME, extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
+export type { TraceSpanOptions } from './upstream/tracing.js';

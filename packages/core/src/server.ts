@@ -25,12 +25,15 @@ import type { CompiledSchema, SchemaInput } from './schema.js';
 import { compileSchema } from './schema.js';
 import { MemoryStore } from './store/memory.js';
 import type { Store } from './store/types.js';
-import type { ImportBatch, SkippedTool, SluiceTool, ToolDefinition, ToolSource } from './tool.js';
+import type { ImportBatch, ImportSource, SkippedTool, SluiceTool, ToolDefinition } from './tool.js';
 import { assertToolName, createImportBatch } from './tool.js';
 import type { HttpListener, ListenOptions } from './http.js';
 import { listenHttp } from './http.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
 import { serveOverStdio } from './stdio.js';
+import type { UpstreamStatus } from './upstream/health.js';
+import type { ImportOptions } from './upstream/options.js';
+import { UpstreamRegistry } from './upstream/registry.js';
 
 export interface ServerOptions {
   name: string;
@@ -123,6 +126,7 @@ export class SluiceServer {
   private readonly closers = new Set<() => Promise<void>>();
   private readonly runtime: ContextRuntime;
   private readonly sdkExtensions: ((sdk: McpServer) => void)[] = [];
+  private upstreamRegistry: UpstreamRegistry | undefined;
 
   constructor(options: ServerOptions) {
     const parsed = ServerOptionsSchema.safeParse(options);
@@ -189,7 +193,7 @@ export class SluiceServer {
    * local tools and by upstream import; replaces tools of the same name from
    * the same source.
    */
-  async admit(source: ToolSource, drafts: readonly ToolDraft[]): Promise<ImportResult> {
+  async admit(source: ImportSource, drafts: readonly ToolDraft[]): Promise<ImportResult> {
     this.assertOpen();
     const bases = new Map<SluiceTool, ToolDraft>(drafts.map((d) => [d.tool, d]));
     let batch: ImportBatch = createImportBatch(source, drafts.map((d) => d.tool));
@@ -226,6 +230,22 @@ export class SluiceServer {
     if (changed) this.toolsChanged();
   }
 
+  /**
+   * Imports the tools of an upstream MCP server (in-process, stdio, Streamable
+   * HTTP or legacy SSE) through the `import` hook, keeps them in step with its
+   * `tools/list`, and proxies their calls. An upstream that cannot be reached
+   * is reported in `skipped` and retried in the background. See `upstream/`.
+   */
+  import(options: ImportOptions): Promise<ImportResult> {
+    this.upstreamRegistry ??= new UpstreamRegistry(this);
+    return this.upstreamRegistry.import(options);
+  }
+
+  /** Every imported upstream, with its health. */
+  upstreams(): readonly UpstreamStatus[] {
+    return this.upstreamRegistry?.list() ?? [];
+  }
+
   /** The tools exposed now. */
   tools(): readonly SluiceTool[] {
     return [...this.registered.values()].map((r) => r.tool);
@@ -250,6 +270,7 @@ export class SluiceServer {
       authInfo: context.authInfo,
       transport: context.transport ?? 'in-process',
       logger: context.logger ?? this.logger,
+      toolOf: (name) => this.registered.get(name)?.tool,
     };
     return this.hooks.listTools.call(tools, ctx);
   }
@@ -454,7 +475,7 @@ function closedError(): SluiceError {
   return new SluiceError(CoreErrorCode.SERVER_CLOSED, 'The server is closed', { hook: 'call' });
 }
 
-function sameSource(a: ToolSource, b: ToolSource): boolean {
+function sameSource(a: ImportSource, b: ImportSource): boolean {
   if (a.kind !== b.kind) return false;
   return a.kind !== 'upstream' || (b.kind === 'upstream' && a.upstream === b.upstream);
 }

@@ -30,6 +30,12 @@ export type ToolSource =
     }
   | { readonly kind: 'adopted' };
 
+/** Where a batch of tools comes from: a `ToolSource` without the per-tool name. */
+export type ImportSource =
+  | { readonly kind: 'local' }
+  | { readonly kind: 'upstream'; readonly upstream: string; readonly trusted: boolean }
+  | { readonly kind: 'adopted' };
+
 /**
  * A tool as the pipeline sees it. Mutable while the `import` hook runs
  * (rename it, annotate its definition, set its policy); frozen afterwards.
@@ -60,8 +66,8 @@ export interface SkippedTool {
 
 /** What the `import` hook threads through its taps. */
 export interface ImportBatch {
-  /** Where the tools of this batch come from. */
-  readonly source: ToolSource;
+  /** Where the tools of this batch come from; each tool's own `source` names it exactly. */
+  readonly source: ImportSource;
   /** The tools still in the batch. */
   readonly tools: SluiceTool[];
   readonly skipped: SkippedTool[];
@@ -69,7 +75,7 @@ export interface ImportBatch {
   skip(tool: SluiceTool | string, reason: string, by: string): void;
 }
 
-export function createImportBatch(source: ToolSource, tools: SluiceTool[]): ImportBatch {
+export function createImportBatch(source: ImportSource, tools: SluiceTool[]): ImportBatch {
   const batch: ImportBatch = {
     source,
     tools,

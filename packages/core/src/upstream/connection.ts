@@ -1,0 +1,100 @@
+import { InMemoryTransport, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Transport } from '@modelcontextprotocol/client';
+import type { Logger } from '../logger.js';
+import type { ResolvedImportOptions } from './options.js';
+import { budgetedFetch } from './response-limit.js';
+
+type Connection = ResolvedImportOptions['connection'];
+
+/** A transport to one upstream, ready for `client.connect()`. */
+export interface OpenedTransport {
+  readonly transport: Transport;
+  /** The child's process id, for stdio once started. */
+  pid(): number | undefined;
+}
+
+export interface OpenContext {
+  readonly upstream: string;
+  readonly logger: Logger;
+  readonly redact: (text: string) => string;
+}
+
+/** Builds the transport a connection describes. Each reconnection gets a fresh one. */
+export async function openTransport(connection: Connection, ctx: OpenContext): Promise<OpenedTransport> {
+  switch (connection.type) {
+    case 'in-process':
+      return openInProcess(connection.server);
+    case 'stdio':
+      return openStdio(connection, ctx);
+    case 'http':
+      return {
+        transport: new StreamableHTTPClientTransport(new URL(connection.url), {
+          requestInit: { headers: { ...connection.headers } },
+          fetch: budgetedFetch(),
+        }),
+        pid: () => undefined,
+      };
+    case 'sse':
+      return {
+        transport: new SSEClientTransport(new URL(connection.url), {
+          // The transport sends these headers on the event stream as well as on each POST.
+          requestInit: { headers: { ...connection.headers } },
+        }),
+        pid: () => undefined,
+      };
+  }
+}
+
+async function openInProcess(server: Extract<Connection, { type: 'in-process' }>['server']): Promise<OpenedTransport> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide as never);
+  return { transport: clientSide, pid: () => undefined };
+}
+
+// Loaded on first use: it pulls in process spawning, which in-process and HTTP upstreams never need.
+let stdioModule: Promise<typeof import('@modelcontextprotocol/client/stdio')> | undefined;
+
+async function openStdio(connection: Extract<Connection, { type: 'stdio' }>, ctx: OpenContext): Promise<OpenedTransport> {
+  stdioModule ??= import('@modelcontextprotocol/client/stdio');
+  const { StdioClientTransport } = await stdioModule;
+  const transport = new StdioClientTransport({
+    command: connection.command,
+    ...(connection.args ? { args: connection.args } : {}),
+    ...(connection.env ? { env: connection.env } : {}),
+    ...(connection.cwd ? { cwd: connection.cwd } : {}),
+    ...(connection.maxMessageBytes ? { maxBufferSize: connection.maxMessageBytes } : {}),
+    stderr: 'pipe',
+  });
+  // The child's stderr is drained (a full pipe would stall it) and kept at debug level.
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    ctx.logger.debug({ event: 'upstream.stderr', upstream: ctx.upstream, text: ctx.redact(chunk.toString('utf8').trimEnd()) }, 'upstream stderr');
+  });
+  return { transport, pid: () => transport.pid ?? undefined };
+}
+
+/** Where an upstream is, safe to log: no headers, query, credentials, arguments or environment. */
+export function describeTarget(connection: Connection): string {
+  switch (connection.type) {
+    case 'in-process':
+      return 'in-process';
+    case 'stdio':
+      return connection.command;
+    case 'http':
+    case 'sse': {
+      const url = new URL(connection.url);
+      return `${url.protocol}//${url.host}${url.pathname}`;
+    }
+  }
+}
+
+/** Values that must never appear in logs or results: header and environment values. */
+export function secretsOf(connection: Connection): string[] {
+  if (connection.type === 'stdio') return Object.values(connection.env ?? {});
+  if (connection.type === 'http' || connection.type === 'sse') {
+    const url = new URL(connection.url);
+    // A value like `Bearer <token>` can surface as the bare token.
+    const headerValues = Object.values(connection.headers ?? {}).flatMap((value) => [value, ...value.split(/\s+/)]);
+    return [...headerValues, url.password, url.username, ...url.searchParams.values()].filter(Boolean);
+  }
+  return [];
+}

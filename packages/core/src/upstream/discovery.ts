@@ -1,0 +1,70 @@
+import type { Executor } from '../context.js';
+import type { Tool } from '../protocol.js';
+import type { ToolDraft } from '../server.js';
+import type { SkippedTool, SluiceTool, ToolSource } from '../tool.js';
+import type { GlobMatcher } from './glob.js';
+import { compileGlobs } from './glob.js';
+import type { ResolvedImportOptions } from './options.js';
+
+/** Which of an upstream's tools to import, and under what names. */
+export interface ToolSelection {
+  readonly upstream: string;
+  readonly trusted: boolean;
+  /** Maps an upstream tool name to the name Sluice exposes. */
+  exposedName(originalName: string): string;
+  /** Why a tool is left out by `allowTools` / `denyTools`, or undefined to import it. */
+  exclusion(originalName: string): string | undefined;
+}
+
+export function createSelection(options: ResolvedImportOptions): ToolSelection {
+  const allow: GlobMatcher | undefined = options.allowTools ? compileGlobs(options.allowTools) : undefined;
+  const deny: GlobMatcher | undefined = options.denyTools ? compileGlobs(options.denyTools) : undefined;
+  const prefix = options.namespace === undefined ? '' : `${options.namespace}${options.separator}`;
+  return {
+    upstream: options.name,
+    trusted: options.trusted,
+    exposedName: (originalName) => `${prefix}${originalName}`,
+    exclusion: (originalName) => {
+      if (deny?.(originalName)) return `Denied by the denyTools patterns of upstream "${options.name}"`;
+      if (allow && !allow(originalName)) return `Not matched by the allowTools patterns of upstream "${options.name}"`;
+      return undefined;
+    },
+  };
+}
+
+/** The tools to put through the `import` hook, and those left out before it with reasons. */
+export interface ImportPlan {
+  readonly drafts: ToolDraft[];
+  readonly skipped: SkippedTool[];
+}
+
+/** Names the MCP specification allows (the same rule local tools follow). */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/**
+ * Turns an upstream's `tools/list` into drafts: filtered by the upstream's
+ * globs, renamed into its namespace, each run by `executorFor` (the proxy).
+ */
+export function planImport(listed: readonly Tool[], selection: ToolSelection, executorFor: (original: Tool) => Executor): ImportPlan {
+  const drafts: ToolDraft[] = [];
+  const skipped: SkippedTool[] = [];
+  const seen = new Set<string>();
+  for (const original of listed) {
+    const originalName = original.name;
+    const exposed = selection.exposedName(originalName);
+    const reason = !TOOL_NAME.test(exposed)
+      ? `Upstream "${selection.upstream}" lists a tool whose name ${JSON.stringify(exposed.slice(0, 140))} is not a valid tool name`
+      : seen.has(exposed)
+        ? `Upstream "${selection.upstream}" lists "${originalName}" twice`
+        : selection.exclusion(originalName);
+    if (reason !== undefined) {
+      skipped.push({ name: exposed, reason, by: 'core' });
+      continue;
+    }
+    seen.add(exposed);
+    const source: ToolSource = { kind: 'upstream', upstream: selection.upstream, originalName, trusted: selection.trusted };
+    const tool: SluiceTool = { name: exposed, definition: { ...original, name: exposed }, policy: {}, source };
+    drafts.push({ tool, base: executorFor(original) });
+  }
+  return { drafts, skipped };
+}

@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { CoreErrorCode, SluiceError } from '../errors.js';
+
+/**
+ * An SDK server object to import in-process: a v2 `McpServer` or `Server`
+ * (`@modelcontextprotocol/server`) or a v1 `McpServer`
+ * (`@modelcontextprotocol/sdk`). Sluice links it with an in-memory
+ * transport; the server must not be connected elsewhere meanwhile.
+ */
+export interface InProcessServer {
+  // `never`: any SDK's transport type fits; Sluice hands it an in-memory transport.
+  connect(transport: never): Promise<void>;
+  close?(): Promise<void>;
+}
+
+const isInProcessServer = (value: unknown): value is InProcessServer =>
+  typeof value === 'object' && value !== null && typeof (value as { connect?: unknown }).connect === 'function';
+
+const StringRecord = z.record(z.string(), z.string());
+
+const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' });
+
+/** An upstream spoken to over stdio: Sluice spawns the command and owns the child. */
+export const StdioConnectionSchema = z
+  .object({
+    type: z.literal('stdio'),
+    command: z.string().min(1),
+    args: z.array(z.string()).optional(),
+    /** Added to a minimal inherited environment (PATH, HOME, ...), never the whole of Sluice's. */
+    env: StringRecord.optional(),
+    cwd: z.string().min(1).optional(),
+    /** The largest single message read from the child; a larger one closes the connection. Default 10 MiB. */
+    maxMessageBytes: z.number().int().positive().optional(),
+  })
+  .strict();
+
+/** An upstream spoken to over Streamable HTTP. */
+export const HttpConnectionSchema = z.object({ type: z.literal('http'), url: HttpUrl, headers: StringRecord.optional() }).strict();
+
+/** An upstream spoken to over the legacy HTTP+SSE transport. */
+export const SseConnectionSchema = z.object({ type: z.literal('sse'), url: HttpUrl, headers: StringRecord.optional() }).strict();
+
+/** An SDK server object in this process. */
+export const InProcessConnectionSchema = z
+  .object({
+    type: z.literal('in-process'),
+    server: z.custom<InProcessServer>(isInProcessServer, { error: 'must be an SDK server object with a connect(transport) method' }),
+  })
+  .strict();
+
+export const UpstreamConnectionSchema = z.discriminatedUnion('type', [
+  InProcessConnectionSchema,
+  StdioConnectionSchema,
+  HttpConnectionSchema,
+  SseConnectionSchema,
+]);
+
+export type UpstreamConnection = z.input<typeof UpstreamConnectionSchema>;
+export type UpstreamTransportType = UpstreamConnection['type'];
+
+/** Upstream names appear in logs, health and `x-sluice-*-servers` headers. */
+const UPSTREAM_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+/** A namespace becomes part of tool names, so it uses only tool-name characters. */
+const NAMESPACE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+const Globs = z.array(z.string().min(1).max(256)).max(256);
+
+export const ImportOptionsSchema = z
+  .object({
+    /** How Sluice names this upstream: in tool sources, health, logs and server filters. Unique per server. */
+    name: z.string().regex(UPSTREAM_NAME, 'use 1-64 letters, digits, "_", "-" or "."'),
+    connection: UpstreamConnectionSchema,
+    /** Prefix for the exposed names: `${namespace}${separator}${originalName}`. Default: none. */
+    namespace: z.string().regex(NAMESPACE, 'use 1-64 letters, digits, "_", "-" or "."').optional(),
+    /** Between namespace and original name. Default `_`, which every client accepts in tool names. */
+    separator: z.enum(['_', '.', '-']).default('_'),
+    /** Globs over the upstream's own tool names; when given, only matching tools are imported. */
+    allowTools: Globs.optional(),
+    /** Globs over the upstream's own tool names; matching tools are never imported (wins over allowTools). */
+    denyTools: Globs.optional(),
+    /** Per-call limit, in ms. Default 60 000. */
+    timeoutMs: z.number().int().positive().max(86_400_000).default(60_000),
+    /** Limit for the handshake and each `tools/list`, in ms. Default 10 000. */
+    connectTimeoutMs: z.number().int().positive().max(600_000).default(10_000),
+    /** Whether the operator vouches for this upstream (plugins may then believe its annotations). Default false. */
+    trusted: z.boolean().default(false),
+    /** Reconnection backoff: exponential from `initialDelayMs`, capped at `maxDelayMs`, with jitter. */
+    retry: z
+      .object({
+        initialDelayMs: z.number().int().positive().default(500),
+        maxDelayMs: z.number().int().positive().default(30_000),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+/** What `server.import()` takes. */
+export type ImportOptions = z.input<typeof ImportOptionsSchema>;
+/** Import options with their defaults filled in. */
+export type ResolvedImportOptions = z.output<typeof ImportOptionsSchema>;
+
+/** Parses import options; bad options throw a SluiceError naming each bad field (never echoing values). */
+export function parseImportOptions(options: unknown): ResolvedImportOptions {
+  const parsed = ImportOptionsSchema.safeParse(options);
+  if (parsed.success) {
+    const { retry } = parsed.data;
+    if (retry.maxDelayMs < retry.initialDelayMs) throw invalid(options, 'retry.maxDelayMs: must be at least retry.initialDelayMs');
+    return parsed.data;
+  }
+  const detail = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(options)'}: ${issue.message}`).join('; ');
+  throw invalid(options, detail);
+}
+
+function invalid(options: unknown, detail: string): SluiceError {
+  const name = (options as { name?: unknown } | null)?.name;
+  const which = typeof name === 'string' && UPSTREAM_NAME.test(name) ? ` for upstream "${name}"` : '';
+  return new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid import options${which}: ${detail}`, { hook: 'import' });
+}

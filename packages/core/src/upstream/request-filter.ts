@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import type { Headers } from '../context.js';
+import type { Plugin } from '../plugin.js';
+import type { SluiceTool } from '../tool.js';
+import { PluginModeSchema, definePlugin, parseOptions } from '../plugin.js';
+import { refusal } from '../refusal.js';
+import { Stage } from '../stages.js';
+import { CoreErrorCode } from '../errors.js';
+import type { GlobMatcher } from './glob.js';
+import { compileGlobs } from './glob.js';
+
+/** The request headers the filter reads: comma-separated glob patterns. */
+export const RequestFilterHeader = Object.freeze({
+  /** Only tools whose exposed name matches are listed and callable. */
+  INCLUDE_TOOLS: 'x-sluice-include-tools',
+  /** Tools whose exposed name matches are hidden and refused. */
+  EXCLUDE_TOOLS: 'x-sluice-exclude-tools',
+  /** Only tools imported from matching upstreams (by configured name) are listed and callable; local tools are hidden. */
+  INCLUDE_SERVERS: 'x-sluice-include-servers',
+  /** Tools imported from matching upstreams are hidden and refused; local tools stay. */
+  EXCLUDE_SERVERS: 'x-sluice-exclude-servers',
+} as const);
+
+export const RequestFilterOptions = z
+  .object({
+    mode: PluginModeSchema.default('enforce'),
+  })
+  .strict();
+
+export type RequestFilterOptions = z.input<typeof RequestFilterOptions>;
+
+const NAME = 'request-filter';
+const VERSION = '0.1.0';
+/** Bounds on what one request can make the filter compile: these headers are attacker-controlled. */
+const MAX_PATTERNS = 64;
+const MAX_PATTERN_LENGTH = 256;
+const MAX_CACHED = 256;
+
+interface Rules {
+  readonly includeTools?: GlobMatcher;
+  readonly excludeTools?: GlobMatcher;
+  readonly includeServers?: GlobMatcher;
+  readonly excludeServers?: GlobMatcher;
+}
+
+/**
+ * Filters tools per request by the `x-sluice-*` headers (over HTTP only: other
+ * transports carry no headers): hidden from `tools/list`, and refused with
+ * `TOOL_NOT_AVAILABLE` in `preCall` when called anyway.
+ */
+export function requestFilter(options: RequestFilterOptions = {}): Plugin {
+  const config = parseOptions(NAME, RequestFilterOptions, options);
+  return definePlugin({
+    name: NAME,
+    version: VERSION,
+    mode: config.mode,
+    apply({ hooks, mode }) {
+      const matchers = new Map<string, GlobMatcher | undefined>();
+      const matcherOf = (value: string | undefined): GlobMatcher | undefined => {
+        if (value === undefined) return undefined;
+        if (matchers.has(value)) return matchers.get(value);
+        if (matchers.size >= MAX_CACHED) matchers.clear();
+        const patterns = value
+          .split(',')
+          .map((p) => p.trim())
+          .filter((p) => p.length > 0)
+          .slice(0, MAX_PATTERNS)
+          .map((p) => p.slice(0, MAX_PATTERN_LENGTH));
+        const matcher = patterns.length === 0 ? undefined : compileGlobs(patterns);
+        matchers.set(value, matcher);
+        return matcher;
+      };
+      const rulesOf = (headers: Headers): Rules | undefined => {
+        const rules: Rules = {
+          includeTools: matcherOf(headers[RequestFilterHeader.INCLUDE_TOOLS]),
+          excludeTools: matcherOf(headers[RequestFilterHeader.EXCLUDE_TOOLS]),
+          includeServers: matcherOf(headers[RequestFilterHeader.INCLUDE_SERVERS]),
+          excludeServers: matcherOf(headers[RequestFilterHeader.EXCLUDE_SERVERS]),
+        };
+        return rules.includeTools || rules.excludeTools || rules.includeServers || rules.excludeServers ? rules : undefined;
+      };
+
+      hooks.listTools.tap({ name: NAME, stage: Stage.FILTER }, (tools, ctx) => {
+        const rules = rulesOf(ctx.headers);
+        if (rules === undefined) return tools;
+        const kept = tools.filter((tool) => exclusion(rules, tool.name, upstreamOf(ctx.toolOf(tool.name))) === undefined);
+        if (mode !== 'audit') return kept;
+        if (kept.length < tools.length) {
+          ctx.logger.info({ event: 'request_filter.audit', hidden: tools.length - kept.length }, 'audit: request-filter would have hidden tools');
+        }
+        return tools;
+      });
+
+      hooks.preCall.tap({ name: NAME, stage: Stage.FILTER }, (ctx) => {
+        const rules = rulesOf(ctx.headers);
+        if (rules === undefined) return undefined;
+        const reason = exclusion(rules, ctx.tool.name, upstreamOf(ctx.tool));
+        if (reason === undefined) return undefined;
+        return refusal({
+          code: CoreErrorCode.TOOL_NOT_AVAILABLE,
+          message: `Tool "${ctx.tool.name}" is not available to this request: ${reason}.`,
+          suggestion: 'Call one of the tools that tools/list shows for this request.',
+        });
+      });
+    },
+  });
+}
+
+function upstreamOf(tool: SluiceTool | undefined): string | undefined {
+  return tool?.source.kind === 'upstream' ? tool.source.upstream : undefined;
+}
+
+/** Why the request's rules leave a tool out, or undefined when they keep it. */
+function exclusion(rules: Rules, tool: string, upstream: string | undefined): string | undefined {
+  if (rules.includeTools && !rules.includeTools(tool)) return `it does not match ${RequestFilterHeader.INCLUDE_TOOLS}`;
+  if (rules.excludeTools?.(tool)) return `it matches ${RequestFilterHeader.EXCLUDE_TOOLS}`;
+  if (rules.includeServers && (upstream === undefined || !rules.includeServers(upstream))) {
+    return `its server does not match ${RequestFilterHeader.INCLUDE_SERVERS}`;
+  }
+  if (rules.excludeServers && upstream !== undefined && rules.excludeServers(upstream)) return `its server matches ${RequestFilterHeader.EXCLUDE_SERVERS}`;
+  return undefined;
+}

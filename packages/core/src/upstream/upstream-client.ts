@@ -1,0 +1,228 @@
+import { Client } from '@modelcontextprotocol/client';
+import type { Clock, ClockTimer } from '../clock.js';
+import { messageOf } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Tool } from '../protocol.js';
+import type { ImportResult, ToolDraft } from '../server.js';
+import type { ImportSource } from '../tool.js';
+import { backoffDelay } from './backoff.js';
+import { describeTarget, openTransport, secretsOf } from './connection.js';
+import type { ToolSelection } from './discovery.js';
+import { createSelection, planImport } from './discovery.js';
+import { createRedactor } from './errors.js';
+import { HealthTracker } from './health.js';
+import type { UpstreamStatus } from './health.js';
+import type { ResolvedImportOptions } from './options.js';
+import type { UpstreamLink } from './proxy.js';
+import { proxyExecutor } from './proxy.js';
+
+/** What an upstream needs from the Sluice server that imports it. */
+export interface UpstreamHost {
+  readonly logger: Logger;
+  readonly services: { readonly clock: Clock };
+  /** Sluice's version, sent upstream as the client's version. */
+  readonly version: string;
+  admit(source: ImportSource, drafts: readonly ToolDraft[]): Promise<ImportResult>;
+  removeTools(names: Iterable<string>): void;
+}
+
+/**
+ * One imported upstream: its connection (reconnected with backoff when it
+ * fails), its health, and the tools Sluice exposes for it, kept in step
+ * with the upstream's `tools/list` whenever it announces a change.
+ */
+export class UpstreamClient implements UpstreamLink {
+  readonly name: string;
+  readonly timeoutMs: number;
+  readonly redact: (text: string) => string;
+  private readonly health: HealthTracker;
+  private readonly selection: ToolSelection;
+  private readonly logger: Logger;
+  /** Connected; its tools are (being) exposed. */
+  private client: Client | undefined;
+  /** Being connected, so that close() can stop it. */
+  private attempting: Client | undefined;
+  private exposed: readonly string[] = [];
+  private failures = 0;
+  private timer: ClockTimer | undefined;
+  private retryAt: number | undefined;
+  private closed = false;
+  // Connecting and re-listing run one at a time, in order.
+  private queue: Promise<unknown> = Promise.resolve();
+  private refreshQueued = false;
+
+  constructor(
+    private readonly host: UpstreamHost,
+    private readonly options: ResolvedImportOptions,
+  ) {
+    this.name = options.name;
+    this.timeoutMs = options.timeoutMs;
+    this.redact = createRedactor(secretsOf(options.connection));
+    this.logger = host.logger;
+    this.health = new HealthTracker(options.name, host.logger, () => host.services.clock.now());
+    this.selection = createSelection(options);
+  }
+
+  /** Makes the first connection attempt. If it fails, says why in `skipped` and keeps trying in the background. */
+  async start(): Promise<ImportResult> {
+    try {
+      return await this.serially(() => this.connect());
+    } catch (error) {
+      const reason = this.redact(messageOf(error));
+      if (this.closed) return { imported: [], skipped: [] };
+      this.down(reason);
+      const skipped = { name: this.name, reason: `Upstream "${this.name}" could not be reached (${reason}); retrying in the background`, by: 'core' };
+      return { imported: [], skipped: [skipped] };
+    }
+  }
+
+  connected(): Client | undefined {
+    return this.client;
+  }
+
+  retryInMs(): number | undefined {
+    return this.retryAt === undefined ? undefined : Math.max(0, this.retryAt - this.host.services.clock.now());
+  }
+
+  callSucceeded(): void {
+    if (this.health.state === 'degraded') this.health.set('healthy');
+  }
+
+  callTimedOut(): void {
+    if (this.health.state === 'healthy') this.health.set('degraded', `a call got no answer within ${this.timeoutMs} ms`);
+  }
+
+  connectionFailed(client: Client, reason: string): void {
+    if (this.closed || this.client !== client) return;
+    this.client = undefined;
+    this.down(reason);
+    client.close().catch(() => {});
+  }
+
+  status(): UpstreamStatus {
+    return {
+      name: this.name,
+      transport: this.options.connection.type,
+      target: describeTarget(this.options.connection),
+      health: this.health.state,
+      since: this.health.since,
+      lastError: this.health.lastError,
+      tools: [...this.exposed],
+      nextRetryAt: this.health.state === 'down' ? this.retryAt : undefined,
+    };
+  }
+
+  /** Stops reconnecting and closes the connection (a stdio child is ended, then killed). */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer !== undefined) this.host.services.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    const clients = [this.client, this.attempting].filter((c): c is Client => c !== undefined);
+    this.client = undefined;
+    await Promise.allSettled(clients.map((c) => c.close()));
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async connect(): Promise<ImportResult> {
+    if (this.closed) throw new Error('the server is closing');
+    const client = new Client({ name: 'sluice', version: this.host.version }, { capabilities: {} });
+    this.attempting = client;
+    try {
+      const opened = await openTransport(this.options.connection, { upstream: this.name, logger: this.logger, redact: this.redact });
+      client.onclose = () => this.connectionFailed(client, 'the connection closed');
+      client.onerror = (error) =>
+        this.logger.debug({ event: 'upstream.transport_error', upstream: this.name, error: this.redact(messageOf(error)) }, 'upstream transport error');
+      client.setNotificationHandler('notifications/tools/list_changed', () => this.refresh(client));
+      await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
+      if (this.closed) throw new Error('the server is closing');
+      this.client = client;
+      const result = await this.sync(client);
+      this.failures = 0;
+      this.retryAt = undefined;
+      this.health.set('healthy');
+      return result;
+    } catch (error) {
+      if (this.client === client) this.client = undefined;
+      await client.close().catch(() => {});
+      throw error;
+    } finally {
+      if (this.attempting === client) this.attempting = undefined;
+    }
+  }
+
+  /** Re-lists after `notifications/tools/list_changed`; notifications that arrive meanwhile fold into one more run. */
+  private refresh(client: Client): void {
+    if (this.refreshQueued) return;
+    this.refreshQueued = true;
+    void this.serially(async () => {
+      this.refreshQueued = false;
+      if (this.closed || this.client !== client) return;
+      try {
+        await this.sync(client);
+        this.callSucceeded();
+      } catch (error) {
+        this.health.set('degraded', `re-listing tools failed: ${this.redact(messageOf(error))}`);
+      }
+    });
+  }
+
+  /** Lists the upstream's tools, admits them through the `import` hook, and drops what it no longer offers. */
+  private async sync(client: Client): Promise<ImportResult> {
+    const listed = await listTools(client, this.options.connectTimeoutMs);
+    const plan = planImport(listed, this.selection, (tool) => proxyExecutor(this, tool));
+    // The batch names the upstream; each tool's own source names its original tool.
+    const source: ImportSource = { kind: 'upstream', upstream: this.name, trusted: this.options.trusted };
+    const admitted = plan.drafts.length > 0 ? await this.host.admit(source, plan.drafts) : { imported: [], skipped: [] };
+    const kept = new Set(admitted.imported);
+    const removed = this.exposed.filter((name) => !kept.has(name));
+    if (removed.length > 0) this.host.removeTools(removed);
+    this.exposed = admitted.imported;
+    const skipped = [...plan.skipped, ...admitted.skipped];
+    this.logger.info(
+      { event: 'upstream.tools', upstream: this.name, imported: admitted.imported.length, skipped: skipped.length, removed },
+      `upstream "${this.name}" exposes ${admitted.imported.length} tools`,
+    );
+    return { imported: admitted.imported, skipped };
+  }
+
+  private down(reason: string): void {
+    this.health.set('down', reason);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.timer !== undefined) return;
+    const delay = backoffDelay(this.failures++, this.options.retry);
+    this.retryAt = this.host.services.clock.now() + delay;
+    this.timer = this.host.services.clock.setTimeout(() => {
+      this.timer = undefined;
+      void this.reconnect();
+    }, delay);
+    // A reconnection timer never keeps the process alive.
+    this.timer.unref?.();
+  }
+
+  private async reconnect(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.serially(() => this.connect());
+    } catch (error) {
+      if (this.closed) return;
+      const reason = this.redact(messageOf(error));
+      this.logger.debug({ event: 'upstream.reconnect_failed', upstream: this.name, attempt: this.failures, error: reason }, 'reconnection failed');
+      this.down(reason);
+    }
+  }
+}
+
+async function listTools(client: Client, timeout: number): Promise<Tool[]> {
+  // Without the tools capability the SDK would answer an empty list after writing to stdout, which stdio servers must keep clean.
+  if (!client.getServerCapabilities()?.tools) return [];
+  const { tools } = await client.listTools(undefined, { timeout, cacheMode: 'refresh' });
+  return tools;
+}
