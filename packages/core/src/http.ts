@@ -25,6 +25,11 @@ export interface ListenOptions {
   sessionIdleMs?: number;
   /** 2025-11-25 sessions open at once. Default 10,000. */
   maxSessions?: number;
+  /**
+   * Further routes on the same server, by exact path (e.g. `/metrics`,
+   * `/healthz`). They get the same Origin check as the MCP endpoint.
+   */
+  routes?: Readonly<Record<string, http.RequestListener>>;
 }
 
 export interface HttpListener {
@@ -97,8 +102,10 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
     if (!originAllowed(req.headers.origin, allowed)) return jsonError(res, 403, 'Forbidden: Origin not allowed');
+    const extra = url.pathname === path ? undefined : options.routes?.[url.pathname];
+    if (extra) return void extra(req, res);
+    if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
     nodeHandler(req, res).catch((error: unknown) => {
       host.logger.error({ event: 'http.failed', err: error }, 'HTTP request failed');
       jsonError(res, 500, 'Internal error');

@@ -132,3 +132,14 @@ describe('stdio in a child process', () => {
     });
   }
 });
+
+describe('extra routes', () => {
+  it('serves a route beside the MCP endpoint on the same port', async () => {
+    const server = guardedServer();
+    const listener = await server.listen({ routes: { '/healthz': (_req, res) => res.end('ok') } });
+    const health = await fetch(new URL('/healthz', listener.url));
+    expect(await health.text()).toBe('ok');
+    expect((await fetch(new URL('/other', listener.url))).status).toBe(404);
+    await server.close();
+  });
+});
