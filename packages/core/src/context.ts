@@ -38,6 +38,8 @@ export interface ListContext {
 export interface CallOptions {
   /** `_meta` for the nested call, on top of this call's outgoing `_meta`. */
   readonly meta?: Readonly<Record<string, unknown>>;
+  /** Entries to seed the nested call's `state` with, e.g. to mark it as a step of something. */
+  readonly state?: Iterable<readonly [symbol, unknown]>;
 }
 
 /** Everything one call carries through the pipeline. */
@@ -148,7 +150,7 @@ export class Context implements CallContext {
     const meta: Meta = Object.create(null) as Meta;
     for (const key of Object.keys(this.outgoingMeta)) meta[key] = this.outgoingMeta[key];
     if (options.meta) for (const key of Object.keys(options.meta)) if (key !== '__proto__') meta[key] = options.meta[key];
-    return this.runtime.dispatch(name, args, { meta, parent: this });
+    return this.runtime.dispatch(name, args, { meta, parent: this, ...(options.state ? { state: options.state } : {}) });
   }
 
   approve(request: ApprovalRequest): Promise<ApprovalDecision> {

@@ -29,7 +29,7 @@ export { MAX_META_KEYS, MetaKey, emptyMeta, readIncomingMeta, toPlainMeta } from
 export type { Meta } from './meta.js';
 
 export { PluginModeSchema, definePlugin, parseOptions } from './plugin.js';
-export type { Plugin, PluginApi, PluginMode } from './plugin.js';
+export type { Plugin, PluginApi, PluginMode, ToolCatalog } from './plugin.js';
 
 export type { AuthInfo, CallToolResult, ContentBlock, JsonObject, ServerContext, Tool, ToolAnnotations } from './protocol.js';
 

@@ -5,6 +5,18 @@ import type { CoreHooks, PluginHooks } from './hooks.js';
 import { TapRegistry, createPluginHooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { Services } from './container.js';
+import type { CompiledSchema } from './schema.js';
+import type { SluiceTool } from './tool.js';
+
+/** The tools a server exposes now, as plugins may look them up at call time. */
+export interface ToolCatalog {
+  /** The exposed tool of that name, or undefined. */
+  get(name: string): SluiceTool | undefined;
+  /** The compiled input schema the core validates that tool's arguments with; undefined for tools whose upstream validates. */
+  inputOf(name: string): CompiledSchema | undefined;
+  /** The names exposed now. */
+  names(): string[];
+}
 
 /** `enforce` refuses, `audit` logs what it would have refused and lets the call through, `off` does nothing. */
 export type PluginMode = 'enforce' | 'audit' | 'off';
@@ -23,6 +35,8 @@ export interface PluginApi {
   readonly mode: PluginMode;
   /** The server's name and version. */
   readonly server: { readonly name: string; readonly version: string };
+  /** The tools exposed now (read at call time: during apply() there are none yet). */
+  readonly tools: ToolCatalog;
 }
 
 export interface Plugin {
@@ -84,6 +98,7 @@ interface ApplyContext {
   readonly services: Services;
   readonly server: { readonly name: string; readonly version: string };
   readonly container: DependencyContainer;
+  readonly tools: ToolCatalog;
 }
 
 /**
@@ -113,7 +128,7 @@ export function applyPlugins(plugins: readonly Plugin[], context: ApplyContext):
     const hooks = createPluginHooks(context.hooks, { plugin: plugin.name, registry, audit: mode === 'audit', logger });
     registry.applying = plugin.name;
     try {
-      plugin.apply({ hooks, logger, services: context.services, mode, server: context.server });
+      plugin.apply({ hooks, logger, services: context.services, mode, server: context.server, tools: context.tools });
     } catch (error) {
       if (SluiceError.is(error) && error.plugin !== undefined) throw error;
       throw new SluiceError(CoreErrorCode.PLUGIN_FAILED, `Plugin "${plugin.name}" failed in apply(): ${messageOf(error)}`, {

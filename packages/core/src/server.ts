@@ -151,6 +151,11 @@ export class SluiceServer {
       services: this.services,
       server: { name: this.name, version: this.version },
       container: this.container,
+      tools: {
+        get: (name) => this.registered.get(name)?.tool,
+        inputOf: (name) => this.registered.get(name)?.input,
+        names: () => [...this.registered.keys()],
+      },
     });
     this.pipeline = new Pipeline(this.hooks, this.logger);
     this.runtime = {

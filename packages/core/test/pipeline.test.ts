@@ -193,3 +193,35 @@ describe('the call pipeline', () => {
     await kit.close();
   });
 });
+
+describe('what plugins can see', () => {
+  it('looks up exposed tools and their input schemas through api.tools at call time', async () => {
+    let seen: { names: string[]; required: unknown; missing: unknown } | undefined;
+    const kit = await createTestKit({
+      plugins: [
+        plugin('catalog', ({ hooks, tools }) =>
+          hooks.preCall.tap('catalog', () => {
+            seen = { names: tools.names(), required: tools.inputOf('echo')?.json.required, missing: tools.get('nope') };
+            return undefined;
+          }),
+        ),
+      ],
+      tools: [echo],
+    });
+    await kit.call('echo', { text: 'x' });
+    expect(seen).toEqual({ names: ['echo'], required: ['text'], missing: undefined });
+    await kit.close();
+  });
+
+  it('seeds a nested call\'s state from ctx.call options', async () => {
+    const MARK = Symbol('mark');
+    const marks: unknown[] = [];
+    const kit = await createTestKit({
+      plugins: [plugin('marks', ({ hooks }) => hooks.preCall.tap('marks', (ctx) => void marks.push(ctx.state.get(MARK))))],
+      tools: [echo, { name: 'outer', handler: (_a: unknown, ctx: CallContext) => ctx.call('echo', { text: 'n' }, { state: [[MARK, 'step-1']] }) }],
+    });
+    await kit.call('outer');
+    expect(marks).toEqual([undefined, 'step-1']);
+    await kit.close();
+  });
+});
