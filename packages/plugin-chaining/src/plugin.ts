@@ -1,0 +1,49 @@
+import { createRequire } from 'node:module';
+import { Stage, definePlugin, parseOptions, readRefusal } from '@sluice/core';
+import type { Plugin } from '@sluice/core';
+import { audit } from './audit.js';
+import { ChainRules } from './chain-rules.js';
+import { hasDirective } from './directive.js';
+import { ChainingOptions } from './options.js';
+import { isChainStep, runChain } from './server-chain.js';
+import { ToolCatalog } from './tool-catalog.js';
+
+export const PLUGIN_NAME = 'chaining';
+
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+
+/**
+ * Runs the chains that tool results ask for in `_meta` (`dev.sluice/nextTool`,
+ * `nextTool`, `openai/nextTool`): each next tool is called through
+ * `ctx.call()`, so every guard applies to it, after checks of exposure,
+ * arguments, depth and cycles. The caller gets the last result with the
+ * chain in `_meta["dev.sluice/chain"]`.
+ */
+export function chaining(options: ChainingOptions = {}): Plugin {
+  const config = parseOptions(PLUGIN_NAME, ChainingOptions, options);
+  const rules = new ChainRules(config);
+  return definePlugin({
+    name: PLUGIN_NAME,
+    version,
+    mode: config.mode,
+    apply({ hooks, logger, mode }) {
+      const catalog = new ToolCatalog(rules, logger);
+      hooks.execute.tap({ name: PLUGIN_NAME, stage: Stage.CHAIN }, (next, tool) => {
+        catalog.add(tool);
+        return next;
+      });
+      hooks.postCall.tapPromise({ name: PLUGIN_NAME, stage: Stage.CHAIN }, (result, ctx) => {
+        if (!hasDirective(result) || isChainStep(ctx)) return Promise.resolve(result);
+        if (readRefusal(result) !== undefined) return Promise.resolve(result);
+        if (!catalog.follows(ctx.tool)) {
+          if (logger.isLevelEnabled('debug')) {
+            logger.debug({ event: 'chain.not_followed', tool: ctx.tool.name, requestId: ctx.requestId }, 'next-tool directive left to the client');
+          }
+          return Promise.resolve(result);
+        }
+        if (mode === 'audit') return audit(config, catalog, ctx, result);
+        return runChain(config, catalog, logger, ctx, result);
+      });
+    },
+  });
+}

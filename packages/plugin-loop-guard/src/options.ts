@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { PluginModeSchema } from '@sluice/core';
+import { MAX_STACK_ENTRIES } from './call-stack.js';
+
+/** Letters, digits, `_`, `-` and `.`: no `/`, which separates a service from its tool in a stack entry. */
+const SERVICE_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+
+/** The options of `loopGuard()`. */
+export const LoopGuardOptions = z.strictObject({
+  /** Upstream tools whose name (at the upstream) starts with one of these are not imported. */
+  denyToolPrefix: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+  /**
+   * If set, only upstream tools matching one of these patterns are imported.
+   * `*` matches any run of characters; `upstream/pattern` limits a pattern to one upstream.
+   */
+  allowTools: z.array(z.string().min(1)).optional(),
+  /**
+   * This service's name: recorded in outgoing `_meta["dev.sluice/origin"]`, and
+   * qualifies this service's stack entries as `service/tool`.
+   */
+  originService: z.string().regex(SERVICE_NAME, 'use 1-100 letters, digits, "_", "-" or "." (no "/")').optional(),
+  /** The most tools a call stack may hold, this call included. */
+  maxDepth: z.number().int().min(1).max(MAX_STACK_ENTRIES).default(16),
+  mode: PluginModeSchema.default('enforce'),
+});
+
+export type LoopGuardOptions = z.input<typeof LoopGuardOptions>;
+export type LoopGuardConfig = z.output<typeof LoopGuardOptions>;
