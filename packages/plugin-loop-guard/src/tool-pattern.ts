@@ -1,3 +1,5 @@
+import { compileGlobs } from '@sluice/core';
+
 /** Matches an upstream tool by the upstream's configured name and the tool's name at the upstream. */
 export type ToolMatcher = (upstream: string, originalName: string) => boolean;
 
@@ -10,13 +12,6 @@ export type ToolMatcher = (upstream: string, originalName: string) => boolean;
 export function compileToolPattern(pattern: string): ToolMatcher {
   const slash = pattern.indexOf('/');
   const upstream = slash === -1 ? undefined : pattern.slice(0, slash);
-  const name = globToRegExp(slash === -1 ? pattern : pattern.slice(slash + 1));
-  return (from, originalName) => (upstream === undefined || upstream === from) && name.test(originalName);
-}
-
-// Used at import time only, never per call. Tool names are at most 128 characters.
-function globToRegExp(glob: string): RegExp {
-  let body = '';
-  for (const c of glob) body += c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${body}$`);
+  const name = compileGlobs([slash === -1 ? pattern : pattern.slice(slash + 1)]);
+  return (from, originalName) => (upstream === undefined || upstream === from) && name(originalName);
 }
