@@ -23,8 +23,9 @@ export interface RefusalMeta {
   readonly [field: string]: unknown;
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
-const escapeXml = (text: string): string => text.replace(/[&<>]/g, (c) => ESCAPES[c] ?? c);
+// `&` and `<` are all that XML text needs escaped; leaving `>` alone keeps arrows such as `a -> b` readable.
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;' };
+const escapeXml = (text: string): string => text.replace(/[&<]/g, (c) => ESCAPES[c] ?? c);
 
 /** Renders the `<tool_error>` block a model reads. */
 export function toolErrorText(code: string, message: string, suggestion?: string): string {

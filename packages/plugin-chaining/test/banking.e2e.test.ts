@@ -84,7 +84,7 @@ describe('the banking example', () => {
     expect(error?.code).toBe(ChainingErrorCode.STEP_REFUSED);
     expect(error?.step).toMatchObject({ tool: 'initiate_human_handoff', code: 'SERVER_BUSY', retryAfterMs: 500 });
     expect(error?.pending).toEqual({ tool: 'initiate_human_handoff', arguments: { customerId: '12345', issueType: 'account_locked', urgency: 'high' } });
-    expect(textOf(result)).toContain('Chain so far: check_account_issue -&gt; initiate_human_handoff (refused: SERVER_BUSY).');
+    expect(textOf(result)).toContain('Chain so far: check_account_issue -> initiate_human_handoff (refused: SERVER_BUSY).');
     expect(textOf(result)).toContain('Call "initiate_human_handoff" yourself after 500 ms');
     // What ran is not lost: the analysis comes after the refusal.
     expect(textOf(result)).toContain('This account lockout requires specialist assistance.');

@@ -59,7 +59,7 @@ describe('callToolWithChaining against a plain SDK server', () => {
     const runs = new Runs();
     const six = await callToolWithChaining(await plainServer(runs, 6), 'step0', { n: 0 });
     expect(errorOf(six)?.code).toBe(ChainingErrorCode.TOO_DEEP);
-    expect(textOf(six)).toContain('step5 (ok) -&gt; step6 (refused: CHAIN_TOO_DEEP)');
+    expect(textOf(six)).toContain('step5 (ok) -> step6 (refused: CHAIN_TOO_DEEP)');
     expect(runs.of('step6')).toBe(0);
   });
 

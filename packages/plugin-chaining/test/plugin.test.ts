@@ -30,7 +30,7 @@ describe('chain depth', () => {
     expect(errorOf(result)?.code).toBe(ChainingErrorCode.TOO_DEEP);
     expect(textOf(result)).toContain('limit of 5 chained calls');
     expect(textOf(result)).toContain(
-      'Chain so far: step0 -&gt; step1 (ok) -&gt; step2 (ok) -&gt; step3 (ok) -&gt; step4 (ok) -&gt; step5 (ok) -&gt; step6 (refused: CHAIN_TOO_DEEP).',
+      'Chain so far: step0 -> step1 (ok) -> step2 (ok) -> step3 (ok) -> step4 (ok) -> step5 (ok) -> step6 (refused: CHAIN_TOO_DEEP).',
     );
     expect(textOf(result)).toContain('step5:5');
     expect(errorOf(result)?.pending).toEqual({ tool: 'step6', arguments: { n: 6 } });
@@ -66,7 +66,7 @@ describe('circular chains', () => {
     const kit = await createTestKit({ plugins: [chaining()], tools: pingPong(runs, (n) => ({ n })) });
     const result = await kit.call('A', { n: 1 });
     expect(errorOf(result)?.code).toBe(ChainingErrorCode.CIRCULAR);
-    expect(textOf(result)).toContain('Chain so far: A -&gt; B (ok) -&gt; A (refused: CHAIN_CIRCULAR).');
+    expect(textOf(result)).toContain('Chain so far: A -> B (ok) -> A (refused: CHAIN_CIRCULAR).');
     expect(textOf(result)).toContain('B:1');
     expect([runs.of('A'), runs.of('B')]).toEqual([1, 1]);
     await kit.close();
@@ -126,7 +126,7 @@ describe('checks before a chained call runs', () => {
     expect(result.isError).toBe(true);
     expect(errorOf(result)?.code).toBe(ChainingErrorCode.UNKNOWN_TOOL);
     expect(textOf(result)).toContain('"nowhere" was named as the next tool, but this server exposes no tool of that name');
-    expect(textOf(result)).toContain('Chain so far: A -&gt; nowhere (refused: CHAIN_UNKNOWN_TOOL).');
+    expect(textOf(result)).toContain('Chain so far: A -> nowhere (refused: CHAIN_UNKNOWN_TOOL).');
     expect(textOf(result)).toContain('A ran');
     await kit.close();
   });
@@ -151,7 +151,7 @@ describe('checks before a chained call runs', () => {
     const result = await kit.call('A', {});
     expect(errorOf(result)?.code).toBe(ChainingErrorCode.INVALID_ARGUMENTS);
     expect(textOf(result)).toMatch(/Invalid arguments for tool "step1": n: .*expected number/);
-    expect(textOf(result)).toContain('Chain so far: A -&gt; step1 (refused: CHAIN_INVALID_ARGUMENTS).');
+    expect(textOf(result)).toContain('Chain so far: A -> step1 (refused: CHAIN_INVALID_ARGUMENTS).');
     expect(runs.of('step1')).toBe(0);
     await kit.close();
   });

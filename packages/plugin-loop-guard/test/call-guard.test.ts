@@ -32,7 +32,7 @@ describe('the provider side: every call is checked against the incoming stack, t
     const result = await kit.call('a', { path: ['b', 'c', 'a', 'b'] });
     expect(result.isError).toBe(true);
     expect(errorOf(result)).toMatchObject({ code: LoopGuardErrorCode.LOOP_DETECTED, entry: 'a', cycle: ['a', 'b', 'c', 'a'], side: 'provider' });
-    expect(textOf(result)).toContain('a -&gt; b -&gt; c -&gt; a');
+    expect(textOf(result)).toContain('a -> b -> c -> a');
     expect(runsOfC).toBe(1);
     expect(kit.logs.events('loop_guard.loop_detected')[0]).toMatchObject({ entry: 'a', side: 'provider' });
     await kit.close();
@@ -50,7 +50,7 @@ describe('the provider side: every call is checked against the incoming stack, t
     const between = Array.from({ length: 10 }, (_, i) => `svc.t${i}`);
     const result = await kit.call('a', {}, { callStack: ['first', 'a', ...between] });
     expect(errorOf(result)?.cycle).toEqual(['a', ...between, 'a']);
-    expect(textOf(result)).toContain('a -&gt; svc.t0 -&gt; svc.t1 -&gt; svc.t2 -&gt; ... (4 more) -&gt; svc.t7 -&gt; svc.t8 -&gt; svc.t9 -&gt; a');
+    expect(textOf(result)).toContain('a -> svc.t0 -> svc.t1 -> svc.t2 -> ... (4 more) -> svc.t7 -> svc.t8 -> svc.t9 -> a');
     await kit.close();
   });
 

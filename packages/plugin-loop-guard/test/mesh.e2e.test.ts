@@ -51,7 +51,7 @@ describe('a ring of three service processes with the loop guard', () => {
       entry: 'serviceA.run',
       cycle: ['serviceA.run', 'serviceB.run', 'serviceC.run', 'serviceA.run'],
     });
-    expect(textOf(result)).toContain('serviceA.run -&gt; serviceB.run -&gt; serviceC.run -&gt; serviceA.run');
+    expect(textOf(result)).toContain('serviceA.run -> serviceB.run -> serviceC.run -> serviceA.run');
     expect([await runsOf(a), await runsOf(b), await runsOf(c)]).toEqual([1, 1, 1]);
     expect(await c.waitForLogs('loop_guard.loop_detected')).toEqual([expect.objectContaining({ side: 'consumer', entry: 'serviceA.run' })]);
   });
