@@ -1,0 +1,8 @@
+// The public API of @sluice/plugin-egress, listed by name.
+
+export { PLUGIN_NAME, UPSTREAM_READ_FACTOR, egress } from './egress.js';
+export { EgressErrorCode } from './errors.js';
+export { formatBytes, interventionText } from './intervention.js';
+export type { EgressRecord } from './intervention.js';
+export { resultSize } from './measure.js';
+export { EgressOptions, EgressPolicy, MIN_PAYLOAD_BYTES } from './options.js';

@@ -1,0 +1,87 @@
+import type { CallToolResult } from '@sluice/core';
+import type { MemberSize } from './json-size.js';
+import { arraySize, jsonSizeBound, objectSize, resolvedSize } from './json-size.js';
+import { byteLength } from './utf8.js';
+
+/**
+ * The size of a tool result, as this plugin limits it: the UTF-8 bytes of
+ * the result's JSON, except that the payload strings the model reads (the
+ * `text` of a text block, the base64 `data` of an image or audio block, the
+ * `text` or `blob` of an embedded resource) count as their own UTF-8 bytes,
+ * unescaped. Everything else (structuredContent, `_meta`, resource links,
+ * annotations, any other field) counts as the JSON it is sent as.
+ *
+ * Equivalently: `Buffer.byteLength(JSON.stringify(result))` with every
+ * payload string replaced by `""`, plus the UTF-8 bytes of those strings.
+ * Past `room`, counting stops and the count returned is above `room`.
+ */
+export function resultSize(result: CallToolResult, room = Number.POSITIVE_INFINITY): number {
+  return objectSize(result as Record<string, unknown>, room, 1, resultMember);
+}
+
+/**
+ * Whether a result is within `limitBytes`. A result well under the limit is
+ * cleared by a bound on its size, without counting a byte; one closer to the
+ * limit is counted exactly, and counting stops as soon as it is over.
+ */
+export function fitsWithin(result: CallToolResult, limitBytes: number): boolean {
+  return jsonSizeBound(result, limitBytes) <= limitBytes || resultSize(result, limitBytes) <= limitBytes;
+}
+
+/**
+ * The size of an over-limit result, for the record. Each part (each content
+ * block, structuredContent, `_meta`, any other field) is counted until it
+ * passes `limitBytes`, no further: a 30 MB string is not walked to learn it
+ * is 30 MB rather than 29. The count is exact when no single part is over
+ * the limit, and a lower bound otherwise (an over-long string counts as its
+ * length in UTF-16 code units, which its UTF-8 size never falls below).
+ */
+export function originalSize(result: CallToolResult, limitBytes: number): number {
+  const block: MemberSize = (_index, value, _room, depth) => blockSize(value, limitBytes, depth);
+  const member: MemberSize = (key, value, _room, depth) =>
+    key === 'content' && Array.isArray(value) ? arraySize(value, Number.POSITIVE_INFINITY, depth + 1, block) : resolvedSize(value, limitBytes, depth);
+  return objectSize(result as Record<string, unknown>, Number.POSITIVE_INFINITY, 1, member);
+}
+
+/** The size of one content block, counted the same way. */
+export function blockSize(block: unknown, room = Number.POSITIVE_INFINITY, depth = 2): number {
+  if (typeof block !== 'object' || block === null || Array.isArray(block)) return resolvedSize(block, room, depth);
+  return objectSize(block as Record<string, unknown>, room, depth + 1, memberSizeFor((block as { type?: unknown }).type));
+}
+
+/** A payload string: its UTF-8 bytes, plus the two quotes around it. */
+const raw = (value: unknown, room: number, depth: number): number =>
+  typeof value === 'string' ? byteLength(value, room) + 2 : resolvedSize(value, room, depth);
+
+const plainMember: MemberSize = (_key, value, room, depth) => resolvedSize(value, room, depth);
+
+const textMember: MemberSize = (key, value, room, depth) => (key === 'text' ? raw(value, room, depth) : resolvedSize(value, room, depth));
+
+const dataMember: MemberSize = (key, value, room, depth) => (key === 'data' ? raw(value, room, depth) : resolvedSize(value, room, depth));
+
+const resourceContentsMember: MemberSize = (key, value, room, depth) =>
+  key === 'text' || key === 'blob' ? raw(value, room, depth) : resolvedSize(value, room, depth);
+
+const resourceMember: MemberSize = (key, value, room, depth) =>
+  key === 'resource' && typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? objectSize(value as Record<string, unknown>, room, depth + 1, resourceContentsMember)
+    : resolvedSize(value, room, depth);
+
+function memberSizeFor(type: unknown): MemberSize {
+  switch (type) {
+    case 'text':
+      return textMember;
+    case 'image':
+    case 'audio':
+      return dataMember;
+    case 'resource':
+      return resourceMember;
+    default:
+      return plainMember;
+  }
+}
+
+const contentItem: MemberSize = (_index, block, room, depth) => blockSize(block, room, depth);
+
+const resultMember: MemberSize = (key, value, room, depth) =>
+  key === 'content' && Array.isArray(value) ? arraySize(value, room, depth + 1, contentItem) : resolvedSize(value, room, depth);

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { PluginModeSchema } from '@sluice/core';
+
+/** The smallest limit accepted: below it, the intervention message alone would not fit. */
+export const MIN_PAYLOAD_BYTES = 1_024;
+
+const PayloadBytes = z.number().int().min(MIN_PAYLOAD_BYTES).max(Number.MAX_SAFE_INTEGER);
+
+/** A limit for one tool: on a local tool's `policy.egress`, or for a pattern in `tools`. */
+export const EgressPolicy = z.strictObject({
+  /** The most bytes a result of this tool may carry to the model (at least 1,024). */
+  maxPayloadBytes: PayloadBytes,
+});
+export type EgressPolicy = z.infer<typeof EgressPolicy>;
+
+/** Tool names: letters, digits, `_`, `-`, `.`; patterns add `*` (any run) and `?` (one character). */
+const ToolPattern = z.string().regex(/^[A-Za-z0-9_.*?-]{1,256}$/, 'use tool-name characters, "*" and "?"');
+
+export const EgressOptions = z.strictObject({
+  /** The limit for every tool that has no limit of its own. Absent: only tools with a policy or a pattern are limited. */
+  maxPayloadBytes: PayloadBytes.optional(),
+  /** Limits by tool name or glob pattern (`github.*`), for tools imported from upstream servers. */
+  tools: z.record(ToolPattern, EgressPolicy).optional(),
+  mode: PluginModeSchema.default('enforce'),
+});
+export type EgressOptions = z.input<typeof EgressOptions>;
+export type ParsedEgressOptions = z.output<typeof EgressOptions>;
