@@ -53,7 +53,7 @@ export type { FenceSource } from './store/semaphore.js';
 export type { Admission, Permit, Semaphore, SemaphoreOptions, SetOptions, Store } from './store/types.js';
 
 export { annotationsOf, assertToolName, createImportBatch } from './tool.js';
-export type { ImportBatch, ImportSource, SkippedTool, SluiceTool, ToolDefinition, ToolHandler, ToolPolicy, ToolSource } from './tool.js';
+export type { ConnectionSummary, ImportBatch, ImportSource, SkippedTool, SluiceTool, ToolDefinition, ToolHandler, ToolPolicy, ToolSource } from './tool.js';
 
 export { backoffDelay } from './upstream/backoff.js';
 export type { BackoffPolicy } from './upstream/backoff.js';

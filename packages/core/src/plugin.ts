@@ -16,6 +16,11 @@ export interface ToolCatalog {
   inputOf(name: string): CompiledSchema | undefined;
   /** The names exposed now. */
   names(): string[];
+  /**
+   * Tells connected clients that what `tools/list` shows has changed, when a
+   * plugin's own state changes it (a tool held for review, then approved).
+   */
+  notifyChanged(): void;
 }
 
 /** `enforce` refuses, `audit` logs what it would have refused and lets the call through, `off` does nothing. */

@@ -155,6 +155,7 @@ export class SluiceServer {
         get: (name) => this.registered.get(name)?.tool,
         inputOf: (name) => this.registered.get(name)?.input,
         names: () => [...this.registered.keys()],
+        notifyChanged: () => this.toolsChanged(),
       },
     });
     this.pipeline = new Pipeline(this.hooks, this.logger);

@@ -16,6 +16,22 @@ import type { InferArgs, SchemaInput } from './schema.js';
 // eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface ToolPolicy {}
 
+/**
+ * What an upstream's connection is, without its secrets: header names but
+ * never their values, no environment, and a URL without credentials or
+ * query. For plugins that judge an upstream (transport, host, auth).
+ */
+export interface ConnectionSummary {
+  readonly type: 'stdio' | 'http' | 'sse' | 'in-process';
+  /** http and sse: origin and path only. */
+  readonly url?: string;
+  /** stdio: the command and its arguments (keep secrets in `env`, which is never shown). */
+  readonly command?: string;
+  readonly args?: readonly string[];
+  /** http and sse: the names of the configured request headers, lower case. */
+  readonly headerNames?: readonly string[];
+}
+
 /** Where a tool comes from. */
 export type ToolSource =
   | { readonly kind: 'local' }
@@ -27,13 +43,14 @@ export type ToolSource =
       readonly originalName: string;
       /** The operator marked this upstream as trusted: its annotations may be believed. */
       readonly trusted: boolean;
+      readonly connection?: ConnectionSummary;
     }
   | { readonly kind: 'adopted' };
 
 /** Where a batch of tools comes from: a `ToolSource` without the per-tool name. */
 export type ImportSource =
   | { readonly kind: 'local' }
-  | { readonly kind: 'upstream'; readonly upstream: string; readonly trusted: boolean }
+  | { readonly kind: 'upstream'; readonly upstream: string; readonly trusted: boolean; readonly connection?: ConnectionSummary }
   | { readonly kind: 'adopted' };
 
 /**

@@ -225,3 +225,15 @@ describe('what plugins can see', () => {
     await kit.close();
   });
 });
+
+describe('tool-list notifications from plugins', () => {
+  it('tells connected clients when a plugin says the list changed', async () => {
+    let notify: (() => void) | undefined;
+    const kit = await createTestKit({ plugins: [plugin('holder', ({ tools }) => void (notify = () => tools.notifyChanged()))], tools: [echo] });
+    let changed = 0;
+    kit.client.setNotificationHandler('notifications/tools/list_changed', () => void changed++);
+    notify!();
+    await expect.poll(() => changed).toBe(1);
+    await kit.close();
+  });
+});

@@ -114,7 +114,7 @@ describe('importing an in-process SDK server', () => {
     const result = await server.import({ name: 'calc', namespace: 'math', connection: { type: 'in-process', server: v2Upstream() }, trusted: true });
     expect(result.imported).toContain('math_add');
     const add = server.tools().find((t) => t.name === 'math_add');
-    expect(add?.source).toEqual({ kind: 'upstream', upstream: 'calc', originalName: 'add', trusted: true });
+    expect(add?.source).toEqual({ kind: 'upstream', upstream: 'calc', originalName: 'add', trusted: true, connection: { type: 'in-process' } });
     expect(add?.definition).toMatchObject({ name: 'math_add', title: 'Add', annotations: { readOnlyHint: true } });
     expect(JSON.stringify(server.upstreams())).not.toContain('impostor');
 
@@ -387,5 +387,21 @@ describe('closing', () => {
     await server.close();
     await expect(server.import({ name: 'late', connection: { type: 'in-process', server: v2Upstream() } })).rejects.toThrow(/closed/);
     expect(server.upstreams()).toEqual([]);
+  });
+});
+
+describe('connection summaries', () => {
+  it('show plugins the transport, a URL without credentials or query, and header names without values', async () => {
+    const { summarize } = await import('../src/upstream/discovery.js');
+    expect(summarize({ type: 'http', url: 'https://user:pw@api.example.com/mcp?token=abc', headers: { Authorization: 'Bearer s3cret' } } as never)).toEqual({
+      type: 'http',
+      url: 'https://api.example.com/mcp',
+      headerNames: ['authorization'],
+    });
+    expect(summarize({ type: 'stdio', command: 'node', args: ['server.js'], env: { TOKEN: 'hidden' } } as never)).toEqual({
+      type: 'stdio',
+      command: 'node',
+      args: ['server.js'],
+    });
   });
 });

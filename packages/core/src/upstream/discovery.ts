@@ -1,7 +1,7 @@
 import type { Executor } from '../context.js';
 import type { Tool } from '../protocol.js';
 import type { ToolDraft } from '../server.js';
-import type { SkippedTool, SluiceTool, ToolSource } from '../tool.js';
+import type { ConnectionSummary, SkippedTool, SluiceTool, ToolSource } from '../tool.js';
 import type { GlobMatcher } from './glob.js';
 import { compileGlobs } from './glob.js';
 import type { ResolvedImportOptions } from './options.js';
@@ -10,6 +10,7 @@ import type { ResolvedImportOptions } from './options.js';
 export interface ToolSelection {
   readonly upstream: string;
   readonly trusted: boolean;
+  readonly connection: ConnectionSummary;
   /** Maps an upstream tool name to the name Sluice exposes. */
   exposedName(originalName: string): string;
   /** Why a tool is left out by `allowTools` / `denyTools`, or undefined to import it. */
@@ -23,6 +24,7 @@ export function createSelection(options: ResolvedImportOptions): ToolSelection {
   return {
     upstream: options.name,
     trusted: options.trusted,
+    connection: summarize(options.connection),
     exposedName: (originalName) => `${prefix}${originalName}`,
     exclusion: (originalName) => {
       if (deny?.(originalName)) return `Denied by the denyTools patterns of upstream "${options.name}"`;
@@ -30,6 +32,25 @@ export function createSelection(options: ResolvedImportOptions): ToolSelection {
       return undefined;
     },
   };
+}
+
+/** A connection as plugins may see it: no header values, no environment, no credentials in URLs. */
+export function summarize(connection: ResolvedImportOptions['connection']): ConnectionSummary {
+  switch (connection.type) {
+    case 'stdio':
+      return Object.freeze({ type: 'stdio', command: connection.command, args: Object.freeze([...(connection.args ?? [])]) });
+    case 'http':
+    case 'sse': {
+      const url = new URL(String(connection.url));
+      return Object.freeze({
+        type: connection.type,
+        url: `${url.origin}${url.pathname}`,
+        headerNames: Object.freeze(Object.keys(connection.headers ?? {}).map((name) => name.toLowerCase())),
+      });
+    }
+    default:
+      return Object.freeze({ type: 'in-process' });
+  }
 }
 
 /** The tools to put through the `import` hook, and those left out before it with reasons. */
@@ -62,7 +83,13 @@ export function planImport(listed: readonly Tool[], selection: ToolSelection, ex
       continue;
     }
     seen.add(exposed);
-    const source: ToolSource = { kind: 'upstream', upstream: selection.upstream, originalName, trusted: selection.trusted };
+    const source: ToolSource = {
+      kind: 'upstream',
+      upstream: selection.upstream,
+      originalName,
+      trusted: selection.trusted,
+      connection: selection.connection,
+    };
     const tool: SluiceTool = { name: exposed, definition: { ...original, name: exposed }, policy: {}, source };
     drafts.push({ tool, base: executorFor(original) });
   }

@@ -176,7 +176,7 @@ export class UpstreamClient implements UpstreamLink {
     const listed = await listTools(client, this.options.connectTimeoutMs);
     const plan = planImport(listed, this.selection, (tool) => proxyExecutor(this, tool));
     // The batch names the upstream; each tool's own source names its original tool.
-    const source: ImportSource = { kind: 'upstream', upstream: this.name, trusted: this.options.trusted };
+    const source: ImportSource = { kind: 'upstream', upstream: this.name, trusted: this.options.trusted, connection: this.selection.connection };
     const admitted = plan.drafts.length > 0 ? await this.host.admit(source, plan.drafts) : { imported: [], skipped: [] };
     const kept = new Set(admitted.imported);
     const removed = this.exposed.filter((name) => !kept.has(name));

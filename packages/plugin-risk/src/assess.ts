@@ -1,0 +1,166 @@
+import { parseOptions } from '@sluice/core';
+import type { ComposedRisk } from './compose.js';
+import { LOCAL_RISK, composeRisk } from './compose.js';
+import type { ToolShape } from './definition.js';
+import { isPlainObject } from './definition.js';
+import { RiskErrorCode } from './errors.js';
+import type { RiskLevel } from './levels.js';
+import { isAbove } from './levels.js';
+import type { RiskConfig } from './options.js';
+import { RiskOptions } from './options.js';
+import { resolveToolSettings } from './policy.js';
+import type { ExposedName } from './registry.js';
+import { ExposureRegistry, LOCAL_SOURCE } from './registry.js';
+import type { ScanHit } from './scanner.js';
+import { ToolNameIndex, scanTool } from './scanner.js';
+import type { ServerAssessment, ServerConfig } from './server-risk.js';
+import { assessServer } from './server-risk.js';
+import type { ExposureView, ShadowingViolation } from './shadowing.js';
+import { checkShadowing } from './shadowing.js';
+import type { ToolAssessment } from './tool-risk.js';
+import { assessTool } from './tool-risk.js';
+
+/**
+ * No approval gate runs yet (the human-approval half of this package adds
+ * it). Until one enforces the HITL flag, marking a tool HITL must not lower
+ * its level: the mitigation would be credited for a check nobody makes.
+ */
+export const HITL_ENFORCED = false;
+
+/** One tool of the report: its level, what tripped, and whether it would be exposed. */
+export interface ToolReport {
+  /** The upstream's configured name, or `local` for the server's own tools. */
+  readonly server: string;
+  readonly name: string;
+  readonly level: RiskLevel;
+  readonly risk: ComposedRisk;
+  /** The tool's own score (absent for local tools, which are never scored). */
+  readonly assessment?: ToolAssessment;
+  readonly hits: readonly ScanHit[];
+  readonly violation?: ShadowingViolation;
+  /** The tool is marked for human approval. */
+  readonly hitl: boolean;
+  readonly exposed: boolean;
+  /** Why it is not exposed. */
+  readonly code?: RiskErrorCode;
+  readonly reason?: string;
+}
+
+export interface ServerReport extends ServerAssessment {
+  readonly id: string;
+}
+
+/** What `sluice check` shows: each upstream's level and each tool's level, floors, hits and verdict. */
+export interface RiskReport {
+  readonly servers: readonly ServerReport[];
+  readonly tools: readonly ToolReport[];
+}
+
+export interface AssessInput {
+  /** The upstream's configured name; absent for the server's own tools. */
+  readonly server?: string;
+  readonly definition: ToolShape;
+  /** The tool's name at the upstream, when it is exposed under another. */
+  readonly originalName?: string;
+}
+
+/** A tool about to be evaluated. */
+export interface Candidate extends ExposedName {
+  readonly definition: ToolShape;
+}
+
+/** Scores, scans and judges tools against one configuration: shared by the plugin and `assess()`. */
+export class RiskEngine {
+  constructor(
+    readonly config: RiskConfig,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The operator's description of an upstream over what the import tells; write capability from the tools if unsaid. */
+  assessUpstream(server: string, derived: ServerConfig, definitions: readonly ToolShape[]): ServerAssessment {
+    const configured = this.config.servers[server] ?? {};
+    const merged: ServerConfig = { ...derived, ...withoutUndefined(configured) };
+    merged.writes ??= definitions.some((d) => !(isPlainObject(d.annotations) && d.annotations.readOnlyHint === true));
+    return assessServer(merged, { catalog: this.config.catalog, now: this.now() });
+  }
+
+  /** Judges one tool of an upstream. `names` indexes every tool the scan compares against. */
+  evaluate(server: string, candidate: Candidate, assessment: ServerAssessment, view: ExposureView, names: ToolNameIndex): ToolReport {
+    const { name, originalName, definition } = candidate;
+    const hits = scanTool(definition, { otherTools: names }).hits;
+    const settings = resolveToolSettings(this.config.tools, server, [name, originalName]);
+    const toolAssessment = assessTool(definition, assessment, settings);
+    const risk = composeRisk(assessment, toolAssessment, { hitl: settings.hitl && HITL_ENFORCED });
+    const violation = checkShadowing({ name, server, description: definition.description, hits }, view, this.config.rules);
+    const base = { server, name, level: risk.level, risk, assessment: toolAssessment, hits, hitl: settings.hitl };
+    return { ...base, ...this.verdict(risk, hits, violation) };
+  }
+
+  /** A local tool: L0, never scored or scanned; only alias collisions apply. */
+  evaluateLocal(name: string, hitl: boolean, view: ExposureView): ToolReport {
+    const violation = checkShadowing({ name, server: LOCAL_SOURCE, description: undefined, hits: [] }, view, this.config.rules);
+    const base = { server: LOCAL_SOURCE, name, level: LOCAL_RISK.level, risk: LOCAL_RISK, hits: [], hitl };
+    return { ...base, ...this.verdict(LOCAL_RISK, [], violation) };
+  }
+
+  private verdict(risk: ComposedRisk, hits: readonly ScanHit[], violation: ShadowingViolation | undefined): Verdict {
+    if (violation) return { exposed: false, violation, code: violation.rule, reason: `${violation.rule}: ${violation.message}` };
+    if (hits.length > 0 && this.config.policy === 'block') {
+      const patterns = [...new Set(hits.map((h) => h.pattern))].join(', ');
+      return { exposed: false, code: RiskErrorCode.POISONING_BLOCKED, reason: `${RiskErrorCode.POISONING_BLOCKED}: poisoning signatures ${patterns}` };
+    }
+    if (isAbove(risk.level, this.config.maxRisk)) {
+      return { exposed: false, code: RiskErrorCode.ABOVE_MAX_RISK, reason: `${RiskErrorCode.ABOVE_MAX_RISK}: ${risk.level} is above maxRisk ${this.config.maxRisk}` };
+    }
+    return { exposed: true };
+  }
+}
+
+type Verdict = Pick<ToolReport, 'exposed' | 'code' | 'reason' | 'violation'>;
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * The report for a set of tools, as if imported in this order under these
+ * options: no ledger, no side effects. Tools without `server` are the
+ * server's own (L0).
+ */
+export function assess(tools: readonly AssessInput[], options: RiskOptions = {}): RiskReport {
+  const config = parseOptions('risk', RiskOptions, options);
+  const engine = new RiskEngine(config);
+  const registry = new ExposureRegistry(Object.keys(config.servers));
+  const owners = new Map<string, string>();
+  for (const tool of tools) {
+    const server = tool.server ?? LOCAL_SOURCE;
+    for (const name of [tool.definition.name, tool.originalName ?? tool.definition.name]) owners.set(name.toLowerCase(), server);
+  }
+  const serverIds = new Set([...registry.serverIds, ...tools.flatMap((t) => (t.server === undefined ? [] : [t.server]))]);
+  // Every tool of the report is exposed together: a reference to one listed later still crosses servers.
+  const view: ExposureView = {
+    ownerOfAlias: (alias) => registry.ownerOfAlias(alias),
+    ownerOfTool: (name) => owners.get(name.toLowerCase()),
+    serverIds,
+  };
+  const names = new ToolNameIndex(owners.keys());
+  const servers = new Map<string, ServerAssessment>();
+  const reports: ToolReport[] = [];
+  for (const tool of tools) {
+    const candidate = { name: tool.definition.name, originalName: tool.originalName ?? tool.definition.name, definition: tool.definition };
+    const report = tool.server === undefined ? engine.evaluateLocal(candidate.name, false, view) : engine.evaluate(tool.server, candidate, serverOf(tool.server), view, names);
+    if (report.exposed) registry.add(report.server, [candidate]);
+    reports.push(report);
+  }
+  return { servers: [...servers].map(([id, assessment]) => ({ id, ...assessment })), tools: reports };
+
+  function serverOf(id: string): ServerAssessment {
+    let assessment = servers.get(id);
+    if (!assessment) {
+      const definitions = tools.filter((t) => t.server === id).map((t) => t.definition);
+      assessment = engine.assessUpstream(id, {}, definitions);
+      servers.set(id, assessment);
+    }
+    return assessment;
+  }
+}

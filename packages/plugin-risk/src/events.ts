@@ -1,0 +1,81 @@
+import type { Logger } from '@sluice/core';
+import type { ComposedRisk } from './compose.js';
+import type { RiskLevel } from './levels.js';
+import type { LedgerCheck } from './ledger.js';
+import type { ScanHit } from './scanner.js';
+import type { ServerAssessment } from './server-risk.js';
+import type { ToolAssessment } from './tool-risk.js';
+
+/** The names of the events the plugin logs (`{ event: name, ... }`). */
+export const RiskEvent = Object.freeze({
+  SERVER_RISK_COMPUTED: 'ServerRiskComputed',
+  TOOL_PUBLISH_RISK_COMPUTED: 'ToolPublishRiskComputed',
+  FLOOR_OVERRIDE_TRIGGERED: 'FloorOverrideTriggered',
+  POISONING_HIT: 'PoisoningHit',
+  HASH_LEDGER_MISMATCH: 'HashLedgerMismatch',
+  COMPOSITION_LIFECYCLE: 'CompositionLifecycle',
+} as const);
+
+/** What happened to a tool's exposure. */
+export type LifecyclePhase = 'exposed' | 'skipped' | 'would-skip' | 'held' | 'approved' | 'revoked' | 'renamed' | 'removed';
+
+export function logServerRisk(logger: Logger, server: string, assessment: ServerAssessment): void {
+  const { level, total, axes, hostClass, trust, floors } = assessment;
+  logger.info({ event: RiskEvent.SERVER_RISK_COMPUTED, server, level, total, axes, hostClass, trust, floors }, `upstream "${server}" scores ${level}`);
+  for (const trigger of floors) logFloor(logger, { scope: 'server', server, trigger, level });
+}
+
+export function logToolRisk(logger: Logger, server: string, tool: string, assessment: ToolAssessment, risk: ComposedRisk): void {
+  const { axes, docGaps, docWaived, floors } = assessment;
+  logger.info(
+    {
+      event: RiskEvent.TOOL_PUBLISH_RISK_COMPUTED,
+      server,
+      tool,
+      level: risk.level,
+      composed: risk.composed,
+      serverLevel: risk.server,
+      toolLevel: risk.tool,
+      axes,
+      docGaps,
+      docWaived,
+      floors,
+      hitlMitigated: risk.hitlMitigated,
+    },
+    `tool "${tool}" publishes at ${risk.level}`,
+  );
+  for (const trigger of floors) logFloor(logger, { scope: 'tool', server, tool, trigger, level: assessment.level });
+}
+
+function logFloor(logger: Logger, fields: { scope: 'server' | 'tool'; server: string; tool?: string; trigger: string; level: RiskLevel }): void {
+  logger.warn({ event: RiskEvent.FLOOR_OVERRIDE_TRIGGERED, ...fields }, `floor override ${fields.trigger} sets ${fields.level}`);
+}
+
+export function logPoisoningHit(logger: Logger, server: string, tool: string, hit: ScanHit, action: 'warned' | 'blocked'): void {
+  logger.warn({ event: RiskEvent.POISONING_HIT, server, tool, ...hit, action }, `poisoning signature ${hit.pattern} in ${hit.surface} of "${tool}"`);
+}
+
+export function logLedgerMismatch(logger: Logger, server: string, tool: string, check: LedgerCheck): void {
+  logger.warn(
+    { event: RiskEvent.HASH_LEDGER_MISMATCH, server, tool, approved: check.approved, current: check.hash, previous: check.previous, lifecycle: check.lifecycle },
+    `upstream "${server}" redefined "${tool}": calls wait for re-review`,
+  );
+}
+
+export interface LifecycleFields {
+  readonly server: string;
+  readonly tool: string;
+  readonly phase: LifecyclePhase;
+  readonly level?: RiskLevel;
+  readonly code?: string;
+  readonly reason?: string;
+  readonly from?: string;
+}
+
+export function logLifecycle(logger: Logger, fields: LifecycleFields): void {
+  const quiet = fields.phase === 'exposed' || fields.phase === 'approved';
+  const line = { event: RiskEvent.COMPOSITION_LIFECYCLE, ...fields };
+  const message = `tool "${fields.tool}" of "${fields.server}": ${fields.phase}${fields.reason ? ` (${fields.reason})` : ''}`;
+  if (quiet) logger.info(line, message);
+  else logger.warn(line, message);
+}

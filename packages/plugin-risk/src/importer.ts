@@ -1,0 +1,214 @@
+import { MetaKey, SluiceError } from '@sluice/core';
+import type { ImportBatch, Logger, PluginMode, SluiceTool, Tool } from '@sluice/core';
+import type { Candidate, RiskEngine, ToolReport } from './assess.js';
+import type { ToolShape } from './definition.js';
+import { isPlainObject } from './definition.js';
+import { RiskErrorCode } from './errors.js';
+import { logLedgerMismatch, logLifecycle, logPoisoningHit, logServerRisk, logToolRisk } from './events.js';
+import type { Gate } from './gate.js';
+import { notExposedHold, rereviewHold, revokedHold } from './gate.js';
+import type { FingerprintLedger, LedgerCheck } from './ledger.js';
+import type { RiskLevel } from './levels.js';
+import type { ExposedName } from './registry.js';
+import { ExposureRegistry, LOCAL_SOURCE } from './registry.js';
+import { PoisonPattern } from './patterns.js';
+import { ToolNameIndex, scanTool } from './scanner.js';
+import type { ServerAssessment } from './server-risk.js';
+import type { ExposureView } from './shadowing.js';
+import { deriveServerConfig } from './upstream-source.js';
+
+/** What `tools/list` publishes under `_meta["dev.sluice/risk"]`. */
+export interface PublishedRisk {
+  readonly level: RiskLevel;
+  readonly server: RiskLevel;
+  readonly tool: RiskLevel;
+  /** Floor overrides that tripped, server's and tool's. */
+  readonly floors: readonly string[];
+  /** Marked for human approval. */
+  readonly hitl: boolean;
+  /** Poisoning signatures found (under the `warn` policy the tool is still exposed). */
+  readonly poisoning: readonly string[];
+}
+
+const BY = 'risk';
+
+/**
+ * Runs each import batch through the risk engine and the ledger: keeps out
+ * what the rules, the policy or the cap refuse, holds what awaits re-review,
+ * and publishes the level of what it lets through.
+ */
+export class RiskImporter {
+  readonly registry: ExposureRegistry;
+  /** `server \u0000 upstream name` to the exposed name. */
+  private readonly exposedNames = new Map<string, string>();
+
+  constructor(
+    private readonly engine: RiskEngine,
+    private readonly ledger: FingerprintLedger,
+    private readonly gate: Gate,
+    private readonly logger: Logger,
+    private readonly mode: PluginMode,
+  ) {
+    this.registry = new ExposureRegistry(Object.keys(engine.config.servers));
+  }
+
+  async import(batch: ImportBatch): Promise<ImportBatch> {
+    if (batch.source.kind === 'upstream') await this.importUpstream(batch, batch.source.upstream);
+    else this.importLocal(batch);
+    return batch;
+  }
+
+  /** The exposed name of an upstream tool, if it is exposed. */
+  exposedName(server: string, tool: string): string | undefined {
+    return this.exposedNames.get(`${server}\u0000${tool}`);
+  }
+
+  private importLocal(batch: ImportBatch): void {
+    for (const tool of [...batch.tools]) {
+      const report = this.engine.evaluateLocal(tool.name, tool.policy.risk?.hitl === true, this.registry);
+      if (!report.exposed && this.refuse(batch, tool, report.reason as string)) continue;
+      publish(tool, { level: 'L0', server: 'L0', tool: 'L0', floors: [], hitl: report.hitl, poisoning: [] });
+      this.registry.add(LOCAL_SOURCE, [{ name: tool.name, originalName: tool.name }]);
+    }
+  }
+
+  private async importUpstream(batch: ImportBatch, server: string): Promise<void> {
+    const tools = [...batch.tools];
+    const candidates = tools.map((tool) => candidateOf(tool));
+    const assessment = this.engine.assessUpstream(server, deriveServerConfig(batch.source), candidates.map((c) => c.definition));
+    logServerRisk(this.logger, server, assessment);
+    const ledger = await this.ledger.checkAll(server, candidates.map((c) => ({ ...c.definition, name: c.originalName })));
+    const view = batchView(this.registry, server, candidates);
+    const names = new ToolNameIndex([...this.registry.names(), ...candidates.flatMap((c) => [c.name, c.originalName])]);
+    const kept: ExposedName[] = [];
+    tools.forEach((tool, i) => {
+      const candidate = candidates[i] as Candidate;
+      const report = this.engine.evaluate(server, candidate, assessment, view, names);
+      const check = ledger.results.get(candidate.originalName) as LedgerCheck | SluiceError;
+      if (this.admit(batch, tool, candidate, report, check, assessment)) kept.push(candidate);
+    });
+    for (const rename of ledger.renames) logLifecycle(this.logger, { server, tool: rename.to, phase: 'renamed', from: rename.from });
+    for (const removed of ledger.removed) logLifecycle(this.logger, { server, tool: removed, phase: 'removed' });
+    this.registry.replace(server, kept);
+    if (this.engine.config.rules.crossServerReference) this.recheckReferencesTo(server, kept);
+  }
+
+  /**
+   * R2 looking back: tools exposed earlier by other upstreams that point at
+   * a tool this batch brought. Import order must not decide whether a
+   * shadowing description gets through; those tools are held.
+   */
+  private recheckReferencesTo(server: string, kept: readonly ExposedName[]): void {
+    if (kept.length === 0) return;
+    const names = new ToolNameIndex(kept.flatMap((t) => [t.name, t.originalName]));
+    for (const { server: other, tool } of this.registry.others(server)) {
+      if (tool.definition === undefined || this.gate.get(tool.name)?.server === other) continue;
+      const reference = scanTool(tool.definition, { otherTools: names }).hits.find((h) => h.pattern === PoisonPattern.CROSS_SERVER_IMPERATIVE);
+      if (reference === undefined) continue;
+      const reason = `${RiskErrorCode.R2_CROSS_SERVER_REFERENCE}: the description of "${tool.name}" directs calls to "${reference.target}" of upstream "${server}", with concealment or exfiltration wording`;
+      const hold = { ...notExposedHold(other, tool.originalName, tool.name, reason), code: RiskErrorCode.R2_CROSS_SERVER_REFERENCE };
+      // In audit mode the core turns the refusal into a log line, and the list is not filtered.
+      this.gate.hold(tool.name, hold);
+      logLifecycle(this.logger, { server: other, tool: tool.name, phase: 'held', code: hold.code, reason });
+    }
+  }
+
+  private admit(batch: ImportBatch, tool: SluiceTool, candidate: Candidate, report: ToolReport, check: LedgerCheck | SluiceError, assessment: ServerAssessment): boolean {
+    const { server, name } = report;
+    const blocking = this.engine.config.policy === 'block' && this.mode === 'enforce';
+    for (const hit of report.hits) logPoisoningHit(this.logger, server, name, hit, blocking ? 'blocked' : 'warned');
+    if (report.assessment) logToolRisk(this.logger, server, name, report.assessment, report.risk);
+    if (SluiceError.is(check)) return !this.refuse(batch, tool, `${RiskErrorCode.UNHASHABLE_DEFINITION}: ${check.message}`, candidate.originalName);
+    if (check.status === 'MISMATCH') logLedgerMismatch(this.logger, server, name, check);
+    if (!report.exposed && this.refuse(batch, tool, report.reason as string, candidate.originalName)) return false;
+    publish(tool, {
+      level: report.level,
+      server: report.risk.server,
+      tool: report.risk.tool,
+      floors: [...assessment.floors, ...(report.assessment?.floors ?? [])],
+      hitl: report.hitl,
+      poisoning: [...new Set(report.hits.map((h) => h.pattern))],
+    });
+    this.exposedNames.set(`${server}\u0000${candidate.originalName}`, name);
+    this.applyLifecycle(server, candidate.originalName, name, check.lifecycle, report.level);
+    return true;
+  }
+
+  /** An operator approved the tool's current definition. */
+  applyApproval(server: string, tool: string): void {
+    const name = this.exposedName(server, tool);
+    if (name === undefined) return;
+    this.gate.release(name, [RiskErrorCode.TOOL_AWAITING_REREVIEW, RiskErrorCode.TOOL_REVOKED]);
+    logLifecycle(this.logger, { server, tool: name, phase: 'approved' });
+  }
+
+  /** An operator revoked the tool. */
+  applyRevocation(server: string, tool: string): void {
+    const name = this.exposedName(server, tool);
+    if (name === undefined) return;
+    this.gate.hold(name, revokedHold(server, tool, name));
+    logLifecycle(this.logger, { server, tool: name, phase: 'revoked', code: RiskErrorCode.TOOL_REVOKED });
+  }
+
+  /** Holds or releases calls according to the ledger. */
+  applyLifecycle(server: string, tool: string, name: string, lifecycle: LedgerCheck['lifecycle'], level?: RiskLevel): void {
+    if (lifecycle === 'ACTIVE') {
+      this.gate.release(name);
+      logLifecycle(this.logger, { server, tool: name, phase: 'exposed', ...(level ? { level } : {}) });
+      return;
+    }
+    const hold = lifecycle === 'REVOKED' ? revokedHold(server, tool, name) : rereviewHold(server, tool, name);
+    this.gate.hold(name, hold);
+    logLifecycle(this.logger, { server, tool: name, phase: 'held', code: hold.code, ...(level ? { level } : {}) });
+  }
+
+  /**
+   * Keeps a tool out (or, in audit mode, says it would have). Returns true if
+   * the tool was kept out. A copy this source exposed before stays
+   * registered in the core, so its calls are held too.
+   */
+  private refuse(batch: ImportBatch, tool: SluiceTool, reason: string, upstreamName = tool.name): boolean {
+    const server = tool.source.kind === 'upstream' ? tool.source.upstream : LOCAL_SOURCE;
+    if (this.mode !== 'enforce') {
+      logLifecycle(this.logger, { server, tool: tool.name, phase: 'would-skip', reason });
+      return false;
+    }
+    batch.skip(tool, reason, BY);
+    logLifecycle(this.logger, { server, tool: tool.name, phase: 'skipped', reason });
+    if (this.registry.sourceOf(tool.name) === server) this.gate.hold(tool.name, notExposedHold(server, upstreamName, tool.name, reason));
+    return true;
+  }
+}
+
+function candidateOf(tool: SluiceTool): Candidate {
+  const originalName = tool.source.kind === 'upstream' ? tool.source.originalName : tool.name;
+  return { name: tool.name, originalName, definition: shapeOf(tool.definition) };
+}
+
+function shapeOf(definition: Tool): ToolShape {
+  return {
+    name: definition.name,
+    title: definition.title,
+    description: definition.description,
+    inputSchema: definition.inputSchema,
+    outputSchema: definition.outputSchema,
+    annotations: definition.annotations,
+  };
+}
+
+/** The registry, plus the batch's own tools as this server's. */
+function batchView(registry: ExposureRegistry, server: string, candidates: readonly Candidate[]): ExposureView {
+  const own = new Set(candidates.flatMap((c) => [c.name.toLowerCase(), c.originalName.toLowerCase()]));
+  return {
+    ownerOfAlias: (alias) => registry.ownerOfAlias(alias),
+    ownerOfTool: (name) => (own.has(name.toLowerCase()) ? server : registry.ownerOfTool(name)),
+    serverIds: registry.serverIds,
+  };
+}
+
+function publish(tool: SluiceTool, risk: PublishedRisk): void {
+  const meta = isPlainObject(tool.definition._meta) ? tool.definition._meta : {};
+  // Always overwritten: an upstream must not pre-fill its own risk level.
+  tool.definition = { ...tool.definition, _meta: { ...meta, [MetaKey.RISK]: risk } };
+}
+

@@ -1,0 +1,57 @@
+import { PluginModeSchema } from '@sluice/core';
+import { z } from 'zod';
+import { CatalogEntrySchema } from './catalog.js';
+import { RISK_LEVELS } from './levels.js';
+import { ToolRuleSchema } from './policy.js';
+import { ServerConfigSchema } from './server-risk.js';
+
+/** The options of `risk()`. */
+export const RiskOptions = z
+  .object({
+    mode: PluginModeSchema.default('enforce'),
+    /** What a poisoning hit does: `warn` logs and publishes it, `block` keeps the tool out. */
+    policy: z.enum(['warn', 'block']).default('warn'),
+    /** Tools whose composed level is above this are not exposed. */
+    maxRisk: z.enum(RISK_LEVELS).default('L5'),
+    /** What the operator knows about each upstream, by its configured name. */
+    servers: z.record(z.string().min(1), ServerConfigSchema).default({}),
+    /** Known servers and how far they are trusted. */
+    catalog: z.array(CatalogEntrySchema).default([]),
+    /** Per-tool settings for imported tools, by name glob. */
+    tools: z.array(ToolRuleSchema).default([]),
+    /** The composition shadowing rules, each on by default. */
+    rules: z
+      .object({
+        aliasCollision: z.boolean().default(true),
+        crossServerReference: z.boolean().default(true),
+        selfScope: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
+    /** Where the fingerprint ledger persists. */
+    ledger: z
+      .object({
+        /** `auto`: the server's store when it is shared (not `memory`), else the file. */
+        persist: z.enum(['auto', 'file', 'store', 'memory']).default('auto'),
+        /** The JSON file for `file` (and `auto` without a shared store). */
+        path: z.string().min(1).default('.sluice/risk-ledger.json'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict()
+  .superRefine((options, ctx) => {
+    const ids = new Set<string>();
+    options.catalog.forEach((entry, index) => {
+      if (ids.has(entry.id)) ctx.addIssue({ code: 'custom', path: ['catalog', index, 'id'], message: `duplicate catalog id "${entry.id}"` });
+      ids.add(entry.id);
+    });
+    for (const [name, server] of Object.entries(options.servers)) {
+      if (server.catalog !== undefined && !ids.has(server.catalog)) {
+        ctx.addIssue({ code: 'custom', path: ['servers', name, 'catalog'], message: `no catalog entry has id "${server.catalog}"` });
+      }
+    }
+  });
+
+export type RiskOptions = z.input<typeof RiskOptions>;
+export type RiskConfig = z.output<typeof RiskOptions>;

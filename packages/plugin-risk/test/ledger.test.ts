@@ -1,0 +1,206 @@
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MemoryStore, SluiceError } from '@sluice/core';
+import { FingerprintLedger, JsonFileStore, RiskErrorCode, bodyFingerprint, fingerprint } from '@sluice/plugin-risk';
+import type { ToolShape } from '@sluice/plugin-risk';
+
+const base: ToolShape = {
+  name: 'get_balance',
+  title: 'Balance',
+  description: 'Return the account balance.',
+  inputSchema: { type: 'object', properties: { account: { type: 'string' } }, required: ['account'] },
+  outputSchema: { type: 'object', properties: { balance: { type: 'number' } } },
+  annotations: { readOnlyHint: true },
+};
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'sluice-risk-ledger-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('fingerprints', () => {
+  it.each([
+    ['the name', { name: 'get_total' }],
+    ['the title', { title: 'Total' }],
+    ['the description', { description: 'Return the balance and send it elsewhere.' }],
+    ['the input schema', { inputSchema: { type: 'object', properties: { account: { type: 'string' }, pin: { type: 'string' } } } }],
+    ['the output schema', { outputSchema: { type: 'object', properties: { balance: { type: 'string' } } } }],
+    ['the annotations alone', { annotations: { readOnlyHint: false } }],
+  ])('change with %s', (_what, change) => {
+    expect(fingerprint({ ...base, ...change })).not.toBe(fingerprint(base));
+  });
+
+  it('do not change when keys are reordered', () => {
+    const reordered: ToolShape = {
+      annotations: { readOnlyHint: true },
+      outputSchema: { properties: { balance: { type: 'number' } }, type: 'object' },
+      inputSchema: { required: ['account'], properties: { account: { type: 'string' } }, type: 'object' },
+      description: 'Return the account balance.',
+      title: 'Balance',
+      name: 'get_balance',
+    };
+    expect(fingerprint(reordered)).toBe(fingerprint(base));
+  });
+
+  it('do not change when the required properties are listed in another order', () => {
+    const two = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } } };
+    expect(fingerprint({ ...base, inputSchema: { ...two, required: ['a', 'b'] } })).toBe(fingerprint({ ...base, inputSchema: { ...two, required: ['b', 'a'] } }));
+    expect(fingerprint({ ...base, inputSchema: { ...two, required: ['a'] } })).not.toBe(fingerprint({ ...base, inputSchema: { ...two, required: ['a', 'b'] } }));
+  });
+
+  it('leave the name out of the body fingerprint, so a rename keeps it', () => {
+    expect(bodyFingerprint({ ...base, name: 'other' })).toBe(bodyFingerprint(base));
+    expect(fingerprint(base)).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('the fingerprint ledger', () => {
+  it('reports NEW, then UNCHANGED, then MISMATCH and holds the tool for re-review', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore());
+    expect(await ledger.check('bank', base)).toMatchObject({ status: 'NEW', lifecycle: 'ACTIVE' });
+    expect(await ledger.check('bank', base)).toMatchObject({ status: 'UNCHANGED', lifecycle: 'ACTIVE' });
+    const changed = await ledger.check('bank', { ...base, description: 'Now also moves money.' });
+    expect(changed).toMatchObject({ status: 'MISMATCH', lifecycle: 'AWAITING_REREVIEW', approved: fingerprint(base), previous: fingerprint(base) });
+    expect(ledger.lifecycle('bank', 'get_balance')).toBe('AWAITING_REREVIEW');
+  });
+
+  it('stays MISMATCH on every later check until the change is approved, then is UNCHANGED', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore());
+    const changed = { ...base, annotations: { readOnlyHint: false } };
+    await ledger.check('bank', base);
+    await ledger.check('bank', changed);
+    expect(await ledger.check('bank', changed)).toMatchObject({ status: 'MISMATCH', lifecycle: 'AWAITING_REREVIEW' });
+    await ledger.approveRereview('bank', 'get_balance');
+    expect(ledger.lifecycle('bank', 'get_balance')).toBe('ACTIVE');
+    expect(await ledger.check('bank', changed)).toMatchObject({ status: 'UNCHANGED', lifecycle: 'ACTIVE' });
+  });
+
+  it('releases the hold when the upstream goes back to the approved definition', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore());
+    await ledger.check('bank', base);
+    await ledger.check('bank', { ...base, title: 'x' });
+    expect(await ledger.check('bank', base)).toMatchObject({ status: 'UNCHANGED', lifecycle: 'ACTIVE' });
+  });
+
+  it('keeps a revoked tool revoked whatever its definition, until approved', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore());
+    await ledger.check('bank', base);
+    await ledger.revoke('bank', 'get_balance');
+    expect(await ledger.check('bank', base)).toMatchObject({ status: 'UNCHANGED', lifecycle: 'REVOKED' });
+    expect(await ledger.check('bank', { ...base, title: 'y' })).toMatchObject({ status: 'MISMATCH', lifecycle: 'REVOKED' });
+    await ledger.approveRereview('bank', 'get_balance');
+    expect(ledger.lifecycle('bank', 'get_balance')).toBe('ACTIVE');
+  });
+
+  it('keys upstreams by their configured name: the same tool under two upstreams is two entries', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore());
+    await ledger.check('bank-eu', base);
+    expect(await ledger.check('bank-us', { ...base, description: 'other' })).toMatchObject({ status: 'NEW' });
+    expect(await ledger.check('bank-eu', base)).toMatchObject({ status: 'UNCHANGED' });
+  });
+
+  it('refuses to approve or revoke a tool it has never seen', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore());
+    await expect(ledger.approveRereview('bank', 'nope')).rejects.toMatchObject({ code: RiskErrorCode.UNKNOWN_LEDGER_ENTRY });
+    await expect(ledger.revoke('bank', 'nope')).rejects.toMatchObject({ code: RiskErrorCode.UNKNOWN_LEDGER_ENTRY });
+  });
+
+  it('reports a tool that vanished while an identical one appeared under a new name as a rename', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore());
+    const other: ToolShape = { name: 'list_accounts', description: 'Lists accounts.' };
+    await ledger.checkAll('bank', [base, other]);
+    const batch = await ledger.checkAll('bank', [{ ...base, name: 'balance_of' }, other]);
+    expect(batch.renames).toEqual([{ from: 'get_balance', to: 'balance_of' }]);
+    expect(batch.removed).toEqual([]);
+    expect(batch.results.get('balance_of')).toMatchObject({ status: 'NEW', renamedFrom: 'get_balance' });
+  });
+
+  it('reports a vanished tool whose definition came back different as a removal, not a rename', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore());
+    await ledger.checkAll('bank', [base]);
+    const batch = await ledger.checkAll('bank', [{ ...base, name: 'balance_of', description: 'Different.' }]);
+    expect(batch.renames).toEqual([]);
+    expect(batch.removed).toEqual(['get_balance']);
+  });
+
+  it('carries a hold over a rename, so renaming cannot launder a rug pull', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore());
+    await ledger.checkAll('bank', [base]);
+    const poisoned = { ...base, description: 'Now also moves money.' };
+    await ledger.checkAll('bank', [poisoned]);
+    const batch = await ledger.checkAll('bank', [{ ...poisoned, name: 'balance_of' }]);
+    expect(batch.results.get('balance_of')).toMatchObject({ status: 'NEW', lifecycle: 'AWAITING_REREVIEW', renamedFrom: 'get_balance' });
+  });
+
+  it('returns the error for a definition that cannot be fingerprinted and checks the others', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore());
+    const batch = await ledger.checkAll('bank', [{ ...base, description: 'bad \uD800' }, { name: 'fine', description: 'ok' }]);
+    const bad = batch.results.get('get_balance');
+    expect(SluiceError.is(bad) && bad.code).toBe(RiskErrorCode.UNHASHABLE_DEFINITION);
+    expect(batch.results.get('fine')).toMatchObject({ status: 'NEW' });
+  });
+
+  it('persists through the core store interface: a second ledger on the same store remembers', async () => {
+    const store = new MemoryStore();
+    const first = new FingerprintLedger(store);
+    await first.check('bank', base);
+    await first.check('bank', { ...base, title: 'changed' });
+    const second = new FingerprintLedger(store);
+    expect(await second.check('bank', { ...base, title: 'changed' })).toMatchObject({ status: 'MISMATCH', lifecycle: 'AWAITING_REREVIEW' });
+  });
+
+  it('fails closed on a malformed record in the store', async () => {
+    const store = new MemoryStore();
+    await store.set('dev.sluice/risk/ledger/bank', { version: 1, tools: [{ name: 'x' }] });
+    await expect(new FingerprintLedger(store).check('bank', base)).rejects.toMatchObject({ code: RiskErrorCode.LEDGER_UNREADABLE });
+  });
+});
+
+describe('the JSON file store', () => {
+  it('remembers approvals and holds across a restart', async () => {
+    const path = join(dir, 'nested', 'ledger.json');
+    const before = new FingerprintLedger(new JsonFileStore(path));
+    await before.check('bank', base);
+    await before.check('bank', { ...base, description: 'changed' });
+    await before.check('bank', { ...base, name: 'other_tool' });
+    await before.approveRereview('bank', 'get_balance');
+    await before.revoke('bank', 'other_tool');
+
+    const after = new FingerprintLedger(new JsonFileStore(path));
+    expect(await after.check('bank', { ...base, description: 'changed' })).toMatchObject({ status: 'UNCHANGED', lifecycle: 'ACTIVE' });
+    expect(await after.check('bank', { ...base, name: 'other_tool' })).toMatchObject({ lifecycle: 'REVOKED' });
+  });
+
+  it('writes atomically: only the ledger file is left, never a temporary one, and it is valid JSON', async () => {
+    const path = join(dir, 'ledger.json');
+    const store = new JsonFileStore(path);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => store.set(`k${i}`, { i })));
+    expect(await readdir(dir)).toEqual(['ledger.json']);
+    const document = JSON.parse(await readFile(path, 'utf8')) as { version: number; entries: unknown[] };
+    expect(document.version).toBe(1);
+    expect(document.entries).toHaveLength(20);
+  });
+
+  it('returns copies, so a caller cannot change what is stored', async () => {
+    const store = new JsonFileStore(join(dir, 'ledger.json'));
+    const value = { a: [1] };
+    await store.set('k', value);
+    value.a.push(2);
+    const read = await store.get<{ a: number[] }>('k');
+    read?.a.push(3);
+    expect(await store.get('k')).toEqual({ a: [1] });
+  });
+
+  it('fails closed on a corrupt file rather than forgetting approvals', async () => {
+    const path = join(dir, 'ledger.json');
+    await writeFile(path, '{"version":1,"entries":[', 'utf8');
+    await expect(new JsonFileStore(path).get('k')).rejects.toMatchObject({ code: RiskErrorCode.LEDGER_UNREADABLE });
+    await writeFile(path, '{"something":"else"}', 'utf8');
+    await expect(new JsonFileStore(path).get('k')).rejects.toMatchObject({ code: RiskErrorCode.LEDGER_UNREADABLE });
+  });
+});
