@@ -33,7 +33,7 @@ export type { Plugin, PluginApi, PluginMode, ToolCatalog } from './plugin.js';
 
 export type { AuthInfo, CallToolResult, ContentBlock, JsonObject, ServerContext, Tool, ToolAnnotations } from './protocol.js';
 
-export { readRefusal, refusal, toolErrorText } from './refusal.js';
+export { isRefusal, readRefusal, refusal, toolError, toolErrorText } from './refusal.js';
 export type { RefusalInit, RefusalMeta } from './refusal.js';
 
 export { compileSchema, isStandardSchema } from './schema.js';

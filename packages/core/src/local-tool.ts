@@ -1,7 +1,7 @@
 import type { CallContext, Executor } from './context.js';
 import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
 import type { CallToolResult } from './protocol.js';
-import { refusal } from './refusal.js';
+import { toolError } from './refusal.js';
 import type { CompiledSchema } from './schema.js';
 import type { ToolHandler } from './tool.js';
 
@@ -18,7 +18,7 @@ export function localExecutor(handler: ToolHandler<Record<string, unknown>>, out
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       ctx.logger.warn({ event: 'tool.error', err: error }, `tool handler threw: ${messageOf(error)}`);
-      return refusal({
+      return toolError({
         code: CoreErrorCode.TOOL_ERROR,
         message: `Tool "${ctx.tool.name}" failed: ${messageOf(error)}`,
         suggestion: 'Check the arguments, or try another approach.',

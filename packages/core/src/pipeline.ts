@@ -3,7 +3,7 @@ import { CoreErrorCode, RpcCode, SluiceError, messageOf } from './errors.js';
 import type { CoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { CallToolResult } from './protocol.js';
-import { readRefusal, refusal } from './refusal.js';
+import { isRefusal, readRefusal, refusal } from './refusal.js';
 import type { CompiledSchema, ValidationResult } from './schema.js';
 import type { SluiceTool } from './tool.js';
 
@@ -73,7 +73,7 @@ export class Pipeline {
       }
       let result = await entry.executor(ctx);
       if (this.postCallUsed) result = await this.hooks.postCall.promise(result, ctx);
-      if (observed) outcome = { status: 'ok', result, durationMs: performance.now() - started };
+      if (observed) outcome = settledOutcome(result, performance.now() - started);
       return result;
     } catch (error) {
       const failure = this.failure(error, ctx);
@@ -115,6 +115,12 @@ export class Pipeline {
       ctx.logger.error({ event: 'plugin.failed', plugin, hook: 'settled', err: error }, `settled observer failed: ${messageOf(error)}`);
     }
   }
+}
+
+/** A result a plugin's wrapper or tap built with `refusal()` is a refusal; anything else is the tool's. */
+function settledOutcome(result: CallToolResult, durationMs: number): Outcome {
+  if (result.isError && isRefusal(result)) return { status: 'refused', code: readRefusal(result)?.code ?? 'REFUSED', result, durationMs };
+  return { status: 'ok', result, durationMs };
 }
 
 /** Keeps the parsed arguments, or turns what is wrong into a result the model can act on. */

@@ -27,6 +27,9 @@ export interface RefusalMeta {
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;' };
 const escapeXml = (text: string): string => text.replace(/[&<]/g, (c) => ESCAPES[c] ?? c);
 
+/** Marks results built by `refusal()`, so the pipeline can report them as refusals; not serialized. */
+const REFUSAL = Symbol.for('dev.sluice/refusal');
+
 /** Renders the `<tool_error>` block a model reads. */
 export function toolErrorText(code: string, message: string, suggestion?: string): string {
   const lines = ['<tool_error>', `  <error_code>${escapeXml(code)}</error_code>`, `  <message>${escapeXml(message)}</message>`];
@@ -41,6 +44,16 @@ export function toolErrorText(code: string, message: string, suggestion?: string
  * `_meta["dev.sluice/error"]`.
  */
 export function refusal(init: RefusalInit): CallToolResult {
+  const result = toolError(init);
+  Object.defineProperty(result, REFUSAL, { value: true });
+  return result;
+}
+
+/**
+ * The same shape for a tool's own failure (its handler threw): readable by
+ * the model, but not a refusal by policy.
+ */
+export function toolError(init: RefusalInit): CallToolResult {
   const meta: Record<string, unknown> = { ...init.details, code: init.code, message: init.message };
   if (init.retryAfterMs !== undefined) meta.retryAfterMs = init.retryAfterMs;
   return {
@@ -48,6 +61,11 @@ export function refusal(init: RefusalInit): CallToolResult {
     isError: true,
     _meta: { [MetaKey.ERROR]: meta },
   };
+}
+
+/** Whether this result object was built by `refusal()` in this process. */
+export function isRefusal(result: CallToolResult): boolean {
+  return (result as { [REFUSAL]?: boolean })[REFUSAL] === true;
 }
 
 /** Reads the machine-readable refusal from a result, if it is one. */

@@ -13,8 +13,14 @@ import type { InferArgs, SchemaInput } from './schema.js';
  * }
  * ```
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface ToolPolicy {}
+export interface ToolPolicy {
+  /**
+   * Whether calls to this tool change state irreversibly, whatever its
+   * annotations say. Shared by plugins that care (the concurrency guard's
+   * intent mutex, the risk engine), so it is declared once, here.
+   */
+  destructive?: boolean;
+}
 
 /**
  * What an upstream's connection is, without its secrets: header names but

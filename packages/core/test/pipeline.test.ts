@@ -237,3 +237,30 @@ describe('tool-list notifications from plugins', () => {
     await kit.close();
   });
 });
+
+describe('how settled tells refusals from tool errors', () => {
+  it('reports a refusal built by an execute wrapper as refused with its code, and a handler that throws as ok', async () => {
+    const outcomes: string[] = [];
+    const kit = await createTestKit({
+      plugins: [
+        plugin('shedder', ({ hooks }) =>
+          hooks.execute.tap({ name: 'shedder', stage: Stage.THROTTLE }, (next, tool) =>
+            tool.name === 'busy' ? async () => refusal({ code: 'SERVER_BUSY', message: 'full' }) : next,
+          ),
+        ),
+        plugin('watch', ({ hooks }) =>
+          hooks.settled.tap('watch', (_ctx, o) => void outcomes.push(o.status === 'refused' ? `refused:${o.code}` : o.status)),
+        ),
+      ],
+      tools: [
+        { ...echo, name: 'busy' },
+        { name: 'broken', handler: () => { throw new Error('bug'); } },
+      ],
+    });
+    await kit.call('busy', { text: 'x' });
+    const broken = await kit.call('broken');
+    expect(errorOf(broken)?.code).toBe(CoreErrorCode.TOOL_ERROR);
+    expect(outcomes).toEqual(['refused:SERVER_BUSY', 'ok']);
+    await kit.close();
+  });
+});

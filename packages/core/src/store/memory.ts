@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { LocalSemaphore } from './semaphore.js';
+import type { FenceSource } from './semaphore.js';
 import type { Semaphore, SemaphoreOptions, SetOptions, Store } from './types.js';
 
 interface Entry {
@@ -11,16 +12,75 @@ interface Entry {
 const LOCK: SemaphoreOptions = Object.freeze({ maxActive: 1, maxQueue: Number.POSITIVE_INFINITY });
 
 /**
+ * Idle semaphores kept for reuse, most recently idle last: a hot tool then
+ * reuses its semaphore instead of building one per call, while keys used
+ * once (action keys) still go once this many others have gone idle after them.
+ */
+const KEEP_IDLE = 64;
+
+/**
+ * A semaphore that knows its key, so one function per store can collect any
+ * of them, and that links into the store's line of idle semaphores.
+ */
+class KeyedSemaphore extends LocalSemaphore {
+  idlePrev: KeyedSemaphore | undefined = undefined;
+  idleNext: KeyedSemaphore | undefined = undefined;
+  constructor(
+    readonly key: string,
+    options: SemaphoreOptions,
+    fences: FenceSource,
+    onIdle: (semaphore: LocalSemaphore) => void,
+  ) {
+    super(options, fences, onIdle);
+  }
+}
+
+/** Idle semaphores, oldest first, as an intrusive list: no hashing on a call's path. */
+class IdleLine {
+  private head: KeyedSemaphore | undefined;
+  private tail: KeyedSemaphore | undefined;
+  size = 0;
+
+  /** Puts a semaphore last, taking it out of its old place first. */
+  touch(semaphore: KeyedSemaphore): void {
+    if (semaphore === this.tail) return;
+    if (semaphore.idlePrev !== undefined || semaphore === this.head) this.remove(semaphore);
+    semaphore.idlePrev = this.tail;
+    if (this.tail) this.tail.idleNext = semaphore;
+    else this.head = semaphore;
+    this.tail = semaphore;
+    this.size++;
+  }
+
+  shift(): KeyedSemaphore | undefined {
+    const first = this.head;
+    if (first) this.remove(first);
+    return first;
+  }
+
+  private remove(semaphore: KeyedSemaphore): void {
+    if (semaphore.idlePrev) semaphore.idlePrev.idleNext = semaphore.idleNext;
+    else this.head = semaphore.idleNext;
+    if (semaphore.idleNext) semaphore.idleNext.idlePrev = semaphore.idlePrev;
+    else this.tail = semaphore.idlePrev;
+    semaphore.idlePrev = semaphore.idleNext = undefined;
+    this.size--;
+  }
+}
+
+/**
  * The embedded default: everything in this process. Values are stored as
  * structured clones, so a caller that mutates what it stored or read cannot
  * change the store behind its back, as with a remote store.
  */
 export class MemoryStore implements Store {
   readonly kind = 'memory';
-  private readonly semaphores = new Map<string, LocalSemaphore>();
+  private readonly semaphores = new Map<string, KeyedSemaphore>();
   private readonly entries = new Map<string, Entry>();
   private fence = 0;
   private readonly fences = { next: () => ++this.fence };
+  private readonly idle = new IdleLine();
+  private readonly collect = (semaphore: LocalSemaphore): void => this.rest(semaphore as KeyedSemaphore);
 
   constructor(private readonly clock: Clock = systemClock) {}
 
@@ -30,18 +90,27 @@ export class MemoryStore implements Store {
       existing.configure(options);
       return existing;
     }
-    const created = new LocalSemaphore(options, this.fences, (idle) => {
-      if (this.semaphores.get(key) === idle) this.semaphores.delete(key);
-    });
+    const created = new KeyedSemaphore(key, options, this.fences, this.collect);
     this.semaphores.set(key, created);
+    // Idle until someone acquires: in line from the start, so one never used is collected too.
+    this.rest(created);
     return created;
+  }
+
+  /** Puts an idle semaphore last in the idle line, and lets the oldest go when the line is too long. */
+  private rest(idle: KeyedSemaphore): void {
+    this.idle.touch(idle);
+    if (this.idle.size <= KEEP_IDLE) return;
+    const oldest = this.idle.shift() as KeyedSemaphore;
+    // It may have been taken again since it went idle: then it stays, and comes back here when idle again.
+    if (oldest.active === 0 && oldest.queued === 0 && this.semaphores.get(oldest.key) === oldest) this.semaphores.delete(oldest.key);
   }
 
   lock(key: string): Semaphore {
     return this.semaphore(key, LOCK);
   }
 
-  /** Semaphores held in memory now; idle ones are collected. */
+  /** Semaphores held in memory now: those in use, and at most 64 idle ones kept for reuse. */
   get semaphoreCount(): number {
     return this.semaphores.size;
   }

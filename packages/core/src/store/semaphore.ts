@@ -1,14 +1,17 @@
 import type { Admission, Permit, Semaphore, SemaphoreOptions } from './types.js';
 
+const ONCE = Object.freeze({ once: true });
+
 /**
  * A waiter in the queue. It is its own abort listener (`handleEvent`), so a
- * waiter costs one object, one promise and its resolver: no closures.
+ * waiter costs one object, one promise and its resolver: no closures. It
+ * keeps only `resolve` and rejects through it (see `abandon`): holding the
+ * `reject` function as well would cost another function object per waiter.
  */
 class Waiter {
   prev: Waiter | undefined = undefined;
   next: Waiter | undefined = undefined;
-  resolve!: (admission: Admission) => void;
-  reject!: (reason: unknown) => void;
+  resolve!: (admission: Admission | Promise<never>) => void;
   constructor(
     readonly owner: LocalSemaphore,
     readonly signal: AbortSignal | undefined,
@@ -67,19 +70,22 @@ export class LocalSemaphore implements Semaphore {
   }
 
   acquire(signal?: AbortSignal): Promise<Admission> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted) {
+      // The store may have created this semaphore for this very call: let it go.
+      if (this.active === 0 && this.queued === 0) this.onIdle(this);
+      return Promise.reject(signal.reason);
+    }
     const permit = this.tryAcquire();
     if (permit) return Promise.resolve({ admitted: true, permit });
     if (this.queued >= this.options.maxQueue) {
       return Promise.resolve({ admitted: false, active: this.active, queued: this.queued });
     }
     const waiter = new Waiter(this, signal);
-    const promise = new Promise<Admission>((resolve, reject) => {
+    const promise = new Promise<Admission>((resolve) => {
       waiter.resolve = resolve;
-      waiter.reject = reject;
     });
     this.push(waiter);
-    signal?.addEventListener('abort', waiter, { once: true });
+    signal?.addEventListener('abort', waiter, ONCE);
     return promise;
   }
 
@@ -92,7 +98,8 @@ export class LocalSemaphore implements Semaphore {
   /** An aborted waiter leaves the queue at once. */
   abandon(waiter: Waiter): void {
     if (!this.unlink(waiter)) return;
-    waiter.reject(waiter.signal?.reason);
+    // Resolving with a rejected promise rejects the waiter's promise.
+    waiter.resolve(Promise.reject(waiter.signal?.reason));
     if (this.active === 0 && this.queued === 0) this.onIdle(this);
   }
 

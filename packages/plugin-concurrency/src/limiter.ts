@@ -1,0 +1,65 @@
+import type { CallContext, CallToolResult, Executor, Semaphore, SemaphoreOptions, Store } from '@sluice/core';
+import { KEY_PREFIX } from './action-key.js';
+import { busy } from './busy.js';
+import { runHolding } from './hold.js';
+import type { Limit } from './options.js';
+
+export interface LimiterSpec {
+  readonly store: Store;
+  readonly tool: string;
+  readonly limit: Limit;
+  readonly retryAfterMs: number;
+}
+
+export const slotsKey = (tool: string): string => `${KEY_PREFIX}slots/${tool}`;
+
+/**
+ * Wraps a tool's executor in its semaphore: a free slot runs the call at
+ * once, a full set of slots queues it (FIFO), a full queue sheds it with
+ * `SERVER_BUSY`. The semaphore is asked of the store on every call, since
+ * the store collects idle ones.
+ */
+export function limitExecutor(next: Executor, spec: LimiterSpec): Executor {
+  const key = slotsKey(spec.tool);
+  const options: SemaphoreOptions = Object.freeze({ maxActive: spec.limit.maxActive, maxQueue: spec.limit.maxQueue });
+  return (ctx) => {
+    const semaphore = spec.store.semaphore(key, options);
+    const permit = semaphore.tryAcquire();
+    if (permit !== undefined) return runHolding(next, ctx, permit);
+    return waitForSlot(next, ctx, semaphore, spec);
+  };
+}
+
+/** Waits in line (`then` rather than `async`: a waiting call's frame is what 100,000 waiters multiply). */
+function waitForSlot(next: Executor, ctx: CallContext, semaphore: Semaphore, spec: LimiterSpec): Promise<CallToolResult> {
+  return semaphore
+    .acquire(ctx.signal)
+    .then((admission) => (admission.admitted ? runHolding(next, ctx, admission.permit) : shed(ctx, spec, admission)));
+}
+
+function shed(ctx: CallContext, spec: LimiterSpec, { active, queued }: { active: number; queued: number }): CallToolResult {
+  const { maxActive, maxQueue } = spec.limit;
+  ctx.logger.warn({ event: 'concurrency.shed', active, queued, maxActive, maxQueue }, `shed a call to "${spec.tool}": at capacity`);
+  return busy({ tool: spec.tool, active, queued, retryAfterMs: spec.retryAfterMs });
+}
+
+/**
+ * Audit mode: nothing waits and nothing is shed. Running calls hold slots
+ * of a semaphore as large as the limit plus its queue, and a call that finds
+ * it full (one that enforce mode would have shed) is logged and runs anyway.
+ */
+export function auditLimitExecutor(next: Executor, spec: LimiterSpec): Executor {
+  const key = `${slotsKey(spec.tool)}/audit`;
+  const { maxActive, maxQueue } = spec.limit;
+  const options: SemaphoreOptions = Object.freeze({ maxActive: maxActive + maxQueue, maxQueue: 0 });
+  return (ctx) => {
+    const semaphore = spec.store.semaphore(key, options);
+    const permit = semaphore.tryAcquire();
+    if (permit !== undefined) return runHolding(next, ctx, permit);
+    ctx.logger.warn(
+      { event: 'concurrency.would_shed', running: semaphore.active, maxActive, maxQueue },
+      `audit: would have shed a call to "${spec.tool}"`,
+    );
+    return next(ctx);
+  };
+}
