@@ -1,0 +1,51 @@
+import type { Redis } from 'ioredis';
+
+interface Channel {
+  readonly listeners: Set<() => void>;
+  /** Settles when Redis confirmed the subscription. */
+  readonly subscribed: Promise<unknown>;
+}
+
+/**
+ * Pub/sub wake-ups on one dedicated connection: a channel is subscribed while
+ * someone in this process waits on it, and unsubscribed when nobody does.
+ */
+export class Wakeups {
+  private readonly channels = new Map<string, Channel>();
+
+  constructor(private readonly subscriber: Redis) {
+    subscriber.on('message', (name: string) => {
+      const channel = this.channels.get(name);
+      if (channel) for (const wake of channel.listeners) wake();
+    });
+  }
+
+  /** Settles once the subscription is confirmed, so no later publish is missed. */
+  watch(name: string, wake: () => void): Promise<unknown> {
+    const existing = this.channels.get(name);
+    if (existing) {
+      existing.listeners.add(wake);
+      return existing.subscribed;
+    }
+    const channel: Channel = { listeners: new Set([wake]), subscribed: this.subscriber.subscribe(name) };
+    this.channels.set(name, channel);
+    // A failed subscription is forgotten, so that the next watch tries again.
+    channel.subscribed.catch(() => {
+      if (this.channels.get(name) === channel) this.channels.delete(name);
+    });
+    return channel.subscribed;
+  }
+
+  unwatch(name: string, wake: () => void): void {
+    const channel = this.channels.get(name);
+    if (!channel?.listeners.delete(wake) || channel.listeners.size > 0) return;
+    this.channels.delete(name);
+    // Best effort: a stale subscription only costs an ignored message.
+    this.subscriber.unsubscribe(name).catch(() => {});
+  }
+
+  /** Channels subscribed now. */
+  get size(): number {
+    return this.channels.size;
+  }
+}
