@@ -1,0 +1,35 @@
+import type { CheckReport, CheckedTool } from './check.js';
+
+/** `sluice check` as text: upstreams, exposed tools (with risk when configured), skipped tools. */
+export function formatCheckReport(report: CheckReport, file: string): string {
+  const out: string[] = [`Config ${file} is valid.`, ''];
+  out.push(`Upstreams (${report.upstreams.length})`);
+  out.push(
+    ...table(
+      report.upstreams.map((u) => [u.name, u.transport, u.health, `${u.tools} ${u.tools === 1 ? 'tool' : 'tools'}`, u.lastError ? `(${u.lastError})` : '']),
+    ),
+  );
+  out.push('', `Tools exposed (${report.tools.length})`);
+  const withRisk = report.tools.some((t) => t.risk !== undefined);
+  const header = withRisk ? [['tool', 'upstream', 'risk', 'floors', 'scan hits']] : [['tool', 'upstream']];
+  out.push(...table([...header, ...report.tools.map((tool) => toolRow(tool, withRisk))]));
+  out.push('', `Skipped (${report.skipped.length})`);
+  out.push(...table(report.skipped.map((s) => [s.name, s.upstream, `${s.by}:`, s.reason])));
+  if (!report.healthy) out.push('', 'Some upstreams could not be reached: their tools are missing above.');
+  return `${out.join('\n')}\n`;
+}
+
+function toolRow(tool: CheckedTool, withRisk: boolean): string[] {
+  const row = [tool.name, tool.upstream ?? 'local'];
+  if (!withRisk) return row;
+  const risk = tool.risk;
+  return [...row, risk?.level ?? '-', risk && risk.floors.length > 0 ? risk.floors.join(', ') : '-', risk && risk.hits.length > 0 ? risk.hits.join('; ') : '-'];
+}
+
+/** Rows as left-aligned columns, indented by two spaces; the last column is not padded. */
+function table(rows: readonly (readonly string[])[]): string[] {
+  if (rows.length === 0) return ['  (none)'];
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows.map((row) => `  ${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')}`.trimEnd());
+}

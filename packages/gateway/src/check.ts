@@ -1,0 +1,107 @@
+import type { Logger, SkippedTool, SluiceTool, UpstreamHealth } from '@sluice/core';
+import { assess } from '@sluice/plugin-risk';
+import type { RiskLevel, ToolReport } from '@sluice/plugin-risk';
+import type { GatewayConfig } from './config-schema.js';
+import { createGateway } from './gateway.js';
+import { withUpstreamFacts } from './risk-servers.js';
+
+/** One tool as `sluice check` reports it. */
+export interface CheckedTool {
+  /** The name clients would see. */
+  readonly name: string;
+  readonly upstream: string | undefined;
+  /** Its name at the upstream. */
+  readonly originalName: string | undefined;
+  /** With the risk plugin configured: its level, floor triggers and scan hits. */
+  readonly risk?: ToolRisk;
+}
+
+export interface ToolRisk {
+  readonly level: RiskLevel;
+  /** Floor overrides that tripped, the tool's own and its server's. */
+  readonly floors: readonly string[];
+  /** Poisoning signatures found, as `pattern in surface`. */
+  readonly hits: readonly string[];
+}
+
+export interface SkippedByCheck extends SkippedTool {
+  readonly upstream: string;
+}
+
+export interface CheckedUpstream {
+  readonly name: string;
+  readonly transport: string;
+  readonly target: string;
+  readonly health: UpstreamHealth;
+  readonly lastError: string | undefined;
+  /** How many of its tools would be exposed. */
+  readonly tools: number;
+}
+
+export interface CheckReport {
+  readonly tools: readonly CheckedTool[];
+  readonly skipped: readonly SkippedByCheck[];
+  readonly upstreams: readonly CheckedUpstream[];
+  /** Whether every upstream answered. */
+  readonly healthy: boolean;
+}
+
+/**
+ * Builds the gateway a config describes without serving it, imports every
+ * upstream, and reports what would be exposed. Nothing outlives it: the
+ * store is the in-memory one, and the risk plugin is not run (its ledger
+ * would be written); with `plugins.risk` set, its `assess()` judges the
+ * imported tools instead, with no ledger.
+ */
+export async function checkGateway(config: GatewayConfig, logger: Logger): Promise<CheckReport> {
+  const dry: GatewayConfig = {
+    ...config,
+    plugins: { ...config.plugins, risk: undefined },
+    store: 'memory',
+    telemetry: { tracing: false, metricsPath: false },
+  };
+  const gateway = createGateway(dry, { logger });
+  try {
+    const imports = await gateway.importUpstreams();
+    const skipped: SkippedByCheck[] = imports.flatMap(({ upstream, skipped: s }) => s.map((tool) => ({ ...tool, upstream })));
+    const tools = judgeRisk(config, gateway.server.tools(), skipped);
+    const upstreams = gateway.server.upstreams().map((u) => ({
+      name: u.name,
+      transport: u.transport,
+      target: u.target,
+      health: u.health,
+      lastError: u.lastError,
+      tools: tools.filter((tool) => tool.upstream === u.name).length,
+    }));
+    return { tools, skipped, upstreams, healthy: upstreams.every((u) => u.health === 'healthy' || u.health === 'degraded') };
+  } finally {
+    await gateway.close();
+  }
+}
+
+/**
+ * The exposed tools, each with its risk when `plugins.risk` is on; in
+ * enforce mode the tools the plugin would keep out move to `skipped`.
+ */
+function judgeRisk(config: GatewayConfig, exposed: readonly SluiceTool[], skipped: SkippedByCheck[]): CheckedTool[] {
+  const tools = exposed.map((tool): CheckedTool => {
+    const source = tool.source.kind === 'upstream' ? tool.source : undefined;
+    return { name: tool.name, upstream: source?.upstream, originalName: source?.originalName };
+  });
+  const options = config.plugins.risk;
+  if (!options || options.mode === 'off') return tools;
+  const report = assess(
+    exposed.map((tool, i) => ({ server: tools[i]?.upstream, definition: tool.definition, originalName: tools[i]?.originalName })),
+    withUpstreamFacts(options, config.upstreams),
+  );
+  const servers = new Map(report.servers.map((server) => [server.id, server]));
+  const kept: CheckedTool[] = [];
+  tools.forEach((tool, index) => {
+    const judged = report.tools[index] as ToolReport;
+    const serverFloors = tool.upstream === undefined ? [] : (servers.get(tool.upstream)?.floors ?? []);
+    const risk = { level: judged.level, floors: [...serverFloors, ...(judged.assessment?.floors ?? [])], hits: judged.hits.map((h) => `${h.pattern} in ${h.surface}`) };
+    if (judged.exposed || options.mode === 'audit') kept.push({ ...tool, risk });
+    else skipped.push({ name: tool.name, upstream: tool.upstream ?? 'local', reason: judged.reason ?? 'kept out by the risk plugin', by: 'risk' });
+  });
+  return kept;
+}

@@ -1,0 +1,121 @@
+import { HttpConnectionSchema, ImportOptionsSchema, RequestFilterOptions, SseConnectionSchema, StdioConnectionSchema } from '@sluice/core';
+import { ChainingOptions } from '@sluice/plugin-chaining';
+import { ConcurrencyOptions } from '@sluice/plugin-concurrency';
+import { EgressOptions } from '@sluice/plugin-egress';
+import { LoopGuardOptions } from '@sluice/plugin-loop-guard';
+import { RiskOptions } from '@sluice/plugin-risk';
+import { RedisStoreConfig } from '@sluice/store-redis';
+import { z } from 'zod';
+import { version } from './version.js';
+
+/** A URL path on the HTTP listener. */
+const UrlPath = z.string().regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/, 'must be a URL path starting with "/"');
+
+/** A port, as a number or a numeric string (so `"${SLUICE_PORT:-3000}"` works). */
+const Port = z
+  .union([z.number(), z.string().regex(/^\d{1,5}$/, 'must be a port number').transform(Number)])
+  .pipe(z.number().int('must be a port number').min(0).max(65_535));
+
+export const HttpListenConfig = z
+  .object({
+    /** The address to bind. Keep loopback unless something in front authenticates callers. */
+    host: z.string().min(1).default('127.0.0.1'),
+    /** 0 picks a free port. A numeric string is accepted, for `${VAR}` references. */
+    port: Port.default(3000),
+    /** The MCP endpoint. */
+    path: UrlPath.default('/mcp'),
+    /** Hostnames a browser `Origin` may carry; default the loopback names. */
+    allowedOrigins: z.array(z.string().min(1)).optional(),
+    /** Largest request body accepted, in bytes (default 4 MiB). */
+    maxBodyBytes: z.number().int().positive().optional(),
+  })
+  .strict();
+
+export const ListenConfig = z
+  .object({
+    /** Streamable HTTP (both protocol versions). */
+    http: HttpListenConfig.optional(),
+    /** stdio: the gateway's stdout carries the protocol; logs stay on stderr. */
+    stdio: z.boolean().default(false),
+  })
+  .strict()
+  .refine((listen) => listen.http !== undefined || listen.stdio, 'listen on http, on stdio, or on both');
+
+/** Connections a file can describe (an in-process server is a live object, so it cannot be one). */
+export const UpstreamConnectionConfig = z.discriminatedUnion('type', [StdioConnectionSchema, HttpConnectionSchema, SseConnectionSchema]);
+
+/** One upstream: `server.import()` options, with a connection a file can describe. */
+export const UpstreamConfig = ImportOptionsSchema.extend({ connection: UpstreamConnectionConfig });
+
+export const PluginsConfig = z
+  .object({
+    /** `@sluice/plugin-loop-guard`: refuses call loops and imports that would close one. */
+    loopGuard: LoopGuardOptions.optional(),
+    /** The `x-sluice-*` request-header filter. Default: on when listening on HTTP; `false` turns it off. */
+    requestFilter: z.union([RequestFilterOptions, z.literal(false)]).optional(),
+    /** `@sluice/plugin-risk`: risk levels, poisoning scan, fingerprint ledger, shadowing rules. */
+    risk: RiskOptions.optional(),
+    /** `@sluice/plugin-concurrency`: per-tool limits with a queue, load shedding, intent mutex. */
+    concurrency: ConcurrencyOptions.optional(),
+    /** `@sluice/plugin-egress`: caps result sizes. */
+    egress: EgressOptions.optional(),
+    /** `@sluice/plugin-chaining`: follows `nextTool` directives through the whole pipeline. */
+    chaining: ChainingOptions.optional(),
+  })
+  .strict();
+
+export const TelemetryConfig = z
+  .object({
+    /** A span per call, continuing the caller's `_meta.traceparent` (recorded only when an OpenTelemetry SDK is registered). */
+    tracing: z.boolean().default(true),
+    /** Where the HTTP listener serves Prometheus metrics; `false` (or no HTTP listener) collects none. */
+    metricsPath: z.union([UrlPath, z.literal(false)]).default('/metrics'),
+  })
+  .strict();
+
+export const LogLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** The gateway config file. Unknown fields are errors, so a typo never silently turns a guard off. */
+export const GatewayConfig = z
+  .object({
+    /** Editors may point this at the output of `sluice schema`. */
+    $schema: z.string().optional(),
+    /** The server name clients see. */
+    name: z.string().min(1).default('sluice-gateway'),
+    /** The server version clients see. */
+    version: z.string().min(1).default(version),
+    /** Shown to clients at initialization. */
+    instructions: z.string().optional(),
+    listen: ListenConfig.prefault({ http: {} }),
+    upstreams: z.array(UpstreamConfig).default([]),
+    /** Each plugin's own options; a plugin left out is not loaded. */
+    plugins: PluginsConfig.prefault({}),
+    /** `memory` (one process) or `{ redis: "redis://..." }` (limits and ledger shared by replicas). */
+    store: z.union([z.literal('memory'), RedisStoreConfig]).default('memory'),
+    telemetry: TelemetryConfig.prefault({}),
+    logLevel: LogLevel.default('info'),
+    /** How long shutdown waits for running calls, in ms. */
+    drainTimeoutMs: z.number().int().nonnegative().default(10_000),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    const seen = new Map<string, number>();
+    config.upstreams.forEach((upstream, index) => {
+      const first = seen.get(upstream.name);
+      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['upstreams', index, 'name'], message: `"${upstream.name}" is already the name of upstreams.${first}` });
+      else seen.set(upstream.name, index);
+    });
+    const http = config.listen.http;
+    if (http && config.telemetry.metricsPath === http.path) {
+      ctx.addIssue({ code: 'custom', path: ['telemetry', 'metricsPath'], message: `must differ from listen.http.path (${http.path})` });
+    }
+  });
+
+/** A config as written in a file or passed to `createGateway()`. */
+export type GatewayConfigInput = z.input<typeof GatewayConfig>;
+/** A config with its defaults filled in. */
+export type GatewayConfig = z.output<typeof GatewayConfig>;
+export type UpstreamConfig = z.output<typeof UpstreamConfig>;
+/** One upstream as written in the config. */
+export type UpstreamConfigInput = z.input<typeof UpstreamConfig>;
+export type PluginsConfig = z.output<typeof PluginsConfig>;

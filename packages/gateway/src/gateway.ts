@@ -1,0 +1,135 @@
+import { createDefaultLogger, createServer } from '@sluice/core';
+import type { HttpListener, ImportResult, Logger, SluiceServer, StdioHandle, Store } from '@sluice/core';
+import { GatewayMetrics } from './call-metrics.js';
+import type { GatewayConfig, GatewayConfigInput } from './config-schema.js';
+import { metricsRoute } from './metrics-route.js';
+import type { ParseConfigOptions } from './parse-config.js';
+import { parseGatewayConfig } from './parse-config.js';
+import { pluginsFromConfig } from './plugins.js';
+import { storeOf } from './store.js';
+import { telemetry } from './telemetry.js';
+
+export interface GatewayOptions extends ParseConfigOptions {
+  /** Default: JSON lines on stderr at the config's `logLevel`. */
+  readonly logger?: Logger;
+}
+
+/** What one upstream's import came to. */
+export interface UpstreamImport extends ImportResult {
+  readonly upstream: string;
+}
+
+export interface GatewayListeners {
+  readonly http?: HttpListener;
+  readonly stdio?: StdioHandle;
+}
+
+/**
+ * A Sluice server built from a gateway config: the configured plugins, the
+ * gateway's telemetry, the store; `start()` imports the upstreams and
+ * listens.
+ */
+export class Gateway {
+  readonly config: GatewayConfig;
+  readonly server: SluiceServer;
+  readonly logger: Logger;
+  /** Undefined when `telemetry.metricsPath` is false or nothing listens on HTTP. */
+  readonly metrics: GatewayMetrics | undefined;
+  private readonly store: Store | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(input: GatewayConfigInput | GatewayConfig, options: GatewayOptions = {}) {
+    this.config = parseGatewayConfig(input, options);
+    const config = this.config;
+    this.logger = options.logger ?? defaultLogger(config);
+    // Metrics are served by the HTTP listener; without one there is nobody to scrape them.
+    this.metrics = config.telemetry.metricsPath === false || !config.listen.http ? undefined : new GatewayMetrics();
+    const plugins = pluginsFromConfig(config);
+    const watchAdmission = config.plugins.concurrency !== undefined && config.plugins.concurrency.mode !== 'off';
+    plugins.push(telemetry({ tracing: config.telemetry.tracing, watchAdmission, ...(this.metrics ? { metrics: this.metrics } : {}) }));
+    this.store = storeOf(config, this.logger);
+    try {
+      this.server = createServer({
+        name: config.name,
+        version: config.version,
+        plugins,
+        logger: this.logger,
+        drainTimeoutMs: config.drainTimeoutMs,
+        ...(config.instructions === undefined ? {} : { instructions: config.instructions }),
+        ...(this.store ? { store: this.store } : {}),
+      });
+    } catch (error) {
+      void this.store?.close();
+      throw error;
+    }
+    this.metrics?.watchUpstreams(() => this.server.upstreams());
+  }
+
+  /**
+   * Imports every upstream, one after another so that name collisions and
+   * the risk plugin's shadowing rules resolve in config order. An upstream
+   * that cannot be reached is reported (and retried in the background); the
+   * others go on.
+   */
+  async importUpstreams(): Promise<UpstreamImport[]> {
+    const results: UpstreamImport[] = [];
+    for (const upstream of this.config.upstreams) {
+      const result = await this.server.import(upstream);
+      const record = { event: 'gateway.upstream', upstream: upstream.name, imported: result.imported.length, skipped: result.skipped.length };
+      this.logger.info(record, `upstream "${upstream.name}": ${result.imported.length} tools imported, ${result.skipped.length} skipped`);
+      results.push({ upstream: upstream.name, ...result });
+    }
+    return results;
+  }
+
+  /** Listens where the config says: Streamable HTTP (with `/metrics` beside it) and/or stdio. */
+  async listen(): Promise<GatewayListeners> {
+    const { http, stdio } = this.config.listen;
+    const metricsPath = this.config.telemetry.metricsPath;
+    const routes = this.metrics && metricsPath !== false ? { [metricsPath]: metricsRoute(this.metrics) } : undefined;
+    const httpListener = http
+      ? await this.server.listen({
+          host: http.host,
+          port: http.port,
+          path: http.path,
+          ...(http.allowedOrigins ? { allowedOrigins: http.allowedOrigins } : {}),
+          ...(http.maxBodyBytes ? { maxBodyBytes: http.maxBodyBytes } : {}),
+          ...(routes ? { routes } : {}),
+        })
+      : undefined;
+    const stdioHandle = stdio ? await this.server.serveStdio() : undefined;
+    return { ...(httpListener ? { http: httpListener } : {}), ...(stdioHandle ? { stdio: stdioHandle } : {}) };
+  }
+
+  /** Imports the upstreams, then listens. */
+  async start(): Promise<GatewayListeners> {
+    const imports = await this.importUpstreams();
+    const listeners = await this.listen();
+    const url = listeners.http?.url.href;
+    this.logger.info(
+      { event: 'gateway.ready', url, stdio: listeners.stdio !== undefined, tools: this.server.tools().length, upstreams: imports.length },
+      `gateway ready${url ? ` at ${url}` : ''}${listeners.stdio ? ' on stdio' : ''}`,
+    );
+    return listeners;
+  }
+
+  /** Stops taking calls, lets running ones finish (up to `drainTimeoutMs`), closes listeners, upstreams and the store. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.server.close();
+      await this.store?.close();
+    })();
+    return this.closing;
+  }
+}
+
+/** Builds the gateway a config describes. Bad config throws `CONFIG_INVALID` naming each bad field. */
+export function createGateway(config: GatewayConfigInput | GatewayConfig, options: GatewayOptions = {}): Gateway {
+  return new Gateway(config, options);
+}
+
+function defaultLogger(config: GatewayConfig): Logger {
+  const logger = createDefaultLogger(config.name);
+  logger.level = config.logLevel;
+  return logger;
+}

@@ -1,0 +1,91 @@
+import type { Writable } from 'node:stream';
+import { SluiceError, createDefaultLogger, messageOf } from '@sluice/core';
+import { checkGateway } from './check.js';
+import { formatCheckReport } from './check-format.js';
+import { parseCommandLine } from './cli-args.js';
+import type { Command } from './cli-args.js';
+import { loadConfigFile } from './config-file.js';
+import { GatewayErrorCode, isConfigError } from './errors.js';
+import { createGateway } from './gateway.js';
+import type { Environment } from './interpolate.js';
+import { gatewayJsonSchema } from './json-schema.js';
+import { runUntilStopped } from './serve.js';
+import { USAGE } from './usage.js';
+import { version } from './version.js';
+
+export interface CliIo {
+  readonly stdout: Writable;
+  readonly stderr: Writable;
+  readonly env: Environment;
+}
+
+export const ExitCode = Object.freeze({ OK: 0, FAILURE: 1, USAGE: 2 } as const);
+
+/**
+ * The `sluice` command. Resolves with the exit code: 0 ok, 1 a runtime
+ * failure, 2 bad usage or a bad config. Problems are one readable message
+ * on stderr, never a stack trace.
+ */
+export async function main(argv: readonly string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+  let command: Command;
+  try {
+    command = parseCommandLine(argv);
+  } catch (error) {
+    io.stderr.write(`sluice: ${messageOf(error)}\n\n${USAGE}`);
+    return ExitCode.USAGE;
+  }
+  try {
+    return await run(command, io);
+  } catch (error) {
+    io.stderr.write(`sluice: ${messageOf(error)}\n`);
+    return isConfigError(error) ? ExitCode.USAGE : ExitCode.FAILURE;
+  }
+}
+
+async function run(command: Command, io: CliIo): Promise<number> {
+  switch (command.kind) {
+    case 'help':
+      io.stdout.write(USAGE);
+      return ExitCode.OK;
+    case 'version':
+      io.stdout.write(`${version}\n`);
+      return ExitCode.OK;
+    case 'schema':
+      io.stdout.write(`${JSON.stringify(gatewayJsonSchema(), null, 2)}\n`);
+      return ExitCode.OK;
+    case 'check':
+      return check(command.config, command.json, io);
+    case 'serve':
+      return serve(command.config, io);
+  }
+}
+
+async function check(file: string, json: boolean, io: CliIo): Promise<number> {
+  const loaded = await loadConfigFile(file, io.env);
+  const logger = createDefaultLogger('sluice-check');
+  // The report says what went wrong with each upstream; routine log lines would only bury it.
+  logger.level = loaded.config.logLevel === 'debug' || loaded.config.logLevel === 'trace' ? loaded.config.logLevel : 'error';
+  const report = await checkGateway(loaded.config, logger);
+  io.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report, loaded.file));
+  return report.healthy ? ExitCode.OK : ExitCode.FAILURE;
+}
+
+async function serve(file: string, io: CliIo): Promise<number> {
+  const { config } = await loadConfigFile(file, io.env);
+  const gateway = createGateway(config);
+  try {
+    const listeners = await gateway.start();
+    return await runUntilStopped(gateway, listeners);
+  } catch (error) {
+    gateway.logger.error({ event: 'gateway.start_failed', err: error }, `the gateway could not start: ${messageOf(error)}`);
+    await gateway.close().catch(() => {});
+    throw new SluiceError(GatewayErrorCode.START_FAILED, `the gateway could not start: ${startFailure(error, config.listen.http)}`, { cause: error });
+  }
+}
+
+function startFailure(error: unknown, http: { host: string; port: number } | undefined): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (http && code === 'EADDRINUSE') return `${http.host}:${http.port} is already in use`;
+  if (http && code === 'EACCES') return `no permission to listen on ${http.host}:${http.port}`;
+  return messageOf(error);
+}

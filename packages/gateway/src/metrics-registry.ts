@@ -1,0 +1,131 @@
+import { familyHeader, formatSample, formatValue } from './prometheus.js';
+
+/** One metric family: renders its lines in the text exposition format. */
+export interface MetricFamily {
+  readonly name: string;
+  render(): string[];
+}
+
+// Label values joined by a character that cannot be confused with their text.
+const keyOf = (values: readonly string[]): string => values.join('\u0000');
+
+interface Series {
+  readonly labels: readonly string[];
+  value: number;
+}
+
+/** A counter or gauge with labels, updated as things happen. */
+export class LabeledValue implements MetricFamily {
+  private readonly series = new Map<string, Series>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly type: 'counter' | 'gauge',
+    readonly labelNames: readonly string[],
+  ) {}
+
+  add(labels: readonly string[], by = 1): void {
+    const key = keyOf(labels);
+    const found = this.series.get(key);
+    if (found) found.value += by;
+    else this.series.set(key, { labels: [...labels], value: by });
+  }
+
+  /** The current value of one series (0 when it never moved). */
+  get(labels: readonly string[]): number {
+    return this.series.get(keyOf(labels))?.value ?? 0;
+  }
+
+  render(): string[] {
+    const lines = familyHeader(this.name, this.help, this.type);
+    for (const { labels, value } of this.series.values()) lines.push(formatSample(this.name, this.labelNames, labels, value));
+    return lines;
+  }
+}
+
+export interface GaugeReading {
+  readonly labels: readonly string[];
+  readonly value: number;
+}
+
+/** A gauge read at scrape time from the state it describes (upstream health). */
+export class CollectedGauge implements MetricFamily {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    private readonly collect: () => Iterable<GaugeReading>,
+  ) {}
+
+  render(): string[] {
+    const lines = familyHeader(this.name, this.help, 'gauge');
+    for (const { labels, value } of this.collect()) lines.push(formatSample(this.name, this.labelNames, labels, value));
+    return lines;
+  }
+}
+
+interface HistogramSeries {
+  readonly labels: readonly string[];
+  /** Per bucket (not cumulative); one more than `bounds` for +Inf. */
+  readonly counts: number[];
+  sum: number;
+  count: number;
+}
+
+/** A histogram with fixed bucket bounds (upper bounds, ascending). */
+export class Histogram implements MetricFamily {
+  private readonly series = new Map<string, HistogramSeries>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    readonly bounds: readonly number[],
+  ) {}
+
+  observe(labels: readonly string[], value: number): void {
+    const key = keyOf(labels);
+    let series = this.series.get(key);
+    if (series === undefined) {
+      series = { labels: [...labels], counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
+      this.series.set(key, series);
+    }
+    let bucket = this.bounds.findIndex((bound) => value <= bound);
+    if (bucket === -1) bucket = this.bounds.length;
+    series.counts[bucket] = (series.counts[bucket] ?? 0) + 1;
+    series.sum += value;
+    series.count++;
+  }
+
+  render(): string[] {
+    const lines = familyHeader(this.name, this.help, 'histogram');
+    const bucketLabels = [...this.labelNames, 'le'];
+    for (const { labels, counts, sum, count } of this.series.values()) {
+      let cumulative = 0;
+      counts.forEach((inBucket, i) => {
+        cumulative += inBucket;
+        const le = i < this.bounds.length ? formatValue(this.bounds[i] as number) : '+Inf';
+        lines.push(formatSample(`${this.name}_bucket`, bucketLabels, [...labels, le], cumulative));
+      });
+      lines.push(formatSample(`${this.name}_sum`, this.labelNames, labels, sum));
+      lines.push(formatSample(`${this.name}_count`, this.labelNames, labels, count));
+    }
+    return lines;
+  }
+}
+
+/** The metric families of one gateway, rendered together for a scrape. */
+export class MetricsRegistry {
+  private readonly families: MetricFamily[] = [];
+
+  register<F extends MetricFamily>(family: F): F {
+    this.families.push(family);
+    return family;
+  }
+
+  /** The whole exposition, ending with a line feed. */
+  render(): string {
+    return `${this.families.flatMap((family) => family.render()).join('\n')}\n`;
+  }
+}

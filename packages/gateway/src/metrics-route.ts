@@ -1,0 +1,17 @@
+import type { RequestListener } from 'node:http';
+import type { GatewayMetrics } from './call-metrics.js';
+import { PROMETHEUS_CONTENT_TYPE } from './prometheus.js';
+
+/** Serves a scrape: GET (or HEAD) gets the exposition, anything else 405. */
+export function metricsRoute(metrics: GatewayMetrics): RequestListener {
+  return (req, res) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' });
+      res.end('Method not allowed\n');
+      return;
+    }
+    const body = metrics.render();
+    res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+}

@@ -1,0 +1,34 @@
+import { requestFilter } from '@sluice/core';
+import type { Plugin, RequestFilterOptions } from '@sluice/core';
+import { chaining } from '@sluice/plugin-chaining';
+import { concurrency } from '@sluice/plugin-concurrency';
+import { egress } from '@sluice/plugin-egress';
+import { loopGuard } from '@sluice/plugin-loop-guard';
+import { risk } from '@sluice/plugin-risk';
+import type { GatewayConfig } from './config-schema.js';
+import { withUpstreamFacts } from './risk-servers.js';
+
+/**
+ * The guard plugins a config asks for, each built by its own factory from
+ * its own options. The order is documentation only: stages order the taps.
+ */
+export function pluginsFromConfig(config: GatewayConfig): Plugin[] {
+  const { plugins } = config;
+  const list: Plugin[] = [];
+  if (plugins.loopGuard) list.push(loopGuard(plugins.loopGuard));
+  const filter = requestFilterOptions(config);
+  if (filter) list.push(requestFilter(filter));
+  if (plugins.risk) list.push(risk(withUpstreamFacts(plugins.risk, config.upstreams)));
+  if (plugins.concurrency) list.push(concurrency(plugins.concurrency));
+  if (plugins.egress) list.push(egress(plugins.egress));
+  if (plugins.chaining) list.push(chaining(plugins.chaining));
+  return list;
+}
+
+/** On by default when listening on HTTP (other transports carry no headers); `false` turns it off. */
+function requestFilterOptions(config: GatewayConfig): RequestFilterOptions | undefined {
+  const configured = config.plugins.requestFilter;
+  if (configured === false) return undefined;
+  if (configured !== undefined) return configured;
+  return config.listen.http ? {} : undefined;
+}

@@ -1,0 +1,116 @@
+import { context } from '@opentelemetry/api';
+import { Stage, definePlugin } from '@sluice/core';
+import type { CallContext, Executor, Outcome, Plugin, PluginHooks, SluiceTool } from '@sluice/core';
+import type { GatewayMetrics } from './call-metrics.js';
+import type { CallSpan } from './call-span.js';
+import { endCallSpan, startCallSpan } from './call-span.js';
+import { version } from './version.js';
+
+export const TELEMETRY_PLUGIN_NAME = 'gateway-telemetry';
+
+export interface TelemetryOptions {
+  /** Where call metrics go; absent collects none. */
+  readonly metrics?: GatewayMetrics;
+  /** A span per call (recorded only when an OpenTelemetry SDK is registered). */
+  readonly tracing: boolean;
+  /**
+   * Count calls waiting at the `THROTTLE` stage (the concurrency plugin's
+   * queue and intent mutex) in `sluice_calls_queued`.
+   */
+  readonly watchAdmission?: boolean;
+}
+
+/** What the gateway keeps about one running call. */
+interface CallRecord {
+  readonly span: CallSpan | undefined;
+  /** Between reaching admission control and being admitted (or turned away). */
+  waiting: boolean;
+}
+
+/**
+ * The gateway's observer: opens a span when a call enters `preCall` (first of
+ * all taps), makes it the active span around the executor (so the upstream
+ * hop's span is its child), and closes it in `settled`, where the call's
+ * metrics are recorded too.
+ */
+export function telemetry(options: TelemetryOptions): Plugin {
+  const { metrics, tracing } = options;
+  const calls = new WeakMap<CallContext, CallRecord>();
+
+  const begin = (ctx: CallContext): undefined => {
+    const parent = ctx.parent ? calls.get(ctx.parent)?.span : undefined;
+    calls.set(ctx, { span: tracing ? startCallSpan(ctx, parent) : undefined, waiting: false });
+    metrics?.inFlight.add([ctx.tool.name], 1);
+    return undefined;
+  };
+
+  const end = (ctx: CallContext, outcome: Outcome): void => {
+    const record = calls.get(ctx);
+    if (record) {
+      calls.delete(ctx);
+      metrics?.inFlight.add([ctx.tool.name], -1);
+      if (record.span) endCallSpan(record.span, outcome);
+    } else if (tracing) {
+      // Refused before preCall (invalid arguments): still one span per call.
+      const span = startCallSpan(ctx, ctx.parent ? calls.get(ctx.parent)?.span : undefined);
+      if (span) endCallSpan(span, outcome);
+    }
+    metrics?.settled(ctx.tool.name, outcome);
+  };
+
+  const activate = (next: Executor): Executor => (ctx) => {
+    const span = calls.get(ctx)?.span;
+    return span ? context.with(span.context, next, undefined, ctx) : next(ctx);
+  };
+
+  return definePlugin({
+    name: TELEMETRY_PLUGIN_NAME,
+    version,
+    apply({ hooks }) {
+      if (!metrics && !tracing) return;
+      hooks.preCall.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.FIRST }, begin);
+      if (tracing) hooks.execute.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.LAST }, activate);
+      if (metrics && options.watchAdmission) watchAdmission(hooks, metrics, calls);
+      hooks.settled.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.LAST }, end);
+    },
+  });
+}
+
+/**
+ * Brackets the `THROTTLE` stage with a wrapper just outside it and one just
+ * inside: a call between the two is waiting for admission. A tool that no
+ * plugin guards at that stage gets both wrappers removed again, at no cost.
+ */
+function watchAdmission(hooks: PluginHooks, metrics: GatewayMetrics, calls: WeakMap<CallContext, CallRecord>): void {
+  const inner = new WeakMap<SluiceTool, { readonly wrapped: Executor; readonly base: Executor }>();
+  hooks.execute.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.THROTTLE - 1 }, (next, tool) => {
+    const labels = [tool.name];
+    const wrapped: Executor = (ctx) => {
+      const record = calls.get(ctx);
+      if (record?.waiting) {
+        record.waiting = false;
+        metrics.queued.add(labels, -1);
+      }
+      return next(ctx);
+    };
+    inner.set(tool, { wrapped, base: next });
+    return wrapped;
+  });
+  hooks.execute.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.THROTTLE + 1 }, (next, tool) => {
+    const mine = inner.get(tool);
+    if (mine !== undefined && next === mine.wrapped) return mine.base;
+    const labels = [tool.name];
+    return (ctx) => {
+      const record = calls.get(ctx);
+      if (record === undefined) return next(ctx);
+      record.waiting = true;
+      metrics.queued.add(labels, 1);
+      return next(ctx).finally(() => {
+        // Shed, or cancelled while waiting: it leaves the line without being admitted.
+        if (!record.waiting) return;
+        record.waiting = false;
+        metrics.queued.add(labels, -1);
+      });
+    };
+  });
+}

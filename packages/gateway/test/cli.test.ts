@@ -1,0 +1,205 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { compileSchema, createServer } from '@sluice/core';
+import type { HttpListener, SluiceServer } from '@sluice/core';
+import { captureLogger, textOf } from '@sluice/core/testing';
+import { interpolateEnv, main } from '@sluice/gateway';
+import { z } from 'zod';
+import { CLI_SOURCE, REPO_ROOT, call, eventually, fixtureUpstream, httpClient, runCli, sample, tempConfig } from './helpers.js';
+
+const TOKEN = 'tok-7f3a9c21e4';
+
+/** An HTTP upstream in this process: a Sluice server whose tool checks the bearer token it was sent. */
+let remote: SluiceServer;
+let remoteListener: HttpListener;
+
+beforeAll(async () => {
+  remote = createServer({ name: 'remote', version: '1.0.0', logger: captureLogger().logger });
+  remote.tool({
+    name: 'greet',
+    inputSchema: z.object({ who: z.string() }),
+    handler: ({ who }, ctx) => ({ content: [{ type: 'text', text: `hello ${who}${ctx.headers.authorization === `Bearer ${TOKEN}` ? ' (authorized)' : ''}` }] }),
+  });
+  remoteListener = await remote.listen();
+});
+
+afterAll(async () => {
+  await remote.close();
+});
+
+const NO_STACK = /\n\s+at /;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('sluice serve', () => {
+  it('serves stdio and HTTP upstreams to a real client, then drains a running call on SIGTERM and exits 0', async () => {
+    const config = tempConfig({
+      listen: { http: { port: 0 } },
+      upstreams: [
+        fixtureUpstream('local'),
+        { name: 'remote', namespace: 'remote', connection: { type: 'http', url: remoteListener.url.href, headers: { authorization: 'Bearer ${GW_TEST_TOKEN}' } } },
+      ],
+      plugins: { loopGuard: {}, chaining: {} },
+    });
+    const run = runCli(['serve', '--config', config.file], { GW_TEST_TOKEN: TOKEN });
+    try {
+      const ready = await run.event('gateway.ready');
+      const client = await httpClient(String(ready.url));
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['local_echo', 'local_sleep', 'remote_greet']));
+      expect(textOf(await call(client, 'local_echo', { text: 'through stdio' }))).toBe('through stdio');
+      expect(textOf(await call(client, 'remote_greet', { who: 'http' }))).toBe('hello http (authorized)');
+
+      const metrics = new URL('/metrics', String(ready.url));
+      const running = call(client, 'local_sleep', { ms: 300 });
+      await eventually(async () => sample(await (await fetch(metrics)).text(), 'sluice_calls_in_flight{tool="local_sleep"}') === 1, 'the sleep call in flight');
+      run.child.kill('SIGTERM');
+      expect(textOf(await running)).toBe('slept 300');
+      expect(await run.exited).toBe(0);
+      expect(run.stderr()).toContain('"event":"gateway.stopped"');
+      expect(run.stderr()).not.toContain(TOKEN);
+      await client.close().catch(() => {});
+    } finally {
+      run.child.kill('SIGKILL');
+      config.remove();
+    }
+  });
+
+  it('serves over stdio with logs on stderr only, and ends when its client closes stdin', async () => {
+    const config = tempConfig({ listen: { stdio: true }, upstreams: [fixtureUpstream('local')] });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ['--conditions=sluice:source', '--import', 'tsx', CLI_SOURCE, 'serve', '--config', config.file],
+      cwd: REPO_ROOT,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      expect(textOf(await call(client, 'local_echo', { text: 'over stdio' }))).toBe('over stdio');
+      const pid = transport.pid as number;
+      await client.close();
+      await eventually(() => !alive(pid), 'the gateway to exit');
+      expect(stderr).toContain('"event":"gateway.ready"');
+      expect(stderr).toContain('"event":"gateway.stopping","reason":"stdin closed"');
+    } finally {
+      await client.close().catch(() => {});
+      config.remove();
+    }
+  });
+
+  it('fails a bad config at start with exit code 2 and one readable line naming the field', async () => {
+    const config = tempConfig({ upstreams: [{ name: 'remote', connection: { type: 'http', url: 'localhost:8080/mcp' } }], plugins: { egress: { maxPayloadBytes: 'lots' } } });
+    const run = runCli(['serve', '--config', config.file]);
+    try {
+      expect(await run.exited).toBe(2);
+      expect(run.stderr()).toBe(
+        `sluice: Invalid gateway config in ${config.file}:\n  upstreams.0.connection.url: must be an http or https URL\n  plugins.egress.maxPayloadBytes: Invalid input: expected number, received string\n`,
+      );
+      expect(run.stdout()).toBe('');
+    } finally {
+      config.remove();
+    }
+  });
+
+  it('fails with exit code 2 naming a missing environment variable, and never prints the values of those that are set', async () => {
+    const config = tempConfig({ upstreams: [{ name: 'r', connection: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { a: '${GW_TEST_TOKEN}', b: '${GW_UNSET_VAR}' } } }] });
+    const run = runCli(['serve', '--config', config.file], { GW_TEST_TOKEN: TOKEN });
+    try {
+      expect(await run.exited).toBe(2);
+      expect(run.stderr()).toBe('sluice: upstreams.0.connection.headers.b: environment variable GW_UNSET_VAR is not set\n');
+    } finally {
+      config.remove();
+    }
+  });
+
+  it('exits 1 when it cannot listen, saying the address is taken', async () => {
+    const config = tempConfig({ listen: { http: { port: remoteListener.port } } });
+    const run = runCli(['serve', '--config', config.file]);
+    try {
+      expect(await run.exited).toBe(1);
+      expect(run.stderr()).toContain(`sluice: the gateway could not start: 127.0.0.1:${remoteListener.port} is already in use\n`);
+      expect(run.stderr()).not.toMatch(NO_STACK);
+    } finally {
+      config.remove();
+    }
+  });
+});
+
+describe('sluice check', () => {
+  it('lists the tools that would be exposed with their risk, the skipped ones with reasons, and each upstream health; an unreachable upstream exits 1', async () => {
+    const config = tempConfig({
+      upstreams: [
+        fixtureUpstream('local', { denyTools: ['sleep', 'hold'] }),
+        { name: 'remote', namespace: 'remote', connection: { type: 'http', url: remoteListener.url.href } },
+        { name: 'gone', connection: { type: 'http', url: 'http://127.0.0.1:9/mcp' }, connectTimeoutMs: 2000 },
+      ],
+      plugins: { risk: { maxRisk: 'L3', servers: { local: { trust: 'vendor-official' } } } },
+    });
+    const run = runCli(['check', '--config', config.file]);
+    try {
+      expect(await run.exited).toBe(1);
+      const out = run.stdout();
+      expect(out).toContain(`Config ${config.file} is valid.`);
+      expect(out).toMatch(/^ {2}local +stdio +healthy +5 tools/m);
+      expect(out).toMatch(/^ {2}remote +http +healthy +0 tools/m);
+      expect(out).toMatch(/^ {2}gone +http +down +0 tools +\(.+\)/m);
+      expect(out).toMatch(/^ {2}tool +upstream +risk +floors +scan hits$/m);
+      expect(out).toMatch(/^ {2}local_echo +local +L\d +- +-$/m);
+      expect(out).toMatch(/^ {2}local_sleep +local +core: +Denied by the denyTools patterns of upstream "local"$/m);
+      expect(out).toMatch(/^ {2}remote_greet +remote +risk: +ABOVE_MAX_RISK: L\d is above maxRisk L3$/m);
+      expect(out).toContain('Some upstreams could not be reached');
+    } finally {
+      config.remove();
+    }
+  });
+});
+
+describe('sluice schema, help and usage', () => {
+  async function runMain(args: string[]): Promise<{ code: number; out: string; err: string }> {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = '';
+    let err = '';
+    stdout.on('data', (c: Buffer) => (out += c.toString()));
+    stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const code = await main(args, { stdout, stderr, env: {} });
+    return { code, out, err };
+  }
+
+  it('prints a JSON Schema that accepts the example config and rejects a bad one', async () => {
+    const { code, out } = await runMain(['schema']);
+    expect(code).toBe(0);
+    const schema = JSON.parse(out) as Record<string, unknown>;
+    expect(schema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', additionalProperties: false });
+    const { $schema: _dialect, ...body } = schema;
+    const compiled = compileSchema(body, 'input', 'sluice-config');
+    const example = fileURLToPath(new URL('../../../examples/gateway/sluice.config.json', import.meta.url));
+    const written = interpolateEnv(JSON.parse(readFileSync(example, 'utf8')), {});
+    expect(await compiled.validate(written)).toMatchObject({ ok: true });
+    expect(await compiled.validate({ upstreams: [{ name: 'a', connection: { type: 'stdio' } }] })).toMatchObject({ ok: false });
+    expect(await compiled.validate({ plugins: { concurrency: { default: { maxActive: 0 } } } })).toMatchObject({ ok: false });
+  });
+
+  it('prints help with exit code 0, and usage with exit code 2 for an unknown command or option', async () => {
+    expect(await runMain(['--help'])).toMatchObject({ code: 0, out: expect.stringContaining('Usage: sluice <command>') });
+    const unknown = await runMain(['launch']);
+    expect(unknown).toMatchObject({ code: 2, out: '' });
+    expect(unknown.err).toMatch(/^sluice: unknown command "launch"\n\nUsage: sluice/);
+    expect((await runMain(['serve', '--prot', '1'])).code).toBe(2);
+    expect((await runMain([])).code).toBe(2);
+  });
+});

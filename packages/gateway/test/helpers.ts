@@ -1,0 +1,112 @@
+// Shared by the gateway tests: the fixture upstream, clients, child processes of the CLI.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@sluice/core';
+import type { UpstreamConfigInput } from '@sluice/gateway';
+
+/** The fixture upstream (stdio): echo, meta, sleep, hold/release, handoff. */
+export const FIXTURE_UPSTREAM = fileURLToPath(new URL('./fixtures/upstream.mjs', import.meta.url));
+/** The repository root: the CLI runs from here, on its sources. */
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** The CLI's source, run with `--conditions=sluice:source --import tsx`. */
+export const CLI_SOURCE = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+
+/** A stdio upstream entry for a config, running the fixture. */
+export function fixtureUpstream(name: string, extra: Partial<UpstreamConfigInput> = {}): UpstreamConfigInput {
+  return { name, namespace: name, connection: { type: 'stdio', command: process.execPath, args: [FIXTURE_UPSTREAM] }, ...extra };
+}
+
+/** A real SDK client over Streamable HTTP. */
+export async function httpClient(url: URL | string, headers?: Record<string, string>): Promise<Client> {
+  const client = new Client({ name: 'gateway-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers } } : undefined));
+  return client;
+}
+
+export function call(client: Client, name: string, args: Record<string, unknown> = {}, meta?: Record<string, unknown>): Promise<CallToolResult> {
+  return client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }) as Promise<CallToolResult>;
+}
+
+/** A temporary folder holding a config file; `remove()` deletes it. */
+export function tempConfig(config: unknown, name = 'sluice.config.json'): { dir: string; file: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-gateway-'));
+  const file = join(dir, name);
+  writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config, null, 2));
+  return { dir, file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface CliRun {
+  readonly child: ChildProcess;
+  /** Everything written to stderr so far. */
+  stderr(): string;
+  stdout(): string;
+  /** Resolves with the exit code. */
+  readonly exited: Promise<number | null>;
+  /** Resolves with the first JSON log record with this event. */
+  event(name: string): Promise<Record<string, unknown>>;
+}
+
+/** Runs `sluice <args>` from its sources as a child process. */
+export function runCli(args: readonly string[], env: Record<string, string> = {}): CliRun {
+  const child = spawn(process.execPath, ['--conditions=sluice:source', '--import', 'tsx', CLI_SOURCE, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let err = '';
+  let out = '';
+  const waiters: { name: string; resolve: (record: Record<string, unknown>) => void }[] = [];
+  const scan = (): void => {
+    for (const line of err.split('\n')) {
+      if (!line.startsWith('{')) continue;
+      let record: Record<string, unknown>;
+      try {
+        record = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      for (const waiter of waiters.filter((w) => w.name === record.event)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(record);
+      }
+    }
+  };
+  child.stderr.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+    scan();
+  });
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    stderr: () => err,
+    stdout: () => out,
+    exited,
+    event: (name) =>
+      new Promise((resolve, reject) => {
+        waiters.push({ name, resolve });
+        scan();
+        void exited.then((code) => reject(new Error(`sluice exited (${code}) before logging ${name}:\n${err}`)));
+      }),
+  };
+}
+
+/** Polls until `check` holds; fails with `what` after a while. */
+export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The value of one sample in a Prometheus exposition, or undefined when the line is absent. */
+export function sample(exposition: string, series: string): number | undefined {
+  const line = exposition.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { GatewayMetrics, gatewayJsonSchema } from '@sluice/gateway';
+
+const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+/** The first-column names of the table under a heading. */
+function tableNames(heading: string): string[] {
+  const section = README.slice(README.indexOf(heading));
+  const table = section.slice(section.indexOf('\n|'));
+  const rows = table.split('\n\n')[0]?.split('\n').filter((line) => line.startsWith('| `')) ?? [];
+  return rows.map((row) => /^\| `([^`]+)`/.exec(row)?.[1] as string);
+}
+
+type Schema = Record<string, unknown>;
+
+/** Every field path of the config schema (`upstreams[].connection.url`); plugin options belong to the plugins' READMEs. */
+function schemaPaths(schema: Schema, prefix = '', out = new Set<string>()): Set<string> {
+  for (const key of ['anyOf', 'oneOf', 'allOf']) for (const branch of (schema[key] as Schema[] | undefined) ?? []) schemaPaths(branch, prefix, out);
+  if (schema.items) schemaPaths(schema.items as Schema, `${prefix}[]`, out);
+  for (const [key, value] of Object.entries((schema.properties as Record<string, Schema> | undefined) ?? {})) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    out.add(path);
+    if (!path.startsWith('plugins.')) schemaPaths(value, path, out);
+  }
+  return out;
+}
+
+describe('the README', () => {
+  it('has a row for every field of the config schema, and none for a field it does not have', () => {
+    expect(tableNames('### Reference').sort()).toEqual([...schemaPaths(gatewayJsonSchema())].sort());
+  });
+
+  it('lists exactly the metric families the gateway serves', () => {
+    const metrics = new GatewayMetrics();
+    metrics.watchUpstreams(() => []);
+    const served = [...metrics.render().matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
+    expect(tableNames('## Metrics').sort()).toEqual(served.sort());
+  });
+});
