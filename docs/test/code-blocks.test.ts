@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const docs = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md'));
+const docs = [...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f)), 'README.md'];
 
 interface Block {
   readonly doc: string;
@@ -16,7 +16,7 @@ interface Block {
 }
 
 function blocks(doc: string): Block[] {
-  const text = readFileSync(join(root, 'docs', doc), 'utf8');
+  const text = readFileSync(join(root, doc), 'utf8');
   const found: Block[] = [];
   const pattern = /(?:<!-- source: (\S+) -->\n)?```ts\n([\s\S]*?)\n```/g;
   for (const match of text.matchAll(pattern)) found.push({ doc, source: match[1], code: match[2] ?? '' });
