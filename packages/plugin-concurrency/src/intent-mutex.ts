@@ -77,9 +77,16 @@ export function auditMutexExecutor(next: Executor, spec: MutexSpec): Executor {
       return next(ctx);
     }
     if (ctx.parent !== undefined && joinsCaller(ctx, key)) return next(ctx);
-    const permit = spec.store.lock(key).tryAcquire();
+    // A one-slot semaphore with no queue beside the real lock: it answers at once, even on stores without a synchronous fast path.
+    const probe = spec.store.semaphore(`${key}/audit`, AUDIT_PROBE);
+    const permit = probe.tryAcquire();
     if (permit !== undefined) return runLocked(next, ctx, key, permit);
-    ctx.logger.info({ event: 'concurrency.mutex_would_wait', keyArgs: spec.keyArgs }, `audit: a call to "${spec.tool}" would have waited for the same action`);
-    return next(ctx);
+    const wouldWait = (): Promise<CallToolResult> => {
+      ctx.logger.info({ event: 'concurrency.mutex_would_wait', keyArgs: spec.keyArgs }, `audit: a call to "${spec.tool}" would have waited for the same action`);
+      return next(ctx);
+    };
+    return probe.acquire(ctx.signal).then((admission) => (admission.admitted ? runLocked(next, ctx, key, admission.permit) : wouldWait()));
   };
 }
+
+const AUDIT_PROBE = Object.freeze({ maxActive: 1, maxQueue: 0 });

@@ -52,14 +52,17 @@ export function auditLimitExecutor(next: Executor, spec: LimiterSpec): Executor 
   const key = `${slotsKey(spec.tool)}/audit`;
   const { maxActive, maxQueue } = spec.limit;
   const options: SemaphoreOptions = Object.freeze({ maxActive: maxActive + maxQueue, maxQueue: 0 });
+  const runAnyway = (ctx: CallContext, running: number): Promise<CallToolResult> => {
+    ctx.logger.warn({ event: 'concurrency.would_shed', running, maxActive, maxQueue }, `audit: would have shed a call to "${spec.tool}"`);
+    return next(ctx);
+  };
   return (ctx) => {
     const semaphore = spec.store.semaphore(key, options);
     const permit = semaphore.tryAcquire();
     if (permit !== undefined) return runHolding(next, ctx, permit);
-    ctx.logger.warn(
-      { event: 'concurrency.would_shed', running: semaphore.active, maxActive, maxQueue },
-      `audit: would have shed a call to "${spec.tool}"`,
-    );
-    return next(ctx);
+    // No queue (maxQueue 0), so acquire() answers at once; stores without a synchronous fast path (Redis) take this way.
+    return semaphore
+      .acquire(ctx.signal)
+      .then((admission) => (admission.admitted ? runHolding(next, ctx, admission.permit) : runAnyway(ctx, admission.active)));
   };
 }

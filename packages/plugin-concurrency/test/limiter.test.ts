@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { CoreErrorCode, MemoryStore, SluiceError, Stage, createServer, definePlugin } from '@sluice/core';
-import type { CallToolResult, Outcome, Plugin, ToolDefinition } from '@sluice/core';
+import type { CallToolResult, Outcome, Plugin, Semaphore, SemaphoreOptions, Store, ToolDefinition } from '@sluice/core';
 import { captureLogger, createTestKit, errorOf, textOf } from '@sluice/core/testing';
 import { ConcurrencyErrorCode, concurrency } from '@sluice/plugin-concurrency';
 import { Occupancy, aborted, gate, idle, slotsOf, text, until } from './support.js';
@@ -285,6 +285,58 @@ describe('the concurrency limit', () => {
     door.open();
     expect((await Promise.all(calls)).every((r) => !r.isError)).toBe(true);
     expect(kit.logs.events('concurrency.shed')).toEqual([]);
+    await kit.close();
+  });
+});
+
+describe('stores without a synchronous fast path', () => {
+  /** The real in-memory store, seen through the interface a remote store offers: tryAcquire never answers. */
+  function remoteLike(store: MemoryStore): Store {
+    const wrap = (semaphore: Semaphore): Semaphore => ({
+      tryAcquire: () => undefined,
+      acquire: (signal) => semaphore.acquire(signal),
+      get active() {
+        return semaphore.active;
+      },
+      get queued() {
+        return semaphore.queued;
+      },
+    });
+    return Object.assign(Object.create(store) as Store, {
+      semaphore: (key: string, options: SemaphoreOptions) => wrap(store.semaphore(key, options)),
+      lock: (key: string) => wrap(store.lock(key)),
+    });
+  }
+
+  it('in audit mode logs only the calls it would really have shed', async () => {
+    const occupancy = new Occupancy();
+    const door = gate();
+    const kit = await createTestKit({
+      store: remoteLike(new MemoryStore()),
+      plugins: [concurrency({ mode: 'audit' })],
+      tools: [slowTool('audited', occupancy, door.opened, { maxActive: 1, maxQueue: 1 })],
+    });
+    const calls = Array.from({ length: 3 }, (_, i) => kit.call('audited', { i }));
+    await until(() => occupancy.started === 3);
+    expect(kit.logs.events('concurrency.would_shed')).toHaveLength(1);
+    door.open();
+    expect((await Promise.all(calls)).every((r) => !r.isError)).toBe(true);
+    await kit.close();
+  });
+
+  it('in enforce mode queues and sheds as with the in-memory fast path', async () => {
+    const occupancy = new Occupancy();
+    const door = gate();
+    const kit = await createTestKit({
+      store: remoteLike(new MemoryStore()),
+      plugins: [concurrency()],
+      tools: [slowTool('limited', occupancy, door.opened, { maxActive: 1, maxQueue: 1 })],
+    });
+    const calls = Array.from({ length: 3 }, (_, i) => kit.call('limited', { i }));
+    expect(errorOf(await calls[2]!)?.code).toBe('SERVER_BUSY');
+    door.open();
+    expect((await Promise.all(calls.slice(0, 2))).every((r) => !r.isError)).toBe(true);
+    expect(occupancy.started).toBe(2);
     await kit.close();
   });
 });
