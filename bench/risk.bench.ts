@@ -6,20 +6,27 @@
 //     each costs about what ordinary text of that size costs;
 // (3) importing 1,000 tools through the import hook (scan + ledger + scoring + events),
 //     first sight and re-import, against a server without plugins;
-// (4) its per-call cost: the preCall gate alone, and in-memory tools/call round trips of a
-//     server without plugins and one with risk(), alternating round by round.
+// (4) its per-call cost: the preCall gate alone; in-memory tools/call round trips of a
+//     local tool on a server without plugins and with risk() configured four ways (defaults,
+//     which log no events for local tools; events for every tool at a level the logger
+//     drops; events written; a shared ledger store, fresh), alternating round by round; and
+//     a call of an imported (in-process) tool without and with its call events written;
+// (5) the approval half: sealing and checking a 2026-07-28 state, and a 2025-11-25
+//     elicitation round trip (approved) against the same call unasked.
 // Run: cd packages/core && node --conditions=sluice:source --import tsx ../../bench/risk.bench.ts
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
-import { InMemoryTransport } from '@modelcontextprotocol/server';
+import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { createServer } from '../packages/core/src/index.js';
+import { MemoryStore, createServer } from '../packages/core/src/index.js';
 import type { CallContext, Executor, SluiceServer, SluiceTool, ToolSource } from '../packages/core/src/index.js';
 import { risk, scanText, scanTool } from '../packages/plugin-risk/src/index.js';
+import type { RiskOptions } from '../packages/plugin-risk/src/index.js';
 import { Gate } from '../packages/plugin-risk/src/gate.js';
+import { RequestStateCodec, argumentsDigest } from '../packages/plugin-risk/src/request-state.js';
 import { nsPerOp, paired, printTable, ratio, writeResult } from './lib.js';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -165,35 +172,105 @@ const gate = new Gate();
 const localCtx = { tool: { name: 'echo', source: { kind: 'local' } } } as unknown as CallContext;
 const gateNs = nsPerOp(() => gate.refuse(localCtx), quick ? 200_000 : 2_000_000);
 
-async function roundTrip(server: SluiceServer) {
+async function roundTrip(server: SluiceServer, elicitation = false) {
   server.tool({ name: 'echo', inputSchema: z.object({ text: z.string() }), handler: ({ text }) => ({ content: [{ type: 'text', text }] }) });
+  server.tool({ name: 'gated', policy: { risk: { hitl: true } }, handler: () => ({ content: [{ type: 'text', text: 'ok' }] }) });
   await server.ready();
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'bench', version: '1.0.0' }, elicitation ? { capabilities: { elicitation: { form: {} } } } : {});
+  if (elicitation) client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { approve: true } }));
+  await client.connect(clientSide);
+  return { client, run: () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }), gated: () => client.callTool({ name: 'gated', arguments: {} }) };
+}
+/** The in-memory store under another kind: what a shared (Redis) store looks like to the plugin, without the network. */
+function sharedStore(): MemoryStore {
+  const store = new MemoryStore();
+  Object.defineProperty(store, 'kind', { value: 'shared' });
+  return store;
+}
+const withRisk = (options: RiskOptions, store?: MemoryStore) =>
+  roundTrip(createServer({ name: 'risk', version: '1.0.0', logger: quiet(), plugins: [risk({ ledger: { persist: store ? 'store' : 'memory' }, ...options })], ...(store ? { store } : {}) }));
+const bare = await roundTrip(createServer({ name: 'bare', version: '1.0.0', logger: quiet() }));
+const variants = [
+  { name: 'no plugins', trip: bare },
+  { name: 'risk() defaults', trip: await withRisk({}) },
+  { name: 'risk(), events for all at debug (dropped)', trip: await withRisk({ calls: { events: 'all', level: 'debug' } }) },
+  { name: 'risk(), events for all, written', trip: await withRisk({ calls: { events: 'all' } }) },
+  { name: 'risk() defaults, shared store', trip: await withRisk({}, sharedStore()) },
+];
+const stats = await paired(
+  variants.map((v) => ({ name: v.name, run: v.trip.run })),
+  quick ? { warmup: 1_000, rounds: 5, perRound: 500 } : { warmup: 5_000, rounds: 20, perRound: 1_000 },
+);
+const baseline = stats[0] as (typeof stats)[0];
+const callRows = [
+  { measure: 'preCall gate alone (nothing held)', p50: `${gateNs.toFixed(1)} ns`, meanOverBare: '' },
+  ...stats.map((s) => ({ measure: `round trip, ${s.name}`, p50: `${s.p50Us.toFixed(1)} µs`, meanOverBare: `${(s.meanUs - baseline.meanUs).toFixed(2)} µs (x${ratio(s.meanUs, baseline.meanUs)})` })),
+];
+printTable('(4) Per call, local tool', callRows);
+for (const v of variants) await v.trip.client.close();
+
+async function importedTrip(options: RiskOptions) {
+  const upstream = new McpServer({ name: 'up', version: '1.0.0' });
+  upstream.registerTool('echo', { description: 'Echoes the text it is given, unchanged.', inputSchema: z.object({ text: z.string() }), annotations: { readOnlyHint: true } }, ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
+  const server = createServer({ name: 'imported', version: '1.0.0', logger: quiet(), plugins: [risk({ ledger: { persist: 'memory' }, ...options })] });
+  await server.import({ name: 'up', connection: { type: 'in-process', server: upstream } });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(clientSide);
   return { client, run: () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }) };
 }
-const bare = await roundTrip(createServer({ name: 'bare', version: '1.0.0', logger: quiet() }));
-const guarded = await roundTrip(createServer({ name: 'risk', version: '1.0.0', logger: quiet(), plugins: [risk({ ledger: { persist: 'memory' } })] }));
-const stats = await paired(
-  [
-    { name: 'no plugins', run: bare.run },
-    { name: 'risk()', run: guarded.run },
-  ],
-  quick ? { warmup: 1_000, rounds: 5, perRound: 500 } : { warmup: 5_000, rounds: 20, perRound: 1_000 },
-);
-const [noPlugins, withRisk] = stats as [(typeof stats)[0], (typeof stats)[0]];
-const callRows = [
-  { measure: 'preCall gate alone (nothing held)', value: `${gateNs.toFixed(1)} ns` },
-  { measure: 'round trip p50, no plugins', value: `${noPlugins.p50Us.toFixed(1)} µs` },
-  { measure: 'round trip p50, risk()', value: `${withRisk.p50Us.toFixed(1)} µs` },
-  { measure: 'round trip mean ratio risk()/none', value: String(ratio(withRisk.meanUs, noPlugins.meanUs)) },
+const importedVariants = [
+  { name: 'imported tool, risk() with calls.events off', trip: await importedTrip({ calls: { events: 'off' } }) },
+  { name: 'imported tool, risk() defaults (events written)', trip: await importedTrip({}) },
 ];
-printTable('(4) Per call', callRows);
-await bare.client.close();
-await guarded.client.close();
+const importedStats = await paired(
+  importedVariants.map((v) => ({ name: v.name, run: v.trip.run })),
+  quick ? { warmup: 500, rounds: 5, perRound: 300 } : { warmup: 2_000, rounds: 20, perRound: 500 },
+);
+const importedBase = importedStats[0] as (typeof importedStats)[0];
+printTable(
+  '(4b) Per call, imported tool',
+  importedStats.map((s) => ({ measure: `round trip, ${s.name}`, p50: `${s.p50Us.toFixed(1)} µs`, meanOverEventsOff: `${(s.meanUs - importedBase.meanUs).toFixed(2)} µs (x${ratio(s.meanUs, importedBase.meanUs)})` })),
+);
+for (const v of importedVariants) await v.trip.client.close();
+
+// (5) Approval.
+const codec = new RequestStateCodec(Buffer.alloc(32, 7));
+const binding = { principal: 'anonymous', tool: 'deploy', server: 'local', args: argumentsDigest({ env: 'prod' }), fingerprint: 'f'.repeat(64) };
+const minted = codec.mint(binding, Date.now() + 60_000).state;
+const mintNs = nsPerOp(() => codec.mint(binding, 1), quick ? 20_000 : 200_000);
+const checkNs = nsPerOp(() => codec.check(minted, binding, 0), quick ? 20_000 : 200_000);
+const digestNs = nsPerOp(() => argumentsDigest({ env: 'prod', note: 'a short note', count: 3 }), quick ? 20_000 : 200_000);
+const asking = await roundTrip(createServer({ name: 'asking', version: '1.0.0', logger: quiet(), plugins: [risk({ ledger: { persist: 'memory' }, calls: { events: 'off' } })] }), true);
+const approvalStats = await paired(
+  [
+    { name: 'unasked tool', run: asking.run },
+    { name: 'approved tool (2025-11-25 elicitation)', run: asking.gated },
+  ],
+  quick ? { warmup: 200, rounds: 3, perRound: 200 } : { warmup: 1_000, rounds: 10, perRound: 500 },
+);
+await asking.client.close();
+const approvalRows = [
+  { measure: 'seal a 2026-07-28 state (HMAC-SHA256)', value: `${(mintNs / 1000).toFixed(2)} µs` },
+  { measure: 'check a 2026-07-28 state', value: `${(checkNs / 1000).toFixed(2)} µs` },
+  { measure: 'digest of small arguments', value: `${(digestNs / 1000).toFixed(2)} µs` },
+  ...approvalStats.map((s) => ({ measure: `in-memory round trip p50, ${s.name}`, value: `${s.p50Us.toFixed(1)} µs` })),
+];
+printTable('(5) Approval', approvalRows);
 
 process.stdout.write(`\nload average (1 min) before/after: ${loadBefore.toFixed(2)} / ${(loadavg()[0] as number).toFixed(2)} on this machine\n`);
-const file = writeResult('risk', { quick, loadAverage: [loadBefore, loadavg()[0]], throughput: throughputRows, crafted: craftedRows, import: importRows, perCall: { gateNs, stats } });
+const file = writeResult('risk', {
+  quick,
+  loadAverage: [loadBefore, loadavg()[0]],
+  throughput: throughputRows,
+  crafted: craftedRows,
+  import: importRows,
+  perCall: { gateNs, stats, imported: importedStats },
+  approval: { mintNs, checkNs, digestNs, stats: approvalStats },
+});
 process.stdout.write(`\nwrote ${file}\n`);

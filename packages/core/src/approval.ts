@@ -1,3 +1,4 @@
+import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallContext } from './context.js';
 import { CoreErrorCode, SluiceError } from './errors.js';
 
@@ -13,9 +14,25 @@ export type ApprovalDecision =
   | { readonly approved: true }
   | {
       readonly approved: false;
-      /** `declined` by the person, `cancelled`, `timeout`, or `unsupported` by the client. */
+      /**
+       * `declined` by the person, `cancelled`, `timeout`, `unsupported` by the
+       * client, or `invalid` (a 2026-07-28 retry whose state was tampered
+       * with, replayed or bound to another call).
+       */
       readonly reason: 'declined' | 'cancelled' | 'timeout' | 'unsupported' | 'invalid';
       readonly detail?: string;
+    }
+  | {
+      /**
+       * Not decided yet: a 2026-07-28 client asks the person between two
+       * rounds. Return `result` from a `preCall` tap of a call that came over
+       * MCP; the client's retry carries the answer, and `approve()` then
+       * decides. `approved` is false so that a caller who reads only that
+       * field refuses the call rather than runs it.
+       */
+      readonly approved: false;
+      readonly reason: 'input-required';
+      readonly result: InputRequiredResult;
     };
 
 /**

@@ -1,4 +1,5 @@
 import tapable from 'tapable';
+import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from './protocol.js';
 import type { CallContext, Executor, ListContext, Outcome } from './context.js';
 import type { ImportBatch, SluiceTool } from './tool.js';
@@ -13,8 +14,13 @@ export interface CoreHooks {
   readonly import: tapable.AsyncSeriesWaterfallHook<[ImportBatch]>;
   /** Each `tools/list`: filter what this request may see. */
   readonly listTools: tapable.SyncWaterfallHook<[Tool[], ListContext]>;
-  /** Before each call: refuse by returning a result, or add outgoing `_meta`. */
-  readonly preCall: tapable.AsyncSeriesBailHook<[CallContext], CallToolResult | undefined>;
+  /**
+   * Before each call: refuse by returning a result, or add outgoing `_meta`.
+   * A call that came over MCP (`ctx.mcp` set, no `ctx.parent`) may also be
+   * answered with an input-required result (see `ApprovalDecision`): the SDK
+   * hands it to a 2026-07-28 client, which retries the call with the input.
+   */
+  readonly preCall: tapable.AsyncSeriesBailHook<[CallContext], CallToolResult | InputRequiredResult | undefined>;
   /** Once per tool at registration: wrap its executor. */
   readonly execute: tapable.SyncWaterfallHook<[Executor, SluiceTool]>;
   /** After each call that produced a result: rewrite it. */
@@ -38,7 +44,7 @@ export function createCoreHooks(): CoreHooks {
   return Object.freeze({
     import: new AsyncSeriesWaterfallHook<[ImportBatch]>(['batch'], 'import'),
     listTools: new SyncWaterfallHook<[Tool[], ListContext]>(['tools', 'context'], 'listTools'),
-    preCall: new AsyncSeriesBailHook<[CallContext], CallToolResult | undefined>(['context'], 'preCall'),
+    preCall: new AsyncSeriesBailHook<[CallContext], CallToolResult | InputRequiredResult | undefined>(['context'], 'preCall'),
     execute: new SyncWaterfallHook<[Executor, SluiceTool]>(['next', 'tool'], 'execute'),
     postCall: new AsyncSeriesWaterfallHook<[CallToolResult, CallContext]>(['result', 'context'], 'postCall'),
     settled: new SyncHook<[CallContext, Outcome]>(['context', 'outcome'], 'settled'),
@@ -70,7 +76,7 @@ interface AsyncTappable<Args extends unknown[], R> extends SyncTappable<Args, R>
 export interface PluginHooks {
   readonly import: AsyncTappable<[ImportBatch], ImportBatch>;
   readonly listTools: SyncTappable<[Tool[], ListContext], Tool[]>;
-  readonly preCall: AsyncTappable<[CallContext], CallToolResult | undefined>;
+  readonly preCall: AsyncTappable<[CallContext], CallToolResult | InputRequiredResult | undefined>;
   readonly execute: SyncTappable<[Executor, SluiceTool], Executor>;
   readonly postCall: AsyncTappable<[CallToolResult, CallContext], CallToolResult>;
   readonly settled: SyncTappable<[CallContext, Outcome], void>;

@@ -65,9 +65,12 @@ export class Pipeline {
         }
       }
       if (this.preCallUsed) {
-        const refused = await this.hooks.preCall.promise(ctx);
-        if (refused !== undefined) {
-          if (observed) outcome = { status: 'refused', code: readRefusal(refused)?.code ?? 'REFUSED', result: refused, durationMs: performance.now() - started };
+        const answered = await this.hooks.preCall.promise(ctx);
+        if (answered !== undefined) {
+          // An input-required answer (see `CoreHooks.preCall`) goes back to the SDK as it is.
+          const refused = answered as CallToolResult;
+          const code = readRefusal(refused)?.code ?? (refused.resultType === 'input_required' ? 'INPUT_REQUIRED' : 'REFUSED');
+          if (observed) outcome = { status: 'refused', code, result: refused, durationMs: performance.now() - started };
           return refused;
         }
       }

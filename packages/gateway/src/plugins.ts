@@ -6,7 +6,7 @@ import { egress } from '@sluice/plugin-egress';
 import { loopGuard } from '@sluice/plugin-loop-guard';
 import { risk } from '@sluice/plugin-risk';
 import type { GatewayConfig } from './config-schema.js';
-import { withUpstreamFacts } from './risk-servers.js';
+import { withUpstreamFacts, withUpstreamSecrets } from './risk-servers.js';
 
 /**
  * The guard plugins a config asks for, each built by its own factory from
@@ -18,7 +18,7 @@ export function pluginsFromConfig(config: GatewayConfig): Plugin[] {
   if (plugins.loopGuard) list.push(loopGuard(plugins.loopGuard));
   const filter = requestFilterOptions(config);
   if (filter) list.push(requestFilter(filter));
-  if (plugins.risk) list.push(risk(withUpstreamFacts(plugins.risk, config.upstreams)));
+  if (plugins.risk) list.push(risk(withUpstreamSecrets(withUpstreamFacts(plugins.risk, config.upstreams), config.upstreams)));
   if (plugins.concurrency) list.push(concurrency(plugins.concurrency));
   if (plugins.egress) list.push(egress(plugins.egress));
   if (plugins.chaining) list.push(chaining(plugins.chaining));

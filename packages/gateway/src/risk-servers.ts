@@ -25,3 +25,17 @@ function factsOf({ connection }: UpstreamConfig): ServerFacts {
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+
+/**
+ * The upstreams' header and environment values, added to the risk plugin's
+ * `secrets`, so that its error results and log lines never show them
+ * whatever the operator remembered to list.
+ */
+export function withUpstreamSecrets(risk: RiskConfig, upstreams: readonly UpstreamConfig[]): RiskConfig {
+  const secrets = new Set(risk.secrets ?? []);
+  for (const { connection } of upstreams) {
+    const values = connection.type === 'stdio' ? Object.values(connection.env ?? {}) : Object.values(connection.headers ?? {});
+    for (const value of values) if (typeof value === 'string' && value.length > 0) secrets.add(value);
+  }
+  return { ...risk, secrets: [...secrets] };
+}

@@ -137,3 +137,14 @@ describe('plugins from the config', () => {
     expect(names({ listen: { stdio: true } })).not.toContain('request-filter');
   });
 });
+
+describe('upstream secrets and the risk plugin', () => {
+  it('adds every upstream header and env value to the risk plugin\'s secrets', async () => {
+    const { withUpstreamSecrets } = await import('../src/risk-servers.js');
+    const upstreams = [
+      { name: 'http', connection: { type: 'http', url: 'https://a.example/mcp', headers: { authorization: 'Bearer tok-123456' } } },
+      { name: 'child', connection: { type: 'stdio', command: 'node', env: { API_KEY: 'key-abcdef' } } },
+    ] as never;
+    expect(withUpstreamSecrets({ secrets: ['mine-9999'] }, upstreams).secrets).toEqual(['mine-9999', 'Bearer tok-123456', 'key-abcdef']);
+  });
+});

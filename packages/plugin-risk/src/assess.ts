@@ -8,6 +8,8 @@ import type { RiskLevel } from './levels.js';
 import { isAbove } from './levels.js';
 import type { RiskConfig } from './options.js';
 import { RiskOptions } from './options.js';
+import { overrideCandidate, overridesFor } from './alias.js';
+import { needsApproval } from './approval-policy.js';
 import { resolveToolSettings } from './policy.js';
 import type { ExposedName } from './registry.js';
 import { ExposureRegistry, LOCAL_SOURCE } from './registry.js';
@@ -21,11 +23,12 @@ import type { ToolAssessment } from './tool-risk.js';
 import { assessTool } from './tool-risk.js';
 
 /**
- * No approval gate runs yet (the human-approval half of this package adds
- * it). Until one enforces the HITL flag, marking a tool HITL must not lower
- * its level: the mitigation would be credited for a check nobody makes.
+ * The approval gate enforces the HITL flag (a person approves each call), so
+ * a HITL tool is credited one band lower, as the seed's composition rule
+ * says. Only in `enforce` mode: in `audit` mode nobody is asked, and the
+ * credit would be for a check nobody makes.
  */
-export const HITL_ENFORCED = false;
+export const HITL_ENFORCED = true;
 
 /** One tool of the report: its level, what tripped, and whether it would be exposed. */
 export interface ToolReport {
@@ -66,7 +69,17 @@ export interface AssessInput {
 
 /** A tool about to be evaluated. */
 export interface Candidate extends ExposedName {
+  /** What clients will see (with any description override). */
   readonly definition: ToolShape;
+  /** The name it had before an alias replaced it: rules still match it. */
+  readonly formerName?: string;
+}
+
+/** Every name the per-tool rules match a candidate by. */
+function namesOf(candidate: Candidate): string[] {
+  const names = [candidate.name, candidate.originalName];
+  if (candidate.formerName !== undefined) names.push(candidate.formerName);
+  return names;
 }
 
 /** Scores, scans and judges tools against one configuration: shared by the plugin and `assess()`. */
@@ -86,21 +99,30 @@ export class RiskEngine {
 
   /** Judges one tool of an upstream. `names` indexes every tool the scan compares against. */
   evaluate(server: string, candidate: Candidate, assessment: ServerAssessment, view: ExposureView, names: ToolNameIndex): ToolReport {
-    const { name, originalName, definition } = candidate;
+    const { name, definition } = candidate;
     const hits = scanTool(definition, { otherTools: names }).hits;
-    const settings = resolveToolSettings(this.config.tools, server, [name, originalName]);
+    const known = namesOf(candidate);
+    const settings = resolveToolSettings(this.config.tools, server, known);
     const toolAssessment = assessTool(definition, assessment, settings);
-    const risk = composeRisk(assessment, toolAssessment, { hitl: settings.hitl && HITL_ENFORCED });
+    const unmitigated = composeRisk(assessment, toolAssessment);
+    const hitl = needsApproval(settings.hitl, known, unmitigated.composed, this.config.approval);
+    const risk = hitl && this.creditsHitl ? composeRisk(assessment, toolAssessment, { hitl: true }) : unmitigated;
     const violation = checkShadowing({ name, server, description: definition.description, hits }, view, this.config.rules);
-    const base = { server, name, level: risk.level, risk, assessment: toolAssessment, hits, hitl: settings.hitl };
+    const base = { server, name, level: risk.level, risk, assessment: toolAssessment, hits, hitl };
     return { ...base, ...this.verdict(risk, hits, violation) };
   }
 
-  /** A local tool: L0, never scored or scanned; only alias collisions apply. */
-  evaluateLocal(name: string, hitl: boolean, view: ExposureView): ToolReport {
+  /** A local tool: L0, never scored or scanned; only alias collisions apply. `hitl` is its policy's flag, if set. */
+  evaluateLocal(name: string, hitl: boolean | undefined, view: ExposureView): ToolReport {
     const violation = checkShadowing({ name, server: LOCAL_SOURCE, description: undefined, hits: [] }, view, this.config.rules);
-    const base = { server: LOCAL_SOURCE, name, level: LOCAL_RISK.level, risk: LOCAL_RISK, hits: [], hitl };
+    const asks = needsApproval(hitl, [name], LOCAL_RISK.composed, this.config.approval);
+    const base = { server: LOCAL_SOURCE, name, level: LOCAL_RISK.level, risk: LOCAL_RISK, hits: [], hitl: asks };
     return { ...base, ...this.verdict(LOCAL_RISK, [], violation) };
+  }
+
+  /** Approval is enforced, so a HITL tool earns its band. */
+  private get creditsHitl(): boolean {
+    return HITL_ENFORCED && this.config.mode === 'enforce';
   }
 
   private verdict(risk: ComposedRisk, hits: readonly ScanHit[], violation: ShadowingViolation | undefined): Verdict {
@@ -147,8 +169,9 @@ export function assess(tools: readonly AssessInput[], options: RiskOptions = {})
   const servers = new Map<string, ServerAssessment>();
   const reports: ToolReport[] = [];
   for (const tool of tools) {
-    const candidate = { name: tool.definition.name, originalName: tool.originalName ?? tool.definition.name, definition: tool.definition };
-    const report = tool.server === undefined ? engine.evaluateLocal(candidate.name, false, view) : engine.evaluate(tool.server, candidate, serverOf(tool.server), view, names);
+    const given = { name: tool.definition.name, originalName: tool.originalName ?? tool.definition.name, definition: tool.definition };
+    const candidate = tool.server === undefined ? given : overrideCandidate(given, overridesFor(config.tools, tool.server, [given.name, given.originalName]));
+    const report = tool.server === undefined ? engine.evaluateLocal(candidate.name, undefined, view) : engine.evaluate(tool.server, candidate, serverOf(tool.server), view, names);
     if (report.exposed) registry.add(report.server, [candidate]);
     reports.push(report);
   }

@@ -22,6 +22,18 @@ export const RiskErrorCode = Object.freeze({
   LEDGER_UNREADABLE: 'LEDGER_UNREADABLE',
   /** `approveRereview()` or `revoke()` named a tool the ledger has never seen. */
   UNKNOWN_LEDGER_ENTRY: 'UNKNOWN_LEDGER_ENTRY',
+  /** A person declined the call (or answered the approval form with anything but yes). */
+  APPROVAL_DECLINED: 'APPROVAL_DECLINED',
+  /** The person dismissed the approval request without answering. */
+  APPROVAL_CANCELLED: 'APPROVAL_CANCELLED',
+  /** Nobody answered in time: the elicitation timed out, or the 2026-07-28 state expired. */
+  APPROVAL_TIMEOUT: 'APPROVAL_TIMEOUT',
+  /** The retry's approval state was tampered with, replayed, or belongs to another call. */
+  APPROVAL_INVALID: 'APPROVAL_INVALID',
+  /** Nobody can be asked: the client cannot show a form, or the call did not come from an MCP client. */
+  APPROVAL_UNAVAILABLE: 'APPROVAL_UNAVAILABLE',
+  /** Audit mode: the call would have waited for a person's approval. */
+  APPROVAL_REQUIRED: 'APPROVAL_REQUIRED',
 } as const);
 
 export type RiskErrorCode = (typeof RiskErrorCode)[keyof typeof RiskErrorCode];

@@ -1,4 +1,5 @@
-import type { Logger } from '@sluice/core';
+import type { ApprovalDecision, Logger } from '@sluice/core';
+import type { ApprovalScope } from './approver.js';
 import type { ComposedRisk } from './compose.js';
 import type { RiskLevel } from './levels.js';
 import type { LedgerCheck } from './ledger.js';
@@ -14,6 +15,12 @@ export const RiskEvent = Object.freeze({
   POISONING_HIT: 'PoisoningHit',
   HASH_LEDGER_MISMATCH: 'HashLedgerMismatch',
   COMPOSITION_LIFECYCLE: 'CompositionLifecycle',
+  APPROVAL_REQUESTED: 'ApprovalRequested',
+  APPROVAL_DECIDED: 'ApprovalDecided',
+  APPROVAL_KEY_EPHEMERAL: 'ApprovalKeyEphemeral',
+  TOOL_START: 'tool.start',
+  TOOL_DONE: 'tool.done',
+  TOOL_CRASH: 'tool.crash',
 } as const);
 
 /** What happened to a tool's exposure. */
@@ -78,4 +85,23 @@ export function logLifecycle(logger: Logger, fields: LifecycleFields): void {
   const message = `tool "${fields.tool}" of "${fields.server}": ${fields.phase}${fields.reason ? ` (${fields.reason})` : ''}`;
   if (quiet) logger.info(line, message);
   else logger.warn(line, message);
+}
+
+/** How the person is asked: a server-to-client request (2025-11-25) or an input-required round (2026-07-28). */
+export type ApprovalChannel = 'elicitation' | 'input-required';
+
+export function logApprovalRequested(logger: Logger, scope: ApprovalScope, via: ApprovalChannel): void {
+  const { server, tool, level } = scope;
+  logger.info({ event: RiskEvent.APPROVAL_REQUESTED, server, tool, level, via }, `asking a person to approve "${tool}"`);
+}
+
+export function logApprovalDecided(logger: Logger, scope: ApprovalScope, decision: ApprovalDecision): void {
+  const { server, tool, level } = scope;
+  if (decision.approved) {
+    logger.info({ event: RiskEvent.APPROVAL_DECIDED, server, tool, level, decision: 'approved' }, `a person approved "${tool}"`);
+    return;
+  }
+  const detail = 'detail' in decision ? decision.detail : undefined;
+  const line = { event: RiskEvent.APPROVAL_DECIDED, server, tool, level, decision: decision.reason, ...(detail === undefined ? {} : { detail }) };
+  logger.warn(line, `"${tool}" was not approved: ${decision.reason}`);
 }

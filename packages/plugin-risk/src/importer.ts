@@ -8,6 +8,9 @@ import { logLedgerMismatch, logLifecycle, logPoisoningHit, logServerRisk, logToo
 import type { Gate } from './gate.js';
 import { notExposedHold, rereviewHold, revokedHold } from './gate.js';
 import type { FingerprintLedger, LedgerCheck } from './ledger.js';
+import { fingerprint } from './ledger.js';
+import { applyOverrides, overridesFor } from './alias.js';
+import { ApprovalTargets } from './approval-targets.js';
 import type { RiskLevel } from './levels.js';
 import type { ExposedName } from './registry.js';
 import { ExposureRegistry, LOCAL_SOURCE } from './registry.js';
@@ -48,6 +51,7 @@ export class RiskImporter {
     private readonly gate: Gate,
     private readonly logger: Logger,
     private readonly mode: PluginMode,
+    private readonly approvals: ApprovalTargets = new ApprovalTargets(),
   ) {
     this.registry = new ExposureRegistry(Object.keys(engine.config.servers));
   }
@@ -65,19 +69,24 @@ export class RiskImporter {
 
   private importLocal(batch: ImportBatch): void {
     for (const tool of [...batch.tools]) {
-      const report = this.engine.evaluateLocal(tool.name, tool.policy.risk?.hitl === true, this.registry);
+      const report = this.engine.evaluateLocal(tool.name, tool.policy.risk?.hitl, this.registry);
       if (!report.exposed && this.refuse(batch, tool, report.reason as string)) continue;
       publish(tool, { level: 'L0', server: 'L0', tool: 'L0', floors: [], hitl: report.hitl, poisoning: [] });
       this.registry.add(LOCAL_SOURCE, [{ name: tool.name, originalName: tool.name }]);
+      if (report.hitl) this.approvals.set(tool.name, { server: LOCAL_SOURCE, tool: tool.name, level: report.level, fingerprint: localFingerprint(tool) });
+      else this.approvals.delete(tool.name, LOCAL_SOURCE);
     }
   }
 
   private async importUpstream(batch: ImportBatch, server: string): Promise<void> {
     const tools = [...batch.tools];
-    const candidates = tools.map((tool) => candidateOf(tool));
+    // The ledger fingerprints what the upstream says, before the operator's alias or description override.
+    const declared = tools.map((tool) => ({ ...shapeOf(tool.definition), name: originalNameOf(tool) }));
+    const candidates = tools.map((tool) => this.reidentify(server, tool));
     const assessment = this.engine.assessUpstream(server, deriveServerConfig(batch.source), candidates.map((c) => c.definition));
     logServerRisk(this.logger, server, assessment);
-    const ledger = await this.ledger.checkAll(server, candidates.map((c) => ({ ...c.definition, name: c.originalName })));
+    const ledger = await this.ledger.checkAll(server, declared);
+    this.approvals.forget(server);
     const view = batchView(this.registry, server, candidates);
     const names = new ToolNameIndex([...this.registry.names(), ...candidates.flatMap((c) => [c.name, c.originalName])]);
     const kept: ExposedName[] = [];
@@ -130,7 +139,45 @@ export class RiskImporter {
       poisoning: [...new Set(report.hits.map((h) => h.pattern))],
     });
     this.exposedNames.set(`${server}\u0000${candidate.originalName}`, name);
+    if (report.hitl) this.approvals.set(name, { server, tool: candidate.originalName, level: report.level, fingerprint: check.hash });
     this.applyLifecycle(server, candidate.originalName, name, check.lifecycle, report.level);
+    return true;
+  }
+
+  /** Applies the operator's alias and description override; the candidate remembers the name the rules knew. */
+  private reidentify(server: string, tool: SluiceTool): Candidate {
+    const overrides = overridesFor(this.engine.config.tools, server, [tool.name, originalNameOf(tool)]);
+    const former = overrides === undefined ? undefined : applyOverrides(tool, overrides);
+    const candidate = candidateOf(tool);
+    return former === undefined ? candidate : { ...candidate, formerName: former };
+  }
+
+  /** Upstreams with tools exposed now: what a shared ledger's changes can touch. */
+  upstreams(): string[] {
+    return [...new Set([...this.exposedNames.keys()].map((key) => key.slice(0, key.indexOf('\u0000'))))];
+  }
+
+  /**
+   * Applies a lifecycle another replica wrote to the shared ledger: holds a
+   * tool awaiting re-review or revoked, releases one approved. Returns true
+   * if what calls and `tools/list` see changed.
+   */
+  syncLifecycle(server: string, tool: string, lifecycle: LedgerCheck['lifecycle']): boolean {
+    const name = this.exposedName(server, tool);
+    if (name === undefined) return false;
+    const hold = this.gate.get(name);
+    const held = hold !== undefined && hold.server === server && (hold.code === RiskErrorCode.TOOL_AWAITING_REREVIEW || hold.code === RiskErrorCode.TOOL_REVOKED);
+    if (lifecycle === 'ACTIVE') {
+      if (!held) return false;
+      this.gate.release(name, [RiskErrorCode.TOOL_AWAITING_REREVIEW, RiskErrorCode.TOOL_REVOKED]);
+      logLifecycle(this.logger, { server, tool: name, phase: 'approved', reason: 'approved on another replica' });
+      return true;
+    }
+    const wanted = lifecycle === 'REVOKED' ? revokedHold(server, tool, name) : rereviewHold(server, tool, name);
+    if (held && hold.code === wanted.code) return false;
+    if (hold !== undefined && !held && hold.server === server) return false; // kept out for another reason already
+    this.gate.hold(name, wanted);
+    logLifecycle(this.logger, { server, tool: name, phase: lifecycle === 'REVOKED' ? 'revoked' : 'held', code: wanted.code, reason: 'seen on another replica' });
     return true;
   }
 
@@ -180,9 +227,21 @@ export class RiskImporter {
   }
 }
 
+function originalNameOf(tool: SluiceTool): string {
+  return tool.source.kind === 'upstream' ? tool.source.originalName : tool.name;
+}
+
 function candidateOf(tool: SluiceTool): Candidate {
-  const originalName = tool.source.kind === 'upstream' ? tool.source.originalName : tool.name;
-  return { name: tool.name, originalName, definition: shapeOf(tool.definition) };
+  return { name: tool.name, originalName: originalNameOf(tool), definition: shapeOf(tool.definition) };
+}
+
+/** A local tool's fingerprint, for binding its approvals; one that cannot be fingerprinted binds by name alone. */
+function localFingerprint(tool: SluiceTool): string {
+  try {
+    return fingerprint(shapeOf(tool.definition));
+  } catch {
+    return `unhashable:${tool.name}`;
+  }
 }
 
 function shapeOf(definition: Tool): ToolShape {

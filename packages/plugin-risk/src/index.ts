@@ -5,6 +5,9 @@ export type { RiskPlugin } from './plugin.js';
 
 export { RiskOptions } from './options.js';
 export type { RiskConfig } from './options.js';
+export { ApprovalOptions } from './approval-options.js';
+export type { ApprovalConfig } from './approval-options.js';
+export type { CallEndKind, CallEventLevel, CallEventScope } from './call-events.js';
 
 export { RiskErrorCode } from './errors.js';
 
@@ -37,7 +40,7 @@ export { MAX_CANONICAL_DEPTH, canonicalJson, isWellFormed } from './canonical.js
 export type { CanonicalOptions } from './canonical.js';
 
 export { FingerprintLedger, bodyFingerprint, fingerprint } from './ledger.js';
-export type { LedgerBatch, LedgerCheck, LedgerEntry, LedgerStatus, Lifecycle } from './ledger.js';
+export type { LedgerBatch, LedgerCheck, LedgerEntry, LedgerSharing, LedgerStatus, Lifecycle } from './ledger.js';
 export { JsonFileStore } from './ledger-store.js';
 export type { LedgerStore } from './ledger-store.js';
 
@@ -45,7 +48,7 @@ export { aliasKey, checkShadowing } from './shadowing.js';
 export type { ExposureView, ShadowingRule, ShadowingRules, ShadowingViolation } from './shadowing.js';
 
 export { RiskEvent } from './events.js';
-export type { LifecyclePhase } from './events.js';
+export type { ApprovalChannel, LifecyclePhase } from './events.js';
 
 export { ToolRuleSchema } from './policy.js';
 export type { RiskToolPolicy, ToolRule } from './policy.js';

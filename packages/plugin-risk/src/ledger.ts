@@ -81,6 +81,17 @@ function sha256(text: string): string {
 const KEY_PREFIX = 'dev.sluice/risk/ledger/';
 
 /**
+ * How replicas that share the ledger's store take turns and hear of each
+ * other's changes (see `LedgerSync`). Without it the ledger is one process's.
+ */
+export interface LedgerSharing {
+  /** Held around each read-modify-write of one upstream's record; resolves to its release. */
+  lock(serverId: string): Promise<() => void>;
+  /** Called after a write, for other replicas to notice. */
+  changed(serverId: string): Promise<void>;
+}
+
+/**
  * The fingerprint ledger: per upstream (by its configured name) and tool, the
  * approved fingerprint, the one last seen, and whether calls may run. A
  * definition that no longer matches its approval waits for re-review; a
@@ -94,6 +105,7 @@ export class FingerprintLedger {
   constructor(
     private readonly store: LedgerStore,
     private readonly now: () => number = Date.now,
+    private readonly sharing?: LedgerSharing,
   ) {}
 
   /** Checks one definition (and records it). No rename or removal tracking: use `checkAll` for a whole list. */
@@ -160,7 +172,7 @@ export class FingerprintLedger {
     return this.records.get(serverId)?.get(toolName)?.lifecycle;
   }
 
-  /** Every entry of one upstream. */
+  /** Every entry of one upstream (read again from the store when it is shared). */
   async entries(serverId: string): Promise<LedgerEntry[]> {
     return this.serialized(serverId, async (tools) => [...tools.values()].map((e) => ({ ...e })), false);
   }
@@ -187,10 +199,20 @@ export class FingerprintLedger {
   private serialized<T>(serverId: string, work: (tools: Map<string, LedgerEntry>) => Promise<T>, save = true): Promise<T> {
     const previous = this.queues.get(serverId) ?? Promise.resolve();
     const run = previous.then(async () => {
-      const tools = await this.load(serverId);
-      const result = await work(tools);
-      if (save) await this.store.set(KEY_PREFIX + serverId, { version: 1, tools: [...tools.values()] });
-      return result;
+      const release = save ? await this.sharing?.lock(serverId) : undefined;
+      try {
+        // Another replica may have written since the last read: the store is the truth.
+        if (this.sharing) this.records.delete(serverId);
+        const tools = await this.load(serverId);
+        const result = await work(tools);
+        if (save) {
+          await this.store.set(KEY_PREFIX + serverId, { version: 1, tools: [...tools.values()] });
+          await this.sharing?.changed(serverId);
+        }
+        return result;
+      } finally {
+        release?.();
+      }
     });
     const settled = run.catch(() => undefined);
     this.queues.set(serverId, settled);

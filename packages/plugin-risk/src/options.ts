@@ -1,5 +1,6 @@
 import { PluginModeSchema } from '@sluice/core';
 import { z } from 'zod';
+import { ApprovalOptions } from './approval-options.js';
 import { CatalogEntrySchema } from './catalog.js';
 import { RISK_LEVELS } from './levels.js';
 import { ToolRuleSchema } from './policy.js';
@@ -35,9 +36,29 @@ export const RiskOptions = z
         persist: z.enum(['auto', 'file', 'store', 'memory']).default('auto'),
         /** The JSON file for `file` (and `auto` without a shared store). */
         path: z.string().min(1).default('.sluice/risk-ledger.json'),
+        /** With a shared store: how stale a replica's view of holds and approvals made elsewhere may be, in ms. 0 reads on every call. */
+        syncMs: z.number().int().nonnegative().max(3_600_000).default(1_000),
       })
       .strict()
       .prefault({}),
+    /** Human approval at run time. */
+    approval: ApprovalOptions.prefault({}),
+    /** The `tool.start` / `tool.done` / `tool.crash` events around each call. */
+    calls: z
+      .object({
+        /** Which calls get the events: imported tools' (the wrapped ones), every tool's, or none. */
+        events: z.enum(['upstream', 'all', 'off']).default('upstream'),
+        /** The pino level of `tool.start` and `tool.done` (`tool.crash` is `warn`). */
+        level: z.enum(['trace', 'debug', 'info']).default('info'),
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * Values masked out of every error result of an imported tool and every
+     * line the plugin logs: upstream header values, tokens, environment
+     * values. Shorter than 4 characters are ignored.
+     */
+    secrets: z.array(z.string()).max(1_000).default([]),
   })
   .strict()
   .superRefine((options, ctx) => {

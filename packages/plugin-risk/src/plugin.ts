@@ -1,15 +1,27 @@
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { CoreErrorCode, MemoryStore, SluiceError, Stage, definePlugin, parseOptions } from '@sluice/core';
-import type { Plugin, PluginApi, Services } from '@sluice/core';
+import { CoreErrorCode, MemoryStore, SluiceError, Stage, Tokens, definePlugin, parseOptions } from '@sluice/core';
+import type { CallContext, Logger, Plugin, PluginApi, Services } from '@sluice/core';
+import { ApprovalGate } from './approval-gate.js';
+import { ApprovalTargets } from './approval-targets.js';
+import type { ApprovalScope } from './approver.js';
+import { RiskApprover } from './approver.js';
 import { RiskEngine } from './assess.js';
+import { CallEvents } from './call-events.js';
 import { RiskErrorCode } from './errors.js';
-import { Gate } from './gate.js';
+import { RiskEvent } from './events.js';
+import { Gate, sourceKey } from './gate.js';
+import type { PublishedRisk } from './importer.js';
 import { RiskImporter } from './importer.js';
-import { FingerprintLedger } from './ledger.js';
+import { FingerprintLedger, fingerprint } from './ledger.js';
+import type { LedgerSharing } from './ledger.js';
 import type { LedgerStore } from './ledger-store.js';
 import { JsonFileStore } from './ledger-store.js';
+import { LedgerSync } from './ledger-sync.js';
 import type { RiskConfig } from './options.js';
 import { RiskOptions } from './options.js';
+import { RequestStateCodec } from './request-state.js';
+import { SecretMask, maskLogger } from './secret-mask.js';
 
 export const RISK_PLUGIN_NAME = 'risk';
 export const RISK_PLUGIN_VERSION = '0.1.0';
@@ -34,12 +46,16 @@ export interface RiskPlugin extends Plugin {
 
 /**
  * Identifies, scores and scans every tool that enters the server before any
- * model can reach it: server and tool risk levels, poisoning signatures, the
- * fingerprint ledger and the shadowing rules.
+ * model can reach it (server and tool risk levels, poisoning signatures, the
+ * fingerprint ledger, the shadowing rules); asks a person before calls of
+ * tools marked HITL; and wraps every call in the safe-wrapping contract
+ * (alias and description override, `tool.start` / `tool.done` /
+ * `tool.crash` with risk fields, secrets masked).
  */
 export function risk(options: RiskOptions = {}): RiskPlugin {
   const config = parseOptions(RISK_PLUGIN_NAME, RiskOptions, options);
   const importers = new Set<RiskImporter>();
+  const mask = new SecretMask(config.secrets);
   let ledger: FingerprintLedger | undefined = config.ledger.persist === 'file' || config.ledger.persist === 'memory' ? createLedger(config) : undefined;
 
   const requireLedger = (): FingerprintLedger => {
@@ -55,16 +71,25 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       return ledger;
     },
     apply(api: PluginApi) {
-      ledger ??= createLedger(config, api.services);
-      api.services.container.register(RiskTokens.Ledger, { useValue: ledger });
+      const logger = maskLogger(api.logger, mask);
       const gate = new Gate();
+      const targets = new ApprovalTargets();
       const engine = new RiskEngine(config, () => api.services.clock.now());
-      const importer = new RiskImporter(engine, ledger, gate, api.logger, api.mode);
+      // Replicas' changes are applied through the importer, which needs the ledger, which needs the sync: called only once calls flow.
+      const sync = sharedSync(config, api, ledger, () => syncFromStore(importer, requireLedger(), api));
+      ledger ??= createLedger(config, api.services, sync);
+      api.services.container.register(RiskTokens.Ledger, { useValue: ledger });
+      const importer = new RiskImporter(engine, ledger, gate, logger, api.mode, targets);
       importers.add(importer);
       api.hooks.import.tapPromise({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (batch) => importer.import(batch));
-      api.hooks.preCall.tap({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (ctx) => gate.refuse(ctx));
+      tapHolds(api, gate, sync);
       // In audit mode nothing is hidden: the core logs the refusals preCall would have made.
       if (api.mode === 'enforce') api.hooks.listTools.tap({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (tools) => gate.filter(tools, (name) => importer.registry.sourceOf(name)));
+      const approver = createApprover(config, api, logger, mask, targets);
+      api.services.container.register(Tokens.Approver, { useValue: approver });
+      const approvals = new ApprovalGate(targets, approver, config.approval, api.mode, mask.text);
+      api.hooks.preCall.tapPromise({ name: RISK_PLUGIN_NAME, stage: Stage.APPROVAL }, (ctx) => approvals.check(ctx));
+      tapCallEvents(api, new CallEvents(logger, config.calls.events, config.calls.level, mask));
     },
     async approveRereview(serverId: string, toolName: string) {
       await requireLedger().approveRereview(serverId, toolName);
@@ -77,8 +102,91 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
   });
 }
 
-function createLedger(config: RiskConfig, services?: Services): FingerprintLedger {
-  return new FingerprintLedger(ledgerStore(config, services), services ? () => services.clock.now() : Date.now);
+function createLedger(config: RiskConfig, services?: Services, sharing?: LedgerSharing): FingerprintLedger {
+  return new FingerprintLedger(ledgerStore(config, services), services ? () => services.clock.now() : Date.now, sharing);
+}
+
+/**
+ * Replicas share the ledger when it lives in the server's store and that
+ * store is not this process's memory: only then is there anything to sync.
+ */
+function sharedSync(config: RiskConfig, api: PluginApi, existing: FingerprintLedger | undefined, apply: () => Promise<void>): LedgerSync | undefined {
+  const store = api.services.store;
+  if (existing !== undefined || store.kind === 'memory') return undefined;
+  if (config.ledger.persist !== 'store' && config.ledger.persist !== 'auto') return undefined;
+  return new LedgerSync(store, () => api.services.clock.now(), config.ledger.syncMs, apply);
+}
+
+/** Reloads every exposed upstream's record and applies what other replicas changed. */
+async function syncFromStore(importer: RiskImporter, ledger: FingerprintLedger, api: PluginApi): Promise<void> {
+  let changed = false;
+  for (const server of importer.upstreams()) {
+    for (const entry of await ledger.entries(server)) changed = importer.syncLifecycle(server, entry.name, entry.lifecycle) || changed;
+  }
+  if (changed) api.tools.notifyChanged();
+}
+
+/** Refuses held calls. With a shared ledger, a call of an imported tool first catches up with the other replicas. */
+function tapHolds(api: PluginApi, gate: Gate, sync: LedgerSync | undefined): void {
+  const tap = { name: RISK_PLUGIN_NAME, stage: Stage.RISK };
+  if (sync === undefined) {
+    api.hooks.preCall.tap(tap, (ctx) => gate.refuse(ctx));
+    return;
+  }
+  api.hooks.preCall.tapPromise(tap, async (ctx) => {
+    if (ctx.tool.source.kind === 'upstream') await sync.due();
+    return gate.refuse(ctx);
+  });
+}
+
+function tapCallEvents(api: PluginApi, events: CallEvents): void {
+  const tap = { name: RISK_PLUGIN_NAME, stage: Stage.FIRST };
+  api.hooks.execute.tap({ name: RISK_PLUGIN_NAME, stage: Stage.DEFAULT }, (next, tool) => events.wrap(next, tool));
+  if (!events.enabled) return;
+  api.hooks.preCall.tap(tap, (ctx) => events.start(ctx));
+  api.hooks.settled.tap({ name: RISK_PLUGIN_NAME, stage: Stage.DEFAULT }, (ctx, outcome) => events.settle(ctx, outcome));
+}
+
+/** The approver `ctx.approve()` reaches, with the key that seals 2026-07-28 state. */
+function createApprover(config: RiskConfig, api: PluginApi, logger: Logger, mask: SecretMask, targets: ApprovalTargets): RiskApprover {
+  const secret = config.approval.secret;
+  if (secret === undefined) {
+    const shared = api.services.store.kind !== 'memory';
+    const line = { event: RiskEvent.APPROVAL_KEY_EPHEMERAL, store: api.services.store.kind };
+    const message = '2026-07-28 approvals are sealed with a key made at start-up: they do not survive a restart or cross replicas until every replica is given the same approval key';
+    if (shared) logger.warn(line, message);
+    else logger.info(line, message);
+  }
+  const key = secret === undefined ? randomBytes(32) : Buffer.from(secret, 'utf8');
+  return new RiskApprover({
+    codec: new RequestStateCodec(key),
+    store: api.services.store,
+    now: () => api.services.clock.now(),
+    config: config.approval,
+    logger,
+    mask: mask.text,
+    scopeOf: (ctx) => scopeOf(ctx, targets),
+  });
+}
+
+const fingerprints = new WeakMap<object, string>();
+
+/** What an approval binds to. Tools that ask were fingerprinted at import; others (`ctx.approve()` from a handler) now. */
+function scopeOf(ctx: CallContext, targets: ApprovalTargets): ApprovalScope {
+  const tool = ctx.tool;
+  const target = targets.of(tool);
+  if (target !== undefined) return { server: target.server, tool: tool.name, level: target.level, fingerprint: target.fingerprint };
+  const published = tool.definition._meta?.['dev.sluice/risk'] as Partial<PublishedRisk> | undefined;
+  let print = fingerprints.get(tool);
+  if (print === undefined) {
+    try {
+      print = fingerprint(tool.definition);
+    } catch {
+      print = `unhashable:${tool.name}`;
+    }
+    fingerprints.set(tool, print);
+  }
+  return { server: sourceKey(tool.source), tool: tool.name, level: published?.level ?? 'L0', fingerprint: print };
 }
 
 function ledgerStore(config: RiskConfig, services: Services | undefined): LedgerStore {

@@ -6,8 +6,9 @@ import type { ToolTraits } from './tool-risk.js';
 /** Per-tool settings for local tools, on `server.tool({ policy: { risk: {...} } })`. */
 export interface RiskToolPolicy {
   /**
-   * A person approves each call. Recorded and published now; it lowers the
-   * level by one band only once an approval gate enforces it.
+   * A person approves each call (`true`), or never is asked (`false`, even
+   * when `approval.defaultFromLevel` would ask). Absent: the approval options
+   * decide.
    */
   readonly hitl?: boolean;
 }
@@ -18,6 +19,10 @@ declare module '@sluice/core' {
   }
 }
 
+/** Names the MCP specification allows for tools. */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const GLOB = /[*?]/;
+
 /** Settings for imported tools, by tool-name glob (matched against the exposed and the upstream name). */
 export const ToolRuleSchema = z
   .object({
@@ -25,18 +30,30 @@ export const ToolRuleSchema = z
     match: z.string().min(1),
     /** Only tools of this upstream (its configured name). */
     server: z.string().min(1).optional(),
-    /** A person approves each call (see `RiskToolPolicy.hitl`). */
+    /** A person approves each call (`true`), or never is asked (`false`). */
     hitl: z.boolean().optional(),
     /** What the tool does remotely, beyond its annotations. */
     sideEffect: SideEffectSchema.optional(),
     /** The tool sends user data off this server. */
     sendsUserData: z.boolean().optional(),
+    /** The name clients see instead (the upstream is still called by its own name). Needs a `match` without `*` or `?`. */
+    alias: z.string().regex(TOOL_NAME, 'use 1-128 letters, digits, "_", "-" or "."').optional(),
+    /** The description clients see instead of the upstream's. The input schema is never changed. */
+    description: z.string().min(1).max(10_000).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((rule, ctx) => {
+    if (rule.alias !== undefined && GLOB.test(rule.match)) {
+      ctx.addIssue({ code: 'custom', path: ['alias'], message: 'an alias names one tool: give a match without "*" or "?"' });
+    }
+  });
 export type ToolRule = z.infer<typeof ToolRuleSchema>;
 
 export interface ResolvedToolSettings extends ToolTraits {
-  readonly hitl: boolean;
+  /** Undefined when no rule says. */
+  readonly hitl: boolean | undefined;
+  readonly alias: string | undefined;
+  readonly description: string | undefined;
 }
 
 /** Merges the rules that match a tool, later rules overriding earlier ones field by field. */
@@ -44,12 +61,16 @@ export function resolveToolSettings(rules: readonly ToolRule[], server: string, 
   let hitl: boolean | undefined;
   let sideEffect: ToolTraits['sideEffect'];
   let sendsUserData: boolean | undefined;
+  let alias: string | undefined;
+  let description: string | undefined;
   for (const rule of rules) {
     if (rule.server !== undefined && rule.server !== server) continue;
     if (!names.some((name) => globMatch(rule.match, name))) continue;
     hitl = rule.hitl ?? hitl;
     sideEffect = rule.sideEffect ?? sideEffect;
     sendsUserData = rule.sendsUserData ?? sendsUserData;
+    alias = rule.alias ?? alias;
+    description = rule.description ?? description;
   }
-  return { hitl: hitl ?? false, sideEffect, sendsUserData };
+  return { hitl, sideEffect, sendsUserData, alias, description };
 }

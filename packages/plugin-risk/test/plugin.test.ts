@@ -73,9 +73,17 @@ describe('the maxRisk cap and per-tool settings', () => {
     await kit.close();
   });
 
-  it('publishes the HITL flag but does not lower the level while no approval gate enforces it', async () => {
-    expect(HITL_ENFORCED).toBe(false);
+  it('credits a HITL tool one band lower now that a person approves each of its calls', async () => {
+    expect(HITL_ENFORCED).toBe(true);
     const kit = await riskKit({ servers: { dict: official }, tools: [{ match: 'lookup', sideEffect: 'remote-write', hitl: true }] });
+    await kit.server.import({ name: 'dict', connection: { type: 'in-process', server: upstream() } });
+    expect(await kit.riskOf('lookup')).toMatchObject({ level: 'L1', hitl: true });
+    expect(kit.logs.events(RiskEvent.TOOL_PUBLISH_RISK_COMPUTED)).toMatchObject([{ tool: 'lookup', level: 'L1', composed: 'L2', hitlMitigated: true }]);
+    await kit.close();
+  });
+
+  it('does not credit the HITL band in audit mode, where nobody is asked', async () => {
+    const kit = await riskKit({ mode: 'audit', servers: { dict: official }, tools: [{ match: 'lookup', sideEffect: 'remote-write', hitl: true }] });
     await kit.server.import({ name: 'dict', connection: { type: 'in-process', server: upstream() } });
     expect(await kit.riskOf('lookup')).toMatchObject({ level: 'L2', hitl: true });
     await kit.close();

@@ -1,0 +1,45 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { approvalForm, approvalMessage, summarize } from '../src/approval-form.js';
+
+const noMask = (text: string) => text;
+const HIDING = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+
+describe('the approval form', () => {
+  it('asks one yes/no question, defaulting to no', () => {
+    expect(approvalForm('Run it?')).toEqual({
+      mode: 'form',
+      message: 'Run it?',
+      requestedSchema: {
+        type: 'object',
+        properties: { approve: { type: 'boolean', title: 'Approve this call', description: 'Yes runs the tool with these arguments; no refuses it.', default: false } },
+        required: ['approve'],
+      },
+    });
+  });
+
+  it('names the tool, its upstream and its level', () => {
+    expect(approvalMessage({ tool: 'transfer', upstream: 'payments', level: 'L4', args: { cents: 5 } }, 400, noMask)).toBe(
+      'Allow the tool "transfer" from upstream "payments" to run? Risk L4 (High). Arguments: {"cents":5}',
+    );
+  });
+
+  it('shows any arguments within the cap, masked, with nothing hidden or reordered (fuzzed)', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.integer({ min: 16, max: 500 }), (args, max) => {
+        const text = summarize(args, max, (t) => t.split('secret').join('[redacted]'));
+        expect(text.length).toBeLessThanOrEqual(max + 40);
+        expect(text).not.toMatch(HIDING);
+        expect(text).not.toContain('secret');
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('shows arguments that are not JSON without failing', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(summarize(cyclic, 100, noMask)).toBe('(arguments that cannot be shown)');
+    expect(summarize({ big: 10n } as never, 100, noMask)).toBe('(arguments that cannot be shown)');
+  });
+});
