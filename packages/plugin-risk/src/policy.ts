@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { globMatch } from './glob.js';
+import { matchGlob } from '@sluice/core';
 import { SideEffectSchema } from './tool-risk.js';
 import type { ToolTraits } from './tool-risk.js';
 
@@ -65,7 +65,7 @@ export function resolveToolSettings(rules: readonly ToolRule[], server: string, 
   let description: string | undefined;
   for (const rule of rules) {
     if (rule.server !== undefined && rule.server !== server) continue;
-    if (!names.some((name) => globMatch(rule.match, name))) continue;
+    if (!names.some((name) => matchGlob(rule.match, name))) continue;
     hitl = rule.hitl ?? hitl;
     sideEffect = rule.sideEffect ?? sideEffect;
     sendsUserData = rule.sendsUserData ?? sendsUserData;
