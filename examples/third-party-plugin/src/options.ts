@@ -1,7 +1,7 @@
+// #region options
 import { z } from 'zod';
 import { PluginModeSchema } from '@sluice/core';
 
-// #region options
 /** Options of the audit-trail plugin; the type is inferred from the schema. */
 export const AuditTrailOptions = z.object({
   /** The JSONL file every call is appended to. */

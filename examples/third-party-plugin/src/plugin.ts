@@ -1,3 +1,4 @@
+// #region factory
 import { Stage, definePlugin, parseOptions, refusal } from '@sluice/core';
 import type { Outcome, Plugin } from '@sluice/core';
 import { AuditTrailErrorCode } from './errors.js';
@@ -14,7 +15,6 @@ function codeOf(outcome: Outcome): string | undefined {
   return undefined;
 }
 
-// #region factory
 /** Writes every call (tool, outcome, duration) to a JSONL file. */
 export function auditTrail(options: AuditTrailOptions): Plugin {
   const config = parseOptions(NAME, AuditTrailOptions, options);

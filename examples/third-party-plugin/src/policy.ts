@@ -5,5 +5,5 @@ declare module '@sluice/core' {
     audit?: { skip?: boolean };
   }
 }
-// #endregion policy
 export {};
+// #endregion policy

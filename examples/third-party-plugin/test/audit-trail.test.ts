@@ -1,3 +1,4 @@
+// #region test
 import { mkdirSync, mkdtempSync, readFileSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,6 @@ import type { TestKit } from '@sluice/core/testing';
 import { auditTrail } from '../src/index.js';
 import type { AuditRecord } from '../src/index.js';
 
-// #region test
 const echo = {
   name: 'echo',
   inputSchema: z.object({ text: z.string() }),

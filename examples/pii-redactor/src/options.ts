@@ -1,0 +1,16 @@
+import { PluginModeSchema } from '@sluice/core';
+import { z } from 'zod';
+
+/** The kinds of personal data the redactor recognises. */
+export const PiiPattern = z.enum(['email', 'phone']);
+export type PiiPattern = z.infer<typeof PiiPattern>;
+
+/** Options of the PII-redactor plugin; the type is inferred from the schema. */
+export const PiiRedactorOptions = z.object({
+  /** Which kinds of personal data to redact (all by default). */
+  patterns: z.array(PiiPattern).min(1).default(['email', 'phone']),
+  /** Tool-name globs the redactor applies to (all tools by default). */
+  tools: z.array(z.string().min(1)).min(1).optional(),
+  mode: PluginModeSchema.default('enforce'),
+});
+export type PiiRedactorOptions = z.input<typeof PiiRedactorOptions>;
