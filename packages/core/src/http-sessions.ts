@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import { PROTOCOL_VERSION_META_KEY, WebStandardStreamableHTTPServerTransport, isInitializeRequest } from '@modelcontextprotocol/server';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { Logger } from './logger.js';
+import type { ListChange } from './transport-hooks.js';
+import { sendChange } from './transport-hooks.js';
 
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
@@ -30,9 +32,29 @@ export function rpcErrorResponse(status: number, code: number, message: string):
   });
 }
 
-function isInitialize(body: unknown): boolean {
-  const first = Array.isArray(body) ? body[0] : body;
-  return typeof first === 'object' && first !== null && (first as { method?: unknown }).method === 'initialize';
+/**
+ * A 2025-11-25 `initialize` opens a session. Anything else named
+ * `initialize` (malformed, or from a 2026-07-28 client, for which the method
+ * no longer exists) goes to the stateless handler, which answers it under
+ * its id.
+ */
+function opensSession(request: Request, body: unknown): boolean {
+  return request.method === 'POST' && isInitializeRequest(body) && !hasModernEnvelope(request, body);
+}
+
+/** The first protocol revision without sessions or `initialize`. */
+const FIRST_STATELESS_REVISION = '2026-07-28';
+
+/**
+ * A 2026-07-28 request names its protocol version in `_meta` and a header;
+ * a 2025-11-25 `initialize` carries no `_meta` version and no such header.
+ */
+function hasModernEnvelope(request: Request, body: unknown): boolean {
+  // Revisions are dates, so they compare as strings; some 2025 clients send the header on initialize too.
+  const header = request.headers.get('mcp-protocol-version');
+  if (header !== null && header >= FIRST_STATELESS_REVISION) return true;
+  const meta = (body as { params?: { _meta?: unknown } }).params?._meta;
+  return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
 }
 
 /**
@@ -54,7 +76,7 @@ export class LegacySessions {
 
   /** Whether a request belongs here: it names a session, or opens one. */
   owns(request: Request, body: unknown): boolean {
-    return request.headers.has('mcp-session-id') || (request.method === 'POST' && isInitialize(body));
+    return request.headers.has('mcp-session-id') || opensSession(request, body);
   }
 
   async handle(request: Request, body: unknown): Promise<Response> {
@@ -88,9 +110,9 @@ export class LegacySessions {
     return transport.handleRequest(request, { parsedBody: body });
   }
 
-  /** Tells every open session that the tool list changed. */
-  notifyToolsChanged(): void {
-    for (const session of this.sessions.values()) void session.sdk.sendToolListChanged().catch(() => {});
+  /** Tells every open session what changed. */
+  notify(change: ListChange): void {
+    for (const session of this.sessions.values()) sendChange(session.sdk, change);
   }
 
   get size(): number {

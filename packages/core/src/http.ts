@@ -58,6 +58,33 @@ function jsonError(res: http.ServerResponse, status: number, message: string): v
   res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
 }
 
+/** How much of an oversized body is read and thrown away so that the client receives its 413 rather than a reset. */
+const DRAIN_FACTOR = 4;
+
+/**
+ * Answers a body declared larger than the limit with 413. The rest of the
+ * body is read first (up to a bound): answering while the client still
+ * sends makes it see a reset connection instead of the answer.
+ */
+function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, maxBody: number): void {
+  const answer = () => {
+    res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: `Request body too large: the limit is ${maxBody} bytes` } }));
+  };
+  let read = 0;
+  req.on('data', (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > maxBody * DRAIN_FACTOR) {
+      answer();
+      req.destroy();
+    }
+  });
+  req.on('end', () => {
+    if (!res.headersSent) answer();
+  });
+  req.on('error', () => res.destroy());
+}
+
 function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
   if (origin === undefined) return true; // not a browser: nothing to rebind
   try {
@@ -106,6 +133,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     const extra = url.pathname === path ? undefined : options.routes?.[url.pathname];
     if (extra) return void extra(req, res);
     if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
+    if (Number(req.headers['content-length'] ?? 0) > maxBody) return refuseTooLarge(req, res, maxBody);
     nodeHandler(req, res).catch((error: unknown) => {
       host.logger.error({ event: 'http.failed', err: error }, 'HTTP request failed');
       jsonError(res, 500, 'Internal error');
@@ -125,9 +153,12 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   const endpoint = new URL(`http://${urlHost}:${address.port}${path}`);
   host.logger.info({ event: 'http.listening', url: endpoint.href }, `listening on ${endpoint.href}`);
 
-  const detachNotify = hooks.onListChanged(() => {
-    modern.notify.toolsChanged();
-    sessions.notifyToolsChanged();
+  const detachNotify = hooks.onListChanged((change) => {
+    if (change === 'tools') modern.notify.toolsChanged();
+    else if (change === 'prompts') modern.notify.promptsChanged();
+    else if (change === 'resources') modern.notify.resourcesChanged();
+    else modern.notify.resourceUpdated(change.resourceUpdated);
+    sessions.notify(change);
   });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -1,3 +1,4 @@
+import { isInputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallContext, Executor } from './context.js';
 import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
 import type { CallToolResult } from './protocol.js';
@@ -12,11 +13,13 @@ import type { ToolHandler } from './tool.js';
  */
 export function localExecutor(handler: ToolHandler<Record<string, unknown>>, output: CompiledSchema | undefined): Executor {
   return async (ctx: CallContext): Promise<CallToolResult> => {
-    let result: CallToolResult;
+    let result: Awaited<ReturnType<typeof handler>>;
     try {
       result = await handler(ctx.arguments, ctx);
     } catch (error) {
       if (ctx.signal.aborted) throw error;
+      // A deliberate protocol error (e.g. invalidParams() for tampered request state) stays one.
+      if (SluiceError.is(error) && error.rpcCode !== undefined) throw error;
       ctx.logger.warn({ event: 'tool.error', err: error }, `tool handler threw: ${messageOf(error)}`);
       return toolError({
         code: CoreErrorCode.TOOL_ERROR,
@@ -24,6 +27,8 @@ export function localExecutor(handler: ToolHandler<Record<string, unknown>>, out
         suggestion: 'Check the arguments, or try another approach.',
       });
     }
+    // A 2026-07-28 handler may ask the client for input; the SDK carries that result as it is.
+    if (isInputRequiredResult(result)) return result as unknown as CallToolResult;
     if (!isCallToolResult(result)) {
       throw new SluiceError(CoreErrorCode.INVALID_RESULT, `Tool "${ctx.tool.name}" returned something that is not a tool result`, {
         hook: 'handler',

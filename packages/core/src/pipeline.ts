@@ -1,3 +1,4 @@
+import { isInputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallContext, Executor, Outcome } from './context.js';
 import { CoreErrorCode, RpcCode, SluiceError, messageOf } from './errors.js';
 import type { CoreHooks } from './hooks.js';
@@ -75,7 +76,8 @@ export class Pipeline {
         }
       }
       let result = await entry.executor(ctx);
-      if (this.postCallUsed) result = await this.hooks.postCall.promise(result, ctx);
+      // An input-required answer is a question for the client, not a result to rewrite.
+      if (this.postCallUsed && !isInputRequiredResult(result)) result = await this.hooks.postCall.promise(result, ctx);
       if (observed) outcome = settledOutcome(result, performance.now() - started);
       return result;
     } catch (error) {

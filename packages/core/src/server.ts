@@ -1,5 +1,5 @@
 import { McpServer, ProtocolError, Server } from '@modelcontextprotocol/server';
-import type { Transport as SdkTransport } from '@modelcontextprotocol/server';
+import type { ServerOptions as SdkServerOptions, Transport as SdkTransport } from '@modelcontextprotocol/server';
 import type { DependencyContainer } from 'tsyringe';
 import { z } from 'zod';
 import type { Approver } from './approval.js';
@@ -28,6 +28,8 @@ import type { Store } from './store/types.js';
 import type { ImportBatch, ImportSource, SkippedTool, SluiceTool, ToolDefinition } from './tool.js';
 import { assertToolName, createImportBatch } from './tool.js';
 import type { HttpListener, ListenOptions } from './http.js';
+import type { ListChange } from './transport-hooks.js';
+import { sendChange } from './transport-hooks.js';
 import { listenHttp } from './http.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
 import { serveOverStdio } from './stdio.js';
@@ -50,6 +52,12 @@ export interface ServerOptions {
   instructions?: string;
   /** How long `close()` waits for running calls before closing anyway. Default 10 s. */
   drainTimeoutMs?: number;
+  /**
+   * Options passed to every SDK server instance: request-state verification
+   * and the input-required knobs of 2026-07-28, cache hints, the JSON Schema
+   * validator for elicitation answers.
+   */
+  sdk?: Pick<SdkServerOptions, 'requestState' | 'inputRequired' | 'cacheHints' | 'jsonSchemaValidator'>;
 }
 
 const ServerOptionsSchema = z.object({
@@ -61,6 +69,7 @@ const ServerOptionsSchema = z.object({
   clock: z.unknown().optional(),
   instructions: z.string().optional(),
   drainTimeoutMs: z.number().int().nonnegative().optional(),
+  sdk: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** What `server.call()` accepts. */
@@ -122,7 +131,8 @@ export class SluiceServer {
   private readonly ownsStore: boolean;
   private readonly drainTimeoutMs: number;
   private readonly instructions: string | undefined;
-  private readonly listChangedNotifiers = new Set<() => void>();
+  private readonly sdkOptions: ServerOptions['sdk'];
+  private readonly listChangedNotifiers = new Set<(change: ListChange) => void>();
   private readonly closers = new Set<() => Promise<void>>();
   private readonly runtime: ContextRuntime;
   private readonly sdkExtensions: ((sdk: McpServer) => void)[] = [];
@@ -137,6 +147,7 @@ export class SluiceServer {
     this.name = options.name;
     this.version = options.version;
     this.instructions = options.instructions;
+    this.sdkOptions = options.sdk;
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
     this.logger = options.logger ?? createDefaultLogger(options.name);
     const clock = options.clock ?? systemClock;
@@ -315,7 +326,11 @@ export class SluiceServer {
    */
   createSdkServer(transport: Transport = 'in-process'): Server {
     const info = { name: this.name, version: this.version };
-    const options = { capabilities: { tools: { listChanged: true } }, ...(this.instructions ? { instructions: this.instructions } : {}) };
+    const options: SdkServerOptions = {
+      ...this.sdkOptions,
+      capabilities: { tools: { listChanged: true } },
+      ...(this.instructions ? { instructions: this.instructions } : {}),
+    };
     let sdk: Server;
     if (this.sdkExtensions.length === 0) {
       sdk = new Server(info, options);
@@ -360,7 +375,7 @@ export class SluiceServer {
     this.assertOpen();
     await this.ready();
     const sdk = this.createSdkServer('in-process');
-    const notify = () => void sdk.sendToolListChanged().catch(() => {});
+    const notify = (change: ListChange) => sendChange(sdk, change);
     this.listChangedNotifiers.add(notify);
     const close = () => sdk.close();
     this.closers.add(close);
@@ -389,12 +404,22 @@ export class SluiceServer {
   /** Tells connected clients that the tool list changed. */
   private toolsChanged(): void {
     this.listCache = undefined;
-    for (const notify of this.listChangedNotifiers) notify();
+    this.notify('tools');
+  }
+
+  /**
+   * Tells every connected client what changed: a list (`'tools'`,
+   * `'prompts'`, `'resources'`) or one resource (`{ resourceUpdated: uri }`).
+   * Tool changes are sent on their own; call this for what `extendSdk()`
+   * registers.
+   */
+  notify(change: ListChange): void {
+    for (const send of this.listChangedNotifiers) send(change);
   }
 
   private hooksForTransport() {
     return {
-      onListChanged: (notify: () => void) => {
+      onListChanged: (notify: (change: ListChange) => void) => {
         this.listChangedNotifiers.add(notify);
         return () => this.listChangedNotifiers.delete(notify);
       },

@@ -1,8 +1,10 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
-import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { StdioLineTransport } from './stdio-transport.js';
 import type { Logger } from './logger.js';
 import type { TransportHooks } from './transport-hooks.js';
+import { sendChange } from './transport-hooks.js';
 
 export interface StdioOptions {
   /** Default `process.stdin`. */
@@ -23,7 +25,7 @@ interface StdioHost {
 /** stdio for both protocol versions; the SDK pins one server instance per connection. */
 export function serveOverStdio(host: StdioHost, options: StdioOptions, hooks: TransportHooks): StdioHandle {
   const instances = new Set<SdkServer>();
-  const transport = options.stdin || options.stdout ? new StdioServerTransport(options.stdin, options.stdout) : undefined;
+  const transport = new StdioLineTransport(options.stdin, options.stdout);
   const handle = serveStdio(
     () => {
       const sdk = host.createSdkServer('stdio');
@@ -32,12 +34,12 @@ export function serveOverStdio(host: StdioHost, options: StdioOptions, hooks: Tr
     },
     {
       legacy: 'serve',
-      ...(transport ? { transport } : {}),
+      transport,
       onerror: (error) => host.logger.debug({ event: 'stdio.error', err: error }, 'stdio transport error'),
     },
   );
-  const detachNotify = hooks.onListChanged(() => {
-    for (const sdk of instances) void sdk.sendToolListChanged().catch(() => {});
+  const detachNotify = hooks.onListChanged((change) => {
+    for (const sdk of instances) sendChange(sdk, change);
   });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -1,5 +1,6 @@
 import type { CallContext } from './context.js';
 import { CoreErrorCode, SluiceError } from './errors.js';
+import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool, ToolAnnotations } from './protocol.js';
 import type { InferArgs, SchemaInput } from './schema.js';
 
@@ -119,7 +120,15 @@ export function annotationsOf(tool: SluiceTool): ToolAnnotations {
   return tool.definition.annotations ?? {};
 }
 
-export type ToolHandler<Args> = (args: Args, ctx: CallContext) => CallToolResult | Promise<CallToolResult>;
+/**
+ * A local tool's handler. On 2026-07-28 it may return the SDK's
+ * `inputRequired(...)` result to ask the client for input; the client
+ * retries the call with the answers (`ctx.mcp.mcpReq.inputResponses`).
+ */
+export type ToolHandler<Args> = (
+  args: Args,
+  ctx: CallContext,
+) => CallToolResult | InputRequiredResult | Promise<CallToolResult | InputRequiredResult>;
 
 /** A local tool, as given to `server.tool()`. */
 export interface ToolDefinition<In extends SchemaInput | undefined = SchemaInput | undefined> {

@@ -1,0 +1,115 @@
+import type { Readable, Writable } from 'node:stream';
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE, parseJSONRPCMessage, serializeMessage } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+
+/**
+ * Newline-delimited JSON-RPC over a pair of streams. Unlike a transport that
+ * drops what it cannot read, it answers: a line that is not JSON gets a parse
+ * error, and a request that breaks the message schema gets an invalid-request
+ * error under its own id, so a client never waits for an answer that will
+ * not come.
+ */
+export class StdioLineTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private buffer: Buffer | undefined;
+  private started = false;
+  private closed = false;
+
+  constructor(
+    private readonly input: Readable = process.stdin,
+    private readonly output: Writable = process.stdout,
+    private readonly maxLineBytes: number = STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  ) {}
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error('StdioLineTransport already started');
+    this.started = true;
+    this.input.on('data', this.onData);
+    this.input.on('error', this.onInputError);
+    this.input.on('end', this.onEnd);
+    this.input.on('close', this.onEnd);
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    this.buffer = this.buffer ? Buffer.concat([this.buffer, chunk]) : chunk;
+    for (;;) {
+      const newline = this.buffer.indexOf(0x0a);
+      if (newline === -1) break;
+      const line = this.buffer.toString('utf8', 0, newline).replace(/\r$/, '');
+      this.buffer = this.buffer.subarray(newline + 1);
+      if (line.trim().length > 0) this.receive(line);
+    }
+    if (this.buffer.length > this.maxLineBytes) {
+      this.buffer = undefined;
+      this.reply(null, INVALID_REQUEST, `Message longer than ${this.maxLineBytes} bytes`);
+    }
+  };
+
+  private receive(line: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      this.reply(null, PARSE_ERROR, 'Parse error: the line is not JSON');
+      return;
+    }
+    let message: JSONRPCMessage;
+    try {
+      message = parseJSONRPCMessage(value);
+    } catch (error) {
+      const id = (value as { id?: unknown } | null)?.id;
+      const isRequest = typeof (value as { method?: unknown } | null)?.method === 'string';
+      if (isRequest && (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)))) {
+        this.reply(id, INVALID_REQUEST, 'Invalid request: the message does not match the JSON-RPC schema of MCP');
+      } else {
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      }
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  private reply(id: string | number | null, code: number, message: string): void {
+    void this.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`).catch((error: unknown) =>
+      this.onerror?.(error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+
+  private readonly onInputError = (error: Error): void => {
+    this.onerror?.(error);
+  };
+
+  private readonly onEnd = (): void => {
+    void this.close();
+  };
+
+  send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('StdioLineTransport is closed'));
+    return this.write(serializeMessage(message));
+  }
+
+  private write(text: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const flushed = this.output.write(text, (error) => (error ? reject(error) : undefined));
+      if (flushed) resolve();
+      else this.output.once('drain', () => resolve());
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.input.off('data', this.onData);
+    this.input.off('error', this.onInputError);
+    this.input.off('end', this.onEnd);
+    this.input.off('close', this.onEnd);
+    if (this.input.listenerCount('data') === 0) this.input.pause();
+    this.buffer = undefined;
+    this.onclose?.();
+  }
+}
