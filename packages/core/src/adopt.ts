@@ -3,7 +3,8 @@ import type { CallContext, Executor, Headers } from './context.js';
 import type { Plugin } from './plugin.js';
 import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
 import type { ServerOptions } from './server.js';
-import { SluiceServer, toProtocolError } from './server.js';
+import { toProtocolError } from './protocol-errors.js';
+import { SluiceServer } from './server.js';
 import type { SluiceTool } from './tool.js';
 
 /**

@@ -39,7 +39,8 @@ export type { RefusalInit, RefusalMeta } from './refusal.js';
 export { compileSchema, isStandardSchema } from './schema.js';
 export type { CompiledSchema, InferArgs, JsonSchema, SchemaInput, StandardSchemaWithJSON, ValidationResult } from './schema.js';
 
-export { SluiceServer, createServer, toProtocolError } from './server.js';
+export { toProtocolError } from './protocol-errors.js';
+export { SluiceServer, createServer } from './server.js';
 export type { ImportResult, InProcessCallOptions, ServerOptions, ToolDraft } from './server.js';
 
 export { Stage } from './stages.js';

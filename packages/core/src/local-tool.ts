@@ -4,6 +4,11 @@ import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
 import type { CallToolResult } from './protocol.js';
 import { toolError } from './refusal.js';
 import type { CompiledSchema } from './schema.js';
+import { compileSchema } from './schema.js';
+import type { ToolDraft } from './server.js';
+import type { SluiceTool, ToolDefinition } from './tool.js';
+import { assertToolName } from './tool.js';
+import type { Tool } from './protocol.js';
 import type { ToolHandler } from './tool.js';
 
 /**
@@ -55,4 +60,32 @@ async function checkOutput(output: CompiledSchema, result: CallToolResult, ctx: 
       hook: 'handler',
     });
   }
+}
+
+/** A local tool's definition checked and compiled into what `admit()` takes. */
+export function localDraft(definition: ToolDefinition): ToolDraft {
+  if (typeof definition !== 'object' || definition === null) {
+    throw new SluiceError(CoreErrorCode.INVALID_TOOL, 'server.tool() takes a tool definition object');
+  }
+  assertToolName(definition.name);
+  if (typeof definition.handler !== 'function') {
+    throw new SluiceError(CoreErrorCode.INVALID_TOOL, `Tool "${definition.name}" has no handler function`);
+  }
+  const input = compileSchema(definition.inputSchema ?? { type: 'object' }, 'input', definition.name);
+  const output = definition.outputSchema === undefined ? undefined : compileSchema(definition.outputSchema, 'output', definition.name);
+  const tool: SluiceTool = {
+    name: definition.name,
+    definition: {
+      name: definition.name,
+      ...(definition.title === undefined ? {} : { title: definition.title }),
+      ...(definition.description === undefined ? {} : { description: definition.description }),
+      inputSchema: input.json as Tool['inputSchema'],
+      ...(output ? { outputSchema: output.json as Tool['outputSchema'] } : {}),
+      ...(definition.annotations === undefined ? {} : { annotations: definition.annotations }),
+      ...(definition._meta === undefined ? {} : { _meta: definition._meta }),
+    },
+    policy: { ...definition.policy },
+    source: { kind: 'local' },
+  };
+  return { tool, base: localExecutor(definition.handler as ToolDefinition['handler'], output), input };
 }

@@ -1,4 +1,4 @@
-import { McpServer, ProtocolError, Server } from '@modelcontextprotocol/server';
+import { McpServer, Server } from '@modelcontextprotocol/server';
 import type { ServerOptions as SdkServerOptions, Transport as SdkTransport } from '@modelcontextprotocol/server';
 import type { DependencyContainer } from 'tsyringe';
 import { z } from 'zod';
@@ -20,13 +20,13 @@ import { Pipeline } from './pipeline.js';
 import type { Plugin } from './plugin.js';
 import { applyPlugins } from './plugin.js';
 import type { CallToolResult, ServerContext, Tool } from './protocol.js';
-import { localExecutor } from './local-tool.js';
+import { localDraft } from './local-tool.js';
+import { rethrowForClient } from './protocol-errors.js';
 import type { CompiledSchema, SchemaInput } from './schema.js';
-import { compileSchema } from './schema.js';
 import { MemoryStore } from './store/memory.js';
 import type { Store } from './store/types.js';
 import type { ImportBatch, ImportSource, SkippedTool, SluiceTool, ToolDefinition } from './tool.js';
-import { assertToolName, createImportBatch } from './tool.js';
+import { createImportBatch } from './tool.js';
 import type { HttpListener, ListenOptions } from './http.js';
 import type { ListChange } from './transport-hooks.js';
 import { sendChange } from './transport-hooks.js';
@@ -515,51 +515,4 @@ function argumentsOf(args: unknown): Record<string, unknown> {
   if (args === undefined || args === null) return {};
   if (typeof args !== 'object' || Array.isArray(args)) throw invalidParams('Tool arguments must be an object');
   return args as Record<string, unknown>;
-}
-
-function localDraft(definition: ToolDefinition): ToolDraft {
-  if (typeof definition !== 'object' || definition === null) {
-    throw new SluiceError(CoreErrorCode.INVALID_TOOL, 'server.tool() takes a tool definition object');
-  }
-  assertToolName(definition.name);
-  if (typeof definition.handler !== 'function') {
-    throw new SluiceError(CoreErrorCode.INVALID_TOOL, `Tool "${definition.name}" has no handler function`);
-  }
-  const input = compileSchema(definition.inputSchema ?? { type: 'object' }, 'input', definition.name);
-  const output = definition.outputSchema === undefined ? undefined : compileSchema(definition.outputSchema, 'output', definition.name);
-  const tool: SluiceTool = {
-    name: definition.name,
-    definition: {
-      name: definition.name,
-      ...(definition.title === undefined ? {} : { title: definition.title }),
-      ...(definition.description === undefined ? {} : { description: definition.description }),
-      inputSchema: input.json as Tool['inputSchema'],
-      ...(output ? { outputSchema: output.json as Tool['outputSchema'] } : {}),
-      ...(definition.annotations === undefined ? {} : { annotations: definition.annotations }),
-      ...(definition._meta === undefined ? {} : { _meta: definition._meta }),
-    },
-    policy: { ...definition.policy },
-    source: { kind: 'local' },
-  };
-  return { tool, base: localExecutor(definition.handler as ToolDefinition['handler'], output), input };
-}
-
-function rethrowForClient(error: unknown): never {
-  throw toProtocolError(error);
-}
-
-/** Maps a pipeline failure onto the JSON-RPC error a client sees. */
-export function toProtocolError(error: unknown): Error {
-  if (error instanceof ProtocolError) return error;
-  if (SluiceError.is(error)) {
-    if (error.rpcCode === RpcCode.INVALID_PARAMS) return new ProtocolError(RpcCode.INVALID_PARAMS, error.message, { code: error.code });
-    if (error.code === CoreErrorCode.PLUGIN_FAILED && error.plugin !== undefined) {
-      // The client learns which plugin failed, not the details: they may hold secrets.
-      return new ProtocolError(RpcCode.INTERNAL_ERROR, `Internal error in plugin "${error.plugin}" (${error.hook ?? 'unknown hook'})`, {
-        code: error.code,
-      });
-    }
-    return new ProtocolError(error.rpcCode ?? RpcCode.INTERNAL_ERROR, error.message, { code: error.code });
-  }
-  return new ProtocolError(RpcCode.INTERNAL_ERROR, 'Internal error');
 }

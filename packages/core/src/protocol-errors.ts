@@ -1,0 +1,23 @@
+import { ProtocolError } from '@modelcontextprotocol/server';
+import { CoreErrorCode, RpcCode, SluiceError } from './errors.js';
+
+/** Rethrows a pipeline failure as the JSON-RPC error a client sees. */
+export function rethrowForClient(error: unknown): never {
+  throw toProtocolError(error);
+}
+
+/** Maps a pipeline failure onto the JSON-RPC error a client sees. */
+export function toProtocolError(error: unknown): Error {
+  if (error instanceof ProtocolError) return error;
+  if (SluiceError.is(error)) {
+    if (error.rpcCode === RpcCode.INVALID_PARAMS) return new ProtocolError(RpcCode.INVALID_PARAMS, error.message, { code: error.code });
+    if (error.code === CoreErrorCode.PLUGIN_FAILED && error.plugin !== undefined) {
+      // The client learns which plugin failed, not the details: they may hold secrets.
+      return new ProtocolError(RpcCode.INTERNAL_ERROR, `Internal error in plugin "${error.plugin}" (${error.hook ?? 'unknown hook'})`, {
+        code: error.code,
+      });
+    }
+    return new ProtocolError(error.rpcCode ?? RpcCode.INTERNAL_ERROR, error.message, { code: error.code });
+  }
+  return new ProtocolError(RpcCode.INTERNAL_ERROR, 'Internal error');
+}
