@@ -16,3 +16,29 @@ export function registerListChangeTool(server: SluiceServer): void {
     },
   });
 }
+
+const DYNAMIC_PROMPT = 'test_dynamic_prompt';
+
+/**
+ * A tool that adds or removes a prompt, then announces the change with
+ * `server.notify('prompts')`. Prompts live on the SDK instances Sluice
+ * creates, so the registration reads the current state each time.
+ */
+export function registerPromptChangeTool(server: SluiceServer): void {
+  let present = false;
+  server.extendSdk((sdk) => {
+    if (!present) return;
+    sdk.registerPrompt(DYNAMIC_PROMPT, { description: 'Appears and disappears.' }, () => ({
+      messages: [{ role: 'user', content: { type: 'text', text: 'here' } }],
+    }));
+  });
+  server.tool({
+    name: 'test_trigger_prompt_change',
+    description: 'Adds or removes a prompt, which changes the prompt list.',
+    handler: () => {
+      present = !present;
+      server.notify('prompts');
+      return { content: [{ type: 'text', text: present ? `added ${DYNAMIC_PROMPT}` : `removed ${DYNAMIC_PROMPT}` }] };
+    },
+  });
+}

@@ -3,7 +3,7 @@ import { createServer } from '@sluice/core';
 import { registerClientRequestTools } from './client-requests.js';
 import { registerContentTools } from './content-tools.js';
 import { registerInputRequiredTools } from './input-required-tools.js';
-import { registerListChangeTool } from './list-changes.js';
+import { registerListChangeTool, registerPromptChangeTool } from './list-changes.js';
 import type { DeploymentOptions } from './plugins.js';
 import { deploymentPlugins } from './plugins.js';
 import { registerPrompts } from './prompts.js';
@@ -28,6 +28,7 @@ export function buildConformanceServer(options: ConformanceServerOptions = {}): 
   registerClientRequestTools(server);
   registerInputRequiredTools(server);
   registerListChangeTool(server);
+  registerPromptChangeTool(server);
   server.extendSdk((mcp) => {
     // Tools log through ctx.mcp.mcpReq.log, which sends only when the capability is declared.
     mcp.server.registerCapabilities({ logging: {} });
