@@ -73,6 +73,13 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
   }
   const registry = (): Record<string, RegisteredToolRecord> =>
     ((existing as unknown as { _registeredTools?: Record<string, RegisteredToolRecord> })._registeredTools ?? {});
+  // Names come from clients: only the server's own entries count, never Object.prototype's.
+  const recordOf = (name: string): RegisteredToolRecord | undefined => {
+    const tools = registry();
+    if (!Object.hasOwn(tools, name)) return undefined;
+    const record = tools[name];
+    return typeof record === 'object' && record !== null ? record : undefined;
+  };
   const sluice = new SluiceServer({ name: options.name ?? 'adopted', version: options.version ?? '0.0.0', ...options, plugins });
   const admitted = new Map<string, Promise<boolean>>();
 
@@ -80,7 +87,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
     let known = admitted.get(name);
     if (known === undefined) {
       known = (async () => {
-        const record = registry()[name];
+        const record = recordOf(name);
         if (record === undefined) return false;
         const tool: SluiceTool = { name, definition: definitionOf(existing, name, record), policy: {}, source: { kind: 'adopted' } };
         const result = await sluice.admit({ kind: 'adopted' }, [{ tool, base: adoptedExecutor(name) }]);
@@ -93,7 +100,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
 
   const wrapCall = (original: NativeHandler): NativeHandler => async (request, extra) => {
     const name = request.params?.name;
-    if (typeof name !== 'string' || registry()[name] === undefined) return original(request, extra);
+    if (typeof name !== 'string' || recordOf(name) === undefined) return original(request, extra);
     if (!(await admit(name))) {
       throw toProtocolError(new SluiceError(CoreErrorCode.UNKNOWN_TOOL, `Unknown tool: "${name}"`, { rpcCode: RpcCode.INVALID_PARAMS }));
     }

@@ -9,6 +9,8 @@ interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly sdk: SdkServer;
   lastSeen: number;
+  /** Requests from the client not answered yet: a session with any is not idle. */
+  inflight: number;
 }
 
 export interface SessionHost {
@@ -58,6 +60,28 @@ function hasModernEnvelope(request: Request, body: unknown): boolean {
 }
 
 /**
+ * Counts the client's requests until they are answered, by wrapping the
+ * transport's message handler (set by the SDK on connect) and its `send`.
+ */
+function trackInflight(session: Session): void {
+  const { transport } = session;
+  const receive = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if ('method' in message && 'id' in message) session.inflight++;
+    session.lastSeen = Date.now();
+    receive?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if (!('method' in message) && 'id' in message) {
+      session.inflight = Math.max(0, session.inflight - 1);
+      session.lastSeen = Date.now();
+    }
+    return send(message, options);
+  };
+}
+
+/**
  * Stateful sessions for 2025-11-25 clients. That protocol sends
  * server-to-client requests (elicitation, sampling) over a session's streams,
  * which a stateless handler cannot route back; 2026-07-28 needs none of this.
@@ -97,16 +121,18 @@ export class LegacySessions {
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: this.options.maxBodyBytes,
       onsessioninitialized: (sessionId) => {
-        this.sessions.set(sessionId, { transport, sdk, lastSeen: Date.now() });
+        this.sessions.set(sessionId, session);
       },
       onsessionclosed: (sessionId) => {
         this.sessions.delete(sessionId);
       },
     });
+    const session: Session = { transport, sdk, lastSeen: Date.now(), inflight: 0 };
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
     };
     await sdk.connect(transport);
+    trackInflight(session);
     return transport.handleRequest(request, { parsedBody: body });
   }
 
@@ -122,7 +148,7 @@ export class LegacySessions {
   private sweep(): void {
     const cutoff = Date.now() - this.options.idleMs;
     for (const [id, session] of this.sessions) {
-      if (session.lastSeen >= cutoff) continue;
+      if (session.lastSeen >= cutoff || session.inflight > 0) continue;
       this.sessions.delete(id);
       this.host.logger.debug({ event: 'http.session_expired', session: id }, 'closing an idle session');
       void session.sdk.close().catch(() => {});

@@ -213,6 +213,7 @@ export class SluiceServer {
   async admit(source: ImportSource, drafts: readonly ToolDraft[]): Promise<ImportResult> {
     this.assertOpen();
     const bases = new Map<SluiceTool, ToolDraft>(drafts.map((d) => [d.tool, d]));
+    const nativeNames = new Map<SluiceTool, string>(drafts.map((d) => [d.tool, d.tool.name]));
     let batch: ImportBatch = createImportBatch(source, drafts.map((d) => d.tool));
     if (this.pipeline.importUsed) batch = await this.hooks.import.promise(batch);
     const imported: string[] = [];
@@ -224,6 +225,8 @@ export class SluiceServer {
           hook: 'import',
         });
       }
+      // An adopted server's tools keep the names it gave them: clients call them by those.
+      if (source.kind === 'adopted') tool.name = nativeNames.get(tool) ?? tool.name;
       tool.definition = { ...tool.definition, name: tool.name };
       const existing = this.registered.get(tool.name);
       if (existing && !sameSource(existing.tool.source, source)) {
@@ -300,8 +303,14 @@ export class SluiceServer {
   /** Runs a call through the pipeline: the one entry point of every transport. */
   dispatch(name: string, args: unknown, request: CallRequest): Promise<CallToolResult> {
     if (this.closed) return Promise.reject(closedError());
-    if (this.pendingCount > 0) return this.ready().then(() => this.dispatchNow(name, args, request));
-    return this.dispatchNow(name, args, request);
+    if (this.pendingCount === 0) return this.dispatchNow(name, args, request);
+    // One tool's failed registration is reported by ready(), not to calls of other tools.
+    return this.registrationsSettled().then(() => (this.closed ? Promise.reject(closedError()) : this.dispatchNow(name, args, request)));
+  }
+
+  /** Waits for pending registrations without reporting their failures. */
+  private async registrationsSettled(): Promise<void> {
+    while (this.pendingCount > 0) await this.pending;
   }
 
   private dispatchNow(name: string, args: unknown, request: CallRequest): Promise<CallToolResult> {
@@ -340,7 +349,7 @@ export class SluiceServer {
       sdk = mcp.server;
     }
     sdk.setRequestHandler('tools/list', async (_request, ctx) => {
-      await this.ready();
+      await this.registrationsSettled();
       return { tools: this.listTools({ headers: headersOf(ctx) ?? {}, authInfo: ctx.http?.authInfo, transport }) };
     });
     sdk.setRequestHandler('tools/call', (request, ctx) =>

@@ -17,6 +17,8 @@ export class StdioLineTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private buffer: Buffer | undefined;
+  /** Set after an oversized line was refused: input is thrown away up to its end. */
+  private discarding = false;
   private started = false;
   private closed = false;
 
@@ -36,6 +38,12 @@ export class StdioLineTransport implements Transport {
   }
 
   private readonly onData = (chunk: Buffer): void => {
+    if (this.discarding) {
+      const end = chunk.indexOf(0x0a);
+      if (end === -1) return;
+      this.discarding = false;
+      chunk = chunk.subarray(end + 1);
+    }
     this.buffer = this.buffer ? Buffer.concat([this.buffer, chunk]) : chunk;
     for (;;) {
       const newline = this.buffer.indexOf(0x0a);
@@ -45,7 +53,9 @@ export class StdioLineTransport implements Transport {
       if (line.trim().length > 0) this.receive(line);
     }
     if (this.buffer.length > this.maxLineBytes) {
+      // The rest of that line, when it comes, is part of the refused message, not a new one.
       this.buffer = undefined;
+      this.discarding = true;
       this.reply(null, INVALID_REQUEST, `Message longer than ${this.maxLineBytes} bytes`);
     }
   };

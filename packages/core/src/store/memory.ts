@@ -159,6 +159,9 @@ export class MemoryStore implements Store {
   }
 
   private expiry(options: SetOptions): number {
+    if (options.ttlMs !== undefined && !(Number.isFinite(options.ttlMs) && options.ttlMs >= 0)) {
+      throw new RangeError(`ttlMs must be a finite number of milliseconds >= 0, not ${String(options.ttlMs)}`);
+    }
     return options.ttlMs === undefined ? Number.POSITIVE_INFINITY : this.clock.now() + options.ttlMs;
   }
 }
