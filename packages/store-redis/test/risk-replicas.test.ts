@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -8,6 +6,7 @@ import { errorOf, textOf } from '@sluice/core/testing';
 import { RiskErrorCode } from '@sluice/plugin-risk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis } from './helpers/redis-server.js';
+import { spawnUntilReady } from './helpers/replicas.js';
 import type { RedisServer } from './helpers/redis-server.js';
 import { uniquePrefix } from './helpers/stores.js';
 
@@ -19,7 +18,6 @@ import { uniquePrefix } from './helpers/stores.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const FIXTURE = resolve(here, 'fixtures/risk-replica.ts');
-const ROOT = resolve(here, '../../..');
 
 interface RiskReplica {
   readonly url: URL;
@@ -45,29 +43,7 @@ afterAll(async () => {
 });
 
 async function startReplica(name: string, prefix: string, env: Record<string, string> = {}): Promise<RiskReplica> {
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=sluice:source', '--import', 'tsx', FIXTURE], {
-    cwd: ROOT,
-    env: { ...process.env, REDIS_URL: redis.url, KEY_PREFIX: prefix, REPLICA: name, SLUICE_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  const url = await new Promise<URL>((ready, fail) => {
-    let stdout = '';
-    const timer = setTimeout(() => fail(new Error(`replica ${name} did not start:\n${stderr}`)), 60_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const match = /READY (\S+)/.exec(stdout);
-      if (!match?.[1]) return;
-      clearTimeout(timer);
-      ready(new URL(match[1]));
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      fail(new Error(`replica ${name} exited before it was ready:\n${stderr}`));
-    });
-  });
+  const { child, url, exited } = await spawnUntilReady(FIXTURE, `replica ${name}`, { REDIS_URL: redis.url, KEY_PREFIX: prefix, REPLICA: name, ...env });
   const client = new Client(
     { name: `test-${name}`, version: '0.0.0' },
     { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: { form: {} } }, inputRequired: { autoFulfill: false } },

@@ -39,19 +39,23 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
-export async function startReplica(options: ReplicaOptions): Promise<Replica> {
-  const child = spawn(process.execPath, ['--conditions=sluice:source', '--import', 'tsx', FIXTURE], {
+/** A started child: its URL once it printed `READY <url>`, its exit, and what it logged. */
+export interface ReadyChild {
+  readonly child: ChildProcess;
+  readonly url: URL;
+  readonly exited: Promise<void>;
+  stderr(): string;
+}
+
+/**
+ * Starts a fixture in a child process from the workspace root (so that
+ * '@sluice/core' resolves to its sources) and waits for its `READY <url>`
+ * line; fails with what it logged if it exits or takes a minute.
+ */
+export async function spawnUntilReady(fixture: string, name: string, env: Record<string, string>): Promise<ReadyChild> {
+  const child = spawn(process.execPath, ['--conditions=sluice:source', '--import', 'tsx', fixture], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      REDIS_URL: options.redisUrl,
-      KEY_PREFIX: options.prefix,
-      REPLICA: options.name,
-      LEASE_MS: String(options.leaseMs ?? 10_000),
-      ON_REDIS_LOSS: options.onRedisLoss ?? 'failClosed',
-      WITH_PLUGIN: options.withPlugin ? '1' : '0',
-      SLUICE_LOG_LEVEL: 'warn',
-    },
+    env: { ...process.env, SLUICE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);
@@ -61,7 +65,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   void exited.then(() => live.delete(child));
   const url = await new Promise<URL>((ready, fail) => {
     let stdout = '';
-    const timer = setTimeout(() => fail(new Error(`replica ${options.name} did not start:\n${stderr}`)), 60_000);
+    const timer = setTimeout(() => fail(new Error(`${name} did not start:\n${stderr}`)), 60_000);
     child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const match = /READY (\S+)/.exec(stdout);
@@ -71,8 +75,20 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     });
     void exited.then(() => {
       clearTimeout(timer);
-      fail(new Error(`replica ${options.name} exited before it was ready:\n${stderr}`));
+      fail(new Error(`${name} exited before it was ready:\n${stderr}`));
     });
+  });
+  return { child, url, exited, stderr: () => stderr };
+}
+
+export async function startReplica(options: ReplicaOptions): Promise<Replica> {
+  const { child, url, exited, stderr } = await spawnUntilReady(FIXTURE, `replica ${options.name}`, {
+    REDIS_URL: options.redisUrl,
+    KEY_PREFIX: options.prefix,
+    REPLICA: options.name,
+    LEASE_MS: String(options.leaseMs ?? 10_000),
+    ON_REDIS_LOSS: options.onRedisLoss ?? 'failClosed',
+    WITH_PLUGIN: options.withPlugin ? '1' : '0',
   });
   const client = new Client({ name: `test-${options.name}`, version: '0.0.0' });
   await client.connect(new StreamableHTTPClientTransport(url));
@@ -80,7 +96,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     name: options.name,
     child,
     call: async (tool, args) => (await client.callTool({ name: tool, arguments: args }, { timeout: 120_000 })) as CallToolResult,
-    stderr: () => stderr,
+    stderr,
     exited,
     stop: async () => {
       await client.close().catch(() => {});
