@@ -2,23 +2,15 @@
 // server with no plugins, (c) a Sluice server with five plugins that tap every
 // hook and let the call through. Ratios b/a and c/a; goals 1.02 and 1.05.
 import { Client } from '@modelcontextprotocol/client';
-import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
+import { McpServer } from '@modelcontextprotocol/server';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { createServer, definePlugin } from '../packages/core/src/index.js';
 import type { Plugin } from '../packages/core/src/index.js';
-import { paired, printTable, ratio, writeResult } from './lib.js';
+import { connectInMemory as connect, paired, printTable, ratio, writeResult } from './lib.js';
 
 const input = z.object({ text: z.string() });
 const reply = (text: string) => ({ content: [{ type: 'text' as const, text }] });
-
-async function connect(server: { connect(t: InMemoryTransport): Promise<void> }): Promise<Client> {
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await server.connect(b);
-  const client = new Client({ name: 'bench', version: '1' });
-  await client.connect(a);
-  return client;
-}
 
 function passThrough(name: string): Plugin {
   return definePlugin({

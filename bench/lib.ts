@@ -1,5 +1,7 @@
 // Shared helpers for the benchmarks: paired A/B runs, percentiles, a table, JSON results.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/client';
+import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -97,3 +99,12 @@ export function writeResult(name: string, data: unknown): string {
 }
 
 export const ratio = (a: number, b: number): number => Math.round((a / b) * 1000) / 1000;
+
+/** Connects a real SDK client to a server in-process. */
+export async function connectInMemory(server: { connect(t: InMemoryTransport): Promise<void> }): Promise<Client> {
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(b);
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(a);
+  return client;
+}

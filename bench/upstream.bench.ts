@@ -8,12 +8,12 @@
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { InMemoryTransport, McpServer, Server } from '@modelcontextprotocol/server';
+import { McpServer, Server } from '@modelcontextprotocol/server';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { createServer, requestFilter } from '../packages/core/src/index.js';
 import type { Plugin } from '../packages/core/src/index.js';
-import { paired, printTable, ratio, writeResult } from './lib.js';
+import { connectInMemory as connect, paired, printTable, ratio, writeResult } from './lib.js';
 
 const FIXTURE = fileURLToPath(new URL('../packages/core/test/fixtures/stdio-upstream.mjs', import.meta.url));
 
@@ -21,14 +21,6 @@ function upstream(): McpServer {
   const server = new McpServer({ name: 'upstream', version: '1' });
   server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, ({ text }) => ({ content: [{ type: 'text', text }] }));
   return server;
-}
-
-async function connect(server: { connect(t: InMemoryTransport): Promise<void> }): Promise<Client> {
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await server.connect(b);
-  const client = new Client({ name: 'bench', version: '1' });
-  await client.connect(a);
-  return client;
 }
 
 /** The least any proxy can do: forward tools/list and tools/call with the bare SDK. */
