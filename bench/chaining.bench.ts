@@ -28,7 +28,8 @@ function serverWith(plugins: Plugin[]): SluiceServer {
     server.tool({
       name: `step${k}`,
       inputSchema: input,
-      handler: ({ n }) => (k < CALLS - 1 ? withNext(answer(`step${k}`, n), `step${k + 1}`, { n: n + 1 }) : answer(`step${k}`, n)),
+      handler: ({ n }) =>
+        k < CALLS - 1 ? withNext(answer(`step${k}`, n), `step${k + 1}`, { n: n + 1 }) : answer(`step${k}`, n),
     });
     server.tool({ name: `plain${k}`, inputSchema: input, handler: ({ n }) => answer(`plain${k}`, n) });
   }
@@ -57,7 +58,8 @@ const chained = serverWith([chaining()]);
 const bare = serverWith([]);
 await Promise.all([chained.ready(), bare.ready()]);
 const check = await chained.call('step0', { n: 0 });
-if ((check.content[0] as { text: string }).text !== `step${CALLS - 1}:${CALLS - 1}`) throw new Error('the chain did not run to its end');
+if ((check.content[0] as { text: string }).text !== `step${CALLS - 1}:${CALLS - 1}`)
+  throw new Error('the chain did not run to its end');
 
 const chainedClient = await clientOf(chained);
 const bareClient = await clientOf(bare);
@@ -81,7 +83,10 @@ const inProcess = await paired(
 const overClient = await paired(
   [
     { name: `${CALLS} single tools/calls`, run: fiveOverClient },
-    { name: `chain of ${CALLS} calls, one tools/call`, run: () => chainedClient.callTool({ name: 'step0', arguments: { n: 0 } }) },
+    {
+      name: `chain of ${CALLS} calls, one tools/call`,
+      run: () => chainedClient.callTool({ name: 'step0', arguments: { n: 0 } }),
+    },
   ],
   options,
 );
@@ -93,7 +98,8 @@ const single = await paired(
   options,
 );
 
-const rows = (stats: typeof inProcess) => stats.map((s) => ({ variant: s.name, 'p50 µs': s.p50Us, 'p99 µs': s.p99Us, 'mean µs': s.meanUs }));
+const rows = (stats: typeof inProcess) =>
+  stats.map((s) => ({ variant: s.name, 'p50 µs': s.p50Us, 'p99 µs': s.p99Us, 'mean µs': s.meanUs }));
 printTable('In process (server.call): chain machinery against the same calls made one by one', rows(inProcess));
 printTable('Through an in-memory SDK client', rows(overClient));
 printTable('A call whose result names no next tool', rows(single));
@@ -101,12 +107,16 @@ printTable('A call whose result names no next tool', rows(single));
 const summary = {
   'chain / 5 singles, in process (p50)': ratio(inProcess[2]!.p50Us, inProcess[0]!.p50Us),
   'chain / handler-made calls, in process (p50)': ratio(inProcess[2]!.p50Us, inProcess[1]!.p50Us),
-  'chain machinery per chained call, µs (p50)': Math.round(((inProcess[2]!.p50Us - inProcess[1]!.p50Us) / (CALLS - 1)) * 1000) / 1000,
+  'chain machinery per chained call, µs (p50)':
+    Math.round(((inProcess[2]!.p50Us - inProcess[1]!.p50Us) / (CALLS - 1)) * 1000) / 1000,
   'chain / 5 singles, via client (p50)': ratio(overClient[1]!.p50Us, overClient[0]!.p50Us),
   'added per non-chaining call, µs (mean)': Math.round((single[1]!.meanUs - single[0]!.meanUs) * 1000) / 1000,
   'added per non-chaining call, µs (p50)': Math.round((single[1]!.p50Us - single[0]!.p50Us) * 1000) / 1000,
 };
-printTable('Summary (goal: a 5-call chain costs at most 5 single calls + 5%)', Object.entries(summary).map(([measure, value]) => ({ measure, value })));
+printTable(
+  'Summary (goal: a 5-call chain costs at most 5 single calls + 5%)',
+  Object.entries(summary).map(([measure, value]) => ({ measure, value })),
+);
 writeResult('chaining', { calls: CALLS, inProcess, overClient, single, summary, goal: { chainOverSingles: 1.05 } });
 await chainedClient.close();
 await bareClient.close();

@@ -45,7 +45,14 @@ const fastPath = nsPerOp(() => store.semaphore('bench/slots', LIMIT).tryAcquire(
 // More keys than the store keeps idle, so each call builds a semaphore and another is collected.
 const manyKeys = Array.from({ length: 1_000 }, (_, i) => `bench/many/${i}`);
 let turn = 0;
-const churn = nsPerOp(() => store.semaphore(manyKeys[turn++ % manyKeys.length]!, LIMIT).tryAcquire()!.release(), iterations);
+const churn = nsPerOp(
+  () =>
+    store
+      .semaphore(manyKeys[turn++ % manyKeys.length]!, LIMIT)
+      .tryAcquire()!
+      .release(),
+  iterations,
+);
 const lockPath = nsPerOp(() => store.lock('bench/lock').tryAcquire()!.release(), iterations);
 async function asyncNsPerOp(fn: () => Promise<unknown>, n: number): Promise<number> {
   for (let i = 0; i < Math.min(n, 50_000); i++) await fn();
@@ -53,7 +60,10 @@ async function asyncNsPerOp(fn: () => Promise<unknown>, n: number): Promise<numb
   for (let i = 0; i < n; i++) await fn();
   return Number(process.hrtime.bigint() - t0) / n;
 }
-const acquirePath = await asyncNsPerOp(async () => permitOf(await store.semaphore('bench/async', LIMIT).acquire()).release(), iterations / 4);
+const acquirePath = await asyncNsPerOp(
+  async () => permitOf(await store.semaphore('bench/async', LIMIT).acquire()).release(),
+  iterations / 4,
+);
 const uncontended = [
   { path: 'semaphore(key).tryAcquire() + release, one hot key (plugin fast path)', 'ns/op': fastPath },
   { path: 'same, 1,000 keys in turn (built each time, idle ones collected)', 'ns/op': churn },
@@ -82,8 +92,16 @@ async function pluginBytes(): Promise<number> {
   const door = { open: () => {} };
   const opened = new Promise<void>((resolve) => (door.open = resolve));
   const next: Executor = async () => (await opened, RESULT);
-  const executor = limitExecutor(next, { store: s, tool: 'mem', limit: { maxActive: 1, maxQueue: WAITERS }, retryAfterMs: 1000 });
-  const contexts = Array.from({ length: WAITERS + 1 }, () => ({ signal: new AbortController().signal, logger: silent }) as unknown as CallContext);
+  const executor = limitExecutor(next, {
+    store: s,
+    tool: 'mem',
+    limit: { maxActive: 1, maxQueue: WAITERS },
+    retryAfterMs: 1000,
+  });
+  const contexts = Array.from(
+    { length: WAITERS + 1 },
+    () => ({ signal: new AbortController().signal, logger: silent }) as unknown as CallContext,
+  );
   const calls: Promise<CallToolResult>[] = new Array(WAITERS + 1);
   calls[0] = executor(contexts[0]!);
   const before = heap();
@@ -96,7 +114,10 @@ async function pluginBytes(): Promise<number> {
 const memory = [
   { waiter: 'store queue entry, no signal', 'bytes/waiter': await queueBytes(false) },
   { waiter: 'store queue entry + abort listener on its own signal', 'bytes/waiter': await queueBytes(true) },
-  { waiter: 'whole waiting call in the plugin executor (entry, listener, async frames)', 'bytes/waiter': await pluginBytes() },
+  {
+    waiter: 'whole waiting call in the plugin executor (entry, listener, async frames)',
+    'bytes/waiter': await pluginBytes(),
+  },
 ];
 printTable(`(2) Memory per waiter, ${WAITERS.toLocaleString('en')} waiting (goal < 300 bytes)`, memory);
 
@@ -105,7 +126,12 @@ async function drainStore(): Promise<number> {
   const s = new MemoryStore();
   const options = { maxActive: 1, maxQueue: WAITERS };
   const holder = s.semaphore('drain', options).tryAcquire()!;
-  const waits = Array.from({ length: WAITERS }, () => s.semaphore('drain', options).acquire().then((a) => permitOf(a).release()));
+  const waits = Array.from({ length: WAITERS }, () =>
+    s
+      .semaphore('drain', options)
+      .acquire()
+      .then((a) => permitOf(a).release()),
+  );
   const t0 = process.hrtime.bigint();
   holder.release();
   await Promise.all(waits);
@@ -123,9 +149,17 @@ async function drainPlugin(): Promise<number> {
     }
     return RESULT;
   };
-  const executor = limitExecutor(next, { store: s, tool: 'drain', limit: { maxActive: 1, maxQueue: WAITERS }, retryAfterMs: 1000 });
+  const executor = limitExecutor(next, {
+    store: s,
+    tool: 'drain',
+    limit: { maxActive: 1, maxQueue: WAITERS },
+    retryAfterMs: 1000,
+  });
   // Each call has its own signal, as each request does.
-  const contexts = Array.from({ length: WAITERS + 1 }, () => ({ signal: new AbortController().signal, logger: silent }) as unknown as CallContext);
+  const contexts = Array.from(
+    { length: WAITERS + 1 },
+    () => ({ signal: new AbortController().signal, logger: silent }) as unknown as CallContext,
+  );
   const calls = contexts.map((ctx) => executor(ctx));
   await settle();
   const t0 = process.hrtime.bigint();
@@ -145,13 +179,21 @@ printTable('(3) Draining 100,000 waiters', drains);
 const wrapStore = new MemoryStore();
 const inner: Executor = () => Promise.resolve(RESULT);
 const limited = limitExecutor(inner, { store: wrapStore, tool: 'w', limit: LIMIT, retryAfterMs: 1000 });
-const locked = limitExecutor(mutexExecutor(inner, { store: wrapStore, tool: 'w', keyArgs: ['id'], retryAfterMs: 1000 }), {
-  store: wrapStore,
-  tool: 'w',
-  limit: LIMIT,
-  retryAfterMs: 1000,
-});
-const wrapCtx = { signal: new AbortController().signal, logger: silent, arguments: { id: 'inv_1' }, state: new Map() } as unknown as CallContext;
+const locked = limitExecutor(
+  mutexExecutor(inner, { store: wrapStore, tool: 'w', keyArgs: ['id'], retryAfterMs: 1000 }),
+  {
+    store: wrapStore,
+    tool: 'w',
+    limit: LIMIT,
+    retryAfterMs: 1000,
+  },
+);
+const wrapCtx = {
+  signal: new AbortController().signal,
+  logger: silent,
+  arguments: { id: 'inv_1' },
+  state: new Map(),
+} as unknown as CallContext;
 const n4 = iterations / 4;
 const bare = await asyncNsPerOp(() => inner(wrapCtx), n4);
 const wrapped = await asyncNsPerOp(() => limited(wrapCtx), n4);

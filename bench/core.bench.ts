@@ -52,7 +52,7 @@ const stats = await paired(
   ],
   quick ? { warmup: 1_000, rounds: 4, perRound: 500 } : { warmup: 5_000, rounds: 30, perRound: 1_000 },
 );
-const [a, b, c] = stats as [typeof stats[0], typeof stats[0], typeof stats[0]];
+const [a, b, c] = stats as [(typeof stats)[0], (typeof stats)[0], (typeof stats)[0]];
 printTable(
   'In-memory tools/call round trip',
   stats.map((s) => ({ variant: s.name, 'p50 µs': s.p50Us, 'p99 µs': s.p99Us, 'calls/s': Math.round(s.opsPerSec) })),

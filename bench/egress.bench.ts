@@ -38,7 +38,13 @@ const counting = Object.entries(strings).map(([name, s]) => {
   const js = nsPerOp(() => utf8Length(s), iterations);
   const native = nsPerOp(() => Buffer.byteLength(s, 'utf8'), iterations);
   const guard = nsPerOp(() => byteLength(s), iterations);
-  return { string: name, 'code-unit counter ns': js, 'Buffer.byteLength ns': native, 'guard byteLength ns': guard, 'counter / native': ratio(js, native) };
+  return {
+    string: name,
+    'code-unit counter ns': js,
+    'Buffer.byteLength ns': native,
+    'guard byteLength ns': guard,
+    'counter / native': ratio(js, native),
+  };
 });
 printTable('(1) Counting UTF-8 bytes, ns per string', counting);
 
@@ -50,11 +56,21 @@ function postCallTap(limit: number): PostCall {
   egress({ maxPayloadBytes: limit }).apply({ hooks, logger: silent, mode: 'enforce' } as unknown as PluginApi);
   return tap!;
 }
-const tool: SluiceTool = Object.freeze({ name: 'search', definition: { name: 'search', inputSchema: { type: 'object' as const } }, policy: {}, source: { kind: 'local' as const } });
+const tool: SluiceTool = Object.freeze({
+  name: 'search',
+  definition: { name: 'search', inputSchema: { type: 'object' as const } },
+  policy: {},
+  source: { kind: 'local' as const },
+});
 const ctx = { tool, meta: emptyMeta(), logger: silent } as unknown as CallContext;
 const tap = postCallTap(2 * MiB);
 const small: CallToolResult = {
-  content: [{ type: 'text', text: 'Found 3 orders: #1041 (shipped), #1042 (pending), #1043 (cancelled). Use offset=3 for more.' }],
+  content: [
+    {
+      type: 'text',
+      text: 'Found 3 orders: #1041 (shipped), #1042 (pending), #1043 (cancelled). Use offset=3 for more.',
+    },
+  ],
   _meta: { 'dev.sluice/nextTool': { name: 'orders_search', arguments: { offset: 3 } } },
 };
 if (tap(small, ctx) !== small) throw new Error('a small result must come back as the same object');
@@ -64,14 +80,27 @@ const tapNsText = nsPerOp(() => tap(textOnly, ctx), quick ? 200_000 : 2_000_000)
 // A yardstick from the same run, since the machine's speed varies: what serializing the result costs.
 const stringifyNs = nsPerOp(() => JSON.stringify(small), quick ? 200_000 : 2_000_000);
 printTable('(2a) postCall tap on a small result under the limit (goal < 1000 ns)', [
-  { result: 'text + _meta.nextTool (~150 B)', 'ns per call': tapNs, 'vs JSON.stringify of it': ratio(tapNs, stringifyNs) },
-  { result: 'one text block (~100 B)', 'ns per call': tapNsText, 'vs JSON.stringify of it': ratio(tapNsText, stringifyNs) },
+  {
+    result: 'text + _meta.nextTool (~150 B)',
+    'ns per call': tapNs,
+    'vs JSON.stringify of it': ratio(tapNs, stringifyNs),
+  },
+  {
+    result: 'one text block (~100 B)',
+    'ns per call': tapNsText,
+    'vs JSON.stringify of it': ratio(tapNsText, stringifyNs),
+  },
   { result: 'JSON.stringify(text + _meta), for scale', 'ns per call': stringifyNs, 'vs JSON.stringify of it': 1 },
 ]);
 
 // (2b) Round trips: Sluice without and with the guard.
 async function client(withGuard: boolean): Promise<Client> {
-  const server = createServer({ name: 'bench', version: '1', logger: silent, plugins: withGuard ? [egress({ maxPayloadBytes: 2 * MiB })] : [] });
+  const server = createServer({
+    name: 'bench',
+    version: '1',
+    logger: silent,
+    plugins: withGuard ? [egress({ maxPayloadBytes: 2 * MiB })] : [],
+  });
   server.tool({ name: 'search', handler: () => small });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(b);
@@ -94,7 +123,11 @@ printTable(
   '(2b) In-memory tools/call round trip, small result',
   trips.map((s) => ({ variant: s.name, 'p50 µs': s.p50Us, 'p99 µs': s.p99Us, 'mean µs': s.meanUs })),
 );
-const tripRatios = { 'b/a p50': ratio(b.p50Us, a.p50Us), 'b/a mean': ratio(b.meanUs, a.meanUs), 'b-a mean µs': Math.round((b.meanUs - a.meanUs) * 1000) / 1000 };
+const tripRatios = {
+  'b/a p50': ratio(b.p50Us, a.p50Us),
+  'b/a mean': ratio(b.meanUs, a.meanUs),
+  'b-a mean µs': Math.round((b.meanUs - a.meanUs) * 1000) / 1000,
+};
 printTable('(2b) Ratio', [tripRatios]);
 await bare.close();
 await guarded.close();
@@ -104,7 +137,8 @@ await guarded.close();
 // collection interrupted, so that nothing allocated was collected unseen.
 const gcWindows: { start: number; end: number }[] = [];
 const observer = new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) gcWindows.push({ start: entry.startTime, end: entry.startTime + entry.duration });
+  for (const entry of list.getEntries())
+    gcWindows.push({ start: entry.startTime, end: entry.startTime + entry.duration });
 });
 observer.observe({ entryTypes: ['gc'] });
 const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
@@ -113,9 +147,16 @@ const used = (): number => {
   return m.heapUsed + m.arrayBuffers;
 };
 const LOG = 'GET /api/orders?page=… 200 — 12 ms 🚀\n';
-const rows = Array.from({ length: 300_000 }, (_, i) => ({ id: i, level: 'info', message: `order ${i} shipped in ${i % 97} ms`, at: '2025-01-01T00:00:00.000Z' }));
+const rows = Array.from({ length: 300_000 }, (_, i) => ({
+  id: i,
+  level: 'info',
+  message: `order ${i} shipped in ${i % 97} ms`,
+  at: '2025-01-01T00:00:00.000Z',
+}));
 const cases: Record<string, () => CallToolResult> = {
-  'text, 30 MB': () => ({ content: [{ type: 'text', text: flat(LOG.repeat(Math.ceil((30 * MiB) / Buffer.byteLength(LOG)))) }] }),
+  'text, 30 MB': () => ({
+    content: [{ type: 'text', text: flat(LOG.repeat(Math.ceil((30 * MiB) / Buffer.byteLength(LOG)))) }],
+  }),
   'text + structuredContent, 2 x 30 MB': () => {
     const json = flat(JSON.stringify(rows));
     return { content: [{ type: 'text', text: json }], structuredContent: { rows } };

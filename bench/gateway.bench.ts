@@ -10,7 +10,12 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { McpServer, Server, WebStandardStreamableHTTPServerTransport, createMcpHandler } from '@modelcontextprotocol/server';
+import {
+  McpServer,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+  createMcpHandler,
+} from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { pino } from 'pino';
 import { z } from 'zod';
@@ -41,7 +46,9 @@ async function serveUpstream(): Promise<{ url: URL; close(): Promise<void> }> {
 
 function upstreamServer(): Server {
   const server = new McpServer({ name: 'upstream', version: '1' });
-  server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+  server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
   return server.server;
 }
 
@@ -67,9 +74,16 @@ async function bareProxy(upstreamUrl: URL) {
   return { url, close: async () => (await stop(server), await proxy.close(), await up.close()) };
 }
 
-async function gateway(upstreamUrl: URL, plugins: GatewayConfigInput['plugins']): Promise<{ url: URL; gateway: Gateway }> {
+async function gateway(
+  upstreamUrl: URL,
+  plugins: GatewayConfigInput['plugins'],
+): Promise<{ url: URL; gateway: Gateway }> {
   const built = createGateway(
-    { listen: { http: { port: 0 } }, upstreams: [{ name: 'up', connection: { type: 'http', url: upstreamUrl.href } }], plugins },
+    {
+      listen: { http: { port: 0 } },
+      upstreams: [{ name: 'up', connection: { type: 'http', url: upstreamUrl.href } }],
+      plugins,
+    },
     { logger: pino({ level: 'silent' }) },
   );
   const { http: listener } = await built.start();
@@ -124,7 +138,9 @@ const ratios = {
   'd/b p50': ratio(d.p50Us, b.p50Us),
   'd/b calls/s': ratio(d.opsPerSec, b.opsPerSec),
 };
-printTable('Ratios against the bare SDK proxy (goals: c/b p50 <= 1.10, c/b calls/s >= 0.90, d/b p50 <= 1.15)', [ratios]);
+printTable('Ratios against the bare SDK proxy (goals: c/b p50 <= 1.10, c/b calls/s >= 0.90, d/b p50 <= 1.15)', [
+  ratios,
+]);
 writeResult('gateway', { settings, stats, ratios });
 for (const client of Object.values(clients)) await client.close();
 await plain.gateway.close();

@@ -50,7 +50,11 @@ const direct = SIZES.map((size) => {
     base.push(nsPerOp(() => noop(make()), iterations));
     total.push(nsPerOp(() => guard(make()), iterations));
   }
-  return { entries: size, 'tap ns/call': Math.round((median(total) - median(base)) * 10) / 10, 'context ns': Math.round(median(base) * 10) / 10 };
+  return {
+    entries: size,
+    'tap ns/call': Math.round((median(total) - median(base)) * 10) / 10,
+    'context ns': Math.round(median(base) * 10) / 10,
+  };
 });
 printTable('loopGuard preCall tap alone (net of building the context)', direct);
 
@@ -75,7 +79,10 @@ const variants = SIZES.flatMap((size) => [
   { name: `no plugin, ${size} entries`, run: call(bare, size) },
   { name: `loopGuard, ${size} entries`, run: call(guarded, size) },
 ]);
-const stats = await paired(variants, quick ? { warmup: 1_000, rounds: 4, perRound: 500 } : { warmup: 5_000, rounds: 20, perRound: 1_000 });
+const stats = await paired(
+  variants,
+  quick ? { warmup: 1_000, rounds: 4, perRound: 500 } : { warmup: 5_000, rounds: 20, perRound: 1_000 },
+);
 printTable(
   'In-memory tools/call round trip',
   stats.map((s) => ({ variant: s.name, 'p50 µs': s.p50Us, 'p99 µs': s.p99Us, 'mean µs': s.meanUs })),

@@ -39,7 +39,10 @@ const quiet = () => pino({ level: 'info' }, { write() {} });
 const corpusDir = new URL('../packages/plugin-risk/test/corpus/', import.meta.url);
 const definitions = readdirSync(corpusDir)
   .filter((f) => f.endsWith('.json'))
-  .map((f) => (JSON.parse(readFileSync(new URL(f, corpusDir), 'utf8')) as { definition: Record<string, unknown> }).definition);
+  .map(
+    (f) =>
+      (JSON.parse(readFileSync(new URL(f, corpusDir), 'utf8')) as { definition: Record<string, unknown> }).definition,
+  );
 const descriptions = definitions.map((d) => String(d.description ?? '')).join('\n');
 let realistic = '';
 while (realistic.length < MB) realistic += `${descriptions}\n`;
@@ -73,10 +76,22 @@ function bareLoop(text: string): number {
 }
 const loadBefore = loadavg()[0] as number;
 const throughputRows = [
-  { input: 'floor: bare charCodeAt loop over 1 MB text', mbPerSec: throughput(() => bareLoop(realistic), realisticBytes, quick ? 5 : 20) },
-  { input: 'floor: toLowerCase of 1 MB text', mbPerSec: throughput(() => realistic.toLowerCase(), realisticBytes, quick ? 5 : 20) },
-  { input: 'scanText of 1 MB realistic text', mbPerSec: throughput(() => scanText(realistic), realisticBytes, quick ? 5 : 20) },
-  { input: `scanTool over the ${definitions.length} corpus definitions (x20)`, mbPerSec: throughput(repeatDefinitions(20), definitionBytes * 20, quick ? 5 : 20) },
+  {
+    input: 'floor: bare charCodeAt loop over 1 MB text',
+    mbPerSec: throughput(() => bareLoop(realistic), realisticBytes, quick ? 5 : 20),
+  },
+  {
+    input: 'floor: toLowerCase of 1 MB text',
+    mbPerSec: throughput(() => realistic.toLowerCase(), realisticBytes, quick ? 5 : 20),
+  },
+  {
+    input: 'scanText of 1 MB realistic text',
+    mbPerSec: throughput(() => scanText(realistic), realisticBytes, quick ? 5 : 20),
+  },
+  {
+    input: `scanTool over the ${definitions.length} corpus definitions (x20)`,
+    mbPerSec: throughput(repeatDefinitions(20), definitionBytes * 20, quick ? 5 : 20),
+  },
 ];
 printTable('(1) Scan throughput (goal >= 50 MB/s)', throughputRows);
 
@@ -129,7 +144,11 @@ function drafts(count: number) {
         description: `${String(definitions[i % definitions.length]?.description ?? '').slice(0, 400)} (variant ${i})`,
         inputSchema: {
           type: 'object',
-          properties: { id: { type: 'string', description: 'Record id' }, limit: { type: 'integer', description: 'How many' }, filter: { type: 'string' } },
+          properties: {
+            id: { type: 'string', description: 'Record id' },
+            limit: { type: 'integer', description: 'How many' },
+            filter: { type: 'string' },
+          },
           required: ['id'],
         },
         annotations: { readOnlyHint: i % 3 === 0, openWorldHint: i % 2 === 0 },
@@ -143,7 +162,15 @@ function drafts(count: number) {
 const dir = mkdtempSync(join(tmpdir(), 'sluice-risk-bench-'));
 type Persist = 'memory' | 'file';
 async function importOnce(persist: Persist | 'none', iteration: number): Promise<{ first: number; again: number }> {
-  const plugins = persist === 'none' ? [] : [risk({ servers: { bench: { transport: 'stdio', trust: 'community-curated' } }, ledger: { persist, path: join(dir, `ledger-${iteration}.json`) } })];
+  const plugins =
+    persist === 'none'
+      ? []
+      : [
+          risk({
+            servers: { bench: { transport: 'stdio', trust: 'community-curated' } },
+            ledger: { persist, path: join(dir, `ledger-${iteration}.json`) },
+          }),
+        ];
   const server = createServer({ name: 'bench', version: '1.0.0', plugins, logger: quiet() });
   const t0 = process.hrtime.bigint();
   await server.admit(source, drafts(1000));
@@ -173,15 +200,31 @@ const localCtx = { tool: { name: 'echo', source: { kind: 'local' } } } as unknow
 const gateNs = nsPerOp(() => gate.refuse(localCtx), quick ? 200_000 : 2_000_000);
 
 async function roundTrip(server: SluiceServer, elicitation = false) {
-  server.tool({ name: 'echo', inputSchema: z.object({ text: z.string() }), handler: ({ text }) => ({ content: [{ type: 'text', text }] }) });
-  server.tool({ name: 'gated', policy: { risk: { hitl: true } }, handler: () => ({ content: [{ type: 'text', text: 'ok' }] }) });
+  server.tool({
+    name: 'echo',
+    inputSchema: z.object({ text: z.string() }),
+    handler: ({ text }) => ({ content: [{ type: 'text', text }] }),
+  });
+  server.tool({
+    name: 'gated',
+    policy: { risk: { hitl: true } },
+    handler: () => ({ content: [{ type: 'text', text: 'ok' }] }),
+  });
   await server.ready();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
-  const client = new Client({ name: 'bench', version: '1.0.0' }, elicitation ? { capabilities: { elicitation: { form: {} } } } : {});
-  if (elicitation) client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { approve: true } }));
+  const client = new Client(
+    { name: 'bench', version: '1.0.0' },
+    elicitation ? { capabilities: { elicitation: { form: {} } } } : {},
+  );
+  if (elicitation)
+    client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { approve: true } }));
   await client.connect(clientSide);
-  return { client, run: () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }), gated: () => client.callTool({ name: 'gated', arguments: {} }) };
+  return {
+    client,
+    run: () => client.callTool({ name: 'echo', arguments: { text: 'hi' } }),
+    gated: () => client.callTool({ name: 'gated', arguments: {} }),
+  };
 }
 /** The in-memory store under another kind: what a shared (Redis) store looks like to the plugin, without the network. */
 function sharedStore(): MemoryStore {
@@ -190,12 +233,23 @@ function sharedStore(): MemoryStore {
   return store;
 }
 const withRisk = (options: RiskOptions, store?: MemoryStore) =>
-  roundTrip(createServer({ name: 'risk', version: '1.0.0', logger: quiet(), plugins: [risk({ ledger: { persist: store ? 'store' : 'memory' }, ...options })], ...(store ? { store } : {}) }));
+  roundTrip(
+    createServer({
+      name: 'risk',
+      version: '1.0.0',
+      logger: quiet(),
+      plugins: [risk({ ledger: { persist: store ? 'store' : 'memory' }, ...options })],
+      ...(store ? { store } : {}),
+    }),
+  );
 const bare = await roundTrip(createServer({ name: 'bare', version: '1.0.0', logger: quiet() }));
 const variants = [
   { name: 'no plugins', trip: bare },
   { name: 'risk() defaults', trip: await withRisk({}) },
-  { name: 'risk(), events for all at debug (dropped)', trip: await withRisk({ calls: { events: 'all', level: 'debug' } }) },
+  {
+    name: 'risk(), events for all at debug (dropped)',
+    trip: await withRisk({ calls: { events: 'all', level: 'debug' } }),
+  },
   { name: 'risk(), events for all, written', trip: await withRisk({ calls: { events: 'all' } }) },
   { name: 'risk() defaults, shared store', trip: await withRisk({}, sharedStore()) },
 ];
@@ -206,17 +260,34 @@ const stats = await paired(
 const baseline = stats[0] as (typeof stats)[0];
 const callRows = [
   { measure: 'preCall gate alone (nothing held)', p50: `${gateNs.toFixed(1)} ns`, meanOverBare: '' },
-  ...stats.map((s) => ({ measure: `round trip, ${s.name}`, p50: `${s.p50Us.toFixed(1)} µs`, meanOverBare: `${(s.meanUs - baseline.meanUs).toFixed(2)} µs (x${ratio(s.meanUs, baseline.meanUs)})` })),
+  ...stats.map((s) => ({
+    measure: `round trip, ${s.name}`,
+    p50: `${s.p50Us.toFixed(1)} µs`,
+    meanOverBare: `${(s.meanUs - baseline.meanUs).toFixed(2)} µs (x${ratio(s.meanUs, baseline.meanUs)})`,
+  })),
 ];
 printTable('(4) Per call, local tool', callRows);
 for (const v of variants) await v.trip.client.close();
 
 async function importedTrip(options: RiskOptions) {
   const upstream = new McpServer({ name: 'up', version: '1.0.0' });
-  upstream.registerTool('echo', { description: 'Echoes the text it is given, unchanged.', inputSchema: z.object({ text: z.string() }), annotations: { readOnlyHint: true } }, ({ text }) => ({
-    content: [{ type: 'text', text }],
-  }));
-  const server = createServer({ name: 'imported', version: '1.0.0', logger: quiet(), plugins: [risk({ ledger: { persist: 'memory' }, ...options })] });
+  upstream.registerTool(
+    'echo',
+    {
+      description: 'Echoes the text it is given, unchanged.',
+      inputSchema: z.object({ text: z.string() }),
+      annotations: { readOnlyHint: true },
+    },
+    ({ text }) => ({
+      content: [{ type: 'text', text }],
+    }),
+  );
+  const server = createServer({
+    name: 'imported',
+    version: '1.0.0',
+    logger: quiet(),
+    plugins: [risk({ ledger: { persist: 'memory' }, ...options })],
+  });
   await server.import({ name: 'up', connection: { type: 'in-process', server: upstream } });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
@@ -235,18 +306,39 @@ const importedStats = await paired(
 const importedBase = importedStats[0] as (typeof importedStats)[0];
 printTable(
   '(4b) Per call, imported tool',
-  importedStats.map((s) => ({ measure: `round trip, ${s.name}`, p50: `${s.p50Us.toFixed(1)} µs`, meanOverEventsOff: `${(s.meanUs - importedBase.meanUs).toFixed(2)} µs (x${ratio(s.meanUs, importedBase.meanUs)})` })),
+  importedStats.map((s) => ({
+    measure: `round trip, ${s.name}`,
+    p50: `${s.p50Us.toFixed(1)} µs`,
+    meanOverEventsOff: `${(s.meanUs - importedBase.meanUs).toFixed(2)} µs (x${ratio(s.meanUs, importedBase.meanUs)})`,
+  })),
 );
 for (const v of importedVariants) await v.trip.client.close();
 
 // (5) Approval.
 const codec = new RequestStateCodec(Buffer.alloc(32, 7));
-const binding = { principal: 'anonymous', tool: 'deploy', server: 'local', args: argumentsDigest({ env: 'prod' }), fingerprint: 'f'.repeat(64) };
+const binding = {
+  principal: 'anonymous',
+  tool: 'deploy',
+  server: 'local',
+  args: argumentsDigest({ env: 'prod' }),
+  fingerprint: 'f'.repeat(64),
+};
 const minted = codec.mint(binding, Date.now() + 60_000).state;
 const mintNs = nsPerOp(() => codec.mint(binding, 1), quick ? 20_000 : 200_000);
 const checkNs = nsPerOp(() => codec.check(minted, binding, 0), quick ? 20_000 : 200_000);
-const digestNs = nsPerOp(() => argumentsDigest({ env: 'prod', note: 'a short note', count: 3 }), quick ? 20_000 : 200_000);
-const asking = await roundTrip(createServer({ name: 'asking', version: '1.0.0', logger: quiet(), plugins: [risk({ ledger: { persist: 'memory' }, calls: { events: 'off' } })] }), true);
+const digestNs = nsPerOp(
+  () => argumentsDigest({ env: 'prod', note: 'a short note', count: 3 }),
+  quick ? 20_000 : 200_000,
+);
+const asking = await roundTrip(
+  createServer({
+    name: 'asking',
+    version: '1.0.0',
+    logger: quiet(),
+    plugins: [risk({ ledger: { persist: 'memory' }, calls: { events: 'off' } })],
+  }),
+  true,
+);
 const approvalStats = await paired(
   [
     { name: 'unasked tool', run: asking.run },
@@ -263,7 +355,9 @@ const approvalRows = [
 ];
 printTable('(5) Approval', approvalRows);
 
-process.stdout.write(`\nload average (1 min) before/after: ${loadBefore.toFixed(2)} / ${(loadavg()[0] as number).toFixed(2)} on this machine\n`);
+process.stdout.write(
+  `\nload average (1 min) before/after: ${loadBefore.toFixed(2)} / ${(loadavg()[0] as number).toFixed(2)} on this machine\n`,
+);
 const file = writeResult('risk', {
   quick,
   loadAverage: [loadBefore, loadavg()[0]],

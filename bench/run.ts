@@ -14,10 +14,14 @@ const files = readdirSync(here)
 let failed = 0;
 for (const file of files) {
   process.stdout.write(`\n=== ${file} ===\n`);
-  const run = spawnSync(process.execPath, ['--expose-gc', '--conditions=sluice:source', '--import', 'tsx', join(here, file)], {
-    stdio: 'inherit',
-    cwd: here,
-  });
+  const run = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--conditions=sluice:source', '--import', 'tsx', join(here, file)],
+    {
+      stdio: 'inherit',
+      cwd: here,
+    },
+  );
   if (run.status !== 0) failed++;
 }
 process.exitCode = failed > 0 ? 1 : 0;

@@ -81,7 +81,11 @@ try {
     { measure: 'acquire+release p50', ratio: ratio(redisSlot.p50Us, memorySlot.p50Us) },
     { measure: 'contended throughput', ratio: ratio(redisRate, memoryRate) },
   ]);
-  const file = writeResult('store-redis', { quick, sequential: [...slot, ...values], contended: { workers: 50, slots: 5, total, memoryRate, redisRate } });
+  const file = writeResult('store-redis', {
+    quick,
+    sequential: [...slot, ...values],
+    contended: { workers: 50, slots: 5, total, memoryRate, redisRate },
+  });
   process.stdout.write(`\nwrote ${file}\n`);
 } finally {
   await shared.close();

@@ -19,7 +19,9 @@ const FIXTURE = fileURLToPath(new URL('../packages/core/test/fixtures/stdio-upst
 
 function upstream(): McpServer {
   const server = new McpServer({ name: 'upstream', version: '1' });
-  server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+  server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
   return server;
 }
 
@@ -32,7 +34,10 @@ async function bareProxy(): Promise<Client> {
   return connect(proxy);
 }
 
-async function sluice(connection: Parameters<ReturnType<typeof createServer>['import']>[0]['connection'], plugins: Plugin[] = []): Promise<Client> {
+async function sluice(
+  connection: Parameters<ReturnType<typeof createServer>['import']>[0]['connection'],
+  plugins: Plugin[] = [],
+): Promise<Client> {
   const server = createServer({ name: 'bench', version: '1', plugins, logger: pino({ level: 'silent' }) });
   await server.import({ name: 'up', connection });
   return connect(server);

@@ -11,10 +11,18 @@ function declared(file) {
       const part = raw.trim();
       if (!part) continue;
       const isType = Boolean(m[1]) || part.startsWith('type ');
-      names.push(`${isType ? 'type' : 'value'} ${part.replace(/^type\s+/, '').split(/\s+as\s+/).pop().trim()}`);
+      names.push(
+        `${isType ? 'type' : 'value'} ${part
+          .replace(/^type\s+/, '')
+          .split(/\s+as\s+/)
+          .pop()
+          .trim()}`,
+      );
     }
   }
-  for (const m of text.matchAll(/export\s+(?:declare\s+)?(const|function|class|interface|type|enum)\s+([A-Za-z0-9_$]+)/g)) {
+  for (const m of text.matchAll(
+    /export\s+(?:declare\s+)?(const|function|class|interface|type|enum)\s+([A-Za-z0-9_$]+)/g,
+  )) {
     names.push(`${m[1] === 'interface' || m[1] === 'type' ? 'type' : 'value'} ${m[2]}`);
   }
   return [...new Set(names)].sort();

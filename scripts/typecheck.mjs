@@ -24,7 +24,9 @@ const run = (project) =>
     });
   });
 const queue = [...projects];
-await Promise.all([0, 1].map(async () => {
-  while (queue.length > 0) await run(queue.shift());
-}));
+await Promise.all(
+  [0, 1].map(async () => {
+    while (queue.length > 0) await run(queue.shift());
+  }),
+);
 process.exitCode = failed > 0 ? 1 : 0;

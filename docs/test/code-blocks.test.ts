@@ -1,13 +1,14 @@
 // The guides quote their code from source files that CI compiles, so a guide
 // cannot drift from the API: every TypeScript block names its source region.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+// The same pairing `node scripts/sync-code-blocks.mjs` mends.
+import { documentsWithBlocks, region } from '../../scripts/sync-code-blocks.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const docs = [...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f)), 'README.md'];
 
 interface Block {
   readonly doc: string;
@@ -23,17 +24,8 @@ function blocks(doc: string): Block[] {
   return found;
 }
 
-function region(source: string): string {
-  const [file, name] = source.split('#') as [string, string];
-  const text = readFileSync(join(root, file), 'utf8');
-  const start = text.indexOf(`// #region ${name}\n`);
-  const end = text.indexOf(`// #endregion ${name}`);
-  if (start === -1 || end === -1) throw new Error(`${source}: no region "${name}"`);
-  return text.slice(start + `// #region ${name}\n`.length, end).replace(/\n$/, '');
-}
-
 describe('the guides', () => {
-  const all = docs.flatMap(blocks);
+  const all = documentsWithBlocks().flatMap(blocks);
 
   it('have TypeScript blocks to check', () => {
     expect(all.length).toBeGreaterThan(0);
@@ -49,9 +41,13 @@ describe('the guides', () => {
   it('quote sources that compile', () => {
     const projects = new Set(all.filter((b) => b.source).map((b) => b.source!.split('/').slice(0, 2).join('/')));
     for (const project of projects) {
-      execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, project, 'tsconfig.json')], {
-        stdio: 'pipe',
-      });
+      execFileSync(
+        process.execPath,
+        [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, project, 'tsconfig.json')],
+        {
+          stdio: 'pipe',
+        },
+      );
     }
   });
 });

@@ -35,7 +35,8 @@ server.registerTool(
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   },
-  async ({ customerId, urgency }) => text(`Ticket T-${1000 + ++tickets} opened for ${customerId} (${urgency} urgency).`),
+  async ({ customerId, urgency }) =>
+    text(`Ticket T-${1000 + ++tickets} opened for ${customerId} (${urgency} urgency).`),
 );
 
 await server.connect(new StdioServerTransport());

@@ -12,14 +12,23 @@ const DEEP_OBJECT = '{"a":'.repeat(DEEP_LEVELS) + '1' + '}'.repeat(DEEP_LEVELS);
 const quote = (text: string): string => JSON.stringify(text);
 
 /** Object text from key/value texts; keys may repeat and may be `__proto__`. */
-const objectText = (entries: readonly (readonly [string, string])[]): string => `{${entries.map(([k, v]) => `${quote(k)}:${v}`).join(',')}}`;
+const objectText = (entries: readonly (readonly [string, string])[]): string =>
+  `{${entries.map(([k, v]) => `${quote(k)}:${v}`).join(',')}}`;
 
 // Past the egress limit, past the HTTP body limit (4 MiB), and in between.
 const hugeString = fc.constantFrom(70_000, 300_000, 5_000_000).map((size) => quote('x'.repeat(size)));
 
 const loneSurrogates = fc.constantFrom('"\\ud800"', '"a\\udfffb"', '"\\udc00\\ud800"', '"\\ud83d"', quote('\ud800'));
 
-const oddNumbers = fc.constantFrom('9007199254740993', '-9007199254740993', '123456789012345678901234567890', '1e400', '-0', '1.5e-400', '0.1');
+const oddNumbers = fc.constantFrom(
+  '9007199254740993',
+  '-9007199254740993',
+  '123456789012345678901234567890',
+  '1e400',
+  '-0',
+  '1.5e-400',
+  '0.1',
+);
 
 const protoObject = fc.constantFrom(
   '{"__proto__":{"polluted":true,"isAdmin":true}}',
@@ -39,18 +48,30 @@ export const valueText: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(DEEP_ARRAY, DEEP_OBJECT) },
 );
 
-const stackEntry = fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('a'.repeat(10_000), '__proto__', 'echo', 'hold'), fc.integer().map(String));
+const stackEntry = fc.oneof(
+  fc.string({ maxLength: 20 }),
+  fc.constantFrom('a'.repeat(10_000), '__proto__', 'echo', 'hold'),
+  fc.integer().map(String),
+);
 
 /** Call stacks that are not an array of short strings, and some that are. */
 const callStackText = fc.oneof(
   fc.array(stackEntry, { maxLength: 40 }).map((entries) => JSON.stringify(entries)),
-  fc.constantFrom(JSON.stringify(Array.from({ length: 10_000 }, (_, i) => `tool${i}`)), '"echo"', '{"0":"echo","length":1}', '[["nested"]]', '[null,1,true]'),
+  fc.constantFrom(
+    JSON.stringify(Array.from({ length: 10_000 }, (_, i) => `tool${i}`)),
+    '"echo"',
+    '{"0":"echo","length":1}',
+    '[["nested"]]',
+    '[null,1,true]',
+  ),
   valueText,
 );
 
 /** Next-tool directives: well-formed, malformed, looping, with hostile arguments. */
 export const directiveText = fc.oneof(
-  fc.constantFrom('echo', 'hold', 'reflect_next', 'diagnostics', 'missing', '', '../echo', 'a'.repeat(200)).map((tool) => `{"tool":${quote(tool)},"arguments":{}}`),
+  fc
+    .constantFrom('echo', 'hold', 'reflect_next', 'diagnostics', 'missing', '', '../echo', 'a'.repeat(200))
+    .map((tool) => `{"tool":${quote(tool)},"arguments":{}}`),
   fc.constantFrom(
     '{"tool":"echo","arguments":{"__proto__":{"polluted":true}}}',
     '{"tool":"reflect_next","arguments":{"next":{"tool":"reflect_next","arguments":{"next":{"tool":"echo"}}}}}',
@@ -85,11 +106,24 @@ const metaEntry = fc.oneof(
 /** A `_meta` text: hostile entries, with the 2026-07-28 envelope when `modern`. */
 export function metaText(modern: boolean): fc.Arbitrary<string> {
   const envelope = Object.entries(ENVELOPE).map(([k, v]) => [k, JSON.stringify(v)] as const);
-  return fc.tuple(fc.array(metaEntry, { maxLength: 5 }), fc.boolean()).map(([entries, dropEnvelope]) => objectText([...(modern && !dropEnvelope ? envelope : []), ...entries]));
+  return fc
+    .tuple(fc.array(metaEntry, { maxLength: 5 }), fc.boolean())
+    .map(([entries, dropEnvelope]) => objectText([...(modern && !dropEnvelope ? envelope : []), ...entries]));
 }
 
 const argumentsText = fc.oneof(
-  fc.array(fc.tuple(fc.oneof(fc.constantFrom('__proto__', 'constructor', 'prototype', 'ms', 'next', 'key'), fc.string({ maxLength: 10 })), valueText), { maxLength: 5 }).map(objectText),
+  fc
+    .array(
+      fc.tuple(
+        fc.oneof(
+          fc.constantFrom('__proto__', 'constructor', 'prototype', 'ms', 'next', 'key'),
+          fc.string({ maxLength: 10 }),
+        ),
+        valueText,
+      ),
+      { maxLength: 5 },
+    )
+    .map(objectText),
   valueText,
 );
 
@@ -112,7 +146,8 @@ const toolCall = (modern: boolean): fc.Arbitrary<RequestText> =>
       id: idText,
     })
     .map(({ tool, args, holdMs, next, key, meta, id }) => {
-      const argumentText = tool === 'hold' ? `{"ms":${holdMs}}` : tool === 'reflect_next' ? `{"next":${next},"key":${quote(key)}}` : args;
+      const argumentText =
+        tool === 'hold' ? `{"ms":${holdMs}}` : tool === 'reflect_next' ? `{"next":${next},"key":${quote(key)}}` : args;
       const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":${quote(tool)},"arguments":${argumentText},"_meta":${meta}}}`;
       return { body, method: 'tools/call', name: tool };
     });
@@ -121,17 +156,35 @@ const toolCall = (modern: boolean): fc.Arbitrary<RequestText> =>
 export const idText = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: 1, max: 1_000_000 }).map(String) },
   { weight: 2, arbitrary: fc.string({ maxLength: 12 }).map(quote) },
-  { weight: 2, arbitrary: fc.constantFrom('9007199254740993', '1e309', '-1', '1.5', 'null', '{}', '[]', 'true', quote('\ud800')) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('9007199254740993', '1e309', '-1', '1.5', 'null', '{}', '[]', 'true', quote('\ud800')),
+  },
 );
 
 const otherMethod = (modern: boolean): fc.Arbitrary<RequestText> =>
   fc
     .record({
       method: fc.oneof(
-        fc.constantFrom('tools/list', 'ping', 'initialize', 'server/discover', 'resources/list', 'prompts/get', 'logging/setLevel', 'unknown/method', 'notifications/cancelled', '__proto__', 'constructor'),
+        fc.constantFrom(
+          'tools/list',
+          'ping',
+          'initialize',
+          'server/discover',
+          'resources/list',
+          'prompts/get',
+          'logging/setLevel',
+          'unknown/method',
+          'notifications/cancelled',
+          '__proto__',
+          'constructor',
+        ),
         fc.string({ maxLength: 20 }),
       ),
-      params: fc.oneof(metaText(modern).map((meta) => `{"_meta":${meta}}`), valueText),
+      params: fc.oneof(
+        metaText(modern).map((meta) => `{"_meta":${meta}}`),
+        valueText,
+      ),
       id: fc.option(idText, { nil: undefined }),
     })
     .map(({ method, params, id }) => ({
@@ -145,14 +198,41 @@ const malformed = (modern: boolean): fc.Arbitrary<RequestText> =>
   fc
     .oneof(
       fc.string({ maxLength: 200 }),
-      fc.constantFrom('', '{', '[', 'null', '[]', '{}', '1', '"jsonrpc"', '{"jsonrpc":"2.0"}', '{"jsonrpc":"1.0","id":1,"method":"ping"}', '{"id":1,"method":"ping"}'),
-      fc.constantFrom('{"jsonrpc":"2.0","id":1,"method":42}', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1,2]}', '{"jsonrpc":"2.0","id":1,"result":{}}'),
-      fc.array(toolCall(modern).map((r) => r.body), { minLength: 1, maxLength: 3 }).map((bodies) => `[${bodies.join(',')}]`),
-      toolCall(modern).chain((r) => fc.integer({ min: 1, max: Math.max(1, r.body.length - 1) }).map((cut) => r.body.slice(0, cut))),
+      fc.constantFrom(
+        '',
+        '{',
+        '[',
+        'null',
+        '[]',
+        '{}',
+        '1',
+        '"jsonrpc"',
+        '{"jsonrpc":"2.0"}',
+        '{"jsonrpc":"1.0","id":1,"method":"ping"}',
+        '{"id":1,"method":"ping"}',
+      ),
+      fc.constantFrom(
+        '{"jsonrpc":"2.0","id":1,"method":42}',
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1,2]}',
+        '{"jsonrpc":"2.0","id":1,"result":{}}',
+      ),
+      fc
+        .array(
+          toolCall(modern).map((r) => r.body),
+          { minLength: 1, maxLength: 3 },
+        )
+        .map((bodies) => `[${bodies.join(',')}]`),
+      toolCall(modern).chain((r) =>
+        fc.integer({ min: 1, max: Math.max(1, r.body.length - 1) }).map((cut) => r.body.slice(0, cut)),
+      ),
     )
     .map((body) => ({ body, method: undefined, name: undefined }));
 
 /** Every kind of request the harness sends, weighted towards ones that get past parsing. */
 export function requestText(modern: boolean): fc.Arbitrary<RequestText> {
-  return fc.oneof({ weight: 5, arbitrary: toolCall(modern) }, { weight: 3, arbitrary: otherMethod(modern) }, { weight: 2, arbitrary: malformed(modern) });
+  return fc.oneof(
+    { weight: 5, arbitrary: toolCall(modern) },
+    { weight: 3, arbitrary: otherMethod(modern) },
+    { weight: 2, arbitrary: malformed(modern) },
+  );
 }

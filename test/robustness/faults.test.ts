@@ -78,17 +78,26 @@ describe('10,000 concurrent calls against a guarded tool', () => {
         return result;
       }),
     );
-    await until(() => shed === CALLS - limit.maxActive - limit.maxQueue && entered === limit.maxActive, 'the shed calls and the first admitted ones');
+    await until(
+      () => shed === CALLS - limit.maxActive - limit.maxQueue && entered === limit.maxActive,
+      'the shed calls and the first admitted ones',
+    );
     open();
     const results = await Promise.all(calls);
     expect(answered).toBe(CALLS);
-    expect(tally(results)).toEqual({ ok: limit.maxActive + limit.maxQueue, SERVER_BUSY: CALLS - limit.maxActive - limit.maxQueue });
+    expect(tally(results)).toEqual({
+      ok: limit.maxActive + limit.maxQueue,
+      SERVER_BUSY: CALLS - limit.maxActive - limit.maxQueue,
+    });
     expect(entered).toBe(limit.maxActive + limit.maxQueue);
   }, 120_000);
 });
 
 describe('an upstream that dies or hangs while calls run', () => {
-  async function withUpstream(limits: Record<string, { maxActive: number; maxQueue: number }>, timeoutMs: number): Promise<TestKit> {
+  async function withUpstream(
+    limits: Record<string, { maxActive: number; maxQueue: number }>,
+    timeoutMs: number,
+  ): Promise<TestKit> {
     const created = await createTestKit({ plugins: everyPlugin(limits) });
     const imported = await created.server.import({
       name: 'up',
@@ -112,8 +121,13 @@ describe('an upstream that dies or hangs while calls run', () => {
     expect(Object.keys(counts).sort()).toEqual(expect.arrayContaining(['UPSTREAM_DISCONNECTED']));
     expect((counts.UPSTREAM_DISCONNECTED ?? 0) + (counts.UPSTREAM_UNAVAILABLE ?? 0) + (counts.ok ?? 0)).toBe(300);
 
-    await untilAsync(async () => Number(textOf(await kit!.call('pid'))) > 0 && Number(textOf(await kit!.call('pid'))) !== pid, 'a new upstream process');
-    const refill = await Promise.all(Array.from({ length: limit.maxActive + limit.maxQueue + 1 }, () => kit!.call('slow', { ms: 20 })));
+    await untilAsync(
+      async () => Number(textOf(await kit!.call('pid'))) > 0 && Number(textOf(await kit!.call('pid'))) !== pid,
+      'a new upstream process',
+    );
+    const refill = await Promise.all(
+      Array.from({ length: limit.maxActive + limit.maxQueue + 1 }, () => kit!.call('slow', { ms: 20 })),
+    );
     expect(tally(refill)).toEqual({ ok: limit.maxActive + limit.maxQueue, SERVER_BUSY: 1 });
   }, 120_000);
 
@@ -135,7 +149,12 @@ describe('clients that disconnect mid-call over HTTP', () => {
   let released = 0;
 
   async function start(): Promise<URL> {
-    server = createServer({ name: 'disconnects', version: '1.0.0', logger: captureLogger().logger, plugins: everyPlugin() });
+    server = createServer({
+      name: 'disconnects',
+      version: '1.0.0',
+      logger: captureLogger().logger,
+      plugins: everyPlugin(),
+    });
     server.tool({
       name: 'hold',
       annotations: { readOnlyHint: true },
@@ -160,7 +179,10 @@ describe('clients that disconnect mid-call over HTTP', () => {
   async function expectSlotsFree(url: URL): Promise<void> {
     const before = entered;
     const controller = new AbortController();
-    const pair = [callTool(url, 'hold', {}, 30_000, controller.signal).catch(() => undefined), callTool(url, 'hold', {}, 30_000, controller.signal).catch(() => undefined)];
+    const pair = [
+      callTool(url, 'hold', {}, 30_000, controller.signal).catch(() => undefined),
+      callTool(url, 'hold', {}, 30_000, controller.signal).catch(() => undefined),
+    ];
     await until(() => entered === before + limit.maxActive, 'both slots taken');
     expect(refusalCode(await callTool(url, 'hold', {}))).toBe('SERVER_BUSY');
     controller.abort();
@@ -185,11 +207,24 @@ describe('clients that disconnect mid-call over HTTP', () => {
     const init = await fetch(url, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'c', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      }),
     });
-    const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': LEGACY };
+    const session = {
+      ...headers,
+      'mcp-session-id': init.headers.get('mcp-session-id') ?? '',
+      'mcp-protocol-version': LEGACY,
+    };
     await init.text();
-    await fetch(url, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) }).then((r) => r.text());
+    await fetch(url, {
+      method: 'POST',
+      headers: session,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    }).then((r) => r.text());
     return session;
   }
 
@@ -200,8 +235,15 @@ describe('clients that disconnect mid-call over HTTP', () => {
     const session = await legacySession(url);
     for (let round = 0; round < 5; round++) {
       const controller = new AbortController();
-      const body = JSON.stringify({ jsonrpc: '2.0', id: round + 1, method: 'tools/call', params: { name: 'hold', arguments: { ms: 200 } } });
-      const pending = fetch(url, { method: 'POST', headers: session, body, signal: controller.signal }).then((r) => r.text()).catch(() => 'aborted');
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: round + 1,
+        method: 'tools/call',
+        params: { name: 'hold', arguments: { ms: 200 } },
+      });
+      const pending = fetch(url, { method: 'POST', headers: session, body, signal: controller.signal })
+        .then((r) => r.text())
+        .catch(() => 'aborted');
       await until(() => entered === round + 1, 'the call to start');
       controller.abort();
       expect(await pending).toBe('aborted');
@@ -210,4 +252,3 @@ describe('clients that disconnect mid-call over HTTP', () => {
     await expectSlotsFree(url);
   }, 120_000);
 });
-

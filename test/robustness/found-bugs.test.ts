@@ -21,7 +21,12 @@ describe('stdio: a well-formed request whose params break the message schema', (
   // line that fails its JSON-RPC schema (here: a progress token that is a
   // boolean) after reporting it to onerror: the client waits forever.
   it('is answered with a JSON-RPC error carrying its id, not dropped', async () => {
-    const answer = await peer.request('bad-token', 'tools/call', { name: 'echo', arguments: {}, _meta: { ...ENVELOPE, progressToken: false } }, 5_000);
+    const answer = await peer.request(
+      'bad-token',
+      'tools/call',
+      { name: 'echo', arguments: {}, _meta: { ...ENVELOPE, progressToken: false } },
+      5_000,
+    );
     expect(answer.id).toBe('bad-token');
     expect(answer.error?.code).toBeOneOf([-32600, -32602]);
   });
@@ -38,7 +43,12 @@ describe('HTTP: edge cases of the request routing', () => {
   // torn down while the client is still sending: the client often gets EPIPE or
   // ECONNRESET instead of the answer.
   it('answers every body over the size limit with HTTP 413, never a reset connection', async () => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { s: 'x'.repeat(5_000_000) }, _meta: ENVELOPE } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { s: 'x'.repeat(5_000_000) }, _meta: ENVELOPE },
+    });
     const outcomes: string[] = [];
     for (let attempt = 0; attempt < 12; attempt++) {
       const outcome = await post(server.url, body, modernHeaders('tools/call', 'echo'), 20_000).then(
@@ -72,4 +82,3 @@ describe('HTTP: edge cases of the request routing', () => {
     expect(response?.id).toBe(42);
   });
 });
-

@@ -11,7 +11,17 @@ import { spawnHttpServer, spawnServer } from './child.js';
 import type { ServerChild } from './child.js';
 import { HOLD_LIMIT } from './fixtures/sluice-under-test.js';
 import type { Diagnostics } from './fixtures/sluice-under-test.js';
-import { ENVELOPE, LEGACY, answerableId, callTool, isMessage, isResponse, modernHeaders, post, refusalCode } from './rpc.js';
+import {
+  ENVELOPE,
+  LEGACY,
+  answerableId,
+  callTool,
+  isMessage,
+  isResponse,
+  modernHeaders,
+  post,
+  refusalCode,
+} from './rpc.js';
 import type { HttpAnswer, JsonRpcResponse } from './rpc.js';
 import { StdioPeer } from './stdio-peer.js';
 
@@ -39,7 +49,9 @@ const httpBody = fc.oneof(
   { weight: 30, arbitrary: generated },
   {
     weight: 1,
-    arbitrary: fc.uint8Array({ minLength: 1, maxLength: 64 }).map((bytes) => ({ body: bytes, method: undefined, name: undefined, modern: true as boolean })),
+    arbitrary: fc
+      .uint8Array({ minLength: 1, maxLength: 64 })
+      .map((bytes) => ({ body: bytes, method: undefined, name: undefined, modern: true as boolean })),
   },
 );
 
@@ -52,7 +64,8 @@ function checkHttpAnswer(answer: HttpAnswer, id: string | number | undefined): v
   if (answer.status >= 400) expect(response?.error, context).toBeDefined();
   if (id === undefined) return;
   expect(response, context).toBeDefined();
-  const unknowable = answer.status === TOO_LARGE || (response!.error !== undefined && ID_UNKNOWABLE.has(response!.error.code));
+  const unknowable =
+    answer.status === TOO_LARGE || (response!.error !== undefined && ID_UNKNOWABLE.has(response!.error.code));
   if (!unknowable) expect(response!.id, context).toBe(id);
 }
 
@@ -66,12 +79,22 @@ describe('fuzzing Streamable HTTP with raw JSON-RPC', () => {
     const init = await fetch(server.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } },
+      }),
     });
     session = init.headers.get('mcp-session-id') ?? '';
     await init.text();
     const headers = { 'mcp-session-id': session, 'mcp-protocol-version': LEGACY };
-    await post(server.url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers, ANSWER_BOUND_MS);
+    await post(
+      server.url,
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      headers,
+      ANSWER_BOUND_MS,
+    );
     before = diagnosticsOf(await callTool(server.url, 'diagnostics', {}));
   }, 60_000);
   afterAll(async () => server?.stop());
@@ -117,7 +140,11 @@ async function handshake(peer: StdioPeer, modern: boolean): Promise<void> {
     expect(discovered.result).toBeDefined();
     return;
   }
-  const init = await peer.request('init', 'initialize', { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } });
+  const init = await peer.request('init', 'initialize', {
+    protocolVersion: LEGACY,
+    capabilities: {},
+    clientInfo: { name: 'fuzz', version: '1' },
+  });
   expect(init.result).toBeDefined();
   peer.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
 }
@@ -154,7 +181,12 @@ for (const modern of [true, false]) {
             const answered = id === undefined ? undefined : peer.answer(id, ANSWER_BOUND_MS);
             peer.write(line);
             if (answered) expect(isResponse(await answered)).toBe(true);
-            const probe = await peer.request(`probe-${probes++}`, 'tools/list', modern ? { _meta: ENVELOPE } : {}, ANSWER_BOUND_MS);
+            const probe = await peer.request(
+              `probe-${probes++}`,
+              'tools/list',
+              modern ? { _meta: ENVELOPE } : {},
+              ANSWER_BOUND_MS,
+            );
             expect(probe.result?.tools, JSON.stringify(probe).slice(0, 300)).toBeDefined();
           }),
           { numRuns: runs },
@@ -170,7 +202,9 @@ for (const modern of [true, false]) {
       expect(after.prototypeNames).toEqual(before.prototypeNames);
       expect(after.prototypeSymbols).toBe(before.prototypeSymbols);
       expect(after.polluted).toBe(false);
-      const holds = Array.from({ length: HOLD_LIMIT.maxActive + 1 }, (_, i) => peer.request(`hold-${i}`, 'tools/call', probeParams(modern, 'hold', { ms: 1_500 })));
+      const holds = Array.from({ length: HOLD_LIMIT.maxActive + 1 }, (_, i) =>
+        peer.request(`hold-${i}`, 'tools/call', probeParams(modern, 'hold', { ms: 1_500 })),
+      );
       const codes = (await Promise.all(holds)).map((response) => refusalCode(response) ?? 'admitted');
       expect(codes.filter((code) => code === 'admitted')).toHaveLength(HOLD_LIMIT.maxActive);
       expect(codes.filter((code) => code === 'SERVER_BUSY')).toHaveLength(1);

@@ -25,7 +25,8 @@ export function isResponse(value: unknown): value is JsonRpcResponse {
   if (message.jsonrpc !== '2.0' || !('id' in message)) return false;
   const hasResult = typeof message.result === 'object' && message.result !== null;
   const error = message.error as Record<string, unknown> | undefined;
-  const hasError = typeof error === 'object' && error !== null && Number.isInteger(error.code) && typeof error.message === 'string';
+  const hasError =
+    typeof error === 'object' && error !== null && Number.isInteger(error.code) && typeof error.message === 'string';
   return hasResult !== hasError;
 }
 
@@ -33,7 +34,9 @@ export function isResponse(value: unknown): value is JsonRpcResponse {
 export function isMessage(value: unknown): boolean {
   if (isResponse(value)) return true;
   const message = value as Record<string, unknown> | null;
-  return typeof message === 'object' && message !== null && message.jsonrpc === '2.0' && typeof message.method === 'string';
+  return (
+    typeof message === 'object' && message !== null && message.jsonrpc === '2.0' && typeof message.method === 'string'
+  );
 }
 
 /**
@@ -52,9 +55,11 @@ export function answerableId(body: string): string | number | undefined {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
   const message = parsed as Record<string, unknown>;
-  if (message.jsonrpc !== '2.0' || typeof message.method !== 'string' || 'result' in message || 'error' in message) return undefined;
+  if (message.jsonrpc !== '2.0' || typeof message.method !== 'string' || 'result' in message || 'error' in message)
+    return undefined;
   const params = message.params;
-  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) return undefined;
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params)))
+    return undefined;
   const id = message.id;
   return typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)) ? id : undefined;
 }
@@ -75,7 +80,12 @@ export function modernHeaders(method: string | undefined, name: string | undefin
   return headers;
 }
 
-export async function post(url: URL, body: string | Uint8Array, headers: Record<string, string>, timeoutMs: number): Promise<HttpAnswer> {
+export async function post(
+  url: URL,
+  body: string | Uint8Array,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<HttpAnswer> {
   const response = await fetch(url, {
     method: 'POST',
     body,
@@ -110,12 +120,27 @@ function safeParse(text: string): unknown {
 }
 
 /** Calls a tool of the server under test with a well-formed 2026-07-28 request. */
-export async function callTool(url: URL, name: string, args: Record<string, unknown>, timeoutMs = 30_000, signal?: AbortSignal): Promise<JsonRpcResponse> {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args, _meta: ENVELOPE } });
+export async function callTool(
+  url: URL,
+  name: string,
+  args: Record<string, unknown>,
+  timeoutMs = 30_000,
+  signal?: AbortSignal,
+): Promise<JsonRpcResponse> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name, arguments: args, _meta: ENVELOPE },
+  });
   const response = await fetch(url, {
     method: 'POST',
     body,
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders('tools/call', name) },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...modernHeaders('tools/call', name),
+    },
     signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
   });
   const answer = parseBody(await response.text(), response.headers.get('content-type') ?? '').find(isResponse);

@@ -46,42 +46,48 @@ describe(`a ${SECONDS}-second soak over HTTP`, () => {
   }, 60_000);
   afterAll(async () => server?.stop());
 
-  it('keeps the heap and the handles flat, answers every call, and leaves no slot taken', async () => {
-    const run = async (untilMs: number): Promise<number> => {
-      let calls = 0;
-      await Promise.all(
-        Array.from({ length: WORKERS }, async (_, worker) => {
-          for (let n = worker; Date.now() < untilMs; n += WORKERS) {
-            const response = await nextCall(server.url, n);
-            expect(response.result ?? response.error).toBeDefined();
-            calls++;
-          }
-        }),
-      );
-      return calls;
-    };
-    // Warm up (JIT, pools, caches) before the first measurement.
-    await run(Date.now() + Math.min(3_000, SECONDS * 200));
-    const before = report(await callTool(server.url, 'diagnostics', {}));
-    const started = Date.now();
-    const calls = await run(started + SECONDS * 1000);
-    const elapsed = (Date.now() - started) / 1000;
-    const after = report(await callTool(server.url, 'diagnostics', {}));
+  it(
+    'keeps the heap and the handles flat, answers every call, and leaves no slot taken',
+    async () => {
+      const run = async (untilMs: number): Promise<number> => {
+        let calls = 0;
+        await Promise.all(
+          Array.from({ length: WORKERS }, async (_, worker) => {
+            for (let n = worker; Date.now() < untilMs; n += WORKERS) {
+              const response = await nextCall(server.url, n);
+              expect(response.result ?? response.error).toBeDefined();
+              calls++;
+            }
+          }),
+        );
+        return calls;
+      };
+      // Warm up (JIT, pools, caches) before the first measurement.
+      await run(Date.now() + Math.min(3_000, SECONDS * 200));
+      const before = report(await callTool(server.url, 'diagnostics', {}));
+      const started = Date.now();
+      const calls = await run(started + SECONDS * 1000);
+      const elapsed = (Date.now() - started) / 1000;
+      const after = report(await callTool(server.url, 'diagnostics', {}));
 
-    const numbers = {
-      seconds: Math.round(elapsed),
-      calls,
-      callsPerSecond: Math.round(calls / elapsed),
-      heapBeforeMiB: +(before.heapUsed / 2 ** 20).toFixed(1),
-      heapAfterMiB: +(after.heapUsed / 2 ** 20).toFixed(1),
-      handlesBefore: before.handles,
-      handlesAfter: after.handles,
-    };
-    console.info(`soak: ${JSON.stringify(numbers)}`);
-    expect(server.alive(), server.stderr()).toBe(true);
-    expect(after.heapUsed - before.heapUsed).toBeLessThan(HEAP_BOUND_BYTES);
-    expect(total(after.handles)).toBeLessThanOrEqual(total(before.handles) + HANDLE_BOUND);
-    const holds = await Promise.all(Array.from({ length: HOLD_LIMIT.maxActive + 1 }, () => callTool(server.url, 'hold', { ms: 1_000 })));
-    expect(holds.filter((response) => refusalCode(response) === 'SERVER_BUSY')).toHaveLength(1);
-  }, (SECONDS + 120) * 1000);
+      const numbers = {
+        seconds: Math.round(elapsed),
+        calls,
+        callsPerSecond: Math.round(calls / elapsed),
+        heapBeforeMiB: +(before.heapUsed / 2 ** 20).toFixed(1),
+        heapAfterMiB: +(after.heapUsed / 2 ** 20).toFixed(1),
+        handlesBefore: before.handles,
+        handlesAfter: after.handles,
+      };
+      console.info(`soak: ${JSON.stringify(numbers)}`);
+      expect(server.alive(), server.stderr()).toBe(true);
+      expect(after.heapUsed - before.heapUsed).toBeLessThan(HEAP_BOUND_BYTES);
+      expect(total(after.handles)).toBeLessThanOrEqual(total(before.handles) + HANDLE_BOUND);
+      const holds = await Promise.all(
+        Array.from({ length: HOLD_LIMIT.maxActive + 1 }, () => callTool(server.url, 'hold', { ms: 1_000 })),
+      );
+      expect(holds.filter((response) => refusalCode(response) === 'SERVER_BUSY')).toHaveLength(1);
+    },
+    (SECONDS + 120) * 1000,
+  );
 });

@@ -36,7 +36,12 @@ export class StdioPeer {
   }
 
   /** Sends a request and waits for its answer. */
-  request(id: string | number, method: string, params: Record<string, unknown>, timeoutMs = 20_000): Promise<JsonRpcResponse> {
+  request(
+    id: string | number,
+    method: string,
+    params: Record<string, unknown>,
+    timeoutMs = 20_000,
+  ): Promise<JsonRpcResponse> {
     const answered = this.answer(id, timeoutMs);
     this.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
     return answered;

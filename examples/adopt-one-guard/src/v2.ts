@@ -11,7 +11,11 @@ export function guardedWeatherServerV2(api: ForecastApi): { server: McpServer; s
   const server = new McpServer({ name: 'weather', version: '2.0.0' });
   server.registerTool(
     'forecast',
-    { description: 'The forecast for a city', inputSchema: z.object({ city: z.string() }), annotations: { readOnlyHint: true } },
+    {
+      description: 'The forecast for a city',
+      inputSchema: z.object({ city: z.string() }),
+      annotations: { readOnlyHint: true },
+    },
     async ({ city }) => ({ content: [{ type: 'text', text: await api.forecast(city) }] }),
   );
   const sluice = adopt(server, [concurrency({ tools: { forecast: { maxActive: 2, maxQueue: 2 } } })]);

@@ -24,7 +24,9 @@ describe('adopting one guard', () => {
     const { server, sluice } = guardedWeatherServer(api);
     const client = await v1Client(server);
     const results = (await Promise.all(
-      ['Oslo', 'Lima', 'Pune', 'Kyiv', 'Rome', 'Nuuk'].map((city) => client.callTool({ name: 'forecast', arguments: { city } })),
+      ['Oslo', 'Lima', 'Pune', 'Kyiv', 'Rome', 'Nuuk'].map((city) =>
+        client.callTool({ name: 'forecast', arguments: { city } }),
+      ),
     )) as Result[];
     expect(results.filter((r) => !r.isError)).toHaveLength(4);
     expect(results.filter((r) => codeOf(r) === 'SERVER_BUSY')).toHaveLength(2);
@@ -52,7 +54,9 @@ describe('adopting one guard', () => {
     await server.connect(b);
     const client = new Client({ name: 'agent', version: '1' });
     await client.connect(a);
-    const results = (await Promise.all(['a', 'b', 'c', 'd', 'e'].map((city) => client.callTool({ name: 'forecast', arguments: { city } })))) as Result[];
+    const results = (await Promise.all(
+      ['a', 'b', 'c', 'd', 'e'].map((city) => client.callTool({ name: 'forecast', arguments: { city } })),
+    )) as Result[];
     expect(results.filter((r) => codeOf(r) === 'SERVER_BUSY')).toHaveLength(1);
     expect(api.peak).toBe(2);
     await client.close();

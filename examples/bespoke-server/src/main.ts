@@ -3,7 +3,10 @@ import { buildServer } from './server.js';
 
 const server = await buildServer();
 const listener = await server.listen({ port: Number(process.env.SLUICE_PORT ?? 3000) });
-server.logger.info({ event: 'example.ready', url: listener.url.href }, `inventory server ready at ${listener.url.href}`);
+server.logger.info(
+  { event: 'example.ready', url: listener.url.href },
+  `inventory server ready at ${listener.url.href}`,
+);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void server.close().then(() => process.exit(0)));

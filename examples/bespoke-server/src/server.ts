@@ -40,7 +40,11 @@ export async function buildServer(options: BuildOptions = {}): Promise<SluiceSer
   });
 
   // Another team's server, behind the same guards as the local tools.
-  await server.import({ name: 'supplier', namespace: 'supplier', connection: { type: 'in-process', server: supplierServer() } });
+  await server.import({
+    name: 'supplier',
+    namespace: 'supplier',
+    connection: { type: 'in-process', server: supplierServer() },
+  });
   // #endregion compose
 
   server.tool({

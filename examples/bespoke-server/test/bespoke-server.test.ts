@@ -10,7 +10,11 @@ describe('the bespoke inventory server', () => {
     const listener = await server.listen();
     const client = new Client({ name: 'example-test', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(listener.url));
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['restock', 'stock_level', 'supplier_quote']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      'restock',
+      'stock_level',
+      'supplier_quote',
+    ]);
     await client.callTool({ name: 'restock', arguments: { item: 'pear', units: 2 } });
     const level = (await client.callTool({ name: 'stock_level', arguments: { item: 'pear' } })) as CallToolResult;
     expect(textOf(level)).toBe('pear: 5');

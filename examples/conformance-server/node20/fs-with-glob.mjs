@@ -23,5 +23,8 @@ export function globSync(pattern, options = {}) {
   if (typeof pattern !== 'string') throw new TypeError('globSync here takes one pattern string');
   const root = options.cwd === undefined ? process.cwd() : String(options.cwd);
   // path.matchesGlob exists on Node 20.17+; '**/' also matches at the top level, as in Node 22.
-  return filesUnder(root).filter((file) => path.matchesGlob(file, pattern) || (pattern.startsWith('**/') && path.matchesGlob(file, pattern.slice(3))));
+  return filesUnder(root).filter(
+    (file) =>
+      path.matchesGlob(file, pattern) || (pattern.startsWith('**/') && path.matchesGlob(file, pattern.slice(3))),
+  );
 }

@@ -33,7 +33,8 @@ async function reportProgress(_args: Record<string, unknown>, ctx: CallContext):
   const token = req._meta?.progressToken;
   for (const progress of [0, 50, 100]) {
     if (progress > 0) await sleep(STEP_MS, undefined, { signal: ctx.signal });
-    if (token !== undefined) await req.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total: 100 } });
+    if (token !== undefined)
+      await req.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total: 100 } });
   }
   return text('Reported progress 0, 50 and 100 of 100.');
 }
@@ -63,7 +64,11 @@ const ENUMS_SCHEMA: RequestedSchema = {
         { const: 'value3', title: 'Third Option' },
       ],
     },
-    legacyEnum: { type: 'string', enum: ['opt1', 'opt2', 'opt3'], enumNames: ['Option One', 'Option Two', 'Option Three'] },
+    legacyEnum: {
+      type: 'string',
+      enum: ['opt1', 'opt2', 'opt3'],
+      enumNames: ['Option One', 'Option Two', 'Option Three'],
+    },
     untitledMulti: { type: 'array', items: { type: 'string', enum: ['option1', 'option2', 'option3'] } },
     titledMulti: {
       type: 'array',
@@ -78,7 +83,6 @@ const ENUMS_SCHEMA: RequestedSchema = {
   },
 } as const;
 
-
 async function elicitAndReport(ctx: CallContext, params: ElicitRequestFormParams): Promise<CallToolResult> {
   const answer = await mcpOf(ctx).mcpReq.elicitInput(params);
   return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
@@ -87,7 +91,12 @@ async function elicitAndReport(ctx: CallContext, params: ElicitRequestFormParams
 export function registerClientRequestTools(server: SluiceServer): void {
   // The suite calls the same behaviour by two names: one per protocol generation.
   for (const name of ['test_tool_with_logging', 'test_logging_tool']) {
-    server.tool({ name, description: 'Sends three log messages while it runs.', annotations: { readOnlyHint: true }, handler: logThreeSteps });
+    server.tool({
+      name,
+      description: 'Sends three log messages while it runs.',
+      annotations: { readOnlyHint: true },
+      handler: logThreeSteps,
+    });
   }
   server.tool({
     name: 'test_tool_with_progress',
@@ -100,7 +109,10 @@ export function registerClientRequestTools(server: SluiceServer): void {
     description: 'Asks the client to sample a completion for a prompt.',
     inputSchema: z.object({ prompt: z.string().describe('The prompt to send to the model') }),
     handler: async ({ prompt }, ctx) => {
-      const reply = await mcpOf(ctx).mcpReq.requestSampling({ messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens: 100 });
+      const reply = await mcpOf(ctx).mcpReq.requestSampling({
+        messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
+        maxTokens: 100,
+      });
       const content = Array.isArray(reply.content) ? reply.content[0] : reply.content;
       return text(`LLM response: ${content?.type === 'text' ? content.text : JSON.stringify(content)}`);
     },
@@ -127,11 +139,13 @@ export function registerClientRequestTools(server: SluiceServer): void {
   server.tool({
     name: 'test_elicitation_sep1034_defaults',
     description: 'Asks the user for values that all have defaults.',
-    handler: (_args, ctx) => elicitAndReport(ctx, { message: 'Please review your details', requestedSchema: DEFAULTS_SCHEMA }),
+    handler: (_args, ctx) =>
+      elicitAndReport(ctx, { message: 'Please review your details', requestedSchema: DEFAULTS_SCHEMA }),
   });
   server.tool({
     name: 'test_elicitation_sep1330_enums',
     description: 'Asks the user to choose, in every enum style.',
-    handler: (_args, ctx) => elicitAndReport(ctx, { message: 'Please make your choices', requestedSchema: ENUMS_SCHEMA }),
+    handler: (_args, ctx) =>
+      elicitAndReport(ctx, { message: 'Please make your choices', requestedSchema: ENUMS_SCHEMA }),
   });
 }

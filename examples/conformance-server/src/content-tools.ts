@@ -8,7 +8,11 @@ const SCHEMA_2020_12 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   type: 'object',
   $defs: {
-    address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } },
+    address: {
+      $anchor: 'addressDef',
+      type: 'object',
+      properties: { street: { type: 'string' }, city: { type: 'string' } },
+    },
   },
   properties: {
     name: { type: 'string' },
@@ -49,7 +53,16 @@ export function registerContentTools(server: SluiceServer): void {
     description: 'Returns an embedded text resource.',
     annotations: READ_ONLY,
     handler: () => ({
-      content: [{ type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } }],
+      content: [
+        {
+          type: 'resource',
+          resource: {
+            uri: 'test://embedded-resource',
+            mimeType: 'text/plain',
+            text: 'This is an embedded resource content.',
+          },
+        },
+      ],
     }),
   });
   server.tool({
@@ -60,7 +73,14 @@ export function registerContentTools(server: SluiceServer): void {
       content: [
         { type: 'text', text: 'Multiple content types test:' },
         { type: 'image', data: RED_PIXEL_PNG, mimeType: 'image/png' },
-        { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: JSON.stringify({ test: 'data', value: 123 }) } },
+        {
+          type: 'resource',
+          resource: {
+            uri: 'test://mixed-content-resource',
+            mimeType: 'application/json',
+            text: JSON.stringify({ test: 'data', value: 123 }),
+          },
+        },
       ],
     }),
   });

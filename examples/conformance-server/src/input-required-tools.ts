@@ -24,7 +24,10 @@ function mcpOf(ctx: CallContext): ServerContext {
 }
 
 function askName(message: string) {
-  return inputRequired.elicit({ message, requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } });
+  return inputRequired.elicit({
+    message,
+    requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+  });
 }
 
 /** The accepted elicitation answer for a key, as a string field, or undefined. */
@@ -95,8 +98,14 @@ function registerStatefulTools(server: SluiceServer, seal: RoundStateSeal): void
       const state = await seal.open('test_input_required_result_request_state', mcp);
       const view = inputResponse(mcp.mcpReq.inputResponses, 'confirm');
       if (state !== undefined && view.kind === 'elicit') return text(`state-ok: confirmation ${view.action}`);
-      const requestState = await seal.seal({ tool: 'test_input_required_result_request_state', round: 1, answers: {} }, mcp);
-      const confirm = inputRequired.elicit({ message: 'Please confirm', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } });
+      const requestState = await seal.seal(
+        { tool: 'test_input_required_result_request_state', round: 1, answers: {} },
+        mcp,
+      );
+      const confirm = inputRequired.elicit({
+        message: 'Please confirm',
+        requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+      });
       return askFor({ inputRequests: { confirm }, requestState });
     },
   });
@@ -114,10 +123,16 @@ function registerStatefulTools(server: SluiceServer, seal: RoundStateSeal): void
       }
       const inputRequests: InputRequests = {
         user_name: askName('What is your name?'),
-        greeting: inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }], maxTokens: 50 }),
+        greeting: inputRequired.createMessage({
+          messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }],
+          maxTokens: 50,
+        }),
         client_roots: inputRequired.listRoots(),
       };
-      const requestState = await seal.seal({ tool: 'test_input_required_result_multiple_inputs', round: 1, answers: {} }, mcp);
+      const requestState = await seal.seal(
+        { tool: 'test_input_required_result_multiple_inputs', round: 1, answers: {} },
+        mcp,
+      );
       return askFor({ inputRequests, requestState });
     },
   });
@@ -150,7 +165,10 @@ function registerStatefulTools(server: SluiceServer, seal: RoundStateSeal): void
       const mcp = mcpOf(ctx);
       const state = await seal.open('test_input_required_result_tampered_state', mcp);
       if (state !== undefined) return text('state verified');
-      const requestState = await seal.seal({ tool: 'test_input_required_result_tampered_state', round: 1, answers: {} }, mcp);
+      const requestState = await seal.seal(
+        { tool: 'test_input_required_result_tampered_state', round: 1, answers: {} },
+        mcp,
+      );
       return askFor({ inputRequests: { user_name: askName('What is your name?') }, requestState });
     },
   });
@@ -188,7 +206,9 @@ function registerCapabilityTools(server: SluiceServer): void {
     description: 'Asks the user a question by returning an input request.',
     handler: (_args, ctx) => {
       const name = answered(mcpOf(ctx), 'user_name', 'name');
-      return name === undefined ? askFor({ inputRequests: { user_name: askName('What is your name?') } }) : text(`Hello, ${name}!`);
+      return name === undefined
+        ? askFor({ inputRequests: { user_name: askName('What is your name?') } })
+        : text(`Hello, ${name}!`);
     },
   });
 }

@@ -10,7 +10,12 @@ export function registerListChangeTool(server: SluiceServer): void {
     handler: async () => {
       const present = server.tools().some((tool) => tool.name === DYNAMIC);
       if (present) server.removeTools([DYNAMIC]);
-      else server.tool({ name: DYNAMIC, description: 'Appears and disappears.', handler: () => ({ content: [{ type: 'text', text: 'here' }] }) });
+      else
+        server.tool({
+          name: DYNAMIC,
+          description: 'Appears and disappears.',
+          handler: () => ({ content: [{ type: 'text', text: 'here' }] }),
+        });
       await server.ready();
       return { content: [{ type: 'text', text: present ? `removed ${DYNAMIC}` : `added ${DYNAMIC}` }] };
     },

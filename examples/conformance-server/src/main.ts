@@ -7,7 +7,10 @@ const port = Number(process.argv[2] ?? process.env.SLUICE_PORT ?? 3000);
 const ledgerPath = process.env.SLUICE_RISK_LEDGER;
 const server = buildConformanceServer({ riskLedger: ledgerPath ? { path: ledgerPath } : 'memory' });
 const listener = await server.listen({ port });
-server.logger.info({ event: 'conformance.ready', url: listener.url.href }, `conformance server ready at ${listener.url.href}`);
+server.logger.info(
+  { event: 'conformance.ready', url: listener.url.href },
+  `conformance server ready at ${listener.url.href}`,
+);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void server.close().then(() => process.exit(0)));

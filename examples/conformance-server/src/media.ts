@@ -31,7 +31,12 @@ export function pixelPng(red: number, green: number, blue: number): string {
   header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB, default compression, filter and interlace
   const scanline = Buffer.from([0, red, green, blue]); // filter byte "none", then the pixel
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  const png = Buffer.concat([signature, pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(scanline)), pngChunk('IEND', Buffer.alloc(0))]);
+  const png = Buffer.concat([
+    signature,
+    pngChunk('IHDR', header),
+    pngChunk('IDAT', deflateSync(scanline)),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
   return png.toString('base64');
 }
 

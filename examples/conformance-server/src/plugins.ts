@@ -37,7 +37,10 @@ export function pluginSettings(options: DeploymentOptions = {}): PluginSettings 
     loopGuard: { originService: options.service ?? 'conformance', maxDepth: 8 },
     concurrency: { default: { maxActive: 16, maxQueue: 64 }, retryAfterMs: 500 },
     egress: { maxPayloadBytes: 512 * 1024 },
-    risk: { policy: 'warn', ledger: ledger === 'memory' ? { persist: 'memory' } : { persist: 'file', path: ledger.path } },
+    risk: {
+      policy: 'warn',
+      ledger: ledger === 'memory' ? { persist: 'memory' } : { persist: 'file', path: ledger.path },
+    },
     chaining: { maxDepth: 5 },
   };
 }

@@ -15,18 +15,33 @@ export function registerPrompts(mcp: McpServer): void {
     {
       description: 'A prompt with two arguments; the first completes.',
       argsSchema: z.object({
-        arg1: completable(z.string().describe('First test argument'), (value) => WORDS.filter((word) => word.startsWith(value))),
+        arg1: completable(z.string().describe('First test argument'), (value) =>
+          WORDS.filter((word) => word.startsWith(value)),
+        ),
         arg2: z.string().describe('Second test argument'),
       }),
     },
-    ({ arg1, arg2 }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` } }] }),
+    ({ arg1, arg2 }) => ({
+      messages: [
+        { role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` } },
+      ],
+    }),
   );
   mcp.registerPrompt(
     'test_prompt_with_embedded_resource',
-    { description: 'A prompt that embeds a resource.', argsSchema: z.object({ resourceUri: z.string().describe('URI of the resource to embed') }) },
+    {
+      description: 'A prompt that embeds a resource.',
+      argsSchema: z.object({ resourceUri: z.string().describe('URI of the resource to embed') }),
+    },
     ({ resourceUri }) => ({
       messages: [
-        { role: 'user', content: { type: 'resource', resource: { uri: resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' } } },
+        {
+          role: 'user',
+          content: {
+            type: 'resource',
+            resource: { uri: resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' },
+          },
+        },
         { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
       ],
     }),
@@ -37,19 +52,26 @@ export function registerPrompts(mcp: McpServer): void {
       { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
     ],
   }));
-  mcp.registerPrompt('test_input_required_result_prompt', { description: 'A prompt that first asks the user for context.' }, (ctx) => {
-    const view = inputResponse(ctx.mcpReq.inputResponses, 'user_context');
-    const context = view.kind === 'elicit' && typeof view.content?.context === 'string' ? view.content.context : undefined;
-    if (context === undefined) {
-      return inputRequired({
-        inputRequests: {
-          user_context: inputRequired.elicit({
-            message: 'What context should the prompt use?',
-            requestedSchema: { type: 'object', properties: { context: { type: 'string' } }, required: ['context'] },
-          }),
-        },
-      });
-    }
-    return { messages: [{ role: 'user', content: { type: 'text', text: `Answer with this context in mind: ${context}` } }] };
-  });
+  mcp.registerPrompt(
+    'test_input_required_result_prompt',
+    { description: 'A prompt that first asks the user for context.' },
+    (ctx) => {
+      const view = inputResponse(ctx.mcpReq.inputResponses, 'user_context');
+      const context =
+        view.kind === 'elicit' && typeof view.content?.context === 'string' ? view.content.context : undefined;
+      if (context === undefined) {
+        return inputRequired({
+          inputRequests: {
+            user_context: inputRequired.elicit({
+              message: 'What context should the prompt use?',
+              requestedSchema: { type: 'object', properties: { context: { type: 'string' } }, required: ['context'] },
+            }),
+          },
+        });
+      }
+      return {
+        messages: [{ role: 'user', content: { type: 'text', text: `Answer with this context in mind: ${context}` } }],
+      };
+    },
+  );
 }

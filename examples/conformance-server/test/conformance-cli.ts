@@ -16,7 +16,11 @@ export interface SuiteRun {
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
-const cli = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/package.json')), 'dist', 'index.js');
+const cli = join(
+  dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/package.json')),
+  'dist',
+  'index.js',
+);
 const node20Shim = join(here, '..', 'node20', 'register.mjs');
 
 /** The baseline file of one target (`server`, `gateway`) at one revision. */
@@ -28,12 +32,32 @@ export function baselineOf(target: string, revision: Revision): string {
  * Runs the official conformance CLI against a server URL, as a child process,
  * for exactly the scenarios `revision` requires, judged against a baseline.
  */
-export async function runConformance(url: URL, revision: Revision, baseline: string, timeoutMs = 240_000): Promise<SuiteRun> {
+export async function runConformance(
+  url: URL,
+  revision: Revision,
+  baseline: string,
+  timeoutMs = 240_000,
+): Promise<SuiteRun> {
   const cwd = await mkdtemp(join(tmpdir(), 'sluice-conformance-'));
   const started = performance.now();
-  const args = ['--import', node20Shim, cli, 'server', '--url', url.href, '--requirements', revision, '--expected-failures', baseline];
+  const args = [
+    '--import',
+    node20Shim,
+    cli,
+    'server',
+    '--url',
+    url.href,
+    '--requirements',
+    revision,
+    '--expected-failures',
+    baseline,
+  ];
   try {
-    const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, args, {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -43,7 +67,11 @@ export async function runConformance(url: URL, revision: Revision, baseline: str
       child.once('close', resolve);
     }).finally(() => clearTimeout(timer));
     const at = output.indexOf('=== SUMMARY ===');
-    return { code, summary: at === -1 ? output.slice(-4000) : output.slice(at), seconds: (performance.now() - started) / 1000 };
+    return {
+      code,
+      summary: at === -1 ? output.slice(-4000) : output.slice(at),
+      seconds: (performance.now() - started) / 1000,
+    };
   } finally {
     await rm(cwd, { recursive: true, force: true });
   }

@@ -36,10 +36,14 @@ export async function startGateway(upstream: URL): Promise<RunningGateway> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-gateway-conformance-'));
   const file = join(dir, 'sluice.config.json');
   await writeFile(file, JSON.stringify(configFor(upstream), null, 2));
-  const child = spawn(process.execPath, ['--conditions=sluice:source', '--import', TSX, CLI_SOURCE, 'serve', '--config', file], {
-    cwd: dir,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--conditions=sluice:source', '--import', TSX, CLI_SOURCE, 'serve', '--config', file],
+    {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let log = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (): Promise<void> => {

@@ -43,8 +43,20 @@ beforeAll(async () => {
   // The CLI from its sources, on the example's own config, as `pnpm start` runs it from the build.
   child = spawn(
     process.execPath,
-    ['--conditions=sluice:source', '--import', 'tsx', 'packages/gateway/src/cli.ts', 'serve', '--config', 'examples/gateway/sluice.config.json'],
-    { cwd: REPO_ROOT, env: { ...process.env, SLUICE_PORT: String(port), SLUICE_RISK_LEDGER: join(ledgerDir, 'ledger.json') }, stdio: ['ignore', 'ignore', 'pipe'] },
+    [
+      '--conditions=sluice:source',
+      '--import',
+      'tsx',
+      'packages/gateway/src/cli.ts',
+      'serve',
+      '--config',
+      'examples/gateway/sluice.config.json',
+    ],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, SLUICE_PORT: String(port), SLUICE_RISK_LEDGER: join(ledgerDir, 'ledger.json') },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
   );
   await ready(child);
   client = new Client({ name: 'example-test', version: '1.0.0' });
@@ -61,12 +73,15 @@ afterAll(async () => {
   rmSync(ledgerDir, { recursive: true, force: true });
 });
 
-const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+const call = (name: string, args: Record<string, unknown>) =>
+  client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
 
 describe('the example gateway', () => {
   it('exposes the tools of both upstreams, minus those its config denies or its risk ceiling hides', async () => {
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['everything_echo', 'everything_get-sum', 'desk_check_account', 'desk_open_ticket']));
+    expect(names).toEqual(
+      expect.arrayContaining(['everything_echo', 'everything_get-sum', 'desk_check_account', 'desk_open_ticket']),
+    );
     expect(names).not.toContain('everything_get-env');
     expect(names).not.toContain('everything_gzip-file-as-resource');
   });
@@ -79,7 +94,9 @@ describe('the example gateway', () => {
     expect(textOf(await call('desk_check_account', { customerId: 'c-7' }))).toBe('Account c-7 is active.');
     const chained = await call('desk_check_account', { customerId: 'locked-42' });
     expect(textOf(chained)).toMatch(/^Ticket T-\d+ opened for locked-42 \(high urgency\)\.$/);
-    expect(metaOf<{ steps: { tool: string }[] }>(chained, 'dev.sluice/chain')?.steps.map((s) => s.tool)).toEqual(['desk_open_ticket']);
+    expect(metaOf<{ steps: { tool: string }[] }>(chained, 'dev.sluice/chain')?.steps.map((s) => s.tool)).toEqual([
+      'desk_open_ticket',
+    ]);
   });
 
   it('serves metrics beside the MCP endpoint, and stops cleanly on SIGTERM', async () => {

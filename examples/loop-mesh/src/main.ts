@@ -5,7 +5,8 @@ import { startMesh, stopMesh } from './mesh.js';
 
 const services = await startMesh({ guard: true });
 for (const service of services) {
-  for (const skipped of service.skipped) process.stdout.write(`service ${service.name} skipped ${skipped.name}: ${skipped.reason}\n`);
+  for (const skipped of service.skipped)
+    process.stdout.write(`service ${service.name} skipped ${skipped.name}: ${skipped.reason}\n`);
 }
 const client = new Client({ name: 'loop-mesh-demo', version: '1.0.0' });
 await client.connect(new StreamableHTTPClientTransport(services[0]!.url));

@@ -46,7 +46,11 @@ export async function startMesh(options: MeshOptions): Promise<Service[]> {
   for (const index of [2, 1, 0]) {
     const service = services[index]!;
     const next = services[(index + 1) % services.length]!;
-    const result = await service.server.import({ name: `service-${next.name}`, connection: { type: 'http', url: next.url.href }, timeoutMs: 5_000 });
+    const result = await service.server.import({
+      name: `service-${next.name}`,
+      connection: { type: 'http', url: next.url.href },
+      timeoutMs: 5_000,
+    });
     service.skipped = result.skipped;
   }
   return services;

@@ -12,7 +12,10 @@ describe('the loop mesh', () => {
   it('refuses the call that would go a -> b -> c -> a with LOOP_DETECTED, and every service keeps serving', async () => {
     services = await startMesh({ guard: true, logger: captureLogger().logger });
     // Import time: a service never imports its own tools back through the ring.
-    expect(services[0]!.skipped.map((s) => [s.name, s.reason])).toContainEqual(['a.lookup', 'Denied by denyToolPrefix (a.)']);
+    expect(services[0]!.skipped.map((s) => [s.name, s.reason])).toContainEqual([
+      'a.lookup',
+      'Denied by denyToolPrefix (a.)',
+    ]);
 
     const client = new Client({ name: 't', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(services[0]!.url));

@@ -13,7 +13,9 @@ const echo = {
 const rename = (name: string, extra: object = {}) => ({ ...echo, name, ...extra });
 
 const textOf = (result: { content: unknown }): string[] =>
-  (result.content as { type: string; text?: string }[]).map((b) => (b.type === 'text' ? (b.text ?? '') : `<${b.type}>`));
+  (result.content as { type: string; text?: string }[]).map((b) =>
+    b.type === 'text' ? (b.text ?? '') : `<${b.type}>`,
+  );
 
 const PII = 'Write to jane.doe+crm@mail.example.com or call +1 (555) 123-4567.';
 const REDACTED = 'Write to [redacted email] or call [redacted phone].';
@@ -29,7 +31,9 @@ describe('pii redactor', () => {
 
   it('leaves text without personal data untouched and logs nothing', async () => {
     kit = await createTestKit({ plugins: [piiRedactor()], tools: [echo] });
-    expect(textOf(await kit.call('echo', { text: 'order 42 shipped on day 3' }))).toEqual(['order 42 shipped on day 3']);
+    expect(textOf(await kit.call('echo', { text: 'order 42 shipped on day 3' }))).toEqual([
+      'order 42 shipped on day 3',
+    ]);
     expect(kit.logs.events('pii.redacted')).toHaveLength(0);
   });
 
@@ -149,12 +153,23 @@ describe('matching', () => {
   });
 
   it('does not read digits inside an e-mail address as a phone number', () => {
-    expect(redact('reach 5551234567@sms.example.net', all)).toEqual({ text: 'reach [redacted email]', email: 1, phone: 0 });
+    expect(redact('reach 5551234567@sms.example.net', all)).toEqual({
+      text: 'reach [redacted email]',
+      email: 1,
+      phone: 0,
+    });
   });
 
   it('stays linear on adversarial input', () => {
     const n = 200_000;
-    const inputs = ['a@'.repeat(n), `${'a.'.repeat(n)}@`, `@${'a'.repeat(n)}`, '1 '.repeat(n), '1-'.repeat(n) + 'x', 'a@b '.repeat(n)];
+    const inputs = [
+      'a@'.repeat(n),
+      `${'a.'.repeat(n)}@`,
+      `@${'a'.repeat(n)}`,
+      '1 '.repeat(n),
+      '1-'.repeat(n) + 'x',
+      'a@b '.repeat(n),
+    ];
     const started = performance.now();
     for (const input of inputs) redact(input, all);
     expect(performance.now() - started).toBeLessThan(1000);

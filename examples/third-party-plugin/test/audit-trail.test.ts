@@ -17,7 +17,10 @@ const echo = {
 };
 
 function records(file: string): AuditRecord[] {
-  return readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as AuditRecord);
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as AuditRecord);
 }
 
 describe('audit trail', () => {
@@ -46,11 +49,16 @@ describe('audit trail, further', () => {
     const gate = definePlugin({
       name: 'gate',
       version: '1.0.0',
-      apply: ({ hooks }) => hooks.preCall.tap('gate', (ctx) => (ctx.arguments.text === 'no' ? refusal({ code: 'GATED', message: 'no' }) : undefined)),
+      apply: ({ hooks }) =>
+        hooks.preCall.tap('gate', (ctx) =>
+          ctx.arguments.text === 'no' ? refusal({ code: 'GATED', message: 'no' }) : undefined,
+        ),
     });
     kit = await createTestKit({ plugins: [gate, auditTrail({ file, includeArguments: true })], tools: [echo] });
     await kit.call('echo', { text: 'no' });
-    expect(records(file)).toMatchObject([{ tool: 'echo', status: 'refused', code: 'GATED', arguments: { text: 'no' } }]);
+    expect(records(file)).toMatchObject([
+      { tool: 'echo', status: 'refused', code: 'GATED', arguments: { text: 'no' } },
+    ]);
   });
 
   it('skips tools whose policy opts out', async () => {

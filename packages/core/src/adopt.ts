@@ -23,7 +23,12 @@ interface NativeRequest {
   jsonrpc?: '2.0';
   id?: string | number;
   method: string;
-  params?: { name?: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown>; [key: string]: unknown };
+  params?: {
+    name?: string;
+    arguments?: Record<string, unknown>;
+    _meta?: Record<string, unknown>;
+    [key: string]: unknown;
+  };
 }
 
 /** v1 passes `extra`, v2 passes `ctx`: read either. */
@@ -72,7 +77,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
     );
   }
   const registry = (): Record<string, RegisteredToolRecord> =>
-    ((existing as unknown as { _registeredTools?: Record<string, RegisteredToolRecord> })._registeredTools ?? {});
+    (existing as unknown as { _registeredTools?: Record<string, RegisteredToolRecord> })._registeredTools ?? {};
   // Names come from clients: only the server's own entries count, never Object.prototype's.
   const recordOf = (name: string): RegisteredToolRecord | undefined => {
     const tools = registry();
@@ -80,7 +85,12 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
     const record = tools[name];
     return typeof record === 'object' && record !== null ? record : undefined;
   };
-  const sluice = new SluiceServer({ name: options.name ?? 'adopted', version: options.version ?? '0.0.0', ...options, plugins });
+  const sluice = new SluiceServer({
+    name: options.name ?? 'adopted',
+    version: options.version ?? '0.0.0',
+    ...options,
+    plugins,
+  });
   const admitted = new Map<string, Promise<boolean>>();
 
   const admit = (name: string): Promise<boolean> => {
@@ -89,7 +99,12 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
       known = (async () => {
         const record = recordOf(name);
         if (record === undefined) return false;
-        const tool: SluiceTool = { name, definition: definitionOf(existing, name, record), policy: {}, source: { kind: 'adopted' } };
+        const tool: SluiceTool = {
+          name,
+          definition: definitionOf(existing, name, record),
+          policy: {},
+          source: { kind: 'adopted' },
+        };
         const result = await sluice.admit({ kind: 'adopted' }, [{ tool, base: adoptedExecutor(name) }]);
         return result.imported.includes(name);
       })();
@@ -98,34 +113,43 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
     return known;
   };
 
-  const wrapCall = (original: NativeHandler): NativeHandler => async (request, extra) => {
-    const name = request.params?.name;
-    if (typeof name !== 'string' || recordOf(name) === undefined) return original(request, extra);
-    if (!(await admit(name))) {
-      throw toProtocolError(new SluiceError(CoreErrorCode.UNKNOWN_TOOL, `Unknown tool: "${name}"`, { rpcCode: RpcCode.INVALID_PARAMS }));
-    }
-    try {
-      return await sluice.dispatch(name, request.params?.arguments, {
-        meta: request.params?._meta,
-        signal: extra.mcpReq?.signal ?? extra.signal,
-        requestId: extra.mcpReq?.id ?? extra.requestId,
-        authInfo: extra.http?.authInfo ?? extra.authInfo,
-        headers: headersOf(extra),
-        transport: extra.http || extra.requestInfo ? 'http' : 'in-process',
-        state: [[CARRIED, { request, extra, original } satisfies Carried & { original: NativeHandler }]],
-      });
-    } catch (error) {
-      throw toProtocolError(error);
-    }
-  };
+  const wrapCall =
+    (original: NativeHandler): NativeHandler =>
+    async (request, extra) => {
+      const name = request.params?.name;
+      if (typeof name !== 'string' || recordOf(name) === undefined) return original(request, extra);
+      if (!(await admit(name))) {
+        throw toProtocolError(
+          new SluiceError(CoreErrorCode.UNKNOWN_TOOL, `Unknown tool: "${name}"`, { rpcCode: RpcCode.INVALID_PARAMS }),
+        );
+      }
+      try {
+        return await sluice.dispatch(name, request.params?.arguments, {
+          meta: request.params?._meta,
+          signal: extra.mcpReq?.signal ?? extra.signal,
+          requestId: extra.mcpReq?.id ?? extra.requestId,
+          authInfo: extra.http?.authInfo ?? extra.authInfo,
+          headers: headersOf(extra),
+          transport: extra.http || extra.requestInfo ? 'http' : 'in-process',
+          state: [[CARRIED, { request, extra, original } satisfies Carried & { original: NativeHandler }]],
+        });
+      } catch (error) {
+        throw toProtocolError(error);
+      }
+    };
 
-  const wrapList = (original: NativeHandler): NativeHandler => async (request, extra) => {
-    const listed = (await original(request, extra)) as { tools: Tool[] };
-    const visible: Tool[] = [];
-    for (const tool of listed.tools) if (await admit(tool.name)) visible.push(tool);
-    const tools = sluice.filterList(visible, { headers: headersOf(extra) ?? {}, authInfo: extra.http?.authInfo ?? extra.authInfo });
-    return { ...listed, tools };
-  };
+  const wrapList =
+    (original: NativeHandler): NativeHandler =>
+    async (request, extra) => {
+      const listed = (await original(request, extra)) as { tools: Tool[] };
+      const visible: Tool[] = [];
+      for (const tool of listed.tools) if (await admit(tool.name)) visible.push(tool);
+      const tools = sluice.filterList(visible, {
+        headers: headersOf(extra) ?? {},
+        authInfo: extra.http?.authInfo ?? extra.authInfo,
+      });
+      return { ...listed, tools };
+    };
 
   installInterceptor(handlers as Map<string, NativeHandler>, { 'tools/call': wrapCall, 'tools/list': wrapList });
   return sluice;
@@ -136,9 +160,13 @@ function adoptedExecutor(name: string): Executor {
   return async (ctx: CallContext): Promise<CallToolResult> => {
     const carried = findCarried(ctx);
     if (carried === undefined) {
-      throw new SluiceError(CoreErrorCode.INVALID_STATE, `Tool "${name}" of an adopted server can only be called through that server`, {
-        hook: 'call',
-      });
+      throw new SluiceError(
+        CoreErrorCode.INVALID_STATE,
+        `Tool "${name}" of an adopted server can only be called through that server`,
+        {
+          hook: 'call',
+        },
+      );
     }
     const request: NativeRequest = {
       ...carried.request,
@@ -159,7 +187,8 @@ function findCarried(ctx: CallContext | undefined): (Carried & { original: Nativ
 }
 
 function definitionOf(existing: AdoptableServer, name: string, record: RegisteredToolRecord): Tool {
-  const jsonOf = (existing as { toolInputSchemaJson?: (n: string) => Record<string, unknown> | undefined }).toolInputSchemaJson;
+  const jsonOf = (existing as { toolInputSchemaJson?: (n: string) => Record<string, unknown> | undefined })
+    .toolInputSchemaJson;
   const inputSchema = (typeof jsonOf === 'function' ? jsonOf.call(existing, name) : undefined) ?? { type: 'object' };
   return {
     name,
@@ -181,7 +210,8 @@ function headersOf(extra: NativeExtra): Headers | undefined {
   }
   const raw = extra.requestInfo?.headers;
   if (!raw) return undefined;
-  for (const [key, value] of Object.entries(raw)) if (value !== undefined) out[key.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  for (const [key, value] of Object.entries(raw))
+    if (value !== undefined) out[key.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   return out;
 }
 
@@ -189,10 +219,16 @@ function headersOf(extra: NativeExtra): Headers | undefined {
  * Wraps the given methods' handlers now and whenever the server sets them
  * later (the SDK installs tool handlers on the first `registerTool`).
  */
-function installInterceptor(handlers: Map<string, NativeHandler>, wrappers: Record<string, (h: NativeHandler) => NativeHandler>): void {
+function installInterceptor(
+  handlers: Map<string, NativeHandler>,
+  wrappers: Record<string, (h: NativeHandler) => NativeHandler>,
+): void {
   const marker = Symbol.for('dev.sluice/adopted');
   if ((handlers as unknown as Record<symbol, boolean>)[marker]) {
-    throw new SluiceError(CoreErrorCode.INVALID_STATE, 'This server is already adopted: adopt it once, with all the plugins it needs');
+    throw new SluiceError(
+      CoreErrorCode.INVALID_STATE,
+      'This server is already adopted: adopt it once, with all the plugins it needs',
+    );
   }
   Object.defineProperty(handlers, marker, { value: true });
   const set = handlers.set.bind(handlers);

@@ -149,8 +149,13 @@ export class Context implements CallContext {
   call(name: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<CallToolResult> {
     const meta: Meta = Object.create(null) as Meta;
     for (const key of Object.keys(this.outgoingMeta)) meta[key] = this.outgoingMeta[key];
-    if (options.meta) for (const key of Object.keys(options.meta)) if (key !== '__proto__') meta[key] = options.meta[key];
-    return this.runtime.dispatch(name, args, { meta, parent: this, ...(options.state ? { state: options.state } : {}) });
+    if (options.meta)
+      for (const key of Object.keys(options.meta)) if (key !== '__proto__') meta[key] = options.meta[key];
+    return this.runtime.dispatch(name, args, {
+      meta,
+      parent: this,
+      ...(options.state ? { state: options.state } : {}),
+    });
   }
 
   approve(request: ApprovalRequest): Promise<ApprovalDecision> {

@@ -44,7 +44,10 @@ export function createCoreHooks(): CoreHooks {
   return Object.freeze({
     import: new AsyncSeriesWaterfallHook<[ImportBatch]>(['batch'], 'import'),
     listTools: new SyncWaterfallHook<[Tool[], ListContext]>(['tools', 'context'], 'listTools'),
-    preCall: new AsyncSeriesBailHook<[CallContext], CallToolResult | InputRequiredResult | undefined>(['context'], 'preCall'),
+    preCall: new AsyncSeriesBailHook<[CallContext], CallToolResult | InputRequiredResult | undefined>(
+      ['context'],
+      'preCall',
+    ),
     execute: new SyncWaterfallHook<[Executor, SluiceTool]>(['next', 'tool'], 'execute'),
     postCall: new AsyncSeriesWaterfallHook<[CallToolResult, CallContext]>(['result', 'context'], 'postCall'),
     settled: new SyncHook<[CallContext, Outcome]>(['context', 'outcome'], 'settled'),
@@ -96,14 +99,21 @@ type AnyFn = (...args: never[]) => unknown;
 function normalize(options: TapArg, plugin: string, hook: HookName): { name: string; stage: number; before: string[] } {
   const opts = typeof options === 'string' ? { name: options } : options;
   if (typeof opts !== 'object' || opts === null || typeof opts.name !== 'string' || opts.name.length === 0) {
-    throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" without a name`, { plugin, hook });
-  }
-  const stage = opts.stage ?? 0;
-  if (typeof stage !== 'number' || Number.isNaN(stage)) {
-    throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" with a stage that is not a number`, {
+    throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" without a name`, {
       plugin,
       hook,
     });
+  }
+  const stage = opts.stage ?? 0;
+  if (typeof stage !== 'number' || Number.isNaN(stage)) {
+    throw new SluiceError(
+      CoreErrorCode.INVALID_TAP,
+      `Plugin "${plugin}" tapped "${hook}" with a stage that is not a number`,
+      {
+        plugin,
+        hook,
+      },
+    );
   }
   const before = opts.before === undefined ? [] : typeof opts.before === 'string' ? [opts.before] : [...opts.before];
   return { name: opts.name, stage, before };
@@ -134,7 +144,10 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
       );
     }
     if (typeof fn !== 'function') {
-      throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" without a function`, { plugin, hook });
+      throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" without a function`, {
+        plugin,
+        hook,
+      });
     }
     const { name, stage, before } = normalize(tapOptions, plugin, hook);
     for (const ref of before) registry.references.push({ plugin, hook, before: ref });
@@ -173,7 +186,10 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
     const report = (result: unknown, ctx: CallContext): undefined => {
       if (result !== undefined) {
         const code = readRefusalCode(result);
-        ctx.logger.warn({ event: 'audit.refusal', plugin, tool: ctx.tool.name, code }, `audit: ${plugin} would have refused this call`);
+        ctx.logger.warn(
+          { event: 'audit.refusal', plugin, tool: ctx.tool.name, code },
+          `audit: ${plugin} would have refused this call`,
+        );
       }
       return undefined;
     };
@@ -195,10 +211,14 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
       }
       if (built === next) return next; // the plugin does not apply to this tool: zero cost
       if (typeof built !== 'function') {
-        throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" returned a non-function executor for tool "${tool.name}"`, {
-          plugin,
-          hook: 'execute',
-        });
+        throw new SluiceError(
+          CoreErrorCode.INVALID_TAP,
+          `Plugin "${plugin}" returned a non-function executor for tool "${tool.name}"`,
+          {
+            plugin,
+            hook: 'execute',
+          },
+        );
       }
       const onError = (error: unknown): never => {
         throw attribute(error, plugin, 'execute');
@@ -218,7 +238,9 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
       tap: (o: TapArg, fn: AnyFn) => register(hook, o, fn, 'tap'),
       isUsed: () => target.isUsed(),
     };
-    return Object.freeze(async ? { ...base, tapPromise: (o: TapArg, fn: AnyFn) => register(hook, o, fn, 'tapPromise') } : base);
+    return Object.freeze(
+      async ? { ...base, tapPromise: (o: TapArg, fn: AnyFn) => register(hook, o, fn, 'tapPromise') } : base,
+    );
   };
 
   return Object.freeze({

@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { PROTOCOL_VERSION_META_KEY, WebStandardStreamableHTTPServerTransport, isInitializeRequest } from '@modelcontextprotocol/server';
+import {
+  PROTOCOL_VERSION_META_KEY,
+  WebStandardStreamableHTTPServerTransport,
+  isInitializeRequest,
+} from '@modelcontextprotocol/server';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { Logger } from './logger.js';
 import type { ListChange } from './transport-hooks.js';
@@ -111,7 +115,8 @@ export class LegacySessions {
       session.lastSeen = Date.now();
       return session.transport.handleRequest(request, { parsedBody: body });
     }
-    if (this.sessions.size >= this.options.maxSessions) return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
+    if (this.sessions.size >= this.options.maxSessions)
+      return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
     return this.open(request, body);
   }
 

@@ -69,7 +69,13 @@ const DRAIN_FACTOR = 4;
 function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, maxBody: number): void {
   const answer = () => {
     res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-    res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: `Request body too large: the limit is ${maxBody} bytes` } }));
+    res.end(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: `Request body too large: the limit is ${maxBody} bytes` },
+      }),
+    );
   };
   let read = 0;
   req.on('data', (chunk: Buffer) => {
@@ -105,7 +111,11 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   const allowed = options.allowedOrigins ?? LOOPBACK;
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_SIZE;
   const onerror = (error: Error) => host.logger.debug({ event: 'http.error', err: error }, 'MCP HTTP handler error');
-  const modern = createMcpHandler(() => host.createSdkServer('http'), { legacy: 'reject', onerror, maxRequestBodySize: maxBody });
+  const modern = createMcpHandler(() => host.createSdkServer('http'), {
+    legacy: 'reject',
+    onerror,
+    maxRequestBodySize: maxBody,
+  });
   const sessions = new LegacySessions(host, {
     idleMs: options.sessionIdleMs ?? 30 * 60_000,
     maxSessions: options.maxSessions ?? 10_000,

@@ -12,7 +12,16 @@ export type { Clock, ClockTimer } from './clock.js';
 export { Tokens } from './container.js';
 export type { Services } from './container.js';
 
-export type { CallContext, CallOptions, CallRequest, Executor, Headers, ListContext, Outcome, Transport } from './context.js';
+export type {
+  CallContext,
+  CallOptions,
+  CallRequest,
+  Executor,
+  Headers,
+  ListContext,
+  Outcome,
+  Transport,
+} from './context.js';
 
 export { CoreErrorCode, RpcCode, SluiceError, invalidParams, messageOf } from './errors.js';
 export type { SluiceErrorOptions } from './errors.js';
@@ -31,13 +40,28 @@ export type { Meta } from './meta.js';
 export { PluginModeSchema, definePlugin, parseOptions } from './plugin.js';
 export type { Plugin, PluginApi, PluginMode, ToolCatalog } from './plugin.js';
 
-export type { AuthInfo, CallToolResult, ContentBlock, JsonObject, ServerContext, Tool, ToolAnnotations } from './protocol.js';
+export type {
+  AuthInfo,
+  CallToolResult,
+  ContentBlock,
+  JsonObject,
+  ServerContext,
+  Tool,
+  ToolAnnotations,
+} from './protocol.js';
 
 export { isRefusal, readRefusal, refusal, toolError, toolErrorText } from './refusal.js';
 export type { RefusalInit, RefusalMeta } from './refusal.js';
 
 export { compileSchema, isStandardSchema } from './schema.js';
-export type { CompiledSchema, InferArgs, JsonSchema, SchemaInput, StandardSchemaWithJSON, ValidationResult } from './schema.js';
+export type {
+  CompiledSchema,
+  InferArgs,
+  JsonSchema,
+  SchemaInput,
+  StandardSchemaWithJSON,
+  ValidationResult,
+} from './schema.js';
 
 export { toProtocolError } from './protocol-errors.js';
 export { SluiceServer, createServer } from './server.js';
@@ -54,7 +78,17 @@ export type { FenceSource } from './store/semaphore.js';
 export type { Admission, Permit, Semaphore, SemaphoreOptions, SetOptions, Store } from './store/types.js';
 
 export { annotationsOf, assertToolName, createImportBatch } from './tool.js';
-export type { ConnectionSummary, ImportBatch, ImportSource, SkippedTool, SluiceTool, ToolDefinition, ToolHandler, ToolPolicy, ToolSource } from './tool.js';
+export type {
+  ConnectionSummary,
+  ImportBatch,
+  ImportSource,
+  SkippedTool,
+  SluiceTool,
+  ToolDefinition,
+  ToolHandler,
+  ToolPolicy,
+  ToolSource,
+} from './tool.js';
 
 export { backoffDelay } from './upstream/backoff.js';
 export type { BackoffPolicy } from './upstream/backoff.js';
@@ -70,7 +104,13 @@ export {
   StdioConnectionSchema,
   UpstreamConnectionSchema,
 } from './upstream/options.js';
-export type { ImportOptions, InProcessServer, ResolvedImportOptions, UpstreamConnection, UpstreamTransportType } from './upstream/options.js';
+export type {
+  ImportOptions,
+  InProcessServer,
+  ResolvedImportOptions,
+  UpstreamConnection,
+  UpstreamTransportType,
+} from './upstream/options.js';
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
 export { TRACER_NAME, extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';

@@ -16,7 +16,10 @@ import type { ToolHandler } from './tool.js';
  * `isError` result the model can read (a tool failure, not a protocol
  * error); a result that breaks the declared output schema is a server bug.
  */
-export function localExecutor(handler: ToolHandler<Record<string, unknown>>, output: CompiledSchema | undefined): Executor {
+export function localExecutor(
+  handler: ToolHandler<Record<string, unknown>>,
+  output: CompiledSchema | undefined,
+): Executor {
   return async (ctx: CallContext): Promise<CallToolResult> => {
     let result: Awaited<ReturnType<typeof handler>>;
     try {
@@ -35,9 +38,13 @@ export function localExecutor(handler: ToolHandler<Record<string, unknown>>, out
     // A 2026-07-28 handler may ask the client for input; the SDK carries that result as it is.
     if (isInputRequiredResult(result)) return result as unknown as CallToolResult;
     if (!isCallToolResult(result)) {
-      throw new SluiceError(CoreErrorCode.INVALID_RESULT, `Tool "${ctx.tool.name}" returned something that is not a tool result`, {
-        hook: 'handler',
-      });
+      throw new SluiceError(
+        CoreErrorCode.INVALID_RESULT,
+        `Tool "${ctx.tool.name}" returned something that is not a tool result`,
+        {
+          hook: 'handler',
+        },
+      );
     }
     if (output && !result.isError) await checkOutput(output, result, ctx);
     return result;
@@ -50,15 +57,23 @@ function isCallToolResult(value: unknown): value is CallToolResult {
 
 async function checkOutput(output: CompiledSchema, result: CallToolResult, ctx: CallContext): Promise<void> {
   if (result.structuredContent === undefined) {
-    throw new SluiceError(CoreErrorCode.INVALID_RESULT, `Tool "${ctx.tool.name}" declares an output schema but returned no structuredContent`, {
-      hook: 'handler',
-    });
+    throw new SluiceError(
+      CoreErrorCode.INVALID_RESULT,
+      `Tool "${ctx.tool.name}" declares an output schema but returned no structuredContent`,
+      {
+        hook: 'handler',
+      },
+    );
   }
   const checked = await output.validate(result.structuredContent);
   if (!checked.ok) {
-    throw new SluiceError(CoreErrorCode.INVALID_RESULT, `Tool "${ctx.tool.name}" returned structuredContent that breaks its output schema: ${checked.message}`, {
-      hook: 'handler',
-    });
+    throw new SluiceError(
+      CoreErrorCode.INVALID_RESULT,
+      `Tool "${ctx.tool.name}" returned structuredContent that breaks its output schema: ${checked.message}`,
+      {
+        hook: 'handler',
+      },
+    );
   }
 }
 
@@ -72,7 +87,10 @@ export function localDraft(definition: ToolDefinition): ToolDraft {
     throw new SluiceError(CoreErrorCode.INVALID_TOOL, `Tool "${definition.name}" has no handler function`);
   }
   const input = compileSchema(definition.inputSchema ?? { type: 'object' }, 'input', definition.name);
-  const output = definition.outputSchema === undefined ? undefined : compileSchema(definition.outputSchema, 'output', definition.name);
+  const output =
+    definition.outputSchema === undefined
+      ? undefined
+      : compileSchema(definition.outputSchema, 'output', definition.name);
   const tool: SluiceTool = {
     name: definition.name,
     definition: {

@@ -37,7 +37,8 @@ export function readIncomingMeta(raw: unknown): Readonly<Meta> {
   if (raw === undefined || raw === null) return meta;
   if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidParams('_meta must be an object');
   const keys = Object.keys(raw);
-  if (keys.length > MAX_META_KEYS) throw invalidParams(`_meta has ${keys.length} keys; at most ${MAX_META_KEYS} are accepted`);
+  if (keys.length > MAX_META_KEYS)
+    throw invalidParams(`_meta has ${keys.length} keys; at most ${MAX_META_KEYS} are accepted`);
   for (const key of keys) {
     if (key === '__proto__') continue;
     meta[key] = (raw as Meta)[key];
@@ -60,6 +61,7 @@ export function toPlainMeta(meta: Readonly<Meta>): Meta | undefined {
   const keys = Object.keys(meta);
   if (keys.length === 0) return undefined;
   const out: Meta = {};
-  for (const key of keys) Object.defineProperty(out, key, { value: meta[key], enumerable: true, writable: true, configurable: true });
+  for (const key of keys)
+    Object.defineProperty(out, key, { value: meta[key], enumerable: true, writable: true, configurable: true });
   return out;
 }

@@ -61,7 +61,13 @@ export class Pipeline {
         const checked = entry.input.validate(ctx.arguments);
         const invalid = refuseInvalid(checked instanceof Promise ? await checked : checked, ctx);
         if (invalid) {
-          if (observed) outcome = { status: 'refused', code: CoreErrorCode.INVALID_ARGUMENTS, result: invalid, durationMs: performance.now() - started };
+          if (observed)
+            outcome = {
+              status: 'refused',
+              code: CoreErrorCode.INVALID_ARGUMENTS,
+              result: invalid,
+              durationMs: performance.now() - started,
+            };
           return invalid;
         }
       }
@@ -70,7 +76,8 @@ export class Pipeline {
         if (answered !== undefined) {
           // An input-required answer (see `CoreHooks.preCall`) goes back to the SDK as it is.
           const refused = answered as CallToolResult;
-          const code = readRefusal(refused)?.code ?? (refused.resultType === 'input_required' ? 'INPUT_REQUIRED' : 'REFUSED');
+          const code =
+            readRefusal(refused)?.code ?? (refused.resultType === 'input_required' ? 'INPUT_REQUIRED' : 'REFUSED');
           if (observed) outcome = { status: 'refused', code, result: refused, durationMs: performance.now() - started };
           return refused;
         }
@@ -84,7 +91,10 @@ export class Pipeline {
       const failure = this.failure(error, ctx);
       if (observed) {
         const durationMs = performance.now() - started;
-        outcome = failure.code === CoreErrorCode.CANCELLED ? { status: 'cancelled', durationMs } : { status: 'error', error: failure, durationMs };
+        outcome =
+          failure.code === CoreErrorCode.CANCELLED
+            ? { status: 'cancelled', durationMs }
+            : { status: 'error', error: failure, durationMs };
       }
       throw failure;
     } finally {
@@ -99,7 +109,10 @@ export class Pipeline {
     }
     if (SluiceError.is(error)) {
       if (error.code === CoreErrorCode.PLUGIN_FAILED || error.rpcCode === RpcCode.INTERNAL_ERROR) {
-        ctx.logger.error({ event: 'plugin.failed', plugin: error.plugin, hook: error.hook, err: error.cause ?? error }, error.message);
+        ctx.logger.error(
+          { event: 'plugin.failed', plugin: error.plugin, hook: error.hook, err: error.cause ?? error },
+          error.message,
+        );
       }
       return error;
     }
@@ -117,14 +130,18 @@ export class Pipeline {
     } catch (error) {
       // An observer must never change how a call ends; its failure is still a bug to see.
       const plugin = SluiceError.is(error) ? error.plugin : undefined;
-      ctx.logger.error({ event: 'plugin.failed', plugin, hook: 'settled', err: error }, `settled observer failed: ${messageOf(error)}`);
+      ctx.logger.error(
+        { event: 'plugin.failed', plugin, hook: 'settled', err: error },
+        `settled observer failed: ${messageOf(error)}`,
+      );
     }
   }
 }
 
 /** A result a plugin's wrapper or tap built with `refusal()` is a refusal; anything else is the tool's. */
 function settledOutcome(result: CallToolResult, durationMs: number): Outcome {
-  if (result.isError && isRefusal(result)) return { status: 'refused', code: readRefusal(result)?.code ?? 'REFUSED', result, durationMs };
+  if (result.isError && isRefusal(result))
+    return { status: 'refused', code: readRefusal(result)?.code ?? 'REFUSED', result, durationMs };
   return { status: 'ok', result, durationMs };
 }
 

@@ -64,23 +64,35 @@ export function definePlugin<P extends Plugin>(plugin: P): Readonly<P> {
 
 function assertPlugin(plugin: unknown): asserts plugin is Plugin {
   const p = plugin as Partial<Plugin> | null;
-  if (typeof p !== 'object' || p === null) throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, 'A plugin must be an object');
+  if (typeof p !== 'object' || p === null)
+    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, 'A plugin must be an object');
   if (typeof p.name !== 'string' || !PLUGIN_NAME.test(p.name)) {
-    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin name ${JSON.stringify(p.name)} is invalid: use 1-100 letters, digits, "@", "/", ".", "_" or "-"`);
+    throw new SluiceError(
+      CoreErrorCode.INVALID_PLUGIN,
+      `Plugin name ${JSON.stringify(p.name)} is invalid: use 1-100 letters, digits, "@", "/", ".", "_" or "-"`,
+    );
   }
   if (typeof p.version !== 'string' || p.version.length === 0) {
     throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has no version`, { plugin: p.name });
   }
   if (typeof p.apply !== 'function') {
-    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has no apply() function`, { plugin: p.name });
-  }
-  if (p.close !== undefined && typeof p.close !== 'function') {
-    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has a close that is not a function`, { plugin: p.name });
-  }
-  if (p.mode !== undefined && !PluginModeSchema.safeParse(p.mode).success) {
-    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has mode ${JSON.stringify(p.mode)}; use enforce, audit or off`, {
+    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has no apply() function`, {
       plugin: p.name,
     });
+  }
+  if (p.close !== undefined && typeof p.close !== 'function') {
+    throw new SluiceError(CoreErrorCode.INVALID_PLUGIN, `Plugin "${p.name}" has a close that is not a function`, {
+      plugin: p.name,
+    });
+  }
+  if (p.mode !== undefined && !PluginModeSchema.safeParse(p.mode).success) {
+    throw new SluiceError(
+      CoreErrorCode.INVALID_PLUGIN,
+      `Plugin "${p.name}" has mode ${JSON.stringify(p.mode)}; use enforce, audit or off`,
+      {
+        plugin: p.name,
+      },
+    );
   }
 }
 
@@ -116,9 +128,13 @@ export function applyPlugins(plugins: readonly Plugin[], context: ApplyContext):
   for (const plugin of plugins) {
     assertPlugin(plugin);
     if (names.has(plugin.name)) {
-      throw new SluiceError(CoreErrorCode.DUPLICATE_PLUGIN, `Two plugins are named "${plugin.name}": each plugin may be added once`, {
-        plugin: plugin.name,
-      });
+      throw new SluiceError(
+        CoreErrorCode.DUPLICATE_PLUGIN,
+        `Two plugins are named "${plugin.name}": each plugin may be added once`,
+        {
+          plugin: plugin.name,
+        },
+      );
     }
     names.add(plugin.name);
   }
@@ -136,11 +152,15 @@ export function applyPlugins(plugins: readonly Plugin[], context: ApplyContext):
       plugin.apply({ hooks, logger, services: context.services, mode, server: context.server, tools: context.tools });
     } catch (error) {
       if (SluiceError.is(error) && error.plugin !== undefined) throw error;
-      throw new SluiceError(CoreErrorCode.PLUGIN_FAILED, `Plugin "${plugin.name}" failed in apply(): ${messageOf(error)}`, {
-        plugin: plugin.name,
-        hook: 'apply',
-        cause: error,
-      });
+      throw new SluiceError(
+        CoreErrorCode.PLUGIN_FAILED,
+        `Plugin "${plugin.name}" failed in apply(): ${messageOf(error)}`,
+        {
+          plugin: plugin.name,
+          hook: 'apply',
+          cause: error,
+        },
+      );
     } finally {
       registry.applying = undefined;
     }

@@ -10,12 +10,17 @@ export function rethrowForClient(error: unknown): never {
 export function toProtocolError(error: unknown): Error {
   if (error instanceof ProtocolError) return error;
   if (SluiceError.is(error)) {
-    if (error.rpcCode === RpcCode.INVALID_PARAMS) return new ProtocolError(RpcCode.INVALID_PARAMS, error.message, { code: error.code });
+    if (error.rpcCode === RpcCode.INVALID_PARAMS)
+      return new ProtocolError(RpcCode.INVALID_PARAMS, error.message, { code: error.code });
     if (error.code === CoreErrorCode.PLUGIN_FAILED && error.plugin !== undefined) {
       // The client learns which plugin failed, not the details: they may hold secrets.
-      return new ProtocolError(RpcCode.INTERNAL_ERROR, `Internal error in plugin "${error.plugin}" (${error.hook ?? 'unknown hook'})`, {
-        code: error.code,
-      });
+      return new ProtocolError(
+        RpcCode.INTERNAL_ERROR,
+        `Internal error in plugin "${error.plugin}" (${error.hook ?? 'unknown hook'})`,
+        {
+          code: error.code,
+        },
+      );
     }
     return new ProtocolError(error.rpcCode ?? RpcCode.INTERNAL_ERROR, error.message, { code: error.code });
   }

@@ -32,7 +32,11 @@ const REFUSAL = Symbol.for('dev.sluice/refusal');
 
 /** Renders the `<tool_error>` block a model reads. */
 export function toolErrorText(code: string, message: string, suggestion?: string): string {
-  const lines = ['<tool_error>', `  <error_code>${escapeXml(code)}</error_code>`, `  <message>${escapeXml(message)}</message>`];
+  const lines = [
+    '<tool_error>',
+    `  <error_code>${escapeXml(code)}</error_code>`,
+    `  <message>${escapeXml(message)}</message>`,
+  ];
   if (suggestion) lines.push(`  <suggestion>${escapeXml(suggestion)}</suggestion>`);
   lines.push('</tool_error>');
   return lines.join('\n');

@@ -11,7 +11,9 @@ export type JsonSchema = Record<string, unknown>;
 export type SchemaInput = StandardSchemaWithJSON | JsonSchema;
 
 /** Infers the handler's argument type from a tool's input schema. */
-export type InferArgs<S> = S extends StandardSchemaWithJSON ? StandardSchemaWithJSON.InferOutput<S> : Record<string, unknown>;
+export type InferArgs<S> = S extends StandardSchemaWithJSON
+  ? StandardSchemaWithJSON.InferOutput<S>
+  : Record<string, unknown>;
 
 export interface CompiledSchema {
   /** The JSON Schema shown in `tools/list`. */
@@ -35,7 +37,10 @@ export function compileSchema(schema: SchemaInput, direction: 'input' | 'output'
   const standard = isStandardSchema(schema) ? schema : fromJsonObject(schema, direction, tool);
   const json = isStandardSchema(schema) ? toJson(schema, direction, tool) : schema;
   if (json.type !== 'object') {
-    throw new SluiceError(CoreErrorCode.INVALID_TOOL, `Tool "${tool}": the ${direction} schema must describe an object (type: "object")`);
+    throw new SluiceError(
+      CoreErrorCode.INVALID_TOOL,
+      `Tool "${tool}": the ${direction} schema must describe an object (type: "object")`,
+    );
   }
   const validate = standard['~standard'].validate;
   return {
@@ -49,12 +54,17 @@ export function compileSchema(schema: SchemaInput, direction: 'input' | 'output'
 
 function fromJsonObject(schema: JsonSchema, direction: string, tool: string): StandardSchemaWithJSON {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-    throw new SluiceError(CoreErrorCode.INVALID_TOOL, `Tool "${tool}": the ${direction} schema must be a zod schema or a JSON Schema object`);
+    throw new SluiceError(
+      CoreErrorCode.INVALID_TOOL,
+      `Tool "${tool}": the ${direction} schema must be a zod schema or a JSON Schema object`,
+    );
   }
   try {
     return fromJsonSchema(schema as JsonSchemaType);
   } catch (error) {
-    throw new SluiceError(CoreErrorCode.INVALID_TOOL, `Tool "${tool}": the ${direction} JSON Schema does not compile`, { cause: error });
+    throw new SluiceError(CoreErrorCode.INVALID_TOOL, `Tool "${tool}": the ${direction} JSON Schema does not compile`, {
+      cause: error,
+    });
   }
 }
 
@@ -65,7 +75,11 @@ function toJson(schema: StandardSchemaWithJSON, direction: 'input' | 'output', t
     const { $schema: _dialect, ...rest } = json;
     return rest;
   } catch (error) {
-    throw new SluiceError(CoreErrorCode.INVALID_TOOL, `Tool "${tool}": the ${direction} schema cannot be shown as JSON Schema`, { cause: error });
+    throw new SluiceError(
+      CoreErrorCode.INVALID_TOOL,
+      `Tool "${tool}": the ${direction} schema cannot be shown as JSON Schema`,
+      { cause: error },
+    );
   }
 }
 

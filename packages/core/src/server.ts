@@ -173,7 +173,8 @@ export class SluiceServer {
     this.runtime = {
       logger: this.logger,
       dispatch: (name, args, request) => this.dispatch(name, args, request),
-      approver: () => (this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover),
+      approver: () =>
+        this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
     };
   }
 
@@ -192,7 +193,10 @@ export class SluiceServer {
     this.enqueue(async () => {
       const result = await this.admit({ kind: 'local' }, [draft]).finally(() => this.pendingNames.delete(name));
       for (const skipped of result.skipped) {
-        this.logger.warn({ event: 'tool.skipped', tool: skipped.name, reason: skipped.reason, by: skipped.by }, 'local tool was not exposed');
+        this.logger.warn(
+          { event: 'tool.skipped', tool: skipped.name, reason: skipped.reason, by: skipped.by },
+          'local tool was not exposed',
+        );
       }
     });
     return this;
@@ -214,23 +218,34 @@ export class SluiceServer {
     this.assertOpen();
     const bases = new Map<SluiceTool, ToolDraft>(drafts.map((d) => [d.tool, d]));
     const nativeNames = new Map<SluiceTool, string>(drafts.map((d) => [d.tool, d.tool.name]));
-    let batch: ImportBatch = createImportBatch(source, drafts.map((d) => d.tool));
+    let batch: ImportBatch = createImportBatch(
+      source,
+      drafts.map((d) => d.tool),
+    );
     if (this.pipeline.importUsed) batch = await this.hooks.import.promise(batch);
     const imported: string[] = [];
     const skipped: SkippedTool[] = [...batch.skipped];
     for (const tool of batch.tools) {
       const draft = bases.get(tool);
       if (!draft) {
-        throw new SluiceError(CoreErrorCode.INVALID_STATE, `An import tap replaced the tool object "${tool.name}": mutate tools in place or skip them`, {
-          hook: 'import',
-        });
+        throw new SluiceError(
+          CoreErrorCode.INVALID_STATE,
+          `An import tap replaced the tool object "${tool.name}": mutate tools in place or skip them`,
+          {
+            hook: 'import',
+          },
+        );
       }
       // An adopted server's tools keep the names it gave them: clients call them by those.
       if (source.kind === 'adopted') tool.name = nativeNames.get(tool) ?? tool.name;
       tool.definition = { ...tool.definition, name: tool.name };
       const existing = this.registered.get(tool.name);
       if (existing && !sameSource(existing.tool.source, source)) {
-        skipped.push({ name: tool.name, reason: `Name collision: "${tool.name}" is already exposed by another source`, by: 'core' });
+        skipped.push({
+          name: tool.name,
+          reason: `Name collision: "${tool.name}" is already exposed by another source`,
+          by: 'core',
+        });
         continue;
       }
       Object.freeze(tool);
@@ -305,7 +320,9 @@ export class SluiceServer {
     if (this.closed) return Promise.reject(closedError());
     if (this.pendingCount === 0) return this.dispatchNow(name, args, request);
     // One tool's failed registration is reported by ready(), not to calls of other tools.
-    return this.registrationsSettled().then(() => (this.closed ? Promise.reject(closedError()) : this.dispatchNow(name, args, request)));
+    return this.registrationsSettled().then(() =>
+      this.closed ? Promise.reject(closedError()) : this.dispatchNow(name, args, request),
+    );
   }
 
   /** Waits for pending registrations without reporting their failures. */
@@ -317,7 +334,10 @@ export class SluiceServer {
     const entry = this.registered.get(name);
     if (entry === undefined) {
       return Promise.reject(
-        new SluiceError(CoreErrorCode.UNKNOWN_TOOL, `Unknown tool: "${name}"`, { rpcCode: RpcCode.INVALID_PARAMS, hook: 'call' }),
+        new SluiceError(CoreErrorCode.UNKNOWN_TOOL, `Unknown tool: "${name}"`, {
+          rpcCode: RpcCode.INVALID_PARAMS,
+          hook: 'call',
+        }),
       );
     }
     let ctx: Context;
@@ -374,7 +394,8 @@ export class SluiceServer {
    */
   extendSdk(register: (sdk: McpServer) => void): this {
     this.assertOpen();
-    if (typeof register !== 'function') throw new SluiceError(CoreErrorCode.INVALID_STATE, 'extendSdk() takes a function');
+    if (typeof register !== 'function')
+      throw new SluiceError(CoreErrorCode.INVALID_STATE, 'extendSdk() takes a function');
     this.sdkExtensions.push(register);
     return this;
   }
@@ -455,7 +476,10 @@ export class SluiceServer {
     if (pipeline.inflight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
-          this.logger.warn({ event: 'server.drain_timeout', inflight: pipeline.inflight }, 'closing with calls still running');
+          this.logger.warn(
+            { event: 'server.drain_timeout', inflight: pipeline.inflight },
+            'closing with calls still running',
+          );
           resolve();
         }, this.drainTimeoutMs);
         timer.unref();
@@ -472,7 +496,10 @@ export class SluiceServer {
       try {
         await plugin.close?.();
       } catch (error) {
-        this.logger.error({ event: 'plugin.failed', plugin: plugin.name, hook: 'close', err: error }, `plugin close failed: ${messageOf(error)}`);
+        this.logger.error(
+          { event: 'plugin.failed', plugin: plugin.name, hook: 'close', err: error },
+          `plugin close failed: ${messageOf(error)}`,
+        );
       }
     }
     if (this.ownsStore) await this.services.store.close();
@@ -490,7 +517,10 @@ export class SluiceServer {
       .then(work)
       .catch((error: unknown) => {
         this.registrationErrors.push(error);
-        this.logger.error({ event: 'tool.registration_failed', err: error }, `tool registration failed: ${messageOf(error)}`);
+        this.logger.error(
+          { event: 'tool.registration_failed', err: error },
+          `tool registration failed: ${messageOf(error)}`,
+        );
       })
       .finally(() => {
         this.pendingCount--;

@@ -57,7 +57,12 @@ export type ToolSource =
 /** Where a batch of tools comes from: a `ToolSource` without the per-tool name. */
 export type ImportSource =
   | { readonly kind: 'local' }
-  | { readonly kind: 'upstream'; readonly upstream: string; readonly trusted: boolean; readonly connection?: ConnectionSummary }
+  | {
+      readonly kind: 'upstream';
+      readonly upstream: string;
+      readonly trusted: boolean;
+      readonly connection?: ConnectionSummary;
+    }
   | { readonly kind: 'adopted' };
 
 /**

@@ -22,7 +22,9 @@ function guard(trace: Trace): Plugin {
     apply: ({ hooks }) => {
       hooks.preCall.tap({ name: 'guard', stage: Stage.RISK }, (ctx) => {
         trace.preCall.push(ctx.tool.name);
-        return ctx.arguments.amount === 999 ? refusal({ code: 'TOO_MUCH', message: 'amount over the limit' }) : undefined;
+        return ctx.arguments.amount === 999
+          ? refusal({ code: 'TOO_MUCH', message: 'amount over the limit' })
+          : undefined;
       });
       hooks.execute.tap('guard', (next: Executor, tool) =>
         tool.name === 'refund'
@@ -38,7 +40,10 @@ function guard(trace: Trace): Plugin {
   });
 }
 
-type Call = (name: string, args: Record<string, unknown>) => Promise<{ content: unknown[]; isError?: boolean; _meta?: Record<string, unknown> }>;
+type Call = (
+  name: string,
+  args: Record<string, unknown>,
+) => Promise<{ content: unknown[]; isError?: boolean; _meta?: Record<string, unknown> }>;
 
 async function exercise(call: Call, list: () => Promise<string[]>, trace: Trace) {
   expect(await list()).toEqual(['refund', 'lookup']);
@@ -57,10 +62,14 @@ describe('adopt()', () => {
   it('puts the pipeline in front of a v1 McpServer without changing its clients', async () => {
     const trace: Trace = { preCall: [], wrapped: [], settled: [] };
     const server = new McpServerV1({ name: 'legacy-app', version: '1.0.0' });
-    server.registerTool('refund', { inputSchema: { amount: z.number() } }, async ({ amount }) => ({ content: [{ type: 'text', text: `refunded ${amount}` }] }));
+    server.registerTool('refund', { inputSchema: { amount: z.number() } }, async ({ amount }) => ({
+      content: [{ type: 'text', text: `refunded ${amount}` }],
+    }));
     const sluice = adopt(server, [guard(trace)], { logger: captureLogger().logger });
     // A tool registered after adopt() is guarded too.
-    server.registerTool('lookup', { inputSchema: { id: z.string() } }, async ({ id }) => ({ content: [{ type: 'text', text: `found ${id}` }] }));
+    server.registerTool('lookup', { inputSchema: { id: z.string() } }, async ({ id }) => ({
+      content: [{ type: 'text', text: `found ${id}` }],
+    }));
     server.registerTool('hidden', {}, async () => ({ content: [{ type: 'text', text: 'secret' }] }));
 
     const [a, b] = InMemoryV1.createLinkedPair();
@@ -82,8 +91,12 @@ describe('adopt()', () => {
   it('puts the pipeline in front of a v2 McpServer without changing its clients', async () => {
     const trace: Trace = { preCall: [], wrapped: [], settled: [] };
     const server = new McpServerV2({ name: 'modern-app', version: '1.0.0' });
-    server.registerTool('refund', { inputSchema: z.object({ amount: z.number() }) }, async ({ amount }) => ({ content: [{ type: 'text', text: `refunded ${amount}` }] }));
-    server.registerTool('lookup', { inputSchema: z.object({ id: z.string() }) }, async ({ id }) => ({ content: [{ type: 'text', text: `found ${id}` }] }));
+    server.registerTool('refund', { inputSchema: z.object({ amount: z.number() }) }, async ({ amount }) => ({
+      content: [{ type: 'text', text: `refunded ${amount}` }],
+    }));
+    server.registerTool('lookup', { inputSchema: z.object({ id: z.string() }) }, async ({ id }) => ({
+      content: [{ type: 'text', text: `found ${id}` }],
+    }));
     server.registerTool('hidden', {}, async () => ({ content: [{ type: 'text', text: 'secret' }] }));
     const sluice = adopt(server, [guard(trace)], { logger: captureLogger().logger });
 
@@ -105,6 +118,8 @@ describe('adopt()', () => {
     const server = new McpServerV2({ name: 'x', version: '1' });
     adopt(server, [], { logger: captureLogger().logger });
     expect(() => adopt(server, [], { logger: captureLogger().logger })).toThrow(/already adopted/);
-    expect(() => adopt({ server: {} }, [])).toThrow(expect.objectContaining({ code: CoreErrorCode.INVALID_STATE }) as unknown as Error);
+    expect(() => adopt({ server: {} }, [])).toThrow(
+      expect.objectContaining({ code: CoreErrorCode.INVALID_STATE }) as unknown as Error,
+    );
   });
 });

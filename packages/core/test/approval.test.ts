@@ -39,11 +39,23 @@ describe('ctx.approve()', () => {
         return { approved: false, reason: 'declined' };
       },
     };
-    const registering = definePlugin({ name: 'approver', version: '1.0.0', apply: ({ services }) => services.container.register(Tokens.Approver, { useValue: approver }) });
+    const registering = definePlugin({
+      name: 'approver',
+      version: '1.0.0',
+      apply: ({ services }) => services.container.register(Tokens.Approver, { useValue: approver }),
+    });
     let decision: ApprovalDecision | undefined;
     const kit = await createTestKit({
       plugins: [registering],
-      tools: [{ name: 'ask', handler: async (_args: Record<string, unknown>, ctx: CallContext) => ((decision = await ctx.approve({ message: 'May I?' })), ran) }],
+      tools: [
+        {
+          name: 'ask',
+          handler: async (_args: Record<string, unknown>, ctx: CallContext) => (
+            (decision = await ctx.approve({ message: 'May I?' })),
+            ran
+          ),
+        },
+      ],
     });
     open.push(kit);
     await kit.call('ask');
@@ -66,7 +78,12 @@ function confirming(outcomes: Outcome[]) {
         if (answer?.action === 'accept' && ctx.mcp?.mcpReq.requestState() === 'round-1') return undefined;
         return {
           resultType: 'input_required',
-          inputRequests: { confirm: { method: 'elicitation/create', params: { mode: 'form', message: 'Run it?', requestedSchema: { type: 'object', properties: {} } } } },
+          inputRequests: {
+            confirm: {
+              method: 'elicitation/create',
+              params: { mode: 'form', message: 'Run it?', requestedSchema: { type: 'object', properties: {} } },
+            },
+          },
           requestState: 'round-1',
         };
       });
@@ -76,7 +93,12 @@ function confirming(outcomes: Outcome[]) {
 }
 
 function serverWith(outcomes: Outcome[]): SluiceServer {
-  const server = createServer({ name: 's', version: '1.0.0', plugins: [confirming(outcomes)], logger: captureLogger().logger });
+  const server = createServer({
+    name: 's',
+    version: '1.0.0',
+    plugins: [confirming(outcomes)],
+    logger: captureLogger().logger,
+  });
   server.tool({ name: 'go', handler: () => ran });
   open.push(server);
   return server;
@@ -93,13 +115,30 @@ describe('an input-required answer from preCall', () => {
   it('reaches a 2026-07-28 client as is, and the retry it sends runs the call', async () => {
     const outcomes: Outcome[] = [];
     const server = serverWith(outcomes);
-    const manual = client({ versionNegotiation: { mode: { pin: '2026-07-28' } }, inputRequired: { autoFulfill: false } });
+    const manual = client({
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      inputRequired: { autoFulfill: false },
+    });
     await manual.connect(new StreamableHTTPClientTransport((await server.listen()).url));
-    const first = (await manual.callTool({ name: 'go', arguments: {} }, { allowInputRequired: true } as never)) as Record<string, unknown>;
-    expect(first).toMatchObject({ resultType: 'input_required', requestState: 'round-1', inputRequests: { confirm: { method: 'elicitation/create' } } });
-    const retry = { name: 'go', arguments: {}, inputResponses: { confirm: { action: 'accept', content: {} } }, requestState: 'round-1' };
+    const first = (await manual.callTool({ name: 'go', arguments: {} }, {
+      allowInputRequired: true,
+    } as never)) as Record<string, unknown>;
+    expect(first).toMatchObject({
+      resultType: 'input_required',
+      requestState: 'round-1',
+      inputRequests: { confirm: { method: 'elicitation/create' } },
+    });
+    const retry = {
+      name: 'go',
+      arguments: {},
+      inputResponses: { confirm: { action: 'accept', content: {} } },
+      requestState: 'round-1',
+    };
     expect(textOf((await manual.callTool(retry as never, { allowInputRequired: true } as never)) as never)).toBe('ran');
-    expect(outcomes.map((o) => (o.status === 'refused' ? `refused ${o.code}` : o.status))).toEqual(['refused INPUT_REQUIRED', 'ok']);
+    expect(outcomes.map((o) => (o.status === 'refused' ? `refused ${o.code}` : o.status))).toEqual([
+      'refused INPUT_REQUIRED',
+      'ok',
+    ]);
   });
 
   it('is fulfilled for a 2025-11-25 client by the SDK, which asks it and calls again', async () => {

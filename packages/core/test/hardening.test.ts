@@ -50,7 +50,9 @@ describe('review findings', () => {
         }),
     });
     const app = new McpServerV2({ name: 'app', version: '1.0.0' });
-    app.registerTool('lookup', { inputSchema: z.object({ id: z.string() }) }, async ({ id }) => ({ content: [{ type: 'text', text: `found ${id}` }] }));
+    app.registerTool('lookup', { inputSchema: z.object({ id: z.string() }) }, async ({ id }) => ({
+      content: [{ type: 'text', text: `found ${id}` }],
+    }));
     const sluice = adopt(app, [renamer], { logger: captureLogger().logger });
     const [a, b] = InMemoryTransport.createLinkedPair();
     await app.connect(b);
@@ -78,7 +80,9 @@ describe('review findings', () => {
     const listener = await server.listen({ sessionIdleMs: 100 });
     const client = new Client({ name: 'c', version: '1' }, { versionNegotiation: { mode: 'legacy' } });
     await client.connect(new StreamableHTTPClientTransport(listener.url));
-    const result = await client.callTool({ name: 'slow', arguments: {} }, { timeout: 3_000 }).catch((error: unknown) => error);
+    const result = await client
+      .callTool({ name: 'slow', arguments: {} }, { timeout: 3_000 })
+      .catch((error: unknown) => error);
     await client.close().catch(() => {});
     await server.close();
     // Today the sweeper closes the session mid-call and the answer never comes: REQUEST_TIMEOUT.
@@ -88,7 +92,9 @@ describe('review findings', () => {
 
   it('answers a call to an inherited Object property name on an adopted server as an unknown tool', async () => {
     const app = new McpServerV2({ name: 'app', version: '1.0.0' });
-    app.registerTool('lookup', { inputSchema: z.object({ id: z.string() }) }, async ({ id }) => ({ content: [{ type: 'text', text: `found ${id}` }] }));
+    app.registerTool('lookup', { inputSchema: z.object({ id: z.string() }) }, async ({ id }) => ({
+      content: [{ type: 'text', text: `found ${id}` }],
+    }));
     const sluice = adopt(app, [], { logger: captureLogger().logger });
     const [a, b] = InMemoryTransport.createLinkedPair();
     await app.connect(b);
@@ -121,7 +127,9 @@ describe('review findings', () => {
     });
     const handle = await server.serveStdio({ stdin, stdout });
     // One line longer than the 10 MiB limit; its last bytes happen to look like a request.
-    stdin.write(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"pad":"${'a'.repeat(10 * 1024 * 1024 + 16)}`);
+    stdin.write(
+      `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"pad":"${'a'.repeat(10 * 1024 * 1024 + 16)}`,
+    );
     stdin.write('{"jsonrpc":"2.0","id":"tail","method":"ping"}\n');
     await sleep(300);
     await handle.close();
@@ -139,7 +147,8 @@ describe('closing while tools are still being registered', () => {
     const slowImport = definePlugin({
       name: 'slow-import',
       version: '1.0.0',
-      apply: ({ hooks }) => hooks.import.tapPromise('slow-import', async (batch) => (await new Promise((r) => setTimeout(r, 50)), batch)),
+      apply: ({ hooks }) =>
+        hooks.import.tapPromise('slow-import', async (batch) => (await new Promise((r) => setTimeout(r, 50)), batch)),
     });
     const server = createServer({ name: 's', version: '1', logger: captureLogger().logger, plugins: [slowImport] });
     server.tool({ name: 'late', handler: () => ((ran = true), { content: [] }) });

@@ -38,7 +38,11 @@ describe('2025-11-25 sessions over HTTP', () => {
     const listener = await server.listen();
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const ping = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
-    const stale = await fetch(listener.url, { method: 'POST', body: ping, headers: { ...headers, 'mcp-session-id': 'no-such-session' } });
+    const stale = await fetch(listener.url, {
+      method: 'POST',
+      body: ping,
+      headers: { ...headers, 'mcp-session-id': 'no-such-session' },
+    });
     expect(stale.status).toBe(404);
     const garbage = await fetch(listener.url, { method: 'POST', body: '{not json', headers });
     expect(garbage.status).toBe(400);

@@ -31,12 +31,21 @@ function deployServer(postCalls: string[]) {
     handler: ({ env }, ctx) => {
       const answer = acceptedContent(ctx.mcp?.mcpReq.inputResponses, 'confirm', confirmation);
       if (answer?.confirm !== true) {
-        return inputRequired({ inputRequests: { confirm: inputRequired.elicit({ message: `Deploy to ${env}?`, requestedSchema: confirmation }) } });
+        return inputRequired({
+          inputRequests: {
+            confirm: inputRequired.elicit({ message: `Deploy to ${env}?`, requestedSchema: confirmation }),
+          },
+        });
       }
       return { content: [{ type: 'text', text: `deployed to ${env}` }] };
     },
   });
-  server.tool({ name: 'strict', handler: () => { throw invalidParams('the request state is not valid'); } });
+  server.tool({
+    name: 'strict',
+    handler: () => {
+      throw invalidParams('the request state is not valid');
+    },
+  });
   return server;
 }
 
@@ -46,7 +55,10 @@ describe('multi-round calls', () => {
       const postCalls: string[] = [];
       const server = deployServer(postCalls);
       const listener = await server.listen();
-      const client = new Client({ name: 'c', version: '1' }, { versionNegotiation: { mode }, capabilities: { elicitation: { form: {} } } });
+      const client = new Client(
+        { name: 'c', version: '1' },
+        { versionNegotiation: { mode }, capabilities: { elicitation: { form: {} } } },
+      );
       client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { confirm: true } }));
       await client.connect(new StreamableHTTPClientTransport(listener.url));
       const result = (await client.callTool({ name: 'deploy', arguments: { env: 'prod' } })) as CallToolResult;

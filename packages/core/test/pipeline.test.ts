@@ -43,9 +43,18 @@ describe('the call pipeline', () => {
     const seen: string[] = [];
     const kit = await createTestKit({
       plugins: [
-        plugin('late', ({ hooks }) => hooks.preCall.tap({ name: 'late', stage: Stage.APPROVAL }, () => void seen.push('late'))),
-        plugin('early', ({ hooks }) => hooks.preCall.tap({ name: 'early', stage: Stage.FILTER }, () => void seen.push('early'))),
-        plugin('ordered', ({ hooks }) => hooks.preCall.tap({ name: 'ordered', stage: Stage.APPROVAL, before: 'late' }, () => void seen.push('ordered'))),
+        plugin('late', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'late', stage: Stage.APPROVAL }, () => void seen.push('late')),
+        ),
+        plugin('early', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'early', stage: Stage.FILTER }, () => void seen.push('early')),
+        ),
+        plugin('ordered', ({ hooks }) =>
+          hooks.preCall.tap(
+            { name: 'ordered', stage: Stage.APPROVAL, before: 'late' },
+            () => void seen.push('ordered'),
+          ),
+        ),
       ],
       tools: [echo],
     });
@@ -62,7 +71,9 @@ describe('the call pipeline', () => {
     const kit = await createTestKit({
       plugins: [
         plugin('two', ({ hooks }) => hooks.postCall.tap({ name: 'two', stage: Stage.CHAIN }, suffix('-2') as never)),
-        plugin('one', ({ hooks }) => hooks.postCall.tapPromise({ name: 'one', stage: Stage.TRANSFORM }, async (r) => suffix('-1')(r) as never)),
+        plugin('one', ({ hooks }) =>
+          hooks.postCall.tapPromise({ name: 'one', stage: Stage.TRANSFORM }, async (r) => suffix('-1')(r) as never),
+        ),
       ],
       tools: [echo],
     });
@@ -119,7 +130,9 @@ describe('the call pipeline', () => {
     const kit = await createTestKit({
       plugins: [
         plugin('gate', ({ hooks }) =>
-          hooks.preCall.tap('gate', (ctx) => (ctx.arguments.text === 'no' ? refusal({ code: 'GATE', message: 'closed' }) : undefined)),
+          hooks.preCall.tap('gate', (ctx) =>
+            ctx.arguments.text === 'no' ? refusal({ code: 'GATE', message: 'closed' }) : undefined,
+          ),
         ),
         plugin('boom', ({ hooks }) =>
           hooks.postCall.tap('boom', (r, ctx) => {
@@ -127,7 +140,9 @@ describe('the call pipeline', () => {
             return r;
           }),
         ),
-        plugin('watch', ({ hooks }) => hooks.settled.tap({ name: 'watch', stage: Stage.LAST }, (_ctx, o) => void outcomes.push(o.status))),
+        plugin('watch', ({ hooks }) =>
+          hooks.settled.tap({ name: 'watch', stage: Stage.LAST }, (_ctx, o) => void outcomes.push(o.status)),
+        ),
       ],
       tools: [echo],
     });
@@ -140,7 +155,13 @@ describe('the call pipeline', () => {
 
   it('names the plugin and the hook when a tap throws, and logs it', async () => {
     const kit = await createTestKit({
-      plugins: [plugin('buggy', ({ hooks }) => hooks.preCall.tap('buggy', () => { throw new TypeError('oops'); }))],
+      plugins: [
+        plugin('buggy', ({ hooks }) =>
+          hooks.preCall.tap('buggy', () => {
+            throw new TypeError('oops');
+          }),
+        ),
+      ],
       tools: [echo],
     });
     const failure = await kit.server.call('echo', { text: 'x' }).catch((e: unknown) => e);
@@ -153,7 +174,13 @@ describe('the call pipeline', () => {
 
   it('a settled observer that throws changes nothing for the caller', async () => {
     const kit = await createTestKit({
-      plugins: [plugin('noisy', ({ hooks }) => hooks.settled.tap('noisy', () => { throw new Error('observer bug'); }))],
+      plugins: [
+        plugin('noisy', ({ hooks }) =>
+          hooks.settled.tap('noisy', () => {
+            throw new Error('observer bug');
+          }),
+        ),
+      ],
       tools: [echo],
     });
     expect(textOf(await kit.call('echo', { text: 'fine' }))).toBe('fine');
@@ -163,7 +190,13 @@ describe('the call pipeline', () => {
 
   it('in audit mode logs a preCall refusal and lets the call through', async () => {
     const kit = await createTestKit({
-      plugins: [plugin('strict', ({ hooks }) => hooks.preCall.tap('strict', () => refusal({ code: 'STRICT', message: 'no' })), 'audit')],
+      plugins: [
+        plugin(
+          'strict',
+          ({ hooks }) => hooks.preCall.tap('strict', () => refusal({ code: 'STRICT', message: 'no' })),
+          'audit',
+        ),
+      ],
       tools: [echo],
     });
     expect(textOf(await kit.call('echo', { text: 'through' }))).toBe('through');
@@ -213,12 +246,20 @@ describe('what plugins can see', () => {
     await kit.close();
   });
 
-  it('seeds a nested call\'s state from ctx.call options', async () => {
+  it("seeds a nested call's state from ctx.call options", async () => {
     const MARK = Symbol('mark');
     const marks: unknown[] = [];
     const kit = await createTestKit({
-      plugins: [plugin('marks', ({ hooks }) => hooks.preCall.tap('marks', (ctx) => void marks.push(ctx.state.get(MARK))))],
-      tools: [echo, { name: 'outer', handler: (_a: unknown, ctx: CallContext) => ctx.call('echo', { text: 'n' }, { state: [[MARK, 'step-1']] }) }],
+      plugins: [
+        plugin('marks', ({ hooks }) => hooks.preCall.tap('marks', (ctx) => void marks.push(ctx.state.get(MARK)))),
+      ],
+      tools: [
+        echo,
+        {
+          name: 'outer',
+          handler: (_a: unknown, ctx: CallContext) => ctx.call('echo', { text: 'n' }, { state: [[MARK, 'step-1']] }),
+        },
+      ],
     });
     await kit.call('outer');
     expect(marks).toEqual([undefined, 'step-1']);
@@ -229,7 +270,10 @@ describe('what plugins can see', () => {
 describe('tool-list notifications from plugins', () => {
   it('tells connected clients when a plugin says the list changed', async () => {
     let notify: (() => void) | undefined;
-    const kit = await createTestKit({ plugins: [plugin('holder', ({ tools }) => void (notify = () => tools.notifyChanged()))], tools: [echo] });
+    const kit = await createTestKit({
+      plugins: [plugin('holder', ({ tools }) => void (notify = () => tools.notifyChanged()))],
+      tools: [echo],
+    });
     let changed = 0;
     kit.client.setNotificationHandler('notifications/tools/list_changed', () => void changed++);
     notify!();
@@ -249,12 +293,20 @@ describe('how settled tells refusals from tool errors', () => {
           ),
         ),
         plugin('watch', ({ hooks }) =>
-          hooks.settled.tap('watch', (_ctx, o) => void outcomes.push(o.status === 'refused' ? `refused:${o.code}` : o.status)),
+          hooks.settled.tap(
+            'watch',
+            (_ctx, o) => void outcomes.push(o.status === 'refused' ? `refused:${o.code}` : o.status),
+          ),
         ),
       ],
       tools: [
         { ...echo, name: 'busy' },
-        { name: 'broken', handler: () => { throw new Error('bug'); } },
+        {
+          name: 'broken',
+          handler: () => {
+            throw new Error('bug');
+          },
+        },
       ],
     });
     await kit.call('busy', { text: 'x' });

@@ -3,7 +3,13 @@ import { readRefusal, refusal, toolErrorText } from '@sluice/core';
 
 describe('refusal()', () => {
   it('renders the <tool_error> block with code, message and suggestion, and a machine-readable copy', () => {
-    const result = refusal({ code: 'SERVER_BUSY', message: 'Busy (5 active).', suggestion: 'Retry later.', retryAfterMs: 250, details: { active: 5 } });
+    const result = refusal({
+      code: 'SERVER_BUSY',
+      message: 'Busy (5 active).',
+      suggestion: 'Retry later.',
+      retryAfterMs: 250,
+      details: { active: 5 },
+    });
     expect(result.isError).toBe(true);
     expect(result.content).toEqual([
       {
@@ -11,7 +17,12 @@ describe('refusal()', () => {
         text: '<tool_error>\n  <error_code>SERVER_BUSY</error_code>\n  <message>Busy (5 active).</message>\n  <suggestion>Retry later.</suggestion>\n</tool_error>',
       },
     ]);
-    expect(readRefusal(result)).toEqual({ code: 'SERVER_BUSY', message: 'Busy (5 active).', retryAfterMs: 250, active: 5 });
+    expect(readRefusal(result)).toEqual({
+      code: 'SERVER_BUSY',
+      message: 'Busy (5 active).',
+      retryAfterMs: 250,
+      active: 5,
+    });
   });
 
   it('escapes what could close or open an element, and keeps arrows readable', () => {

@@ -32,7 +32,8 @@ describe('extendSdk()', () => {
 describe('plugin close()', () => {
   it('closes plugins in reverse order after running calls drain', async () => {
     const closed: string[] = [];
-    const plugin = (name: string) => definePlugin({ name, version: '1.0.0', apply: () => {}, close: () => void closed.push(name) });
+    const plugin = (name: string) =>
+      definePlugin({ name, version: '1.0.0', apply: () => {}, close: () => void closed.push(name) });
     const kit = await createTestKit({ plugins: [plugin('first'), plugin('second')], tools: [] });
     await kit.close();
     expect(closed).toEqual(['second', 'first']);
@@ -43,7 +44,14 @@ describe('plugin close()', () => {
     const kit = await createTestKit({
       plugins: [
         definePlugin({ name: 'ok', version: '1.0.0', apply: () => {}, close: () => void closed.push('ok') }),
-        definePlugin({ name: 'bad', version: '1.0.0', apply: () => {}, close: () => { throw new Error('stuck'); } }),
+        definePlugin({
+          name: 'bad',
+          version: '1.0.0',
+          apply: () => {},
+          close: () => {
+            throw new Error('stuck');
+          },
+        }),
       ],
     });
     await kit.close();

@@ -56,7 +56,16 @@ describe('tools', () => {
   });
 
   it('turns a handler that throws into a TOOL_ERROR result the model can read', async () => {
-    const kit = await createTestKit({ tools: [{ name: 'fails', handler: () => { throw new Error('database is down'); } }] });
+    const kit = await createTestKit({
+      tools: [
+        {
+          name: 'fails',
+          handler: () => {
+            throw new Error('database is down');
+          },
+        },
+      ],
+    });
     const result = await kit.call('fails');
     expect(result.isError).toBe(true);
     expect(errorOf(result)?.code).toBe(CoreErrorCode.TOOL_ERROR);
@@ -67,17 +76,24 @@ describe('tools', () => {
   it('refuses duplicate and malformed tool definitions at registration', () => {
     const server = createServer({ name: 's', version: '1', logger: captureLogger().logger });
     server.tool(echo);
-    expect(() => server.tool(echo)).toThrow(expect.objectContaining({ code: CoreErrorCode.DUPLICATE_TOOL }) as unknown as Error);
+    expect(() => server.tool(echo)).toThrow(
+      expect.objectContaining({ code: CoreErrorCode.DUPLICATE_TOOL }) as unknown as Error,
+    );
     expect(() => server.tool({ ...echo, name: 'has space' })).toThrow(/invalid/);
     expect(() => server.tool({ name: 'nohandler' } as never)).toThrow(/no handler/);
-    expect(() => server.tool({ ...echo, name: 'arr', inputSchema: { type: 'array' } } as never)).toThrow(/must describe an object/);
+    expect(() => server.tool({ ...echo, name: 'arr', inputSchema: { type: 'array' } } as never)).toThrow(
+      /must describe an object/,
+    );
   });
 });
 
 describe('bad input', () => {
   it('answers an unknown tool with -32602 and keeps serving', async () => {
     const kit = await createTestKit({ tools: [echo] });
-    await expect(kit.call('nope')).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool') });
+    await expect(kit.call('nope')).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Unknown tool'),
+    });
     expect(textOf(await kit.call('echo', { text: 'alive' }))).toBe('alive');
     await kit.close();
   });
@@ -95,8 +111,12 @@ describe('bad input', () => {
     const kit = await createTestKit({ tools: [echo] });
     const tooMany = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, i]));
     await expect(kit.call('echo', { text: 'x' }, tooMany)).rejects.toMatchObject({ code: -32602 });
-    await expect(kit.server.call('echo', { text: 'x' }, { meta: [] as never })).rejects.toMatchObject({ code: CoreErrorCode.INVALID_PARAMS });
-    await expect(kit.server.call('echo', 'not-an-object' as never)).rejects.toMatchObject({ code: CoreErrorCode.INVALID_PARAMS });
+    await expect(kit.server.call('echo', { text: 'x' }, { meta: [] as never })).rejects.toMatchObject({
+      code: CoreErrorCode.INVALID_PARAMS,
+    });
+    await expect(kit.server.call('echo', 'not-an-object' as never)).rejects.toMatchObject({
+      code: CoreErrorCode.INVALID_PARAMS,
+    });
     expect(textOf(await kit.call('echo', { text: 'fine' }))).toBe('fine');
     await kit.close();
   });
@@ -106,7 +126,11 @@ describe('bad input', () => {
     const kit = await createTestKit({
       tools: [{ name: 'peek', handler: (_a: unknown, ctx) => ((seen = ctx.meta), { content: [] }) }],
     });
-    await kit.server.call('peek', {}, { meta: JSON.parse('{"__proto__":{"polluted":true},"ok":1}') as Record<string, unknown> });
+    await kit.server.call(
+      'peek',
+      {},
+      { meta: JSON.parse('{"__proto__":{"polluted":true},"ok":1}') as Record<string, unknown> },
+    );
     expect(Object.getPrototypeOf(seen)).toBeNull();
     expect(Object.keys(seen as object)).toEqual(['ok']);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -114,7 +138,14 @@ describe('bad input', () => {
   });
 
   it('handles a 10 MB argument in-process without falling over', async () => {
-    const kit = await createTestKit({ tools: [{ ...echo, handler: ({ text }: { text: string }) => ({ content: [{ type: 'text', text: String(text.length) }] }) }] });
+    const kit = await createTestKit({
+      tools: [
+        {
+          ...echo,
+          handler: ({ text }: { text: string }) => ({ content: [{ type: 'text', text: String(text.length) }] }),
+        },
+      ],
+    });
     const big = 'y'.repeat(10 * 1024 * 1024);
     expect(textOf(await kit.call('echo', { text: big }))).toBe(String(big.length));
     await kit.close();
@@ -140,10 +171,22 @@ describe('in-process calls', () => {
   it('server.call runs the pipeline and passes meta and signal', async () => {
     let seen: { meta: unknown; aborted: boolean } | undefined;
     const kit = await createTestKit({
-      tools: [{ name: 'peek', handler: (_a: unknown, ctx) => ((seen = { meta: ctx.meta.trace, aborted: ctx.signal.aborted }), { content: [] }) }],
+      tools: [
+        {
+          name: 'peek',
+          handler: (_a: unknown, ctx) => (
+            (seen = { meta: ctx.meta.trace, aborted: ctx.signal.aborted }),
+            { content: [] }
+          ),
+        },
+      ],
     });
     const controller = new AbortController();
-    const result: CallToolResult = await kit.server.call('peek', {}, { meta: { trace: 't-1' }, signal: controller.signal });
+    const result: CallToolResult = await kit.server.call(
+      'peek',
+      {},
+      { meta: { trace: 't-1' }, signal: controller.signal },
+    );
     expect(result.content).toEqual([]);
     expect(seen).toEqual({ meta: 't-1', aborted: false });
     await kit.close();

@@ -23,7 +23,9 @@ function guardedServer() {
         name: 'gate',
         version: '1.0.0',
         apply: ({ hooks }) =>
-          hooks.preCall.tap('gate', (ctx) => (ctx.arguments.text === 'forbidden' ? refusal({ code: 'GATED', message: 'not this one' }) : undefined)),
+          hooks.preCall.tap('gate', (ctx) =>
+            ctx.arguments.text === 'forbidden' ? refusal({ code: 'GATED', message: 'not this one' }) : undefined,
+          ),
       }),
     ],
   });
@@ -49,7 +51,11 @@ describe('Streamable HTTP on loopback', () => {
       expect(client.getNegotiatedProtocolVersion()).toBe(era.label);
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
 
-      const ok = (await client.callTool({ name: 'echo', arguments: { text: 'hello' }, _meta: { custom: 'x' } })) as CallToolResult;
+      const ok = (await client.callTool({
+        name: 'echo',
+        arguments: { text: 'hello' },
+        _meta: { custom: 'x' },
+      })) as CallToolResult;
       expect(textOf(ok)).toBe('hello');
       expect(ok._meta).toMatchObject({ sawMeta: 'x', transport: 'http' });
 
@@ -69,7 +75,11 @@ describe('Streamable HTTP on loopback', () => {
     expect(listener.host).toBe('127.0.0.1');
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const evil = await fetch(listener.url, { method: 'POST', body, headers: { ...headers, origin: 'http://evil.example' } });
+    const evil = await fetch(listener.url, {
+      method: 'POST',
+      body,
+      headers: { ...headers, origin: 'http://evil.example' },
+    });
     expect(evil.status).toBe(403);
     const wrongPath = await fetch(new URL('/elsewhere', listener.url), { method: 'POST', body, headers });
     expect(wrongPath.status).toBe(404);
@@ -83,7 +93,9 @@ describe('Streamable HTTP on loopback', () => {
     await client.connect(new StreamableHTTPClientTransport(listener.url));
     const huge = 'x'.repeat(10 * 1024 * 1024);
     await expect(client.callTool({ name: 'echo', arguments: { text: huge } })).rejects.toThrow(/413|too large/i);
-    expect(textOf((await client.callTool({ name: 'echo', arguments: { text: 'still here' } })) as CallToolResult)).toBe('still here');
+    expect(textOf((await client.callTool({ name: 'echo', arguments: { text: 'still here' } })) as CallToolResult)).toBe(
+      'still here',
+    );
     await client.close();
     await server.close();
   });

@@ -2,7 +2,18 @@
 import { expectTypeOf } from 'vitest';
 import { z } from 'zod';
 import { createServer, definePlugin, refusal } from '@sluice/core';
-import type { CallContext, CallToolResult, Executor, ImportBatch, Outcome, Plugin, PluginApi, SluiceTool, Tool, ToolPolicy } from '@sluice/core';
+import type {
+  CallContext,
+  CallToolResult,
+  Executor,
+  ImportBatch,
+  Outcome,
+  Plugin,
+  PluginApi,
+  SluiceTool,
+  Tool,
+  ToolPolicy,
+} from '@sluice/core';
 
 declare module '@sluice/core' {
   interface ToolPolicy {

@@ -36,10 +36,18 @@ function gateway(): SluiceServer {
 describe('importing the everything server, which no one here wrote', () => {
   it('over stdio: lists and answers as the server does directly, and forwards its progress', async () => {
     const reference = new Client({ name: 'direct', version: '1.0.0' });
-    await reference.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
+    await reference.connect(
+      new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }),
+    );
     const server = gateway();
-    const result = await server.import({ name: 'everything', namespace: 'ev', connection: { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] } });
-    expect(result.imported).toEqual(expect.arrayContaining(['ev_echo', 'ev_get-sum', 'ev_trigger-long-running-operation']));
+    const result = await server.import({
+      name: 'everything',
+      namespace: 'ev',
+      connection: { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] },
+    });
+    expect(result.imported).toEqual(
+      expect.arrayContaining(['ev_echo', 'ev_get-sum', 'ev_trigger-long-running-operation']),
+    );
     await sameAsDirect(server, reference, 'ev');
 
     const { client } = await connectClient(server);
@@ -69,10 +77,16 @@ describe('importing the everything server, which no one here wrote', () => {
       const reference = new Client({ name: 'direct', version: '1.0.0' });
       await reference.connect(new StreamableHTTPClientTransport(new URL(http.url)));
       const server = gateway();
-      const result = await server.import({ name: 'everything', namespace: 'ev', connection: { type: 'http', url: http.url, headers: { 'x-api-key': 'k-123456' } } });
+      const result = await server.import({
+        name: 'everything',
+        namespace: 'ev',
+        connection: { type: 'http', url: http.url, headers: { 'x-api-key': 'k-123456' } },
+      });
       expect(result.skipped.filter((s) => s.by === 'core' && /unreachable|could not/.test(s.reason))).toEqual([]);
       await sameAsDirect(server, reference, 'ev');
-      expect(server.upstreams()).toMatchObject([{ name: 'everything', transport: 'http', health: 'healthy', target: http.url }]);
+      expect(server.upstreams()).toMatchObject([
+        { name: 'everything', transport: 'http', health: 'healthy', target: http.url },
+      ]);
       await reference.close();
       await server.close();
     });

@@ -25,7 +25,10 @@ function fixture(env?: Record<string, string>) {
 }
 
 function healthChanges(logs: ReturnType<typeof captureLogger>, upstream: string): string[] {
-  return logs.events('upstream.health').filter((r) => r.upstream === upstream).map((r) => String(r.to));
+  return logs
+    .events('upstream.health')
+    .filter((r) => r.upstream === upstream)
+    .map((r) => String(r.to));
 }
 
 const stillServes = async (server: SluiceServer) => {
@@ -43,7 +46,10 @@ describe('an upstream that dies mid-call', () => {
     expect(alive(firstPid)).toBe(true);
 
     const pending = call(client, 'sleep', { ms: 20_000 });
-    await eventually(() => logs.events('upstream.stderr').some((r) => String(r.text).includes('sleeping 20000')), 'the upstream to start sleeping');
+    await eventually(
+      () => logs.events('upstream.stderr').some((r) => String(r.text).includes('sleeping 20000')),
+      'the upstream to start sleeping',
+    );
     process.kill(firstPid, 'SIGKILL');
 
     const result = await pending;
@@ -51,7 +57,10 @@ describe('an upstream that dies mid-call', () => {
     expect(errorOf(result)).toMatchObject({ code: CoreErrorCode.UPSTREAM_DISCONNECTED, upstream: 'fixture' });
     expect(textOf(result)).toContain('upstream "fixture"');
 
-    await eventually(() => server.upstreams()[0]?.health === 'healthy' && healthChanges(logs, 'fixture').includes('down'), 'a reconnection');
+    await eventually(
+      () => server.upstreams()[0]?.health === 'healthy' && healthChanges(logs, 'fixture').includes('down'),
+      'a reconnection',
+    );
     const secondPid = Number(textOf(await call(client, 'pid')));
     expect(secondPid).not.toBe(firstPid);
     expect(healthChanges(logs, 'fixture')).toEqual(['healthy', 'down', 'healthy']);
@@ -63,7 +72,11 @@ describe('an upstream that dies mid-call', () => {
 
   it('answers UPSTREAM_UNAVAILABLE with a retry hint while the upstream stays down, and reports it as down', async () => {
     const { server } = gateway();
-    await server.import({ name: 'once', connection: fixture({ FIXTURE_START_ONCE: join(scratch, 'started-once') }), retry: FAST_RETRY });
+    await server.import({
+      name: 'once',
+      connection: fixture({ FIXTURE_START_ONCE: join(scratch, 'started-once') }),
+      retry: FAST_RETRY,
+    });
     const { client } = await connectClient(server);
     const pid = Number(textOf(await call(client, 'pid')));
     process.kill(pid, 'SIGKILL');
@@ -73,7 +86,12 @@ describe('an upstream that dies mid-call', () => {
     expect(errorOf(result)).toMatchObject({ code: CoreErrorCode.UPSTREAM_UNAVAILABLE, upstream: 'once' });
     expect(errorOf(result)?.retryAfterMs).toBeGreaterThanOrEqual(0);
     const [status] = server.upstreams();
-    expect(status).toMatchObject({ name: 'once', transport: 'stdio', health: 'down', tools: expect.arrayContaining(['echo']) });
+    expect(status).toMatchObject({
+      name: 'once',
+      transport: 'stdio',
+      health: 'down',
+      tools: expect.arrayContaining(['echo']),
+    });
     expect(status?.lastError).toEqual(expect.stringMatching(/\S/));
     expect(status?.nextRetryAt).toBeGreaterThan(0);
     await stillServes(server);
@@ -102,9 +120,20 @@ describe('an upstream that never answers', () => {
     // A process that reads stdin and never writes: it never answers `initialize`.
     const silent = { type: 'stdio' as const, command: process.execPath, args: ['-e', 'process.stdin.resume()'] };
     const { server } = gateway();
-    const result = await server.import({ name: 'silent', connection: silent, connectTimeoutMs: 200, retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 } });
+    const result = await server.import({
+      name: 'silent',
+      connection: silent,
+      connectTimeoutMs: 200,
+      retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 },
+    });
     expect(result.imported).toEqual([]);
-    expect(result.skipped).toEqual([{ name: 'silent', reason: expect.stringMatching(/Upstream "silent" could not be reached .*retrying/), by: 'core' }]);
+    expect(result.skipped).toEqual([
+      {
+        name: 'silent',
+        reason: expect.stringMatching(/Upstream "silent" could not be reached .*retrying/),
+        by: 'core',
+      },
+    ]);
     expect(server.upstreams()[0]).toMatchObject({ health: 'down', lastError: expect.stringMatching(/time/i) });
     await server.close();
   });
@@ -116,12 +145,22 @@ describe('an upstream that is down at start', () => {
     const url = `http://127.0.0.1:${port}/mcp`;
     const { server, logs } = gateway();
     const other = new McpServer({ name: 'other', version: '1' });
-    other.registerTool('hello', { description: 'Says hello' }, async () => ({ content: [{ type: 'text', text: 'hello' }] }));
+    other.registerTool('hello', { description: 'Says hello' }, async () => ({
+      content: [{ type: 'text', text: 'hello' }],
+    }));
 
-    const late = await server.import({ name: 'late', namespace: 'late', connection: { type: 'http', url }, retry: FAST_RETRY });
+    const late = await server.import({
+      name: 'late',
+      namespace: 'late',
+      connection: { type: 'http', url },
+      retry: FAST_RETRY,
+    });
     const fine = await server.import({ name: 'fine', connection: { type: 'in-process', server: other } });
     expect(late.imported).toEqual([]);
-    expect(late.skipped[0]).toMatchObject({ name: 'late', reason: expect.stringContaining('retrying in the background') });
+    expect(late.skipped[0]).toMatchObject({
+      name: 'late',
+      reason: expect.stringContaining('retrying in the background'),
+    });
     expect(fine.imported).toEqual(['hello']);
     expect(server.upstreams().map((u) => [u.name, u.health])).toEqual([
       ['late', 'down'],
@@ -133,7 +172,11 @@ describe('an upstream that is down at start', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['hello']);
 
     const upstream = createServer({ name: 'late-upstream', version: '1', logger: captureLogger().logger });
-    upstream.tool({ name: 'echo', inputSchema: z.object({ text: z.string() }), handler: ({ text }) => ({ content: [{ type: 'text', text }] }) });
+    upstream.tool({
+      name: 'echo',
+      inputSchema: z.object({ text: z.string() }),
+      handler: ({ text }) => ({ content: [{ type: 'text', text }] }),
+    });
     const changed = nextListChanged();
     const listener = await upstream.listen({ port });
     await changed;
@@ -160,7 +203,11 @@ describe('secrets', () => {
     const { server, logs } = gateway();
     const result = await server.import({
       name: 'leaky',
-      connection: { type: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: { authorization: 'Bearer sekrit-token-123', 'x-api-key': 'key-456789' } },
+      connection: {
+        type: 'http',
+        url: `http://127.0.0.1:${port}/mcp`,
+        headers: { authorization: 'Bearer sekrit-token-123', 'x-api-key': 'key-456789' },
+      },
       retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 },
     });
     const seen = [JSON.stringify(result), JSON.stringify(server.upstreams()), logs.text()].join('\n');
@@ -187,10 +234,15 @@ describe('response limits over HTTP', () => {
           res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
         };
         if (message.method === 'initialize') {
-          return reply({ protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'endless', version: '1' } });
+          return reply({
+            protocolVersion: message.params?.protocolVersion,
+            capabilities: { tools: {} },
+            serverInfo: { name: 'endless', version: '1' },
+          });
         }
         if (message.id === undefined) return void res.writeHead(202).end();
-        if (message.method === 'tools/list') return reply({ tools: [{ name: 'flood', inputSchema: { type: 'object' } }] });
+        if (message.method === 'tools/list')
+          return reply({ tools: [{ name: 'flood', inputSchema: { type: 'object' } }] });
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"`);
         const chunk = 'x'.repeat(16_384);
@@ -213,7 +265,11 @@ describe('response limits over HTTP', () => {
         }),
     });
     const { server } = gateway([cap]);
-    await server.import({ name: 'endless', connection: { type: 'http', url: `http://127.0.0.1:${port}/mcp` }, timeoutMs: 20_000 });
+    await server.import({
+      name: 'endless',
+      connection: { type: 'http', url: `http://127.0.0.1:${port}/mcp` },
+      timeoutMs: 20_000,
+    });
     const { client } = await connectClient(server);
     const result = await call(client, 'flood');
     expect(errorOf(result)).toMatchObject({ code: CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE, upstream: 'endless' });

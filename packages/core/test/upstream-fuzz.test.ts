@@ -30,7 +30,13 @@ class ScriptedUpstream {
       transport.send(JSON.parse(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...answer })) as JSONRPCMessage);
     if (message.method === 'initialize') {
       const version = (message.params as { protocolVersion?: string } | undefined)?.protocolVersion;
-      return reply({ result: { protocolVersion: version, capabilities: { tools: {} }, serverInfo: { name: 'scripted', version: '1' } } });
+      return reply({
+        result: {
+          protocolVersion: version,
+          capabilities: { tools: {} },
+          serverInfo: { name: 'scripted', version: '1' },
+        },
+      });
     }
     if (message.method === 'tools/list') return reply(this.list);
     if (message.method === 'tools/call') return reply(this.call);
@@ -40,7 +46,12 @@ class ScriptedUpstream {
 
 const toolEntry = fc.oneof(
   fc.record(
-    { name: fc.oneof(fc.constantFrom('ok', 'also_ok', 'bad name', ''), fc.string()), inputSchema: fc.oneof(fc.constant({ type: 'object' }), fc.jsonValue()), description: fc.jsonValue(), annotations: fc.jsonValue() },
+    {
+      name: fc.oneof(fc.constantFrom('ok', 'also_ok', 'bad name', ''), fc.string()),
+      inputSchema: fc.oneof(fc.constant({ type: 'object' }), fc.jsonValue()),
+      description: fc.jsonValue(),
+      annotations: fc.jsonValue(),
+    },
     { requiredKeys: ['name', 'inputSchema'] },
   ),
   fc.jsonValue(),
@@ -55,27 +66,52 @@ const listAnswer: fc.Arbitrary<Answer> = fc.oneof(
 
 const content = fc.oneof(
   fc.record({ type: fc.constant('text'), text: fc.oneof(fc.string(), fc.jsonValue()) }),
-  fc.record({ type: fc.constantFrom('image', 'audio', 'resource', 'unknown'), data: fc.jsonValue(), mimeType: fc.jsonValue() }),
+  fc.record({
+    type: fc.constantFrom('image', 'audio', 'resource', 'unknown'),
+    data: fc.jsonValue(),
+    mimeType: fc.jsonValue(),
+  }),
   fc.jsonValue(),
 );
 // `_meta` is left out: a result whose `_meta` is not an object is not a JSON-RPC response to the SDK (see below).
-const fields = fc.dictionary(fc.string().filter((key) => key !== '_meta'), fc.jsonValue(), { maxKeys: 3 });
+const fields = fc.dictionary(
+  fc.string().filter((key) => key !== '_meta'),
+  fc.jsonValue(),
+  { maxKeys: 3 },
+);
 
 /** Answers the SDK recognises as JSON-RPC responses, with results and errors of every shape. */
 const responseAnswer: fc.Arbitrary<Answer> = fc.oneof(
   fc.record({
-    result: fc.record({ content: fc.array(content, { maxLength: 3 }), isError: fc.oneof(fc.boolean(), fc.jsonValue()), structuredContent: fc.jsonValue() }, { requiredKeys: ['content'] }),
+    result: fc.record(
+      {
+        content: fc.array(content, { maxLength: 3 }),
+        isError: fc.oneof(fc.boolean(), fc.jsonValue()),
+        structuredContent: fc.jsonValue(),
+      },
+      { requiredKeys: ['content'] },
+    ),
   }),
   fc.record({ result: fields }),
-  fc.record({ error: fc.record({ code: fc.integer(), message: fc.string(), data: fc.jsonValue() }, { requiredKeys: ['code', 'message'] }) }),
+  fc.record({
+    error: fc.record(
+      { code: fc.integer(), message: fc.string(), data: fc.jsonValue() },
+      { requiredKeys: ['code', 'message'] },
+    ),
+  }),
 );
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Answers that are not JSON-RPC responses at all: the SDK drops them, and the call can only end at its timeout. */
 const nonResponseAnswer: fc.Arbitrary<Answer> = fc
   .oneof(fc.record({ result: fc.jsonValue() }), fc.record({ error: fc.jsonValue() }))
-  .filter((answer) => ('result' in answer ? !isObject(answer.result) : !(isObject(answer.error) && Number.isInteger(answer.error.code) && typeof answer.error.message === 'string')));
+  .filter((answer) =>
+    'result' in answer
+      ? !isObject(answer.result)
+      : !(isObject(answer.error) && Number.isInteger(answer.error.code) && typeof answer.error.message === 'string'),
+  );
 
 function gateway(): SluiceServer {
   const server = createServer({ name: 'gateway', version: '1.0.0', logger: captureLogger().logger });
@@ -94,7 +130,13 @@ describe('malformed upstream answers', () => {
         const upstream = new ScriptedUpstream();
         upstream.list = answer;
         const server = gateway();
-        const result = await server.import({ name: 'scripted', namespace: 'up', connection: { type: 'in-process', server: upstream }, connectTimeoutMs: TIMEOUT_MS, retry: NEVER_RETRY });
+        const result = await server.import({
+          name: 'scripted',
+          namespace: 'up',
+          connection: { type: 'in-process', server: upstream },
+          connectTimeoutMs: TIMEOUT_MS,
+          retry: NEVER_RETRY,
+        });
         const exposed = server.tools().map((t) => t.name);
         for (const name of result.imported) expect(exposed).toContain(name);
         for (const skipped of result.skipped) expect(skipped.reason.length).toBeGreaterThan(0);
@@ -134,7 +176,9 @@ describe('malformed upstream answers', () => {
           expect(through).toEqual(expected.result);
         } else {
           expect(through.isError).toBe(true);
-          expect([CoreErrorCode.UPSTREAM_INVALID_RESPONSE, CoreErrorCode.UPSTREAM_ERROR]).toContain(errorOf(through)?.code);
+          expect([CoreErrorCode.UPSTREAM_INVALID_RESPONSE, CoreErrorCode.UPSTREAM_ERROR]).toContain(
+            errorOf(through)?.code,
+          );
           expect(textOf(through)).toMatch(/upstream "scripted"/i);
         }
         expect(server.upstreams()[0]?.health).toBe('healthy');
@@ -149,7 +193,12 @@ describe('malformed upstream answers', () => {
   it('end a call the SDK cannot even read as a response with UPSTREAM_TIMEOUT, and the server keeps serving', async () => {
     const upstream = new ScriptedUpstream();
     const server = gateway();
-    await server.import({ name: 'scripted', connection: { type: 'in-process', server: upstream }, timeoutMs: TIMEOUT_MS, retry: NEVER_RETRY });
+    await server.import({
+      name: 'scripted',
+      connection: { type: 'in-process', server: upstream },
+      timeoutMs: TIMEOUT_MS,
+      retry: NEVER_RETRY,
+    });
     const { client } = await connectClient(server);
     await fc.assert(
       fc.asyncProperty(nonResponseAnswer, async (answer) => {

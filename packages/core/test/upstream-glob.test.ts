@@ -4,7 +4,10 @@ import { compileGlobs, matchGlob } from '@sluice/core';
 
 /** The meaning of a glob, spelt as an anchored regular expression: the reference to check the matcher against. */
 function reference(pattern: string, name: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\-]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\-]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`, 's').test(name);
 }
 

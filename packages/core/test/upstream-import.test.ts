@@ -13,7 +13,12 @@ function v2Upstream() {
   const server = new McpServer({ name: 'impostor', version: '9.9.9' });
   server.registerTool(
     'add',
-    { title: 'Add', description: 'Adds two numbers', inputSchema: z.object({ a: z.number(), b: z.number() }), annotations: { readOnlyHint: true } },
+    {
+      title: 'Add',
+      description: 'Adds two numbers',
+      inputSchema: z.object({ a: z.number(), b: z.number() }),
+      annotations: { readOnlyHint: true },
+    },
     async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }),
   );
   server.registerTool(
@@ -23,7 +28,10 @@ function v2Upstream() {
       inputSchema: z.object({ city: z.string() }),
       outputSchema: z.object({ city: z.string(), celsius: z.number() }),
     },
-    async ({ city }) => ({ content: [{ type: 'text', text: `${city}: 21` }], structuredContent: { city, celsius: 21 } }),
+    async ({ city }) => ({
+      content: [{ type: 'text', text: `${city}: 21` }],
+      structuredContent: { city, celsius: 21 },
+    }),
   );
   server.registerTool('fails', { description: 'Reports a tool error' }, async () => ({
     content: [{ type: 'text', text: 'the disk is full' }],
@@ -37,10 +45,17 @@ function v2Upstream() {
 
 function v1Upstream() {
   const server = new V1McpServer({ name: 'v1-upstream', version: '1.0.0' });
-  server.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-    content: [{ type: 'text', text: String(a + b) }],
+  server.registerTool(
+    'add',
+    { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } },
+    async ({ a, b }) => ({
+      content: [{ type: 'text', text: String(a + b) }],
+    }),
+  );
+  server.registerTool('fails', { description: 'Reports a tool error' }, async () => ({
+    content: [{ type: 'text', text: 'nope' }],
+    isError: true,
   }));
-  server.registerTool('fails', { description: 'Reports a tool error' }, async () => ({ content: [{ type: 'text', text: 'nope' }], isError: true }));
   return server;
 }
 
@@ -65,7 +80,10 @@ function recorder() {
     version: '1.0.0',
     apply: ({ hooks }) =>
       hooks.import.tap('recorder', (batch) => {
-        batches.push({ source: batch.source, tools: batch.tools.map((t) => ({ name: t.name, description: t.definition.description })) });
+        batches.push({
+          source: batch.source,
+          tools: batch.tools.map((t) => ({ name: t.name, description: t.definition.description })),
+        });
         return batch;
       }),
   });
@@ -111,10 +129,21 @@ describe('importing an in-process SDK server', () => {
 
   it('exposes tools under the namespace, sourced by the configured name and not the name the upstream reports', async () => {
     const { server } = sluice();
-    const result = await server.import({ name: 'calc', namespace: 'math', connection: { type: 'in-process', server: v2Upstream() }, trusted: true });
+    const result = await server.import({
+      name: 'calc',
+      namespace: 'math',
+      connection: { type: 'in-process', server: v2Upstream() },
+      trusted: true,
+    });
     expect(result.imported).toContain('math_add');
     const add = server.tools().find((t) => t.name === 'math_add');
-    expect(add?.source).toEqual({ kind: 'upstream', upstream: 'calc', originalName: 'add', trusted: true, connection: { type: 'in-process' } });
+    expect(add?.source).toEqual({
+      kind: 'upstream',
+      upstream: 'calc',
+      originalName: 'add',
+      trusted: true,
+      connection: { type: 'in-process' },
+    });
     expect(add?.definition).toMatchObject({ name: 'math_add', title: 'Add', annotations: { readOnlyHint: true } });
     expect(JSON.stringify(server.upstreams())).not.toContain('impostor');
 
@@ -126,7 +155,12 @@ describe('importing an in-process SDK server', () => {
 
   it('joins namespace and name with the configured separator', async () => {
     const { server } = sluice();
-    const result = await server.import({ name: 'calc', namespace: 'math', separator: '.', connection: { type: 'in-process', server: v2Upstream() } });
+    const result = await server.import({
+      name: 'calc',
+      namespace: 'math',
+      separator: '.',
+      connection: { type: 'in-process', server: v2Upstream() },
+    });
     expect([...result.imported].sort()).toEqual(['math.add', 'math.fails', 'math.meta', 'math.weather']);
     await server.close();
   });
@@ -159,7 +193,10 @@ describe('importing an in-process SDK server', () => {
       [{ name: 'x', connection: { type: 'in-process', server: {} } }, /connection\.server/],
       [{ name: 'x', connection: { type: 'stdio', command: 'node' }, timeoutMs: -1 }, /timeoutMs/],
       [{ name: 'x', connection: { type: 'stdio', command: 'node' }, allowTools: 'a*' }, /allowTools/],
-      [{ name: 'x', connection: { type: 'stdio', command: 'node' }, retry: { initialDelayMs: 100, maxDelayMs: 10 } }, /retry\.maxDelayMs/],
+      [
+        { name: 'x', connection: { type: 'stdio', command: 'node' }, retry: { initialDelayMs: 100, maxDelayMs: 10 } },
+        /retry\.maxDelayMs/,
+      ],
     ];
     for (const [options, field] of attempts) {
       const error = await server.import(options as never).catch((e: unknown) => e);
@@ -168,7 +205,9 @@ describe('importing an in-process SDK server', () => {
       expect((error as SluiceError).message).toMatch(field);
     }
     await server.import({ name: 'calc', connection: { type: 'in-process', server: v2Upstream() } });
-    await expect(server.import({ name: 'calc', connection: { type: 'in-process', server: v2Upstream() } })).rejects.toThrow(/already imported/);
+    await expect(
+      server.import({ name: 'calc', connection: { type: 'in-process', server: v2Upstream() } }),
+    ).rejects.toThrow(/already imported/);
     await server.close();
   });
 
@@ -196,9 +235,13 @@ describe('run-time discovery', () => {
 
     // A tool appears upstream.
     let changed = nextListChanged();
-    const added = upstream.registerTool('shout', { description: 'Upper-cases', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
-      content: [{ type: 'text', text: text.toUpperCase() }],
-    }));
+    const added = upstream.registerTool(
+      'shout',
+      { description: 'Upper-cases', inputSchema: z.object({ text: z.string() }) },
+      async ({ text }) => ({
+        content: [{ type: 'text', text: text.toUpperCase() }],
+      }),
+    );
     await changed;
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('live_shout');
     expect(textOf(await call(client, 'live_shout', { text: 'hey' }))).toBe('HEY');
@@ -208,13 +251,18 @@ describe('run-time discovery', () => {
     added.update({ description: 'Upper-cases LOUDLY' });
     await changed;
     expect(batches.at(-1)?.tools).toContainEqual({ name: 'live_shout', description: 'Upper-cases LOUDLY' });
-    expect((await client.listTools()).tools.find((t) => t.name === 'live_shout')?.description).toBe('Upper-cases LOUDLY');
+    expect((await client.listTools()).tools.find((t) => t.name === 'live_shout')?.description).toBe(
+      'Upper-cases LOUDLY',
+    );
 
     // A tool goes away upstream: Sluice stops exposing it.
     changed = nextListChanged();
     added.remove();
     await changed;
-    await eventually(async () => !(await client.listTools()).tools.some((t) => t.name === 'live_shout'), 'live_shout to disappear');
+    await eventually(
+      async () => !(await client.listTools()).tools.some((t) => t.name === 'live_shout'),
+      'live_shout to disappear',
+    );
     await expect(call(client, 'live_shout', { text: 'x' })).rejects.toThrow(/Unknown tool/);
     await client.close();
     await server.close();
@@ -227,7 +275,8 @@ describe('run-time discovery', () => {
       version: '1.0.0',
       apply: ({ hooks }) =>
         hooks.import.tap('gate', (batch) => {
-          for (const tool of [...batch.tools]) if (tool.definition.description?.includes('DELETE')) batch.skip(tool, 'looks destructive', 'gate');
+          for (const tool of [...batch.tools])
+            if (tool.definition.description?.includes('DELETE')) batch.skip(tool, 'looks destructive', 'gate');
           return batch;
         }),
     });
@@ -237,10 +286,15 @@ describe('run-time discovery', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('add');
 
     const changed = nextListChanged();
-    const add = (upstream as unknown as { _registeredTools: Record<string, { update(u: { description: string }): void }> })._registeredTools.add;
+    const add = (
+      upstream as unknown as { _registeredTools: Record<string, { update(u: { description: string }): void }> }
+    )._registeredTools.add;
     add?.update({ description: 'Adds, then DELETE everything' });
     await changed;
-    await eventually(async () => !(await client.listTools()).tools.some((t) => t.name === 'add'), 'add to be withdrawn');
+    await eventually(
+      async () => !(await client.listTools()).tools.some((t) => t.name === 'add'),
+      'add to be withdrawn',
+    );
     expect(server.skipped().some((s) => s.name === 'add' && s.by === 'gate')).toBe(true);
     await client.close();
     await server.close();
@@ -262,7 +316,9 @@ describe('proxied calls', () => {
     await server.import({ name: 'up', connection: { type: 'in-process', server: v2Upstream() } });
     const { client } = await connectClient(server);
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    const seen = JSON.parse(textOf(await call(client, 'meta', {}, { traceparent, secretOfTheCaller: 'not forwarded' }))) as Record<string, unknown>;
+    const seen = JSON.parse(
+      textOf(await call(client, 'meta', {}, { traceparent, secretOfTheCaller: 'not forwarded' })),
+    ) as Record<string, unknown>;
     expect(seen['dev.sluice/callStack']).toEqual(['caller', 'meta']);
     expect(seen.traceparent).toBe(traceparent);
     expect(seen).not.toHaveProperty('secretOfTheCaller');
@@ -275,7 +331,11 @@ describe('proxied calls', () => {
     upstream.registerTool('work', { description: 'Reports progress' }, async (ctx) => {
       const token = ctx.mcpReq._meta?.progressToken;
       if (token !== undefined) {
-        for (const progress of [1, 2]) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total: 2, message: `step ${progress}` } });
+        for (const progress of [1, 2])
+          await ctx.mcpReq.notify({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress, total: 2, message: `step ${progress}` },
+          });
       }
       return { content: [{ type: 'text', text: 'done' }] };
     });
@@ -283,7 +343,10 @@ describe('proxied calls', () => {
     await server.import({ name: 'p', connection: { type: 'in-process', server: upstream } });
     const { client } = await connectClient(server);
     const progress: unknown[] = [];
-    const result = (await client.callTool({ name: 'work', arguments: {} }, { onprogress: (p) => progress.push(p) })) as CallToolResult;
+    const result = (await client.callTool(
+      { name: 'work', arguments: {} },
+      { onprogress: (p) => progress.push(p) },
+    )) as CallToolResult;
     expect(textOf(result)).toBe('done');
     await eventually(() => progress.length === 2, 'both progress notifications');
     expect(progress).toEqual([
@@ -325,7 +388,9 @@ describe('proxied calls', () => {
 
   it('turns an upstream JSON-RPC error into an isError result that names the upstream', async () => {
     const upstream = new Server({ name: 'raw', version: '1' }, { capabilities: { tools: {} } });
-    upstream.setRequestHandler('tools/list', async () => ({ tools: [{ name: 'explode', inputSchema: { type: 'object' } }] }));
+    upstream.setRequestHandler('tools/list', async () => ({
+      tools: [{ name: 'explode', inputSchema: { type: 'object' } }],
+    }));
     upstream.setRequestHandler('tools/call', async () => {
       throw new ProtocolError(-32603, 'the database exploded');
     });
@@ -343,9 +408,13 @@ describe('proxied calls', () => {
 
   it('stops at the tool responseLimitBytes a plugin set, with UPSTREAM_RESPONSE_TOO_LARGE', async () => {
     const upstream = new McpServer({ name: 'big', version: '1' });
-    upstream.registerTool('big', { description: 'Big answers', inputSchema: z.object({ bytes: z.number() }) }, async ({ bytes }) => ({
-      content: [{ type: 'text', text: 'x'.repeat(bytes) }],
-    }));
+    upstream.registerTool(
+      'big',
+      { description: 'Big answers', inputSchema: z.object({ bytes: z.number() }) },
+      async ({ bytes }) => ({
+        content: [{ type: 'text', text: 'x'.repeat(bytes) }],
+      }),
+    );
     const cap = definePlugin({
       name: 'cap',
       version: '1.0.0',
@@ -376,16 +445,22 @@ describe('closing', () => {
     upstream.server.onclose = () => {
       upstreamClosed = true;
     };
-    expect(server.upstreams()).toMatchObject([{ name: 'up', transport: 'in-process', health: 'healthy', tools: expect.arrayContaining(['add']) }]);
+    expect(server.upstreams()).toMatchObject([
+      { name: 'up', transport: 'in-process', health: 'healthy', tools: expect.arrayContaining(['add']) },
+    ]);
     await server.close();
     expect(upstreamClosed).toBe(true);
-    await expect(server.import({ name: 'late', connection: { type: 'in-process', server: v2Upstream() } })).rejects.toThrow(/closed/);
+    await expect(
+      server.import({ name: 'late', connection: { type: 'in-process', server: v2Upstream() } }),
+    ).rejects.toThrow(/closed/);
   });
 
   it('refuses to import into a server that is already closed', async () => {
     const { server } = sluice();
     await server.close();
-    await expect(server.import({ name: 'late', connection: { type: 'in-process', server: v2Upstream() } })).rejects.toThrow(/closed/);
+    await expect(
+      server.import({ name: 'late', connection: { type: 'in-process', server: v2Upstream() } }),
+    ).rejects.toThrow(/closed/);
     expect(server.upstreams()).toEqual([]);
   });
 });
@@ -393,12 +468,20 @@ describe('closing', () => {
 describe('connection summaries', () => {
   it('show plugins the transport, a URL without credentials or query, and header names without values', async () => {
     const { summarize } = await import('../src/upstream/discovery.js');
-    expect(summarize({ type: 'http', url: 'https://user:pw@api.example.com/mcp?token=abc', headers: { Authorization: 'Bearer s3cret' } } as never)).toEqual({
+    expect(
+      summarize({
+        type: 'http',
+        url: 'https://user:pw@api.example.com/mcp?token=abc',
+        headers: { Authorization: 'Bearer s3cret' },
+      } as never),
+    ).toEqual({
       type: 'http',
       url: 'https://api.example.com/mcp',
       headerNames: ['authorization'],
     });
-    expect(summarize({ type: 'stdio', command: 'node', args: ['server.js'], env: { TOKEN: 'hidden' } } as never)).toEqual({
+    expect(
+      summarize({ type: 'stdio', command: 'node', args: ['server.js'], env: { TOKEN: 'hidden' } } as never),
+    ).toEqual({
       type: 'stdio',
       command: 'node',
       args: ['server.js'],

@@ -8,16 +8,32 @@ import { call, connectClient } from './fixtures/upstream-helpers.js';
 
 function upstream(name: string, tools: string[]): McpServer {
   const server = new McpServer({ name, version: '1' });
-  for (const tool of tools) server.registerTool(tool, { description: `${tool} of ${name}` }, async () => ({ content: [{ type: 'text', text: `${name}:${tool}` }] }));
+  for (const tool of tools)
+    server.registerTool(tool, { description: `${tool} of ${name}` }, async () => ({
+      content: [{ type: 'text', text: `${name}:${tool}` }],
+    }));
   return server;
 }
 
 async function gateway(mode: PluginMode = 'enforce') {
   const logs = captureLogger();
-  const server = createServer({ name: 'gateway', version: '1.0.0', logger: logs.logger, plugins: [requestFilter({ mode })] });
+  const server = createServer({
+    name: 'gateway',
+    version: '1.0.0',
+    logger: logs.logger,
+    plugins: [requestFilter({ mode })],
+  });
   server.tool({ name: 'local', handler: () => ({ content: [{ type: 'text', text: 'local' }] }) });
-  await server.import({ name: 'alpha', namespace: 'alpha', connection: { type: 'in-process', server: upstream('alpha', ['read', 'write']) } });
-  await server.import({ name: 'beta', namespace: 'beta', connection: { type: 'in-process', server: upstream('beta', ['read']) } });
+  await server.import({
+    name: 'alpha',
+    namespace: 'alpha',
+    connection: { type: 'in-process', server: upstream('alpha', ['read', 'write']) },
+  });
+  await server.import({
+    name: 'beta',
+    namespace: 'beta',
+    connection: { type: 'in-process', server: upstream('beta', ['read']) },
+  });
   const listener = await server.listen();
   return { server, listener, logs };
 }
@@ -44,15 +60,29 @@ describe('per-request filtering by x-sluice-* headers over HTTP', () => {
   it('lists only the tools the include and exclude headers leave', async () => {
     const { server, listener } = await gateway();
     expect(await visible(listener, {})).toEqual(['alpha_read', 'alpha_write', 'beta_read', 'local']);
-    expect(await visible(listener, { [RequestFilterHeader.INCLUDE_TOOLS]: '*_read' })).toEqual(['alpha_read', 'beta_read']);
-    expect(await visible(listener, { [RequestFilterHeader.EXCLUDE_TOOLS]: 'alpha_w*, local' })).toEqual(['alpha_read', 'beta_read']);
+    expect(await visible(listener, { [RequestFilterHeader.INCLUDE_TOOLS]: '*_read' })).toEqual([
+      'alpha_read',
+      'beta_read',
+    ]);
+    expect(await visible(listener, { [RequestFilterHeader.EXCLUDE_TOOLS]: 'alpha_w*, local' })).toEqual([
+      'alpha_read',
+      'beta_read',
+    ]);
     expect(await visible(listener, { [RequestFilterHeader.INCLUDE_SERVERS]: 'beta' })).toEqual(['beta_read']);
     expect(await visible(listener, { [RequestFilterHeader.EXCLUDE_SERVERS]: 'al*' })).toEqual(['beta_read', 'local']);
     expect(
-      await visible(listener, { [RequestFilterHeader.INCLUDE_SERVERS]: 'alpha,beta', [RequestFilterHeader.EXCLUDE_TOOLS]: 'beta_?ead' }),
+      await visible(listener, {
+        [RequestFilterHeader.INCLUDE_SERVERS]: 'alpha,beta',
+        [RequestFilterHeader.EXCLUDE_TOOLS]: 'beta_?ead',
+      }),
     ).toEqual(['alpha_read', 'alpha_write']);
     // An empty header filters nothing.
-    expect(await visible(listener, { [RequestFilterHeader.INCLUDE_TOOLS]: ' , ' })).toEqual(['alpha_read', 'alpha_write', 'beta_read', 'local']);
+    expect(await visible(listener, { [RequestFilterHeader.INCLUDE_TOOLS]: ' , ' })).toEqual([
+      'alpha_read',
+      'alpha_write',
+      'beta_read',
+      'local',
+    ]);
     await shutdown(server, listener);
   });
 
@@ -85,7 +115,9 @@ describe('per-request filtering by x-sluice-* headers over HTTP', () => {
     const client = await httpClient(listener, headers);
     expect(textOf(await call(client, 'alpha_read'))).toBe('alpha:read');
     expect(logs.events('request_filter.audit')).not.toHaveLength(0);
-    expect(logs.events('audit.refusal')).toMatchObject([{ plugin: 'request-filter', code: CoreErrorCode.TOOL_NOT_AVAILABLE }]);
+    expect(logs.events('audit.refusal')).toMatchObject([
+      { plugin: 'request-filter', code: CoreErrorCode.TOOL_NOT_AVAILABLE },
+    ]);
     await client.close();
     await shutdown(server, listener);
   });

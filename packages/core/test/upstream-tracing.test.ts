@@ -15,7 +15,9 @@ const TRACEPARENT = `00-${TRACE_ID}-${CLIENT_SPAN}-01`;
 /** An upstream whose tool answers with the _meta it received. */
 function echoingUpstream(): McpServer {
   const server = new McpServer({ name: 'echo-meta', version: '1' });
-  server.registerTool('meta', { description: 'Returns its _meta' }, async (ctx) => ({ content: [{ type: 'text', text: JSON.stringify(ctx.mcpReq._meta ?? {}) }] }));
+  server.registerTool('meta', { description: 'Returns its _meta' }, async (ctx) => ({
+    content: [{ type: 'text', text: JSON.stringify(ctx.mcpReq._meta ?? {}) }],
+  }));
   return server;
 }
 
@@ -51,8 +53,16 @@ describe('with an OpenTelemetry SDK registered', () => {
     exporter.reset();
     const seen = await gatewayCall([], { traceparent: TRACEPARENT });
     const [hop] = exporter.getFinishedSpans();
-    expect(hop).toMatchObject({ name: 'tools/call meta', kind: SpanKind.CLIENT, instrumentationScope: { name: TRACER_NAME } });
-    expect(hop?.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'meta', 'sluice.upstream': 'up' });
+    expect(hop).toMatchObject({
+      name: 'tools/call meta',
+      kind: SpanKind.CLIENT,
+      instrumentationScope: { name: TRACER_NAME },
+    });
+    expect(hop?.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'meta',
+      'sluice.upstream': 'up',
+    });
     expect(hop?.spanContext().traceId).toBe(TRACE_ID);
     expect(hop?.parentSpanContext?.spanId).toBe(CLIENT_SPAN);
     expect(seen.traceparent).toBe(`00-${TRACE_ID}-${hop?.spanContext().spanId}-01`);
@@ -64,7 +74,11 @@ describe('with an OpenTelemetry SDK registered', () => {
       name: 'call-span',
       version: '1.0.0',
       apply: ({ hooks }) =>
-        hooks.execute.tap('call-span', (next, tool) => (ctx) => withTraceSpan(`sluice ${tool.name}`, { meta: ctx.meta, kind: SpanKind.SERVER }, () => next(ctx))),
+        hooks.execute.tap(
+          'call-span',
+          (next, tool) => (ctx) =>
+            withTraceSpan(`sluice ${tool.name}`, { meta: ctx.meta, kind: SpanKind.SERVER }, () => next(ctx)),
+        ),
     });
     const seen = await gatewayCall([callSpan], { traceparent: TRACEPARENT });
     const spans = exporter.getFinishedSpans();

@@ -33,7 +33,9 @@ export function startCallSpan(ctx: CallContext, parent: CallSpan | undefined): C
   if (ctx.requestId !== undefined) attributes['jsonrpc.request.id'] = String(ctx.requestId);
   if (tool.source.kind === 'upstream') attributes['sluice.upstream'] = tool.source.upstream;
   const kind = parent ? SpanKind.INTERNAL : SpanKind.SERVER;
-  const span = trace.getTracer(GATEWAY_TRACER_NAME, version).startSpan(`tools/call ${tool.name}`, { kind, attributes }, parentContext);
+  const span = trace
+    .getTracer(GATEWAY_TRACER_NAME, version)
+    .startSpan(`tools/call ${tool.name}`, { kind, attributes }, parentContext);
   if (!span.isRecording()) return undefined;
   return { span, context: trace.setSpan(parentContext, span) };
 }

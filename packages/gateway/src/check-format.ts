@@ -6,7 +6,13 @@ export function formatCheckReport(report: CheckReport, file: string): string {
   out.push(`Upstreams (${report.upstreams.length})`);
   out.push(
     ...table(
-      report.upstreams.map((u) => [u.name, u.transport, u.health, `${u.tools} ${u.tools === 1 ? 'tool' : 'tools'}`, u.lastError ? `(${u.lastError})` : '']),
+      report.upstreams.map((u) => [
+        u.name,
+        u.transport,
+        u.health,
+        `${u.tools} ${u.tools === 1 ? 'tool' : 'tools'}`,
+        u.lastError ? `(${u.lastError})` : '',
+      ]),
     ),
   );
   out.push('', `Tools exposed (${report.tools.length})`);
@@ -23,7 +29,12 @@ function toolRow(tool: CheckedTool, withRisk: boolean): string[] {
   const row = [tool.name, tool.upstream ?? 'local'];
   if (!withRisk) return row;
   const risk = tool.risk;
-  return [...row, risk?.level ?? '-', risk && risk.floors.length > 0 ? risk.floors.join(', ') : '-', risk && risk.hits.length > 0 ? risk.hits.join('; ') : '-'];
+  return [
+    ...row,
+    risk?.level ?? '-',
+    risk && risk.floors.length > 0 ? risk.floors.join(', ') : '-',
+    risk && risk.hits.length > 0 ? risk.hits.join('; ') : '-',
+  ];
 }
 
 /** Rows as left-aligned columns, indented by two spaces; the last column is not padded. */
@@ -31,5 +42,7 @@ function table(rows: readonly (readonly string[])[]): string[] {
   if (rows.length === 0) return ['  (none)'];
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => `  ${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')}`.trimEnd());
+  return rows.map((row) =>
+    `  ${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')}`.trimEnd(),
+  );
 }

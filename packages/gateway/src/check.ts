@@ -63,7 +63,9 @@ export async function checkGateway(config: GatewayConfig, logger: Logger): Promi
   const gateway = createGateway(dry, { logger });
   try {
     const imports = await gateway.importUpstreams();
-    const skipped: SkippedByCheck[] = imports.flatMap(({ upstream, skipped: s }) => s.map((tool) => ({ ...tool, upstream })));
+    const skipped: SkippedByCheck[] = imports.flatMap(({ upstream, skipped: s }) =>
+      s.map((tool) => ({ ...tool, upstream })),
+    );
     const tools = judgeRisk(config, gateway.server.tools(), skipped);
     const upstreams = gateway.server.upstreams().map((u) => ({
       name: u.name,
@@ -73,7 +75,12 @@ export async function checkGateway(config: GatewayConfig, logger: Logger): Promi
       lastError: u.lastError,
       tools: tools.filter((tool) => tool.upstream === u.name).length,
     }));
-    return { tools, skipped, upstreams, healthy: upstreams.every((u) => u.health === 'healthy' || u.health === 'degraded') };
+    return {
+      tools,
+      skipped,
+      upstreams,
+      healthy: upstreams.every((u) => u.health === 'healthy' || u.health === 'degraded'),
+    };
   } finally {
     await gateway.close();
   }
@@ -91,7 +98,11 @@ function judgeRisk(config: GatewayConfig, exposed: readonly SluiceTool[], skippe
   const options = config.plugins.risk;
   if (!options || options.mode === 'off') return tools;
   const report = assess(
-    exposed.map((tool, i) => ({ server: tools[i]?.upstream, definition: tool.definition, originalName: tools[i]?.originalName })),
+    exposed.map((tool, i) => ({
+      server: tools[i]?.upstream,
+      definition: tool.definition,
+      originalName: tools[i]?.originalName,
+    })),
     withUpstreamFacts(options, config.upstreams),
   );
   const servers = new Map(report.servers.map((server) => [server.id, server]));
@@ -99,9 +110,19 @@ function judgeRisk(config: GatewayConfig, exposed: readonly SluiceTool[], skippe
   tools.forEach((tool, index) => {
     const judged = report.tools[index] as ToolReport;
     const serverFloors = tool.upstream === undefined ? [] : (servers.get(tool.upstream)?.floors ?? []);
-    const risk = { level: judged.level, floors: [...serverFloors, ...(judged.assessment?.floors ?? [])], hits: judged.hits.map((h) => `${h.pattern} in ${h.surface}`) };
+    const risk = {
+      level: judged.level,
+      floors: [...serverFloors, ...(judged.assessment?.floors ?? [])],
+      hits: judged.hits.map((h) => `${h.pattern} in ${h.surface}`),
+    };
     if (judged.exposed || options.mode === 'audit') kept.push({ ...tool, risk });
-    else skipped.push({ name: tool.name, upstream: tool.upstream ?? 'local', reason: judged.reason ?? 'kept out by the risk plugin', by: 'risk' });
+    else
+      skipped.push({
+        name: tool.name,
+        upstream: tool.upstream ?? 'local',
+        reason: judged.reason ?? 'kept out by the risk plugin',
+        by: 'risk',
+      });
   });
   return kept;
 }

@@ -42,7 +42,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
     case 'check':
       return { kind: 'check', config, json: values.json ?? false };
     case 'schema':
-      if (values.config !== undefined || values.json) throw configError(GatewayErrorCode.USAGE, 'schema takes no options');
+      if (values.config !== undefined || values.json)
+        throw configError(GatewayErrorCode.USAGE, 'schema takes no options');
       return { kind: 'schema' };
     case 'help':
       return { kind: 'help' };

@@ -15,20 +15,26 @@ export function describeIssues(issues: readonly Issue[], base: Path = []): strin
 }
 
 function describeIssue(issue: Issue, path: Path): string[] {
-  if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => `${pathText([...path, key])}: unknown field (check its spelling)`);
-  if (issue.code === 'invalid_union' && issue.errors.length > 0) return describeUnion(issue.errors, path, issue.message);
+  if (issue.code === 'unrecognized_keys')
+    return issue.keys.map((key) => `${pathText([...path, key])}: unknown field (check its spelling)`);
+  if (issue.code === 'invalid_union' && issue.errors.length > 0)
+    return describeUnion(issue.errors, path, issue.message);
   return [`${pathText(path)}: ${issue.message}`];
 }
 
 /** Branches where the value failed only at the top, for being of another kind altogether. */
 function isShapeMismatch(branch: readonly Issue[]): boolean {
-  return branch.every((issue) => issue.path.length === 0 && (issue.code === 'invalid_type' || issue.code === 'invalid_value'));
+  return branch.every(
+    (issue) => issue.path.length === 0 && (issue.code === 'invalid_type' || issue.code === 'invalid_value'),
+  );
 }
 
 function describeUnion(branches: readonly (readonly Issue[])[], path: Path, fallback: string): string[] {
   const near = branches.filter((branch) => !isShapeMismatch(branch));
   if (near.length === 1) return describeIssues(near[0] as readonly Issue[], path);
-  const expected = branches.flatMap((branch) => branch.map(expectation)).filter((text): text is string => text !== undefined);
+  const expected = branches
+    .flatMap((branch) => branch.map(expectation))
+    .filter((text): text is string => text !== undefined);
   return [`${pathText(path)}: ${expected.length > 0 ? `expected ${[...new Set(expected)].join(' or ')}` : fallback}`];
 }
 

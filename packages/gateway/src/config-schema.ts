@@ -1,4 +1,10 @@
-import { HttpConnectionSchema, ImportOptionsSchema, RequestFilterOptions, SseConnectionSchema, StdioConnectionSchema } from '@sluice/core';
+import {
+  HttpConnectionSchema,
+  ImportOptionsSchema,
+  RequestFilterOptions,
+  SseConnectionSchema,
+  StdioConnectionSchema,
+} from '@sluice/core';
 import { ChainingOptions } from '@sluice/plugin-chaining';
 import { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { EgressOptions } from '@sluice/plugin-egress';
@@ -13,7 +19,13 @@ const UrlPath = z.string().regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/, 'must be
 
 /** A port, as a number or a numeric string (so `"${SLUICE_PORT:-3000}"` works). */
 const Port = z
-  .union([z.number(), z.string().regex(/^\d{1,5}$/, 'must be a port number').transform(Number)])
+  .union([
+    z.number(),
+    z
+      .string()
+      .regex(/^\d{1,5}$/, 'must be a port number')
+      .transform(Number),
+  ])
   .pipe(z.number().int('must be a port number').min(0).max(65_535));
 
 export const HttpListenConfig = z
@@ -42,7 +54,11 @@ export const ListenConfig = z
   .refine((listen) => listen.http !== undefined || listen.stdio, 'listen on http, on stdio, or on both');
 
 /** Connections a file can describe (an in-process server is a live object, so it cannot be one). */
-export const UpstreamConnectionConfig = z.discriminatedUnion('type', [StdioConnectionSchema, HttpConnectionSchema, SseConnectionSchema]);
+export const UpstreamConnectionConfig = z.discriminatedUnion('type', [
+  StdioConnectionSchema,
+  HttpConnectionSchema,
+  SseConnectionSchema,
+]);
 
 /** One upstream: `server.import()` options, with a connection a file can describe. */
 export const UpstreamConfig = ImportOptionsSchema.extend({ connection: UpstreamConnectionConfig });
@@ -102,12 +118,21 @@ export const GatewayConfig = z
     const seen = new Map<string, number>();
     config.upstreams.forEach((upstream, index) => {
       const first = seen.get(upstream.name);
-      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['upstreams', index, 'name'], message: `"${upstream.name}" is already the name of upstreams.${first}` });
+      if (first !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['upstreams', index, 'name'],
+          message: `"${upstream.name}" is already the name of upstreams.${first}`,
+        });
       else seen.set(upstream.name, index);
     });
     const http = config.listen.http;
     if (http && config.telemetry.metricsPath === http.path) {
-      ctx.addIssue({ code: 'custom', path: ['telemetry', 'metricsPath'], message: `must differ from listen.http.path (${http.path})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['telemetry', 'metricsPath'],
+        message: `must differ from listen.http.path (${http.path})`,
+      });
     }
   });
 

@@ -46,7 +46,13 @@ export class Gateway {
     this.metrics = config.telemetry.metricsPath === false || !config.listen.http ? undefined : new GatewayMetrics();
     const plugins = pluginsFromConfig(config);
     const watchAdmission = config.plugins.concurrency !== undefined && config.plugins.concurrency.mode !== 'off';
-    plugins.push(telemetry({ tracing: config.telemetry.tracing, watchAdmission, ...(this.metrics ? { metrics: this.metrics } : {}) }));
+    plugins.push(
+      telemetry({
+        tracing: config.telemetry.tracing,
+        watchAdmission,
+        ...(this.metrics ? { metrics: this.metrics } : {}),
+      }),
+    );
     this.store = storeOf(config, this.logger);
     try {
       this.server = createServer({
@@ -75,8 +81,16 @@ export class Gateway {
     const results: UpstreamImport[] = [];
     for (const upstream of this.config.upstreams) {
       const result = await this.server.import(upstream);
-      const record = { event: 'gateway.upstream', upstream: upstream.name, imported: result.imported.length, skipped: result.skipped.length };
-      this.logger.info(record, `upstream "${upstream.name}": ${result.imported.length} tools imported, ${result.skipped.length} skipped`);
+      const record = {
+        event: 'gateway.upstream',
+        upstream: upstream.name,
+        imported: result.imported.length,
+        skipped: result.skipped.length,
+      };
+      this.logger.info(
+        record,
+        `upstream "${upstream.name}": ${result.imported.length} tools imported, ${result.skipped.length} skipped`,
+      );
       results.push({ upstream: upstream.name, ...result });
     }
     return results;
@@ -107,7 +121,13 @@ export class Gateway {
     const listeners = await this.listen();
     const url = listeners.http?.url.href;
     this.logger.info(
-      { event: 'gateway.ready', url, stdio: listeners.stdio !== undefined, tools: this.server.tools().length, upstreams: imports.length },
+      {
+        event: 'gateway.ready',
+        url,
+        stdio: listeners.stdio !== undefined,
+        tools: this.server.tools().length,
+        upstreams: imports.length,
+      },
       `gateway ready${url ? ` at ${url}` : ''}${listeners.stdio ? ' on stdio' : ''}`,
     );
     return listeners;

@@ -20,7 +20,12 @@ export function interpolateEnv(value: unknown, env: Environment, path: readonly 
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     // JSON.parse gives `__proto__` as an own key; keep it a plain key, never a prototype.
-    Object.defineProperty(out, key, { value: interpolateEnv(item, env, [...path, key]), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, key, {
+      value: interpolateEnv(item, env, [...path, key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }
@@ -32,12 +37,16 @@ function interpolateString(text: string, env: Environment, path: readonly (strin
     const match = NAME_AND_FALLBACK.exec(inner);
     const where = path.length > 0 ? path.join('.') : '(config)';
     if (match === null) {
-      throw configError(GatewayErrorCode.CONFIG_INVALID, `${where}: "${whole}" is not a variable reference; use \${NAME} or \${NAME:-fallback}`);
+      throw configError(
+        GatewayErrorCode.CONFIG_INVALID,
+        `${where}: "${whole}" is not a variable reference; use \${NAME} or \${NAME:-fallback}`,
+      );
     }
     const [, name, fallback] = match as unknown as [string, string, string | undefined];
     const set = env[name];
     if (fallback !== undefined) return set === undefined || set === '' ? fallback : set;
-    if (set === undefined) throw configError(GatewayErrorCode.ENV_MISSING, `${where}: environment variable ${name} is not set`);
+    if (set === undefined)
+      throw configError(GatewayErrorCode.ENV_MISSING, `${where}: environment variable ${name} is not set`);
     return set;
   });
 }

@@ -8,5 +8,9 @@ import { GatewayConfig } from './config-schema.js';
  */
 export function gatewayJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(GatewayConfig, { io: 'input', target: 'draft-2020-12' });
-  return { ...schema, title: 'Sluice gateway config', description: 'The config file of `sluice serve`: upstreams, plugins, listeners, store.' };
+  return {
+    ...schema,
+    title: 'Sluice gateway config',
+    description: 'The config file of `sluice serve`: upstreams, plugins, listeners, store.',
+  };
 }

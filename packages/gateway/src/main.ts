@@ -26,7 +26,10 @@ export const ExitCode = Object.freeze({ OK: 0, FAILURE: 1, USAGE: 2 } as const);
  * failure, 2 bad usage or a bad config. Problems are one readable message
  * on stderr, never a stack trace.
  */
-export async function main(argv: readonly string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env }): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env },
+): Promise<number> {
   let command: Command;
   try {
     command = parseCommandLine(argv);
@@ -64,7 +67,8 @@ async function check(file: string, json: boolean, io: CliIo): Promise<number> {
   const loaded = await loadConfigFile(file, io.env);
   const logger = createDefaultLogger('sluice-check');
   // The report says what went wrong with each upstream; routine log lines would only bury it.
-  logger.level = loaded.config.logLevel === 'debug' || loaded.config.logLevel === 'trace' ? loaded.config.logLevel : 'error';
+  logger.level =
+    loaded.config.logLevel === 'debug' || loaded.config.logLevel === 'trace' ? loaded.config.logLevel : 'error';
   const report = await checkGateway(loaded.config, logger);
   io.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report, loaded.file));
   return report.healthy ? ExitCode.OK : ExitCode.FAILURE;
@@ -77,9 +81,16 @@ async function serve(file: string, io: CliIo): Promise<number> {
     const listeners = await gateway.start();
     return await runUntilStopped(gateway, listeners);
   } catch (error) {
-    gateway.logger.error({ event: 'gateway.start_failed', err: error }, `the gateway could not start: ${messageOf(error)}`);
+    gateway.logger.error(
+      { event: 'gateway.start_failed', err: error },
+      `the gateway could not start: ${messageOf(error)}`,
+    );
     await gateway.close().catch(() => {});
-    throw new SluiceError(GatewayErrorCode.START_FAILED, `the gateway could not start: ${startFailure(error, config.listen.http)}`, { cause: error });
+    throw new SluiceError(
+      GatewayErrorCode.START_FAILED,
+      `the gateway could not start: ${startFailure(error, config.listen.http)}`,
+      { cause: error },
+    );
   }
 }
 

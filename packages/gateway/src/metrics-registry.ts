@@ -39,7 +39,8 @@ export class LabeledValue implements MetricFamily {
 
   render(): string[] {
     const lines = familyHeader(this.name, this.help, this.type);
-    for (const { labels, value } of this.series.values()) lines.push(formatSample(this.name, this.labelNames, labels, value));
+    for (const { labels, value } of this.series.values())
+      lines.push(formatSample(this.name, this.labelNames, labels, value));
     return lines;
   }
 }

@@ -11,7 +11,11 @@ export function metricsRoute(metrics: GatewayMetrics): RequestListener {
       return;
     }
     const body = metrics.render();
-    res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(200, {
+      'content-type': PROMETHEUS_CONTENT_TYPE,
+      'cache-control': 'no-store',
+      'content-length': Buffer.byteLength(body),
+    });
     res.end(req.method === 'HEAD' ? undefined : body);
   };
 }

@@ -46,6 +46,11 @@ function resolveUpstream(upstream: UpstreamConfig, baseDir: string): UpstreamCon
   // A bare name (`node`, `npx`) is looked up on PATH; only an explicit relative path is the config's.
   const explicitlyRelative = /^\.\.?[\\/]/.test(connection.command);
   const command = explicitlyRelative ? resolve(baseDir, connection.command) : connection.command;
-  const cwd = connection.cwd === undefined ? baseDir : isAbsolute(connection.cwd) ? connection.cwd : resolve(baseDir, connection.cwd);
+  const cwd =
+    connection.cwd === undefined
+      ? baseDir
+      : isAbsolute(connection.cwd)
+        ? connection.cwd
+        : resolve(baseDir, connection.cwd);
   return { ...upstream, connection: { ...connection, command, cwd } };
 }

@@ -18,7 +18,8 @@ export function pluginsFromConfig(config: GatewayConfig): Plugin[] {
   if (plugins.loopGuard) list.push(loopGuard(plugins.loopGuard));
   const filter = requestFilterOptions(config);
   if (filter) list.push(requestFilter(filter));
-  if (plugins.risk) list.push(risk(withUpstreamSecrets(withUpstreamFacts(plugins.risk, config.upstreams), config.upstreams)));
+  if (plugins.risk)
+    list.push(risk(withUpstreamSecrets(withUpstreamFacts(plugins.risk, config.upstreams), config.upstreams)));
   if (plugins.concurrency) list.push(concurrency(plugins.concurrency));
   if (plugins.egress) list.push(egress(plugins.egress));
   if (plugins.chaining) list.push(chaining(plugins.chaining));

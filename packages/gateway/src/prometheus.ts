@@ -22,7 +22,12 @@ export function formatValue(value: number): string {
 }
 
 /** `name{a="x",b="y"} value`, or `name value` without labels. */
-export function formatSample(name: string, labelNames: readonly string[], labelValues: readonly string[], value: number): string {
+export function formatSample(
+  name: string,
+  labelNames: readonly string[],
+  labelValues: readonly string[],
+  value: number,
+): string {
   if (labelNames.length === 0) return `${name} ${formatValue(value)}`;
   const pairs = labelNames.map((label, i) => `${label}="${escapeLabelValue(labelValues[i] ?? '')}"`);
   return `${name}{${pairs.join(',')}} ${formatValue(value)}`;

@@ -12,12 +12,14 @@ type ServerFacts = NonNullable<RiskConfig['servers']>[string];
 export function withUpstreamFacts(risk: RiskConfig, upstreams: readonly UpstreamConfig[]): RiskConfig {
   const servers: Record<string, ServerFacts> = {};
   for (const upstream of upstreams) servers[upstream.name] = factsOf(upstream);
-  for (const [name, configured] of Object.entries(risk.servers ?? {})) servers[name] = { ...servers[name], ...definedOnly(configured) };
+  for (const [name, configured] of Object.entries(risk.servers ?? {}))
+    servers[name] = { ...servers[name], ...definedOnly(configured) };
   return { ...risk, servers };
 }
 
 function factsOf({ connection }: UpstreamConfig): ServerFacts {
-  if (connection.type === 'stdio') return { transport: 'stdio', command: [connection.command, ...(connection.args ?? [])].join(' ') };
+  if (connection.type === 'stdio')
+    return { transport: 'stdio', command: [connection.command, ...(connection.args ?? [])].join(' ') };
   const url = new URL(connection.url);
   return { transport: connection.type, url: `${url.origin}${url.pathname}` };
 }
@@ -34,7 +36,8 @@ function definedOnly<T extends object>(value: T): Partial<T> {
 export function withUpstreamSecrets(risk: RiskConfig, upstreams: readonly UpstreamConfig[]): RiskConfig {
   const secrets = new Set(risk.secrets ?? []);
   for (const { connection } of upstreams) {
-    const values = connection.type === 'stdio' ? Object.values(connection.env ?? {}) : Object.values(connection.headers ?? {});
+    const values =
+      connection.type === 'stdio' ? Object.values(connection.env ?? {}) : Object.values(connection.headers ?? {});
     for (const value of values) if (typeof value === 'string' && value.length > 0) secrets.add(value);
   }
   return { ...risk, secrets: [...secrets] };

@@ -58,10 +58,12 @@ export function telemetry(options: TelemetryOptions): Plugin {
     metrics?.settled(ctx.tool.name, outcome);
   };
 
-  const activate = (next: Executor): Executor => (ctx) => {
-    const span = calls.get(ctx)?.span;
-    return span ? context.with(span.context, next, undefined, ctx) : next(ctx);
-  };
+  const activate =
+    (next: Executor): Executor =>
+    (ctx) => {
+      const span = calls.get(ctx)?.span;
+      return span ? context.with(span.context, next, undefined, ctx) : next(ctx);
+    };
 
   return definePlugin({
     name: TELEMETRY_PLUGIN_NAME,

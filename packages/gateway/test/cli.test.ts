@@ -9,7 +9,17 @@ import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import { interpolateEnv, main } from '@sluice/gateway';
 import { z } from 'zod';
-import { CLI_SOURCE, REPO_ROOT, call, eventually, fixtureUpstream, httpClient, runCli, sample, tempConfig } from './helpers.js';
+import {
+  CLI_SOURCE,
+  REPO_ROOT,
+  call,
+  eventually,
+  fixtureUpstream,
+  httpClient,
+  runCli,
+  sample,
+  tempConfig,
+} from './helpers.js';
 
 const TOKEN = 'tok-7f3a9c21e4';
 
@@ -22,7 +32,11 @@ beforeAll(async () => {
   remote.tool({
     name: 'greet',
     inputSchema: z.object({ who: z.string() }),
-    handler: ({ who }, ctx) => ({ content: [{ type: 'text', text: `hello ${who}${ctx.headers.authorization === `Bearer ${TOKEN}` ? ' (authorized)' : ''}` }] }),
+    handler: ({ who }, ctx) => ({
+      content: [
+        { type: 'text', text: `hello ${who}${ctx.headers.authorization === `Bearer ${TOKEN}` ? ' (authorized)' : ''}` },
+      ],
+    }),
   });
   remoteListener = await remote.listen();
 });
@@ -48,7 +62,15 @@ describe('sluice serve', () => {
       listen: { http: { port: 0 } },
       upstreams: [
         fixtureUpstream('local'),
-        { name: 'remote', namespace: 'remote', connection: { type: 'http', url: remoteListener.url.href, headers: { authorization: 'Bearer ${GW_TEST_TOKEN}' } } },
+        {
+          name: 'remote',
+          namespace: 'remote',
+          connection: {
+            type: 'http',
+            url: remoteListener.url.href,
+            headers: { authorization: 'Bearer ${GW_TEST_TOKEN}' },
+          },
+        },
       ],
       plugins: { loopGuard: {}, chaining: {} },
     });
@@ -63,7 +85,10 @@ describe('sluice serve', () => {
 
       const metrics = new URL('/metrics', String(ready.url));
       const running = call(client, 'local_sleep', { ms: 300 });
-      await eventually(async () => sample(await (await fetch(metrics)).text(), 'sluice_calls_in_flight{tool="local_sleep"}') === 1, 'the sleep call in flight');
+      await eventually(
+        async () => sample(await (await fetch(metrics)).text(), 'sluice_calls_in_flight{tool="local_sleep"}') === 1,
+        'the sleep call in flight',
+      );
       run.child.kill('SIGTERM');
       expect(textOf(await running)).toBe('slept 300');
       expect(await run.exited).toBe(0);
@@ -102,7 +127,10 @@ describe('sluice serve', () => {
   });
 
   it('fails a bad config at start with exit code 2 and one readable line naming the field', async () => {
-    const config = tempConfig({ upstreams: [{ name: 'remote', connection: { type: 'http', url: 'localhost:8080/mcp' } }], plugins: { egress: { maxPayloadBytes: 'lots' } } });
+    const config = tempConfig({
+      upstreams: [{ name: 'remote', connection: { type: 'http', url: 'localhost:8080/mcp' } }],
+      plugins: { egress: { maxPayloadBytes: 'lots' } },
+    });
     const run = runCli(['serve', '--config', config.file]);
     try {
       expect(await run.exited).toBe(2);
@@ -116,11 +144,24 @@ describe('sluice serve', () => {
   });
 
   it('fails with exit code 2 naming a missing environment variable, and never prints the values of those that are set', async () => {
-    const config = tempConfig({ upstreams: [{ name: 'r', connection: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { a: '${GW_TEST_TOKEN}', b: '${GW_UNSET_VAR}' } } }] });
+    const config = tempConfig({
+      upstreams: [
+        {
+          name: 'r',
+          connection: {
+            type: 'http',
+            url: 'http://127.0.0.1:9/mcp',
+            headers: { a: '${GW_TEST_TOKEN}', b: '${GW_UNSET_VAR}' },
+          },
+        },
+      ],
+    });
     const run = runCli(['serve', '--config', config.file], { GW_TEST_TOKEN: TOKEN });
     try {
       expect(await run.exited).toBe(2);
-      expect(run.stderr()).toBe('sluice: upstreams.0.connection.headers.b: environment variable GW_UNSET_VAR is not set\n');
+      expect(run.stderr()).toBe(
+        'sluice: upstreams.0.connection.headers.b: environment variable GW_UNSET_VAR is not set\n',
+      );
     } finally {
       config.remove();
     }
@@ -131,7 +172,9 @@ describe('sluice serve', () => {
     const run = runCli(['serve', '--config', config.file]);
     try {
       expect(await run.exited).toBe(1);
-      expect(run.stderr()).toContain(`sluice: the gateway could not start: 127.0.0.1:${remoteListener.port} is already in use\n`);
+      expect(run.stderr()).toContain(
+        `sluice: the gateway could not start: 127.0.0.1:${remoteListener.port} is already in use\n`,
+      );
       expect(run.stderr()).not.toMatch(NO_STACK);
     } finally {
       config.remove();
@@ -184,18 +227,29 @@ describe('sluice schema, help and usage', () => {
     const { code, out } = await runMain(['schema']);
     expect(code).toBe(0);
     const schema = JSON.parse(out) as Record<string, unknown>;
-    expect(schema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', additionalProperties: false });
+    expect(schema).toMatchObject({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      additionalProperties: false,
+    });
     const { $schema: _dialect, ...body } = schema;
     const compiled = compileSchema(body, 'input', 'sluice-config');
     const example = fileURLToPath(new URL('../../../examples/gateway/sluice.config.json', import.meta.url));
     const written = interpolateEnv(JSON.parse(readFileSync(example, 'utf8')), {});
     expect(await compiled.validate(written)).toMatchObject({ ok: true });
-    expect(await compiled.validate({ upstreams: [{ name: 'a', connection: { type: 'stdio' } }] })).toMatchObject({ ok: false });
-    expect(await compiled.validate({ plugins: { concurrency: { default: { maxActive: 0 } } } })).toMatchObject({ ok: false });
+    expect(await compiled.validate({ upstreams: [{ name: 'a', connection: { type: 'stdio' } }] })).toMatchObject({
+      ok: false,
+    });
+    expect(await compiled.validate({ plugins: { concurrency: { default: { maxActive: 0 } } } })).toMatchObject({
+      ok: false,
+    });
   });
 
   it('prints help with exit code 0, and usage with exit code 2 for an unknown command or option', async () => {
-    expect(await runMain(['--help'])).toMatchObject({ code: 0, out: expect.stringContaining('Usage: sluice <command>') });
+    expect(await runMain(['--help'])).toMatchObject({
+      code: 0,
+      out: expect.stringContaining('Usage: sluice <command>'),
+    });
     const unknown = await runMain(['launch']);
     expect(unknown).toMatchObject({ code: 2, out: '' });
     expect(unknown.err).toMatch(/^sluice: unknown command "launch"\n\nUsage: sluice/);

@@ -17,17 +17,29 @@ function failure(fn: () => unknown, code: string): string {
   throw new Error('expected a failure');
 }
 
-const stdio = (name: string, extra: Record<string, unknown> = {}) => ({ name, connection: { type: 'stdio', command: 'node', args: ['up.mjs'], ...extra } });
+const stdio = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  connection: { type: 'stdio', command: 'node', args: ['up.mjs'], ...extra },
+});
 
 describe('the gateway config', () => {
   it('fills in defaults: HTTP on 127.0.0.1:3000/mcp, memory store, metrics at /metrics, tracing on', () => {
     const config = parseGatewayConfig({});
     expect(config.listen).toEqual({ http: { host: '127.0.0.1', port: 3000, path: '/mcp' }, stdio: false });
-    expect(config).toMatchObject({ store: 'memory', logLevel: 'info', upstreams: [], plugins: {}, telemetry: { tracing: true, metricsPath: '/metrics' } });
+    expect(config).toMatchObject({
+      store: 'memory',
+      logLevel: 'info',
+      upstreams: [],
+      plugins: {},
+      telemetry: { tracing: true, metricsPath: '/metrics' },
+    });
   });
 
   it.each([
-    [{ upstreams: [{ name: 'a', connection: { type: 'http', url: 'not a url' } }] }, 'upstreams.0.connection.url: must be an http or https URL'],
+    [
+      { upstreams: [{ name: 'a', connection: { type: 'http', url: 'not a url' } }] },
+      'upstreams.0.connection.url: must be an http or https URL',
+    ],
     [{ upstreams: [{ name: 'a', connection: { type: 'ftp' } }] }, 'upstreams.0.connection.type: '],
     [{ upstreams: [stdio('a'), stdio('a')] }, 'upstreams.1.name: "a" is already the name of upstreams.0'],
     [{ plugins: { loopGaurd: {} } }, 'plugins.loopGaurd: unknown field'],
@@ -80,17 +92,25 @@ describe('environment references', () => {
   const env = { TOKEN: 's3cret-value', EMPTY: '' };
 
   it('replaces ${NAME} and ${NAME:-fallback} in strings, and $${ stays a literal ${', () => {
-    const out = interpolateEnv({ a: 'Bearer ${TOKEN}', b: ['${MISSING:-x}', '${EMPTY:-y}', '$${TOKEN}'], '${TOKEN}': 1 }, env);
+    const out = interpolateEnv(
+      { a: 'Bearer ${TOKEN}', b: ['${MISSING:-x}', '${EMPTY:-y}', '$${TOKEN}'], '${TOKEN}': 1 },
+      env,
+    );
     expect(out).toEqual({ a: 'Bearer s3cret-value', b: ['x', 'y', '${TOKEN}'], '${TOKEN}': 1 });
   });
 
   it('fails on an unset variable naming it and the field, never showing the values', () => {
-    const message = failure(() => interpolateEnv({ upstreams: [{ headers: { authorization: 'Bearer ${API_TOKEN} ${TOKEN}' } }] }, env), GatewayErrorCode.ENV_MISSING);
+    const message = failure(
+      () => interpolateEnv({ upstreams: [{ headers: { authorization: 'Bearer ${API_TOKEN} ${TOKEN}' } }] }, env),
+      GatewayErrorCode.ENV_MISSING,
+    );
     expect(message).toBe('upstreams.0.headers.authorization: environment variable API_TOKEN is not set');
   });
 
   it('rejects a reference that is not a variable name', () => {
-    expect(failure(() => interpolateEnv({ a: '${not valid}' }, env), GatewayErrorCode.CONFIG_INVALID)).toContain('a: "${not valid}" is not a variable reference');
+    expect(failure(() => interpolateEnv({ a: '${not valid}' }, env), GatewayErrorCode.CONFIG_INVALID)).toContain(
+      'a: "${not valid}" is not a variable reference',
+    );
   });
 
   it('keeps __proto__ a plain key', () => {
@@ -101,14 +121,25 @@ describe('environment references', () => {
   });
 
   it('reads a file, substitutes the environment, and names the file and position when it is not JSON', async () => {
-    const good = tempConfig({ upstreams: [{ name: 'a', connection: { type: 'http', url: 'http://127.0.0.1:1/mcp', headers: { authorization: '${TOKEN}' } } }] });
+    const good = tempConfig({
+      upstreams: [
+        {
+          name: 'a',
+          connection: { type: 'http', url: 'http://127.0.0.1:1/mcp', headers: { authorization: '${TOKEN}' } },
+        },
+      ],
+    });
     const bad = tempConfig('{\n  "name": "x",\n  oops\n}');
     try {
       const loaded = await loadConfigFile(good.file, env);
       expect(loaded.baseDir).toBe(good.dir);
       expect(loaded.config.upstreams[0]?.connection).toMatchObject({ headers: { authorization: 's3cret-value' } });
-      await expect(loadConfigFile(bad.file, env)).rejects.toThrow(`The config file ${bad.file} is not valid JSON at line 3, column 3`);
-      await expect(loadConfigFile(join(good.dir, 'missing.json'), env)).rejects.toMatchObject({ code: GatewayErrorCode.CONFIG_NOT_FOUND });
+      await expect(loadConfigFile(bad.file, env)).rejects.toThrow(
+        `The config file ${bad.file} is not valid JSON at line 3, column 3`,
+      );
+      await expect(loadConfigFile(join(good.dir, 'missing.json'), env)).rejects.toMatchObject({
+        code: GatewayErrorCode.CONFIG_NOT_FOUND,
+      });
     } finally {
       good.remove();
       bad.remove();
@@ -117,18 +148,17 @@ describe('environment references', () => {
 });
 
 describe('plugins from the config', () => {
-  const names = (input: unknown): string[] => createGateway(input as never, { logger: captureLogger().logger }).server.plugins.map((p) => p.name);
+  const names = (input: unknown): string[] =>
+    createGateway(input as never, { logger: captureLogger().logger }).server.plugins.map((p) => p.name);
 
   it('loads exactly the plugins the config names, each from its own options, plus the telemetry', () => {
     expect(names({ listen: { stdio: true } })).toEqual(['gateway-telemetry']);
-    expect(names({ listen: { stdio: true }, plugins: { loopGuard: {}, risk: { ledger: { persist: 'memory' } }, concurrency: {}, egress: {}, chaining: {} } })).toEqual([
-      'loop-guard',
-      'risk',
-      'concurrency',
-      'egress',
-      'chaining',
-      'gateway-telemetry',
-    ]);
+    expect(
+      names({
+        listen: { stdio: true },
+        plugins: { loopGuard: {}, risk: { ledger: { persist: 'memory' } }, concurrency: {}, egress: {}, chaining: {} },
+      }),
+    ).toEqual(['loop-guard', 'risk', 'concurrency', 'egress', 'chaining', 'gateway-telemetry']);
   });
 
   it('turns the request filter on by default over HTTP only, and off with false', () => {
@@ -139,12 +169,19 @@ describe('plugins from the config', () => {
 });
 
 describe('upstream secrets and the risk plugin', () => {
-  it('adds every upstream header and env value to the risk plugin\'s secrets', async () => {
+  it("adds every upstream header and env value to the risk plugin's secrets", async () => {
     const { withUpstreamSecrets } = await import('../src/risk-servers.js');
     const upstreams = [
-      { name: 'http', connection: { type: 'http', url: 'https://a.example/mcp', headers: { authorization: 'Bearer tok-123456' } } },
+      {
+        name: 'http',
+        connection: { type: 'http', url: 'https://a.example/mcp', headers: { authorization: 'Bearer tok-123456' } },
+      },
       { name: 'child', connection: { type: 'stdio', command: 'node', env: { API_KEY: 'key-abcdef' } } },
     ] as never;
-    expect(withUpstreamSecrets({ secrets: ['mine-9999'] }, upstreams).secrets).toEqual(['mine-9999', 'Bearer tok-123456', 'key-abcdef']);
+    expect(withUpstreamSecrets({ secrets: ['mine-9999'] }, upstreams).secrets).toEqual([
+      'mine-9999',
+      'Bearer tok-123456',
+      'key-abcdef',
+    ]);
   });
 });

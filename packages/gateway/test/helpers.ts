@@ -18,22 +18,37 @@ export const CLI_SOURCE = fileURLToPath(new URL('../src/cli.ts', import.meta.url
 
 /** A stdio upstream entry for a config, running the fixture. */
 export function fixtureUpstream(name: string, extra: Partial<UpstreamConfigInput> = {}): UpstreamConfigInput {
-  return { name, namespace: name, connection: { type: 'stdio', command: process.execPath, args: [FIXTURE_UPSTREAM] }, ...extra };
+  return {
+    name,
+    namespace: name,
+    connection: { type: 'stdio', command: process.execPath, args: [FIXTURE_UPSTREAM] },
+    ...extra,
+  };
 }
 
 /** A real SDK client over Streamable HTTP. */
 export async function httpClient(url: URL | string, headers?: Record<string, string>): Promise<Client> {
   const client = new Client({ name: 'gateway-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers } } : undefined));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers } } : undefined),
+  );
   return client;
 }
 
-export function call(client: Client, name: string, args: Record<string, unknown> = {}, meta?: Record<string, unknown>): Promise<CallToolResult> {
+export function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+  meta?: Record<string, unknown>,
+): Promise<CallToolResult> {
   return client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }) as Promise<CallToolResult>;
 }
 
 /** A temporary folder holding a config file; `remove()` deletes it. */
-export function tempConfig(config: unknown, name = 'sluice.config.json'): { dir: string; file: string; remove(): void } {
+export function tempConfig(
+  config: unknown,
+  name = 'sluice.config.json',
+): { dir: string; file: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-gateway-'));
   const file = join(dir, name);
   writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config, null, 2));
@@ -97,7 +112,11 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
 }
 
 /** Polls until `check` holds; fails with `what` after a while. */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`Timed out waiting for: ${what}`);

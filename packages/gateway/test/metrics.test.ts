@@ -19,7 +19,11 @@ beforeAll(async () => {
       upstreams: [
         fixtureUpstream('up'),
         // Exits at once: it stays down, and is retried only long after the test.
-        { name: 'broken', connection: { type: 'stdio', command: process.execPath, args: ['-e', 'process.exit(3)'] }, retry: { initialDelayMs: 600_000, maxDelayMs: 600_000 } },
+        {
+          name: 'broken',
+          connection: { type: 'stdio', command: process.execPath, args: ['-e', 'process.exit(3)'] },
+          retry: { initialDelayMs: 600_000, maxDelayMs: 600_000 },
+        },
       ],
       plugins: { concurrency: { tools: { up_hold: { maxActive: 1, maxQueue: 2 } } } },
     },
@@ -71,7 +75,10 @@ describe('/metrics', () => {
 
   it('shows the calls waiting for a concurrency slot, and counts the one shed when the queue is full', async () => {
     const held = [call(client, 'up_hold'), call(client, 'up_hold'), call(client, 'up_hold')];
-    await eventually(async () => sample(await scrape(), 'sluice_calls_queued{tool="up_hold"}') === 2, 'two calls queued behind the running one');
+    await eventually(
+      async () => sample(await scrape(), 'sluice_calls_queued{tool="up_hold"}') === 2,
+      'two calls queued behind the running one',
+    );
     expect(sample(await scrape(), 'sluice_calls_in_flight{tool="up_hold"}')).toBe(3);
     expect(errorOf(await call(client, 'up_hold'))?.code).toBe('SERVER_BUSY');
     expect(textOf(await call(client, 'up_release'))).toBe('released 1');

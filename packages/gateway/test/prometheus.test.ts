@@ -48,7 +48,9 @@ describe('the metric families', () => {
     counter.add(['a']);
     counter.add(['a']);
     counter.add(['b"q'], 3);
-    expect(registry.render()).toBe('# HELP calls_total Calls.\\nBy tool.\n# TYPE calls_total counter\ncalls_total{tool="a"} 2\ncalls_total{tool="b\\"q"} 3\n');
+    expect(registry.render()).toBe(
+      '# HELP calls_total Calls.\\nBy tool.\n# TYPE calls_total counter\ncalls_total{tool="a"} 2\ncalls_total{tool="b\\"q"} 3\n',
+    );
   });
 
   it('keeps histogram buckets cumulative, with +Inf, _sum and _count', () => {

@@ -8,7 +8,11 @@ const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 function tableNames(heading: string): string[] {
   const section = README.slice(README.indexOf(heading));
   const table = section.slice(section.indexOf('\n|'));
-  const rows = table.split('\n\n')[0]?.split('\n').filter((line) => line.startsWith('| `')) ?? [];
+  const rows =
+    table
+      .split('\n\n')[0]
+      ?.split('\n')
+      .filter((line) => line.startsWith('| `')) ?? [];
   return rows.map((row) => /^\| `([^`]+)`/.exec(row)?.[1] as string);
 }
 
@@ -16,7 +20,8 @@ type Schema = Record<string, unknown>;
 
 /** Every field path of the config schema (`upstreams[].connection.url`); plugin options belong to the plugins' READMEs. */
 function schemaPaths(schema: Schema, prefix = '', out = new Set<string>()): Set<string> {
-  for (const key of ['anyOf', 'oneOf', 'allOf']) for (const branch of (schema[key] as Schema[] | undefined) ?? []) schemaPaths(branch, prefix, out);
+  for (const key of ['anyOf', 'oneOf', 'allOf'])
+    for (const branch of (schema[key] as Schema[] | undefined) ?? []) schemaPaths(branch, prefix, out);
   if (schema.items) schemaPaths(schema.items as Schema, `${prefix}[]`, out);
   for (const [key, value] of Object.entries((schema.properties as Record<string, Schema> | undefined) ?? {})) {
     const path = prefix ? `${prefix}.${key}` : key;

@@ -8,7 +8,10 @@ const HEADERS = { 'x-sluice-include-tools': 'up_echo, up_release' };
 
 /** Lists and calls through a gateway over HTTP with the filter headers set. */
 async function throughGateway(plugins: GatewayConfigInput['plugins']) {
-  const gateway = createGateway({ listen: { http: { port: 0 } }, upstreams: [fixtureUpstream('up')], plugins }, { logger: captureLogger().logger });
+  const gateway = createGateway(
+    { listen: { http: { port: 0 } }, upstreams: [fixtureUpstream('up')], plugins },
+    { logger: captureLogger().logger },
+  );
   const { http } = await gateway.start();
   const client = await httpClient(http!.url, HEADERS);
   try {

@@ -42,7 +42,10 @@ const byName = (spans: readonly ReadableSpan[], name: string): ReadableSpan => {
 
 describe('without an OpenTelemetry SDK', () => {
   it('records nothing, and the caller traceparent still reaches the upstream untouched', async () => {
-    const seen = JSON.parse(textOf(await call(client, 'up_meta', {}, { traceparent: TRACEPARENT }))) as Record<string, unknown>;
+    const seen = JSON.parse(textOf(await call(client, 'up_meta', {}, { traceparent: TRACEPARENT }))) as Record<
+      string,
+      unknown
+    >;
     expect(seen.traceparent).toBe(TRACEPARENT);
   });
 });
@@ -60,13 +63,21 @@ describe('with an OpenTelemetry SDK registered', () => {
 
   it('makes one trace of the client traceparent, the Sluice call span and the upstream hop span', async () => {
     exporter.reset();
-    const seen = JSON.parse(textOf(await call(client, 'up_meta', {}, { traceparent: TRACEPARENT }))) as Record<string, unknown>;
+    const seen = JSON.parse(textOf(await call(client, 'up_meta', {}, { traceparent: TRACEPARENT }))) as Record<
+      string,
+      unknown
+    >;
     const spans = exporter.getFinishedSpans();
     const callSpan = byName(spans, 'tools/call up_meta');
     const hop = byName(spans, 'tools/call meta');
     expect(spans.map((s) => s.spanContext().traceId)).toEqual([TRACE_ID, TRACE_ID]);
     expect(callSpan).toMatchObject({ kind: SpanKind.SERVER, instrumentationScope: { name: GATEWAY_TRACER_NAME } });
-    expect(callSpan.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'up_meta', 'sluice.upstream': 'up', 'sluice.outcome': 'ok' });
+    expect(callSpan.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'up_meta',
+      'sluice.upstream': 'up',
+      'sluice.outcome': 'ok',
+    });
     expect(callSpan.parentSpanContext?.spanId).toBe(CLIENT_SPAN);
     expect(hop).toMatchObject({ kind: SpanKind.CLIENT, instrumentationScope: { name: TRACER_NAME } });
     expect(hop.parentSpanContext?.spanId).toBe(callSpan.spanContext().spanId);
@@ -96,18 +107,30 @@ describe('with an OpenTelemetry SDK registered', () => {
   });
 
   it('survives any traceparent and tracestate a caller sends: the call runs, and its span continues only a well-formed parent', async () => {
-    const traceparent = fc.oneof(fc.string(), fc.constant(TRACEPARENT), fc.stringMatching(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/));
+    const traceparent = fc.oneof(
+      fc.string(),
+      fc.constant(TRACEPARENT),
+      fc.stringMatching(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/),
+    );
     await fc.assert(
-      fc.asyncProperty(traceparent, fc.oneof(fc.string(), fc.integer(), fc.constant(undefined)), async (parent, state) => {
-        exporter.reset();
-        const result = await gateway.server.call('up_echo', { text: 'fuzz' }, { meta: { traceparent: parent, tracestate: state } });
-        expect(textOf(result)).toBe('fuzz');
-        // A well-formed parent that is not sampled is respected: nothing is recorded.
-        const spans = exporter.getFinishedSpans().filter((span) => span.name === 'tools/call up_echo');
-        expect(spans.length).toBeLessThanOrEqual(1);
-        const continued = spans[0]?.parentSpanContext?.spanId;
-        if (continued !== undefined) expect(parent.includes(continued)).toBe(true);
-      }),
+      fc.asyncProperty(
+        traceparent,
+        fc.oneof(fc.string(), fc.integer(), fc.constant(undefined)),
+        async (parent, state) => {
+          exporter.reset();
+          const result = await gateway.server.call(
+            'up_echo',
+            { text: 'fuzz' },
+            { meta: { traceparent: parent, tracestate: state } },
+          );
+          expect(textOf(result)).toBe('fuzz');
+          // A well-formed parent that is not sampled is respected: nothing is recorded.
+          const spans = exporter.getFinishedSpans().filter((span) => span.name === 'tools/call up_echo');
+          expect(spans.length).toBeLessThanOrEqual(1);
+          const continued = spans[0]?.parentSpanContext?.spanId;
+          if (continued !== undefined) expect(parent.includes(continued)).toBe(true);
+        },
+      ),
       { numRuns: 40 },
     );
   });

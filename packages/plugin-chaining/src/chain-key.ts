@@ -74,7 +74,8 @@ class CanonicalWriter {
 
   private write(text: string): void {
     this.size += text.length;
-    if (this.size > MAX_ARGUMENT_CHARS) throw new KeyProblem(`the arguments exceed ${MAX_ARGUMENT_CHARS} characters as JSON`);
+    if (this.size > MAX_ARGUMENT_CHARS)
+      throw new KeyProblem(`the arguments exceed ${MAX_ARGUMENT_CHARS} characters as JSON`);
     this.parts.push(text);
   }
 }

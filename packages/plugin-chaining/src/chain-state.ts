@@ -9,7 +9,8 @@ interface MadeCall {
   key?: ChainKey;
 }
 
-export type CycleCheck = { readonly kind: 'new' } | { readonly kind: 'repeat' } | { readonly kind: 'unusable'; readonly message: string };
+export type CycleCheck =
+  { readonly kind: 'new' } | { readonly kind: 'repeat' } | { readonly kind: 'unusable'; readonly message: string };
 
 const NEW: CycleCheck = Object.freeze({ kind: 'new' });
 const REPEAT: CycleCheck = Object.freeze({ kind: 'repeat' });

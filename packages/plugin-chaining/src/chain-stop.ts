@@ -103,8 +103,12 @@ export const stops = {
   }),
   stepRefused: (next: NextTool, refused: RefusalMeta): ChainStop => {
     // The core checked the arguments of a local tool before any guard ran: the same stop as our own check.
-    if (refused.code === CoreErrorCode.INVALID_ARGUMENTS) return { ...stops.invalidArguments(next, ''), message: `${brief(refused.message)}.` };
-    const after = typeof refused.retryAfterMs === 'number' ? `after ${Math.ceil(refused.retryAfterMs)} ms` : 'once that is resolved';
+    if (refused.code === CoreErrorCode.INVALID_ARGUMENTS)
+      return { ...stops.invalidArguments(next, ''), message: `${brief(refused.message)}.` };
+    const after =
+      typeof refused.retryAfterMs === 'number'
+        ? `after ${Math.ceil(refused.retryAfterMs)} ms`
+        : 'once that is resolved';
     return {
       code: ChainingErrorCode.STEP_REFUSED,
       message: `The chained call to "${next.tool}" was refused (${refused.code}): ${brief(refused.message)}`,

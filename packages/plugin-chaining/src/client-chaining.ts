@@ -20,7 +20,10 @@ interface RequestOptions {
  * `@modelcontextprotocol/client` has both methods; nothing else is needed.
  */
 export interface ChainingClient {
-  callTool(params: { name: string; arguments?: Record<string, unknown> }, options?: RequestOptions): Promise<CallToolResult>;
+  callTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    options?: RequestOptions,
+  ): Promise<CallToolResult>;
   listTools(params?: { cursor?: string }, options?: RequestOptions): Promise<{ tools: Tool[]; nextCursor?: string }>;
 }
 

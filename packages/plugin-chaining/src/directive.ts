@@ -44,7 +44,9 @@ const NONE: DirectiveRead = Object.freeze({ kind: 'none' });
 
 function metaOf(result: CallToolResult): Record<string, unknown> | undefined {
   const meta: unknown = (result as CallToolResult | undefined)?._meta;
-  return typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>) : undefined;
+  return typeof meta === 'object' && meta !== null && !Array.isArray(meta)
+    ? (meta as Record<string, unknown>)
+    : undefined;
 }
 
 function presentValue(value: unknown): boolean {
@@ -55,7 +57,11 @@ function presentValue(value: unknown): boolean {
 export function hasDirective(result: CallToolResult): boolean {
   const meta = metaOf(result);
   if (meta === undefined) return false;
-  return presentValue(meta[NEXT_TOOL_KEYS[0]]) || presentValue(meta[NEXT_TOOL_KEYS[1]]) || presentValue(meta[NEXT_TOOL_KEYS[2]]);
+  return (
+    presentValue(meta[NEXT_TOOL_KEYS[0]]) ||
+    presentValue(meta[NEXT_TOOL_KEYS[1]]) ||
+    presentValue(meta[NEXT_TOOL_KEYS[2]])
+  );
 }
 
 /** Reads the first directive present and checks its shape. Never throws on what a tool returned. */

@@ -60,13 +60,23 @@ export async function followChain(driver: ChainDriver, first: Landed): Promise<C
     } catch (error) {
       const failed = driver.stopFor(error, next);
       if (failed === undefined) throw error;
-      return stop(driver, failed, last, { tool: next.tool, durationMs: performance.now() - started, outcome: 'refused', code: failed.code });
+      return stop(driver, failed, last, {
+        tool: next.tool,
+        durationMs: performance.now() - started,
+        outcome: 'refused',
+        code: failed.code,
+      });
     }
     const durationMs = performance.now() - started;
     const refused = readRefusal(result);
     if (refused) {
       const why = stops.stepRefused(next, refused);
-      return stop(driver, why, last, { tool: next.tool, durationMs, outcome: 'refused', code: why.refusal?.code ?? why.code });
+      return stop(driver, why, last, {
+        tool: next.tool,
+        durationMs,
+        outcome: 'refused',
+        code: why.refusal?.code ?? why.code,
+      });
     }
     record(driver, { tool: next.tool, durationMs, outcome: result.isError === true ? 'error' : 'ok' });
     last = { tool: next.tool, result };

@@ -21,7 +21,11 @@ export function next<Args extends Record<string, unknown>>(tool: string, args: A
 }
 
 /** Returns a copy of `result` whose `_meta` also names the tool to run next. */
-export function withNext<R extends CallToolResult>(result: R, tool: string, args: Record<string, unknown> = {}): R & NextToolMeta {
+export function withNext<R extends CallToolResult>(
+  result: R,
+  tool: string,
+  args: Record<string, unknown> = {},
+): R & NextToolMeta {
   return { ...result, _meta: { ...result._meta, 'dev.sluice/nextTool': { tool, arguments: args } } };
 }
 
@@ -33,7 +37,11 @@ type ArgsOf<T, N extends string> = T extends string ? Record<string, unknown> : 
 /** `next` and `withNext`, checked against the tools of a server. */
 export interface TypedNext<T extends string | ToolArgMap> {
   next<N extends NameOf<T>>(tool: N, args: ArgsOf<T, N>): NextToolMeta<ArgsOf<T, N>>;
-  withNext<R extends CallToolResult, N extends NameOf<T>>(result: R, tool: N, args: ArgsOf<T, N>): R & NextToolMeta<ArgsOf<T, N>>;
+  withNext<R extends CallToolResult, N extends NameOf<T>>(
+    result: R,
+    tool: N,
+    args: ArgsOf<T, N>,
+  ): R & NextToolMeta<ArgsOf<T, N>>;
 }
 
 /**
@@ -46,7 +54,9 @@ export function typedNext<T extends string | ToolArgMap>(): TypedNext<T> {
 }
 
 /** The arguments (the schema's input side) a definition's `inputSchema` accepts. */
-type InputOf<S> = S extends StandardSchemaWithJSON ? StandardSchemaWithJSON.InferInput<S> & Record<string, unknown> : Record<string, unknown>;
+type InputOf<S> = S extends StandardSchemaWithJSON
+  ? StandardSchemaWithJSON.InferInput<S> & Record<string, unknown>
+  : Record<string, unknown>;
 
 /**
  * A map of tool names to arguments from tool definitions whose names are

@@ -31,7 +31,9 @@ export const ClientChainingOptions = z
     /** Cancels the call in progress and every later step. */
     signal: z.instanceof(AbortSignal).optional(),
     /** Told about each chained call once it has ended (or been refused). */
-    onStep: z.custom<(step: ChainStep) => void>((value) => typeof value === 'function', 'must be a function').optional(),
+    onStep: z
+      .custom<(step: ChainStep) => void>((value) => typeof value === 'function', 'must be a function')
+      .optional(),
   })
   .strict();
 

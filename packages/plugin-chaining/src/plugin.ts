@@ -37,7 +37,10 @@ export function chaining(options: ChainingOptions = {}): Plugin {
         if (readRefusal(result) !== undefined) return Promise.resolve(result);
         if (!catalog.follows(ctx.tool)) {
           if (logger.isLevelEnabled('debug')) {
-            logger.debug({ event: 'chain.not_followed', tool: ctx.tool.name, requestId: ctx.requestId }, 'next-tool directive left to the client');
+            logger.debug(
+              { event: 'chain.not_followed', tool: ctx.tool.name, requestId: ctx.requestId },
+              'next-tool directive left to the client',
+            );
           }
           return Promise.resolve(result);
         }

@@ -86,13 +86,23 @@ function observer(logger: Logger, ctx: CallContext): ChainObserver {
   const requestId = ctx.requestId;
   const stopped: ChainObserver['stopped'] = (stop, state) =>
     logger.warn(
-      { event: 'chain.stopped', origin, requestId, code: stop.code, tool: stop.pending?.tool, steps: state.steps.length },
+      {
+        event: 'chain.stopped',
+        origin,
+        requestId,
+        code: stop.code,
+        tool: stop.pending?.tool,
+        steps: state.steps.length,
+      },
       `chain stopped: ${stop.message}`,
     );
   if (!logger.isLevelEnabled('debug')) return { stopped };
   return {
     stopped,
     step: (step, state) =>
-      logger.debug({ event: 'chain.step', origin, requestId, ...step, depth: state.depth }, `chained call to ${step.tool}: ${step.outcome}`),
+      logger.debug(
+        { event: 'chain.step', origin, requestId, ...step, depth: state.depth },
+        `chained call to ${step.tool}: ${step.outcome}`,
+      ),
   };
 }

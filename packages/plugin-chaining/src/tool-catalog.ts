@@ -35,7 +35,11 @@ export class ToolCatalog {
   add(tool: SluiceTool): void {
     const policy = tool.policy.chaining;
     const allowed = this.rules.targetable(tool.name, policy);
-    this.entries.set(tool.name, { tool, follows: this.rules.follows(tool.name, policy), target: this.targetOf(tool, allowed) });
+    this.entries.set(tool.name, {
+      tool,
+      follows: this.rules.follows(tool.name, policy),
+      target: this.targetOf(tool, allowed),
+    });
     const { source } = tool;
     if (source.kind !== 'upstream') return;
     let names = this.upstreamNames.get(source.upstream);
@@ -46,7 +50,9 @@ export class ToolCatalog {
   /** Whether the directive in this tool's result is followed. */
   follows(tool: SluiceTool): boolean {
     const entry = this.entries.get(tool.name);
-    return entry !== undefined && entry.tool === tool ? entry.follows : this.rules.follows(tool.name, tool.policy.chaining);
+    return entry !== undefined && entry.tool === tool
+      ? entry.follows
+      : this.rules.follows(tool.name, tool.policy.chaining);
   }
 
   continues(name: string): boolean {

@@ -6,7 +6,10 @@ import { z } from 'zod';
  */
 export const ToolPatternSchema = z
   .string()
-  .regex(/^!?[A-Za-z0-9_.*?-]{1,128}$/, 'must be a tool-name glob: letters, digits, "_", "-", ".", "*" or "?", optionally after one "!"');
+  .regex(
+    /^!?[A-Za-z0-9_.*?-]{1,128}$/,
+    'must be a tool-name glob: letters, digits, "_", "-", ".", "*" or "?", optionally after one "!"',
+  );
 
 export type ToolMatcher = (name: string) => boolean;
 

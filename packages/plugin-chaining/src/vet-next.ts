@@ -52,7 +52,10 @@ function settle(state: ChainState, call: NextTool, checked: ValidationResult): V
 const UNCHECKABLE: ValidationResult = Object.freeze({ ok: false, message: 'the input schema could not check them' });
 
 /** A schema check that throws is a failed check, never a crash. */
-function attempt(validate: NonNullable<ChainTarget['validate']>, args: Record<string, unknown>): ValidationResult | Promise<ValidationResult> {
+function attempt(
+  validate: NonNullable<ChainTarget['validate']>,
+  args: Record<string, unknown>,
+): ValidationResult | Promise<ValidationResult> {
   try {
     const checked = validate(args);
     return checked instanceof Promise ? checked.catch(() => UNCHECKABLE) : checked;

@@ -14,11 +14,17 @@ function bankTools(runs: Runs) {
     inputSchema: z.object({ customerId: z.string(), issue: z.string() }),
     handler: ({ customerId, issue }: { customerId: string; issue: string }) => {
       runs.hit('check_account_issue');
-      if (issue !== 'locked') return { content: [{ type: 'text' as const, text: 'Resolved: password reset link sent.' }] };
+      if (issue !== 'locked')
+        return { content: [{ type: 'text' as const, text: 'Resolved: password reset link sent.' }] };
       // The proposal's exact shape: the plain `nextTool` key.
       return {
         content: [{ type: 'text' as const, text: 'This account lockout requires specialist assistance.' }],
-        _meta: { nextTool: { tool: 'initiate_human_handoff', arguments: { customerId, issueType: 'account_locked', urgency: 'high' } } },
+        _meta: {
+          nextTool: {
+            tool: 'initiate_human_handoff',
+            arguments: { customerId, issueType: 'account_locked', urgency: 'high' },
+          },
+        },
       };
     },
   };
@@ -28,7 +34,14 @@ function bankTools(runs: Runs) {
     inputSchema: z.object({ customerId: z.string(), issueType: z.string(), urgency: z.enum(['low', 'high']) }),
     handler: ({ customerId, urgency }: { customerId: string; urgency: string }) => {
       runs.hit('initiate_human_handoff');
-      return { content: [{ type: 'text' as const, text: `Ticket T-1 opened for ${customerId} (${urgency}); an agent will join shortly.` }] };
+      return {
+        content: [
+          {
+            type: 'text' as const,
+            text: `Ticket T-1 opened for ${customerId} (${urgency}); an agent will join shortly.`,
+          },
+        ],
+      };
     },
   };
   return [checkAccountIssue, initiateHumanHandoff];
@@ -83,8 +96,13 @@ describe('the banking example', () => {
     const error = errorOf(result);
     expect(error?.code).toBe(ChainingErrorCode.STEP_REFUSED);
     expect(error?.step).toMatchObject({ tool: 'initiate_human_handoff', code: 'SERVER_BUSY', retryAfterMs: 500 });
-    expect(error?.pending).toEqual({ tool: 'initiate_human_handoff', arguments: { customerId: '12345', issueType: 'account_locked', urgency: 'high' } });
-    expect(textOf(result)).toContain('Chain so far: check_account_issue -> initiate_human_handoff (refused: SERVER_BUSY).');
+    expect(error?.pending).toEqual({
+      tool: 'initiate_human_handoff',
+      arguments: { customerId: '12345', issueType: 'account_locked', urgency: 'high' },
+    });
+    expect(textOf(result)).toContain(
+      'Chain so far: check_account_issue -> initiate_human_handoff (refused: SERVER_BUSY).',
+    );
     expect(textOf(result)).toContain('Call "initiate_human_handoff" yourself after 500 ms');
     // What ran is not lost: the analysis comes after the refusal.
     expect(textOf(result)).toContain('This account lockout requires specialist assistance.');

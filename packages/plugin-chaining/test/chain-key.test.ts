@@ -29,16 +29,25 @@ describe('the identity of a chained call', () => {
   });
 
   it('handles values JSON cannot hold, and getters that throw', () => {
-    expect(keyOf('a', { n: 10n, d: new Date(0), f: () => 1 })).toBe(`a\u0000{"d":"1970-01-01T00:00:00.000Z","n":"10n"}`);
-    const hostile = { get boom() { throw new Error('no'); } };
+    expect(keyOf('a', { n: 10n, d: new Date(0), f: () => 1 })).toBe(
+      `a\u0000{"d":"1970-01-01T00:00:00.000Z","n":"10n"}`,
+    );
+    const hostile = {
+      get boom() {
+        throw new Error('no');
+      },
+    };
     expect(keyOf('a', hostile)).toBe('!the arguments cannot be serialized');
   });
 
   it('never throws on arbitrary values', () => {
     fc.assert(
-      fc.property(fc.anything({ withBigInt: true, withDate: true, withMap: true, withSet: true, withNullPrototype: true }), (value) => {
-        expect(typeof chainKey('t', value).ok).toBe('boolean');
-      }),
+      fc.property(
+        fc.anything({ withBigInt: true, withDate: true, withMap: true, withSet: true, withNullPrototype: true }),
+        (value) => {
+          expect(typeof chainKey('t', value).ok).toBe('boolean');
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -26,9 +26,15 @@ async function plainServer(runs: Runs, last = 2): Promise<Client> {
       return k < last ? { ...result, _meta: { nextTool: { tool: `step${k + 1}`, arguments: { n: n + 1 } } } } : result;
     });
   }
-  server.registerTool('loop', { inputSchema: z.object({}) }, () => ({ ...text('loop'), _meta: { nextTool: { tool: 'loop', arguments: {} } } }));
+  server.registerTool('loop', { inputSchema: z.object({}) }, () => ({
+    ...text('loop'),
+    _meta: { nextTool: { tool: 'loop', arguments: {} } },
+  }));
   server.registerTool('to_nowhere', {}, () => ({ ...text('to_nowhere'), _meta: { nextTool: { tool: 'nowhere' } } }));
-  server.registerTool('bad_args', {}, () => ({ ...text('bad_args'), _meta: { nextTool: { tool: 'step1', arguments: { n: 'x' } } } }));
+  server.registerTool('bad_args', {}, () => ({
+    ...text('bad_args'),
+    _meta: { nextTool: { tool: 'step1', arguments: { n: 'x' } } },
+  }));
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: 'app', version: '1.0.0' });
@@ -69,7 +75,7 @@ describe('callToolWithChaining against a plain SDK server', () => {
     expect(stepsOf(result)).toEqual([`loop:${ChainingErrorCode.CIRCULAR}`]);
   });
 
-  it('refuses a next tool missing from the server\'s tools/list', async () => {
+  it("refuses a next tool missing from the server's tools/list", async () => {
     const result = await callToolWithChaining(await plainServer(new Runs()), 'to_nowhere', {});
     expect(errorOf(result)?.code).toBe(ChainingErrorCode.UNKNOWN_TOOL);
     expect(textOf(result)).toContain('to_nowhere');
@@ -85,16 +91,23 @@ describe('callToolWithChaining against a plain SDK server', () => {
 
   it('honours maxDepth and the tools patterns', async () => {
     const client = await plainServer(new Runs(), 3);
-    expect(errorOf(await callToolWithChaining(client, 'step0', { n: 0 }, { maxDepth: 1 }))?.code).toBe(ChainingErrorCode.TOO_DEEP);
+    expect(errorOf(await callToolWithChaining(client, 'step0', { n: 0 }, { maxDepth: 1 }))?.code).toBe(
+      ChainingErrorCode.TOO_DEEP,
+    );
     const notFollowed = await callToolWithChaining(client, 'step0', { n: 0 }, { tools: ['!step0'] });
     expect(notFollowed._meta?.nextTool).toEqual({ tool: 'step1', arguments: { n: 1 } });
-    expect(errorOf(await callToolWithChaining(client, 'step0', { n: 0 }, { targets: ['!step2'] }))?.code).toBe(ChainingErrorCode.TARGET_DENIED);
+    expect(errorOf(await callToolWithChaining(client, 'step0', { n: 0 }, { targets: ['!step2'] }))?.code).toBe(
+      ChainingErrorCode.TARGET_DENIED,
+    );
   });
 
   it('lists the tools only when a directive appears', async () => {
     const client = await plainServer(new Runs());
     let lists = 0;
-    const counting = { callTool: client.callTool.bind(client), listTools: (...a: Parameters<Client['listTools']>) => (lists++, client.listTools(...a)) };
+    const counting = {
+      callTool: client.callTool.bind(client),
+      listTools: (...a: Parameters<Client['listTools']>) => (lists++, client.listTools(...a)),
+    };
     await callToolWithChaining(counting, 'step2', { n: 0 });
     expect(lists).toBe(0);
     await callToolWithChaining(counting, 'step0', { n: 0 });
@@ -127,7 +140,7 @@ describe('callToolWithChaining against a Sluice server without the chaining plug
     expect(runs.of('step2')).toBe(2);
   });
 
-  it('stops with the guard\'s refusal when the server sheds a chained call', async () => {
+  it("stops with the guard's refusal when the server sheds a chained call", async () => {
     const kit = await createTestKit({ plugins: [busyGuard(['step1'])], tools: stepTools(2) });
     closers.push(() => kit.close());
     const result = await callToolWithChaining(kit.client, 'step0', { n: 0 });

@@ -9,7 +9,9 @@ const withMeta = (meta: unknown) => ({ content: [], _meta: meta }) as never;
 describe('reading a next-tool directive', () => {
   it('reads our key first, then the plain key, then the openai key', () => {
     expect(NEXT_TOOL_KEYS).toEqual([MetaKey.NEXT_TOOL, 'nextTool', 'openai/nextTool']);
-    const read = readDirective(withMeta({ 'openai/nextTool': { tool: 'c' }, nextTool: { tool: 'b' }, [MetaKey.NEXT_TOOL]: { tool: 'a' } }));
+    const read = readDirective(
+      withMeta({ 'openai/nextTool': { tool: 'c' }, nextTool: { tool: 'b' }, [MetaKey.NEXT_TOOL]: { tool: 'a' } }),
+    );
     expect(read).toEqual({ kind: 'valid', key: MetaKey.NEXT_TOOL, next: { tool: 'a', arguments: {} } });
     expect(readDirective(withMeta({ 'openai/nextTool': { tool: 'c', arguments: { x: 1 } } }))).toMatchObject({
       key: 'openai/nextTool',
@@ -26,29 +28,45 @@ describe('reading a next-tool directive', () => {
 
   it('reports each malformed shape with the offending field', () => {
     expect(readDirective(withMeta({ nextTool: 'step1' }))).toMatchObject({ kind: 'invalid', key: 'nextTool' });
-    expect(readDirective(withMeta({ nextTool: { tool: 42 } }))).toMatchObject({ kind: 'invalid', message: expect.stringContaining('tool:') });
-    expect(readDirective(withMeta({ nextTool: { tool: 'a b' } }))).toMatchObject({ message: expect.stringContaining('must be a tool name') });
+    expect(readDirective(withMeta({ nextTool: { tool: 42 } }))).toMatchObject({
+      kind: 'invalid',
+      message: expect.stringContaining('tool:'),
+    });
+    expect(readDirective(withMeta({ nextTool: { tool: 'a b' } }))).toMatchObject({
+      message: expect.stringContaining('must be a tool name'),
+    });
     expect(readDirective(withMeta({ nextTool: { tool: 'x'.repeat(129) } }))).toMatchObject({ kind: 'invalid' });
-    expect(readDirective(withMeta({ nextTool: { tool: 'a', arguments: [1, 2] } }))).toMatchObject({ message: expect.stringContaining('arguments:') });
+    expect(readDirective(withMeta({ nextTool: { tool: 'a', arguments: [1, 2] } }))).toMatchObject({
+      message: expect.stringContaining('arguments:'),
+    });
   });
 
   it('refuses arguments that carry an own __proto__ key, or are not a plain object', () => {
     const raw = JSON.parse('{"nextTool":{"tool":"a","arguments":{"__proto__":{"polluted":true},"ok":1}}}') as unknown;
-    expect(readDirective(withMeta(raw))).toMatchObject({ kind: 'invalid', message: 'arguments: must be an object of named arguments' });
+    expect(readDirective(withMeta(raw))).toMatchObject({
+      kind: 'invalid',
+      message: 'arguments: must be an object of named arguments',
+    });
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
     for (const args of [new Date(0), new Map(), 'x', 3]) {
       expect(readDirective(withMeta({ nextTool: { tool: 'a', arguments: args } }))).toMatchObject({ kind: 'invalid' });
     }
-    expect(readDirective(withMeta({ nextTool: { tool: 'a', arguments: Object.create(null) } }))).toMatchObject({ kind: 'valid' });
+    expect(readDirective(withMeta({ nextTool: { tool: 'a', arguments: Object.create(null) } }))).toMatchObject({
+      kind: 'valid',
+    });
   });
 
   it('never throws, whatever the directive holds', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...NEXT_TOOL_KEYS), fc.anything({ withNullPrototype: true, withBoxedValues: true, withMap: true }), (key, value) => {
-        const read = readDirective(withMeta({ [key]: value }));
-        expect(['none', 'valid', 'invalid']).toContain(read.kind);
-        expect(hasDirective(withMeta({ [key]: value }))).toBe(value !== undefined && value !== null);
-      }),
+      fc.property(
+        fc.constantFrom(...NEXT_TOOL_KEYS),
+        fc.anything({ withNullPrototype: true, withBoxedValues: true, withMap: true }),
+        (key, value) => {
+          const read = readDirective(withMeta({ [key]: value }));
+          expect(['none', 'valid', 'invalid']).toContain(read.kind);
+          expect(hasDirective(withMeta({ [key]: value }))).toBe(value !== undefined && value !== null);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -17,7 +17,13 @@ const CODES: readonly string[] = Object.values(ChainingErrorCode);
 /** Directive-like values most of the time, anything at all the rest. */
 const directive = (values: fc.Arbitrary<unknown>) =>
   fc.oneof(
-    fc.record({ tool: fc.oneof(fc.constantFrom(...NAMES), fc.string()), arguments: fc.oneof(values, fc.dictionary(fc.string(), values)) }, { requiredKeys: ['tool'] }),
+    fc.record(
+      {
+        tool: fc.oneof(fc.constantFrom(...NAMES), fc.string()),
+        arguments: fc.oneof(values, fc.dictionary(fc.string(), values)),
+      },
+      { requiredKeys: ['tool'] },
+    ),
     values,
   );
 
@@ -39,7 +45,11 @@ describe('fuzzing next-tool directives', () => {
       plugins: [chaining()],
       tools: [
         { name: 'emit', handler: () => ({ ...text('emitted'), _meta: emitted }) },
-        { name: 'target', inputSchema: z.object({ n: z.number() }), handler: ({ n }: { n: number }) => text(`target:${n}`) },
+        {
+          name: 'target',
+          inputSchema: z.object({ n: z.number() }),
+          handler: ({ n }: { n: number }) => text(`target:${n}`),
+        },
         { name: 'free', handler: () => text('free') },
       ],
     });
@@ -49,11 +59,15 @@ describe('fuzzing next-tool directives', () => {
   it('the plugin turns any directive a handler returns into a result', async () => {
     chained = 0;
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...NEXT_TOOL_KEYS), directive(fc.anything({ withBigInt: true, withNullPrototype: true })), async (key, value) => {
-        emitted = { [key]: value };
-        // In process: nothing is serialized between the handler and the plugin.
-        expectWellFormed(await kit.server.call('emit', {}));
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...NEXT_TOOL_KEYS),
+        directive(fc.anything({ withBigInt: true, withNullPrototype: true })),
+        async (key, value) => {
+          emitted = { [key]: value };
+          // In process: nothing is serialized between the handler and the plugin.
+          expectWellFormed(await kit.server.call('emit', {}));
+        },
+      ),
       { numRuns: 300 },
     );
     expect(chained).toBeGreaterThan(0);

@@ -20,11 +20,18 @@ function shop(runs: Runs): McpServer {
     runs.hit('find_order');
     return { ...text(`order ${orderId}: damaged`), _meta: directive('issue_refund', { orderId, amount: 20 }) };
   });
-  server.registerTool('issue_refund', { inputSchema: z.object({ orderId: z.string(), amount: z.number() }) }, ({ orderId, amount }) => {
-    runs.hit('issue_refund');
-    return text(`refunded ${amount} on ${orderId}`);
-  });
-  server.registerTool('bad_refund', {}, () => ({ ...text('bad'), _meta: directive('issue_refund', { orderId: 'o1', amount: 'lots' }) }));
+  server.registerTool(
+    'issue_refund',
+    { inputSchema: z.object({ orderId: z.string(), amount: z.number() }) },
+    ({ orderId, amount }) => {
+      runs.hit('issue_refund');
+      return text(`refunded ${amount} on ${orderId}`);
+    },
+  );
+  server.registerTool('bad_refund', {}, () => ({
+    ...text('bad'),
+    _meta: directive('issue_refund', { orderId: 'o1', amount: 'lots' }),
+  }));
   server.registerTool('to_local', {}, () => ({ ...text('to_local'), _meta: directive('local_audit', {}) }));
   return server;
 }
@@ -40,16 +47,23 @@ async function gateway(runs: Runs, busy = busyGuard([])) {
     plugins: [busy, chaining()],
     tools: [
       { name: 'local_audit', handler: () => (runs.hit('local_audit'), text('audited')) },
-      { name: 'start_refund', handler: () => withNext(text('starting'), 'shop_issue_refund', { orderId: 'o9', amount: 5 }) },
+      {
+        name: 'start_refund',
+        handler: () => withNext(text('starting'), 'shop_issue_refund', { orderId: 'o9', amount: 5 }),
+      },
     ],
   });
-  const imported = await kit.server.import({ name: 'shop', connection: { type: 'in-process', server: shop(runs) }, namespace: 'shop' });
+  const imported = await kit.server.import({
+    name: 'shop',
+    connection: { type: 'in-process', server: shop(runs) },
+    namespace: 'shop',
+  });
   expect(imported.imported).toContain('shop_issue_refund');
   return kit;
 }
 
 describe('a chain through an imported tool', () => {
-  it('runs the upstream\'s next tool in Sluice, under its exposed name', async () => {
+  it("runs the upstream's next tool in Sluice, under its exposed name", async () => {
     const runs = new Runs();
     const gw = await gateway(runs);
     const result = await gw.call('shop_find_order', { orderId: 'o1' });
@@ -59,7 +73,7 @@ describe('a chain through an imported tool', () => {
     expect([runs.of('find_order'), runs.of('issue_refund')]).toEqual([1, 1]);
   });
 
-  it('checks the upstream tool\'s arguments before any guard or the upstream sees the call', async () => {
+  it("checks the upstream tool's arguments before any guard or the upstream sees the call", async () => {
     const runs = new Runs();
     const busy = busyGuard([]);
     const gw = await gateway(runs, busy);

@@ -4,7 +4,11 @@ import { MetaKey } from '@sluice/core';
 import type { ToolArgsOf } from '@sluice/plugin-chaining';
 import { next, readDirective, typedNext, withNext } from '@sluice/plugin-chaining';
 
-const check = { name: 'check_account_issue' as const, inputSchema: z.object({ customerId: z.string() }), handler: () => ({ content: [] }) };
+const check = {
+  name: 'check_account_issue' as const,
+  inputSchema: z.object({ customerId: z.string() }),
+  handler: () => ({ content: [] }),
+};
 const handoff = {
   name: 'initiate_human_handoff' as const,
   inputSchema: z.object({ customerId: z.string(), urgency: z.enum(['low', 'high']) }),

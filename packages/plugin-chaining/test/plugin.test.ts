@@ -121,11 +121,16 @@ describe('circular chains', () => {
 
 describe('checks before a chained call runs', () => {
   it('stops on a next tool this server does not expose', async () => {
-    const kit = await createTestKit({ plugins: [chaining()], tools: [{ name: 'A', handler: () => withNext(text('A ran'), 'nowhere', {}) }] });
+    const kit = await createTestKit({
+      plugins: [chaining()],
+      tools: [{ name: 'A', handler: () => withNext(text('A ran'), 'nowhere', {}) }],
+    });
     const result = await kit.call('A', {});
     expect(result.isError).toBe(true);
     expect(errorOf(result)?.code).toBe(ChainingErrorCode.UNKNOWN_TOOL);
-    expect(textOf(result)).toContain('"nowhere" was named as the next tool, but this server exposes no tool of that name');
+    expect(textOf(result)).toContain(
+      '"nowhere" was named as the next tool, but this server exposes no tool of that name',
+    );
     expect(textOf(result)).toContain('Chain so far: A -> nowhere (refused: CHAIN_UNKNOWN_TOOL).');
     expect(textOf(result)).toContain('A ran');
     await kit.close();
@@ -134,7 +139,10 @@ describe('checks before a chained call runs', () => {
   it('stops on a tool that was removed after it was registered', async () => {
     const kit = await createTestKit({
       plugins: [chaining()],
-      tools: [{ name: 'A', handler: () => withNext(text('A'), 'gone') }, { name: 'gone', handler: () => text('gone ran') }],
+      tools: [
+        { name: 'A', handler: () => withNext(text('A'), 'gone') },
+        { name: 'gone', handler: () => text('gone ran') },
+      ],
     });
     kit.server.removeTools(['gone']);
     const result = await kit.call('A', {});
@@ -142,7 +150,7 @@ describe('checks before a chained call runs', () => {
     await kit.close();
   });
 
-  it('stops on arguments that break the next tool\'s input schema, before its handler runs', async () => {
+  it("stops on arguments that break the next tool's input schema, before its handler runs", async () => {
     const runs = new Runs();
     const kit = await createTestKit({
       plugins: [chaining()],
@@ -173,7 +181,10 @@ describe('checks before a chained call runs', () => {
     const runs = new Runs();
     const kit = await createTestKit({
       plugins: [chaining({ targets: ['!admin.*'] })],
-      tools: [{ name: 'A', handler: () => withNext(text('A'), 'admin.wipe') }, { name: 'admin.wipe', handler: () => (runs.hit('wipe'), text('wiped')) }],
+      tools: [
+        { name: 'A', handler: () => withNext(text('A'), 'admin.wipe') },
+        { name: 'admin.wipe', handler: () => (runs.hit('wipe'), text('wiped')) },
+      ],
     });
     const result = await kit.call('A', {});
     expect(errorOf(result)?.code).toBe(ChainingErrorCode.TARGET_DENIED);
@@ -189,7 +200,10 @@ describe('what the caller receives', () => {
       const kit = await createTestKit({
         plugins: [chaining()],
         tools: [
-          { name: 'A', handler: () => ({ ...text('A'), _meta: { [key]: { tool: 'B', arguments: { v: 1 } }, keep: 'a' } }) },
+          {
+            name: 'A',
+            handler: () => ({ ...text('A'), _meta: { [key]: { tool: 'B', arguments: { v: 1 } }, keep: 'a' } }),
+          },
           { name: 'B', handler: (args) => ({ ...text(`B:${String(args.v)}`), _meta: { fromB: true } }) },
         ],
       });
@@ -200,12 +214,15 @@ describe('what the caller receives', () => {
     }
   });
 
-  it('follows a directive on a tool\'s own error result (error recovery)', async () => {
+  it("follows a directive on a tool's own error result (error recovery)", async () => {
     const kit = await createTestKit({
       plugins: [chaining()],
       tools: [
         { name: 'query', handler: () => withNext(text('A'), 'db_query') },
-        { name: 'db_query', handler: () => withNext({ ...text('auth expired'), isError: true }, 'refresh_credentials') },
+        {
+          name: 'db_query',
+          handler: () => withNext({ ...text('auth expired'), isError: true }, 'refresh_credentials'),
+        },
         { name: 'refresh_credentials', handler: () => text('refreshed') },
       ],
     });
@@ -231,7 +248,7 @@ describe('what the caller receives', () => {
     await kit.close();
   });
 
-  it('lets a local tool\'s policy override the patterns', async () => {
+  it("lets a local tool's policy override the patterns", async () => {
     const kit = await createTestKit({
       plugins: [chaining({ tools: ['!*'] })],
       tools: [
@@ -248,7 +265,10 @@ describe('what the caller receives', () => {
   it('accepts the next() fragment spread into a result', async () => {
     const kit = await createTestKit({
       plugins: [chaining()],
-      tools: [{ name: 'A', handler: () => ({ ...text('A'), ...next('B', { to: 'b' }) }) }, { name: 'B', handler: (a) => text(`B:${String(a.to)}`) }],
+      tools: [
+        { name: 'A', handler: () => ({ ...text('A'), ...next('B', { to: 'b' }) }) },
+        { name: 'B', handler: (a) => text(`B:${String(a.to)}`) },
+      ],
     });
     expect(textOf(await kit.call('A', {}))).toBe('B:b');
     await kit.close();
@@ -263,8 +283,14 @@ describe('chained calls go through the whole pipeline', () => {
       name: 'observer',
       version: '0.0.0',
       apply({ hooks }) {
-        hooks.preCall.tap('observer', (ctx) => void seen.push(`${ctx.tool.name}<-${ctx.parent?.tool.name ?? 'client'}`));
-        hooks.settled.tap('observer', (ctx: CallContext, o: Outcome) => void outcomes.push(`${ctx.tool.name}:${o.status}`));
+        hooks.preCall.tap(
+          'observer',
+          (ctx) => void seen.push(`${ctx.tool.name}<-${ctx.parent?.tool.name ?? 'client'}`),
+        );
+        hooks.settled.tap(
+          'observer',
+          (ctx: CallContext, o: Outcome) => void outcomes.push(`${ctx.tool.name}:${o.status}`),
+        );
       },
     });
     const kit = await createTestKit({ plugins: [observer, chaining()], tools: stepTools(2) });
@@ -298,7 +324,11 @@ describe('chained calls go through the whole pipeline', () => {
       ['step1', 'ok'],
       ['step2', 'refused'],
     ]);
-    expect(kit.logs.events('chain.stopped')[0]).toMatchObject({ origin: 'step0', code: ChainingErrorCode.TOO_DEEP, tool: 'step2' });
+    expect(kit.logs.events('chain.stopped')[0]).toMatchObject({
+      origin: 'step0',
+      code: ChainingErrorCode.TOO_DEEP,
+      tool: 'step2',
+    });
     await kit.close();
   });
 });
@@ -311,12 +341,19 @@ describe('modes', () => {
     expect(textOf(result)).toBe('step0:0');
     expect(result._meta?.[MetaKey.NEXT_TOOL]).toEqual({ tool: 'step1', arguments: { n: 1 } });
     expect(runs.of('step1')).toBe(0);
-    expect(kit.logs.events('chain.audit')[0]).toMatchObject({ origin: 'step0', tool: 'step1', verdict: 'would_follow' });
+    expect(kit.logs.events('chain.audit')[0]).toMatchObject({
+      origin: 'step0',
+      tool: 'step1',
+      verdict: 'would_follow',
+    });
     await kit.close();
   });
 
   it('in audit mode reports the refusal a chain would meet', async () => {
-    const kit = await createTestKit({ plugins: [chaining({ mode: 'audit' })], tools: [{ name: 'A', handler: () => withNext(text('A'), 'nowhere') }] });
+    const kit = await createTestKit({
+      plugins: [chaining({ mode: 'audit' })],
+      tools: [{ name: 'A', handler: () => withNext(text('A'), 'nowhere') }],
+    });
     await kit.call('A', {});
     expect(kit.logs.events('chain.audit')[0]).toMatchObject({ verdict: ChainingErrorCode.UNKNOWN_TOOL });
     await kit.close();

@@ -8,7 +8,9 @@ import { withNext } from '@sluice/plugin-chaining';
  * A guard that sheds calls to the named tools in preCall with SERVER_BUSY,
  * as a concurrency guard does when its queue is full. Records what it saw.
  */
-export function busyGuard(busy: readonly string[]): Plugin & { readonly seen: { tool: string; stack: readonly string[] }[] } {
+export function busyGuard(
+  busy: readonly string[],
+): Plugin & { readonly seen: { tool: string; stack: readonly string[] }[] } {
   const seen: { tool: string; stack: readonly string[] }[] = [];
   return definePlugin({
     seen,
@@ -18,7 +20,12 @@ export function busyGuard(busy: readonly string[]): Plugin & { readonly seen: { 
       hooks.preCall.tap('test-busy', (ctx) => {
         seen.push({ tool: ctx.tool.name, stack: ctx.stack });
         if (!busy.includes(ctx.tool.name)) return undefined;
-        return refusal({ code: 'SERVER_BUSY', message: `${ctx.tool.name} is at capacity`, suggestion: 'Retry shortly.', retryAfterMs: 500 });
+        return refusal({
+          code: 'SERVER_BUSY',
+          message: `${ctx.tool.name} is at capacity`,
+          suggestion: 'Retry shortly.',
+          retryAfterMs: 500,
+        });
       });
     },
   });

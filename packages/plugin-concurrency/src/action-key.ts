@@ -19,7 +19,9 @@ function keyPart(tool: string, field: string, value: unknown): string {
   if (typeof value === 'number' && Number.isFinite(value)) value = String(value);
   else if (typeof value === 'boolean') value = String(value);
   if (typeof value !== 'string') {
-    throw invalidParams(`Argument "${field}" of tool "${tool}" is part of its lock key and must be a string, a finite number or a boolean`);
+    throw invalidParams(
+      `Argument "${field}" of tool "${tool}" is part of its lock key and must be a string, a finite number or a boolean`,
+    );
   }
   if (value.length > MAX_KEY_PART) return `#${createHash('sha256').update(value).digest('hex')}`;
   return `${value.length}:${value}`;
@@ -36,7 +38,8 @@ export function actionKeyOf(tool: string, keyArgs: readonly string[]): (args: Re
   if (keyArgs.length === 0) return () => base;
   const build = (args: Record<string, unknown>): string => {
     let key = base;
-    for (const field of keyArgs) key += `/${keyPart(tool, field, Object.hasOwn(args, field) ? args[field] : undefined)}`;
+    for (const field of keyArgs)
+      key += `/${keyPart(tool, field, Object.hasOwn(args, field) ? args[field] : undefined)}`;
     return key;
   };
   return keyArgs.length === 1 ? cached(keyArgs[0]!, build) : build;
@@ -51,7 +54,10 @@ const CACHE_SIZE = 1024;
  * where a freshly built one costs a copy and a hash on every call. Long
  * values are not kept, so the cache holds at most `CACHE_SIZE` short strings.
  */
-function cached(field: string, build: (args: Record<string, unknown>) => string): (args: Record<string, unknown>) => string {
+function cached(
+  field: string,
+  build: (args: Record<string, unknown>) => string,
+): (args: Record<string, unknown>) => string {
   const keys = new Map<unknown, string>();
   return (args) => {
     const value = Object.hasOwn(args, field) ? args[field] : undefined;

@@ -19,7 +19,14 @@ const VERSION = (createRequire(import.meta.url)('../package.json') as { version:
  * a slot, so the limit bounds everything that waits, shedding stays exact,
  * and the lock's line can never outgrow the tool's slots.
  */
-function guard(next: Executor, tool: SluiceTool, settings: ToolGuard, store: Store, mode: PluginMode, retryAfterMs: number): Executor {
+function guard(
+  next: Executor,
+  tool: SluiceTool,
+  settings: ToolGuard,
+  store: Store,
+  mode: PluginMode,
+  retryAfterMs: number,
+): Executor {
   const audit = mode === 'audit';
   let executor = next;
   if (settings.keyArgs !== undefined) {
@@ -53,7 +60,10 @@ export function concurrency(options: ConcurrencyOptions = {}): Plugin {
         const toolGuard = settings.resolve(tool);
         if (toolGuard === undefined) return next;
         store ??= services.store;
-        logger.debug({ event: 'concurrency.guarded', tool: tool.name, limit: toolGuard.limit, keyArgs: toolGuard.keyArgs }, `guarding "${tool.name}"`);
+        logger.debug(
+          { event: 'concurrency.guarded', tool: tool.name, limit: toolGuard.limit, keyArgs: toolGuard.keyArgs },
+          `guarding "${tool.name}"`,
+        );
         return guard(next, tool, toolGuard, store, mode, config.retryAfterMs);
       });
     },

@@ -53,11 +53,22 @@ export function mutexExecutor(next: Executor, spec: MutexSpec): Executor {
 }
 
 /** Waits for the action's turn (`then` rather than `async`: less memory per waiting call). */
-function waitForTurn(next: Executor, ctx: CallContext, key: string, lock: Semaphore, spec: MutexSpec): Promise<CallToolResult> {
+function waitForTurn(
+  next: Executor,
+  ctx: CallContext,
+  key: string,
+  lock: Semaphore,
+  spec: MutexSpec,
+): Promise<CallToolResult> {
   return lock.acquire(ctx.signal).then((admission) => {
     if (admission.admitted) return runLocked(next, ctx, key, admission.permit);
     // The in-memory lock never sheds; a shared store may bound its lines.
-    return busy({ tool: spec.tool, active: admission.active, queued: admission.queued, retryAfterMs: spec.retryAfterMs });
+    return busy({
+      tool: spec.tool,
+      active: admission.active,
+      queued: admission.queued,
+      retryAfterMs: spec.retryAfterMs,
+    });
   });
 }
 
@@ -73,7 +84,10 @@ export function auditMutexExecutor(next: Executor, spec: MutexSpec): Executor {
     try {
       key = keyOf(ctx.arguments);
     } catch (error) {
-      ctx.logger.warn({ event: 'concurrency.would_refuse', err: error }, `audit: would have refused a call to "${spec.tool}"`);
+      ctx.logger.warn(
+        { event: 'concurrency.would_refuse', err: error },
+        `audit: would have refused a call to "${spec.tool}"`,
+      );
       return next(ctx);
     }
     if (ctx.parent !== undefined && joinsCaller(ctx, key)) return next(ctx);
@@ -82,10 +96,15 @@ export function auditMutexExecutor(next: Executor, spec: MutexSpec): Executor {
     const permit = probe.tryAcquire();
     if (permit !== undefined) return runLocked(next, ctx, key, permit);
     const wouldWait = (): Promise<CallToolResult> => {
-      ctx.logger.info({ event: 'concurrency.mutex_would_wait', keyArgs: spec.keyArgs }, `audit: a call to "${spec.tool}" would have waited for the same action`);
+      ctx.logger.info(
+        { event: 'concurrency.mutex_would_wait', keyArgs: spec.keyArgs },
+        `audit: a call to "${spec.tool}" would have waited for the same action`,
+      );
       return next(ctx);
     };
-    return probe.acquire(ctx.signal).then((admission) => (admission.admitted ? runLocked(next, ctx, key, admission.permit) : wouldWait()));
+    return probe
+      .acquire(ctx.signal)
+      .then((admission) => (admission.admitted ? runLocked(next, ctx, key, admission.permit) : wouldWait()));
   };
 }
 

@@ -31,15 +31,27 @@ export function limitExecutor(next: Executor, spec: LimiterSpec): Executor {
 }
 
 /** Waits in line (`then` rather than `async`: a waiting call's frame is what 100,000 waiters multiply). */
-function waitForSlot(next: Executor, ctx: CallContext, semaphore: Semaphore, spec: LimiterSpec): Promise<CallToolResult> {
+function waitForSlot(
+  next: Executor,
+  ctx: CallContext,
+  semaphore: Semaphore,
+  spec: LimiterSpec,
+): Promise<CallToolResult> {
   return semaphore
     .acquire(ctx.signal)
     .then((admission) => (admission.admitted ? runHolding(next, ctx, admission.permit) : shed(ctx, spec, admission)));
 }
 
-function shed(ctx: CallContext, spec: LimiterSpec, { active, queued }: { active: number; queued: number }): CallToolResult {
+function shed(
+  ctx: CallContext,
+  spec: LimiterSpec,
+  { active, queued }: { active: number; queued: number },
+): CallToolResult {
   const { maxActive, maxQueue } = spec.limit;
-  ctx.logger.warn({ event: 'concurrency.shed', active, queued, maxActive, maxQueue }, `shed a call to "${spec.tool}": at capacity`);
+  ctx.logger.warn(
+    { event: 'concurrency.shed', active, queued, maxActive, maxQueue },
+    `shed a call to "${spec.tool}": at capacity`,
+  );
   return busy({ tool: spec.tool, active, queued, retryAfterMs: spec.retryAfterMs });
 }
 
@@ -53,7 +65,10 @@ export function auditLimitExecutor(next: Executor, spec: LimiterSpec): Executor 
   const { maxActive, maxQueue } = spec.limit;
   const options: SemaphoreOptions = Object.freeze({ maxActive: maxActive + maxQueue, maxQueue: 0 });
   const runAnyway = (ctx: CallContext, running: number): Promise<CallToolResult> => {
-    ctx.logger.warn({ event: 'concurrency.would_shed', running, maxActive, maxQueue }, `audit: would have shed a call to "${spec.tool}"`);
+    ctx.logger.warn(
+      { event: 'concurrency.would_shed', running, maxActive, maxQueue },
+      `audit: would have shed a call to "${spec.tool}"`,
+    );
     return next(ctx);
   };
   return (ctx) => {
@@ -63,6 +78,8 @@ export function auditLimitExecutor(next: Executor, spec: LimiterSpec): Executor 
     // No queue (maxQueue 0), so acquire() answers at once; stores without a synchronous fast path (Redis) take this way.
     return semaphore
       .acquire(ctx.signal)
-      .then((admission) => (admission.admitted ? runHolding(next, ctx, admission.permit) : runAnyway(ctx, admission.active)));
+      .then((admission) =>
+        admission.admitted ? runHolding(next, ctx, admission.permit) : runAnyway(ctx, admission.active),
+      );
   };
 }

@@ -25,10 +25,14 @@ function readPolicy(tool: SluiceTool, plugin: string): z.output<typeof PolicySch
   const parsed = PolicySchema.safeParse(tool.policy);
   if (parsed.success) return parsed.data;
   const detail = parsed.error.issues.map((issue) => `policy.${issue.path.join('.')}: ${issue.message}`).join('; ');
-  throw new SluiceError(ConcurrencyErrorCode.INVALID_POLICY, `Tool "${tool.name}" has invalid settings for plugin "${plugin}": ${detail}`, {
-    plugin,
-    hook: 'execute',
-  });
+  throw new SluiceError(
+    ConcurrencyErrorCode.INVALID_POLICY,
+    `Tool "${tool.name}" has invalid settings for plugin "${plugin}": ${detail}`,
+    {
+      plugin,
+      hook: 'execute',
+    },
+  );
 }
 
 /**
@@ -47,8 +51,13 @@ export class GuardSettings {
   ) {
     this.limits = new PatternTable(Object.entries(config.tools));
     const mutex = config.mutex;
-    this.keyArgs = new PatternTable(mutex === false ? [] : Object.entries(mutex.tools).map(([k, v]) => [k, v.keyArgs] as const));
-    this.rules = mutex === false ? undefined : { destructive: new PatternSet(mutex.destructive), exempt: new PatternSet(mutex.exempt) };
+    this.keyArgs = new PatternTable(
+      mutex === false ? [] : Object.entries(mutex.tools).map(([k, v]) => [k, v.keyArgs] as const),
+    );
+    this.rules =
+      mutex === false
+        ? undefined
+        : { destructive: new PatternSet(mutex.destructive), exempt: new PatternSet(mutex.exempt) };
   }
 
   resolve(tool: SluiceTool): ToolGuard | undefined {

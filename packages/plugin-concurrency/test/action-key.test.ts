@@ -3,7 +3,12 @@ import fc from 'fast-check';
 import { SluiceError } from '@sluice/core';
 import { MAX_KEY_PART, actionKeyOf } from '../src/action-key.js';
 
-const scalar = fc.oneof(fc.string({ maxLength: 600 }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
+const scalar = fc.oneof(
+  fc.string({ maxLength: 600 }),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+);
 
 describe('the action key', () => {
   it('is the tool name alone when no argument is chosen', () => {
@@ -39,7 +44,12 @@ describe('the action key', () => {
 
   it('refuses any non-scalar key argument with -32602, whatever the rest of the arguments hold', () => {
     const keyOf = actionKeyOf('t', ['id']);
-    const nonScalar = fc.oneof(fc.object(), fc.array(fc.anything()), fc.constant(Number.NaN), fc.constant(Number.POSITIVE_INFINITY));
+    const nonScalar = fc.oneof(
+      fc.object(),
+      fc.array(fc.anything()),
+      fc.constant(Number.NaN),
+      fc.constant(Number.POSITIVE_INFINITY),
+    );
     fc.assert(
       fc.property(nonScalar, fc.dictionary(fc.string(), fc.anything()), (id, rest) => {
         let thrown: unknown;
@@ -60,10 +70,16 @@ describe('the action key', () => {
       return text.length > MAX_KEY_PART ? undefined : `sluice/concurrency/lock/t/${text.length}:${text}`;
     };
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.string({ maxLength: 8 }), fc.integer({ min: 0, max: 3000 }), fc.boolean(), fc.constant(null)), { minLength: 1, maxLength: 3000 }), (values) => {
-        const keyOf = actionKeyOf('t', ['a']);
-        for (const v of [...values, ...values]) expect(keyOf({ a: v })).toBe(spec(v));
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(fc.string({ maxLength: 8 }), fc.integer({ min: 0, max: 3000 }), fc.boolean(), fc.constant(null)),
+          { minLength: 1, maxLength: 3000 },
+        ),
+        (values) => {
+          const keyOf = actionKeyOf('t', ['a']);
+          for (const v of [...values, ...values]) expect(keyOf({ a: v })).toBe(spec(v));
+        },
+      ),
       { numRuns: 20 },
     );
   });

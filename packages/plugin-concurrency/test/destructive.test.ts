@@ -10,11 +10,19 @@ const tool = (source: ToolSource, annotations?: ToolAnnotations, policy: ToolPol
   source,
 });
 const local: ToolSource = { kind: 'local' };
-const upstream = (trusted: boolean): ToolSource => ({ kind: 'upstream', upstream: 'pay', originalName: 'refund', trusted });
-const rules = (destructive: string[] = [], exempt: string[] = []) => ({ destructive: new PatternSet(destructive), exempt: new PatternSet(exempt) });
+const upstream = (trusted: boolean): ToolSource => ({
+  kind: 'upstream',
+  upstream: 'pay',
+  originalName: 'refund',
+  trusted,
+});
+const rules = (destructive: string[] = [], exempt: string[] = []) => ({
+  destructive: new PatternSet(destructive),
+  exempt: new PatternSet(exempt),
+});
 
 describe('what counts as destructive', () => {
-  it('follows the specification\'s defaults for annotations', () => {
+  it("follows the specification's defaults for annotations", () => {
     expect(annotationsSayDestructive({})).toBe(true);
     expect(annotationsSayDestructive({ destructiveHint: true })).toBe(true);
     expect(annotationsSayDestructive({ destructiveHint: false })).toBe(false);

@@ -30,7 +30,13 @@ afterEach(async () => {
 async function serve(options: ConcurrencyOptions, register: (server: SluiceServer) => void): Promise<Running> {
   const store = new MemoryStore();
   const logs = captureLogger();
-  const server = createServer({ name: 'e2e', version: '1.0.0', store, logger: logs.logger, plugins: [concurrency(options)] });
+  const server = createServer({
+    name: 'e2e',
+    version: '1.0.0',
+    store,
+    logger: logs.logger,
+    plugins: [concurrency(options)],
+  });
   register(server);
   const listener = await server.listen();
   const client = new Client({ name: 'e2e-client', version: '1.0.0' });
@@ -70,7 +76,9 @@ describe('over Streamable HTTP with a real SDK client', () => {
     expect(occupancy.peak).toBe(5);
     expect(idle(slotsOf(store, 'reports.build', { maxActive: 5, maxQueue: 20 }))).toBe(true);
 
-    const after = await Promise.all(Array.from({ length: 25 }, (_, i) => call(client, 'reports.build', { i: 1000 + i })));
+    const after = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => call(client, 'reports.build', { i: 1000 + i })),
+    );
     expect(after.map(textOf)).toEqual(Array.from({ length: 25 }, (_, i) => `report ${1000 + i}`));
   });
 
@@ -90,7 +98,9 @@ describe('over Streamable HTTP with a real SDK client', () => {
     const first = call(client, 'export', { i: 0 });
     await until(() => occupancy.started === 1, 200_000);
     const controller = new AbortController();
-    const cancelled = client.callTool({ name: 'export', arguments: { i: 1 } }, { signal: controller.signal }).catch((e: unknown) => e);
+    const cancelled = client
+      .callTool({ name: 'export', arguments: { i: 1 } }, { signal: controller.signal })
+      .catch((e: unknown) => e);
     const third = call(client, 'export', { i: 2 });
     await until(() => slots().queued === 2, 200_000);
     controller.abort();
@@ -109,7 +119,8 @@ describe('over Streamable HTTP with a real SDK client', () => {
       server.tool({
         name: 'billing.refund',
         inputSchema: z.object({ invoiceId: z.string() }),
-        handler: ({ invoiceId }) => occupancy.during(invoiceId, async () => (await door.opened, text(`refunded ${invoiceId}`))),
+        handler: ({ invoiceId }) =>
+          occupancy.during(invoiceId, async () => (await door.opened, text(`refunded ${invoiceId}`))),
       });
       server.tool({
         name: 'billing.list',
@@ -128,7 +139,13 @@ describe('over Streamable HTTP with a real SDK client', () => {
     expect(occupancy.order.filter((k) => k === 'inv_1')).toHaveLength(1);
     expect(occupancy.running).toBe(4);
     door.open();
-    expect((await Promise.all(calls)).map(textOf)).toEqual(['refunded inv_1', 'refunded inv_1', 'refunded inv_2', 'listed', 'listed']);
+    expect((await Promise.all(calls)).map(textOf)).toEqual([
+      'refunded inv_1',
+      'refunded inv_1',
+      'refunded inv_2',
+      'listed',
+      'listed',
+    ]);
     expect(occupancy.order.filter((k) => k === 'inv_1')).toHaveLength(2);
   });
 

@@ -53,7 +53,7 @@ describe('the guard on tools imported from an upstream server', () => {
     await kit.close();
   });
 
-  it('ignores an untrusted upstream\'s annotations: its destructive tool runs in parallel', async () => {
+  it("ignores an untrusted upstream's annotations: its destructive tool runs in parallel", async () => {
     const { kit, occupancy, door } = await gateway({});
     const calls = [kit.call('pay.refund', { invoiceId: 'inv_1' }), kit.call('pay.refund', { invoiceId: 'inv_1' })];
     await until(() => occupancy.started === 2);
@@ -63,7 +63,9 @@ describe('the guard on tools imported from an upstream server', () => {
   });
 
   it('serializes refunds of one invoice when the operator names the tool destructive, and runs other invoices alongside', async () => {
-    const { kit, occupancy, door, store } = await gateway({ mutex: { destructive: ['pay.refund'], keyArgs: ['invoiceId'] } });
+    const { kit, occupancy, door, store } = await gateway({
+      mutex: { destructive: ['pay.refund'], keyArgs: ['invoiceId'] },
+    });
     const calls = [
       kit.call('pay.refund', { invoiceId: 'inv_1' }),
       kit.call('pay.refund', { invoiceId: 'inv_1' }),
@@ -78,9 +80,14 @@ describe('the guard on tools imported from an upstream server', () => {
     await kit.close();
   });
 
-  it('believes a trusted upstream\'s annotations', async () => {
+  it("believes a trusted upstream's annotations", async () => {
     const { kit, occupancy, door } = await gateway({}, true);
-    const calls = [kit.call('pay.refund', { invoiceId: 'inv_1' }), kit.call('pay.refund', { invoiceId: 'inv_2' }), kit.call('pay.report'), kit.call('pay.report')];
+    const calls = [
+      kit.call('pay.refund', { invoiceId: 'inv_1' }),
+      kit.call('pay.refund', { invoiceId: 'inv_2' }),
+      kit.call('pay.report'),
+      kit.call('pay.report'),
+    ];
     await until(() => occupancy.started === 3);
     expect(occupancy.order.filter((k) => k === 'report')).toHaveLength(2);
     expect(occupancy.order.filter((k) => String(k).startsWith('inv_'))).toHaveLength(1);
@@ -95,7 +102,9 @@ describe('the guard on tools imported from an upstream server', () => {
     const first = kit.call('pay.report');
     await until(() => occupancy.started === 1);
     const controller = new AbortController();
-    const cancelled = kit.client.callTool({ name: 'pay.report', arguments: {} }, { signal: controller.signal }).catch((e: unknown) => e);
+    const cancelled = kit.client
+      .callTool({ name: 'pay.report', arguments: {} }, { signal: controller.signal })
+      .catch((e: unknown) => e);
     const third = kit.call('pay.report');
     const slots = () => slotsOf(store, 'pay.report', { maxActive: 1, maxQueue: 2 });
     await until(() => slots().queued === 2);

@@ -26,13 +26,30 @@ function refundTool(occupancy: Occupancy, door: Promise<void>, fences: (number |
 }
 
 function quietServer(options: ConcurrencyOptions, store = new MemoryStore()): SluiceServer {
-  return createServer({ name: 's', version: '1', store, plugins: [concurrency(options)], logger: captureLogger().logger });
+  return createServer({
+    name: 's',
+    version: '1',
+    store,
+    plugins: [concurrency(options)],
+    logger: captureLogger().logger,
+  });
 }
 
 /** Exposes a tool as if it came from an upstream server, through the core's own admission path. */
-async function admitUpstream(server: SluiceServer, name: string, annotations: ToolAnnotations, trusted: boolean, base: Executor) {
+async function admitUpstream(
+  server: SluiceServer,
+  name: string,
+  annotations: ToolAnnotations,
+  trusted: boolean,
+  base: Executor,
+) {
   const source: ToolSource = { kind: 'upstream', upstream: 'payments', originalName: name, trusted };
-  const tool = { name, definition: { name, inputSchema: { type: 'object' as const }, annotations }, policy: {}, source };
+  const tool = {
+    name,
+    definition: { name, inputSchema: { type: 'object' as const }, annotations },
+    policy: {},
+    source,
+  };
   await server.admit(source, [{ tool, base }]);
 }
 
@@ -74,7 +91,10 @@ describe('the intent mutex', () => {
       plugins: [concurrency()],
       tools: [work('lookup', { readOnlyHint: true }), work('additive', { destructiveHint: false }), work('unmarked')],
     });
-    const calls = [...Array.from({ length: 3 }, () => kit.call('lookup')), ...Array.from({ length: 3 }, () => kit.call('additive'))];
+    const calls = [
+      ...Array.from({ length: 3 }, () => kit.call('lookup')),
+      ...Array.from({ length: 3 }, () => kit.call('additive')),
+    ];
     const unmarked = Array.from({ length: 3 }, () => kit.call('unmarked'));
     await until(() => occupancy.started === 7);
     expect(occupancy.order.filter((n) => n === 'unmarked')).toHaveLength(1);
@@ -87,7 +107,10 @@ describe('the intent mutex', () => {
   it('hands the handler a fencing token that grows with each turn on the same action', async () => {
     const occupancy = new Occupancy();
     const fences: (number | undefined)[] = [];
-    const kit = await createTestKit({ plugins: [concurrency()], tools: [refundTool(occupancy, Promise.resolve(), fences)] });
+    const kit = await createTestKit({
+      plugins: [concurrency()],
+      tools: [refundTool(occupancy, Promise.resolve(), fences)],
+    });
     await Promise.all(Array.from({ length: 5 }, (_, i) => kit.call('billing.refund', { invoiceId: 'inv_9', i })));
     expect(fences.every((f) => typeof f === 'number')).toBe(true);
     expect(fences).toEqual([...(fences as number[])].sort((a, b) => a - b));
@@ -117,7 +140,7 @@ describe('the intent mutex', () => {
     await server.close();
   });
 
-  it('lets a call made through ctx.call join its caller\'s turn on the same action instead of deadlocking', async () => {
+  it("lets a call made through ctx.call join its caller's turn on the same action instead of deadlocking", async () => {
     const fences: (number | undefined)[] = [];
     const kit = await createTestKit({
       plugins: [concurrency()],
@@ -170,7 +193,10 @@ describe('the intent mutex', () => {
   it('is off entirely with mutex: false', async () => {
     const occupancy = new Occupancy();
     const door = gate();
-    const kit = await createTestKit({ plugins: [concurrency({ mutex: false })], tools: [refundTool(occupancy, door.opened)] });
+    const kit = await createTestKit({
+      plugins: [concurrency({ mutex: false })],
+      tools: [refundTool(occupancy, door.opened)],
+    });
     const calls = Array.from({ length: 3 }, (_, i) => kit.call('billing.refund', { invoiceId: 'inv_1', i }));
     await until(() => occupancy.started === 3);
     door.open();
@@ -181,11 +207,17 @@ describe('the intent mutex', () => {
   it('in audit mode runs same-action calls at once and logs that they would have waited', async () => {
     const occupancy = new Occupancy();
     const door = gate();
-    const kit = await createTestKit({ plugins: [concurrency({ mode: 'audit' })], tools: [refundTool(occupancy, door.opened)] });
+    const kit = await createTestKit({
+      plugins: [concurrency({ mode: 'audit' })],
+      tools: [refundTool(occupancy, door.opened)],
+    });
     const calls = Array.from({ length: 3 }, (_, i) => kit.call('billing.refund', { invoiceId: 'inv_1', i }));
     await until(() => occupancy.started === 3);
     expect(kit.logs.events('concurrency.mutex_would_wait')).toHaveLength(2);
-    expect(kit.logs.events('concurrency.mutex_would_wait')[0]).toMatchObject({ tool: 'billing.refund', keyArgs: ['invoiceId'] });
+    expect(kit.logs.events('concurrency.mutex_would_wait')[0]).toMatchObject({
+      tool: 'billing.refund',
+      keyArgs: ['invoiceId'],
+    });
     door.open();
     await Promise.all(calls);
     await kit.close();
@@ -195,11 +227,18 @@ describe('the intent mutex', () => {
 describe('the intent mutex on imported tools', () => {
   const destructive = { destructiveHint: true };
 
-  async function concurrentRuns(options: ConcurrencyOptions, name: string, annotations: ToolAnnotations, trusted: boolean) {
+  async function concurrentRuns(
+    options: ConcurrencyOptions,
+    name: string,
+    annotations: ToolAnnotations,
+    trusted: boolean,
+  ) {
     const occupancy = new Occupancy();
     const door = gate();
     const server = quietServer(options);
-    await admitUpstream(server, name, annotations, trusted, () => occupancy.during(name, async () => (await door.opened, text('ok'))));
+    await admitUpstream(server, name, annotations, trusted, () =>
+      occupancy.during(name, async () => (await door.opened, text('ok'))),
+    );
     const calls = Array.from({ length: 3 }, () => server.call(name));
     await until(() => occupancy.started >= 1);
     await turns(100);
@@ -215,10 +254,12 @@ describe('the intent mutex on imported tools', () => {
   });
 
   it('serializes untrusted tools the operator names as destructive', async () => {
-    expect(await concurrentRuns({ mutex: { destructive: ['pay.*'] } }, 'pay.refund', { readOnlyHint: true }, false)).toBe(1);
+    expect(
+      await concurrentRuns({ mutex: { destructive: ['pay.*'] } }, 'pay.refund', { readOnlyHint: true }, false),
+    ).toBe(1);
   });
 
-  it('believes the annotations of a trusted upstream, by the specification\'s defaults', async () => {
+  it("believes the annotations of a trusted upstream, by the specification's defaults", async () => {
     expect(await concurrentRuns({}, 'pay.refund', {}, true)).toBe(1);
     expect(await concurrentRuns({}, 'pay.list', { readOnlyHint: true }, true)).toBe(3);
     expect(await concurrentRuns({ mutex: { exempt: ['pay.*'] } }, 'pay.refund', destructive, true)).toBe(3);

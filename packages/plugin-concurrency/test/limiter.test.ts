@@ -11,7 +11,12 @@ import { Occupancy, aborted, gate, idle, slotsOf, text, until } from './support.
 const READ_ONLY = { readOnlyHint: true } as const;
 
 /** A read-only tool (so the intent mutex stays out of the way) that waits at a gate. */
-function slowTool(name: string, occupancy: Occupancy, door: Promise<void>, limit?: { maxActive: number; maxQueue?: number }) {
+function slowTool(
+  name: string,
+  occupancy: Occupancy,
+  door: Promise<void>,
+  limit?: { maxActive: number; maxQueue?: number },
+) {
   return {
     name,
     annotations: READ_ONLY,
@@ -25,7 +30,8 @@ function observer(outcomes: Outcome[]): Plugin {
   return definePlugin({
     name: 'observer',
     version: '0.0.0',
-    apply: ({ hooks }) => hooks.settled.tap({ name: 'observer', stage: Stage.LAST }, (_ctx, outcome) => void outcomes.push(outcome)),
+    apply: ({ hooks }) =>
+      hooks.settled.tap({ name: 'observer', stage: Stage.LAST }, (_ctx, outcome) => void outcomes.push(outcome)),
   });
 }
 
@@ -41,11 +47,18 @@ describe('the concurrency limit', () => {
     const shed = await calls[25]!;
     expect(occupancy.started).toBe(5);
     expect(shed.isError).toBe(true);
-    expect(errorOf(shed)).toMatchObject({ code: ConcurrencyErrorCode.SERVER_BUSY, retryAfterMs: 750, active: 5, queued: 20 });
+    expect(errorOf(shed)).toMatchObject({
+      code: ConcurrencyErrorCode.SERVER_BUSY,
+      retryAfterMs: 750,
+      active: 5,
+      queued: 20,
+    });
     expect(textOf(shed)).toContain('<error_code>SERVER_BUSY</error_code>');
     expect(textOf(shed)).toContain('Tool "billing" is full (5 running, 20 waiting)');
     expect(textOf(shed)).toMatch(/<suggestion>.*one at a time or in small batches/);
-    expect(kit.logs.events('concurrency.shed')).toMatchObject([{ tool: 'billing', active: 5, queued: 20, maxActive: 5, maxQueue: 20 }]);
+    expect(kit.logs.events('concurrency.shed')).toMatchObject([
+      { tool: 'billing', active: 5, queued: 20, maxActive: 5, maxQueue: 20 },
+    ]);
     door.open();
     const served = await Promise.all(calls.slice(0, 25));
     expect(served.map(textOf)).toEqual(Array.from({ length: 25 }, (_, i) => `done ${i}`));
@@ -76,13 +89,21 @@ describe('the concurrency limit', () => {
         fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 16 }),
         async (maxActive, maxQueue, delays) => {
           const occupancy = new Occupancy();
-          const server = createServer({ name: 's', version: '1', plugins: [concurrency()], logger: captureLogger().logger });
+          const server = createServer({
+            name: 's',
+            version: '1',
+            plugins: [concurrency()],
+            logger: captureLogger().logger,
+          });
           server.tool({
             name: 'jittery',
             annotations: READ_ONLY,
             policy: { concurrency: { maxActive, maxQueue } },
             handler: async (args) =>
-              occupancy.during(args.ms, async () => (await new Promise((r) => setTimeout(r, args.ms as number)), text('ok'))),
+              occupancy.during(
+                args.ms,
+                async () => (await new Promise((r) => setTimeout(r, args.ms as number)), text('ok')),
+              ),
           });
           const results = await Promise.all(delays.map((ms) => server.call('jittery', { ms })));
           const shedCount = results.filter((r) => errorOf(r)?.code === 'SERVER_BUSY').length;
@@ -132,7 +153,14 @@ describe('the concurrency limit', () => {
     const kit = await createTestKit({
       store,
       plugins: [concurrency(), inner],
-      tools: [{ name: 'wrapped', annotations: READ_ONLY, policy: { concurrency: { maxActive: 1 } }, handler: () => text('fine') }],
+      tools: [
+        {
+          name: 'wrapped',
+          annotations: READ_ONLY,
+          policy: { concurrency: { maxActive: 1 } },
+          handler: () => text('fine'),
+        },
+      ],
     });
     await expect(kit.call('wrapped')).rejects.toMatchObject({ code: -32603 });
     expect(idle(slotsOf(store, 'wrapped', { maxActive: 1, maxQueue: 0 }))).toBe(true);
@@ -189,7 +217,14 @@ describe('the concurrency limit', () => {
     const kit = await createTestKit({
       store,
       plugins: [concurrency(), truncate],
-      tools: [{ name: 'big', annotations: READ_ONLY, policy: { concurrency: { maxActive: 1 } }, handler: () => text('x'.repeat(10_000)) }],
+      tools: [
+        {
+          name: 'big',
+          annotations: READ_ONLY,
+          policy: { concurrency: { maxActive: 1 } },
+          handler: () => text('x'.repeat(10_000)),
+        },
+      ],
     });
     expect(textOf(await kit.call('big'))).toBe('xxxx[truncated]');
     expect(textOf(await kit.call('big'))).toBe('xxxx[truncated]');
@@ -202,7 +237,13 @@ describe('the concurrency limit', () => {
     const outcomes: Outcome[] = [];
     const occupancy = new Occupancy();
     const door = gate();
-    const server = createServer({ name: 's', version: '1', store, plugins: [concurrency(), observer(outcomes)], logger: captureLogger().logger });
+    const server = createServer({
+      name: 's',
+      version: '1',
+      store,
+      plugins: [concurrency(), observer(outcomes)],
+      logger: captureLogger().logger,
+    });
     server.tool(slowTool('queue', occupancy, door.opened, { maxActive: 1, maxQueue: 5 }));
     const first = server.call('queue', { i: 0 });
     await until(() => occupancy.started === 1);
@@ -225,7 +266,12 @@ describe('the concurrency limit', () => {
   it('runs nothing of a call cancelled before it reached a free slot', async () => {
     let ran = 0;
     const server = createServer({ name: 's', version: '1', plugins: [concurrency()], logger: captureLogger().logger });
-    server.tool({ name: 'free', annotations: READ_ONLY, policy: { concurrency: { maxActive: 2 } }, handler: () => (ran++, text('ran')) });
+    server.tool({
+      name: 'free',
+      annotations: READ_ONLY,
+      policy: { concurrency: { maxActive: 2 } },
+      handler: () => (ran++, text('ran')),
+    });
     const failure = await server.call('free', {}, { signal: AbortSignal.abort() }).catch((e: unknown) => e);
     expect(SluiceError.is(failure) && failure.code).toBe(CoreErrorCode.CANCELLED);
     expect(ran).toBe(0);
@@ -247,7 +293,12 @@ describe('the concurrency limit', () => {
     door.open();
     await Promise.all(calls);
     const base = async () => text('base');
-    const tool = { name: 'free', definition: { name: 'free', inputSchema: { type: 'object' as const }, annotations: READ_ONLY }, policy: {}, source: { kind: 'local' as const } };
+    const tool = {
+      name: 'free',
+      definition: { name: 'free', inputSchema: { type: 'object' as const }, annotations: READ_ONLY },
+      policy: {},
+      source: { kind: 'local' as const },
+    };
     expect(kit.server.hooks.execute.call(base, tool)).toBe(base);
     await kit.close();
   });
@@ -257,7 +308,10 @@ describe('the concurrency limit', () => {
     const door = gate();
     const kit = await createTestKit({
       plugins: [concurrency({ default: { maxActive: 1 }, tools: { 'wide*': { maxActive: 1 } } })],
-      tools: [slowTool('plain', occupancy, door.opened), slowTool('wide.own', occupancy, door.opened, { maxActive: 3 })],
+      tools: [
+        slowTool('plain', occupancy, door.opened),
+        slowTool('wide.own', occupancy, door.opened, { maxActive: 3 }),
+      ],
     });
     const plain = [kit.call('plain', { i: 1 }), kit.call('plain', { i: 2 })];
     expect(errorOf(await plain[1]!)?.code).toBe('SERVER_BUSY');
@@ -356,8 +410,9 @@ describe('the options', () => {
     server.tool({ name: 'odd', policy: { concurrency: { maxActive: 1.5 } }, handler: () => text('x') });
     const failure = await server.ready().catch((e: unknown) => e);
     expect(failure).toMatchObject({ code: ConcurrencyErrorCode.INVALID_POLICY, plugin: 'concurrency' });
-    expect(String(failure)).toMatch(/Tool "odd" has invalid settings for plugin "concurrency": policy\.concurrency\.maxActive/);
+    expect(String(failure)).toMatch(
+      /Tool "odd" has invalid settings for plugin "concurrency": policy\.concurrency\.maxActive/,
+    );
     await server.close();
   });
 });
-

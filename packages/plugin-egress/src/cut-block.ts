@@ -18,7 +18,12 @@ export function cutBlock(given: ContentBlock, room: number): { block: ContentBlo
     const empty = { ...block, resource: { ...resource, text: '' } };
     const overhead = blockSize(empty, room);
     const text = cutText(resource.text, room - overhead);
-    return text && { block: { ...block, resource: { ...resource, text: text.text } } as ContentBlock, bytes: overhead + text.bytes };
+    return (
+      text && {
+        block: { ...block, resource: { ...resource, text: text.text } } as ContentBlock,
+        bytes: overhead + text.bytes,
+      }
+    );
   }
   return undefined; // images, audio and blobs are useless cut: dropped whole
 }

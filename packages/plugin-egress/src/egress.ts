@@ -25,7 +25,12 @@ export const UPSTREAM_READ_FACTOR = 4;
  */
 export function egress(options: EgressOptions = {}): Plugin {
   const config = parseOptions(PLUGIN_NAME, EgressOptions, options);
-  return definePlugin({ name: PLUGIN_NAME, version: VERSION, mode: config.mode, apply: (api) => applyEgress(api, config) });
+  return definePlugin({
+    name: PLUGIN_NAME,
+    version: VERSION,
+    mode: config.mode,
+    apply: (api) => applyEgress(api, config),
+  });
 }
 
 function applyEgress({ hooks, mode }: PluginApi, config: ParsedEgressOptions): void {

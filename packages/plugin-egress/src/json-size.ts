@@ -76,7 +76,9 @@ export function resolvedSize(value: unknown, room: number, depth: number): numbe
     case 'object':
       if (value === null) return 4;
       if (depth >= MAX_DEPTH) return Number.POSITIVE_INFINITY;
-      return Array.isArray(value) ? arraySize(value, room, depth + 1) : objectSize(value as Record<string, unknown>, room, depth + 1);
+      return Array.isArray(value)
+        ? arraySize(value, room, depth + 1)
+        : objectSize(value as Record<string, unknown>, room, depth + 1);
     default:
       return 0;
   }
@@ -99,7 +101,12 @@ export function arraySize(items: readonly unknown[], room: number, depth: number
 }
 
 /** Bytes of an object's JSON: `{`, `"key":value` for each own enumerable key JSON keeps, commas, `}`. */
-export function objectSize(object: Record<string, unknown>, room: number, depth: number, member: MemberSize = asJson): number {
+export function objectSize(
+  object: Record<string, unknown>,
+  room: number,
+  depth: number,
+  member: MemberSize = asJson,
+): number {
   let bytes = 1;
   let first = true;
   for (const key of Object.keys(object)) {
@@ -140,7 +147,9 @@ export function jsonSizeBound(value: unknown, room = Number.POSITIVE_INFINITY, d
     case 'object':
       if (value === null) return 4;
       if (depth >= MAX_DEPTH || !isPlain(value)) return Number.POSITIVE_INFINITY;
-      return Array.isArray(value) ? arrayBound(value, room, depth + 1) : objectBound(value as Record<string, unknown>, room, depth + 1);
+      return Array.isArray(value)
+        ? arrayBound(value, room, depth + 1)
+        : objectBound(value as Record<string, unknown>, room, depth + 1);
     default:
       return Number.POSITIVE_INFINITY;
   }

@@ -19,7 +19,10 @@ export class ToolLimits {
   private readonly patterns: { readonly pattern: string; readonly bytes: number }[] = [];
   private readonly fallback: number;
 
-  constructor(options: ParsedEgressOptions, private readonly plugin: string) {
+  constructor(
+    options: ParsedEgressOptions,
+    private readonly plugin: string,
+  ) {
     for (const [pattern, policy] of Object.entries(options.tools ?? {})) {
       if (isGlob(pattern)) this.patterns.push({ pattern, bytes: policy.maxPayloadBytes });
       else this.exact.set(pattern, policy.maxPayloadBytes);
@@ -53,9 +56,13 @@ export class ToolLimits {
     const parsed = EgressPolicy.safeParse(raw);
     if (parsed.success) return parsed.data.maxPayloadBytes;
     const detail = parsed.error.issues.map((i) => `${['egress', ...i.path].join('.')}: ${i.message}`).join('; ');
-    throw new SluiceError(EgressErrorCode.INVALID_POLICY, `Tool "${tool.name}" has an invalid egress policy: ${detail}`, {
-      plugin: this.plugin,
-      hook: 'import',
-    });
+    throw new SluiceError(
+      EgressErrorCode.INVALID_POLICY,
+      `Tool "${tool.name}" has an invalid egress policy: ${detail}`,
+      {
+        plugin: this.plugin,
+        hook: 'import',
+      },
+    );
   }
 }

@@ -39,14 +39,21 @@ export function fitsWithin(result: CallToolResult, limitBytes: number): boolean 
 export function originalSize(result: CallToolResult, limitBytes: number): number {
   const block: MemberSize = (_index, value, _room, depth) => blockSize(value, limitBytes, depth);
   const member: MemberSize = (key, value, _room, depth) =>
-    key === 'content' && Array.isArray(value) ? arraySize(value, Number.POSITIVE_INFINITY, depth + 1, block) : resolvedSize(value, limitBytes, depth);
+    key === 'content' && Array.isArray(value)
+      ? arraySize(value, Number.POSITIVE_INFINITY, depth + 1, block)
+      : resolvedSize(value, limitBytes, depth);
   return objectSize(result as Record<string, unknown>, Number.POSITIVE_INFINITY, 1, member);
 }
 
 /** The size of one content block, counted the same way. */
 export function blockSize(block: unknown, room = Number.POSITIVE_INFINITY, depth = 2): number {
   if (typeof block !== 'object' || block === null || Array.isArray(block)) return resolvedSize(block, room, depth);
-  return objectSize(block as Record<string, unknown>, room, depth + 1, memberSizeFor((block as { type?: unknown }).type));
+  return objectSize(
+    block as Record<string, unknown>,
+    room,
+    depth + 1,
+    memberSizeFor((block as { type?: unknown }).type),
+  );
 }
 
 /** A payload string: its UTF-8 bytes, plus the two quotes around it. */
@@ -55,9 +62,11 @@ const raw = (value: unknown, room: number, depth: number): number =>
 
 const plainMember: MemberSize = (_key, value, room, depth) => resolvedSize(value, room, depth);
 
-const textMember: MemberSize = (key, value, room, depth) => (key === 'text' ? raw(value, room, depth) : resolvedSize(value, room, depth));
+const textMember: MemberSize = (key, value, room, depth) =>
+  key === 'text' ? raw(value, room, depth) : resolvedSize(value, room, depth);
 
-const dataMember: MemberSize = (key, value, room, depth) => (key === 'data' ? raw(value, room, depth) : resolvedSize(value, room, depth));
+const dataMember: MemberSize = (key, value, room, depth) =>
+  key === 'data' ? raw(value, room, depth) : resolvedSize(value, room, depth);
 
 const resourceContentsMember: MemberSize = (key, value, room, depth) =>
   key === 'text' || key === 'blob' ? raw(value, room, depth) : resolvedSize(value, room, depth);
@@ -84,4 +93,6 @@ function memberSizeFor(type: unknown): MemberSize {
 const contentItem: MemberSize = (_index, block, room, depth) => blockSize(block, room, depth);
 
 const resultMember: MemberSize = (key, value, room, depth) =>
-  key === 'content' && Array.isArray(value) ? arraySize(value, room, depth + 1, contentItem) : resolvedSize(value, room, depth);
+  key === 'content' && Array.isArray(value)
+    ? arraySize(value, room, depth + 1, contentItem)
+    : resolvedSize(value, room, depth);

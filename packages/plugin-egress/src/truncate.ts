@@ -35,9 +35,15 @@ const SKELETON = resultSize({ content: [], _meta: {} });
  * is kept); structuredContent otherwise, whole or not at all; the other
  * `_meta` keys; any other field.
  */
-export function truncateResult(result: CallToolResult, limitBytes: number, originalBytes: number, keepStructured: boolean): Truncation | undefined {
+export function truncateResult(
+  result: CallToolResult,
+  limitBytes: number,
+  originalBytes: number,
+  keepStructured: boolean,
+): Truncation | undefined {
   const notice: ContentBlock = { type: 'text', text: interventionText(limitBytes) };
-  const reserve = SKELETON + blockSize(notice) + 1 + recordSize({ originalBytes, keptBytes: limitBytes, limitBytes }) + 1;
+  const reserve =
+    SKELETON + blockSize(notice) + 1 + recordSize({ originalBytes, keptBytes: limitBytes, limitBytes }) + 1;
   const budget = new Budget(limitBytes - reserve);
   const fields = result as Record<string, unknown>;
   const meta = metaOf(result);
@@ -45,7 +51,8 @@ export function truncateResult(result: CallToolResult, limitBytes: number, origi
   const keptMeta: Record<string, unknown> = {};
 
   budget.keep('result', kept, 'isError', fields.isError);
-  for (const key of Object.keys(meta)) if (isSteering(key) && key !== MetaKey.EGRESS) budget.keep('meta', keptMeta, key, meta[key]);
+  for (const key of Object.keys(meta))
+    if (isSteering(key) && key !== MetaKey.EGRESS) budget.keep('meta', keptMeta, key, meta[key]);
   if (keepStructured && jsonValueOf(fields.structuredContent, 'structuredContent') !== undefined) {
     if (!budget.keep('result', kept, 'structuredContent', fields.structuredContent)) return undefined;
   }
@@ -56,7 +63,14 @@ export function truncateResult(result: CallToolResult, limitBytes: number, origi
 
   const keptBytes = budget.keptBytes();
   const record: EgressRecord = { originalBytes, keptBytes, limitBytes };
-  return { result: { content: [...content, notice], ...kept, _meta: { ...keptMeta, [MetaKey.EGRESS]: record } } as CallToolResult, keptBytes };
+  return {
+    result: {
+      content: [...content, notice],
+      ...kept,
+      _meta: { ...keptMeta, [MetaKey.EGRESS]: record },
+    } as CallToolResult,
+    keptBytes,
+  };
 }
 
 function metaOf(result: CallToolResult): Record<string, unknown> {

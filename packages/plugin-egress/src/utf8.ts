@@ -12,7 +12,9 @@ const isLow = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
 
 /** Node's counter: native, and it copies nothing. Absent on runtimes without `Buffer`. */
 const nativeByteLength: ((text: string) => number) | undefined =
-  typeof globalThis.Buffer?.byteLength === 'function' ? (text) => globalThis.Buffer.byteLength(text, 'utf8') : undefined;
+  typeof globalThis.Buffer?.byteLength === 'function'
+    ? (text) => globalThis.Buffer.byteLength(text, 'utf8')
+    : undefined;
 
 /**
  * The UTF-8 byte length of `text`, counted over its code units. Stops as soon
@@ -72,7 +74,8 @@ export function utf8Cut(text: string, maxBytes: number): Cut {
     const size = Math.min(maxBytes - bytes, CHUNK_BYTES);
     // At most `size` code units can fit; end the slice between characters.
     let stop = Math.min(text.length, end + size);
-    if (stop < text.length && stop - 1 > end && isHigh(text.charCodeAt(stop - 1)) && isLow(text.charCodeAt(stop))) stop--;
+    if (stop < text.length && stop - 1 > end && isHigh(text.charCodeAt(stop - 1)) && isLow(text.charCodeAt(stop)))
+      stop--;
     const { read, written } = encoder.encodeInto(text.slice(end, stop), scratch.subarray(0, size));
     if (read === 0) break; // the next character does not fit in what is left
     end += read;

@@ -24,9 +24,13 @@ describe('egress() options', () => {
     const error = constructionError(() => egress({ maxPayloadBytes: 1_023 }));
     expect(error.code).toBe(CoreErrorCode.INVALID_OPTIONS);
     expect(error.message).toMatch(/maxPayloadBytes/);
-    expect(constructionError(() => egress({ tools: { 'db.*': { maxPayloadBytes: 10 } } })).message).toMatch(/tools\.db\.\*\.maxPayloadBytes/);
+    expect(constructionError(() => egress({ tools: { 'db.*': { maxPayloadBytes: 10 } } })).message).toMatch(
+      /tools\.db\.\*\.maxPayloadBytes/,
+    );
     expect(constructionError(() => egress({ maxPayloadBytes: 2_048.5 })).message).toMatch(/maxPayloadBytes/);
-    expect(constructionError(() => egress({ tools: { 'bad pattern!': { maxPayloadBytes: 2_048 } } })).message).toMatch(/tools/);
+    expect(constructionError(() => egress({ tools: { 'bad pattern!': { maxPayloadBytes: 2_048 } } })).message).toMatch(
+      /tools/,
+    );
     expect(constructionError(() => egress({ maxPayloadBytes: 2_048, limit: 5 } as never)).message).toMatch(/limit/);
     expect(egress({ maxPayloadBytes: 1_024 }).name).toBe('egress');
   });
@@ -39,7 +43,12 @@ describe('a result within the limit', () => {
     const atLimit = text('a'.repeat(limit - skeleton - 2) + 'é');
     const overLimit = text('a'.repeat(limit - skeleton - 1) + 'é');
     expect(oracleSize(atLimit)).toBe(limit);
-    const server = createServer({ name: 's', version: '1', logger: captureLogger().logger, plugins: [egress({ maxPayloadBytes: limit })] });
+    const server = createServer({
+      name: 's',
+      version: '1',
+      logger: captureLogger().logger,
+      plugins: [egress({ maxPayloadBytes: limit })],
+    });
     let next = atLimit;
     server.tool({ name: 'exact', handler: () => next });
     expect(await server.call('exact')).toBe(atLimit);
@@ -53,7 +62,12 @@ describe('a result within the limit', () => {
 
   it('leaves tools that no rule limits alone', async () => {
     const big = text('z'.repeat(50_000));
-    const server = createServer({ name: 's', version: '1', logger: captureLogger().logger, plugins: [egress({ tools: { 'db_*': { maxPayloadBytes: 4_096 } } })] });
+    const server = createServer({
+      name: 's',
+      version: '1',
+      logger: captureLogger().logger,
+      plugins: [egress({ tools: { 'db_*': { maxPayloadBytes: 4_096 } } })],
+    });
     server.tool({ name: 'files_read', handler: () => big });
     server.tool({ name: 'db_query', handler: () => big });
     expect(await server.call('files_read')).toBe(big);
@@ -71,7 +85,11 @@ describe('over the limit, through a real client', () => {
           name: 'logs_search',
           handler: () => ({
             content: [{ type: 'text' as const, text: 'log line\n'.repeat(2_000) }],
-            _meta: { [MetaKey.NEXT_TOOL]: { name: 'logs_search', arguments: { offset: 100 } }, nextTool: 'logs_search', 'openai/nextTool': 'logs_search' },
+            _meta: {
+              [MetaKey.NEXT_TOOL]: { name: 'logs_search', arguments: { offset: 100 } },
+              nextTool: 'logs_search',
+              'openai/nextTool': 'logs_search',
+            },
           }),
         },
       ],
@@ -88,7 +106,12 @@ describe('over the limit, through a real client', () => {
     expect(metaOf(result, 'nextTool')).toBe('logs_search');
     expect(metaOf(result, 'openai/nextTool')).toBe('logs_search');
     const [event] = kit.logs.events('egress.truncated');
-    expect(event).toMatchObject({ tool: 'logs_search', originalBytes: record!.originalBytes, keptBytes: record!.keptBytes, limitBytes: 4_096 });
+    expect(event).toMatchObject({
+      tool: 'logs_search',
+      originalBytes: record!.originalBytes,
+      keptBytes: record!.keptBytes,
+      limitBytes: 4_096,
+    });
     await kit.close();
   });
 
@@ -125,7 +148,16 @@ describe('over the limit, through a real client', () => {
     const rows = Array.from({ length: 1_000 }, (_, i) => ({ id: i }));
     const kit = await createTestKit({
       plugins: [egress({ maxPayloadBytes: 2_048 })],
-      tools: [{ name: 'typed_rows', outputSchema, handler: () => ({ content: [{ type: 'text' as const, text: JSON.stringify({ rows }) }], structuredContent: { rows } }) }],
+      tools: [
+        {
+          name: 'typed_rows',
+          outputSchema,
+          handler: () => ({
+            content: [{ type: 'text' as const, text: JSON.stringify({ rows }) }],
+            structuredContent: { rows },
+          }),
+        },
+      ],
     });
     const result = await kit.call('typed_rows');
     expect(result.isError).toBe(true);
@@ -139,7 +171,16 @@ describe('over the limit, through a real client', () => {
     const outputSchema = z.object({ total: z.number() });
     const kit = await createTestKit({
       plugins: [egress({ maxPayloadBytes: 2_048 })],
-      tools: [{ name: 'summary', outputSchema, handler: () => ({ content: [{ type: 'text' as const, text: 'detail '.repeat(1_000) }], structuredContent: { total: 1_000 } }) }],
+      tools: [
+        {
+          name: 'summary',
+          outputSchema,
+          handler: () => ({
+            content: [{ type: 'text' as const, text: 'detail '.repeat(1_000) }],
+            structuredContent: { total: 1_000 },
+          }),
+        },
+      ],
     });
     const result = await kit.call('summary');
     expect(result.isError).toBeUndefined();
@@ -153,7 +194,12 @@ describe('modes', () => {
   it('in audit mode logs what it would have cut and returns the result untouched', async () => {
     const big = text('a'.repeat(10_000));
     const logs = captureLogger();
-    const server = createServer({ name: 's', version: '1', logger: logs.logger, plugins: [egress({ maxPayloadBytes: 2_048, mode: 'audit' })] });
+    const server = createServer({
+      name: 's',
+      version: '1',
+      logger: logs.logger,
+      plugins: [egress({ maxPayloadBytes: 2_048, mode: 'audit' })],
+    });
     server.tool({ name: 'big', handler: () => big });
     expect(await server.call('big')).toBe(big);
     const events = logs.events('egress.truncated');
@@ -164,13 +210,20 @@ describe('modes', () => {
     const typed: CallToolResult = { content: [], structuredContent: { rows } };
     server.tool({ name: 'typed', outputSchema: z.object({ rows: z.array(z.number()) }), handler: () => typed });
     expect(await server.call('typed')).toBe(typed);
-    expect(logs.events('egress.refused')).toEqual([expect.objectContaining({ audit: true, tool: 'typed', code: 'PAYLOAD_TOO_LARGE', limitBytes: 2_048 })]);
+    expect(logs.events('egress.refused')).toEqual([
+      expect.objectContaining({ audit: true, tool: 'typed', code: 'PAYLOAD_TOO_LARGE', limitBytes: 2_048 }),
+    ]);
     await server.close();
   });
 
   it('when off, does nothing at all', async () => {
     const big = text('a'.repeat(10_000));
-    const server = createServer({ name: 's', version: '1', logger: captureLogger().logger, plugins: [egress({ maxPayloadBytes: 2_048, mode: 'off' })] });
+    const server = createServer({
+      name: 's',
+      version: '1',
+      logger: captureLogger().logger,
+      plugins: [egress({ maxPayloadBytes: 2_048, mode: 'off' })],
+    });
     server.tool({ name: 'big', handler: () => big });
     expect(await server.call('big')).toBe(big);
     expect(server.plugins).toHaveLength(0);
@@ -181,7 +234,12 @@ describe('modes', () => {
 describe('imported tools', () => {
   const upstream: ToolSource = { kind: 'upstream', upstream: 'github', originalName: 'search', trusted: false };
   const draft = (name: string, result: () => CallToolResult, preset?: number): ToolDraft => {
-    const tool: SluiceTool = { name, definition: { name, inputSchema: { type: 'object' } }, policy: {}, source: upstream };
+    const tool: SluiceTool = {
+      name,
+      definition: { name, inputSchema: { type: 'object' } },
+      policy: {},
+      source: upstream,
+    };
     if (preset !== undefined) tool.responseLimitBytes = preset;
     return { tool, base: async () => result() };
   };
@@ -193,7 +251,11 @@ describe('imported tools', () => {
       logger: captureLogger().logger,
       plugins: [egress({ tools: { 'github_*': { maxPayloadBytes: 8_192 } } })],
     });
-    await server.admit(upstream, [draft('github_search', () => text('g'.repeat(100_000))), draft('github_tight', () => text(''), 10_000), draft('other', () => text(''))]);
+    await server.admit(upstream, [
+      draft('github_search', () => text('g'.repeat(100_000))),
+      draft('github_tight', () => text(''), 10_000),
+      draft('other', () => text('')),
+    ]);
     const byName = new Map(server.tools().map((t) => [t.name, t]));
     expect(byName.get('github_search')?.responseLimitBytes).toBe(8_192 * UPSTREAM_READ_FACTOR);
     expect(byName.get('github_tight')?.responseLimitBytes).toBe(10_000); // a tighter cap set by someone else stays
@@ -203,11 +265,19 @@ describe('imported tools', () => {
   });
 
   it('sets no read cap in audit mode, nor on local tools', async () => {
-    const audit = createServer({ name: 's', version: '1', logger: captureLogger().logger, plugins: [egress({ maxPayloadBytes: 4_096, mode: 'audit' })] });
+    const audit = createServer({
+      name: 's',
+      version: '1',
+      logger: captureLogger().logger,
+      plugins: [egress({ maxPayloadBytes: 4_096, mode: 'audit' })],
+    });
     await audit.admit(upstream, [draft('github_search', () => text(''))]);
     expect(audit.tools()[0]?.responseLimitBytes).toBeUndefined();
     await audit.close();
-    const local = await createTestKit({ plugins: [egress({ maxPayloadBytes: 4_096 })], tools: [{ name: 'mine', handler: () => text('') }] });
+    const local = await createTestKit({
+      plugins: [egress({ maxPayloadBytes: 4_096 })],
+      tools: [{ name: 'mine', handler: () => text('') }],
+    });
     expect(local.server.tools()[0]?.responseLimitBytes).toBeUndefined();
     await local.close();
   });

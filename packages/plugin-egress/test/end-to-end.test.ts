@@ -30,7 +30,10 @@ function expectCapped(result: CallToolResult, limit: number): void {
 
 describe('a 30 MB result', () => {
   it('from a local handler reaches a real client capped at 2 MB while the server keeps serving', async () => {
-    const kit = await createTestKit({ plugins: [egress({ maxPayloadBytes: 2 * MiB })], tools: [{ name: 'logs_dump', handler: flood }, ping] });
+    const kit = await createTestKit({
+      plugins: [egress({ maxPayloadBytes: 2 * MiB })],
+      tools: [{ name: 'logs_dump', handler: flood }, ping],
+    });
     const [big, meanwhile] = await Promise.all([kit.call('logs_dump'), kit.call('ping')]);
     expectCapped(big, 2 * MiB);
     expect(textOf(big)).toContain('Payload truncated at 2.0MB');
@@ -45,9 +48,19 @@ describe('a 30 MB result', () => {
       const upstream = createServer({ name: 'warehouse', version: '1', logger: captureLogger().logger });
       upstream.tool({ name: 'logs_dump', handler: flood });
       const listener = await upstream.listen();
-      const gateway = createServer({ name: 'gateway', version: '1', logger: captureLogger().logger, plugins: [egress({ tools: { 'wh_*': { maxPayloadBytes: limit } } })] });
+      const gateway = createServer({
+        name: 'gateway',
+        version: '1',
+        logger: captureLogger().logger,
+        plugins: [egress({ tools: { 'wh_*': { maxPayloadBytes: limit } } })],
+      });
       gateway.tool(ping);
-      await gateway.import({ name: 'warehouse', namespace: 'wh', connection: { type: 'http', url: listener.url.href }, timeoutMs: 60_000 });
+      await gateway.import({
+        name: 'warehouse',
+        namespace: 'wh',
+        connection: { type: 'http', url: listener.url.href },
+        timeoutMs: 60_000,
+      });
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       await gateway.connect(serverSide);
       const client = new Client({ name: 'model', version: '1' });

@@ -20,7 +20,8 @@ describe('cutting between grapheme clusters', () => {
 
   it('leaves a cut that already falls between clusters where it is', () => {
     const text = `a${family}b🇫🇷c`;
-    for (const index of [0, 1, 1 + family.length, 2 + family.length, text.length]) expect(clusterStart(text, index)).toBe(index);
+    for (const index of [0, 1, 1 + family.length, 2 + family.length, text.length])
+      expect(clusterStart(text, index)).toBe(index);
   });
 
   it('looks back only a bounded window: a cut deep inside a huge cluster stays on its code point boundary', () => {

@@ -18,11 +18,19 @@ describe('the intervention message', () => {
 
   it('refuses an unsplittable structured result with PAYLOAD_TOO_LARGE, small enough for the smallest limit', () => {
     const longestName = 'n'.repeat(128);
-    const result = payloadTooLarge(longestName, { originalBytes: Number.MAX_SAFE_INTEGER, keptBytes: 0, limitBytes: 1_024 });
+    const result = payloadTooLarge(longestName, {
+      originalBytes: Number.MAX_SAFE_INTEGER,
+      keptBytes: 0,
+      limitBytes: 1_024,
+    });
     expect(result.isError).toBe(true);
     expect(errorOf(result)?.code).toBe(EgressErrorCode.PAYLOAD_TOO_LARGE);
     expect(textOf(result)).toContain('cannot be cut without breaking its output schema');
-    expect(result._meta?.[MetaKey.EGRESS]).toEqual({ originalBytes: Number.MAX_SAFE_INTEGER, keptBytes: 0, limitBytes: 1_024 });
+    expect(result._meta?.[MetaKey.EGRESS]).toEqual({
+      originalBytes: Number.MAX_SAFE_INTEGER,
+      keptBytes: 0,
+      limitBytes: 1_024,
+    });
     expect(resultSize(result)).toBeLessThanOrEqual(1_024);
   });
 });

@@ -21,15 +21,25 @@ describe('the size of a value as JSON', () => {
 
   it('bounds the size from above without reading strings, and gives up on what is not plain data', () => {
     fc.assert(
-      fc.property(fc.anything({ withBoxedValues: true, withDate: true, withMap: true, withNullPrototype: true, withSparseArray: true, withObjectString: true }), (value) => {
-        let wireSize: number;
-        try {
-          wireSize = wire(value);
-        } catch {
-          return; // JSON.stringify refuses it (a bigint): nothing to bound
-        }
-        expect(jsonSizeBound(value)).toBeGreaterThanOrEqual(wireSize);
-      }),
+      fc.property(
+        fc.anything({
+          withBoxedValues: true,
+          withDate: true,
+          withMap: true,
+          withNullPrototype: true,
+          withSparseArray: true,
+          withObjectString: true,
+        }),
+        (value) => {
+          let wireSize: number;
+          try {
+            wireSize = wire(value);
+          } catch {
+            return; // JSON.stringify refuses it (a bigint): nothing to bound
+          }
+          expect(jsonSizeBound(value)).toBeGreaterThanOrEqual(wireSize);
+        },
+      ),
     );
     expect(jsonSizeBound({ at: new Date(0) })).toBe(Number.POSITIVE_INFINITY);
     expect(jsonSizeBound({ toJSON: () => 'x'.repeat(100) })).toBe(Number.POSITIVE_INFINITY);

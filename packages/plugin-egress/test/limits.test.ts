@@ -19,7 +19,12 @@ describe('which limit applies to a tool', () => {
   it('prefers the tool policy, then an exact name, then the first matching pattern, then the server-wide limit', () => {
     const l = limits({
       maxPayloadBytes: 9_000,
-      tools: { 'github_*': { maxPayloadBytes: 4_000 }, 'github_search': { maxPayloadBytes: 3_000 }, 'git*': { maxPayloadBytes: 5_000 }, 'db.?et': { maxPayloadBytes: 6_000 } },
+      tools: {
+        'github_*': { maxPayloadBytes: 4_000 },
+        github_search: { maxPayloadBytes: 3_000 },
+        'git*': { maxPayloadBytes: 5_000 },
+        'db.?et': { maxPayloadBytes: 6_000 },
+      },
     });
     expect(l.resolve(tool('github_search', { egress: { maxPayloadBytes: 2_000 } }))).toBe(2_000);
     expect(l.resolve(tool('github_search'))).toBe(3_000);

@@ -17,7 +17,9 @@ describe('the size of a tool result', () => {
   it('counts text unescaped, a lone surrogate as 3 bytes, and structured parts as JSON', () => {
     const text = 'line\n"quoted"\ud800';
     const result: CallToolResult = { content: [{ type: 'text', text }], structuredContent: { text } };
-    const skeleton = Buffer.byteLength(JSON.stringify({ content: [{ type: 'text', text: '' }], structuredContent: { text } }));
+    const skeleton = Buffer.byteLength(
+      JSON.stringify({ content: [{ type: 'text', text: '' }], structuredContent: { text } }),
+    );
     // 'line' 4, newline 1, '"quoted"' 8, lone surrogate 3: no escapes in the text's count.
     expect(resultSize(result)).toBe(skeleton + 4 + 1 + 8 + 3);
   });
@@ -38,7 +40,9 @@ describe('the size of a tool result', () => {
   });
 
   it('stops counting a large result soon after the room it is given', () => {
-    const result: CallToolResult = { content: Array.from({ length: 1_000 }, () => ({ type: 'text' as const, text: 'x'.repeat(100) })) };
+    const result: CallToolResult = {
+      content: Array.from({ length: 1_000 }, () => ({ type: 'text' as const, text: 'x'.repeat(100) })),
+    };
     const counted = resultSize(result, 2_000);
     expect(counted).toBeGreaterThan(2_000);
     expect(counted).toBeLessThan(2_200);
@@ -57,7 +61,13 @@ describe('the size of a tool result', () => {
   });
 
   it('reports the original size exactly when no part is over the limit, and a lower bound otherwise', () => {
-    const parts: CallToolResult = { content: [{ type: 'text', text: 'é'.repeat(500) }, { type: 'text', text: 'é'.repeat(500) }], structuredContent: { n: 1 } };
+    const parts: CallToolResult = {
+      content: [
+        { type: 'text', text: 'é'.repeat(500) },
+        { type: 'text', text: 'é'.repeat(500) },
+      ],
+      structuredContent: { n: 1 },
+    };
     expect(originalSize(parts, 1_024)).toBe(oracleSize(parts));
     const rows = Array.from({ length: 2_000 }, (_, i) => ({ i, text: 'row' }));
     const huge: CallToolResult = { content: [{ type: 'text', text: 'é'.repeat(5_000) }], structuredContent: { rows } };

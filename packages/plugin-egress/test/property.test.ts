@@ -11,10 +11,16 @@ const wellFormed = (text: string): string => (text as unknown as { toWellFormed(
 
 describe('for any result, through the pipeline', () => {
   it('returns it untouched when within the limit, and otherwise valid UTF-8 within the limit, a prefix of the input', async () => {
-    const server = createServer({ name: 'p', version: '1', logger: captureLogger().logger, plugins: [egress({ tools: { 'limited_*': { maxPayloadBytes: 1_024 } } })] });
+    const server = createServer({
+      name: 'p',
+      version: '1',
+      logger: captureLogger().logger,
+      plugins: [egress({ tools: { 'limited_*': { maxPayloadBytes: 1_024 } } })],
+    });
     let next: CallToolResult = { content: [] };
     const limits = [1_024, 1_500, 2_048, 4_096];
-    for (const limit of limits) server.tool({ name: `limited_${limit}`, policy: { egress: { maxPayloadBytes: limit } }, handler: () => next });
+    for (const limit of limits)
+      server.tool({ name: `limited_${limit}`, policy: { egress: { maxPayloadBytes: limit } }, handler: () => next });
     await server.ready();
     let cut = 0;
     await fc.assert(

@@ -13,24 +13,44 @@ export const unicodeText = (maxLength: number): fc.Arbitrary<string> =>
     // 'max': lengths spread up to the maximum, so that many results cross the limits under test.
     fc.string({ unit: 'binary', maxLength, size: 'max' }),
     fc.string({ unit: 'grapheme', maxLength: Math.ceil(maxLength / 4), size: 'max' }),
-    fc.array(fc.constantFrom(...PIECES, 'a', ' ', '\n'), { maxLength: Math.ceil(maxLength / 3), size: 'max' }).map((parts) => parts.join('')),
+    fc
+      .array(fc.constantFrom(...PIECES, 'a', ' ', '\n'), { maxLength: Math.ceil(maxLength / 3), size: 'max' })
+      .map((parts) => parts.join('')),
   );
 
 const base64 = fc.base64String({ maxLength: 600 });
-const meta = fc.option(fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }), { nil: undefined });
+const meta = fc.option(fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }), {
+  nil: undefined,
+});
 
 const textBlock = fc.record(
   { type: fc.constant('text' as const), text: unicodeText(1_500), _meta: meta },
   { requiredKeys: ['type', 'text'] },
 );
-const mediaBlock = fc.record({ type: fc.constantFrom('image' as const, 'audio' as const), data: base64, mimeType: fc.constantFrom('image/png', 'audio/wav') });
+const mediaBlock = fc.record({
+  type: fc.constantFrom('image' as const, 'audio' as const),
+  data: base64,
+  mimeType: fc.constantFrom('image/png', 'audio/wav'),
+});
 const textResource = fc.record({
   type: fc.constant('resource' as const),
-  resource: fc.record({ uri: fc.constant('file:///doc.txt'), text: unicodeText(800), mimeType: fc.constant('text/plain') }),
+  resource: fc.record({
+    uri: fc.constant('file:///doc.txt'),
+    text: unicodeText(800),
+    mimeType: fc.constant('text/plain'),
+  }),
 });
-const blobResource = fc.record({ type: fc.constant('resource' as const), resource: fc.record({ uri: fc.constant('file:///doc.bin'), blob: base64 }) });
+const blobResource = fc.record({
+  type: fc.constant('resource' as const),
+  resource: fc.record({ uri: fc.constant('file:///doc.bin'), blob: base64 }),
+});
 const link = fc.record(
-  { type: fc.constant('resource_link' as const), uri: fc.constant('file:///linked'), name: unicodeText(40), description: unicodeText(200) },
+  {
+    type: fc.constant('resource_link' as const),
+    uri: fc.constant('file:///linked'),
+    name: unicodeText(40),
+    description: unicodeText(200),
+  },
   { requiredKeys: ['type', 'uri', 'name'] },
 );
 

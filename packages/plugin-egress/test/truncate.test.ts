@@ -18,7 +18,7 @@ const text = (t: string): ContentBlock => ({ type: 'text', text: t });
 const textOfBlock = (block: ContentBlock | undefined): string => (block as { text: string }).text;
 
 describe('truncating a result', () => {
-  const ALPHABETS = { 'ASCII': 'abcd', '2-byte': 'éß', '3-byte': '日€', '4-byte': '😀𝄞', 'emoji sequences': '👨‍👩‍👧🇫🇷👍🏽' };
+  const ALPHABETS = { ASCII: 'abcd', '2-byte': 'éß', '3-byte': '日€', '4-byte': '😀𝄞', 'emoji sequences': '👨‍👩‍👧🇫🇷👍🏽' };
   for (const [name, alphabet] of Object.entries(ALPHABETS)) {
     it(`cuts ${name} text at every position near the limit into valid UTF-8 within the limit`, () => {
       // Shifting the text one byte at a time puts the limit at every offset inside every character and sequence.
@@ -52,7 +52,13 @@ describe('truncating a result', () => {
 
   it('keeps blocks in order, cuts the first text that does not fit, drops all later blocks, and appends the intervention', () => {
     const input: CallToolResult = {
-      content: [text('first'), { type: 'image', data: 'aGVsbG8=', mimeType: 'image/png' }, text('y'.repeat(5_000)), text('later'), { type: 'image', data: 'AA==', mimeType: 'image/png' }],
+      content: [
+        text('first'),
+        { type: 'image', data: 'aGVsbG8=', mimeType: 'image/png' },
+        text('y'.repeat(5_000)),
+        text('later'),
+        { type: 'image', data: 'AA==', mimeType: 'image/png' },
+      ],
       structuredContent: { rows: ['r'.repeat(3_000)] },
     };
     const { result } = cut(input);
@@ -69,7 +75,11 @@ describe('truncating a result', () => {
   it('keeps structuredContent whole when it fits after the content, and drops it when it does not', () => {
     const small = cut({ content: [text('a'.repeat(5_000))], structuredContent: { rows: [1, 2, 3] } }, 3_000);
     expect(small.result.structuredContent).toBeUndefined(); // the text took the room first
-    const fits = cut({ content: [text('short')], structuredContent: { rows: [1, 2, 3] }, extra: 'z'.repeat(3_000) } as CallToolResult);
+    const fits = cut({
+      content: [text('short')],
+      structuredContent: { rows: [1, 2, 3] },
+      extra: 'z'.repeat(3_000),
+    } as CallToolResult);
     expect(fits.result.structuredContent).toEqual({ rows: [1, 2, 3] });
     expect((fits.result as Record<string, unknown>).extra).toBeUndefined();
   });
@@ -84,11 +94,15 @@ describe('truncating a result', () => {
   });
 
   it('cuts the text of an embedded resource, and drops blobs and images whole', () => {
-    const resource: CallToolResult = { content: [{ type: 'resource', resource: { uri: 'file:///log', text: 'ł'.repeat(3_000) } }] };
+    const resource: CallToolResult = {
+      content: [{ type: 'resource', resource: { uri: 'file:///log', text: 'ł'.repeat(3_000) } }],
+    };
     const kept = cut(resource).result.content[0] as { resource: { text: string; uri: string } };
     expect(kept.resource.uri).toBe('file:///log');
     expect(kept.resource.text).toMatch(/^ł+$/);
-    const blob: CallToolResult = { content: [{ type: 'resource', resource: { uri: 'file:///bin', blob: 'A'.repeat(3_000) } }] };
+    const blob: CallToolResult = {
+      content: [{ type: 'resource', resource: { uri: 'file:///bin', blob: 'A'.repeat(3_000) } }],
+    };
     expect(cut(blob).result.content).toHaveLength(1); // only the intervention
   });
 
@@ -108,11 +122,17 @@ describe('truncating a result', () => {
     expect(meta.nextTool).toBe('page');
     expect(meta['openai/nextTool']).toBe('page');
     expect(meta.bulky).toBeUndefined();
-    expect(meta[MetaKey.EGRESS]).toEqual({ originalBytes: resultSize(input), keptBytes: expect.any(Number), limitBytes: LIMIT });
+    expect(meta[MetaKey.EGRESS]).toEqual({
+      originalBytes: resultSize(input),
+      keptBytes: expect.any(Number),
+      limitBytes: LIMIT,
+    });
   });
 
   it('keeps isError, and never copies a __proto__ key', () => {
-    const input = JSON.parse(`{"content":[{"type":"text","text":"${'e'.repeat(3_000)}"}],"isError":true,"_meta":{"__proto__":{"polluted":true}}}`) as CallToolResult;
+    const input = JSON.parse(
+      `{"content":[{"type":"text","text":"${'e'.repeat(3_000)}"}],"isError":true,"_meta":{"__proto__":{"polluted":true}}}`,
+    ) as CallToolResult;
     const { result } = cut(input);
     expect(result.isError).toBe(true);
     expect(Object.prototype.hasOwnProperty.call(result._meta, '__proto__')).toBe(false);

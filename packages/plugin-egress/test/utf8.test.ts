@@ -21,12 +21,12 @@ function referenceCut(text: string, maxBytes: number): number {
 }
 
 const ALPHABETS: Record<string, string> = {
-  'ASCII': 'abcdefgh',
+  ASCII: 'abcdefgh',
   '2-byte': 'éßяα',
   '3-byte': '日本語€',
   '4-byte': '😀𝄞𠜎🚀',
   'emoji sequences': '👨‍👩‍👧🇫🇷👍🏽❤️',
-  'mixed': 'a é 日 😀 👨‍👩‍👧 z',
+  mixed: 'a é 日 😀 👨‍👩‍👧 z',
 };
 
 describe('counting UTF-8 bytes', () => {

@@ -55,7 +55,13 @@ function entryNamer(originService: string | undefined): (tool: SluiceTool) => st
   };
 }
 
-function check(ctx: CallContext, stack: CallStack, name: string, imported: boolean, maxDepth: number): CallToolResult | undefined {
+function check(
+  ctx: CallContext,
+  stack: CallStack,
+  name: string,
+  imported: boolean,
+  maxDepth: number,
+): CallToolResult | undefined {
   const at = stack.indexOf(name);
   if (at !== -1) return refuseLoop(ctx, name, cycleOf(stack, at, name), imported);
   if (stack.length >= maxDepth) return refuseDepth(ctx, stack.length, maxDepth);

@@ -75,14 +75,16 @@ export function copyStack(stack: CallStack, name?: string): string[] {
 
 /** Checks one attacker-controlled stack value; cheap checks first, so huge values cost nothing. */
 function checkStack(value: unknown, key: string): CallStack {
-  if (!Array.isArray(value)) throw invalidParams(`_meta["${key}"] must be an array of tool names, got ${describe(value)}`);
+  if (!Array.isArray(value))
+    throw invalidParams(`_meta["${key}"] must be an array of tool names, got ${describe(value)}`);
   const length = value.length;
   if (length > MAX_STACK_ENTRIES) {
     throw invalidParams(`_meta["${key}"] has ${length} entries; at most ${MAX_STACK_ENTRIES} are accepted`);
   }
   for (let i = 0; i < length; i++) {
     const entry: unknown = value[i];
-    if (typeof entry !== 'string') throw invalidParams(`_meta["${key}"][${i}] must be a tool name string, got ${describe(entry)}`);
+    if (typeof entry !== 'string')
+      throw invalidParams(`_meta["${key}"][${i}] must be a tool name string, got ${describe(entry)}`);
     if (entry.length === 0 || entry.length > MAX_ENTRY_LENGTH) {
       throw invalidParams(`_meta["${key}"][${i}] must have 1-${MAX_ENTRY_LENGTH} characters, got ${entry.length}`);
     }

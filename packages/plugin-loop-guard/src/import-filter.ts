@@ -27,7 +27,8 @@ export function createImportFilter(config: LoopGuardConfig, settings: FilterSett
     const { originalName, upstream } = tool.source;
     const prefix = prefixes.find((p) => originalName.startsWith(p));
     if (prefix !== undefined) return `Denied by denyToolPrefix (${prefix})`;
-    if (allow !== undefined && !allow.some((matches: ToolMatcher) => matches(upstream, originalName))) return 'Not in allowTools';
+    if (allow !== undefined && !allow.some((matches: ToolMatcher) => matches(upstream, originalName)))
+      return 'Not in allowTools';
     return undefined;
   };
   return (batch) => {
@@ -36,11 +37,17 @@ export function createImportFilter(config: LoopGuardConfig, settings: FilterSett
       if (reason === undefined) continue;
       const upstream = tool.source.kind === 'upstream' ? tool.source.upstream : undefined;
       if (settings.audit) {
-        settings.logger.warn({ event: 'loop_guard.would_skip', tool: tool.name, upstream, reason }, `audit: would not import ${tool.name}`);
+        settings.logger.warn(
+          { event: 'loop_guard.would_skip', tool: tool.name, upstream, reason },
+          `audit: would not import ${tool.name}`,
+        );
         continue;
       }
       batch.skip(tool, reason, settings.plugin);
-      settings.logger.info({ event: 'loop_guard.skipped', tool: tool.name, upstream, reason }, `did not import ${tool.name}: ${reason}`);
+      settings.logger.info(
+        { event: 'loop_guard.skipped', tool: tool.name, upstream, reason },
+        `did not import ${tool.name}: ${reason}`,
+      );
     }
     return batch;
   };

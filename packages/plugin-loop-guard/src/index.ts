@@ -7,7 +7,13 @@ export type { LoopGuardConfig } from './options.js';
 
 export { LoopGuardErrorCode } from './errors.js';
 
-export { MAX_ENTRY_LENGTH, MAX_STACK_ENTRIES, PLAIN_CALL_STACK_KEY, getCallStack, withCallStack } from './call-stack.js';
+export {
+  MAX_ENTRY_LENGTH,
+  MAX_STACK_ENTRIES,
+  PLAIN_CALL_STACK_KEY,
+  getCallStack,
+  withCallStack,
+} from './call-stack.js';
 export type { CallStack } from './call-stack.js';
 
 export { version } from './version.js';

@@ -31,7 +31,12 @@ describe('the provider side: every call is checked against the incoming stack, t
     });
     const result = await kit.call('a', { path: ['b', 'c', 'a', 'b'] });
     expect(result.isError).toBe(true);
-    expect(errorOf(result)).toMatchObject({ code: LoopGuardErrorCode.LOOP_DETECTED, entry: 'a', cycle: ['a', 'b', 'c', 'a'], side: 'provider' });
+    expect(errorOf(result)).toMatchObject({
+      code: LoopGuardErrorCode.LOOP_DETECTED,
+      entry: 'a',
+      cycle: ['a', 'b', 'c', 'a'],
+      side: 'provider',
+    });
     expect(textOf(result)).toContain('a -> b -> c -> a');
     expect(runsOfC).toBe(1);
     expect(kit.logs.events('loop_guard.loop_detected')[0]).toMatchObject({ entry: 'a', side: 'provider' });
@@ -50,7 +55,9 @@ describe('the provider side: every call is checked against the incoming stack, t
     const between = Array.from({ length: 10 }, (_, i) => `svc.t${i}`);
     const result = await kit.call('a', {}, { callStack: ['first', 'a', ...between] });
     expect(errorOf(result)?.cycle).toEqual(['a', ...between, 'a']);
-    expect(textOf(result)).toContain('a -> svc.t0 -> svc.t1 -> svc.t2 -> ... (4 more) -> svc.t7 -> svc.t8 -> svc.t9 -> a');
+    expect(textOf(result)).toContain(
+      'a -> svc.t0 -> svc.t1 -> svc.t2 -> ... (4 more) -> svc.t7 -> svc.t8 -> svc.t9 -> a',
+    );
     await kit.close();
   });
 
@@ -75,9 +82,16 @@ describe('the provider side: every call is checked against the incoming stack, t
   it('with originService, names its entries service/tool and records the origin', async () => {
     const kit = await createTestKit({ plugins: [loopGuard({ originService: 'svcA' })], tools: chainTools });
     const seen = readForwarded(await kit.call('a', { path: ['b'] }, { callStack: ['svcB/a'] }));
-    expect(seen).toEqual({ stack: ['svcB/a', 'svcA/a', 'svcA/b'], plain: ['svcB/a', 'svcA/a', 'svcA/b'], origin: 'svcA' });
+    expect(seen).toEqual({
+      stack: ['svcB/a', 'svcA/a', 'svcA/b'],
+      plain: ['svcB/a', 'svcA/a', 'svcA/b'],
+      origin: 'svcA',
+    });
     const looped = await kit.call('a', { path: ['b', 'a'] });
-    expect(errorOf(looped)).toMatchObject({ code: LoopGuardErrorCode.LOOP_DETECTED, cycle: ['svcA/a', 'svcA/b', 'svcA/a'] });
+    expect(errorOf(looped)).toMatchObject({
+      code: LoopGuardErrorCode.LOOP_DETECTED,
+      cycle: ['svcA/a', 'svcA/b', 'svcA/a'],
+    });
     await kit.close();
   });
 
@@ -85,7 +99,10 @@ describe('the provider side: every call is checked against the incoming stack, t
     const kit = await createTestKit({ plugins: [loopGuard({ mode: 'audit' })], tools: chainTools });
     const seen = readForwarded(await kit.call('a', { path: ['b', 'a'] }));
     expect(seen.stack).toEqual(['a', 'b', 'a']);
-    expect(kit.logs.events('audit.refusal')[0]).toMatchObject({ plugin: 'loop-guard', code: LoopGuardErrorCode.LOOP_DETECTED });
+    expect(kit.logs.events('audit.refusal')[0]).toMatchObject({
+      plugin: 'loop-guard',
+      code: LoopGuardErrorCode.LOOP_DETECTED,
+    });
     await kit.close();
   });
 
@@ -137,7 +154,10 @@ describe('the wire format', () => {
     ];
     for (const [stack, message] of cases) {
       const failure = await kit.call('a', {}, { callStack: stack }).catch((e: unknown) => e);
-      expect(failure, JSON.stringify(stack).slice(0, 40)).toMatchObject({ code: -32602, message: expect.stringMatching(message) });
+      expect(failure, JSON.stringify(stack).slice(0, 40)).toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(message),
+      });
     }
     await expect(kit.call('a', {}, { [MetaKey.CALL_STACK]: [null] })).rejects.toMatchObject({ code: -32602 });
     await kit.close();

@@ -22,7 +22,11 @@ describe('getCallStack', () => {
   });
 
   it('throws a -32602 SluiceError for a malformed value under either key', () => {
-    for (const meta of [{ callStack: 'a' }, { [MetaKey.CALL_STACK]: [1] }, { callStack: ['ok'], [MetaKey.CALL_STACK]: {} }]) {
+    for (const meta of [
+      { callStack: 'a' },
+      { [MetaKey.CALL_STACK]: [1] },
+      { callStack: ['ok'], [MetaKey.CALL_STACK]: {} },
+    ]) {
       let thrown: unknown;
       try {
         getCallStack(meta);
@@ -58,7 +62,9 @@ describe('withCallStack', () => {
   });
 
   it('refuses a name that cannot be an entry', () => {
-    expect(() => withCallStack({}, '')).toThrow(expect.objectContaining({ code: LoopGuardErrorCode.INVALID_STACK_ENTRY }));
+    expect(() => withCallStack({}, '')).toThrow(
+      expect.objectContaining({ code: LoopGuardErrorCode.INVALID_STACK_ENTRY }),
+    );
     expect(() => withCallStack({}, 'x'.repeat(MAX_ENTRY_LENGTH + 1))).toThrow(/1-256 characters/);
   });
 });

@@ -18,12 +18,21 @@ interface Received {
 /** Service B: a `serviceB.probe` tool that records the `_meta` each request brought, guarded or not. */
 function serviceB(guard?: LoopGuardOptions): { server: SluiceServer; received: Received[] } {
   const received: Received[] = [];
-  const server = createServer({ name: 'serviceB', version: '1.0.0', plugins: guard ? [loopGuard(guard)] : [], logger: captureLogger().logger });
+  const server = createServer({
+    name: 'serviceB',
+    version: '1.0.0',
+    plugins: guard ? [loopGuard(guard)] : [],
+    logger: captureLogger().logger,
+  });
   const probe = hop('serviceB.probe');
   server.tool({
     ...probe,
     handler: (args, ctx) => {
-      received.push({ ours: ctx.meta[MetaKey.CALL_STACK], plain: ctx.meta.callStack, origin: ctx.meta[MetaKey.ORIGIN] });
+      received.push({
+        ours: ctx.meta[MetaKey.CALL_STACK],
+        plain: ctx.meta.callStack,
+        origin: ctx.meta[MetaKey.ORIGIN],
+      });
       return probe.handler(args, ctx);
     },
   });
@@ -37,9 +46,17 @@ afterEach(async () => {
 
 /** Service A, with `serviceA.run` local and B's tools imported in-process. */
 async function serviceA(b: SluiceServer, guard: LoopGuardOptions = {}, namespace?: string): Promise<TestKit> {
-  const kit = await createTestKit({ plugins: [loopGuard(guard)], tools: [hop('serviceA.run')], server: { name: 'serviceA' } });
+  const kit = await createTestKit({
+    plugins: [loopGuard(guard)],
+    tools: [hop('serviceA.run')],
+    server: { name: 'serviceA' },
+  });
   open.push(kit, b);
-  const result = await kit.server.import({ name: 'b', connection: { type: 'in-process', server: b.createSdkServer() }, ...(namespace ? { namespace } : {}) });
+  const result = await kit.server.import({
+    name: 'b',
+    connection: { type: 'in-process', server: b.createSdkServer() },
+    ...(namespace ? { namespace } : {}),
+  });
   expect(result.skipped).toEqual([]);
   return kit;
 }
@@ -50,14 +67,20 @@ describe('the consumer side', () => {
     const a = await serviceA(b.server, { originService: 'svcA' });
     const seen = readForwarded(await a.call('serviceA.run', { path: ['serviceB.probe'] }));
     expect(b.received).toEqual([{ ours: ['svcA/serviceA.run'], plain: ['svcA/serviceA.run'], origin: 'svcA' }]);
-    expect(seen).toEqual({ stack: ['svcA/serviceA.run', 'svcB/serviceB.probe'], plain: ['svcA/serviceA.run', 'svcB/serviceB.probe'], origin: 'svcB' });
+    expect(seen).toEqual({
+      stack: ['svcA/serviceA.run', 'svcB/serviceB.probe'],
+      plain: ['svcA/serviceA.run', 'svcB/serviceB.probe'],
+      origin: 'svcB',
+    });
   });
 
   it('passes on a stack that came in under the plain key only, under both keys', async () => {
     const b = serviceB();
     const a = await serviceA(b.server);
     await a.call('serviceB.probe', {}, { callStack: ['serviceX.run', 'getAnalysis'] });
-    expect(b.received).toEqual([{ ours: ['serviceX.run', 'getAnalysis'], plain: ['serviceX.run', 'getAnalysis'], origin: undefined }]);
+    expect(b.received).toEqual([
+      { ours: ['serviceX.run', 'getAnalysis'], plain: ['serviceX.run', 'getAnalysis'], origin: undefined },
+    ]);
   });
 
   it('refuses a proxied call before it leaves when the upstream tool is already in the stack', async () => {
@@ -73,7 +96,7 @@ describe('the consumer side', () => {
     expect(a.logs.events('loop_guard.loop_detected')[0]).toMatchObject({ side: 'consumer', entry: 'serviceB.probe' });
   });
 
-  it('checks the upstream\'s name for the tool, not the namespaced name it has here', async () => {
+  it("checks the upstream's name for the tool, not the namespaced name it has here", async () => {
     const b = serviceB();
     const a = await serviceA(b.server, {}, 'b');
     expect((await a.listTools()).map((t) => t.name).sort()).toEqual(['b_serviceB.probe', 'serviceA.run']);
@@ -96,7 +119,11 @@ describe('the consumer side', () => {
     const b = serviceB({ originService: 'svcB' });
     const a = await serviceA(b.server, { originService: 'svcA' });
     const result = await a.call('serviceB.probe', {}, { callStack: ['svcB/serviceB.probe'] });
-    expect(errorOf(result)).toMatchObject({ code: LoopGuardErrorCode.LOOP_DETECTED, side: 'provider', cycle: ['svcB/serviceB.probe', 'svcB/serviceB.probe'] });
+    expect(errorOf(result)).toMatchObject({
+      code: LoopGuardErrorCode.LOOP_DETECTED,
+      side: 'provider',
+      cycle: ['svcB/serviceB.probe', 'svcB/serviceB.probe'],
+    });
     expect(b.received).toEqual([]);
   });
 });

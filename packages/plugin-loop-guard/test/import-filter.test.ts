@@ -10,20 +10,28 @@ import { answer, upstreamDraft } from './upstream.js';
 async function importInto(options: LoopGuardOptions, tools: [upstream: string, name: string][]) {
   const kit = await createTestKit({ plugins: [loopGuard(options)], tools: [hop('serviceA.run')] });
   const source: ToolSource = { kind: 'upstream', upstream: tools[0]![0], originalName: '', trusted: false };
-  const result = await kit.server.admit(source, tools.map(([upstream, name]) => upstreamDraft(upstream, name, answer)));
+  const result = await kit.server.admit(
+    source,
+    tools.map(([upstream, name]) => upstreamDraft(upstream, name, answer)),
+  );
   return { kit, result };
 }
 
 describe('the import hook', () => {
-  it('skips upstream tools whose name starts with a denied prefix, in the seed\'s wording', async () => {
+  it("skips upstream tools whose name starts with a denied prefix, in the seed's wording", async () => {
     const { kit, result } = await importInto({ denyToolPrefix: 'serviceA.' }, [
       ['serviceB', 'serviceA.processIncident'],
       ['serviceB', 'getData'],
     ]);
     expect(result.imported).toEqual(['getData']);
-    expect(result.skipped).toEqual([{ name: 'serviceA.processIncident', reason: 'Denied by denyToolPrefix (serviceA.)', by: 'loop-guard' }]);
+    expect(result.skipped).toEqual([
+      { name: 'serviceA.processIncident', reason: 'Denied by denyToolPrefix (serviceA.)', by: 'loop-guard' },
+    ]);
     expect(kit.server.skipped()).toEqual(result.skipped);
-    expect(kit.logs.events('loop_guard.skipped')[0]).toMatchObject({ tool: 'serviceA.processIncident', upstream: 'serviceB' });
+    expect(kit.logs.events('loop_guard.skipped')[0]).toMatchObject({
+      tool: 'serviceA.processIncident',
+      upstream: 'serviceB',
+    });
     expect((await kit.listTools()).map((t) => t.name).sort()).toEqual(['getData', 'serviceA.run']);
     await kit.close();
   });
@@ -32,7 +40,10 @@ describe('the import hook', () => {
     const upstream = createServer({ name: 'serviceB', version: '1.0.0', logger: captureLogger().logger });
     for (const name of ['serviceA.processIncident', 'getData']) upstream.tool({ ...hop(name) });
     const kit = await createTestKit({ plugins: [loopGuard({ denyToolPrefix: 'serviceA.' })] });
-    const result = await kit.server.import({ name: 'serviceB', connection: { type: 'in-process', server: upstream.createSdkServer() } });
+    const result = await kit.server.import({
+      name: 'serviceB',
+      connection: { type: 'in-process', server: upstream.createSdkServer() },
+    });
     expect(result).toEqual({
       imported: ['getData'],
       skipped: [{ name: 'serviceA.processIncident', reason: 'Denied by denyToolPrefix (serviceA.)', by: 'loop-guard' }],
@@ -46,7 +57,9 @@ describe('the import hook', () => {
       ['serviceB', 'serviceC.step'],
       ['serviceB', 'serviceB.work'],
     ]);
-    expect(result.skipped).toEqual([{ name: 'serviceC.step', reason: 'Denied by denyToolPrefix (serviceC.)', by: 'loop-guard' }]);
+    expect(result.skipped).toEqual([
+      { name: 'serviceC.step', reason: 'Denied by denyToolPrefix (serviceC.)', by: 'loop-guard' },
+    ]);
     await kit.close();
   });
 
@@ -89,21 +102,32 @@ describe('the import hook', () => {
   });
 
   it('reads a dot in a pattern as a dot, not as any character', async () => {
-    const { kit, result } = await importInto({ allowTools: ['svc.get'] }, [['p', 'svcXget'], ['p', 'svc.get']]);
+    const { kit, result } = await importInto({ allowTools: ['svc.get'] }, [
+      ['p', 'svcXget'],
+      ['p', 'svc.get'],
+    ]);
     expect(result.imported).toEqual(['svc.get']);
     await kit.close();
   });
 
   it('never touches local tools', async () => {
-    const kit = await createTestKit({ plugins: [loopGuard({ denyToolPrefix: 'serviceA.', allowTools: ['nothing'] })], tools: [hop('serviceA.run')] });
+    const kit = await createTestKit({
+      plugins: [loopGuard({ denyToolPrefix: 'serviceA.', allowTools: ['nothing'] })],
+      tools: [hop('serviceA.run')],
+    });
     expect((await kit.listTools()).map((t) => t.name)).toEqual(['serviceA.run']);
     await kit.close();
   });
 
   it('in audit mode logs what it would skip and imports it anyway', async () => {
-    const { kit, result } = await importInto({ denyToolPrefix: 'serviceA.', mode: 'audit' }, [['serviceB', 'serviceA.x']]);
+    const { kit, result } = await importInto({ denyToolPrefix: 'serviceA.', mode: 'audit' }, [
+      ['serviceB', 'serviceA.x'],
+    ]);
     expect(result.imported).toEqual(['serviceA.x']);
-    expect(kit.logs.events('loop_guard.would_skip')[0]).toMatchObject({ tool: 'serviceA.x', reason: 'Denied by denyToolPrefix (serviceA.)' });
+    expect(kit.logs.events('loop_guard.would_skip')[0]).toMatchObject({
+      tool: 'serviceA.x',
+      reason: 'Denied by denyToolPrefix (serviceA.)',
+    });
     await kit.close();
   });
 

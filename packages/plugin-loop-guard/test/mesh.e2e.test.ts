@@ -18,7 +18,9 @@ interface Mesh {
 }
 
 async function startMesh(guard: (prefix: string) => LoopGuardOptions): Promise<Mesh> {
-  const [a, b, c] = await Promise.all(['serviceA', 'serviceB', 'serviceC'].map((p) => ServiceProcess.start(p, guard(p))));
+  const [a, b, c] = await Promise.all(
+    ['serviceA', 'serviceB', 'serviceC'].map((p) => ServiceProcess.start(p, guard(p))),
+  );
   await c!.import(a!);
   await b!.import(c!);
   const aImportsB = await a!.import(b!);
@@ -53,7 +55,9 @@ describe('a ring of three service processes with the loop guard', () => {
     });
     expect(textOf(result)).toContain('serviceA.run -> serviceB.run -> serviceC.run -> serviceA.run');
     expect([await runsOf(a), await runsOf(b), await runsOf(c)]).toEqual([1, 1, 1]);
-    expect(await c.waitForLogs('loop_guard.loop_detected')).toEqual([expect.objectContaining({ side: 'consumer', entry: 'serviceA.run' })]);
+    expect(await c.waitForLogs('loop_guard.loop_detected')).toEqual([
+      expect.objectContaining({ side: 'consumer', entry: 'serviceA.run' }),
+    ]);
   });
 
   it('keeps every process up and serving calls that do not cycle, across process boundaries', async () => {
@@ -67,7 +71,7 @@ describe('a ring of three service processes with the loop guard', () => {
     expect(stackOf(textOf(await b.call('serviceB.run')))).toEqual(['serviceB.run']);
   });
 
-  it('leaves the re-import of A\'s own tools to core\'s name-collision check when no prefix is denied', () => {
+  it("leaves the re-import of A's own tools to core's name-collision check when no prefix is denied", () => {
     const own = mesh.aImportsB.skipped.filter((s) => s.name.startsWith('serviceA.'));
     expect(own.map((s) => s.name).sort()).toEqual(['serviceA.run', 'serviceA.stats']);
     expect(own.every((s) => s.by === 'core')).toBe(true);
@@ -85,7 +89,12 @@ describe('the same ring with each service denying its own prefix and naming itse
 
   it('cuts the ring at import time: A does not import its own tools back from B, and says why', async () => {
     const { a } = mesh;
-    expect(mesh.aImportsB.imported.sort()).toEqual(['serviceB.run', 'serviceB.stats', 'serviceC.run', 'serviceC.stats']);
+    expect(mesh.aImportsB.imported.sort()).toEqual([
+      'serviceB.run',
+      'serviceB.stats',
+      'serviceC.run',
+      'serviceC.stats',
+    ]);
     expect(mesh.aImportsB.skipped).toEqual([
       { name: 'serviceA.run', reason: 'Denied by denyToolPrefix (serviceA.)', by: 'loop-guard' },
       { name: 'serviceA.stats', reason: 'Denied by denyToolPrefix (serviceA.)', by: 'loop-guard' },
@@ -106,6 +115,10 @@ describe('the same ring with each service denying its own prefix and naming itse
     expect(await a.waitForLogs('loop_guard.loop_detected')).toEqual([expect.objectContaining({ side: 'provider' })]);
     expect([a.running, b.running, c.running]).toEqual([true, true, true]);
     const across = await a.call('serviceA.run', { path: ['serviceB.run', 'serviceC.run'] });
-    expect(stackOf(textOf(across))).toEqual(['serviceA/serviceA.run', 'serviceB/serviceB.run', 'serviceC/serviceC.run']);
+    expect(stackOf(textOf(across))).toEqual([
+      'serviceA/serviceA.run',
+      'serviceB/serviceB.run',
+      'serviceC/serviceC.run',
+    ]);
   });
 });

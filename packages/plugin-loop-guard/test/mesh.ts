@@ -47,14 +47,19 @@ export class ServiceProcess {
 
   /** Spawns the service and waits until it listens. */
   static async start(prefix: string, guard?: LoopGuardOptions): Promise<ServiceProcess> {
-    const child = spawn(process.execPath, ['--conditions=sluice:source', '--import', 'tsx', FIXTURE, JSON.stringify({ prefix, guard })], {
-      cwd: PACKAGE_DIR,
-      env: { ...process.env, SLUICE_LOG_LEVEL: 'info' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--conditions=sluice:source', '--import', 'tsx', FIXTURE, JSON.stringify({ prefix, guard })],
+      {
+        cwd: PACKAGE_DIR,
+        env: { ...process.env, SLUICE_LOG_LEVEL: 'info' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     const service = new ServiceProcess(prefix, child);
     const ready = await service.next();
-    if (ready.event !== 'ready') throw new Error(`${prefix} did not start: ${JSON.stringify(ready)} ${JSON.stringify(service.logs)}`);
+    if (ready.event !== 'ready')
+      throw new Error(`${prefix} did not start: ${JSON.stringify(ready)} ${JSON.stringify(service.logs)}`);
     service.url = String(ready.url);
     service.client = new Client({ name: 'mesh-test', version: '1.0.0' });
     await service.client.connect(new StreamableHTTPClientTransport(new URL(service.url)));
@@ -65,7 +70,8 @@ export class ServiceProcess {
   async import(upstream: ServiceProcess): Promise<ImportedEvent> {
     this.child.stdin!.write(`${JSON.stringify({ op: 'import', name: upstream.prefix, url: upstream.url })}\n`);
     const event = await this.next();
-    if (event.event !== 'imported') throw new Error(`${this.prefix} failed to import ${upstream.prefix}: ${JSON.stringify(event)}`);
+    if (event.event !== 'imported')
+      throw new Error(`${this.prefix} failed to import ${upstream.prefix}: ${JSON.stringify(event)}`);
     return event as ImportedEvent;
   }
 
@@ -85,7 +91,8 @@ export class ServiceProcess {
   async waitForLogs(name: string, count = 1): Promise<Record<string, unknown>[]> {
     const deadline = Date.now() + 10_000;
     while (this.logEvents(name).length < count) {
-      if (Date.now() > deadline) throw new Error(`${this.prefix} never logged ${count} "${name}": ${JSON.stringify(this.logs.slice(-5))}`);
+      if (Date.now() > deadline)
+        throw new Error(`${this.prefix} never logged ${count} "${name}": ${JSON.stringify(this.logs.slice(-5))}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     return this.logEvents(name);
@@ -116,7 +123,8 @@ export class ServiceProcess {
     const queued = this.events.shift();
     if (queued) return Promise.resolve(queued);
     return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`${this.prefix} exited (${code}): ${JSON.stringify(this.logs.slice(-5))}`));
+      const onExit = (code: number | null) =>
+        reject(new Error(`${this.prefix} exited (${code}): ${JSON.stringify(this.logs.slice(-5))}`));
       this.child.once('exit', onExit);
       this.waiting.push((event) => {
         this.child.off('exit', onExit);

@@ -19,7 +19,9 @@ function wellFormed(value: unknown): boolean {
   return (
     Array.isArray(value) &&
     value.length <= MAX_STACK_ENTRIES &&
-    Array.from(value as unknown[]).every((entry) => typeof entry === 'string' && entry.length >= 1 && entry.length <= MAX_ENTRY_LENGTH)
+    Array.from(value as unknown[]).every(
+      (entry) => typeof entry === 'string' && entry.length >= 1 && entry.length <= MAX_ENTRY_LENGTH,
+    )
   );
 }
 
@@ -32,7 +34,9 @@ const json = fc.letrec((tie) => ({
     fc.double({ noNaN: true, noDefaultInfinity: true }),
     fc.string(),
     fc.array(tie('value'), { maxLength: 5 }),
-    fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'length', '0', 'callStack', 'x'), tie('value'), { maxKeys: 4 }),
+    fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'length', '0', 'callStack', 'x'), tie('value'), {
+      maxKeys: 4,
+    }),
   ),
 })).value;
 
@@ -82,14 +86,20 @@ async function outcomeOf(call: Promise<CallToolResult>): Promise<Outcome> {
 function checkOutcome(meta: Record<string, unknown>, outcome: Outcome): void {
   const valid = KEYS.every((key) => wellFormed(Object.hasOwn(meta, key) ? meta[key] : undefined));
   if (!valid) {
-    expect(outcome).toMatchObject({ rpc: -32602, message: expect.stringMatching(/_meta\["(dev\.sluice\/callStack|callStack)"\]/) });
+    expect(outcome).toMatchObject({
+      rpc: -32602,
+      message: expect.stringMatching(/_meta\["(dev\.sluice\/callStack|callStack)"\]/),
+    });
     return;
   }
   expect(outcome).toHaveProperty('ok');
   const result = (outcome as { ok: CallToolResult }).ok;
   const stack = expectedStack(meta);
   if (stack.includes('a')) {
-    expect(errorOf(result)).toMatchObject({ code: LoopGuardErrorCode.LOOP_DETECTED, cycle: [...stack.slice(stack.indexOf('a')), 'a'] });
+    expect(errorOf(result)).toMatchObject({
+      code: LoopGuardErrorCode.LOOP_DETECTED,
+      cycle: [...stack.slice(stack.indexOf('a')), 'a'],
+    });
   } else if (stack.length >= MAX_DEPTH) {
     expect(errorOf(result)).toMatchObject({ code: LoopGuardErrorCode.CALL_STACK_TOO_DEEP, depth: stack.length });
   } else {
@@ -142,12 +152,23 @@ describe('arbitrary values in-process, where nothing is serialized', () => {
   it('never crashes on any value under either key, including sparse arrays and non-JSON values', async () => {
     const kit = await createTestKit({ plugins: [loopGuard({ maxDepth: MAX_DEPTH })], tools: [hop('a')] });
     await fc.assert(
-      fc.asyncProperty(fc.anything({ withNullPrototype: true, withSparseArray: true, withBigInt: true, withMap: true, withSet: true, withDate: true }), fc.constantFrom(...KEYS), async (value, key) => {
-        const meta = Object.create(null) as Record<string, unknown>;
-        meta[key] = value;
-        const outcome = await outcomeOf(kit.server.call('a', {}, { meta }));
-        checkOutcome(meta, outcome);
-      }),
+      fc.asyncProperty(
+        fc.anything({
+          withNullPrototype: true,
+          withSparseArray: true,
+          withBigInt: true,
+          withMap: true,
+          withSet: true,
+          withDate: true,
+        }),
+        fc.constantFrom(...KEYS),
+        async (value, key) => {
+          const meta = Object.create(null) as Record<string, unknown>;
+          meta[key] = value;
+          const outcome = await outcomeOf(kit.server.call('a', {}, { meta }));
+          checkOutcome(meta, outcome);
+        },
+      ),
       { numRuns: 300 },
     );
     await kit.close();

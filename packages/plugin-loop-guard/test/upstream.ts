@@ -2,7 +2,12 @@
 // for tests of the import hook that need no upstream connection.
 import type { Executor, ToolDraft, ToolSource } from '@sluice/core';
 
-export function upstreamDraft(upstream: string, originalName: string, base: Executor, exposedAs = originalName): ToolDraft {
+export function upstreamDraft(
+  upstream: string,
+  originalName: string,
+  base: Executor,
+  exposedAs = originalName,
+): ToolDraft {
   const source: ToolSource = { kind: 'upstream', upstream, originalName, trusted: false };
   return {
     tool: { name: exposedAs, definition: { name: exposedAs, inputSchema: { type: 'object' } }, policy: {}, source },

@@ -81,5 +81,18 @@ function isDomainChar(c: number): boolean {
 }
 
 function isUrlStop(c: number): boolean {
-  return c <= 32 || c === 34 || c === 39 || c === 60 || c === 62 || c === 40 || c === 41 || c === 91 || c === 93 || c === 123 || c === 125 || c === 96;
+  return (
+    c <= 32 ||
+    c === 34 ||
+    c === 39 ||
+    c === 60 ||
+    c === 62 ||
+    c === 40 ||
+    c === 41 ||
+    c === 91 ||
+    c === 93 ||
+    c === 123 ||
+    c === 125 ||
+    c === 96
+  );
 }

@@ -10,7 +10,11 @@ export interface Overrides {
 }
 
 /** The alias and description override the rules give a tool of `server`, if any. */
-export function overridesFor(rules: readonly ToolRule[], server: string, names: readonly string[]): Overrides | undefined {
+export function overridesFor(
+  rules: readonly ToolRule[],
+  server: string,
+  names: readonly string[],
+): Overrides | undefined {
   const { alias, description } = resolveToolSettings(rules, server, names);
   if (alias === undefined && description === undefined) return undefined;
   return { ...(alias === undefined ? {} : { alias }), ...(description === undefined ? {} : { description }) };
@@ -35,6 +39,10 @@ export function applyOverrides(tool: SluiceTool, overrides: Overrides): string |
 export function overrideCandidate(candidate: Candidate, overrides: Overrides | undefined): Candidate {
   if (overrides === undefined) return candidate;
   const name = overrides.alias ?? candidate.name;
-  const definition = { ...candidate.definition, name, ...(overrides.description === undefined ? {} : { description: overrides.description }) };
+  const definition = {
+    ...candidate.definition,
+    name,
+    ...(overrides.description === undefined ? {} : { description: overrides.description }),
+  };
   return { ...candidate, name, definition, ...(name === candidate.name ? {} : { formerName: candidate.name }) };
 }

@@ -24,14 +24,22 @@ export interface ApprovalSubject {
 }
 
 /** The sentence a person approves or declines. */
-export function approvalMessage(subject: ApprovalSubject, maxArgumentChars: number, mask: (text: string) => string): string {
+export function approvalMessage(
+  subject: ApprovalSubject,
+  maxArgumentChars: number,
+  mask: (text: string) => string,
+): string {
   const from = subject.upstream === undefined ? '' : ` from upstream "${subject.upstream}"`;
   const args = summarize(subject.args, maxArgumentChars, mask);
   return `Allow the tool "${subject.tool}"${from} to run? Risk ${subject.level} (${LEVEL_LABELS[subject.level]}). Arguments: ${args}`;
 }
 
 /** The arguments as JSON, secrets masked, invisible characters spelled out, cut at `max` characters. */
-export function summarize(args: Readonly<Record<string, unknown>>, max: number, mask: (text: string) => string): string {
+export function summarize(
+  args: Readonly<Record<string, unknown>>,
+  max: number,
+  mask: (text: string) => string,
+): string {
   let text: string;
   try {
     text = JSON.stringify(args) ?? '{}';
@@ -51,7 +59,12 @@ export function approvalForm(message: string): ElicitParams {
     requestedSchema: {
       type: 'object',
       properties: {
-        [APPROVE_FIELD]: { type: 'boolean', title: 'Approve this call', description: 'Yes runs the tool with these arguments; no refuses it.', default: false },
+        [APPROVE_FIELD]: {
+          type: 'boolean',
+          title: 'Approve this call',
+          description: 'Yes runs the tool with these arguments; no refuses it.',
+          default: false,
+        },
       },
       required: [APPROVE_FIELD],
     },

@@ -28,7 +28,10 @@ export class ApprovalGate {
     const target = this.targets.of(ctx.tool);
     if (target === undefined) return undefined;
     if (this.mode !== 'enforce') return wouldAsk(ctx.tool.name);
-    const decision = await this.approver.approve(ctx, { message: this.message(ctx, target), reason: `risk ${target.level}` });
+    const decision = await this.approver.approve(ctx, {
+      message: this.message(ctx, target),
+      reason: `risk ${target.level}`,
+    });
     if (decision.approved) return undefined;
     if (decision.reason === 'input-required') return decision.result;
     return refusalOf(decision, ctx.tool.name);
@@ -36,22 +39,37 @@ export class ApprovalGate {
 
   private message(ctx: CallContext, target: ApprovalTarget): string {
     const upstream = target.server === LOCAL_SOURCE ? undefined : target.server;
-    return approvalMessage({ tool: ctx.tool.name, ...(upstream ? { upstream } : {}), level: target.level, args: ctx.arguments }, this.config.maxArgumentChars, this.mask);
+    return approvalMessage(
+      { tool: ctx.tool.name, ...(upstream ? { upstream } : {}), level: target.level, args: ctx.arguments },
+      this.config.maxArgumentChars,
+      this.mask,
+    );
   }
 }
 
 type Denied = Exclude<ApprovalDecision, { approved: true } | { reason: 'input-required' }>;
 
-const DO_NOT_RETRY = 'Do not call it again with the same arguments; tell the user it was not approved, or ask them what to do instead.';
+const DO_NOT_RETRY =
+  'Do not call it again with the same arguments; tell the user it was not approved, or ask them what to do instead.';
 
 /** What the model reads when a call was not approved. */
 export function refusalOf(decision: Denied, tool: string): CallToolResult {
   const detail = decision.detail === undefined ? '' : ` (${decision.detail})`;
   switch (decision.reason) {
     case 'declined':
-      return refusal({ code: RiskErrorCode.APPROVAL_DECLINED, message: `A person declined to approve this call of "${tool}"${detail}.`, suggestion: DO_NOT_RETRY, details: { tool } });
+      return refusal({
+        code: RiskErrorCode.APPROVAL_DECLINED,
+        message: `A person declined to approve this call of "${tool}"${detail}.`,
+        suggestion: DO_NOT_RETRY,
+        details: { tool },
+      });
     case 'cancelled':
-      return refusal({ code: RiskErrorCode.APPROVAL_CANCELLED, message: `The person asked to approve this call of "${tool}" dismissed the request without approving it.`, suggestion: DO_NOT_RETRY, details: { tool } });
+      return refusal({
+        code: RiskErrorCode.APPROVAL_CANCELLED,
+        message: `The person asked to approve this call of "${tool}" dismissed the request without approving it.`,
+        suggestion: DO_NOT_RETRY,
+        details: { tool },
+      });
     case 'timeout':
       return refusal({
         code: RiskErrorCode.APPROVAL_TIMEOUT,
@@ -77,5 +95,9 @@ export function refusalOf(decision: Denied, tool: string): CallToolResult {
 }
 
 function wouldAsk(tool: string): CallToolResult {
-  return refusal({ code: RiskErrorCode.APPROVAL_REQUIRED, message: `A person would have been asked to approve this call of "${tool}".`, details: { tool } });
+  return refusal({
+    code: RiskErrorCode.APPROVAL_REQUIRED,
+    message: `A person would have been asked to approve this call of "${tool}".`,
+    details: { tool },
+  });
 }

@@ -24,7 +24,10 @@ export const ApprovalOptions = z
      */
     secret: z
       .string()
-      .refine((value) => Buffer.byteLength(value, 'utf8') >= MIN_SECRET_BYTES, `must be at least ${MIN_SECRET_BYTES} bytes`)
+      .refine(
+        (value) => Buffer.byteLength(value, 'utf8') >= MIN_SECRET_BYTES,
+        `must be at least ${MIN_SECRET_BYTES} bytes`,
+      )
       .optional(),
     /** At most this many characters of the arguments are shown in the form. */
     maxArgumentChars: z.number().int().min(16).max(10_000).default(400),

@@ -9,7 +9,12 @@ import { levelIndex } from './levels.js';
  * on the auto-execute list runs unasked; otherwise a tool whose composed
  * level (before any HITL credit) is at or above `defaultFromLevel` asks.
  */
-export function needsApproval(explicit: boolean | undefined, names: readonly string[], composed: RiskLevel, approval: ApprovalConfig): boolean {
+export function needsApproval(
+  explicit: boolean | undefined,
+  names: readonly string[],
+  composed: RiskLevel,
+  approval: ApprovalConfig,
+): boolean {
   if (explicit !== undefined) return explicit;
   if (names.some((name) => anyGlob(approval.autoExecute, name))) return false;
   return approval.defaultFromLevel !== undefined && levelIndex(composed) >= levelIndex(approval.defaultFromLevel);

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { messageOf } from '@sluice/core';
-import type { ApprovalDecision, ApprovalRequest, Approver, CallContext, Logger, ServerContext, Store } from '@sluice/core';
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  Approver,
+  CallContext,
+  Logger,
+  ServerContext,
+  Store,
+} from '@sluice/core';
 import { z } from 'zod';
 import type { ApprovalConfig } from './approval-options.js';
 import { APPROVAL_INPUT_KEY, APPROVE_FIELD, approvalForm } from './approval-form.js';
@@ -57,7 +65,8 @@ export class RiskApprover implements Approver {
   async approve(ctx: CallContext, request: ApprovalRequest): Promise<ApprovalDecision> {
     const scope = this.deps.scopeOf(ctx);
     const decision = await this.decide(ctx, request, scope);
-    if (decision.approved || decision.reason !== 'input-required') logApprovalDecided(this.deps.logger, scope, decision);
+    if (decision.approved || decision.reason !== 'input-required')
+      logApprovalDecided(this.deps.logger, scope, decision);
     return decision;
   }
 
@@ -69,10 +78,18 @@ export class RiskApprover implements Approver {
   }
 
   /** 2025-11-25: a server-to-client `elicitation/create`, answered within `timeoutMs`. */
-  private async byElicitation(ctx: CallContext, mcp: ServerContext, request: ApprovalRequest, scope: ApprovalScope): Promise<ApprovalDecision> {
+  private async byElicitation(
+    ctx: CallContext,
+    mcp: ServerContext,
+    request: ApprovalRequest,
+    scope: ApprovalScope,
+  ): Promise<ApprovalDecision> {
     try {
       logApprovalRequested(this.deps.logger, scope, 'elicitation');
-      const answer = await mcp.mcpReq.elicitInput(approvalForm(request.message), { timeout: this.deps.config.timeoutMs, signal: ctx.signal });
+      const answer = await mcp.mcpReq.elicitInput(approvalForm(request.message), {
+        timeout: this.deps.config.timeoutMs,
+        signal: ctx.signal,
+      });
       return decisionOf(answer);
     } catch (error) {
       if (ctx.signal.aborted) throw error;
@@ -80,7 +97,11 @@ export class RiskApprover implements Approver {
         case 'METHOD_NOT_SUPPORTED_BY_PROTOCOL_VERSION':
           return this.overRoundTrip(ctx, mcp, request, scope);
         case 'REQUEST_TIMEOUT':
-          return { approved: false, reason: 'timeout', detail: `nobody answered within ${this.deps.config.timeoutMs} ms` };
+          return {
+            approved: false,
+            reason: 'timeout',
+            detail: `nobody answered within ${this.deps.config.timeoutMs} ms`,
+          };
         case 'CAPABILITY_NOT_SUPPORTED':
           return unsupported('the client cannot show a form (it declared no form elicitation)');
         default:
@@ -90,8 +111,16 @@ export class RiskApprover implements Approver {
   }
 
   /** 2026-07-28: the first round returns the question; the retry carries the answer and the sealed state. */
-  private async overRoundTrip(ctx: CallContext, mcp: ServerContext, request: ApprovalRequest, scope: ApprovalScope): Promise<ApprovalDecision> {
-    if (ctx.parent !== undefined) return unsupported('a call made by another tool cannot ask a 2026-07-28 client: only the call the client made can');
+  private async overRoundTrip(
+    ctx: CallContext,
+    mcp: ServerContext,
+    request: ApprovalRequest,
+    scope: ApprovalScope,
+  ): Promise<ApprovalDecision> {
+    if (ctx.parent !== undefined)
+      return unsupported(
+        'a call made by another tool cannot ask a 2026-07-28 client: only the call the client made can',
+      );
     const state = mcp.mcpReq.requestState();
     const answer = mcp.mcpReq.inputResponses?.[APPROVAL_INPUT_KEY];
     const binding = bindingOf(ctx, scope);
@@ -103,12 +132,22 @@ export class RiskApprover implements Approver {
     const now = this.deps.now();
     const check = this.deps.codec.check(state, binding, now);
     if (!check.ok) {
-      if (check.why === 'expired') return { approved: false, reason: 'timeout', detail: `the approval was not completed within ${this.deps.config.timeoutMs} ms` };
-      return invalid(check.why === 'other-call' ? 'the approval state belongs to another call' : 'the approval state was altered or is not ours');
+      if (check.why === 'expired')
+        return {
+          approved: false,
+          reason: 'timeout',
+          detail: `the approval was not completed within ${this.deps.config.timeoutMs} ms`,
+        };
+      return invalid(
+        check.why === 'other-call'
+          ? 'the approval state belongs to another call'
+          : 'the approval state was altered or is not ours',
+      );
     }
     // One answer per question: a state that was used once, on any replica, is spent.
     const ttlMs = Math.max(1, check.expiresAt - now) + this.deps.config.timeoutMs;
-    if (!(await this.deps.store.setIfAbsent(NONCE_PREFIX + check.nonce, 1, { ttlMs }))) return invalid('the approval state was already used');
+    if (!(await this.deps.store.setIfAbsent(NONCE_PREFIX + check.nonce, 1, { ttlMs })))
+      return invalid('the approval state was already used');
     if (answer === undefined) return invalid('the retry carried no answer');
     return decisionOf(answer);
   }
@@ -130,7 +169,9 @@ function decisionOf(answer: unknown): ApprovalDecision {
   if (!parsed.success) return invalid('the answer is not an elicitation result');
   switch (parsed.data.action) {
     case 'accept':
-      return parsed.data.content?.[APPROVE_FIELD] === true ? { approved: true } : { approved: false, reason: 'declined', detail: 'the form was sent without approving' };
+      return parsed.data.content?.[APPROVE_FIELD] === true
+        ? { approved: true }
+        : { approved: false, reason: 'declined', detail: 'the form was sent without approving' };
     case 'decline':
       return { approved: false, reason: 'declined' };
     case 'cancel':
@@ -166,7 +207,13 @@ function supportsForm(mcp: ServerContext): boolean {
 
 /** The caller, the tool and what it is called with: a state minted for one call cannot approve another. */
 function bindingOf(ctx: CallContext, scope: ApprovalScope): StateBinding {
-  return { principal: principalOf(ctx), tool: scope.tool, server: scope.server, args: argumentsDigest(ctx.arguments), fingerprint: scope.fingerprint };
+  return {
+    principal: principalOf(ctx),
+    tool: scope.tool,
+    server: scope.server,
+    args: argumentsDigest(ctx.arguments),
+    fingerprint: scope.fingerprint,
+  };
 }
 
 /** The auth subject when the caller authenticated; otherwise its session, or nobody in particular. */

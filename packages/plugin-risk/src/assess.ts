@@ -98,7 +98,13 @@ export class RiskEngine {
   }
 
   /** Judges one tool of an upstream. `names` indexes every tool the scan compares against. */
-  evaluate(server: string, candidate: Candidate, assessment: ServerAssessment, view: ExposureView, names: ToolNameIndex): ToolReport {
+  evaluate(
+    server: string,
+    candidate: Candidate,
+    assessment: ServerAssessment,
+    view: ExposureView,
+    names: ToolNameIndex,
+  ): ToolReport {
     const { name, definition } = candidate;
     const hits = scanTool(definition, { otherTools: names }).hits;
     const known = namesOf(candidate);
@@ -107,14 +113,22 @@ export class RiskEngine {
     const unmitigated = composeRisk(assessment, toolAssessment);
     const hitl = needsApproval(settings.hitl, known, unmitigated.composed, this.config.approval);
     const risk = hitl && this.creditsHitl ? composeRisk(assessment, toolAssessment, { hitl: true }) : unmitigated;
-    const violation = checkShadowing({ name, server, description: definition.description, hits }, view, this.config.rules);
+    const violation = checkShadowing(
+      { name, server, description: definition.description, hits },
+      view,
+      this.config.rules,
+    );
     const base = { server, name, level: risk.level, risk, assessment: toolAssessment, hits, hitl };
     return { ...base, ...this.verdict(risk, hits, violation) };
   }
 
   /** A local tool: L0, never scored or scanned; only alias collisions apply. `hitl` is its policy's flag, if set. */
   evaluateLocal(name: string, hitl: boolean | undefined, view: ExposureView): ToolReport {
-    const violation = checkShadowing({ name, server: LOCAL_SOURCE, description: undefined, hits: [] }, view, this.config.rules);
+    const violation = checkShadowing(
+      { name, server: LOCAL_SOURCE, description: undefined, hits: [] },
+      view,
+      this.config.rules,
+    );
     const asks = needsApproval(hitl, [name], LOCAL_RISK.composed, this.config.approval);
     const base = { server: LOCAL_SOURCE, name, level: LOCAL_RISK.level, risk: LOCAL_RISK, hits: [], hitl: asks };
     return { ...base, ...this.verdict(LOCAL_RISK, [], violation) };
@@ -126,13 +140,22 @@ export class RiskEngine {
   }
 
   private verdict(risk: ComposedRisk, hits: readonly ScanHit[], violation: ShadowingViolation | undefined): Verdict {
-    if (violation) return { exposed: false, violation, code: violation.rule, reason: `${violation.rule}: ${violation.message}` };
+    if (violation)
+      return { exposed: false, violation, code: violation.rule, reason: `${violation.rule}: ${violation.message}` };
     if (hits.length > 0 && this.config.policy === 'block') {
       const patterns = [...new Set(hits.map((h) => h.pattern))].join(', ');
-      return { exposed: false, code: RiskErrorCode.POISONING_BLOCKED, reason: `${RiskErrorCode.POISONING_BLOCKED}: poisoning signatures ${patterns}` };
+      return {
+        exposed: false,
+        code: RiskErrorCode.POISONING_BLOCKED,
+        reason: `${RiskErrorCode.POISONING_BLOCKED}: poisoning signatures ${patterns}`,
+      };
     }
     if (isAbove(risk.level, this.config.maxRisk)) {
-      return { exposed: false, code: RiskErrorCode.ABOVE_MAX_RISK, reason: `${RiskErrorCode.ABOVE_MAX_RISK}: ${risk.level} is above maxRisk ${this.config.maxRisk}` };
+      return {
+        exposed: false,
+        code: RiskErrorCode.ABOVE_MAX_RISK,
+        reason: `${RiskErrorCode.ABOVE_MAX_RISK}: ${risk.level} is above maxRisk ${this.config.maxRisk}`,
+      };
     }
     return { exposed: true };
   }
@@ -156,9 +179,13 @@ export function assess(tools: readonly AssessInput[], options: RiskOptions = {})
   const owners = new Map<string, string>();
   for (const tool of tools) {
     const server = tool.server ?? LOCAL_SOURCE;
-    for (const name of [tool.definition.name, tool.originalName ?? tool.definition.name]) owners.set(name.toLowerCase(), server);
+    for (const name of [tool.definition.name, tool.originalName ?? tool.definition.name])
+      owners.set(name.toLowerCase(), server);
   }
-  const serverIds = new Set([...registry.serverIds, ...tools.flatMap((t) => (t.server === undefined ? [] : [t.server]))]);
+  const serverIds = new Set([
+    ...registry.serverIds,
+    ...tools.flatMap((t) => (t.server === undefined ? [] : [t.server])),
+  ]);
   // Every tool of the report is exposed together: a reference to one listed later still crosses servers.
   const view: ExposureView = {
     ownerOfAlias: (alias) => registry.ownerOfAlias(alias),
@@ -169,9 +196,19 @@ export function assess(tools: readonly AssessInput[], options: RiskOptions = {})
   const servers = new Map<string, ServerAssessment>();
   const reports: ToolReport[] = [];
   for (const tool of tools) {
-    const given = { name: tool.definition.name, originalName: tool.originalName ?? tool.definition.name, definition: tool.definition };
-    const candidate = tool.server === undefined ? given : overrideCandidate(given, overridesFor(config.tools, tool.server, [given.name, given.originalName]));
-    const report = tool.server === undefined ? engine.evaluateLocal(candidate.name, undefined, view) : engine.evaluate(tool.server, candidate, serverOf(tool.server), view, names);
+    const given = {
+      name: tool.definition.name,
+      originalName: tool.originalName ?? tool.definition.name,
+      definition: tool.definition,
+    };
+    const candidate =
+      tool.server === undefined
+        ? given
+        : overrideCandidate(given, overridesFor(config.tools, tool.server, [given.name, given.originalName]));
+    const report =
+      tool.server === undefined
+        ? engine.evaluateLocal(candidate.name, undefined, view)
+        : engine.evaluate(tool.server, candidate, serverOf(tool.server), view, names);
     if (report.exposed) registry.add(report.server, [candidate]);
     reports.push(report);
   }

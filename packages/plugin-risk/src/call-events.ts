@@ -103,12 +103,19 @@ export class CallEvents {
       // Refused before preCall (invalid arguments, or a tap ahead of ours): the pair is still whole.
       if (logging && record?.started !== true) this.logStart(ctx);
       const logger = this.loggerOf(ctx.tool);
-      const fields = { requestId: ctx.requestId, durationMs: round(outcome.durationMs), outcome: end.kind, ...end.extra };
-      if (end.crash) logger.warn({ event: RiskEvent.TOOL_CRASH, ...fields }, `tool "${ctx.tool.name}" crashed: ${end.kind}`);
+      const fields = {
+        requestId: ctx.requestId,
+        durationMs: round(outcome.durationMs),
+        outcome: end.kind,
+        ...end.extra,
+      };
+      if (end.crash)
+        logger.warn({ event: RiskEvent.TOOL_CRASH, ...fields }, `tool "${ctx.tool.name}" crashed: ${end.kind}`);
       else logger[this.level]({ event: RiskEvent.TOOL_DONE, ...fields }, `tool "${ctx.tool.name}" done: ${end.kind}`);
     }
     const span = record?.span;
-    if (span?.isRecording()) span.setAttributes({ 'sluice.call.outcome': end.kind, 'sluice.call.duration_ms': round(outcome.durationMs) });
+    if (span?.isRecording())
+      span.setAttributes({ 'sluice.call.outcome': end.kind, 'sluice.call.duration_ms': round(outcome.durationMs) });
   }
 
   private recordOf(ctx: CallContext): CallRecord {
@@ -122,7 +129,10 @@ export class CallEvents {
 
   private logStart(ctx: CallContext): void {
     if (!this.logger.isLevelEnabled(this.level)) return;
-    this.loggerOf(ctx.tool)[this.level]({ event: RiskEvent.TOOL_START, requestId: ctx.requestId }, `tool "${ctx.tool.name}" started`);
+    this.loggerOf(ctx.tool)[this.level](
+      { event: RiskEvent.TOOL_START, requestId: ctx.requestId },
+      `tool "${ctx.tool.name}" started`,
+    );
   }
 
   /** Tags a span with the tool's fields, once per span. */
@@ -159,7 +169,8 @@ function activeSpan(): Span | undefined {
 
 function fieldsOf(tool: SluiceTool): ToolFields {
   const risk = tool.definition._meta?.[MetaKey.RISK] as Partial<PublishedRisk> | undefined;
-  const upstream = tool.source.kind === 'upstream' ? { upstream: tool.source.upstream, upstreamTool: tool.source.originalName } : {};
+  const upstream =
+    tool.source.kind === 'upstream' ? { upstream: tool.source.upstream, upstreamTool: tool.source.originalName } : {};
   return {
     tool: tool.name,
     ...upstream,
@@ -195,10 +206,13 @@ interface End {
 function endOf(outcome: Outcome): End {
   switch (outcome.status) {
     case 'ok':
-      return outcome.result.isError ? { kind: 'tool-error', crash: true, extra: {} } : { kind: 'ok', crash: false, extra: {} };
+      return outcome.result.isError
+        ? { kind: 'tool-error', crash: true, extra: {} }
+        : { kind: 'ok', crash: false, extra: {} };
     case 'refused':
       if (isInputRequired(outcome.result)) return { kind: 'input-required', crash: false, extra: {} };
-      if (outcome.code.startsWith('UPSTREAM_')) return { kind: 'upstream-error', crash: true, extra: { code: outcome.code } };
+      if (outcome.code.startsWith('UPSTREAM_'))
+        return { kind: 'upstream-error', crash: true, extra: { code: outcome.code } };
       return { kind: 'refused', crash: false, extra: { code: outcome.code } };
     case 'error':
       return { kind: 'error', crash: true, extra: { code: outcome.error.code, error: outcome.error.message } };

@@ -102,5 +102,7 @@ export function isWellFormed(text: string): boolean {
 }
 
 function unhashable(reason: string): SluiceError {
-  return new SluiceError(RiskErrorCode.UNHASHABLE_DEFINITION, `Cannot fingerprint the definition: ${reason}`, { plugin: 'risk' });
+  return new SluiceError(RiskErrorCode.UNHASHABLE_DEFINITION, `Cannot fingerprint the definition: ${reason}`, {
+    plugin: 'risk',
+  });
 }

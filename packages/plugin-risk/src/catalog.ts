@@ -39,7 +39,9 @@ export function matchCatalog(
 ): CatalogEntry | undefined {
   const host = hostOf(connection.url);
   return catalog.find(
-    (entry) => (host !== undefined && anyGlob(entry.hosts, host)) || (connection.command !== undefined && anyGlob(entry.commands, connection.command)),
+    (entry) =>
+      (host !== undefined && anyGlob(entry.hosts, host)) ||
+      (connection.command !== undefined && anyGlob(entry.commands, connection.command)),
   );
 }
 

@@ -24,15 +24,25 @@ export const RiskEvent = Object.freeze({
 } as const);
 
 /** What happened to a tool's exposure. */
-export type LifecyclePhase = 'exposed' | 'skipped' | 'would-skip' | 'held' | 'approved' | 'revoked' | 'renamed' | 'removed';
+export type LifecyclePhase =
+  'exposed' | 'skipped' | 'would-skip' | 'held' | 'approved' | 'revoked' | 'renamed' | 'removed';
 
 export function logServerRisk(logger: Logger, server: string, assessment: ServerAssessment): void {
   const { level, total, axes, hostClass, trust, floors } = assessment;
-  logger.info({ event: RiskEvent.SERVER_RISK_COMPUTED, server, level, total, axes, hostClass, trust, floors }, `upstream "${server}" scores ${level}`);
+  logger.info(
+    { event: RiskEvent.SERVER_RISK_COMPUTED, server, level, total, axes, hostClass, trust, floors },
+    `upstream "${server}" scores ${level}`,
+  );
   for (const trigger of floors) logFloor(logger, { scope: 'server', server, trigger, level });
 }
 
-export function logToolRisk(logger: Logger, server: string, tool: string, assessment: ToolAssessment, risk: ComposedRisk): void {
+export function logToolRisk(
+  logger: Logger,
+  server: string,
+  tool: string,
+  assessment: ToolAssessment,
+  risk: ComposedRisk,
+): void {
   const { axes, docGaps, docWaived, floors } = assessment;
   logger.info(
     {
@@ -54,17 +64,40 @@ export function logToolRisk(logger: Logger, server: string, tool: string, assess
   for (const trigger of floors) logFloor(logger, { scope: 'tool', server, tool, trigger, level: assessment.level });
 }
 
-function logFloor(logger: Logger, fields: { scope: 'server' | 'tool'; server: string; tool?: string; trigger: string; level: RiskLevel }): void {
-  logger.warn({ event: RiskEvent.FLOOR_OVERRIDE_TRIGGERED, ...fields }, `floor override ${fields.trigger} sets ${fields.level}`);
+function logFloor(
+  logger: Logger,
+  fields: { scope: 'server' | 'tool'; server: string; tool?: string; trigger: string; level: RiskLevel },
+): void {
+  logger.warn(
+    { event: RiskEvent.FLOOR_OVERRIDE_TRIGGERED, ...fields },
+    `floor override ${fields.trigger} sets ${fields.level}`,
+  );
 }
 
-export function logPoisoningHit(logger: Logger, server: string, tool: string, hit: ScanHit, action: 'warned' | 'blocked'): void {
-  logger.warn({ event: RiskEvent.POISONING_HIT, server, tool, ...hit, action }, `poisoning signature ${hit.pattern} in ${hit.surface} of "${tool}"`);
+export function logPoisoningHit(
+  logger: Logger,
+  server: string,
+  tool: string,
+  hit: ScanHit,
+  action: 'warned' | 'blocked',
+): void {
+  logger.warn(
+    { event: RiskEvent.POISONING_HIT, server, tool, ...hit, action },
+    `poisoning signature ${hit.pattern} in ${hit.surface} of "${tool}"`,
+  );
 }
 
 export function logLedgerMismatch(logger: Logger, server: string, tool: string, check: LedgerCheck): void {
   logger.warn(
-    { event: RiskEvent.HASH_LEDGER_MISMATCH, server, tool, approved: check.approved, current: check.hash, previous: check.previous, lifecycle: check.lifecycle },
+    {
+      event: RiskEvent.HASH_LEDGER_MISMATCH,
+      server,
+      tool,
+      approved: check.approved,
+      current: check.hash,
+      previous: check.previous,
+      lifecycle: check.lifecycle,
+    },
     `upstream "${server}" redefined "${tool}": calls wait for re-review`,
   );
 }
@@ -92,16 +125,29 @@ export type ApprovalChannel = 'elicitation' | 'input-required';
 
 export function logApprovalRequested(logger: Logger, scope: ApprovalScope, via: ApprovalChannel): void {
   const { server, tool, level } = scope;
-  logger.info({ event: RiskEvent.APPROVAL_REQUESTED, server, tool, level, via }, `asking a person to approve "${tool}"`);
+  logger.info(
+    { event: RiskEvent.APPROVAL_REQUESTED, server, tool, level, via },
+    `asking a person to approve "${tool}"`,
+  );
 }
 
 export function logApprovalDecided(logger: Logger, scope: ApprovalScope, decision: ApprovalDecision): void {
   const { server, tool, level } = scope;
   if (decision.approved) {
-    logger.info({ event: RiskEvent.APPROVAL_DECIDED, server, tool, level, decision: 'approved' }, `a person approved "${tool}"`);
+    logger.info(
+      { event: RiskEvent.APPROVAL_DECIDED, server, tool, level, decision: 'approved' },
+      `a person approved "${tool}"`,
+    );
     return;
   }
   const detail = 'detail' in decision ? decision.detail : undefined;
-  const line = { event: RiskEvent.APPROVAL_DECIDED, server, tool, level, decision: decision.reason, ...(detail === undefined ? {} : { detail }) };
+  const line = {
+    event: RiskEvent.APPROVAL_DECIDED,
+    server,
+    tool,
+    level,
+    decision: decision.reason,
+    ...(detail === undefined ? {} : { detail }),
+  };
   logger.warn(line, `"${tool}" was not approved: ${decision.reason}`);
 }

@@ -49,7 +49,12 @@ export class Gate {
     if (this.holds.size === 0) return undefined;
     const hold = this.holds.get(ctx.tool.name);
     if (hold === undefined || hold.server !== sourceKey(ctx.tool.source)) return undefined;
-    return refusal({ code: hold.code, message: hold.message, suggestion: hold.suggestion, details: { server: hold.server, tool: hold.tool } });
+    return refusal({
+      code: hold.code,
+      message: hold.message,
+      suggestion: hold.suggestion,
+      details: { server: hold.server, tool: hold.tool },
+    });
   }
 
   /**

@@ -73,7 +73,13 @@ export class RiskImporter {
       if (!report.exposed && this.refuse(batch, tool, report.reason as string)) continue;
       publish(tool, { level: 'L0', server: 'L0', tool: 'L0', floors: [], hitl: report.hitl, poisoning: [] });
       this.registry.add(LOCAL_SOURCE, [{ name: tool.name, originalName: tool.name }]);
-      if (report.hitl) this.approvals.set(tool.name, { server: LOCAL_SOURCE, tool: tool.name, level: report.level, fingerprint: localFingerprint(tool) });
+      if (report.hitl)
+        this.approvals.set(tool.name, {
+          server: LOCAL_SOURCE,
+          tool: tool.name,
+          level: report.level,
+          fingerprint: localFingerprint(tool),
+        });
       else this.approvals.delete(tool.name, LOCAL_SOURCE);
     }
   }
@@ -83,7 +89,11 @@ export class RiskImporter {
     // The ledger fingerprints what the upstream says, before the operator's alias or description override.
     const declared = tools.map((tool) => ({ ...shapeOf(tool.definition), name: originalNameOf(tool) }));
     const candidates = tools.map((tool) => this.reidentify(server, tool));
-    const assessment = this.engine.assessUpstream(server, deriveServerConfig(batch.source), candidates.map((c) => c.definition));
+    const assessment = this.engine.assessUpstream(
+      server,
+      deriveServerConfig(batch.source),
+      candidates.map((c) => c.definition),
+    );
     logServerRisk(this.logger, server, assessment);
     const ledger = await this.ledger.checkAll(server, declared);
     this.approvals.forget(server);
@@ -96,7 +106,8 @@ export class RiskImporter {
       const check = ledger.results.get(candidate.originalName) as LedgerCheck | SluiceError;
       if (this.admit(batch, tool, candidate, report, check, assessment)) kept.push(candidate);
     });
-    for (const rename of ledger.renames) logLifecycle(this.logger, { server, tool: rename.to, phase: 'renamed', from: rename.from });
+    for (const rename of ledger.renames)
+      logLifecycle(this.logger, { server, tool: rename.to, phase: 'renamed', from: rename.from });
     for (const removed of ledger.removed) logLifecycle(this.logger, { server, tool: removed, phase: 'removed' });
     this.registry.replace(server, kept);
     if (this.engine.config.rules.crossServerReference) this.recheckReferencesTo(server, kept);
@@ -112,22 +123,40 @@ export class RiskImporter {
     const names = new ToolNameIndex(kept.flatMap((t) => [t.name, t.originalName]));
     for (const { server: other, tool } of this.registry.others(server)) {
       if (tool.definition === undefined || this.gate.get(tool.name)?.server === other) continue;
-      const reference = scanTool(tool.definition, { otherTools: names }).hits.find((h) => h.pattern === PoisonPattern.CROSS_SERVER_IMPERATIVE);
+      const reference = scanTool(tool.definition, { otherTools: names }).hits.find(
+        (h) => h.pattern === PoisonPattern.CROSS_SERVER_IMPERATIVE,
+      );
       if (reference === undefined) continue;
       const reason = `${RiskErrorCode.R2_CROSS_SERVER_REFERENCE}: the description of "${tool.name}" directs calls to "${reference.target}" of upstream "${server}", with concealment or exfiltration wording`;
-      const hold = { ...notExposedHold(other, tool.originalName, tool.name, reason), code: RiskErrorCode.R2_CROSS_SERVER_REFERENCE };
+      const hold = {
+        ...notExposedHold(other, tool.originalName, tool.name, reason),
+        code: RiskErrorCode.R2_CROSS_SERVER_REFERENCE,
+      };
       // In audit mode the core turns the refusal into a log line, and the list is not filtered.
       this.gate.hold(tool.name, hold);
       logLifecycle(this.logger, { server: other, tool: tool.name, phase: 'held', code: hold.code, reason });
     }
   }
 
-  private admit(batch: ImportBatch, tool: SluiceTool, candidate: Candidate, report: ToolReport, check: LedgerCheck | SluiceError, assessment: ServerAssessment): boolean {
+  private admit(
+    batch: ImportBatch,
+    tool: SluiceTool,
+    candidate: Candidate,
+    report: ToolReport,
+    check: LedgerCheck | SluiceError,
+    assessment: ServerAssessment,
+  ): boolean {
     const { server, name } = report;
     const blocking = this.engine.config.policy === 'block' && this.mode === 'enforce';
     for (const hit of report.hits) logPoisoningHit(this.logger, server, name, hit, blocking ? 'blocked' : 'warned');
     if (report.assessment) logToolRisk(this.logger, server, name, report.assessment, report.risk);
-    if (SluiceError.is(check)) return !this.refuse(batch, tool, `${RiskErrorCode.UNHASHABLE_DEFINITION}: ${check.message}`, candidate.originalName);
+    if (SluiceError.is(check))
+      return !this.refuse(
+        batch,
+        tool,
+        `${RiskErrorCode.UNHASHABLE_DEFINITION}: ${check.message}`,
+        candidate.originalName,
+      );
     if (check.status === 'MISMATCH') logLedgerMismatch(this.logger, server, name, check);
     if (!report.exposed && this.refuse(batch, tool, report.reason as string, candidate.originalName)) return false;
     publish(tool, {
@@ -139,7 +168,8 @@ export class RiskImporter {
       poisoning: [...new Set(report.hits.map((h) => h.pattern))],
     });
     this.exposedNames.set(`${server}\u0000${candidate.originalName}`, name);
-    if (report.hitl) this.approvals.set(name, { server, tool: candidate.originalName, level: report.level, fingerprint: check.hash });
+    if (report.hitl)
+      this.approvals.set(name, { server, tool: candidate.originalName, level: report.level, fingerprint: check.hash });
     this.applyLifecycle(server, candidate.originalName, name, check.lifecycle, report.level);
     return true;
   }
@@ -166,7 +196,10 @@ export class RiskImporter {
     const name = this.exposedName(server, tool);
     if (name === undefined) return false;
     const hold = this.gate.get(name);
-    const held = hold !== undefined && hold.server === server && (hold.code === RiskErrorCode.TOOL_AWAITING_REREVIEW || hold.code === RiskErrorCode.TOOL_REVOKED);
+    const held =
+      hold !== undefined &&
+      hold.server === server &&
+      (hold.code === RiskErrorCode.TOOL_AWAITING_REREVIEW || hold.code === RiskErrorCode.TOOL_REVOKED);
     if (lifecycle === 'ACTIVE') {
       if (!held) return false;
       this.gate.release(name, [RiskErrorCode.TOOL_AWAITING_REREVIEW, RiskErrorCode.TOOL_REVOKED]);
@@ -177,7 +210,13 @@ export class RiskImporter {
     if (held && hold.code === wanted.code) return false;
     if (hold !== undefined && !held && hold.server === server) return false; // kept out for another reason already
     this.gate.hold(name, wanted);
-    logLifecycle(this.logger, { server, tool: name, phase: lifecycle === 'REVOKED' ? 'revoked' : 'held', code: wanted.code, reason: 'seen on another replica' });
+    logLifecycle(this.logger, {
+      server,
+      tool: name,
+      phase: lifecycle === 'REVOKED' ? 'revoked' : 'held',
+      code: wanted.code,
+      reason: 'seen on another replica',
+    });
     return true;
   }
 
@@ -198,7 +237,13 @@ export class RiskImporter {
   }
 
   /** Holds or releases calls according to the ledger. */
-  applyLifecycle(server: string, tool: string, name: string, lifecycle: LedgerCheck['lifecycle'], level?: RiskLevel): void {
+  applyLifecycle(
+    server: string,
+    tool: string,
+    name: string,
+    lifecycle: LedgerCheck['lifecycle'],
+    level?: RiskLevel,
+  ): void {
     if (lifecycle === 'ACTIVE') {
       this.gate.release(name);
       logLifecycle(this.logger, { server, tool: name, phase: 'exposed', ...(level ? { level } : {}) });
@@ -222,7 +267,8 @@ export class RiskImporter {
     }
     batch.skip(tool, reason, BY);
     logLifecycle(this.logger, { server, tool: tool.name, phase: 'skipped', reason });
-    if (this.registry.sourceOf(tool.name) === server) this.gate.hold(tool.name, notExposedHold(server, upstreamName, tool.name, reason));
+    if (this.registry.sourceOf(tool.name) === server)
+      this.gate.hold(tool.name, notExposedHold(server, upstreamName, tool.name, reason));
     return true;
   }
 }
@@ -270,4 +316,3 @@ function publish(tool: SluiceTool, risk: PublishedRisk): void {
   // Always overwritten: an upstream must not pre-fill its own risk level.
   tool.definition = { ...tool.definition, _meta: { ...meta, [MetaKey.RISK]: risk } };
 }
-

@@ -97,8 +97,12 @@ async function writeAtomically(path: string, text: string): Promise<void> {
 }
 
 function unreadable(path: string, cause: unknown): SluiceError {
-  return new SluiceError(RiskErrorCode.LEDGER_UNREADABLE, `The risk ledger at ${path} cannot be read (${messageOf(cause)}); fix or move the file`, {
-    plugin: 'risk',
-    cause,
-  });
+  return new SluiceError(
+    RiskErrorCode.LEDGER_UNREADABLE,
+    `The risk ledger at ${path} cannot be read (${messageOf(cause)}); fix or move the file`,
+    {
+      plugin: 'risk',
+      cause,
+    },
+  );
 }

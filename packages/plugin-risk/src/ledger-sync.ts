@@ -27,7 +27,10 @@ export class LedgerSync implements LedgerSharing {
 
   async lock(serverId: string): Promise<() => void> {
     const admission = await this.store.lock(LOCK_PREFIX + serverId).acquire();
-    if (!admission.admitted) throw new SluiceError(CoreErrorCode.INVALID_STATE, `The ledger lock of upstream "${serverId}" shed a waiter`, { plugin: 'risk' });
+    if (!admission.admitted)
+      throw new SluiceError(CoreErrorCode.INVALID_STATE, `The ledger lock of upstream "${serverId}" shed a waiter`, {
+        plugin: 'risk',
+      });
     return () => admission.permit.release();
   }
 

@@ -142,7 +142,11 @@ export class FingerprintLedger {
         results.set(tool.name, check);
       }
       for (const entry of vanished) entry.present = false;
-      return { results, renames, removed: vanished.filter((e) => !renames.some((r) => r.from === e.name)).map((e) => e.name) };
+      return {
+        results,
+        renames,
+        removed: vanished.filter((e) => !renames.some((r) => r.from === e.name)).map((e) => e.name),
+      };
     });
   }
 
@@ -186,17 +190,39 @@ export class FingerprintLedger {
     const matches = hash === entry.approved;
     // Back to the approved definition: nothing is left to review. A revocation outlives any definition.
     if (entry.lifecycle !== 'REVOKED') entry.lifecycle = matches ? 'ACTIVE' : 'AWAITING_REREVIEW';
-    return { status: matches ? 'UNCHANGED' : 'MISMATCH', lifecycle: entry.lifecycle, hash, approved: entry.approved, previous };
+    return {
+      status: matches ? 'UNCHANGED' : 'MISMATCH',
+      lifecycle: entry.lifecycle,
+      hash,
+      approved: entry.approved,
+      previous,
+    };
   }
 
-  private create(tools: Map<string, LedgerEntry>, name: string, hash: string, body: string, renamedFrom?: LedgerEntry): LedgerCheck {
+  private create(
+    tools: Map<string, LedgerEntry>,
+    name: string,
+    hash: string,
+    body: string,
+    renamedFrom?: LedgerEntry,
+  ): LedgerCheck {
     // A rename cannot launder a hold: the new name inherits it.
     const lifecycle = renamedFrom && renamedFrom.lifecycle !== 'ACTIVE' ? renamedFrom.lifecycle : 'ACTIVE';
     tools.set(name, { name, approved: hash, seen: hash, body, lifecycle, present: true, firstSeenAt: this.now() });
-    return { status: 'NEW', lifecycle, hash, approved: hash, ...(renamedFrom ? { renamedFrom: renamedFrom.name } : {}) };
+    return {
+      status: 'NEW',
+      lifecycle,
+      hash,
+      approved: hash,
+      ...(renamedFrom ? { renamedFrom: renamedFrom.name } : {}),
+    };
   }
 
-  private serialized<T>(serverId: string, work: (tools: Map<string, LedgerEntry>) => Promise<T>, save = true): Promise<T> {
+  private serialized<T>(
+    serverId: string,
+    work: (tools: Map<string, LedgerEntry>) => Promise<T>,
+    save = true,
+  ): Promise<T> {
     const previous = this.queues.get(serverId) ?? Promise.resolve();
     const run = previous.then(async () => {
       const release = save ? await this.sharing?.lock(serverId) : undefined;
@@ -230,7 +256,11 @@ export class FingerprintLedger {
     if (raw !== undefined) {
       const parsed = RecordSchema.safeParse(raw);
       if (!parsed.success) {
-        throw new SluiceError(RiskErrorCode.LEDGER_UNREADABLE, `The risk ledger record of upstream "${serverId}" is malformed`, { plugin: 'risk' });
+        throw new SluiceError(
+          RiskErrorCode.LEDGER_UNREADABLE,
+          `The risk ledger record of upstream "${serverId}" is malformed`,
+          { plugin: 'risk' },
+        );
       }
       tools = parsed.data.tools;
     }
@@ -252,7 +282,11 @@ function tryFingerprints(definition: ToolShape): { hash: string; body: string } 
 function known(tools: Map<string, LedgerEntry>, serverId: string, toolName: string): LedgerEntry {
   const entry = tools.get(toolName);
   if (entry === undefined) {
-    throw new SluiceError(RiskErrorCode.UNKNOWN_LEDGER_ENTRY, `The ledger has no tool "${toolName}" from upstream "${serverId}"`, { plugin: 'risk' });
+    throw new SluiceError(
+      RiskErrorCode.UNKNOWN_LEDGER_ENTRY,
+      `The ledger has no tool "${toolName}" from upstream "${serverId}"`,
+      { plugin: 'risk' },
+    );
   }
   return entry;
 }

@@ -64,12 +64,17 @@ export const RiskOptions = z
   .superRefine((options, ctx) => {
     const ids = new Set<string>();
     options.catalog.forEach((entry, index) => {
-      if (ids.has(entry.id)) ctx.addIssue({ code: 'custom', path: ['catalog', index, 'id'], message: `duplicate catalog id "${entry.id}"` });
+      if (ids.has(entry.id))
+        ctx.addIssue({ code: 'custom', path: ['catalog', index, 'id'], message: `duplicate catalog id "${entry.id}"` });
       ids.add(entry.id);
     });
     for (const [name, server] of Object.entries(options.servers)) {
       if (server.catalog !== undefined && !ids.has(server.catalog)) {
-        ctx.addIssue({ code: 'custom', path: ['servers', name, 'catalog'], message: `no catalog entry has id "${server.catalog}"` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['servers', name, 'catalog'],
+          message: `no catalog entry has id "${server.catalog}"`,
+        });
       }
     }
   });

@@ -13,7 +13,19 @@ const IMPERATIVE_REACH = 80;
 const EXFIL_REACH = 120;
 
 const ROLE_MARKERS: Readonly<Record<string, readonly string[]>> = {
-  '<': ['<system>', '</system>', '<system ', '<|im_start|>', '<|im_end|>', '<|system|>', '<|user|>', '<|assistant|>', '<|endoftext|>', '<|start_header_id|>', '<<sys>>'],
+  '<': [
+    '<system>',
+    '</system>',
+    '<system ',
+    '<|im_start|>',
+    '<|im_end|>',
+    '<|system|>',
+    '<|user|>',
+    '<|assistant|>',
+    '<|endoftext|>',
+    '<|start_header_id|>',
+    '<<sys>>',
+  ],
   '[': ['[system]', '[/system]', '[system message]', '[inst]', '[/inst]'],
 };
 
@@ -23,7 +35,12 @@ const ROLE_MARKERS: Readonly<Record<string, readonly string[]>> = {
  * linear in the text. `otherTools` maps lower-cased names of the exposed
  * tools to their names; `own` (lower-cased) is the scanned tool's own name.
  */
-export function scanPhrases(lower: string, otherTools: ReadonlyMap<string, string> | undefined, own: string | undefined, report: PhraseReport): void {
+export function scanPhrases(
+  lower: string,
+  otherTools: ReadonlyMap<string, string> | undefined,
+  own: string | undefined,
+  report: PhraseReport,
+): void {
   scanRoleMarkers(lower, report);
   const addresses = findAddresses(lower);
   const words = tokenize(lower);
@@ -68,7 +85,8 @@ function scanOverrides(words: Words, report: PhraseReport): void {
   for (let i = 0; i < words.count; i++) {
     const flags = words.flags[i] as number;
     if (flags === 0) continue;
-    if (flags & W.IGNORE && overridesInstructions(words, i)) report(PoisonPattern.HIDDEN_INSTRUCTION, words.starts[i] as number);
+    if (flags & W.IGNORE && overridesInstructions(words, i))
+      report(PoisonPattern.HIDDEN_INSTRUCTION, words.starts[i] as number);
     if (reassignsRole(words, i)) report(PoisonPattern.ROLE_HIJACK, words.starts[i] as number);
   }
 }
@@ -83,9 +101,14 @@ function overridesInstructions(words: Words, i: number): boolean {
 }
 
 function reassignsRole(words: Words, i: number): boolean {
-  if (has(words, i, W.YOU)) return has(words, i + 1, W.ARE) && has(words, i + 2, W.ROLE_ADVERB) && has(words, i + 3, W.ARTICLE);
-  if (has(words, i, W.PRETEND)) return (has(words, i + 1, W.TO) && has(words, i + 2, W.BE)) || (has(words, i + 1, W.YOU) && has(words, i + 2, W.ARE));
-  if (has(words, i, W.FROM)) return has(words, i + 1, W.NOW) && has(words, i + 2, W.ON) && has(words, i + 3, W.YOU) && has(words, i + 4, W.ARE);
+  if (has(words, i, W.YOU))
+    return has(words, i + 1, W.ARE) && has(words, i + 2, W.ROLE_ADVERB) && has(words, i + 3, W.ARTICLE);
+  if (has(words, i, W.PRETEND))
+    return (
+      (has(words, i + 1, W.TO) && has(words, i + 2, W.BE)) || (has(words, i + 1, W.YOU) && has(words, i + 2, W.ARE))
+    );
+  if (has(words, i, W.FROM))
+    return has(words, i + 1, W.NOW) && has(words, i + 2, W.ON) && has(words, i + 3, W.YOU) && has(words, i + 4, W.ARE);
   return false;
 }
 
@@ -169,18 +192,25 @@ function scanExfiltration(words: Words, addresses: readonly Address[], report: P
 /** `prefix[k]` counts the data words among the first k words. */
 function dataPrefix(words: Words): Int32Array {
   const prefix = new Int32Array(words.count + 1);
-  for (let i = 0; i < words.count; i++) prefix[i + 1] = (prefix[i] as number) + ((words.flags[i] as number) & W.DATA ? 1 : 0);
+  for (let i = 0; i < words.count; i++)
+    prefix[i + 1] = (prefix[i] as number) + ((words.flags[i] as number) & W.DATA ? 1 : 0);
   return prefix;
 }
 
 /** An imperative within reach of another exposed tool's name. */
-function scanCrossToolReferences(lower: string, words: Words, otherTools: ReadonlyMap<string, string>, own: string | undefined, report: PhraseReport): void {
+function scanCrossToolReferences(
+  lower: string,
+  words: Words,
+  otherTools: ReadonlyMap<string, string>,
+  own: string | undefined,
+  report: PhraseReport,
+): void {
   const imperatives: number[] = [];
   for (let i = 0; i < words.count; i++) if ((words.flags[i] as number) & W.IMPERATIVE) imperatives.push(i);
   if (imperatives.length === 0) return;
   let before = 0; // imperatives[before - 1] is the last one ending before the name
   let after = 0; // imperatives[after] is the first one starting after the name
-  for (let s = 0; s < lower.length; ) {
+  for (let s = 0; s < lower.length;) {
     if (!isNameChar(lower.charCodeAt(s))) {
       s++;
       continue;

@@ -56,11 +56,16 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
   const config = parseOptions(RISK_PLUGIN_NAME, RiskOptions, options);
   const importers = new Set<RiskImporter>();
   const mask = new SecretMask(config.secrets);
-  let ledger: FingerprintLedger | undefined = config.ledger.persist === 'file' || config.ledger.persist === 'memory' ? createLedger(config) : undefined;
+  let ledger: FingerprintLedger | undefined =
+    config.ledger.persist === 'file' || config.ledger.persist === 'memory' ? createLedger(config) : undefined;
 
   const requireLedger = (): FingerprintLedger => {
     if (ledger) return ledger;
-    throw new SluiceError(CoreErrorCode.INVALID_STATE, 'The risk ledger exists once the plugin is applied to a server', { plugin: RISK_PLUGIN_NAME });
+    throw new SluiceError(
+      CoreErrorCode.INVALID_STATE,
+      'The risk ledger exists once the plugin is applied to a server',
+      { plugin: RISK_PLUGIN_NAME },
+    );
   };
 
   return definePlugin({
@@ -84,7 +89,10 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       api.hooks.import.tapPromise({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (batch) => importer.import(batch));
       tapHolds(api, gate, sync);
       // In audit mode nothing is hidden: the core logs the refusals preCall would have made.
-      if (api.mode === 'enforce') api.hooks.listTools.tap({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (tools) => gate.filter(tools, (name) => importer.registry.sourceOf(name)));
+      if (api.mode === 'enforce')
+        api.hooks.listTools.tap({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (tools) =>
+          gate.filter(tools, (name) => importer.registry.sourceOf(name)),
+        );
       const approver = createApprover(config, api, logger, mask, targets);
       api.services.container.register(Tokens.Approver, { useValue: approver });
       const approvals = new ApprovalGate(targets, approver, config.approval, api.mode, mask.text);
@@ -103,14 +111,23 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
 }
 
 function createLedger(config: RiskConfig, services?: Services, sharing?: LedgerSharing): FingerprintLedger {
-  return new FingerprintLedger(ledgerStore(config, services), services ? () => services.clock.now() : Date.now, sharing);
+  return new FingerprintLedger(
+    ledgerStore(config, services),
+    services ? () => services.clock.now() : Date.now,
+    sharing,
+  );
 }
 
 /**
  * Replicas share the ledger when it lives in the server's store and that
  * store is not this process's memory: only then is there anything to sync.
  */
-function sharedSync(config: RiskConfig, api: PluginApi, existing: FingerprintLedger | undefined, apply: () => Promise<void>): LedgerSync | undefined {
+function sharedSync(
+  config: RiskConfig,
+  api: PluginApi,
+  existing: FingerprintLedger | undefined,
+  apply: () => Promise<void>,
+): LedgerSync | undefined {
   const store = api.services.store;
   if (existing !== undefined || store.kind === 'memory') return undefined;
   if (config.ledger.persist !== 'store' && config.ledger.persist !== 'auto') return undefined;
@@ -121,7 +138,8 @@ function sharedSync(config: RiskConfig, api: PluginApi, existing: FingerprintLed
 async function syncFromStore(importer: RiskImporter, ledger: FingerprintLedger, api: PluginApi): Promise<void> {
   let changed = false;
   for (const server of importer.upstreams()) {
-    for (const entry of await ledger.entries(server)) changed = importer.syncLifecycle(server, entry.name, entry.lifecycle) || changed;
+    for (const entry of await ledger.entries(server))
+      changed = importer.syncLifecycle(server, entry.name, entry.lifecycle) || changed;
   }
   if (changed) api.tools.notifyChanged();
 }
@@ -144,16 +162,25 @@ function tapCallEvents(api: PluginApi, events: CallEvents): void {
   api.hooks.execute.tap({ name: RISK_PLUGIN_NAME, stage: Stage.DEFAULT }, (next, tool) => events.wrap(next, tool));
   if (!events.enabled) return;
   api.hooks.preCall.tap(tap, (ctx) => events.start(ctx));
-  api.hooks.settled.tap({ name: RISK_PLUGIN_NAME, stage: Stage.DEFAULT }, (ctx, outcome) => events.settle(ctx, outcome));
+  api.hooks.settled.tap({ name: RISK_PLUGIN_NAME, stage: Stage.DEFAULT }, (ctx, outcome) =>
+    events.settle(ctx, outcome),
+  );
 }
 
 /** The approver `ctx.approve()` reaches, with the key that seals 2026-07-28 state. */
-function createApprover(config: RiskConfig, api: PluginApi, logger: Logger, mask: SecretMask, targets: ApprovalTargets): RiskApprover {
+function createApprover(
+  config: RiskConfig,
+  api: PluginApi,
+  logger: Logger,
+  mask: SecretMask,
+  targets: ApprovalTargets,
+): RiskApprover {
   const secret = config.approval.secret;
   if (secret === undefined) {
     const shared = api.services.store.kind !== 'memory';
     const line = { event: RiskEvent.APPROVAL_KEY_EPHEMERAL, store: api.services.store.kind };
-    const message = '2026-07-28 approvals are sealed with a key made at start-up: they do not survive a restart or cross replicas until every replica is given the same approval key';
+    const message =
+      '2026-07-28 approvals are sealed with a key made at start-up: they do not survive a restart or cross replicas until every replica is given the same approval key';
     if (shared) logger.warn(line, message);
     else logger.info(line, message);
   }
@@ -175,7 +202,8 @@ const fingerprints = new WeakMap<object, string>();
 function scopeOf(ctx: CallContext, targets: ApprovalTargets): ApprovalScope {
   const tool = ctx.tool;
   const target = targets.of(tool);
-  if (target !== undefined) return { server: target.server, tool: tool.name, level: target.level, fingerprint: target.fingerprint };
+  if (target !== undefined)
+    return { server: target.server, tool: tool.name, level: target.level, fingerprint: target.fingerprint };
   const published = tool.definition._meta?.['dev.sluice/risk'] as Partial<PublishedRisk> | undefined;
   let print = fingerprints.get(tool);
   if (print === undefined) {
@@ -198,9 +226,13 @@ function ledgerStore(config: RiskConfig, services: Services | undefined): Ledger
       return new MemoryStore();
     case 'store':
     case 'auto':
-      if (!services) throw new SluiceError(RiskErrorCode.LEDGER_UNREADABLE, 'The server store is known only once the plugin is applied', { plugin: RISK_PLUGIN_NAME });
+      if (!services)
+        throw new SluiceError(
+          RiskErrorCode.LEDGER_UNREADABLE,
+          'The server store is known only once the plugin is applied',
+          { plugin: RISK_PLUGIN_NAME },
+        );
       // A shared store (Redis) is what replicas agree on; the in-memory one would forget approvals on restart.
       return config.ledger.persist === 'store' || services.store.kind !== 'memory' ? services.store : file();
   }
 }
-

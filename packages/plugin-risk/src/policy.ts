@@ -44,7 +44,11 @@ export const ToolRuleSchema = z
   .strict()
   .superRefine((rule, ctx) => {
     if (rule.alias !== undefined && GLOB.test(rule.match)) {
-      ctx.addIssue({ code: 'custom', path: ['alias'], message: 'an alias names one tool: give a match without "*" or "?"' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['alias'],
+        message: 'an alias names one tool: give a match without "*" or "?"',
+      });
     }
   });
 export type ToolRule = z.infer<typeof ToolRuleSchema>;
@@ -57,7 +61,11 @@ export interface ResolvedToolSettings extends ToolTraits {
 }
 
 /** Merges the rules that match a tool, later rules overriding earlier ones field by field. */
-export function resolveToolSettings(rules: readonly ToolRule[], server: string, names: readonly string[]): ResolvedToolSettings {
+export function resolveToolSettings(
+  rules: readonly ToolRule[],
+  server: string,
+  names: readonly string[],
+): ResolvedToolSettings {
   let hitl: boolean | undefined;
   let sideEffect: ToolTraits['sideEffect'];
   let sendsUserData: boolean | undefined;

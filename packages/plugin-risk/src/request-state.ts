@@ -52,7 +52,16 @@ export class RequestStateCodec {
 
   mint(binding: StateBinding, expiresAt: number): { readonly state: string; readonly nonce: string } {
     const nonce = randomBytes(16).toString('base64url');
-    const payload: Payload = { v: 1, p: binding.principal, t: binding.tool, s: binding.server, a: binding.args, f: binding.fingerprint, e: expiresAt, n: nonce };
+    const payload: Payload = {
+      v: 1,
+      p: binding.principal,
+      t: binding.tool,
+      s: binding.server,
+      a: binding.args,
+      f: binding.fingerprint,
+      e: expiresAt,
+      n: nonce,
+    };
     const body = `${VERSION}.${Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url')}`;
     return { state: `${body}.${this.mac(body).toString('base64url')}`, nonce };
   }
@@ -89,7 +98,13 @@ function parsePayload(encoded: string): Payload | undefined {
 }
 
 function sameBinding(payload: Payload, binding: StateBinding): boolean {
-  return payload.p === binding.principal && payload.t === binding.tool && payload.s === binding.server && payload.a === binding.args && payload.f === binding.fingerprint;
+  return (
+    payload.p === binding.principal &&
+    payload.t === binding.tool &&
+    payload.s === binding.server &&
+    payload.a === binding.args &&
+    payload.f === binding.fingerprint
+  );
 }
 
 /**

@@ -36,7 +36,10 @@ export class ToolNameIndex {
 /** Bounds on the schema walk: deeper or larger schemas report SCAN_LIMIT_EXCEEDED. */
 export const SCAN_LIMITS = Object.freeze({ depth: 64, nodes: 20_000, hits: 64 });
 
-const PATTERN_BITS = Object.fromEntries(Object.values(Pattern).map((name, index) => [name, index])) as Record<PoisonPattern, number>;
+const PATTERN_BITS = Object.fromEntries(Object.values(Pattern).map((name, index) => [name, index])) as Record<
+  PoisonPattern,
+  number
+>;
 
 const EXCERPT_BEFORE = 24;
 const EXCERPT_AFTER = 56;
@@ -54,7 +57,8 @@ export function scanTool(definition: unknown, context: ScanContext = {}): ScanRe
     const tool = definition as Record<string, unknown>;
     for (const field of ['name', 'title', 'description'] as const) scan.value(tool[field], `/${field}`);
     const annotations = tool.annotations;
-    if (typeof annotations === 'object' && annotations !== null) scan.value((annotations as Record<string, unknown>).title, '/annotations/title');
+    if (typeof annotations === 'object' && annotations !== null)
+      scan.value((annotations as Record<string, unknown>).title, '/annotations/title');
     scan.schema(tool.inputSchema, '/inputSchema');
     scan.schema(tool.outputSchema, '/outputSchema');
   }
@@ -75,11 +79,56 @@ function indexOf(names: Iterable<string> | ToolNameIndex | undefined): ReadonlyM
 
 // Schema keywords and type names: fixed words that cannot carry anything, and most of the strings of a schema.
 const INERT = new Set([
-  'type', 'properties', 'description', 'required', 'items', 'default', 'enum', 'title', 'format', 'const', 'pattern',
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems',
-  'uniqueItems', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not', '$schema', '$ref', '$defs', '$id', 'definitions',
-  'examples', 'multipleOf', 'propertyNames', 'patternProperties', 'nullable', 'readOnly', 'writeOnly', 'deprecated',
-  'string', 'object', 'number', 'integer', 'boolean', 'array', 'null', 'uri', 'email', 'date', 'date-time', 'uuid',
+  'type',
+  'properties',
+  'description',
+  'required',
+  'items',
+  'default',
+  'enum',
+  'title',
+  'format',
+  'const',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'additionalProperties',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'not',
+  '$schema',
+  '$ref',
+  '$defs',
+  '$id',
+  'definitions',
+  'examples',
+  'multipleOf',
+  'propertyNames',
+  'patternProperties',
+  'nullable',
+  'readOnly',
+  'writeOnly',
+  'deprecated',
+  'string',
+  'object',
+  'number',
+  'integer',
+  'boolean',
+  'array',
+  'null',
+  'uri',
+  'email',
+  'date',
+  'date-time',
+  'uuid',
 ]);
 
 /** Where a string sits in a schema, turned into a JSON Pointer only when something is found there. */
@@ -117,7 +166,12 @@ class Scan {
       this.targets.add(target);
     }
     const surface = this.keySurface ? `${pointerOf(this.surface)} (key)` : pointerOf(this.surface);
-    this.hits.push({ pattern, surface, excerpt: excerpt(this.text, index), ...(target === undefined ? {} : { target }) });
+    this.hits.push({
+      pattern,
+      surface,
+      excerpt: excerpt(this.text, index),
+      ...(target === undefined ? {} : { target }),
+    });
   };
 
   constructor(
@@ -139,12 +193,18 @@ class Scan {
   /** Every key and string of a schema, breadth-first, within the limits. */
   schema(root: unknown, pointer: string): void {
     if (typeof root !== 'object' || root === null) return this.value(root, pointer);
-    const queue: Array<{ node: unknown; at: Location | string; depth: number }> = [{ node: root, at: pointer, depth: 0 }];
+    const queue: Array<{ node: unknown; at: Location | string; depth: number }> = [
+      { node: root, at: pointer, depth: 0 },
+    ];
     let visited = 0;
     for (let head = 0; head < queue.length; head++) {
       const { node, at, depth } = queue[head] as { node: unknown; at: Location | string; depth: number };
       if (++visited > SCAN_LIMITS.nodes || depth > SCAN_LIMITS.depth) {
-        this.hits.push({ pattern: Pattern.SCAN_LIMIT_EXCEEDED, surface: pointerOf(at), excerpt: `more than ${SCAN_LIMITS.nodes} nodes or ${SCAN_LIMITS.depth} levels` });
+        this.hits.push({
+          pattern: Pattern.SCAN_LIMIT_EXCEEDED,
+          surface: pointerOf(at),
+          excerpt: `more than ${SCAN_LIMITS.nodes} nodes or ${SCAN_LIMITS.depth} levels`,
+        });
         return;
       }
       if (typeof node === 'string') this.value(node, at);

@@ -67,9 +67,15 @@ export function maskLogger(logger: Logger, mask: SecretMask): Logger {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function') return value;
-      if (property === 'child') return (bindings: object, options?: object) => maskLogger(target.child(mask.deep(bindings) as object, options), mask);
+      if (property === 'child')
+        return (bindings: object, options?: object) =>
+          maskLogger(target.child(mask.deep(bindings) as object, options), mask);
       if (typeof property !== 'string' || !LOG_METHODS.has(property)) return value.bind(target);
-      return (...args: unknown[]) => (value as (...a: unknown[]) => void).apply(target, args.map((arg) => mask.deep(arg)));
+      return (...args: unknown[]) =>
+        (value as (...a: unknown[]) => void).apply(
+          target,
+          args.map((arg) => mask.deep(arg)),
+        );
     },
   });
 }

@@ -96,7 +96,8 @@ interface ResolvedTrust {
 
 function resolveTrust(config: ServerConfig, catalog: readonly CatalogEntry[]): ResolvedTrust {
   const chosen = config.catalog === undefined ? undefined : findCatalogEntry(catalog, config.catalog);
-  if (config.trust !== undefined) return { tier: config.trust, origin: 'operator', ...(chosen ? { catalogId: chosen.id, entry: chosen } : {}) };
+  if (config.trust !== undefined)
+    return { tier: config.trust, origin: 'operator', ...(chosen ? { catalogId: chosen.id, entry: chosen } : {}) };
   if (chosen) return { tier: chosen.trust, origin: 'catalog', catalogId: chosen.id, entry: chosen };
   const matched = matchCatalog(catalog, config);
   if (matched) return { tier: matched.trust, origin: 'host-match', catalogId: matched.id, entry: matched };

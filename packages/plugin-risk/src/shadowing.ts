@@ -3,7 +3,10 @@ import { PoisonPattern } from './patterns.js';
 import type { ScanHit } from './scanner.js';
 
 /** The composition shadowing rules; a violation keeps the tool out. */
-export type ShadowingRule = typeof RiskErrorCode.R1_ALIAS_COLLISION | typeof RiskErrorCode.R2_CROSS_SERVER_REFERENCE | typeof RiskErrorCode.R3_SELF_SCOPE_VIOLATION;
+export type ShadowingRule =
+  | typeof RiskErrorCode.R1_ALIAS_COLLISION
+  | typeof RiskErrorCode.R2_CROSS_SERVER_REFERENCE
+  | typeof RiskErrorCode.R3_SELF_SCOPE_VIOLATION;
 
 export interface ShadowingViolation {
   readonly rule: ShadowingRule;
@@ -43,7 +46,11 @@ export function aliasKey(name: string): string {
 }
 
 /** The first rule the tool violates, if any. */
-export function checkShadowing(subject: ShadowingSubject, view: ExposureView, rules: ShadowingRules): ShadowingViolation | undefined {
+export function checkShadowing(
+  subject: ShadowingSubject,
+  view: ExposureView,
+  rules: ShadowingRules,
+): ShadowingViolation | undefined {
   if (rules.aliasCollision) {
     const owner = view.ownerOfAlias(aliasKey(subject.name));
     if (owner && owner.server !== subject.server) {
@@ -54,7 +61,9 @@ export function checkShadowing(subject: ShadowingSubject, view: ExposureView, ru
     }
   }
   if (rules.crossServerReference) {
-    const reference = subject.hits.find((hit) => hit.pattern === PoisonPattern.CROSS_SERVER_IMPERATIVE && crossesServer(hit, subject, view));
+    const reference = subject.hits.find(
+      (hit) => hit.pattern === PoisonPattern.CROSS_SERVER_IMPERATIVE && crossesServer(hit, subject, view),
+    );
     if (reference) {
       const owner = view.ownerOfTool(reference.target as string) as string;
       return {
@@ -85,7 +94,18 @@ function describe(server: string): string {
   return server === 'local' ? 'this server' : `upstream "${server}"`;
 }
 
-const SCOPE_WORDS = new Set(['server', 'servers', 'tool', 'tools', 'upstream', 'upstreams', 'mcp', 'connection', 'plugin', 'namespace']);
+const SCOPE_WORDS = new Set([
+  'server',
+  'servers',
+  'tool',
+  'tools',
+  'upstream',
+  'upstreams',
+  'mcp',
+  'connection',
+  'plugin',
+  'namespace',
+]);
 
 /**
  * Another upstream's configured name used as a scope: followed by a word such

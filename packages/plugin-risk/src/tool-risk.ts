@@ -87,7 +87,18 @@ function actionScore(hints: Hints, traits: ToolTraits): number {
   return Math.max(0, score);
 }
 
-const BOILERPLATE = new Set(['todo', 'tbd', 'description', 'no description', 'none', 'n/a', 'tool', 'a tool', 'test', 'placeholder']);
+const BOILERPLATE = new Set([
+  'todo',
+  'tbd',
+  'description',
+  'no description',
+  'none',
+  'n/a',
+  'tool',
+  'a tool',
+  'test',
+  'placeholder',
+]);
 const MIN_DESCRIPTION = 20;
 
 function documentationGaps(definition: ToolShape, hints: Hints): DocGap[] {
@@ -96,7 +107,8 @@ function documentationGaps(definition: ToolShape, hints: Hints): DocGap[] {
   if (!isPlainObject(definition.inputSchema)) gaps.push('input-schema');
   else if (!mostPropertiesDescribed(definition.inputSchema)) gaps.push('property-docs');
   // Output properties reach the model too, with the result.
-  if (isPlainObject(definition.outputSchema) && !mostPropertiesDescribed(definition.outputSchema)) gaps.push('output-property-docs');
+  if (isPlainObject(definition.outputSchema) && !mostPropertiesDescribed(definition.outputSchema))
+    gaps.push('output-property-docs');
   if (Object.keys(hints).length === 0) gaps.push('annotations');
   return gaps;
 }
@@ -113,7 +125,9 @@ function mostPropertiesDescribed(schema: Record<string, unknown>): boolean {
   if (!isPlainObject(properties)) return true;
   const values = Object.values(properties);
   if (values.length === 0) return true;
-  const described = values.filter((p) => isPlainObject(p) && typeof p.description === 'string' && p.description.trim() !== '').length;
+  const described = values.filter(
+    (p) => isPlainObject(p) && typeof p.description === 'string' && p.description.trim() !== '',
+  ).length;
   return described * 2 >= values.length;
 }
 

@@ -86,9 +86,12 @@ export function scanCharacters(text: string, report: Report): void {
 function classify(cp: number, previous: number, text: string, next: number): PoisonPattern | undefined {
   if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return control(cp, text, next);
   if (cp < 0x180e) return undefined;
-  if (cp === ZWNJ) return joinsLetters(previous, codePointAt(text, next)) ? undefined : PoisonPattern.UNICODE_ZERO_WIDTH;
-  if (cp === ZWJ) return isEmoji(previous) && isEmoji(codePointAt(text, next)) ? undefined : PoisonPattern.UNICODE_ZERO_WIDTH;
-  if (cp === 0x200b || cp === 0x180e || cp === 0xfeff || (cp >= 0x2060 && cp <= 0x2064)) return PoisonPattern.UNICODE_ZERO_WIDTH;
+  if (cp === ZWNJ)
+    return joinsLetters(previous, codePointAt(text, next)) ? undefined : PoisonPattern.UNICODE_ZERO_WIDTH;
+  if (cp === ZWJ)
+    return isEmoji(previous) && isEmoji(codePointAt(text, next)) ? undefined : PoisonPattern.UNICODE_ZERO_WIDTH;
+  if (cp === 0x200b || cp === 0x180e || cp === 0xfeff || (cp >= 0x2060 && cp <= 0x2064))
+    return PoisonPattern.UNICODE_ZERO_WIDTH;
   if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) return PoisonPattern.UNICODE_RTL_OVERRIDE;
   if (isVariationSelector(cp)) return hasBase(previous) ? undefined : PoisonPattern.UNICODE_VARIATION_SELECTOR;
   if (cp >= 0xe0000 && cp <= 0xe007f) return PoisonPattern.UNICODE_TAG_CHARACTERS;

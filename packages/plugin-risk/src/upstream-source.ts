@@ -16,7 +16,8 @@ export function deriveServerConfig(source: ImportSource): ServerConfig {
   const connection = (source as { readonly connection?: unknown }).connection;
   if (!isPlainObject(connection)) return {};
   const config: ServerConfig = {};
-  if (typeof connection.type === 'string' && TRANSPORTS.has(connection.type)) config.transport = connection.type as ServerConfig['transport'];
+  if (typeof connection.type === 'string' && TRANSPORTS.has(connection.type))
+    config.transport = connection.type as ServerConfig['transport'];
   const url = connection.url instanceof URL ? connection.url.href : connection.url;
   if (typeof url === 'string') config.url = url;
   const command = commandLine(connection.command, connection.args);

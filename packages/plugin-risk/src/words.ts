@@ -39,12 +39,18 @@ export const W = Object.freeze({
 const groups: Array<[number, string]> = [
   [W.IGNORE, 'ignore disregard forget'],
   [W.QUALIFIER, 'previous prior above earlier preceding former original your system'],
-  [W.NOUN, 'instructions instruction prompt prompts rules directions directives guidelines guidance context messages constraints restrictions'],
+  [
+    W.NOUN,
+    'instructions instruction prompt prompts rules directions directives guidelines guidance context messages constraints restrictions',
+  ],
   [W.ROLE_ADVERB, 'now actually really'],
   [W.ARTICLE, 'a an the my our'],
   [W.NEGATION, 'never without'],
   [W.MODAL, 'do must should shall'],
-  [W.DISCLOSE, 'tell telling told inform informing informed notify notifying notified alert alerting show showing shown let letting ask asking display displaying displayed'],
+  [
+    W.DISCLOSE,
+    'tell telling told inform informing informed notify notifying notified alert alerting show showing shown let letting ask asking display displaying displayed',
+  ],
   [W.CONCEAL, 'mention mentioning mentioned reveal revealing revealed disclose disclosing disclosed'],
   [W.AUDIENCE, 'user users human humans operator operators anyone person people them'],
   [W.OBJECT, 'this that these it anything instructions'],
@@ -56,7 +62,10 @@ const groups: Array<[number, string]> = [
     W.DATA,
     'all every entire full whole copy contents content conversation conversations history transcript chats credentials credential password passwords secret secrets token tokens key keys ssh env environment cookie cookies session private',
   ],
-  [W.IMPERATIVE, 'call invoke use run execute trigger prefer route redirect replace instead pass send forward change add modify set always must'],
+  [
+    W.IMPERATIVE,
+    'call invoke use run execute trigger prefer route redirect replace instead pass send forward change add modify set always must',
+  ],
   [W.YOU, 'you'],
   [W.ARE, 'are re'],
   [W.NOT, 'not'],

@@ -12,16 +12,23 @@ describe('the approval form', () => {
       message: 'Run it?',
       requestedSchema: {
         type: 'object',
-        properties: { approve: { type: 'boolean', title: 'Approve this call', description: 'Yes runs the tool with these arguments; no refuses it.', default: false } },
+        properties: {
+          approve: {
+            type: 'boolean',
+            title: 'Approve this call',
+            description: 'Yes runs the tool with these arguments; no refuses it.',
+            default: false,
+          },
+        },
         required: ['approve'],
       },
     });
   });
 
   it('names the tool, its upstream and its level', () => {
-    expect(approvalMessage({ tool: 'transfer', upstream: 'payments', level: 'L4', args: { cents: 5 } }, 400, noMask)).toBe(
-      'Allow the tool "transfer" from upstream "payments" to run? Risk L4 (High). Arguments: {"cents":5}',
-    );
+    expect(
+      approvalMessage({ tool: 'transfer', upstream: 'payments', level: 'L4', args: { cents: 5 } }, 400, noMask),
+    ).toBe('Allow the tool "transfer" from upstream "payments" to run? Risk L4 (High). Arguments: {"cents":5}');
   });
 
   it('shows any arguments within the cap, masked, with nothing hidden or reordered (fuzzed)', () => {

@@ -29,19 +29,33 @@ export interface ApprovalServer {
 export async function approvalServer(options: RiskOptions = {}): Promise<ApprovalServer> {
   const logs = captureLogger();
   const clock = new FakeClock(Date.now());
-  const server = createServer({ name: 'approvals', version: '1.0.0', plugins: [risk({ ledger: { persist: 'memory' }, ...options })], logger: logs.logger, clock });
+  const server = createServer({
+    name: 'approvals',
+    version: '1.0.0',
+    plugins: [risk({ ledger: { persist: 'memory' }, ...options })],
+    logger: logs.logger,
+    clock,
+  });
   let runs = 0;
   server.tool({
     name: 'deploy',
     description: 'Deploys a service to an environment.',
-    inputSchema: { type: 'object', properties: { env: { type: 'string' }, note: { type: 'string' } }, required: ['env'] },
+    inputSchema: {
+      type: 'object',
+      properties: { env: { type: 'string' }, note: { type: 'string' } },
+      required: ['env'],
+    },
     policy: { risk: { hitl: true } },
     handler: (args) => {
       runs++;
       return { content: [{ type: 'text', text: `deployed to ${String(args.env)}` }] };
     },
   });
-  server.tool({ name: 'status', description: 'Says whether the service is up.', handler: () => ({ content: [{ type: 'text', text: 'up' }] }) });
+  server.tool({
+    name: 'status',
+    description: 'Says whether the service is up.',
+    handler: () => ({ content: [{ type: 'text', text: 'up' }] }),
+  });
   await server.ready();
   return { server, logs, clock, runs: () => runs, close: () => server.close() };
 }
@@ -73,9 +87,16 @@ function connected(client: Client, forms: ElicitRequestFormParams[]): Connected 
 }
 
 /** A 2025-11-25 client in-process; `elicitation: false` declares no elicitation capability. */
-export async function legacyClient(server: SluiceServer, person: Person, options: { elicitation?: boolean } = {}): Promise<Connected> {
+export async function legacyClient(
+  server: SluiceServer,
+  person: Person,
+  options: { elicitation?: boolean } = {},
+): Promise<Connected> {
   const forms: ElicitRequestFormParams[] = [];
-  const client = new Client({ name: 'legacy', version: '1.0.0' }, { capabilities: options.elicitation === false ? {} : { elicitation: { form: {} } } });
+  const client = new Client(
+    { name: 'legacy', version: '1.0.0' },
+    { capabilities: options.elicitation === false ? {} : { elicitation: { form: {} } } },
+  );
   if (options.elicitation !== false) answering(client, person, forms);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
@@ -93,11 +114,18 @@ export async function legacyHttpClient(url: URL, person: Person): Promise<Connec
 }
 
 /** A 2026-07-28 client over HTTP that fulfils input-required rounds through its elicitation handler. */
-export async function modernClient(url: URL, person: Person, options: { elicitation?: boolean } = {}): Promise<Connected> {
+export async function modernClient(
+  url: URL,
+  person: Person,
+  options: { elicitation?: boolean } = {},
+): Promise<Connected> {
   const forms: ElicitRequestFormParams[] = [];
   const client = new Client(
     { name: 'modern', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: options.elicitation === false ? {} : { elicitation: { form: {} } } },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: options.elicitation === false ? {} : { elicitation: { form: {} } },
+    },
   );
   if (options.elicitation !== false) answering(client, person, forms);
   await client.connect(new StreamableHTTPClientTransport(url));
@@ -114,21 +142,36 @@ export interface InputRequiredAnswer {
 /** A 2026-07-28 client in manual mode: it sees the input-required answer and retries by hand. */
 export interface ManualClient {
   first(name: string, args: Record<string, unknown>): Promise<InputRequiredAnswer>;
-  retry(name: string, args: Record<string, unknown>, requestState: string | undefined, response: unknown): Promise<CallToolResult>;
+  retry(
+    name: string,
+    args: Record<string, unknown>,
+    requestState: string | undefined,
+    response: unknown,
+  ): Promise<CallToolResult>;
   close(): Promise<void>;
 }
 
 export async function manualClient(url: URL): Promise<ManualClient> {
   const client = new Client(
     { name: 'manual', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: { form: {} } }, inputRequired: { autoFulfill: false } },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: { elicitation: { form: {} } },
+      inputRequired: { autoFulfill: false },
+    },
   );
   await client.connect(new StreamableHTTPClientTransport(url));
-  const send = (params: Record<string, unknown>) => client.callTool(params as never, { allowInputRequired: true } as never) as Promise<unknown>;
+  const send = (params: Record<string, unknown>) =>
+    client.callTool(params as never, { allowInputRequired: true } as never) as Promise<unknown>;
   return {
     first: async (name, args) => (await send({ name, arguments: args })) as InputRequiredAnswer,
     retry: async (name, args, requestState, response) =>
-      (await send({ name, arguments: args, inputResponses: { sluice_approval: response }, ...(requestState === undefined ? {} : { requestState }) })) as CallToolResult,
+      (await send({
+        name,
+        arguments: args,
+        inputResponses: { sluice_approval: response },
+        ...(requestState === undefined ? {} : { requestState }),
+      })) as CallToolResult,
     close: () => client.close(),
   };
 }

@@ -5,7 +5,16 @@ import type { CallToolResult } from '@sluice/core';
 import { errorOf, textOf } from '@sluice/core/testing';
 import { RiskErrorCode, RiskEvent } from '@sluice/plugin-risk';
 import type { ApprovalServer, Connected, ManualClient } from './approval-helpers.js';
-import { accept, approvalServer, legacyClient, legacyHttpClient, manualClient, modernClient, no, yes } from './approval-helpers.js';
+import {
+  accept,
+  approvalServer,
+  legacyClient,
+  legacyHttpClient,
+  manualClient,
+  modernClient,
+  no,
+  yes,
+} from './approval-helpers.js';
 import { official, upstream } from './helpers.js';
 
 const open: Array<{ close(): Promise<unknown> }> = [];
@@ -30,7 +39,9 @@ async function listen(s: ApprovalServer): Promise<URL> {
 
 function isAcceptedYes(answer: unknown): boolean {
   const a = answer as { action?: unknown; content?: { approve?: unknown } } | null;
-  return typeof a === 'object' && a !== null && !Array.isArray(a) && a.action === 'accept' && a.content?.approve === true;
+  return (
+    typeof a === 'object' && a !== null && !Array.isArray(a) && a.action === 'accept' && a.content?.approve === true
+  );
 }
 
 function refusedWith(result: CallToolResult, code: string): void {
@@ -45,7 +56,9 @@ describe('approval on a 2025-11-25 client (elicitation)', () => {
     const client = track(await legacyClient(s.server, yes));
     expect(textOf(await client.call('deploy', { env: 'prod' }))).toBe('deployed to prod');
     expect(s.runs()).toBe(1);
-    expect(s.logs.events(RiskEvent.APPROVAL_REQUESTED)).toMatchObject([{ tool: 'deploy', server: 'local', level: 'L0', via: 'elicitation' }]);
+    expect(s.logs.events(RiskEvent.APPROVAL_REQUESTED)).toMatchObject([
+      { tool: 'deploy', server: 'local', level: 'L0', via: 'elicitation' },
+    ]);
     expect(s.logs.events(RiskEvent.APPROVAL_DECIDED)).toMatchObject([{ tool: 'deploy', decision: 'approved' }]);
   });
 
@@ -169,7 +182,10 @@ describe('approval on a 2026-07-28 client (input-required round trip)', () => {
       const first = await client.first('deploy', args);
       expect(first.resultType).toBe('input_required');
       expect(Object.keys(first.inputRequests)).toEqual(['sluice_approval']);
-      expect(first.inputRequests.sluice_approval).toMatchObject({ method: 'elicitation/create', params: { mode: 'form' } });
+      expect(first.inputRequests.sluice_approval).toMatchObject({
+        method: 'elicitation/create',
+        params: { mode: 'form' },
+      });
       expect(first.requestState).toMatch(/^s1\.[\w-]+\.[\w-]{43}$/);
       expect(s.runs()).toBe(0);
     });
@@ -196,8 +212,14 @@ describe('approval on a 2026-07-28 client (input-required round trip)', () => {
       const { requestState } = await client.first('deploy', args);
       const [version, payload, mac] = requestState.split('.') as [string, string, string];
       const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
-      const forged = Buffer.from(JSON.stringify({ ...decoded, e: (decoded.e as number) + 3_600_000 })).toString('base64url');
-      for (const state of [`${version}.${forged}.${mac}`, `${version}.${payload}.${mac.slice(0, -2)}AA`, 'not a state']) {
+      const forged = Buffer.from(JSON.stringify({ ...decoded, e: (decoded.e as number) + 3_600_000 })).toString(
+        'base64url',
+      );
+      for (const state of [
+        `${version}.${forged}.${mac}`,
+        `${version}.${payload}.${mac.slice(0, -2)}AA`,
+        'not a state',
+      ]) {
         refusedWith(await client.retry('deploy', args, state, accept), RiskErrorCode.APPROVAL_INVALID);
       }
       expect(s.runs()).toBe(0);
@@ -205,7 +227,11 @@ describe('approval on a 2026-07-28 client (input-required round trip)', () => {
 
     it('refuses a state minted for other arguments, or another tool, with APPROVAL_INVALID', async () => {
       await setUp();
-      s.server.tool({ name: 'destroy', policy: { risk: { hitl: true } }, handler: () => ({ content: [{ type: 'text', text: 'gone' }] }) });
+      s.server.tool({
+        name: 'destroy',
+        policy: { risk: { hitl: true } },
+        handler: () => ({ content: [{ type: 'text', text: 'gone' }] }),
+      });
       await s.server.ready();
       const { requestState } = await client.first('deploy', { env: 'staging' });
       refusedWith(await client.retry('deploy', { env: 'prod' }, requestState, accept), RiskErrorCode.APPROVAL_INVALID);
@@ -233,7 +259,10 @@ describe('approval on a 2026-07-28 client (input-required round trip)', () => {
     it('refuses a decline carried by the retry, and spends its state', async () => {
       await setUp();
       const { requestState } = await client.first('deploy', args);
-      refusedWith(await client.retry('deploy', args, requestState, { action: 'decline' }), RiskErrorCode.APPROVAL_DECLINED);
+      refusedWith(
+        await client.retry('deploy', args, requestState, { action: 'decline' }),
+        RiskErrorCode.APPROVAL_DECLINED,
+      );
       refusedWith(await client.retry('deploy', args, requestState, accept), RiskErrorCode.APPROVAL_INVALID);
       expect(s.runs()).toBe(0);
     });
@@ -251,7 +280,12 @@ describe('approval on a 2026-07-28 client (input-required round trip)', () => {
     it('refuses every answer but an accepted yes, always with a refusal and never a protocol error (fuzzed)', async () => {
       await setUp();
       const near = fc.oneof(
-        fc.record({ action: fc.constantFrom('accept', 'decline', 'cancel', 'ACCEPT', ''), content: fc.option(fc.dictionary(fc.constantFrom('approve', 'Approve', 'yes'), fc.jsonValue()), { nil: undefined }) }),
+        fc.record({
+          action: fc.constantFrom('accept', 'decline', 'cancel', 'ACCEPT', ''),
+          content: fc.option(fc.dictionary(fc.constantFrom('approve', 'Approve', 'yes'), fc.jsonValue()), {
+            nil: undefined,
+          }),
+        }),
         fc.jsonValue(),
       );
       await fc.assert(
@@ -277,7 +311,9 @@ describe('approval on a 2026-07-28 client (input-required round trip)', () => {
 });
 
 describe('which tools ask (agent mode)', () => {
-  async function importedKit(options: Parameters<typeof approvalServer>[0]): Promise<{ s: ApprovalServer; client: Connected }> {
+  async function importedKit(
+    options: Parameters<typeof approvalServer>[0],
+  ): Promise<{ s: ApprovalServer; client: Connected }> {
     const s = await start(options);
     const up = upstream();
     await s.server.import({ name: 'dict', connection: { type: 'in-process', server: up } });
@@ -297,7 +333,9 @@ describe('which tools ask (agent mode)', () => {
     refusedWith(await client.call('lookup', { word: 'sluice' }), RiskErrorCode.APPROVAL_DECLINED);
     const listed = (await client.client.listTools()).tools.find((t) => t.name === 'lookup');
     expect(listed?._meta?.['dev.sluice/risk']).toMatchObject({ level: 'L3', hitl: true });
-    expect(s.logs.events(RiskEvent.TOOL_PUBLISH_RISK_COMPUTED)).toMatchObject([{ tool: 'lookup', composed: 'L4', level: 'L3', hitlMitigated: true }]);
+    expect(s.logs.events(RiskEvent.TOOL_PUBLISH_RISK_COMPUTED)).toMatchObject([
+      { tool: 'lookup', composed: 'L4', level: 'L3', hitlMitigated: true },
+    ]);
   });
 
   it('runs the operator’s auto-execute tools without asking, whatever their level', async () => {
@@ -307,7 +345,10 @@ describe('which tools ask (agent mode)', () => {
   });
 
   it('lets a tool’s own hitl: false win over defaultFromLevel', async () => {
-    const { client } = await importedKit({ approval: { defaultFromLevel: 'L1' }, tools: [{ match: 'lookup', hitl: false }] });
+    const { client } = await importedKit({
+      approval: { defaultFromLevel: 'L1' },
+      tools: [{ match: 'lookup', hitl: false }],
+    });
     expect(textOf(await client.call('lookup', { word: 'sluice' }))).toBe('sluice: a word');
   });
 

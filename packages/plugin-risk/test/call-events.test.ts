@@ -61,23 +61,47 @@ describe('tool.start, then exactly one of tool.done and tool.crash', () => {
     await k.server.import({ name: 'dict', connection: { type: 'in-process', server: upstream('impostor') } });
     await k.call('lookup', { word: 'sluice' });
     const done = expectOnePair(k.logs.records, 'lookup', 'tool.done');
-    expect(done).toMatchObject({ upstream: 'dict', upstreamTool: 'lookup', risk: 'L1', riskServer: 'L1', riskTool: 'L1', outcome: 'ok' });
+    expect(done).toMatchObject({
+      upstream: 'dict',
+      upstreamTool: 'lookup',
+      risk: 'L1',
+      riskServer: 'L1',
+      riskTool: 'L1',
+      outcome: 'ok',
+    });
     expect(k.logs.text()).not.toMatch(/"upstream":"impostor"/);
   });
 
   it('logs tool.crash when a local handler throws', async () => {
-    const k = await kit(ALL, { tools: [{ name: 'broken', handler: () => { throw new Error('boom'); } }] });
+    const k = await kit(ALL, {
+      tools: [
+        {
+          name: 'broken',
+          handler: () => {
+            throw new Error('boom');
+          },
+        },
+      ],
+    });
     expect((await k.call('broken')).isError).toBe(true);
     expect(expectOnePair(k.logs.records, 'broken', 'tool.crash')).toMatchObject({ outcome: 'tool-error', level: 40 });
   });
 
   it('logs tool.crash with the code when the upstream fails (UPSTREAM_TIMEOUT)', async () => {
     const up = new McpServer({ name: 'slow', version: '1.0.0' });
-    up.registerTool('wait', { description: 'Waits for a long time before it answers anything.', inputSchema: z.object({}) }, () => new Promise(() => {}));
+    up.registerTool(
+      'wait',
+      { description: 'Waits for a long time before it answers anything.', inputSchema: z.object({}) },
+      () => new Promise(() => {}),
+    );
     const k = await kit();
     await k.server.import({ name: 'slow', connection: { type: 'in-process', server: up }, timeoutMs: 50 });
     expect(errorOf(await k.call('wait'))?.code).toBe('UPSTREAM_TIMEOUT');
-    expect(expectOnePair(k.logs.records, 'wait', 'tool.crash')).toMatchObject({ outcome: 'upstream-error', code: 'UPSTREAM_TIMEOUT', upstream: 'slow' });
+    expect(expectOnePair(k.logs.records, 'wait', 'tool.crash')).toMatchObject({
+      outcome: 'upstream-error',
+      code: 'UPSTREAM_TIMEOUT',
+      upstream: 'slow',
+    });
   });
 
   it('logs tool.crash with the code when a plugin fails the call', async () => {
@@ -89,16 +113,33 @@ describe('tool.start, then exactly one of tool.done and tool.crash', () => {
           throw new Error('plugin bug');
         }),
     });
-    const withBug = await createTestKit({ plugins: [risk({ ledger: { persist: 'memory' }, ...ALL }), failing], tools: [{ name: 'echo', handler: () => text('hi') }] });
+    const withBug = await createTestKit({
+      plugins: [risk({ ledger: { persist: 'memory' }, ...ALL }), failing],
+      tools: [{ name: 'echo', handler: () => text('hi') }],
+    });
     open.push(withBug);
     await expect(withBug.call('echo')).rejects.toThrow(/Internal error in plugin "failing"/);
-    expect(expectOnePair(withBug.logs.records, 'echo', 'tool.crash')).toMatchObject({ outcome: 'error', code: 'PLUGIN_FAILED' });
+    expect(expectOnePair(withBug.logs.records, 'echo', 'tool.crash')).toMatchObject({
+      outcome: 'error',
+      code: 'PLUGIN_FAILED',
+    });
   });
 
   it('logs tool.crash when the caller cancels', async () => {
     let started: () => void = () => {};
     const running = new Promise<void>((resolve) => (started = resolve));
-    const k = await kit(ALL, { tools: [{ name: 'slow', handler: (_a, ctx) => new Promise((_r, reject) => { started(); ctx.signal.addEventListener('abort', () => reject(new Error('stopped'))); }) }] });
+    const k = await kit(ALL, {
+      tools: [
+        {
+          name: 'slow',
+          handler: (_a, ctx) =>
+            new Promise((_r, reject) => {
+              started();
+              ctx.signal.addEventListener('abort', () => reject(new Error('stopped')));
+            }),
+        },
+      ],
+    });
     const abort = new AbortController();
     const call = k.server.call('slow', {}, { signal: abort.signal });
     await running;
@@ -113,14 +154,21 @@ describe('tool.start, then exactly one of tool.done and tool.crash', () => {
     const client = await legacyClient(s.server, no);
     open.push(client);
     expect(errorOf(await client.call('deploy', { env: 'prod' }))?.code).toBe(RiskErrorCode.APPROVAL_DECLINED);
-    expect(expectOnePair(s.logs.records, 'deploy', 'tool.done')).toMatchObject({ outcome: 'refused', code: RiskErrorCode.APPROVAL_DECLINED, hitl: true });
+    expect(expectOnePair(s.logs.records, 'deploy', 'tool.done')).toMatchObject({
+      outcome: 'refused',
+      code: RiskErrorCode.APPROVAL_DECLINED,
+      hitl: true,
+    });
   });
 
   it('logs arguments refused before preCall as one pair too', async () => {
     const s = await approvalServer(ALL);
     open.push(s);
     expect(errorOf(await s.server.call('deploy', { env: 7 }))?.code).toBe('INVALID_ARGUMENTS');
-    expect(expectOnePair(s.logs.records, 'deploy', 'tool.done')).toMatchObject({ outcome: 'refused', code: 'INVALID_ARGUMENTS' });
+    expect(expectOnePair(s.logs.records, 'deploy', 'tool.done')).toMatchObject({
+      outcome: 'refused',
+      code: 'INVALID_ARGUMENTS',
+    });
   });
 
   it('logs each 2026-07-28 round as its own pair: input-required, then the approved run', async () => {
@@ -145,7 +193,10 @@ describe('tool.start, then exactly one of tool.done and tool.crash', () => {
     await k.call('echo');
     await k.call('lookup', { word: 'x' });
     expect(callEvents(k.logs.records).map((r) => r.tool)).toEqual(['lookup', 'lookup']);
-    const quiet = await kit({ calls: { events: 'off' }, servers: { dict: official } }, { tools: [{ name: 'echo', handler: () => text('hi') }] });
+    const quiet = await kit(
+      { calls: { events: 'off' }, servers: { dict: official } },
+      { tools: [{ name: 'echo', handler: () => text('hi') }] },
+    );
     await quiet.server.import({ name: 'dict', connection: { type: 'in-process', server: upstream() } });
     await quiet.call('echo');
     await quiet.call('lookup', { word: 'x' });
@@ -153,7 +204,10 @@ describe('tool.start, then exactly one of tool.done and tool.crash', () => {
   });
 
   it('writes start and done at calls.level, and crash at warn', async () => {
-    const k = await kit({ calls: { events: 'all', level: 'debug' } }, { tools: [{ name: 'echo', handler: () => text('hi') }] });
+    const k = await kit(
+      { calls: { events: 'all', level: 'debug' } },
+      { tools: [{ name: 'echo', handler: () => text('hi') }] },
+    );
     await k.call('echo');
     expect(callEvents(k.logs.records).map((r) => r.level)).toEqual([20, 20]);
   });
@@ -176,7 +230,10 @@ describe('the call fields on the active OpenTelemetry span', () => {
     version: '1.0.0',
     apply({ hooks }) {
       const open = new WeakMap<object, ReturnType<ReturnType<typeof trace.getTracer>['startSpan']>>();
-      hooks.preCall.tap({ name: 'spans', stage: Stage.FIRST }, (ctx) => void open.set(ctx, trace.getTracer('test').startSpan(`call ${ctx.tool.name}`)));
+      hooks.preCall.tap(
+        { name: 'spans', stage: Stage.FIRST },
+        (ctx) => void open.set(ctx, trace.getTracer('test').startSpan(`call ${ctx.tool.name}`)),
+      );
       hooks.execute.tap({ name: 'spans', stage: Stage.LAST }, (next: Executor): Executor => (ctx) => {
         const span = open.get(ctx);
         return span ? context.with(trace.setSpan(context.active(), span), next, undefined, ctx) : next(ctx);
@@ -187,7 +244,9 @@ describe('the call fields on the active OpenTelemetry span', () => {
 
   it('tags the span active while the tool runs with the upstream, the composed risk and how the call ended', async () => {
     exporter.reset();
-    const k = await createTestKit({ plugins: [risk({ ledger: { persist: 'memory' }, servers: { dict: official } }), spans] });
+    const k = await createTestKit({
+      plugins: [risk({ ledger: { persist: 'memory' }, servers: { dict: official } }), spans],
+    });
     open.push(k);
     await k.server.import({ name: 'dict', connection: { type: 'in-process', server: upstream('impostor') } });
     await k.call('lookup', { word: 'sluice' });

@@ -13,12 +13,20 @@ const codeOf = (fn: () => unknown): string | undefined => {
 
 describe('canonical JSON', () => {
   it('sorts object keys at every level and writes no whitespace', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: true, y: null }], c: 'x' } })).toBe('{"a":{"c":"x","d":[3,{"y":null,"z":true}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: true, y: null }], c: 'x' } })).toBe(
+      '{"a":{"c":"x","d":[3,{"y":null,"z":true}]},"b":1}',
+    );
   });
 
   it('gives one text for two objects that differ only in key order', () => {
-    const one = { name: 'n', inputSchema: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } }, required: ['a'] } };
-    const two = { inputSchema: { required: ['a'], properties: { b: { type: 'number' }, a: { type: 'string' } }, type: 'object' }, name: 'n' };
+    const one = {
+      name: 'n',
+      inputSchema: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } }, required: ['a'] },
+    };
+    const two = {
+      inputSchema: { required: ['a'], properties: { b: { type: 'number' }, a: { type: 'string' } }, type: 'object' },
+      name: 'n',
+    };
     expect(canonicalJson(one)).toBe(canonicalJson(two));
   });
 
@@ -27,7 +35,9 @@ describe('canonical JSON', () => {
   });
 
   it('orders keys by UTF-16 code units', () => {
-    expect(canonicalJson({ '\u00e9': 1, z: 2, Z: 3, '\u{1F600}': 4, '\uFF61': 5 })).toBe('{"Z":3,"z":2,"\u00e9":1,"\u{1F600}":4,"\uFF61":5}');
+    expect(canonicalJson({ '\u00e9': 1, z: 2, Z: 3, '\u{1F600}': 4, '\uFF61': 5 })).toBe(
+      '{"Z":3,"z":2,"\u00e9":1,"\u{1F600}":4,"\uFF61":5}',
+    );
   });
 
   it('writes members named as unordered sets sorted, when they hold strings', () => {

@@ -52,7 +52,8 @@ describe('the labelled corpus', () => {
     const hard = corpus.map((e) => e.hard ?? '').join('\n');
     for (const topic of ['security words', 'emoji flag', 'right-to-left', 'gateway']) expect(hard).toContain(topic);
     const attacks = corpus.map((e) => e.attack ?? '').join('\n');
-    for (const topic of ['tool poisoning', 'tool shadowing', 'rug pull', 'hidden unicode']) expect(attacks).toContain(topic);
+    for (const topic of ['tool poisoning', 'tool shadowing', 'rug pull', 'hidden unicode'])
+      expect(attacks).toContain(topic);
   });
 
   it('measures precision and recall, and the README reports these figures', () => {
@@ -75,7 +76,10 @@ describe('the labelled corpus', () => {
     for (const entry of pulls) {
       const ledger = new FingerprintLedger(new MemoryStore());
       expect((await ledger.check('upstream', entry.before as ToolShape)).status).toBe('NEW');
-      expect(await ledger.check('upstream', entry.definition), entry.file).toMatchObject({ status: 'MISMATCH', lifecycle: 'AWAITING_REREVIEW' });
+      expect(await ledger.check('upstream', entry.definition), entry.file).toMatchObject({
+        status: 'MISMATCH',
+        lifecycle: 'AWAITING_REREVIEW',
+      });
     }
   });
 });

@@ -5,9 +5,40 @@ import { RiskErrorCode, canonicalJson, fingerprint, isWellFormed, scanText, scan
 import type { ToolShape } from '@sluice/plugin-risk';
 
 /** Any UTF-16 text, lone surrogates included, with the characters the scanner cares about over-represented. */
-const specials = ['\u200B', '\u200C', '\u200D', '\u202E', '\u2066', '\uFE0F', '\u{E0041}', '\u{E007F}', '\u{1F3F4}', '\u{E0100}', '\u001b[', '\u009b', '\uD800', '\uDC00', '\u0430', '@', 'http://', '<|im_start|>', 'ignore previous instructions', 'you are now a', 'do not tell the user', 'send all to x@y.co', 'call send_email'];
+const specials = [
+  '\u200B',
+  '\u200C',
+  '\u200D',
+  '\u202E',
+  '\u2066',
+  '\uFE0F',
+  '\u{E0041}',
+  '\u{E007F}',
+  '\u{1F3F4}',
+  '\u{E0100}',
+  '\u001b[',
+  '\u009b',
+  '\uD800',
+  '\uDC00',
+  '\u0430',
+  '@',
+  'http://',
+  '<|im_start|>',
+  'ignore previous instructions',
+  'you are now a',
+  'do not tell the user',
+  'send all to x@y.co',
+  'call send_email',
+];
 const anyText = fc
-  .array(fc.oneof(fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), fc.constantFrom(...specials), fc.string()), { maxLength: 60 })
+  .array(
+    fc.oneof(
+      fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+      fc.constantFrom(...specials),
+      fc.string(),
+    ),
+    { maxLength: 60 },
+  )
   .map((parts) => parts.join(''));
 
 const shuffledKeys = (value: unknown, order: number[]): unknown => {
@@ -16,7 +47,11 @@ const shuffledKeys = (value: unknown, order: number[]): unknown => {
   const keys = Object.keys(value);
   const rotated = keys.map((_, i) => keys[(i + (order[i % order.length] ?? 0)) % keys.length] as string);
   const out: Record<string, unknown> = {};
-  for (const key of [...new Set([...rotated, ...keys])]) Object.defineProperty(out, key, { value: shuffledKeys((value as Record<string, unknown>)[key], order), enumerable: true });
+  for (const key of [...new Set([...rotated, ...keys])])
+    Object.defineProperty(out, key, {
+      value: shuffledKeys((value as Record<string, unknown>)[key], order),
+      enumerable: true,
+    });
   return out;
 };
 
@@ -44,7 +79,10 @@ describe('the scanner under arbitrary input', () => {
   it('never throws on arbitrary UTF-16 text, lone surrogates included, in any surface', () => {
     fc.assert(
       fc.property(anyText, anyText, fc.array(anyText, { maxLength: 4 }), (description, key, names) => {
-        const result = scanTool({ name: key, title: description, description, inputSchema: { properties: { [key]: { description } } } }, { otherTools: names });
+        const result = scanTool(
+          { name: key, title: description, description, inputSchema: { properties: { [key]: { description } } } },
+          { otherTools: names },
+        );
         for (const hit of result.hits) expect(isWellFormed(hit.excerpt)).toBe(true);
         scanText(description, '/', { otherTools: names });
       }),
@@ -76,15 +114,26 @@ describe('the canonicalizer under arbitrary input', () => {
 
   it('either writes text or refuses with UNHASHABLE_DEFINITION, for anything', () => {
     fc.assert(
-      fc.property(fc.anything({ maxDepth: 6, withBigInt: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true }), anyText, (value, text) => {
-        for (const input of [value, { text }, [text, value]]) {
-          try {
-            expect(typeof canonicalJson(input)).toBe('string');
-          } catch (error) {
-            expect(SluiceError.is(error) && error.code).toBe(RiskErrorCode.UNHASHABLE_DEFINITION);
+      fc.property(
+        fc.anything({
+          maxDepth: 6,
+          withBigInt: true,
+          withMap: true,
+          withSet: true,
+          withTypedArray: true,
+          withSparseArray: true,
+        }),
+        anyText,
+        (value, text) => {
+          for (const input of [value, { text }, [text, value]]) {
+            try {
+              expect(typeof canonicalJson(input)).toBe('string');
+            } catch (error) {
+              expect(SluiceError.is(error) && error.code).toBe(RiskErrorCode.UNHASHABLE_DEFINITION);
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 300 },
     );
   });

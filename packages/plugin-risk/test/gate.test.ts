@@ -20,7 +20,10 @@ describe('the gate', () => {
 
   it('hides a held name from the list unless another source exposes it now', () => {
     const gate = new Gate();
-    const tools = [{ name: 'x', inputSchema: { type: 'object' as const } }, { name: 'y', inputSchema: { type: 'object' as const } }];
+    const tools = [
+      { name: 'x', inputSchema: { type: 'object' as const } },
+      { name: 'y', inputSchema: { type: 'object' as const } },
+    ];
     expect(gate.filter(tools, () => 'a')).toBe(tools);
     gate.hold('x', rereviewHold('a', 'x', 'x'));
     expect(gate.filter(tools, () => 'a').map((t) => t.name)).toEqual(['y']);

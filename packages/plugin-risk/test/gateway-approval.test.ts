@@ -7,7 +7,10 @@ import { accept, legacyHttpClient, manualClient, modernClient, no, yes } from '.
 
 /** The part of @sluice/gateway this test drives (imported from its sources: the gateway depends on this package). */
 interface GatewayModule {
-  createGateway(config: unknown, options: { logger: Logger }): {
+  createGateway(
+    config: unknown,
+    options: { logger: Logger },
+  ): {
     readonly server: SluiceServer;
     start(): Promise<{ http?: { url: URL } }>;
     close(): Promise<void>;
@@ -28,7 +31,9 @@ async function gateway() {
     listen: { http: { port: 0 } },
     telemetry: { metricsPath: false },
     upstreams: [{ name: 'payments', connection: { type: 'stdio', command: process.execPath, args: [PAYMENTS] } }],
-    plugins: { risk: { ledger: { persist: 'memory' }, tools: [{ match: 'transfer', server: 'payments', hitl: true }] } },
+    plugins: {
+      risk: { ledger: { persist: 'memory' }, tools: [{ match: 'transfer', server: 'payments', hitl: true }] },
+    },
   };
   const g = createGateway(config, { logger: logs.logger });
   open.push(g);
@@ -41,14 +46,19 @@ describe('approval through the gateway', () => {
     const { url, logs } = await gateway();
     const approving = await modernClient(url, yes);
     open.push(approving);
-    expect(textOf(await approving.call('transfer', { payee: 'acme', cents: 500 }))).toBe('transfer 1: 500 cents to acme');
+    expect(textOf(await approving.call('transfer', { payee: 'acme', cents: 500 }))).toBe(
+      'transfer 1: 500 cents to acme',
+    );
     const declining = await modernClient(url, no);
     open.push(declining);
     const refused = await declining.call('transfer', { payee: 'acme', cents: 500 });
     expect(refused.isError).toBe(true);
     expect(errorOf(refused)?.code).toBe(RiskErrorCode.APPROVAL_DECLINED);
     expect(logs.events(RiskEvent.APPROVAL_DECIDED).map((r) => r.decision)).toEqual(['approved', 'declined']);
-    expect(logs.events(RiskEvent.APPROVAL_REQUESTED)).toMatchObject([{ server: 'payments', tool: 'transfer', via: 'input-required' }, { via: 'input-required' }]);
+    expect(logs.events(RiskEvent.APPROVAL_REQUESTED)).toMatchObject([
+      { server: 'payments', tool: 'transfer', via: 'input-required' },
+      { via: 'input-required' },
+    ]);
   });
 
   it('asks a 2025-11-25 client by elicitation, over its HTTP session', async () => {
@@ -66,6 +76,8 @@ describe('approval through the gateway', () => {
     const args = { payee: 'acme', cents: 9_999 };
     const { requestState } = await client.first('transfer', args);
     expect(textOf(await client.retry('transfer', args, requestState, accept))).toBe('transfer 1: 9999 cents to acme');
-    expect(errorOf(await client.retry('transfer', args, requestState, accept))?.code).toBe(RiskErrorCode.APPROVAL_INVALID);
+    expect(errorOf(await client.retry('transfer', args, requestState, accept))?.code).toBe(
+      RiskErrorCode.APPROVAL_INVALID,
+    );
   });
 });

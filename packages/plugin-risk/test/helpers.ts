@@ -28,12 +28,23 @@ export function upstream(name = 'impostor'): McpServer {
   return server;
 }
 
-export function addTool(server: McpServer, name: string, description: string, annotations: Record<string, boolean> = { readOnlyHint: true, openWorldHint: false }) {
-  return server.registerTool(name, { description, inputSchema: z.object({}), annotations }, async () => text(`${name} ran`));
+export function addTool(
+  server: McpServer,
+  name: string,
+  description: string,
+  annotations: Record<string, boolean> = { readOnlyHint: true, openWorldHint: false },
+) {
+  return server.registerTool(name, { description, inputSchema: z.object({}), annotations }, async () =>
+    text(`${name} ran`),
+  );
 }
 
 /** An upstream the operator describes as a vendor-official stdio server: L1 for documented read-only tools. */
-export const official = { transport: 'in-process', trust: 'vendor-official', docs: { url: 'https://docs.example.com' } } as const;
+export const official = {
+  transport: 'in-process',
+  trust: 'vendor-official',
+  docs: { url: 'https://docs.example.com' },
+} as const;
 
 export interface RiskKit extends TestKit {
   readonly plugin: RiskPlugin;
@@ -42,14 +53,18 @@ export interface RiskKit extends TestKit {
   names(): Promise<string[]>;
 }
 
-export async function riskKit(options: RiskOptions = {}, kitOptions: Parameters<typeof createTestKit>[0] = {}): Promise<RiskKit> {
+export async function riskKit(
+  options: RiskOptions = {},
+  kitOptions: Parameters<typeof createTestKit>[0] = {},
+): Promise<RiskKit> {
   const plugin = risk({ ledger: { persist: 'memory' }, ...options });
   const kit = await createTestKit({ ...kitOptions, plugins: [plugin] });
   const listed = async (): Promise<Tool[]> => kit.listTools();
   return {
     ...kit,
     plugin,
-    riskOf: async (name) => (await listed()).find((t) => t.name === name)?._meta?.[MetaKey.RISK] as PublishedRisk | undefined,
+    riskOf: async (name) =>
+      (await listed()).find((t) => t.name === name)?._meta?.[MetaKey.RISK] as PublishedRisk | undefined,
     names: async () => (await listed()).map((t) => t.name),
   };
 }

@@ -27,7 +27,10 @@ afterEach(async () => {
   for (const thing of open.splice(0).reverse()) await thing.close();
 });
 
-const options = (syncMs: number): RiskOptions => ({ servers: { dict: official }, ledger: { persist: 'store', syncMs } });
+const options = (syncMs: number): RiskOptions => ({
+  servers: { dict: official },
+  ledger: { persist: 'store', syncMs },
+});
 
 async function replica(store: Store, syncMs = 0): Promise<RiskKit> {
   const k = await riskKit(options(syncMs), { store, fakeClock: true });
@@ -46,7 +49,11 @@ describe('a ledger shared by replicas (store kind other than memory)', () => {
     // B never saw the new definition; the shared ledger says it awaits re-review.
     expect(errorOf(await b.call('lookup', { word: 'x' }))?.code).toBe(RiskErrorCode.TOOL_AWAITING_REREVIEW);
     expect(await b.names()).toEqual([]);
-    expect(b.logs.events(RiskEvent.COMPOSITION_LIFECYCLE).at(-1)).toMatchObject({ tool: 'lookup', phase: 'held', reason: 'seen on another replica' });
+    expect(b.logs.events(RiskEvent.COMPOSITION_LIFECYCLE).at(-1)).toMatchObject({
+      tool: 'lookup',
+      phase: 'held',
+      reason: 'seen on another replica',
+    });
   });
 
   it('releases on every replica an approval made on one, and holds on every replica a revocation', async () => {

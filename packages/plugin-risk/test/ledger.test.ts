@@ -28,7 +28,10 @@ describe('fingerprints', () => {
     ['the name', { name: 'get_total' }],
     ['the title', { title: 'Total' }],
     ['the description', { description: 'Return the balance and send it elsewhere.' }],
-    ['the input schema', { inputSchema: { type: 'object', properties: { account: { type: 'string' }, pin: { type: 'string' } } } }],
+    [
+      'the input schema',
+      { inputSchema: { type: 'object', properties: { account: { type: 'string' }, pin: { type: 'string' } } } },
+    ],
     ['the output schema', { outputSchema: { type: 'object', properties: { balance: { type: 'string' } } } }],
     ['the annotations alone', { annotations: { readOnlyHint: false } }],
   ])('change with %s', (_what, change) => {
@@ -49,8 +52,12 @@ describe('fingerprints', () => {
 
   it('do not change when the required properties are listed in another order', () => {
     const two = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string' } } };
-    expect(fingerprint({ ...base, inputSchema: { ...two, required: ['a', 'b'] } })).toBe(fingerprint({ ...base, inputSchema: { ...two, required: ['b', 'a'] } }));
-    expect(fingerprint({ ...base, inputSchema: { ...two, required: ['a'] } })).not.toBe(fingerprint({ ...base, inputSchema: { ...two, required: ['a', 'b'] } }));
+    expect(fingerprint({ ...base, inputSchema: { ...two, required: ['a', 'b'] } })).toBe(
+      fingerprint({ ...base, inputSchema: { ...two, required: ['b', 'a'] } }),
+    );
+    expect(fingerprint({ ...base, inputSchema: { ...two, required: ['a'] } })).not.toBe(
+      fingerprint({ ...base, inputSchema: { ...two, required: ['a', 'b'] } }),
+    );
   });
 
   it('leave the name out of the body fingerprint, so a rename keeps it', () => {
@@ -65,7 +72,12 @@ describe('the fingerprint ledger', () => {
     expect(await ledger.check('bank', base)).toMatchObject({ status: 'NEW', lifecycle: 'ACTIVE' });
     expect(await ledger.check('bank', base)).toMatchObject({ status: 'UNCHANGED', lifecycle: 'ACTIVE' });
     const changed = await ledger.check('bank', { ...base, description: 'Now also moves money.' });
-    expect(changed).toMatchObject({ status: 'MISMATCH', lifecycle: 'AWAITING_REREVIEW', approved: fingerprint(base), previous: fingerprint(base) });
+    expect(changed).toMatchObject({
+      status: 'MISMATCH',
+      lifecycle: 'AWAITING_REREVIEW',
+      approved: fingerprint(base),
+      previous: fingerprint(base),
+    });
     expect(ledger.lifecycle('bank', 'get_balance')).toBe('AWAITING_REREVIEW');
   });
 
@@ -92,7 +104,10 @@ describe('the fingerprint ledger', () => {
     await ledger.check('bank', base);
     await ledger.revoke('bank', 'get_balance');
     expect(await ledger.check('bank', base)).toMatchObject({ status: 'UNCHANGED', lifecycle: 'REVOKED' });
-    expect(await ledger.check('bank', { ...base, title: 'y' })).toMatchObject({ status: 'MISMATCH', lifecycle: 'REVOKED' });
+    expect(await ledger.check('bank', { ...base, title: 'y' })).toMatchObject({
+      status: 'MISMATCH',
+      lifecycle: 'REVOKED',
+    });
     await ledger.approveRereview('bank', 'get_balance');
     expect(ledger.lifecycle('bank', 'get_balance')).toBe('ACTIVE');
   });
@@ -106,7 +121,9 @@ describe('the fingerprint ledger', () => {
 
   it('refuses to approve or revoke a tool it has never seen', async () => {
     const ledger = new FingerprintLedger(new MemoryStore());
-    await expect(ledger.approveRereview('bank', 'nope')).rejects.toMatchObject({ code: RiskErrorCode.UNKNOWN_LEDGER_ENTRY });
+    await expect(ledger.approveRereview('bank', 'nope')).rejects.toMatchObject({
+      code: RiskErrorCode.UNKNOWN_LEDGER_ENTRY,
+    });
     await expect(ledger.revoke('bank', 'nope')).rejects.toMatchObject({ code: RiskErrorCode.UNKNOWN_LEDGER_ENTRY });
   });
 
@@ -134,12 +151,19 @@ describe('the fingerprint ledger', () => {
     const poisoned = { ...base, description: 'Now also moves money.' };
     await ledger.checkAll('bank', [poisoned]);
     const batch = await ledger.checkAll('bank', [{ ...poisoned, name: 'balance_of' }]);
-    expect(batch.results.get('balance_of')).toMatchObject({ status: 'NEW', lifecycle: 'AWAITING_REREVIEW', renamedFrom: 'get_balance' });
+    expect(batch.results.get('balance_of')).toMatchObject({
+      status: 'NEW',
+      lifecycle: 'AWAITING_REREVIEW',
+      renamedFrom: 'get_balance',
+    });
   });
 
   it('returns the error for a definition that cannot be fingerprinted and checks the others', async () => {
     const ledger = new FingerprintLedger(new MemoryStore());
-    const batch = await ledger.checkAll('bank', [{ ...base, description: 'bad \uD800' }, { name: 'fine', description: 'ok' }]);
+    const batch = await ledger.checkAll('bank', [
+      { ...base, description: 'bad \uD800' },
+      { name: 'fine', description: 'ok' },
+    ]);
     const bad = batch.results.get('get_balance');
     expect(SluiceError.is(bad) && bad.code).toBe(RiskErrorCode.UNHASHABLE_DEFINITION);
     expect(batch.results.get('fine')).toMatchObject({ status: 'NEW' });
@@ -151,13 +175,18 @@ describe('the fingerprint ledger', () => {
     await first.check('bank', base);
     await first.check('bank', { ...base, title: 'changed' });
     const second = new FingerprintLedger(store);
-    expect(await second.check('bank', { ...base, title: 'changed' })).toMatchObject({ status: 'MISMATCH', lifecycle: 'AWAITING_REREVIEW' });
+    expect(await second.check('bank', { ...base, title: 'changed' })).toMatchObject({
+      status: 'MISMATCH',
+      lifecycle: 'AWAITING_REREVIEW',
+    });
   });
 
   it('fails closed on a malformed record in the store', async () => {
     const store = new MemoryStore();
     await store.set('dev.sluice/risk/ledger/bank', { version: 1, tools: [{ name: 'x' }] });
-    await expect(new FingerprintLedger(store).check('bank', base)).rejects.toMatchObject({ code: RiskErrorCode.LEDGER_UNREADABLE });
+    await expect(new FingerprintLedger(store).check('bank', base)).rejects.toMatchObject({
+      code: RiskErrorCode.LEDGER_UNREADABLE,
+    });
   });
 });
 
@@ -172,7 +201,10 @@ describe('the JSON file store', () => {
     await before.revoke('bank', 'other_tool');
 
     const after = new FingerprintLedger(new JsonFileStore(path));
-    expect(await after.check('bank', { ...base, description: 'changed' })).toMatchObject({ status: 'UNCHANGED', lifecycle: 'ACTIVE' });
+    expect(await after.check('bank', { ...base, description: 'changed' })).toMatchObject({
+      status: 'UNCHANGED',
+      lifecycle: 'ACTIVE',
+    });
     expect(await after.check('bank', { ...base, name: 'other_tool' })).toMatchObject({ lifecycle: 'REVOKED' });
   });
 

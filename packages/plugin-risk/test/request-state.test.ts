@@ -6,7 +6,13 @@ import { RequestStateCodec, argumentsDigest } from '../src/request-state.js';
 import type { StateBinding } from '../src/request-state.js';
 
 const codec = new RequestStateCodec(randomBytes(32));
-const binding: StateBinding = { principal: 'p', tool: 'deploy', server: 'local', args: argumentsDigest({ env: 'prod' }), fingerprint: 'f'.repeat(64) };
+const binding: StateBinding = {
+  principal: 'p',
+  tool: 'deploy',
+  server: 'local',
+  args: argumentsDigest({ env: 'prod' }),
+  fingerprint: 'f'.repeat(64),
+};
 const NOW = 1_800_000_000_000;
 
 describe('the approval state', () => {
@@ -27,7 +33,9 @@ describe('the approval state', () => {
 
   it.each(['principal', 'tool', 'server', 'args', 'fingerprint'] as const)('refuses it for another %s', (field) => {
     const { state } = codec.mint(binding, NOW + 1_000);
-    expect(codec.check(state, { ...binding, [field]: field === 'args' ? argumentsDigest({ env: 'dev' }) : 'other' }, NOW)).toEqual({ ok: false, why: 'other-call' });
+    expect(
+      codec.check(state, { ...binding, [field]: field === 'args' ? argumentsDigest({ env: 'dev' }) : 'other' }, NOW),
+    ).toEqual({ ok: false, why: 'other-call' });
   });
 
   it('refuses the same MAC written another way (Node decodes base64url leniently)', () => {
@@ -36,9 +44,12 @@ describe('the approval state', () => {
     const mac = state.split('.')[2] as string;
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     // The last of 43 characters carries 4 bits of the MAC and 2 spare ones: three other characters decode to the same bytes.
-    const sameBytes = [...alphabet].filter((c) => c !== last && Buffer.from(mac.slice(0, -1) + c, 'base64url').equals(Buffer.from(mac, 'base64url')));
+    const sameBytes = [...alphabet].filter(
+      (c) => c !== last && Buffer.from(mac.slice(0, -1) + c, 'base64url').equals(Buffer.from(mac, 'base64url')),
+    );
     expect(sameBytes).toHaveLength(3);
-    for (const c of sameBytes) expect(codec.check(state.slice(0, -1) + c, binding, NOW)).toEqual({ ok: false, why: 'malformed' });
+    for (const c of sameBytes)
+      expect(codec.check(state.slice(0, -1) + c, binding, NOW)).toEqual({ ok: false, why: 'malformed' });
     expect(codec.check(`${state.slice(0, -10)}!${state.slice(-10)}`, binding, NOW).ok).toBe(false);
   });
 
@@ -48,7 +59,9 @@ describe('the approval state', () => {
   });
 
   it('digests arguments whatever their key order, and tells different arguments apart', () => {
-    expect(argumentsDigest({ a: 1, b: { c: [1, 2], d: 'x' } })).toBe(argumentsDigest({ b: { d: 'x', c: [1, 2] }, a: 1 }));
+    expect(argumentsDigest({ a: 1, b: { c: [1, 2], d: 'x' } })).toBe(
+      argumentsDigest({ b: { d: 'x', c: [1, 2] }, a: 1 }),
+    );
     expect(argumentsDigest({ a: [1, 2] })).not.toBe(argumentsDigest({ a: [2, 1] }));
     expect(argumentsDigest({ text: '\ud800' })).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -56,11 +69,21 @@ describe('the approval state', () => {
   it('never opens a state with any character changed, removed or added (fuzzed)', () => {
     const { state } = codec.mint(binding, NOW + 1_000);
     fc.assert(
-      fc.property(fc.nat({ max: state.length - 1 }), fc.string({ minLength: 1, maxLength: 3 }), fc.constantFrom('replace', 'delete', 'insert'), (at, text, how) => {
-        const mutated = how === 'delete' ? state.slice(0, at) + state.slice(at + 1) : how === 'insert' ? state.slice(0, at) + text + state.slice(at) : state.slice(0, at) + text + state.slice(at + 1);
-        fc.pre(mutated !== state);
-        expect(codec.check(mutated, binding, NOW).ok).toBe(false);
-      }),
+      fc.property(
+        fc.nat({ max: state.length - 1 }),
+        fc.string({ minLength: 1, maxLength: 3 }),
+        fc.constantFrom('replace', 'delete', 'insert'),
+        (at, text, how) => {
+          const mutated =
+            how === 'delete'
+              ? state.slice(0, at) + state.slice(at + 1)
+              : how === 'insert'
+                ? state.slice(0, at) + text + state.slice(at)
+                : state.slice(0, at) + text + state.slice(at + 1);
+          fc.pre(mutated !== state);
+          expect(codec.check(mutated, binding, NOW).ok).toBe(false);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -25,7 +25,12 @@ async function echoingUpstream(): Promise<URL> {
     description: 'Charges a customer an amount in cents through the billing service.',
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     handler: (_args, ctx) => ({
-      content: [{ type: 'text', text: `billing refused credentials "${ctx.headers.authorization}" / "${ctx.headers['x-api-key']}"` }],
+      content: [
+        {
+          type: 'text',
+          text: `billing refused credentials "${ctx.headers.authorization}" / "${ctx.headers['x-api-key']}"`,
+        },
+      ],
       isError: true,
     }),
   });
@@ -39,8 +44,14 @@ describe('upstream secrets', () => {
     const url = await echoingUpstream();
     const kit: TestKit = await createTestKit({ plugins: [risk({ ledger: { persist: 'memory' }, secrets: SECRETS })] });
     open.push(kit);
-    await kit.server.import({ name: 'reports', connection: { type: 'stdio', command: process.execPath, args: [fixture], env: { REPORTS_TOKEN: ENV_TOKEN } } });
-    await kit.server.import({ name: 'billing', connection: { type: 'http', url: url.href, headers: { authorization: `Bearer ${BEARER}`, 'x-api-key': API_KEY } } });
+    await kit.server.import({
+      name: 'reports',
+      connection: { type: 'stdio', command: process.execPath, args: [fixture], env: { REPORTS_TOKEN: ENV_TOKEN } },
+    });
+    await kit.server.import({
+      name: 'billing',
+      connection: { type: 'http', url: url.href, headers: { authorization: `Bearer ${BEARER}`, 'x-api-key': API_KEY } },
+    });
     const results: CallToolResult[] = [
       await kit.call('fetch_report', { id: 'q3' }),
       await kit.call('export_report', { id: 'q3' }),
@@ -58,7 +69,12 @@ describe('upstream secrets', () => {
 
   it('never appear in the approval form, even when the model puts one in the arguments', async () => {
     const logs = captureLogger();
-    const server = createServer({ name: 's', version: '1', logger: logs.logger, plugins: [risk({ ledger: { persist: 'memory' }, secrets: SECRETS })] });
+    const server = createServer({
+      name: 's',
+      version: '1',
+      logger: logs.logger,
+      plugins: [risk({ ledger: { persist: 'memory' }, secrets: SECRETS })],
+    });
     server.tool({ name: 'send', policy: { risk: { hitl: true } }, handler: () => ({ content: [] }) });
     open.push(server);
     const client = await legacyClient(server, () => ({ action: 'decline' }));
@@ -73,8 +89,16 @@ describe('upstream secrets', () => {
 
 /** The child's stderr arrives on its own schedule: wait until the core logged the line it wrote. */
 async function waitForStderr(kit: TestKit): Promise<void> {
-  for (let i = 0; i < 200 && !kit.logs.records.some((r) => r.event === 'upstream.stderr' && String(r.text).includes('auth failed')); i++) {
+  for (
+    let i = 0;
+    i < 200 && !kit.logs.records.some((r) => r.event === 'upstream.stderr' && String(r.text).includes('auth failed'));
+    i++
+  ) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  expect(kit.logs.records.some((r) => r.event === 'upstream.stderr' && String(r.text).includes('auth failed for q3 with token [redacted]'))).toBe(true);
+  expect(
+    kit.logs.records.some(
+      (r) => r.event === 'upstream.stderr' && String(r.text).includes('auth failed for q3 with token [redacted]'),
+    ),
+  ).toBe(true);
 }

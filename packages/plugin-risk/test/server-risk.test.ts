@@ -6,7 +6,13 @@ const NOW = Date.parse('2026-06-01T00:00:00Z');
 const documented = { url: 'https://docs.example.com/mcp' };
 const catalog: CatalogEntry[] = [
   { id: 'acme', trust: 'vendor-official', hosts: ['mcp.acme.example', '*.acme.example'], docs: documented },
-  { id: 'community-notes', trust: 'community-curated', hosts: ['notes.example.org'], commands: ['npx -y notes-mcp*'], docs: documented },
+  {
+    id: 'community-notes',
+    trust: 'community-curated',
+    hosts: ['notes.example.org'],
+    commands: ['npx -y notes-mcp*'],
+    docs: documented,
+  },
   { id: 'odd', trust: 'unknown', hosts: ['odd.example.net'], docs: documented },
 ];
 const assess = (config: ServerConfig) => assessServer(config, { catalog, now: NOW });
@@ -38,7 +44,11 @@ describe('host classification', () => {
 describe('server risk axes', () => {
   it('scores transport 1 only for a private LAN host', () => {
     expect(assess({ transport: 'http', url: 'http://10.0.0.2/mcp', auth: { kind: 'oauth' } }).axes.transport).toBe(1);
-    for (const config of [{ transport: 'stdio' }, { transport: 'http', url: 'http://127.0.0.1/mcp' }, { transport: 'http', url: 'https://a.example.com' }] as const) {
+    for (const config of [
+      { transport: 'stdio' },
+      { transport: 'http', url: 'http://127.0.0.1/mcp' },
+      { transport: 'http', url: 'https://a.example.com' },
+    ] as const) {
       expect(assess(config).axes.transport).toBe(0);
     }
   });
@@ -68,7 +78,12 @@ describe('server risk axes', () => {
     [{ url: 'https://eu.acme.example/mcp' }, 1, 'host-match'],
     [{ url: 'https://elsewhere.example/mcp' }, 2, 'none'],
   ] as const)('scores trust of %o as %i (%s)', (config, score, origin) => {
-    const result = assess({ transport: 'http', url: 'https://elsewhere.example/mcp', auth: { kind: 'oauth' }, ...config });
+    const result = assess({
+      transport: 'http',
+      url: 'https://elsewhere.example/mcp',
+      auth: { kind: 'oauth' },
+      ...config,
+    });
     expect(result.axes.trust).toBe(score);
     expect(result.trust.origin).toBe(origin);
   });
@@ -111,7 +126,11 @@ describe('server risk buckets', () => {
   it.each([
     [{ transport: 'http', url: 'https://mcp.acme.example/mcp', catalog: 'acme', auth: { kind: 'oauth' } }, 0, 'L1'],
     [{ transport: 'http', url: 'https://mcp.acme.example/mcp', catalog: 'acme', auth: { kind: 'bearer' } }, 1, 'L2'],
-    [{ transport: 'http', url: 'https://mcp.acme.example/mcp', catalog: 'community-notes', auth: { kind: 'bearer' } }, 2, 'L3'],
+    [
+      { transport: 'http', url: 'https://mcp.acme.example/mcp', catalog: 'community-notes', auth: { kind: 'bearer' } },
+      2,
+      'L3',
+    ],
     [{ transport: 'http', url: 'http://10.0.0.9/mcp', catalog: 'community-notes', auth: { kind: 'bearer' } }, 3, 'L4'],
     [{ transport: 'http', url: 'http://10.0.0.9/mcp', auth: { kind: 'oauth-custom' }, docs: documented }, 5, 'L5'],
   ] as const)('sums %o to %i: %s', (config, total, level) => {
@@ -148,17 +167,30 @@ describe('server floor overrides', () => {
   });
 
   it('counts a server whose write capability is unknown as writing', () => {
-    expect(assess({ transport: 'http', url: 'https://mcp.acme.example/mcp', catalog: 'acme' }).floors).toContain(ServerFloor.NO_AUTH_WRITE);
+    expect(assess({ transport: 'http', url: 'https://mcp.acme.example/mcp', catalog: 'acme' }).floors).toContain(
+      ServerFloor.NO_AUTH_WRITE,
+    );
   });
 
-  it.each(['admin:org', 'repo.admin', 'write_all', 'delete_repo', 'Files.ReadWrite.All', 'Directory.Read.all'])('treats the OAuth scope %s as privileged', (scope) => {
-    expect(isPrivilegedScope(scope)).toBe(true);
-    const result = assess({ transport: 'http', url: 'https://mcp.acme.example/mcp', catalog: 'acme', auth: { kind: 'oauth', scopes: ['read', scope] } });
-    expect(result.floors).toEqual([ServerFloor.PRIVILEGED_SCOPE]);
-    expect(result.level).toBe('L5');
-  });
+  it.each(['admin:org', 'repo.admin', 'write_all', 'delete_repo', 'Files.ReadWrite.All', 'Directory.Read.all'])(
+    'treats the OAuth scope %s as privileged',
+    (scope) => {
+      expect(isPrivilegedScope(scope)).toBe(true);
+      const result = assess({
+        transport: 'http',
+        url: 'https://mcp.acme.example/mcp',
+        catalog: 'acme',
+        auth: { kind: 'oauth', scopes: ['read', scope] },
+      });
+      expect(result.floors).toEqual([ServerFloor.PRIVILEGED_SCOPE]);
+      expect(result.level).toBe('L5');
+    },
+  );
 
-  it.each(['read:user', 'repo', 'calendar.allowlist', 'files.read'])('does not treat the OAuth scope %s as privileged', (scope) => {
-    expect(isPrivilegedScope(scope)).toBe(false);
-  });
+  it.each(['read:user', 'repo', 'calendar.allowlist', 'files.read'])(
+    'does not treat the OAuth scope %s as privileged',
+    (scope) => {
+      expect(isPrivilegedScope(scope)).toBe(false);
+    },
+  );
 });

@@ -8,14 +8,28 @@ const view: ExposureView = {
   ownerOfTool: (name) => ({ send_email: 'mail', read_file: 'files', add: 'calc' })[name.toLowerCase()],
   serverIds: ['mail', 'files', 'calc', 'git', 'ab'],
 };
-const crossHit = (target: string): ScanHit => ({ pattern: PoisonPattern.CROSS_SERVER_IMPERATIVE, surface: '/description', excerpt: '', target });
-const subject = (over: Partial<Parameters<typeof checkShadowing>[0]>) => ({ name: 'x', server: 'calc', description: 'Adds.', hits: [], ...over });
+const crossHit = (target: string): ScanHit => ({
+  pattern: PoisonPattern.CROSS_SERVER_IMPERATIVE,
+  surface: '/description',
+  excerpt: '',
+  target,
+});
+const subject = (over: Partial<Parameters<typeof checkShadowing>[0]>) => ({
+  name: 'x',
+  server: 'calc',
+  description: 'Adds.',
+  hits: [],
+  ...over,
+});
 
 describe('shadowing rules', () => {
-  it.each(['send_email', 'Send-Email', 'send.email', 'SEND_EMAIL'])('R1: refuses %s from another upstream as an alias of send_email', (name) => {
-    expect(aliasKey(name)).toBe('send_email');
-    expect(checkShadowing(subject({ name }), view, rules)?.rule).toBe(RiskErrorCode.R1_ALIAS_COLLISION);
-  });
+  it.each(['send_email', 'Send-Email', 'send.email', 'SEND_EMAIL'])(
+    'R1: refuses %s from another upstream as an alias of send_email',
+    (name) => {
+      expect(aliasKey(name)).toBe('send_email');
+      expect(checkShadowing(subject({ name }), view, rules)?.rule).toBe(RiskErrorCode.R1_ALIAS_COLLISION);
+    },
+  );
 
   it('R1: lets the upstream that owns the name expose it again', () => {
     expect(checkShadowing(subject({ name: 'send_email', server: 'mail' }), view, rules)).toBeUndefined();
@@ -41,15 +55,23 @@ describe('shadowing rules', () => {
     expect(checkShadowing(subject({ description }), view, rules)?.rule).toBe(RiskErrorCode.R3_SELF_SCOPE_VIOLATION);
   });
 
-  it.each(['Accepts optional git refs such as refs/heads/main.', 'Reads mail headers.', 'Adds ab to cd.', 'Adds numbers (calc server).'])(
-    'R3: lets a bare word that equals a server name through: %j',
-    (description) => {
-      expect(checkShadowing(subject({ description }), view, rules)).toBeUndefined();
-    },
-  );
+  it.each([
+    'Accepts optional git refs such as refs/heads/main.',
+    'Reads mail headers.',
+    'Adds ab to cd.',
+    'Adds numbers (calc server).',
+  ])('R3: lets a bare word that equals a server name through: %j', (description) => {
+    expect(checkShadowing(subject({ description }), view, rules)).toBeUndefined();
+  });
 
   it('switches each rule off on its own', () => {
     const off = { aliasCollision: false, crossServerReference: false, selfScope: false };
-    expect(checkShadowing(subject({ name: 'send_email', hits: [crossHit('send_email')], description: 'use the files server' }), view, off)).toBeUndefined();
+    expect(
+      checkShadowing(
+        subject({ name: 'send_email', hits: [crossHit('send_email')], description: 'use the files server' }),
+        view,
+        off,
+      ),
+    ).toBeUndefined();
   });
 });

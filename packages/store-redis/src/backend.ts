@@ -49,7 +49,9 @@ export class Backend {
     if (this.connection.state === 'closed') return Promise.reject(storeClosed());
     if (isReplyError(error)) return Promise.reject(commandFailed(operation, error));
     if (this.policy === 'failClosed') {
-      return Promise.reject(redisUnavailable(this.connection.where, this.connection.lastError ?? messageOf(error), error));
+      return Promise.reject(
+        redisUnavailable(this.connection.where, this.connection.lastError ?? messageOf(error), error),
+      );
     }
     this.servedLocally++;
     this.remind(operation);
@@ -67,7 +69,10 @@ export class Backend {
       );
       return;
     }
-    this.logger.error({ event: 'store.redis.lost', ...fields }, 'Redis is unavailable: guarded calls fail until it is back (fail closed)');
+    this.logger.error(
+      { event: 'store.redis.lost', ...fields },
+      'Redis is unavailable: guarded calls fail until it is back (fail closed)',
+    );
   }
 
   /** Redis is back: later calls use it again; what ran locally is not carried over. */

@@ -27,7 +27,10 @@ export function redisUnavailable(where: string, reason: string, cause?: unknown)
 
 export function commandFailed(command: string, cause: unknown): SluiceError {
   const detail = cause instanceof Error ? cause.message : String(cause);
-  return new SluiceError(RedisStoreErrorCode.REDIS_COMMAND_FAILED, `Redis refused ${command}: ${detail}`, { plugin: STORE_NAME, cause });
+  return new SluiceError(RedisStoreErrorCode.REDIS_COMMAND_FAILED, `Redis refused ${command}: ${detail}`, {
+    plugin: STORE_NAME,
+    cause,
+  });
 }
 
 export function storeClosed(): SluiceError {

@@ -4,22 +4,38 @@ import { z } from 'zod';
 
 function isRedisClient(value: unknown): value is Redis {
   const client = value as Partial<Redis> | null;
-  return typeof client === 'object' && client !== null && typeof client.evalsha === 'function' && typeof client.duplicate === 'function';
+  return (
+    typeof client === 'object' &&
+    client !== null &&
+    typeof client.evalsha === 'function' &&
+    typeof client.duplicate === 'function'
+  );
 }
 
 function isLogger(value: unknown): value is Logger {
   const logger = value as Partial<Logger> | null;
-  return typeof logger === 'object' && logger !== null && typeof logger.error === 'function' && typeof logger.warn === 'function';
+  return (
+    typeof logger === 'object' &&
+    logger !== null &&
+    typeof logger.error === 'function' &&
+    typeof logger.warn === 'function'
+  );
 }
 
 /** Where Redis is: a `redis://` / `rediss://` URL (the store owns that connection), or an ioredis client you own. */
 export const RedisConnection = z
   .object({
-    url: z.string().regex(/^rediss?:\/\/\S+$/, 'use a redis:// or rediss:// URL').optional(),
+    url: z
+      .string()
+      .regex(/^rediss?:\/\/\S+$/, 'use a redis:// or rediss:// URL')
+      .optional(),
     client: z.custom<Redis>(isRedisClient, 'expected an ioredis client').optional(),
   })
   .strict()
-  .refine((target) => (target.url === undefined) !== (target.client === undefined), 'give exactly one of url or client');
+  .refine(
+    (target) => (target.url === undefined) !== (target.client === undefined),
+    'give exactly one of url or client',
+  );
 export type RedisConnection = { readonly url: string } | { readonly client: Redis };
 
 /** What the store does while Redis cannot be reached. */

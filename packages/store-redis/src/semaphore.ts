@@ -97,7 +97,9 @@ export class RedisSemaphore implements Semaphore, LeaseOwner, WaiterOwner {
   }
 
   refreshLease(permit: LeasedPermit): Promise<boolean> {
-    return this.host.backend.run(Scripts.refresh, [this.keys.leases], [permit.id, permit.leaseMs]).then((kept) => kept === 1);
+    return this.host.backend
+      .run(Scripts.refresh, [this.keys.leases], [permit.id, permit.leaseMs])
+      .then((kept) => kept === 1);
   }
 
   releaseLease(permit: LeasedPermit): void {
@@ -265,7 +267,9 @@ export class RedisSemaphore implements Semaphore, LeaseOwner, WaiterOwner {
     for (const waiter of waiters) {
       if (waiter.done) continue;
       this.host.backend
-        .recover('semaphore.acquire', error, (local) => Promise.resolve(local.semaphore(this.key, this.options).acquire(waiter.signal)))
+        .recover('semaphore.acquire', error, (local) =>
+          Promise.resolve(local.semaphore(this.key, this.options).acquire(waiter.signal)),
+        )
         .then(
           (admission) => {
             if (!waiter.settle(admission) && admission.admitted) admission.permit.release();
@@ -277,9 +281,14 @@ export class RedisSemaphore implements Semaphore, LeaseOwner, WaiterOwner {
 
   /** Removes this id from Redis (lease or queue entry); failures only delay it to its TTL. */
   private leave(id: string): Promise<unknown> {
-    return this.host.backend.run(Scripts.release, this.keys.all.slice(0, 3), [id, this.keys.wake]).catch((error: unknown) => {
-      this.host.logger.debug({ event: 'store.redis.release_failed', key: this.key, err: error }, 'release failed; the lease will expire');
-    });
+    return this.host.backend
+      .run(Scripts.release, this.keys.all.slice(0, 3), [id, this.keys.wake])
+      .catch((error: unknown) => {
+        this.host.logger.debug(
+          { event: 'store.redis.release_failed', key: this.key, err: error },
+          'release failed; the lease will expire',
+        );
+      });
   }
 
   private collectIfIdle(): void {

@@ -96,11 +96,19 @@ export class RedisStore implements Store {
   }
 
   get<T = unknown>(key: string): Promise<T | undefined> {
-    return this.backend.guard('get', () => this.values.get<T>(key), (local) => local.get<T>(key));
+    return this.backend.guard(
+      'get',
+      () => this.values.get<T>(key),
+      (local) => local.get<T>(key),
+    );
   }
 
   set(key: string, value: unknown, options?: SetOptions): Promise<void> {
-    return this.backend.guard('set', () => this.values.set(key, value, options), (local) => local.set(key, value, options));
+    return this.backend.guard(
+      'set',
+      () => this.values.set(key, value, options),
+      (local) => local.set(key, value, options),
+    );
   }
 
   setIfAbsent(key: string, value: unknown, options?: SetOptions): Promise<boolean> {
@@ -112,11 +120,19 @@ export class RedisStore implements Store {
   }
 
   delete(key: string): Promise<boolean> {
-    return this.backend.guard('delete', () => this.values.delete(key), (local) => local.delete(key));
+    return this.backend.guard(
+      'delete',
+      () => this.values.delete(key),
+      (local) => local.delete(key),
+    );
   }
 
   increment(key: string, by = 1, options?: SetOptions): Promise<number> {
-    return this.backend.guard('increment', () => this.values.increment(key, by, options), (local) => local.increment(key, by, options));
+    return this.backend.guard(
+      'increment',
+      () => this.values.increment(key, by, options),
+      (local) => local.increment(key, by, options),
+    );
   }
 
   /** Fails waiting calls, gives back held leases, and closes the connections the store opened. */

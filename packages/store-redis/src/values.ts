@@ -21,16 +21,24 @@ function decode(key: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new SluiceError(RedisStoreErrorCode.INVALID_VALUE, `The value stored at "${key}" is not JSON: something else wrote it`, {
-      plugin: STORE_NAME,
-    });
+    throw new SluiceError(
+      RedisStoreErrorCode.INVALID_VALUE,
+      `The value stored at "${key}" is not JSON: something else wrote it`,
+      {
+        plugin: STORE_NAME,
+      },
+    );
   }
 }
 
 function invalidValue(key: string, why: string): SluiceError {
-  return new SluiceError(RedisStoreErrorCode.INVALID_VALUE, `Cannot store the value for "${key}" in Redis: ${why}; store JSON values`, {
-    plugin: STORE_NAME,
-  });
+  return new SluiceError(
+    RedisStoreErrorCode.INVALID_VALUE,
+    `Cannot store the value for "${key}" in Redis: ${why}; store JSON values`,
+    {
+      plugin: STORE_NAME,
+    },
+  );
 }
 
 /** Redis wants whole, positive milliseconds. */
@@ -55,7 +63,9 @@ export class Values {
     const ttl = ttlOf(options);
     const client = this.backend.connection.client;
     const redisKey = this.keys.value(key);
-    await this.backend.command(() => (ttl === undefined ? client.set(redisKey, text) : client.set(redisKey, text, 'PX', ttl)));
+    await this.backend.command(() =>
+      ttl === undefined ? client.set(redisKey, text) : client.set(redisKey, text, 'PX', ttl),
+    );
   }
 
   /** `SET NX PX`: exactly one caller in the cluster wins a key. */

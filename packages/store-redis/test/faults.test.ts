@@ -59,7 +59,9 @@ describe('when Redis is unreachable at start', () => {
     expect((error as Error).message).toContain('ECONNREFUSED');
     expect(await codeOf(store.get('k'))).toBe(RedisStoreErrorCode.REDIS_UNAVAILABLE);
     expect(await codeOf(store.setIfAbsent('nonce', 1))).toBe(RedisStoreErrorCode.REDIS_UNAVAILABLE);
-    expect(await codeOf(store.semaphore('s', { maxActive: 1, maxQueue: 1 }).acquire())).toBe(RedisStoreErrorCode.REDIS_UNAVAILABLE);
+    expect(await codeOf(store.semaphore('s', { maxActive: 1, maxQueue: 1 }).acquire())).toBe(
+      RedisStoreErrorCode.REDIS_UNAVAILABLE,
+    );
     expect(logs.events('store.redis.lost')).toEqual([expect.objectContaining({ atStart: true, policy: 'failClosed' })]);
   });
 
@@ -155,7 +157,10 @@ describe('when Redis restarts mid-run', () => {
     before.release();
     await redis.stop();
     await redis.start();
-    await eventually('the store is back', async () => store.connected && (await look.exists(`${stores.prefix}sem:{fenced}:fence`)) === 0);
+    await eventually(
+      'the store is back',
+      async () => store.connected && (await look.exists(`${stores.prefix}sem:{fenced}:fence`)) === 0,
+    );
     const after = permitOf(await store.lock('fenced').acquire());
     after.release();
     expect(after.fence).toBeGreaterThan(before.fence);

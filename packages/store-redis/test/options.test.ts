@@ -48,10 +48,19 @@ describe('options', () => {
   it('rejects every malformed option object without opening a connection', () => {
     fc.assert(
       fc.property(
-        fc.record({ leaseMs: fc.oneof(fc.integer({ max: 99 }), fc.double(), fc.string()), onRedisLoss: fc.string() }, { requiredKeys: [] }),
+        fc.record(
+          { leaseMs: fc.oneof(fc.integer({ max: 99 }), fc.double(), fc.string()), onRedisLoss: fc.string() },
+          { requiredKeys: [] },
+        ),
         (options) => {
-          fc.pre(Object.keys(options).length > 0 && options.onRedisLoss !== 'failClosed' && options.onRedisLoss !== 'failOpen');
-          expect(thrown(() => redisStore({ url: redis.url }, options as never)).code).toBe(CoreErrorCode.INVALID_OPTIONS);
+          fc.pre(
+            Object.keys(options).length > 0 &&
+              options.onRedisLoss !== 'failClosed' &&
+              options.onRedisLoss !== 'failOpen',
+          );
+          expect(thrown(() => redisStore({ url: redis.url }, options as never)).code).toBe(
+            CoreErrorCode.INVALID_OPTIONS,
+          );
         },
       ),
     );
@@ -73,7 +82,10 @@ describe('options', () => {
     await store.close();
     const error = await store.get('k').catch((e: unknown) => e);
     expect(SluiceError.is(error) && error.code).toBe('STORE_CLOSED');
-    const acquire = await store.semaphore('s', { maxActive: 1, maxQueue: 0 }).acquire().catch((e: unknown) => e);
+    const acquire = await store
+      .semaphore('s', { maxActive: 1, maxQueue: 0 })
+      .acquire()
+      .catch((e: unknown) => e);
     expect(SluiceError.is(acquire) && acquire.code).toBe('STORE_CLOSED');
   });
 });
@@ -81,7 +93,10 @@ describe('options', () => {
 describe('storeFromConfig', () => {
   it('builds a Redis store from a gateway config section', async () => {
     const logs = captureLogger();
-    const store = storeFromConfig({ redis: redis.url, keyPrefix: uniquePrefix(), leaseMs: 2_000 }, { logger: logs.logger });
+    const store = storeFromConfig(
+      { redis: redis.url, keyPrefix: uniquePrefix(), leaseMs: 2_000 },
+      { logger: logs.logger },
+    );
     try {
       expect(store.kind).toBe('redis');
       await store.set('from-config', 'yes');

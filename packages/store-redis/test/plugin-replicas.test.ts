@@ -38,7 +38,9 @@ async function openGate(name: string): Promise<void> {
 
 describe('the concurrency plugin on replicas sharing the Redis store', () => {
   it('runs no more than maxActive 5 calls at once cluster-wide: 300 simultaneous calls over three replicas', async () => {
-    const results = await Promise.all(Array.from({ length: 300 }, (_, i) => trio[i % 3]!.call('limited', { holdMs: 1 + (i % 5) })));
+    const results = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => trio[i % 3]!.call('limited', { holdMs: 1 + (i % 5) })),
+    );
     expect(results.filter((result) => result.isError)).toEqual([]);
     // The limit holds while holders renew in time; a renewal missed under load would show here first.
     expect(trio.filter((replica) => replica.stderr().includes('store.redis.lease_lost'))).toEqual([]);
@@ -64,9 +66,14 @@ describe('the concurrency plugin on replicas sharing the Redis store', () => {
     trio.push(paused);
     const other = trio[0]!;
     const first = paused.call('destructive_write', { value: 'stale', gate: 'plugin-paused' });
-    await eventually('the holder has the lock', async () => (await look.get(`${prefix}test:holding`))?.startsWith(`${paused.name}:`) === true);
+    await eventually(
+      'the holder has the lock',
+      async () => (await look.get(`${prefix}test:holding`))?.startsWith(`${paused.name}:`) === true,
+    );
     paused.child.kill('SIGSTOP');
-    const second = answerOf<{ fence: number; accepted: boolean }>(await other.call('destructive_write', { value: 'fresh' }));
+    const second = answerOf<{ fence: number; accepted: boolean }>(
+      await other.call('destructive_write', { value: 'fresh' }),
+    );
     expect(second.accepted).toBe(true);
     paused.child.kill('SIGCONT');
     await openGate('plugin-paused');

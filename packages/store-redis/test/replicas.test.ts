@@ -97,11 +97,15 @@ describe('replicas sharing one Redis', () => {
     await Promise.all(held);
     // The victim's calls died with it: they no longer run, whatever its leases say.
     await look.mset(`${prefix}test:running:kill`, 0, `${prefix}test:max:kill`, 0);
-    const expiries = (await look.zrange(`${prefix}sem:{kill}:leases`, 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+    const expiries = (await look.zrange(`${prefix}sem:{kill}:leases`, 0, -1, 'WITHSCORES'))
+      .filter((_, i) => i % 2 === 1)
+      .map(Number);
     expect(expiries).toHaveLength(5);
     const survivor = trio[0]!;
     const answers = await Promise.all(
-      Array.from({ length: 5 }, () => survivor.call('work', { ...work, gate: undefined }).then((result) => answerOf<WorkAnswer>(result))),
+      Array.from({ length: 5 }, () =>
+        survivor.call('work', { ...work, gate: undefined }).then((result) => answerOf<WorkAnswer>(result)),
+      ),
     );
     const earliest = Math.min(...expiries);
     for (const answer of answers) expect(answer.admittedAt).toBeGreaterThanOrEqual(earliest);
@@ -112,9 +116,14 @@ describe('replicas sharing one Redis', () => {
     const paused = await startReplica({ name: 'paused', redisUrl: redis.url, prefix, leaseMs: 400 });
     try {
       const first = paused.call('fenced_write', { value: 'from the paused holder', gate: 'paused' });
-      await eventually('the holder has the lock', async () => (await look.get(`${prefix}test:holding`))?.startsWith('paused:') === true);
+      await eventually(
+        'the holder has the lock',
+        async () => (await look.get(`${prefix}test:holding`))?.startsWith('paused:') === true,
+      );
       paused.child.kill('SIGSTOP');
-      const second = answerOf<{ fence: number; accepted: boolean }>(await trio[1]!.call('fenced_write', { value: 'from the next holder' }));
+      const second = answerOf<{ fence: number; accepted: boolean }>(
+        await trio[1]!.call('fenced_write', { value: 'from the next holder' }),
+      );
       expect(second.accepted).toBe(true);
       paused.child.kill('SIGCONT');
       await openGate('paused');
@@ -122,7 +131,9 @@ describe('replicas sharing one Redis', () => {
       expect(stale.fence).toBeLessThan(second.fence);
       expect(stale.accepted).toBe(false);
       expect(await look.get(`${prefix}test:resource`)).toBe('from the next holder');
-      await eventually('the paused holder learns its lease was lost', () => paused.stderr().includes('store.redis.lease_lost'));
+      await eventually('the paused holder learns its lease was lost', () =>
+        paused.stderr().includes('store.redis.lease_lost'),
+      );
     } finally {
       paused.child.kill('SIGCONT');
       await paused.stop();
@@ -130,7 +141,9 @@ describe('replicas sharing one Redis', () => {
   });
 
   it('accept a single-use nonce once, on whichever replica claims it first', async () => {
-    const claims = await Promise.all(Array.from({ length: 30 }, (_, i) => trio[i % 3]!.call('claim_nonce', { nonce: 'approval-1' })));
+    const claims = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => trio[i % 3]!.call('claim_nonce', { nonce: 'approval-1' })),
+    );
     const won = claims.map((result) => answerOf<{ won: boolean }>(result).won);
     expect(won.filter(Boolean)).toHaveLength(1);
     expect(answerOf<{ won: boolean }>(await trio[2]!.call('claim_nonce', { nonce: 'approval-1' })).won).toBe(false);
@@ -139,7 +152,10 @@ describe('replicas sharing one Redis', () => {
   it('see on one replica the value another replica set', async () => {
     await trio[0]!.call('put', { key: 'ledger', value: { search: 'sha256:01', reReview: true } });
     for (const replica of trio.slice(1)) {
-      expect(answerOf<{ value: unknown }>(await replica.call('read', { key: 'ledger' })).value).toEqual({ search: 'sha256:01', reReview: true });
+      expect(answerOf<{ value: unknown }>(await replica.call('read', { key: 'ledger' })).value).toEqual({
+        search: 'sha256:01',
+        reReview: true,
+      });
     }
   });
 

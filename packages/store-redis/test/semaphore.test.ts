@@ -36,7 +36,10 @@ describe('the distributed semaphore', () => {
     const a = stores.open().store;
     const b = stores.open().store;
     const options = { maxActive: 2, maxQueue: 2 };
-    const held = [permitOf(await a.semaphore('s', options).acquire()), permitOf(await b.semaphore('s', options).acquire())];
+    const held = [
+      permitOf(await a.semaphore('s', options).acquire()),
+      permitOf(await b.semaphore('s', options).acquire()),
+    ];
     const waiting = [a.semaphore('s', options).acquire(), b.semaphore('s', options).acquire()];
     await eventually('two calls wait', async () => (await queueLength('s')) === 2);
     expect(await a.semaphore('s', options).acquire()).toEqual({ admitted: false, active: 2, queued: 2 });
@@ -54,8 +57,18 @@ describe('the distributed semaphore', () => {
     let holder = permitOf(await a.semaphore('fifo', options).acquire());
     const order: string[] = [];
     const waiters: Promise<Permit>[] = [];
-    for (const [name, store] of [['b1', b], ['a2', a], ['b3', b], ['a4', a]] as const) {
-      waiters.push(store.semaphore('fifo', options).acquire().then((admission) => (order.push(name), permitOf(admission))));
+    for (const [name, store] of [
+      ['b1', b],
+      ['a2', a],
+      ['b3', b],
+      ['a4', a],
+    ] as const) {
+      waiters.push(
+        store
+          .semaphore('fifo', options)
+          .acquire()
+          .then((admission) => (order.push(name), permitOf(admission))),
+      );
       await eventually(`${name} waits`, async () => (await queueLength('fifo')) === waiters.length);
     }
     for (const waiter of waiters) {

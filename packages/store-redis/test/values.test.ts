@@ -50,7 +50,9 @@ describe('values in Redis', () => {
   it('lets exactly one of many concurrent setIfAbsent calls win, across stores', async () => {
     stores = new StoreFactory(redis);
     const all = [stores.open().store, stores.open().store, stores.open().store];
-    const wins = await Promise.all(all.flatMap((store, i) => [0, 1, 2, 3].map((j) => store.setIfAbsent('nonce', `${i}.${j}`, { ttlMs: 10_000 }))));
+    const wins = await Promise.all(
+      all.flatMap((store, i) => [0, 1, 2, 3].map((j) => store.setIfAbsent('nonce', `${i}.${j}`, { ttlMs: 10_000 }))),
+    );
     expect(wins.filter(Boolean)).toHaveLength(1);
     const winner = wins.indexOf(true);
     expect(await all[0]!.get('nonce')).toBe(`${Math.floor(winner / 4)}.${winner % 4}`);
@@ -78,7 +80,9 @@ describe('values in Redis', () => {
     stores = new StoreFactory(redis);
     const a = stores.open().store;
     const b = stores.open().store;
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).increment('hits', 1, { ttlMs: 60_000 })));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).increment('hits', 1, { ttlMs: 60_000 })),
+    );
     expect([...results].sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     const ttl = await look.pttl(`${stores.prefix}kv:hits`);
     await look.pexpire(`${stores.prefix}kv:hits`, 30_000);
@@ -118,13 +122,18 @@ describe('values in Redis', () => {
     const a = stores.open().store;
     const b = stores.open().store;
     await fc.assert(
-      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ maxLength: 10 }), fc.jsonValue(), async (key, other, value) => {
-        fc.pre(key !== other);
-        await b.set(other, 'sentinel');
-        await a.set(key, value);
-        expect(await b.get(key)).toEqual(JSON.parse(JSON.stringify(value)));
-        expect(await a.get(other)).toBe('sentinel');
-      }),
+      fc.asyncProperty(
+        fc.string({ unit: 'binary', maxLength: 40 }),
+        fc.string({ maxLength: 10 }),
+        fc.jsonValue(),
+        async (key, other, value) => {
+          fc.pre(key !== other);
+          await b.set(other, 'sentinel');
+          await a.set(key, value);
+          expect(await b.get(key)).toEqual(JSON.parse(JSON.stringify(value)));
+          expect(await a.get(other)).toBe('sentinel');
+        },
+      ),
       { numRuns: 150 },
     );
   });

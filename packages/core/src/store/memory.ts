@@ -103,7 +103,8 @@ export class MemoryStore implements Store {
     if (this.idle.size <= KEEP_IDLE) return;
     const oldest = this.idle.shift() as KeyedSemaphore;
     // It may have been taken again since it went idle: then it stays, and comes back here when idle again.
-    if (oldest.active === 0 && oldest.queued === 0 && this.semaphores.get(oldest.key) === oldest) this.semaphores.delete(oldest.key);
+    if (oldest.active === 0 && oldest.queued === 0 && this.semaphores.get(oldest.key) === oldest)
+      this.semaphores.delete(oldest.key);
   }
 
   lock(key: string): Semaphore {

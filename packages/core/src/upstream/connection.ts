@@ -54,7 +54,10 @@ async function openInProcess(server: Extract<Connection, { type: 'in-process' }>
 // Loaded on first use: it pulls in process spawning, which in-process and HTTP upstreams never need.
 let stdioModule: Promise<typeof import('@modelcontextprotocol/client/stdio')> | undefined;
 
-async function openStdio(connection: Extract<Connection, { type: 'stdio' }>, ctx: OpenContext): Promise<OpenedTransport> {
+async function openStdio(
+  connection: Extract<Connection, { type: 'stdio' }>,
+  ctx: OpenContext,
+): Promise<OpenedTransport> {
   stdioModule ??= import('@modelcontextprotocol/client/stdio');
   const { StdioClientTransport } = await stdioModule;
   const transport = new StdioClientTransport({
@@ -67,7 +70,10 @@ async function openStdio(connection: Extract<Connection, { type: 'stdio' }>, ctx
   });
   // The child's stderr is drained (a full pipe would stall it) and kept at debug level.
   transport.stderr?.on('data', (chunk: Buffer) => {
-    ctx.logger.debug({ event: 'upstream.stderr', upstream: ctx.upstream, text: ctx.redact(chunk.toString('utf8').trimEnd()) }, 'upstream stderr');
+    ctx.logger.debug(
+      { event: 'upstream.stderr', upstream: ctx.upstream, text: ctx.redact(chunk.toString('utf8').trimEnd()) },
+      'upstream stderr',
+    );
   });
   return { transport, pid: () => transport.pid ?? undefined };
 }

@@ -38,7 +38,11 @@ export function createSelection(options: ResolvedImportOptions): ToolSelection {
 export function summarize(connection: ResolvedImportOptions['connection']): ConnectionSummary {
   switch (connection.type) {
     case 'stdio':
-      return Object.freeze({ type: 'stdio', command: connection.command, args: Object.freeze([...(connection.args ?? [])]) });
+      return Object.freeze({
+        type: 'stdio',
+        command: connection.command,
+        args: Object.freeze([...(connection.args ?? [])]),
+      });
     case 'http':
     case 'sse': {
       const url = new URL(String(connection.url));
@@ -66,7 +70,11 @@ const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
  * Turns an upstream's `tools/list` into drafts: filtered by the upstream's
  * globs, renamed into its namespace, each run by `executorFor` (the proxy).
  */
-export function planImport(listed: readonly Tool[], selection: ToolSelection, executorFor: (original: Tool) => Executor): ImportPlan {
+export function planImport(
+  listed: readonly Tool[],
+  selection: ToolSelection,
+  executorFor: (original: Tool) => Executor,
+): ImportPlan {
   const drafts: ToolDraft[] = [];
   const skipped: SkippedTool[] = [];
   const seen = new Set<string>();

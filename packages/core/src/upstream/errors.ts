@@ -19,7 +19,13 @@ export function upstreamFailure(
   suggestion: string,
   retryAfterMs?: number,
 ): CallToolResult {
-  return refusal({ code, message, suggestion, ...(retryAfterMs === undefined ? {} : { retryAfterMs }), details: { upstream } });
+  return refusal({
+    code,
+    message,
+    suggestion,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    details: { upstream },
+  });
 }
 
 /** Shorter than any secret worth hiding, and long enough not to blank out ordinary words. */

@@ -27,7 +27,12 @@ export interface UpstreamStatus {
   readonly nextRetryAt: number | undefined;
 }
 
-const LEVEL: Record<UpstreamHealth, 'info' | 'warn'> = { connecting: 'info', healthy: 'info', degraded: 'warn', down: 'warn' };
+const LEVEL: Record<UpstreamHealth, 'info' | 'warn'> = {
+  connecting: 'info',
+  healthy: 'info',
+  degraded: 'warn',
+  down: 'warn',
+};
 
 /** Holds one upstream's health and logs each change as `upstream.health`. */
 export class HealthTracker {
@@ -63,7 +68,13 @@ export class HealthTracker {
     const from = this.current;
     this.current = next;
     this.changedAt = this.now();
-    const record = { event: 'upstream.health', upstream: this.upstream, from, to: next, ...(this.error ? { error: this.error } : {}) };
+    const record = {
+      event: 'upstream.health',
+      upstream: this.upstream,
+      from,
+      to: next,
+      ...(this.error ? { error: this.error } : {}),
+    };
     this.logger[LEVEL[next]](record, `upstream "${this.upstream}" is ${next}`);
   }
 }

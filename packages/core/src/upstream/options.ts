@@ -35,16 +35,22 @@ export const StdioConnectionSchema = z
   .strict();
 
 /** An upstream spoken to over Streamable HTTP. */
-export const HttpConnectionSchema = z.object({ type: z.literal('http'), url: HttpUrl, headers: StringRecord.optional() }).strict();
+export const HttpConnectionSchema = z
+  .object({ type: z.literal('http'), url: HttpUrl, headers: StringRecord.optional() })
+  .strict();
 
 /** An upstream spoken to over the legacy HTTP+SSE transport. */
-export const SseConnectionSchema = z.object({ type: z.literal('sse'), url: HttpUrl, headers: StringRecord.optional() }).strict();
+export const SseConnectionSchema = z
+  .object({ type: z.literal('sse'), url: HttpUrl, headers: StringRecord.optional() })
+  .strict();
 
 /** An SDK server object in this process. */
 export const InProcessConnectionSchema = z
   .object({
     type: z.literal('in-process'),
-    server: z.custom<InProcessServer>(isInProcessServer, { error: 'must be an SDK server object with a connect(transport) method' }),
+    server: z.custom<InProcessServer>(isInProcessServer, {
+      error: 'must be an SDK server object with a connect(transport) method',
+    }),
   })
   .strict();
 
@@ -105,15 +111,20 @@ export function parseImportOptions(options: unknown): ResolvedImportOptions {
   const parsed = ImportOptionsSchema.safeParse(options);
   if (parsed.success) {
     const { retry } = parsed.data;
-    if (retry.maxDelayMs < retry.initialDelayMs) throw invalid(options, 'retry.maxDelayMs: must be at least retry.initialDelayMs');
+    if (retry.maxDelayMs < retry.initialDelayMs)
+      throw invalid(options, 'retry.maxDelayMs: must be at least retry.initialDelayMs');
     return parsed.data;
   }
-  const detail = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(options)'}: ${issue.message}`).join('; ');
+  const detail = parsed.error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(options)'}: ${issue.message}`)
+    .join('; ');
   throw invalid(options, detail);
 }
 
 function invalid(options: unknown, detail: string): SluiceError {
   const name = (options as { name?: unknown } | null)?.name;
   const which = typeof name === 'string' && UPSTREAM_NAME.test(name) ? ` for upstream "${name}"` : '';
-  return new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid import options${which}: ${detail}`, { hook: 'import' });
+  return new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid import options${which}: ${detail}`, {
+    hook: 'import',
+  });
 }

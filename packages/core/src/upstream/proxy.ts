@@ -38,16 +38,29 @@ export interface UpstreamLink {
  * can fail ends as an `isError` result that names the upstream.
  */
 export function proxyExecutor(link: UpstreamLink, original: Tool): Executor {
-  const attributes = { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': original.name, 'sluice.upstream': link.name };
+  const attributes = {
+    'mcp.method.name': 'tools/call',
+    'gen_ai.tool.name': original.name,
+    'sluice.upstream': link.name,
+  };
   return (ctx) =>
-    withTraceSpan(`tools/call ${original.name}`, { meta: ctx.meta, kind: SpanKind.CLIENT, attributes }, async (span, spanContext) => {
-      const result = await callUpstream(link, original, ctx, spanContext);
-      if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR });
-      return result;
-    });
+    withTraceSpan(
+      `tools/call ${original.name}`,
+      { meta: ctx.meta, kind: SpanKind.CLIENT, attributes },
+      async (span, spanContext) => {
+        const result = await callUpstream(link, original, ctx, spanContext);
+        if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR });
+        return result;
+      },
+    );
 }
 
-async function callUpstream(link: UpstreamLink, original: Tool, ctx: CallContext, spanContext: Context): Promise<CallToolResult> {
+async function callUpstream(
+  link: UpstreamLink,
+  original: Tool,
+  ctx: CallContext,
+  spanContext: Context,
+): Promise<CallToolResult> {
   const client = link.connected();
   if (client === undefined) return unavailable(link);
   const limit = ctx.tool.responseLimitBytes;
@@ -59,7 +72,11 @@ async function callUpstream(link: UpstreamLink, original: Tool, ctx: CallContext
     timeout: link.timeoutMs,
     ...progressOptions(ctx),
   };
-  const params = { name: original.name, arguments: ctx.arguments, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
+  const params = {
+    name: original.name,
+    arguments: ctx.arguments,
+    ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+  };
   const send = () => client.callTool(params, options) as Promise<CallToolResult>;
   try {
     const result = budget ? await withResponseBudget(budget, send) : await send();
@@ -78,7 +95,8 @@ async function callUpstream(link: UpstreamLink, original: Tool, ctx: CallContext
 function progressOptions(ctx: CallContext): Pick<CallToolRequestOptions, 'onprogress'> {
   const token = ctx.meta.progressToken;
   const mcp: ServerContext | undefined = ctx.mcp;
-  if (mcp === undefined || !(typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)))) return {};
+  if (mcp === undefined || !(typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token))))
+    return {};
   return {
     onprogress: (progress: Progress) => {
       const params = {
@@ -119,15 +137,33 @@ function failed(link: UpstreamLink, client: Client, original: Tool, error: unkno
   const tool = original.name;
   const detail = link.redact(messageOf(error)) || 'no details given';
   const code = classify(error);
-  ctx.logger.warn({ event: 'upstream.call_failed', upstream: link.name, tool, code, error: detail }, `call to upstream "${link.name}" failed`);
+  ctx.logger.warn(
+    { event: 'upstream.call_failed', upstream: link.name, tool, code, error: detail },
+    `call to upstream "${link.name}" failed`,
+  );
   switch (code) {
     case CoreErrorCode.UPSTREAM_TIMEOUT:
       link.callTimedOut();
-      return upstreamFailure(code, link.name, `Upstream "${link.name}" did not answer "${tool}" within ${link.timeoutMs} ms.`, 'Try again later, or with a smaller request.');
+      return upstreamFailure(
+        code,
+        link.name,
+        `Upstream "${link.name}" did not answer "${tool}" within ${link.timeoutMs} ms.`,
+        'Try again later, or with a smaller request.',
+      );
     case CoreErrorCode.UPSTREAM_ERROR:
-      return upstreamFailure(code, link.name, `Upstream "${link.name}" refused "${tool}": ${detail}`, 'Check the arguments against the tool\'s input schema and call it again.');
+      return upstreamFailure(
+        code,
+        link.name,
+        `Upstream "${link.name}" refused "${tool}": ${detail}`,
+        "Check the arguments against the tool's input schema and call it again.",
+      );
     case CoreErrorCode.UPSTREAM_INVALID_RESPONSE:
-      return upstreamFailure(code, link.name, `Upstream "${link.name}" answered "${tool}" with something that is not a valid tool result: ${detail}`, 'Try again later, or use another tool.');
+      return upstreamFailure(
+        code,
+        link.name,
+        `Upstream "${link.name}" answered "${tool}" with something that is not a valid tool result: ${detail}`,
+        'Try again later, or use another tool.',
+      );
     default:
       link.connectionFailed(client, detail);
       return upstreamFailure(
@@ -142,10 +178,13 @@ function failed(link: UpstreamLink, client: Client, original: Tool, error: unkno
 function classify(error: unknown): UpstreamErrorCode {
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.RequestTimeout) return CoreErrorCode.UPSTREAM_TIMEOUT;
-    if (error.code === SdkErrorCode.InvalidResult || error.code === SdkErrorCode.UnsupportedResultType) return CoreErrorCode.UPSTREAM_INVALID_RESPONSE;
+    if (error.code === SdkErrorCode.InvalidResult || error.code === SdkErrorCode.UnsupportedResultType)
+      return CoreErrorCode.UPSTREAM_INVALID_RESPONSE;
     return CoreErrorCode.UPSTREAM_DISCONNECTED;
   }
-  if (error instanceof ProtocolError) return OUTPUT_CHECK.test(error.message) ? CoreErrorCode.UPSTREAM_INVALID_RESPONSE : CoreErrorCode.UPSTREAM_ERROR;
-  if (error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError')) return CoreErrorCode.UPSTREAM_INVALID_RESPONSE;
+  if (error instanceof ProtocolError)
+    return OUTPUT_CHECK.test(error.message) ? CoreErrorCode.UPSTREAM_INVALID_RESPONSE : CoreErrorCode.UPSTREAM_ERROR;
+  if (error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError'))
+    return CoreErrorCode.UPSTREAM_INVALID_RESPONSE;
   return CoreErrorCode.UPSTREAM_DISCONNECTED;
 }

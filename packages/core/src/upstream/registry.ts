@@ -24,11 +24,16 @@ export class UpstreamRegistry {
   /** Validates the options, connects, and admits the upstream's tools; see `SluiceServer.import`. */
   async import(options: ImportOptions): Promise<ImportResult> {
     const resolved = parseImportOptions(options);
-    if (this.closed || this.host.isClosed) throw new SluiceError(CoreErrorCode.SERVER_CLOSED, 'The server is closed', { hook: 'import' });
+    if (this.closed || this.host.isClosed)
+      throw new SluiceError(CoreErrorCode.SERVER_CLOSED, 'The server is closed', { hook: 'import' });
     if (this.upstreams.has(resolved.name)) {
-      throw new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid import options: name: an upstream named "${resolved.name}" is already imported`, {
-        hook: 'import',
-      });
+      throw new SluiceError(
+        CoreErrorCode.INVALID_OPTIONS,
+        `Invalid import options: name: an upstream named "${resolved.name}" is already imported`,
+        {
+          hook: 'import',
+        },
+      );
     }
     const upstream = new UpstreamClient(this.host, resolved);
     this.upstreams.set(resolved.name, upstream);

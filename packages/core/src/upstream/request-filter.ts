@@ -77,16 +77,23 @@ export function requestFilter(options: RequestFilterOptions = {}): Plugin {
           includeServers: matcherOf(headers[RequestFilterHeader.INCLUDE_SERVERS]),
           excludeServers: matcherOf(headers[RequestFilterHeader.EXCLUDE_SERVERS]),
         };
-        return rules.includeTools || rules.excludeTools || rules.includeServers || rules.excludeServers ? rules : undefined;
+        return rules.includeTools || rules.excludeTools || rules.includeServers || rules.excludeServers
+          ? rules
+          : undefined;
       };
 
       hooks.listTools.tap({ name: NAME, stage: Stage.FILTER }, (tools, ctx) => {
         const rules = rulesOf(ctx.headers);
         if (rules === undefined) return tools;
-        const kept = tools.filter((tool) => exclusion(rules, tool.name, upstreamOf(ctx.toolOf(tool.name))) === undefined);
+        const kept = tools.filter(
+          (tool) => exclusion(rules, tool.name, upstreamOf(ctx.toolOf(tool.name))) === undefined,
+        );
         if (mode !== 'audit') return kept;
         if (kept.length < tools.length) {
-          ctx.logger.info({ event: 'request_filter.audit', hidden: tools.length - kept.length }, 'audit: request-filter would have hidden tools');
+          ctx.logger.info(
+            { event: 'request_filter.audit', hidden: tools.length - kept.length },
+            'audit: request-filter would have hidden tools',
+          );
         }
         return tools;
       });
@@ -117,6 +124,7 @@ function exclusion(rules: Rules, tool: string, upstream: string | undefined): st
   if (rules.includeServers && (upstream === undefined || !rules.includeServers(upstream))) {
     return `its server does not match ${RequestFilterHeader.INCLUDE_SERVERS}`;
   }
-  if (rules.excludeServers && upstream !== undefined && rules.excludeServers(upstream)) return `its server matches ${RequestFilterHeader.EXCLUDE_SERVERS}`;
+  if (rules.excludeServers && upstream !== undefined && rules.excludeServers(upstream))
+    return `its server matches ${RequestFilterHeader.EXCLUDE_SERVERS}`;
   return undefined;
 }

@@ -91,6 +91,10 @@ export function budgetedFetch(base: FetchLike = fetch): FetchLike {
         },
       }),
     );
-    return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(counted, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }

@@ -1,4 +1,13 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, createTraceState, isSpanContextValid, propagation, trace } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  createTraceState,
+  isSpanContextValid,
+  propagation,
+  trace,
+} from '@opentelemetry/api';
 import type { Attributes, Context, Span, TextMapGetter, TextMapPropagator, TextMapSetter } from '@opentelemetry/api';
 import type { Meta } from '../meta.js';
 
@@ -46,7 +55,14 @@ class W3CTraceContext implements TextMapPropagator {
     const header = Array.isArray(raw) ? raw[0] : raw;
     const match = typeof header === 'string' ? TRACEPARENT_FORMAT.exec(header.trim()) : null;
     if (match === null) return ctx;
-    const [, version, traceId, spanId, flags, rest] = match as unknown as [string, string, string, string, string, string | undefined];
+    const [, version, traceId, spanId, flags, rest] = match as unknown as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string | undefined,
+    ];
     if (version === 'ff' || (version === '00' && rest !== undefined)) return ctx;
     const state = getter.get(carrier, TRACESTATE);
     const rawState = Array.isArray(state) ? state.join(',') : state;
@@ -55,7 +71,9 @@ class W3CTraceContext implements TextMapPropagator {
       spanId,
       traceFlags: Number.parseInt(flags, 16),
       isRemote: true,
-      ...(typeof rawState === 'string' && rawState.length <= MAX_TRACESTATE_LENGTH ? { traceState: createTraceState(rawState) } : {}),
+      ...(typeof rawState === 'string' && rawState.length <= MAX_TRACESTATE_LENGTH
+        ? { traceState: createTraceState(rawState) }
+        : {}),
     };
     return isSpanContextValid(spanContext) ? trace.setSpanContext(ctx, spanContext) : ctx;
   }
@@ -102,21 +120,24 @@ export function withTraceSpan<T>(
   fn: (span: Span, spanContext: Context) => Promise<T>,
 ): Promise<T> {
   const active = context.active();
-  const parent = trace.getSpan(active) === undefined && options.meta ? extractTraceContext(options.meta, active) : active;
-  const span = trace.getTracer(TRACER_NAME).startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
+  const parent =
+    trace.getSpan(active) === undefined && options.meta ? extractTraceContext(options.meta, active) : active;
+  const span = trace
+    .getTracer(TRACER_NAME)
+    .startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
   // No SDK and no trace to continue: nothing to record or propagate, so skip making a context.
   const traced = span.isRecording() || isSpanContextValid(span.spanContext());
   const spanContext = traced ? trace.setSpan(parent, span) : parent;
   const running = traced ? context.with(spanContext, () => fn(span, spanContext)) : fn(span, spanContext);
   return running.then(
-      (value) => {
-        span.end();
-        return value;
-      },
-      (error: unknown) => {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
-        span.end();
-        throw error;
-      },
-    );
+    (value) => {
+      span.end();
+      return value;
+    },
+    (error: unknown) => {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
+      span.end();
+      throw error;
+    },
+  );
 }

@@ -71,7 +71,11 @@ export class UpstreamClient implements UpstreamLink {
       const reason = this.redact(messageOf(error));
       if (this.closed) return { imported: [], skipped: [] };
       this.down(reason);
-      const skipped = { name: this.name, reason: `Upstream "${this.name}" could not be reached (${reason}); retrying in the background`, by: 'core' };
+      const skipped = {
+        name: this.name,
+        reason: `Upstream "${this.name}" could not be reached (${reason}); retrying in the background`,
+        by: 'core',
+      };
       return { imported: [], skipped: [skipped] };
     }
   }
@@ -89,7 +93,8 @@ export class UpstreamClient implements UpstreamLink {
   }
 
   callTimedOut(): void {
-    if (this.health.state === 'healthy') this.health.set('degraded', `a call got no answer within ${this.timeoutMs} ms`);
+    if (this.health.state === 'healthy')
+      this.health.set('degraded', `a call got no answer within ${this.timeoutMs} ms`);
   }
 
   connectionFailed(client: Client, reason: string): void {
@@ -133,10 +138,17 @@ export class UpstreamClient implements UpstreamLink {
     const client = new Client({ name: 'sluice', version: this.host.version }, { capabilities: {} });
     this.attempting = client;
     try {
-      const opened = await openTransport(this.options.connection, { upstream: this.name, logger: this.logger, redact: this.redact });
+      const opened = await openTransport(this.options.connection, {
+        upstream: this.name,
+        logger: this.logger,
+        redact: this.redact,
+      });
       client.onclose = () => this.connectionFailed(client, 'the connection closed');
       client.onerror = (error) =>
-        this.logger.debug({ event: 'upstream.transport_error', upstream: this.name, error: this.redact(messageOf(error)) }, 'upstream transport error');
+        this.logger.debug(
+          { event: 'upstream.transport_error', upstream: this.name, error: this.redact(messageOf(error)) },
+          'upstream transport error',
+        );
       client.setNotificationHandler('notifications/tools/list_changed', () => this.refresh(client));
       await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
       if (this.closed) throw new Error('the server is closing');
@@ -176,15 +188,27 @@ export class UpstreamClient implements UpstreamLink {
     const listed = await listTools(client, this.options.connectTimeoutMs);
     const plan = planImport(listed, this.selection, (tool) => proxyExecutor(this, tool));
     // The batch names the upstream; each tool's own source names its original tool.
-    const source: ImportSource = { kind: 'upstream', upstream: this.name, trusted: this.options.trusted, connection: this.selection.connection };
-    const admitted = plan.drafts.length > 0 ? await this.host.admit(source, plan.drafts) : { imported: [], skipped: [] };
+    const source: ImportSource = {
+      kind: 'upstream',
+      upstream: this.name,
+      trusted: this.options.trusted,
+      connection: this.selection.connection,
+    };
+    const admitted =
+      plan.drafts.length > 0 ? await this.host.admit(source, plan.drafts) : { imported: [], skipped: [] };
     const kept = new Set(admitted.imported);
     const removed = this.exposed.filter((name) => !kept.has(name));
     if (removed.length > 0) this.host.removeTools(removed);
     this.exposed = admitted.imported;
     const skipped = [...plan.skipped, ...admitted.skipped];
     this.logger.info(
-      { event: 'upstream.tools', upstream: this.name, imported: admitted.imported.length, skipped: skipped.length, removed },
+      {
+        event: 'upstream.tools',
+        upstream: this.name,
+        imported: admitted.imported.length,
+        skipped: skipped.length,
+        removed,
+      },
       `upstream "${this.name}" exposes ${admitted.imported.length} tools`,
     );
     return { imported: admitted.imported, skipped };
@@ -214,7 +238,10 @@ export class UpstreamClient implements UpstreamLink {
     } catch (error) {
       if (this.closed) return;
       const reason = this.redact(messageOf(error));
-      this.logger.debug({ event: 'upstream.reconnect_failed', upstream: this.name, attempt: this.failures, error: reason }, 'reconnection failed');
+      this.logger.debug(
+        { event: 'upstream.reconnect_failed', upstream: this.name, attempt: this.failures, error: reason },
+        'reconnection failed',
+      );
       this.down(reason);
     }
   }

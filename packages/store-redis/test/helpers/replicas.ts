@@ -95,7 +95,8 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   return {
     name: options.name,
     child,
-    call: async (tool, args) => (await client.callTool({ name: tool, arguments: args }, { timeout: 120_000 })) as CallToolResult,
+    call: async (tool, args) =>
+      (await client.callTool({ name: tool, arguments: args }, { timeout: 120_000 })) as CallToolResult,
     stderr,
     exited,
     stop: async () => {

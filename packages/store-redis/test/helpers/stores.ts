@@ -48,7 +48,11 @@ export async function redisTime(client: Redis): Promise<number> {
 }
 
 /** Waits until `check` holds, looking every few ms; fails with `what` if it never does. */
-export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+export async function eventually(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
