@@ -2,7 +2,7 @@
 // (`<!-- source: file#region -->`) with that region's current text, so a
 // formatter or refactor never leaves a guide quoting stale code. The docs test
 // checks the same pairing; this script mends it.
-import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,10 +12,7 @@ export function documentsWithBlocks() {
   const docs = readdirSync(join(root, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => join('docs', f));
-  const packages = readdirSync(join(root, 'packages'))
-    .map((p) => join('packages', p, 'README.md'))
-    .filter((f) => existsSync(join(root, f)));
-  return [...docs, 'README.md', ...packages];
+  return [...docs, 'README.md'];
 }
 
 export function region(source) {
