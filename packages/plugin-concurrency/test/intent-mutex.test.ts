@@ -53,6 +53,22 @@ async function admitUpstream(
   await server.admit(source, [{ tool, base }]);
 }
 
+/** Tools whose calls wait at one door, each recorded under its tool's name. */
+function gatedTool(occupancy: Occupancy, door: Promise<void>) {
+  return (name: string, annotations?: ToolAnnotations) => ({
+    name,
+    ...(annotations ? { annotations } : {}),
+    handler: () => occupancy.during(name, async () => (await door, text(name))),
+  });
+}
+
+/** Opens the door, waits for every call, and counts how many calls of `name` ran in all. */
+async function finish(occupancy: Occupancy, door: { open(): void }, calls: Promise<unknown>[], name: string) {
+  door.open();
+  await Promise.all(calls);
+  return occupancy.order.filter((n) => n === name).length;
+}
+
 describe('the intent mutex', () => {
   it('runs two refunds of one invoice one after the other, first come first served', async () => {
     const occupancy = new Occupancy();
@@ -103,11 +119,7 @@ describe('the intent mutex', () => {
   it('serializes a local tool marked destructiveHint: true, and runs unmarked ones in parallel', async () => {
     const occupancy = new Occupancy();
     const door = gate();
-    const work = (name: string, annotations?: ToolAnnotations) => ({
-      name,
-      ...(annotations ? { annotations } : {}),
-      handler: () => occupancy.during(name, async () => (await door.opened, text(name))),
-    });
+    const work = gatedTool(occupancy, door.opened);
     const kit = await createTestKit({
       plugins: [concurrency()],
       tools: [work('unmarked'), work('wipe', { destructiveHint: true })],
@@ -116,20 +128,14 @@ describe('the intent mutex', () => {
     const wipes = Array.from({ length: 3 }, () => kit.call('wipe'));
     await until(() => occupancy.started === 4);
     expect(occupancy.order.filter((n) => n === 'wipe')).toHaveLength(1);
-    door.open();
-    await Promise.all([...calls, ...wipes]);
-    expect(occupancy.order.filter((n) => n === 'wipe')).toHaveLength(3);
+    expect(await finish(occupancy, door, [...calls, ...wipes], 'wipe')).toBe(3);
     await kit.close();
   });
 
   it("with annotations: 'spec-defaults', runs read-only tools in parallel and serializes a tool with no annotations", async () => {
     const occupancy = new Occupancy();
     const door = gate();
-    const work = (name: string, annotations?: ToolAnnotations) => ({
-      name,
-      ...(annotations ? { annotations } : {}),
-      handler: () => occupancy.during(name, async () => (await door.opened, text(name))),
-    });
+    const work = gatedTool(occupancy, door.opened);
     const kit = await createTestKit({
       plugins: [concurrency({ mutex: { annotations: 'spec-defaults' } })],
       tools: [work('lookup', { readOnlyHint: true }), work('additive', { destructiveHint: false }), work('unmarked')],
@@ -141,9 +147,7 @@ describe('the intent mutex', () => {
     const unmarked = Array.from({ length: 3 }, () => kit.call('unmarked'));
     await until(() => occupancy.started === 7);
     expect(occupancy.order.filter((n) => n === 'unmarked')).toHaveLength(1);
-    door.open();
-    await Promise.all([...calls, ...unmarked]);
-    expect(occupancy.order.filter((n) => n === 'unmarked')).toHaveLength(3);
+    expect(await finish(occupancy, door, [...calls, ...unmarked], 'unmarked')).toBe(3);
     await kit.close();
   });
 
