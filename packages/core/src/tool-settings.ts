@@ -6,9 +6,7 @@ import type { ParsedToolSelector } from './tool-selector.js';
 export type ToolSettingsEntries<T> = Readonly<Record<string, T>> | Iterable<readonly [string, T]>;
 
 function entriesOf<T>(entries: ToolSettingsEntries<T>): Iterable<readonly [string, T]> {
-  return Symbol.iterator in entries
-    ? (entries as Iterable<readonly [string, T]>)
-    : Object.entries(entries as Readonly<Record<string, T>>);
+  return Symbol.iterator in entries ? entries : Object.entries(entries);
 }
 
 function foldKey(name: string, ignoreCase: boolean): string {
