@@ -50,9 +50,4 @@ export class ToolSettings<T> {
   resolve(subject: string | ToolSubject, own: T | undefined, fallback?: T): T | undefined {
     return own ?? this.lookup(subject) ?? fallback;
   }
-
-  /** No entries at all. */
-  get empty(): boolean {
-    return this.exact.size === 0 && this.patterns.length === 0;
-  }
 }
