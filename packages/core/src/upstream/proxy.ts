@@ -96,23 +96,26 @@ async function callUpstream(
   }
 }
 
-/** The most progress notifications relayed per call per second; the latest note waits for the next slot. */
-const PROGRESS_PER_SECOND = 10;
-const PROGRESS_INTERVAL_MS = 1_000 / PROGRESS_PER_SECOND;
+/** Progress notifications relayed at once before coalescing starts, per call. */
+const PROGRESS_BURST = 100;
+/** Progress notifications relayed per second per call once the burst is spent; the latest note wins. */
+const PROGRESS_PER_SECOND = 50;
 /** Progress messages from an upstream are cut to this many characters. */
 const MAX_PROGRESS_MESSAGE = 1_000;
 
 /**
- * Relays an upstream's progress to the caller, coalesced: at most one note
- * per interval, the latest one winning. An upstream may send notes far
- * faster than a client reads them; without this, every note would queue in
- * the client's response buffer. `stop()` drops a note still waiting once the
- * call has ended.
+ * Relays an upstream's progress to the caller. An upstream may send notes
+ * far faster than a client reads them, and each relayed note waits in the
+ * client's response buffer until read: so notes pass at once up to a burst,
+ * then at a steady rate, and notes arriving in between are coalesced into
+ * the latest one. When the call ends, a note still waiting is sent before
+ * the result.
  */
 class ProgressRelay {
   private pending: Progress | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private last = Number.NEGATIVE_INFINITY;
+  private tokens = PROGRESS_BURST;
+  private refilled = performance.now();
   private stopped = false;
 
   constructor(
@@ -122,18 +125,31 @@ class ProgressRelay {
 
   readonly onprogress = (progress: Progress): void => {
     if (this.stopped) return;
+    this.refill();
+    if (this.timer === undefined && this.tokens >= 1) {
+      this.tokens--;
+      this.send(progress);
+      return;
+    }
     this.pending = progress;
-    if (this.timer !== undefined) return;
-    const wait = this.last + PROGRESS_INTERVAL_MS - performance.now();
-    if (wait <= 0) this.flush();
-    else this.timer = setTimeout(() => this.flush(), wait);
+    this.timer ??= setTimeout(() => this.flush(), 1_000 / PROGRESS_PER_SECOND);
   };
 
+  /** The call ended: a note still waiting goes out now, later ones are dropped. */
   stop(): void {
-    this.stopped = true;
+    if (this.stopped) return;
     clearTimeout(this.timer);
     this.timer = undefined;
+    const last = this.pending;
     this.pending = undefined;
+    if (last !== undefined) this.send(last);
+    this.stopped = true;
+  }
+
+  private refill(): void {
+    const now = performance.now();
+    this.tokens = Math.min(PROGRESS_BURST, this.tokens + ((now - this.refilled) * PROGRESS_PER_SECOND) / 1_000);
+    this.refilled = now;
   }
 
   private flush(): void {
@@ -141,7 +157,12 @@ class ProgressRelay {
     const progress = this.pending;
     this.pending = undefined;
     if (progress === undefined || this.stopped) return;
-    this.last = performance.now();
+    this.refill();
+    this.tokens = Math.max(0, this.tokens - 1);
+    this.send(progress);
+  }
+
+  private send(progress: Progress): void {
     const message = typeof progress.message === 'string' ? progress.message.slice(0, MAX_PROGRESS_MESSAGE) : undefined;
     const params = {
       progressToken: this.token,
