@@ -21,12 +21,14 @@ import { RE2JS } from 're2js';
  * cost against the SDK's default validator.
  */
 
-/** What Ajv calls to compile a pattern: it only ever calls `test`. */
+/**
+ * What Ajv calls to compile a pattern: it calls `test`, and keys its cache
+ * of compiled patterns by `toString()`, which must therefore name the pattern.
+ */
 interface PatternMatcher {
   test(text: string): boolean;
+  toString(): string;
 }
-
-const NEVER: PatternMatcher = { test: () => false };
 
 /** Compiled patterns, shared by every schema; bounded, since schemas come from upstreams. */
 const patterns = new Map<string, PatternMatcher>();
@@ -37,14 +39,15 @@ const MAX_PATTERN_LENGTH = 4_096;
 function linearPattern(source: string): PatternMatcher {
   const cached = patterns.get(source);
   if (cached) return cached;
-  let matcher: PatternMatcher = NEVER;
+  const name = `re2:${source}`;
+  let matcher: PatternMatcher = { test: () => false, toString: () => name };
   if (source.length <= MAX_PATTERN_LENGTH) {
     try {
       const re = RE2JS.compile(source);
       // JSON Schema patterns are unanchored: a match anywhere in the string counts.
-      matcher = { test: (text) => re.matcher(text).find() };
+      matcher = { test: (text) => re.matcher(text).find(), toString: () => name };
     } catch {
-      matcher = NEVER;
+      // Not RE2 syntax: the pattern matches nothing, so validation fails closed.
     }
   }
   if (patterns.size >= MAX_CACHED_PATTERNS) patterns.clear();

@@ -122,11 +122,13 @@ function countedBody(
           controller.error(new ResponseTooLargeError(budget.limit));
           return;
         }
+        let over = false;
         if (!eventStream) {
           inMessage += chunk.byteLength;
+          over = inMessage > cap;
         } else {
           let from = 0;
-          for (let i = chunk.indexOf(LF); i !== -1; i = chunk.indexOf(LF, i + 1)) {
+          for (let i = chunk.indexOf(LF); i !== -1 && !over; i = chunk.indexOf(LF, i + 1)) {
             if (i > from) {
               if (lineBytes === 0) lineStartsWithCR = chunk[from] === CR;
               lineBytes += i - from;
@@ -134,15 +136,17 @@ function countedBody(
             // An empty line (LF or CR LF) ends an event: the next one starts from zero.
             const empty = lineBytes === 0 || (lineBytes === 1 && lineStartsWithCR);
             inMessage = empty ? 0 : inMessage + lineBytes + 1;
+            over = inMessage > cap;
             lineBytes = 0;
             from = i + 1;
           }
-          if (from < chunk.byteLength) {
+          if (!over && from < chunk.byteLength) {
             if (lineBytes === 0) lineStartsWithCR = chunk[from] === CR;
             lineBytes += chunk.byteLength - from;
+            over = inMessage + lineBytes > cap;
           }
         }
-        if (inMessage + lineBytes > cap) {
+        if (over) {
           budget?.overflowMessage(cap);
           controller.error(new ResponseTooLargeError(cap));
           return;
