@@ -1,6 +1,7 @@
 // A soak with a hostile client and a hostile upstream mixed into normal load:
-// normal workers call local and imported tools (over stdio and HTTP) and check
-// every answer exactly, while one worker attacks as a client (deep arguments,
+// normal workers call local tools and tools of well-behaved upstreams (over
+// stdio and HTTP, in processes apart from the hostile ones) and check every
+// answer exactly, while one worker attacks as a client (deep arguments,
 // large initialize, session floods, a foreign Host, an over-long filter header)
 // and one makes the upstream attack (progress floods, huge answers, HTTP 500s,
 // catastrophic schemas, label-shaped codes). Runs for
@@ -16,6 +17,8 @@ import type { JsonRpcResponse } from './rpc.js';
 
 const SECONDS = Number(process.env.SLUICE_HOSTILE_SOAK_SECONDS ?? 10);
 const NORMAL_WORKERS = 6;
+/** SLUICE_HOSTILE_SOAK_QUIET=1: the same normal load with no attacker, as the baseline to compare with. */
+const QUIET = process.env.SLUICE_HOSTILE_SOAK_QUIET === '1';
 /** Heap growth allowed after GC: hostile payloads are megabytes each, a leak of them would show far above this. */
 const HEAP_BOUND_BYTES = 24 * 1024 * 1024;
 const SCHEMAS = hostileSchemas(16, 16)
@@ -38,27 +41,35 @@ function normalCall(url: URL, n: number): [Promise<JsonRpcResponse>, string] {
     case 0:
       return [callTool(url, 'echo', args), `3 keys, ${JSON.stringify(args).length} characters`];
     case 1:
-      return [callTool(url, 'hs_echo', args), JSON.stringify(args)];
+      return [callTool(url, 'ns_echo', args), JSON.stringify(args)];
     default:
-      return [callTool(url, 'hh_echo', args), JSON.stringify(args)];
+      return [callTool(url, 'nh_echo', args), JSON.stringify(args)];
   }
 }
 
 describe(`a ${SECONDS}-second soak with a hostile client and a hostile upstream`, () => {
   let upstream: ServerChild & { url: URL };
+  let normalUpstream: ServerChild & { url: URL };
   let server: ServerChild & { url: URL };
 
   beforeAll(async () => {
     upstream = await spawnHostileUpstream();
+    normalUpstream = await spawnHostileUpstream();
     server = await spawnHostileServer(
       upstream.url,
-      { SLUICE_MAX_SESSIONS: '64', HOSTILE_SCHEMAS: JSON.stringify(SCHEMAS) },
+      {
+        SLUICE_MAX_SESSIONS: '64',
+        HOSTILE_SCHEMAS: JSON.stringify(SCHEMAS),
+        NORMAL_UPSTREAMS: '1',
+        NORMAL_HTTP_URL: normalUpstream.url.href,
+      },
       ['--expose-gc', '--max-old-space-size=256'],
     );
   }, 60_000);
   afterAll(async () => {
     await server?.stop();
     await upstream?.stop();
+    await normalUpstream?.stop();
   });
 
   it(
@@ -148,7 +159,7 @@ describe(`a ${SECONDS}-second soak with a hostile client and a hostile upstream`
             if (textOf(got) !== expected) wrong.push(JSON.stringify(got).slice(0, 300));
           }
         });
-        const attackers = [0, 5].map(async (offset) => {
+        const attackers = (QUIET ? [] : [0, 5]).map(async (offset) => {
           for (let i = offset; Date.now() < untilMs; i++) {
             await attacks[i % attacks.length]!().catch(() => undefined);
             hostile++;
@@ -175,7 +186,7 @@ describe(`a ${SECONDS}-second soak with a hostile client and a hostile upstream`
         heapBeforeMiB: +(before.heapUsed / 2 ** 20).toFixed(1),
         heapAfterMiB: +(after.heapUsed / 2 ** 20).toFixed(1),
       };
-      console.info(`hostile soak: ${JSON.stringify(numbers)}`);
+      console.info(`hostile soak${QUIET ? ' (quiet baseline)' : ''}: ${JSON.stringify(numbers)}`);
       expect(server.alive(), server.stderr()).toBe(true);
       expect(wrong, wrong.slice(0, 3).join('\n')).toEqual([]);
       expect(after.heapUsed - before.heapUsed).toBeLessThan(HEAP_BOUND_BYTES);
