@@ -21,8 +21,8 @@ export function assertBoundedValue(value: unknown, what: string): void {
   if (typeof value !== 'object' || value === null) return;
   const stack: [unknown, number][] = [[value, 1]];
   let nodes = 0;
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [current, depth] = top;
     if (++nodes > ValueLimits.MAX_NODES)
       throw invalidParams(`${what} holds more than ${ValueLimits.MAX_NODES} values; send less`);
     if (typeof current !== 'object' || current === null) continue;

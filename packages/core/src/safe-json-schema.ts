@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv';
-import type { Options as AjvOptions, ValidateFunction } from 'ajv';
+import type { ErrorObject, Options as AjvOptions, ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -58,7 +58,14 @@ function linearPattern(source: string): PatternMatcher {
 // Ajv asks for `code` only when generating standalone modules, which Sluice never does.
 const regExp = Object.assign((source: string) => linearPattern(source), { code: 'linearPattern' });
 
-type AddFormats = (ajv: Ajv) => Ajv;
+/** What Sluice uses of an Ajv engine, whichever dialect's class built it. */
+interface Engine {
+  compile(schema: object): ValidateFunction;
+  removeSchema(schema: object): unknown;
+  errorsText(errors?: ErrorObject[] | null): string;
+}
+
+type AddFormats = (ajv: Engine) => Engine;
 // ajv-formats is CommonJS: its function is the default export, or that export's own `default`.
 const addFormats: AddFormats =
   (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
@@ -71,7 +78,6 @@ const OPTIONS: AjvOptions = {
   code: { regExp },
 };
 
-type Engine = Ajv;
 let engines: { draft2020: Engine; draft2019: Engine; draft7: Engine } | undefined;
 
 function enginesOnce(): NonNullable<typeof engines> {
@@ -100,7 +106,8 @@ function compile(schema: JsonSchemaType): { engine: Engine; validate: ValidateFu
   const known = compiled.get(schema);
   if (known) return { engine, validate: known };
   // An upstream's `$id` must not collide with another's, nor be looked up in place of its own schema.
-  const { $id: _id, ...anonymous } = schema as Record<string, unknown>;
+  const anonymous: Record<string, unknown> = { ...(schema as Record<string, unknown>) };
+  delete anonymous.$id;
   const validate = engine.compile(anonymous);
   // Ajv keeps every schema it compiled; the WeakMap above is the cache instead.
   engine.removeSchema(anonymous);

@@ -95,8 +95,8 @@ function leaves(args: Readonly<Record<string, unknown>>, limit: number): [string
   const stack: [string, unknown][] = Object.entries(args)
     .reverse()
     .map(([key, value]) => [key, value]);
-  while (stack.length > 0) {
-    const [path, value] = stack.pop()!;
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [path, value] = top;
     const entries =
       typeof value === 'object' && value !== null
         ? Array.isArray(value)
@@ -104,7 +104,7 @@ function leaves(args: Readonly<Record<string, unknown>>, limit: number): [string
           : Object.entries(value).map(([key, item]): [string, unknown] => [`${path}.${key}`, item])
         : [];
     if (entries.length > 0) {
-      for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i]!);
+      stack.push(...entries.reverse());
       continue;
     }
     if (out.length >= limit) return undefined;
