@@ -428,3 +428,35 @@ describe('sluice serve against session floods and slow clients', () => {
     expect(alive(gw)).toBe(true);
   }, 30_000);
 });
+
+describe('sluice serve with a Redis store it cannot reach', () => {
+  const PASSWORD = 'redis-pass-Vb81x';
+  let gw: Served;
+
+  beforeAll(async () => {
+    gw = await serve(
+      {
+        listen: { http: { port: 0 } },
+        logLevel: 'debug',
+        // Port 1 refuses connections: the store is unavailable from the start.
+        store: { redis: 'redis://127.0.0.1:1/?password=${REDIS_PASSWORD}', connectTimeoutMs: 500 },
+        upstreams: [
+          { name: 'hs', namespace: 'hs', connection: { type: 'stdio', command: process.execPath, args: [HOSTILE] } },
+        ],
+        plugins: { concurrency: { tools: { hs_echo: { maxActive: 1, maxQueue: 0 } } } },
+      },
+      { REDIS_PASSWORD: PASSWORD },
+    );
+  }, 60_000);
+  afterAll(async () => gw?.stop());
+
+  it('tells clients only that the store is unavailable, and keeps the password out of results and logs', async () => {
+    const answer = await callTool(gw.url, 'hs_echo', { x: 1 });
+    const seen = JSON.stringify(answer);
+    expect(seen).toMatch(/store is unavailable/);
+    expect(seen).not.toContain('127.0.0.1:1');
+    expect(seen).not.toContain(PASSWORD);
+    await eventually(() => gw.run.stderr().includes('store.redis'), 'the store logs its loss');
+    expect(gw.run.stderr()).not.toContain(PASSWORD);
+  });
+});
