@@ -305,6 +305,8 @@ export interface ReplicaOptions {
   readonly work: { maxActive: number; maxQueue: number };
   /** `memory` runs the replica without Redis (the benchmark's baseline). */
   readonly store?: 'redis' | 'memory';
+  /** More limited tools (the benchmark guards up_whoami). */
+  readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
 }
 
 /** The replica's config file: the one the README's "Running many replicas" section describes. */
@@ -326,7 +328,7 @@ export function replicaConfig(name: string, options: ReplicaOptions): Record<str
     ],
     plugins: {
       concurrency: {
-        tools: { up_work: options.work },
+        tools: { up_work: options.work, ...options.guarded },
         mutex: { destructive: ['up_refund'], keyArgs: ['invoiceId'] },
       },
       risk: {
@@ -512,6 +514,7 @@ export interface FleetOptions {
   readonly syncMs?: number;
   readonly work?: { maxActive: number; maxQueue: number };
   readonly store?: 'redis' | 'memory';
+  readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
 }
 
 export interface Fleet {
@@ -543,6 +546,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     syncMs: options.syncMs ?? 500,
     work: options.work ?? { maxActive: 5, maxQueue: 20 },
     ...(options.store ? { store: options.store } : {}),
+    ...(options.guarded ? { guarded: options.guarded } : {}),
   };
   const names = 'abcdefgh'.slice(0, options.replicas ?? 3).split('');
   const replicas: Replica[] = [];
