@@ -85,16 +85,18 @@ try {
     fleetClient(onRedis.replicas[0]!.url, '2026-07-28'),
     fleetClient(inMemory.replicas[0]!.url, '2026-07-28'),
   ]);
-  const call = (client: FleetClient, tool: string) => async () => {
-    const result = await client.call(tool);
-    if (result.isError) throw new Error(`${tool} failed: ${textOf(result)}`);
-  };
+  const call =
+    (client: FleetClient, tool: string, args: Record<string, unknown> = {}) =>
+    async () => {
+      const result = await client.call(tool, args);
+      if (result.isError) throw new Error(`${tool} failed: ${textOf(result)}`);
+    };
   const settings = quick ? { warmup: 100, rounds: 4, perRound: 100 } : { warmup: 500, rounds: 10, perRound: 300 };
   const stats = await paired(
     [
       { name: 'guarded call, in-memory store', run: call(direct[1]!, 'up_whoami') },
       { name: 'guarded call, Redis store', run: call(direct[0]!, 'up_whoami') },
-      { name: 'unguarded call, Redis store', run: call(direct[0]!, 'up_lookup') },
+      { name: 'unguarded call, Redis store', run: call(direct[0]!, 'up_lookup', { word: 'weir' }) },
     ],
     settings,
   );
