@@ -93,7 +93,7 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
 }
 
 /** Keeps the last `limit` characters of a child's output. */
-function tail(limit = 200_000): { add(chunk: Buffer): void; text(): string } {
+function tail(limit = 200_000): { add: (chunk: Buffer) => void; text: () => string } {
   let text = '';
   return {
     add: (chunk) => {
@@ -135,13 +135,13 @@ function launchRedis(port: number): Promise<ChildProcess> {
       output += chunk.toString();
       if (!output.includes('Ready to accept connections')) return;
       clearTimeout(timer);
-      child.stdout?.off('data', onData);
-      child.stdout?.resume();
-      child.stderr?.resume();
+      child.stdout.off('data', onData);
+      child.stdout.resume();
+      child.stderr.resume();
       resolve(child);
     };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`redis-server exited (${code}) before it was ready on port ${port}:\n${output}`));
@@ -382,7 +382,7 @@ export async function startReplica(name: string, options: ReplicaOptions, dir: s
     let lines = '';
     let ready = false;
     const timer = setTimeout(() => reject(new Error(`replica ${name} did not start:\n${log.text()}`)), 60_000);
-    child.stderr?.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       log.add(chunk);
       if (ready) return;
       lines += chunk.toString();
@@ -480,15 +480,15 @@ export async function startHaproxy(
     const child = spawn(binary, ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] });
     live.add(child);
     const log = tail(20_000);
-    child.stdout?.on('data', log.add);
-    child.stderr?.on('data', log.add);
+    child.stdout.on('data', log.add);
+    child.stderr.on('data', log.add);
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     void exited.then(() => live.delete(child));
-    let dead = false;
-    void exited.then(() => (dead = true));
+    const state = { dead: false };
+    void exited.then(() => (state.dead = true));
     const deadline = Date.now() + 10_000;
-    while (!dead && !(await portAccepts(port)) && Date.now() < deadline) await sleep(20);
-    if (dead || Date.now() >= deadline) {
+    while (!state.dead && !(await portAccepts(port)) && Date.now() < deadline) await sleep(20);
+    if (state.dead || Date.now() >= deadline) {
       child.kill('SIGKILL');
       if (attempt >= 3) throw new Error(`haproxy did not start:\n${log.text()}`);
       continue;
@@ -619,8 +619,7 @@ export async function fleetClient(url: URL, era: Era, options: { manualInput?: b
   return {
     client,
     servedBy,
-    call: async (name, args = {}) =>
-      (await client.callTool({ name, arguments: args }, { timeout: 120_000 })) as CallToolResult,
+    call: async (name, args = {}) => await client.callTool({ name, arguments: args }, { timeout: 120_000 }),
     close: () => client.close().catch(() => {}),
   };
 }

@@ -17,7 +17,7 @@ describe.skipIf(!fleetAvailable())('a fleet of three replicas behind HAProxy: li
 
   afterAll(async () => {
     await Promise.allSettled(clients.map((c) => c.close()));
-    await fleet?.close();
+    await (fleet as Fleet | undefined)?.close();
   }, 30_000);
 
   async function connect(count: number): Promise<FleetClient[]> {

@@ -22,7 +22,7 @@ describe.skipIf(!fleetAvailable())('a fleet of three replicas behind HAProxy: ri
 
   afterAll(async () => {
     await Promise.allSettled(clients.map((c) => c.close()));
-    await fleet?.close();
+    await (fleet as Fleet | undefined)?.close();
   }, 30_000);
 
   async function client(url: URL, manualInput = false): Promise<FleetClient> {
@@ -78,7 +78,7 @@ describe.skipIf(!fleetAvailable())('a fleet of three replicas behind HAProxy: ri
   it('accepts a 2026-07-28 approval answered on another replica than the one that asked, and refuses its replay on a third', async () => {
     const lb = await client(fleet.lb.url, true);
     const raw = async (params: Record<string, unknown>): Promise<{ result: Record<string, unknown>; by: string }> => {
-      const result = (await lb.client.callTool(params as never, { allowInputRequired: true } as never)) as Record<
+      const result = (await lb.client.callTool(params as never, { allowInputRequired: true })) as Record<
         string,
         unknown
       >;
