@@ -87,7 +87,20 @@ describe.skipIf(!fleetAvailable())('a fleet of three replicas behind HAProxy: fa
     await victim.kill();
     // Its calls are gone from the tool at once; its slots stay taken until their leases expire.
     await until(() => gate.held('work').every((e) => e.replica !== victim.name), 'the victim calls to leave the tool');
-    await until(() => gate.held('work').length === 5, 'the fleet back to 5 running calls', 30_000);
+    await until(() => gate.held('work').length === 5, 'the fleet back to 5 running calls', 30_000).catch(
+      async (error: unknown) => {
+        const r = fleet!.redis.client;
+        const state = await Promise.all([r.time(), r.zrange(leases, 0, -1, 'WITHSCORES'), r.zrange(queue, 0, -1)]);
+        const held = gate.held('work').map((e) => `${e.tag}@${e.replica}`);
+        const how = settled.map((x) =>
+          x.error ? `${x.tag}:${outcomeOf(x.error)}` : `${x.tag}:${refusalCode(x.result!) ?? textOf(x.result!)}`,
+        );
+        throw new Error(
+          `${String(error)}; victim ${victim.name}; held ${JSON.stringify(held)}; redis ${JSON.stringify(state)}; ` +
+            `arrivals ${JSON.stringify(gate.arrivals.map((a) => `${a.tag}@${a.replica}`))}; settled ${JSON.stringify(how)}`,
+        );
+      },
+    );
     const recoveredMs = Date.now() - killedAt;
     expect(gate.held('work').every((e) => e.replica !== victim.name)).toBe(true);
     expect(await fleet.redis.client.zcard(leases)).toBe(5);
@@ -103,7 +116,8 @@ describe.skipIf(!fleetAvailable())('a fleet of three replicas behind HAProxy: fa
     expect(ok.every((s) => !textOf(s.result!).endsWith(`by ${victim.name}`))).toBe(true);
     expect(gate.peakOf('work')).toBe(5);
 
-    // Full capacity: 5 run, 20 wait, the 26th is shed.
+    // Full capacity: 5 run, 20 wait, the 26th is shed (once the releases, sent without waiting, landed).
+    await until(async () => (await fleet!.redis.client.zcard(leases)) === 0, 'every slot given back');
     gate.shut('work');
     const again = await connect(fleet.lb.url, 26);
     const results: CallToolResult[] = [];
@@ -128,6 +142,9 @@ describe.skipIf(!fleetAvailable())('a fleet of three replicas behind HAProxy: fa
       fleet = await startFleet({ leaseMs: 2_000, onRedisLoss: mode });
       const { gate, redis } = fleet;
       gate.open('work', 20);
+      // 24 clients for 25 places (5 running, 20 waiting) and, without Redis, 15 running. A guarded
+      // call's release is sent without waiting for its reply, so a client calling again at once may
+      // be counted twice for a moment: a few calls may be shed (counted below), at any time.
       const loops = await connect(fleet.lb.url, 24);
       const outcomes: Outcome[] = [];
       let running = true;
@@ -176,7 +193,7 @@ describe.skipIf(!fleetAvailable())('a fleet of three replicas behind HAProxy: fa
         `fleet: Redis down ${restartAt - stoppedAt} ms (${mode}): ${during.length} calls during the outage, ` +
           `${count(during, 'ok')} admitted, ${count(during, 'REDIS_UNAVAILABLE')} refused; in-tool peak ` +
           `${healthyPeak} before, ${lossPeak} at the loss, ${outagePeak} during, ${afterPeak} after; first admitted call after the restart ` +
-          `done ${firstOk - readyAt} ms after Redis was ready; ${count(outcomes, 'SERVER_BUSY')} shed after the restart; ` +
+          `done ${firstOk - readyAt} ms after Redis was ready; ${count(outcomes, 'SERVER_BUSY')} shed in all; ` +
           `outcomes ${JSON.stringify([...kinds])}\n`,
       );
       expect(healthyPeak).toBeLessThanOrEqual(5);
@@ -184,10 +201,7 @@ describe.skipIf(!fleetAvailable())('a fleet of three replicas behind HAProxy: fa
       if (mode === 'failClosed') {
         expect(count(during, 'ok')).toBe(0);
         expect(count(during, 'REDIS_UNAVAILABLE')).toBeGreaterThan(0);
-        // Acquires whose replies were lost as Redis came back hold their places until leaseMs: a few
-        // calls may then be shed (the store errs towards fewer calls), never admitted without Redis.
         expect([...kinds].filter((k) => !['REDIS_UNAVAILABLE', 'ok', 'SERVER_BUSY'].includes(k))).toEqual([]);
-        expect(outcomes.filter((o) => o.outcome === 'SERVER_BUSY' && o.end < readyAt)).toEqual([]);
         // No call sent after Redis went away reached the tool before Redis was back.
         const startOf = new Map(outcomes.map((o) => [o.tag, o.start]));
         const slipped = fleet.gate.arrivals.filter(
@@ -197,12 +211,11 @@ describe.skipIf(!fleetAvailable())('a fleet of three replicas behind HAProxy: fa
         expect(lossPeak).toBeLessThanOrEqual(5);
       } else {
         expect(count(during, 'ok')).toBeGreaterThan(0);
-        expect(kinds.has('REDIS_UNAVAILABLE')).toBe(false);
         // Per replica once Redis is gone: 3 x 5; right at the loss, the calls admitted through Redis
         // still run beside them, up to 5 more.
         expect(outagePeak).toBeLessThanOrEqual(15);
         expect(lossPeak).toBeLessThanOrEqual(20);
-        expect(outcomes.filter((o) => o.outcome === 'SERVER_BUSY' && o.end < readyAt)).toEqual([]);
+        expect([...kinds].filter((k) => !['ok', 'SERVER_BUSY'].includes(k))).toEqual([]);
       }
     }, 90_000);
   }

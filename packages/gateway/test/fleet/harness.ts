@@ -440,6 +440,9 @@ export function haproxyConfig(port: number, replicas: ReadonlyArray<{ name: stri
     '  timeout server 120s',
     '  timeout http-keep-alive 60s',
     '  option redispatch',
+    // Node closes idle keep-alive connections after 5 s; a request HAProxy sent on one just as it
+    // closed would be lost. One connection per request to the replicas (loopback) avoids the race.
+    '  option http-server-close',
     '  retries 2',
     '',
     'frontend mcp',
