@@ -439,6 +439,7 @@ export function haproxyConfig(port: number, replicas: ReadonlyArray<{ name: stri
     '  timeout client 120s',
     '  timeout server 120s',
     '  timeout http-keep-alive 60s',
+    '  timeout check 5s',
     '  option redispatch',
     // Node closes idle keep-alive connections after 5 s; a request HAProxy sent on one just as it
     // closed would be lost. One connection per request to the replicas (loopback) avoids the race.
@@ -457,7 +458,7 @@ export function haproxyConfig(port: number, replicas: ReadonlyArray<{ name: stri
     '  option httpchk GET /metrics',
     '  http-check expect status 200',
     '  http-response set-header x-sluice-replica %[srv_name]',
-    ...replicas.map((r) => `  server ${r.name} 127.0.0.1:${r.port} check inter 500ms fall 2 rise 2`),
+    ...replicas.map((r) => `  server ${r.name} 127.0.0.1:${r.port} check inter 1s fall 3 rise 2`),
     '',
   ].join('\n');
 }

@@ -1,6 +1,6 @@
 // The concurrency plugin's limit and intent mutex across three `sluice serve` replicas behind HAProxy,
 // sharing one redis-server: one limit for the whole fleet, one line, one turn per action.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@sluice/core';
 import { fleetAvailable, fleetClient, refusalCode, semaphoreKey, startFleet, textOf, until } from './harness.js';
 import type { Fleet, FleetClient } from './harness.js';
@@ -14,6 +14,12 @@ describe.skipIf(!fleetAvailable())('a fleet of three replicas behind HAProxy: li
   beforeAll(async () => {
     fleet = await startFleet({ work: { maxActive: 5, maxQueue: 20 } });
   }, 60_000);
+
+  // A test that failed half-way leaves no call held for the next one.
+  afterEach(() => {
+    fleet.gate.open('work');
+    fleet.gate.open('refund');
+  });
 
   afterAll(async () => {
     await Promise.allSettled(clients.map((c) => c.close()));
@@ -98,6 +104,7 @@ describe.skipIf(!fleetAvailable())('a fleet of three replicas behind HAProxy: li
 
   it('runs identical destructive calls landing on different replicas one at a time, and others alongside', async () => {
     const { gate } = fleet;
+    gate.shut('refund');
     const same = 'sluice/concurrency/lock/up_refund/5:inv-7';
     const three = await connect(4);
     const results = three
