@@ -18,6 +18,8 @@ export const PLUGIN_NAME = 'code-mode';
 export const CodeModeEvent = Object.freeze({
   /** One per script: its source (cut to `auditSourceChars`), outcome, calls and costs. */
   SCRIPT: 'code_mode.script',
+  /** The WebAssembly module faulted while a script's runtime was freed; the next script compiles a fresh one (warn). */
+  ENGINE_RESET: 'code_mode.engine_reset',
   /** In audit mode with `expose: 'meta-tools'`: the tools a `tools/list` would have hidden. */
   WOULD_HIDE: 'code_mode.would_hide',
 } as const);
@@ -122,7 +124,20 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions): void {
       const module = await engine.get();
       let outcome: ScriptOutcome;
       try {
-        outcome = await runScript(module, { source: code, layout: bindings.layout, limits, host, signal: ctx.signal });
+        outcome = await runScript(module, {
+          source: code,
+          layout: bindings.layout,
+          limits,
+          host,
+          signal: ctx.signal,
+          onFault: (error) => {
+            engine.reset();
+            ctx.logger.warn(
+              { event: CodeModeEvent.ENGINE_RESET, err: error },
+              'the sandbox module faulted; the next script gets a fresh one',
+            );
+          },
+        });
       } catch (error) {
         // A fault inside the WebAssembly module (not a script error): the next script gets a fresh module.
         engine.reset();

@@ -31,7 +31,7 @@ export const SandboxLimits = z.strictObject({
     .int()
     .min(64 << 10)
     .max(8 << 20)
-    .default(512 << 10),
+    .default(256 << 10),
   /** Wall time from start to result, tool calls included, in ms. */
   timeoutMs: z.number().int().min(10).max(3_600_000).default(30_000),
   /** Time spent running the script's own code (not waiting for tools), in ms. */

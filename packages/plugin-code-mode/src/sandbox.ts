@@ -42,6 +42,12 @@ export interface ScriptInput {
   readonly host: ScriptHost;
   /** The caller's cancellation. */
   readonly signal: AbortSignal;
+  /**
+   * Called when the WebAssembly module faulted while the run was torn down
+   * (QuickJS aborts when a runtime it frees still holds objects, as after a
+   * stack overflow inside an async function): the module must not run again.
+   */
+  readonly onFault: (error: unknown) => void;
 }
 
 const SCRIPT_FILE = 'script.js';
@@ -75,6 +81,8 @@ class ScriptRun {
   private outcome: ScriptOutcome | undefined;
   private settle: (outcome: ScriptOutcome) => void = () => {};
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** A host exception out of the module: it is not used again, not even to free this run. */
+  private fault: unknown;
 
   constructor(
     engine: QuickJSWASMModule,
@@ -101,7 +109,7 @@ class ScriptRun {
     );
     try {
       if (this.input.signal.aborted) onAbort();
-      else this.boot();
+      else this.guarded(() => this.boot());
       return await done;
     } finally {
       this.input.signal.removeEventListener('abort', onAbort);
@@ -152,8 +160,30 @@ class ScriptRun {
   /** Runs the jobs the script queued (promise reactions), counting the time as the script's CPU. */
   private pump(): void {
     if (this.outcome) return;
-    const result = this.slice(() => this.runtime.executePendingJobs());
-    if (result.error) this.failWith(result.error);
+    this.guarded(() => {
+      const result = this.slice(() => this.runtime.executePendingJobs());
+      if (result.error) this.failWith(result.error);
+    });
+  }
+
+  /**
+   * Runs work that enters the module. A host exception out of it (the host's
+   * own stack exhausted by deep recursion inside the module, or a trap) leaves
+   * the module in an unknown state: the script stops and the module is dropped.
+   */
+  private guarded(work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      this.fault ??= error;
+      const exhausted = error instanceof RangeError;
+      this.fail(
+        exhausted ? CodeModeErrorCode.MEMORY_LIMIT : CodeModeErrorCode.SCRIPT_ERROR,
+        exhausted
+          ? 'The script nested calls too deeply (stack overflow).'
+          : 'The sandbox failed while running the script.',
+      );
+    }
   }
 
   /** Runs host-to-sandbox work, counting the time spent as the script's CPU time. */
@@ -197,11 +227,13 @@ class ScriptRun {
               message: `The tool's result (${text.length} characters) is more than a script may hold (${limit}).`,
             } satisfies CallReply)
           : text;
-      const value = this.vm.newString(fitted);
-      deferred.resolve(value);
-      value.dispose();
-      this.deferreds.delete(deferred);
-      deferred.dispose();
+      this.guarded(() => {
+        const value = this.vm.newString(fitted);
+        deferred.resolve(value);
+        value.dispose();
+        this.deferreds.delete(deferred);
+        deferred.dispose();
+      });
       this.pump();
     };
     if (++this.callCount > this.limits.maxToolCalls) {
@@ -343,10 +375,19 @@ class ScriptRun {
   }
 
   private dispose(): void {
-    for (const deferred of this.deferreds) if (deferred.alive) deferred.dispose();
-    this.deferreds.clear();
-    this.vm.dispose();
-    this.runtime.dispose();
+    if (this.fault !== undefined) {
+      this.input.onFault(this.fault);
+      return;
+    }
+    try {
+      for (const deferred of this.deferreds) if (deferred.alive) deferred.dispose();
+      this.deferreds.clear();
+      this.vm.dispose();
+      this.runtime.dispose();
+    } catch (error) {
+      // The script's outcome stands; only the module is lost.
+      this.input.onFault(error);
+    }
   }
 }
 
