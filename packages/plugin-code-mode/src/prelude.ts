@@ -25,9 +25,18 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, hostDone, layout
     }
   }
 
+  // The host answers a call by its number through settle(), which the script cannot reach.
+  const waiting = new Map();
+  const settle = (id, json) => {
+    const resolve = waiting.get(id);
+    waiting.delete(id);
+    if (resolve) resolve(json);
+  };
+
   async function callTool(name, args) {
     if (typeof name !== 'string') throw new TypeError('callTool(name, args): name must be a string');
-    const reply = parse(await hostCall(name, args === undefined ? '{}' : stringify(args) ?? 'null'));
+    const id = hostCall(name, args === undefined ? '{}' : stringify(args) ?? 'null');
+    const reply = parse(await new Promise((resolve) => waiting.set(id, resolve)));
     if (reply.ok) return reply.value;
     throw new ToolError(reply.code, reply.message, reply.details);
   }
@@ -85,7 +94,7 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, hostDone, layout
     hostDone(true, text === undefined ? 'null' : text);
   };
 
-  return function run(script) {
+  const run = (script) => {
     let running;
     try {
       running = script();
@@ -94,4 +103,5 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, hostDone, layout
     }
     Promise.resolve(running).then(succeed, fail);
   };
+  return [run, settle];
 })`;

@@ -1,4 +1,4 @@
-import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { CodeModeErrorCode } from './errors.js';
 import type { SandboxLimits } from './options.js';
@@ -67,7 +67,9 @@ class ScriptRun {
   private readonly vm: QuickJSContext;
   private readonly limits: SandboxLimits;
   private readonly allowed: ReadonlySet<string>;
-  private readonly deferreds = new Set<QuickJSDeferredPromise>();
+  /** The prelude's function that answers a call by its number; alive until the run is disposed. */
+  private settleCall: QuickJSHandle | undefined;
+  private nextCallId = 0;
   private readonly calls = new AbortController();
   private readonly logs: string[] = [];
   private readonly waiting: (() => void)[] = [];
@@ -131,7 +133,7 @@ class ScriptRun {
       // Parsed inside, so that no key of the layout can act as `__proto__` in a literal.
       const parsed = this.slice(() => vm.evalCode(`JSON.parse(${JSON.stringify(JSON.stringify(this.input.layout))})`));
       if (parsed.error) return this.failWith(own(parsed.error));
-      const run = this.slice(() =>
+      const functions = this.slice(() =>
         vm.callFunction(
           setup,
           vm.undefined,
@@ -141,14 +143,16 @@ class ScriptRun {
           own(parsed.value),
         ),
       );
-      if (run.error) return this.failWith(own(run.error));
-      own(run.value);
+      if (functions.error) return this.failWith(own(functions.error));
+      own(functions.value);
+      const run = own(vm.getProp(functions.value, 0));
+      this.settleCall = vm.getProp(functions.value, 1);
       const script = this.slice(() =>
         vm.evalCode(`${WRAP_START}${this.input.source}${WRAP_END}`, SCRIPT_FILE, { strict: true }),
       );
       if (script.error) return this.failWith(own(script.error));
       own(script.value);
-      const started = this.slice(() => vm.callFunction(run.value, vm.undefined, script.value));
+      const started = this.slice(() => vm.callFunction(run, vm.undefined, script.value));
       if (started.error) return this.failWith(own(started.error));
       own(started.value);
     } finally {
@@ -211,37 +215,16 @@ class ScriptRun {
     return false;
   }
 
-  /** One tool call from the script: counted, checked, queued for a slot, then run by the host. */
+  /** One tool call from the script: counted, checked, queued for a slot, then run by the host; returns its number. */
   private hostCall(toolHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
-    const deferred = this.vm.newPromise();
-    this.deferreds.add(deferred);
-    const answer = (reply: CallReply) => {
-      if (this.outcome || !deferred.alive) return;
-      const text = JSON.stringify(reply);
-      const limit = Math.floor(this.limits.memoryBytes / 4);
-      const fitted =
-        text.length > limit
-          ? JSON.stringify({
-              ok: false,
-              code: CodeModeErrorCode.OUTPUT_TOO_LARGE,
-              message: `The tool's result (${text.length} characters) is more than a script may hold (${limit}).`,
-            } satisfies CallReply)
-          : text;
-      this.guarded(() => {
-        const value = this.vm.newString(fitted);
-        deferred.resolve(value);
-        value.dispose();
-        this.deferreds.delete(deferred);
-        deferred.dispose();
-      });
-      this.pump();
-    };
+    const id = this.nextCallId++;
+    const answer = (reply: CallReply) => this.answer(id, reply);
     if (++this.callCount > this.limits.maxToolCalls) {
       this.fail(
         CodeModeErrorCode.TOOL_CALL_LIMIT,
         `The script made more than ${this.limits.maxToolCalls} tool calls; it was stopped.`,
       );
-      return deferred.handle;
+      return this.vm.newNumber(id);
     }
     const tool = this.readString(toolHandle, 256);
     const args = this.readString(argsHandle, this.limits.maxOutputBytes * 4);
@@ -272,7 +255,33 @@ class ScriptRun {
         }
       });
     }
-    return deferred.handle;
+    return this.vm.newNumber(id);
+  }
+
+  /** Hands a call's reply to the script and runs what it unblocks. */
+  private answer(id: number, reply: CallReply): void {
+    if (this.outcome || this.settleCall === undefined) return;
+    const settle = this.settleCall;
+    const text = JSON.stringify(reply);
+    const limit = Math.floor(this.limits.memoryBytes / 4);
+    const fitted =
+      text.length > limit
+        ? JSON.stringify({
+            ok: false,
+            code: CodeModeErrorCode.OUTPUT_TOO_LARGE,
+            message: `The tool's result (${text.length} characters) is more than a script may hold (${limit}).`,
+          } satisfies CallReply)
+        : text;
+    this.guarded(() => {
+      const idHandle = this.vm.newNumber(id);
+      const json = this.vm.newString(fitted);
+      const settled = this.slice(() => this.vm.callFunction(settle, this.vm.undefined, idHandle, json));
+      idHandle.dispose();
+      json.dispose();
+      if (settled.error) this.failWith(settled.error);
+      else settled.value.dispose();
+    });
+    this.pump();
   }
 
   private whenSlotFree(): Promise<void> {
@@ -380,8 +389,7 @@ class ScriptRun {
       return;
     }
     try {
-      for (const deferred of this.deferreds) if (deferred.alive) deferred.dispose();
-      this.deferreds.clear();
+      if (this.settleCall?.alive) this.settleCall.dispose();
       this.vm.dispose();
       this.runtime.dispose();
     } catch (error) {
