@@ -56,7 +56,7 @@ export interface PluginApi {
    * local tool and every call to it runs the whole pipeline. Tools a plugin
    * registers in `apply()` are registered once every plugin is applied.
    */
-  tool(definition: ToolDefinition): void;
+  readonly tool: (definition: ToolDefinition) => void;
 }
 
 export interface Plugin {

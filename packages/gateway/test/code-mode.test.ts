@@ -52,8 +52,8 @@ async function connect(plugins: Plugin[], setup: (server: SluiceServer) => void,
   await server.connect(serverSide);
   await client.connect(clientSide);
   open.push({ close: () => client.close() }, server);
-  const script = async (code: string) =>
-    (await client.callTool({ name: 'execute_code', arguments: { code } })) as CallToolResult;
+  const script = async (code: string): Promise<CallToolResult> =>
+    client.callTool({ name: 'execute_code', arguments: { code } });
   return { server, script, forms } satisfies Connected;
 }
 

@@ -36,27 +36,25 @@ export interface BindingSource {
 /** Groups the tools a request sees by server and gives each a function name. */
 export function buildBindings(source: BindingSource): Bindings {
   const byServer = new Map<string, BoundTool[]>();
-  const serverIds = new Map<string, string>();
+  const groups = new Map<string, { readonly id: string; readonly tools: BoundTool[]; readonly fns: Set<string> }>();
   const takenServers = new Set<string>();
-  const takenFns = new Map<string, Set<string>>();
   const byName = new Map<string, BoundTool>();
   const byRef = new Map<string, BoundTool>();
   for (const definition of source.tools) {
     if (source.exclude.has(definition.name)) continue;
     const tool = source.toolOf(definition.name);
     const serverName = tool?.source.kind === 'upstream' ? tool.source.upstream : source.localServer;
-    let server = serverIds.get(serverName);
-    if (server === undefined) {
-      server = uniqueIn(takenServers, toIdentifier(serverName));
-      serverIds.set(serverName, server);
-      byServer.set(server, []);
-      takenFns.set(server, new Set());
+    let group = groups.get(serverName);
+    if (group === undefined) {
+      group = { id: uniqueIn(takenServers, toIdentifier(serverName)), tools: [], fns: new Set() };
+      groups.set(serverName, group);
+      byServer.set(group.id, group.tools);
     }
-    const fn = uniqueIn(takenFns.get(server)!, toIdentifier(functionName(definition.name, tool)));
-    const bound: BoundTool = { server, fn, name: definition.name, definition };
-    byServer.get(server)!.push(bound);
+    const fn = uniqueIn(group.fns, toIdentifier(functionName(definition.name, tool)));
+    const bound: BoundTool = { server: group.id, fn, name: definition.name, definition };
+    group.tools.push(bound);
     byName.set(bound.name, bound);
-    byRef.set(`${server}.${fn}`, bound);
+    byRef.set(`${group.id}.${fn}`, bound);
   }
   const layout: Record<string, Record<string, string>> = Object.create(null) as Record<string, Record<string, string>>;
   for (const [server, tools] of byServer) {
@@ -154,12 +152,13 @@ export function readFile(
   if (path === RUNTIME_FILE) return RUNTIME_DECLARATIONS;
   const match = /^servers\/([A-Za-z0-9_$]+)(?:\/([A-Za-z0-9_$]+))?\.d\.ts$/.exec(path);
   if (!match) return undefined;
-  const [, server, fn] = match;
-  const tools = bindings.servers.get(server!);
+  const server = match[1] ?? '';
+  const fn = match[2];
+  const tools = bindings.servers.get(server);
   if (!tools) return undefined;
-  if (level === 'server') return fn === undefined ? declarations(server!, tools, docsTool) : undefined;
+  if (level === 'server') return fn === undefined ? declarations(server, tools, docsTool) : undefined;
   const tool = tools.find((t) => t.fn === fn);
-  return tool ? declarations(server!, [tool], docsTool) : undefined;
+  return tool ? declarations(server, [tool], docsTool) : undefined;
 }
 
 /** The full documentation of one tool. */

@@ -24,7 +24,7 @@ export function replyOf(result: CallToolResult): CallReply {
     return { ok: false, code: 'TOOL_ERROR', message: textOf(result) || 'The tool failed without saying why.' };
   }
   if (result.structuredContent !== undefined) return { ok: true, value: result.structuredContent };
-  const content = result.content ?? [];
+  const content = result.content;
   if (content.every((block) => block.type === 'text')) return { ok: true, value: textOf(result) };
   return { ok: true, value: content };
 }
@@ -40,7 +40,7 @@ export function replyOfError(error: unknown): CallReply {
 }
 
 function textOf(result: CallToolResult): string {
-  return (result.content ?? [])
+  return result.content
     .map((block) => (block.type === 'text' ? block.text : ''))
     .filter((text) => text.length > 0)
     .join('\n');

@@ -128,11 +128,17 @@ class ScriptRun {
     const own = (h: QuickJSHandle): QuickJSHandle => (handles.push(h), h);
     try {
       const prelude = this.slice(() => vm.evalCode(PRELUDE, 'prelude.js'));
-      if (prelude.error) return this.failWith(own(prelude.error));
+      if (prelude.error) {
+        this.failWith(own(prelude.error));
+        return;
+      }
       const setup = own(prelude.value);
       // Parsed inside, so that no key of the layout can act as `__proto__` in a literal.
       const parsed = this.slice(() => vm.evalCode(`JSON.parse(${JSON.stringify(JSON.stringify(this.input.layout))})`));
-      if (parsed.error) return this.failWith(own(parsed.error));
+      if (parsed.error) {
+        this.failWith(own(parsed.error));
+        return;
+      }
       const functions = this.slice(() =>
         vm.callFunction(
           setup,
@@ -143,17 +149,26 @@ class ScriptRun {
           own(parsed.value),
         ),
       );
-      if (functions.error) return this.failWith(own(functions.error));
+      if (functions.error) {
+        this.failWith(own(functions.error));
+        return;
+      }
       own(functions.value);
       const run = own(vm.getProp(functions.value, 0));
       this.settleCall = vm.getProp(functions.value, 1);
       const script = this.slice(() =>
         vm.evalCode(`${WRAP_START}${this.input.source}${WRAP_END}`, SCRIPT_FILE, { strict: true }),
       );
-      if (script.error) return this.failWith(own(script.error));
+      if (script.error) {
+        this.failWith(own(script.error));
+        return;
+      }
       own(script.value);
       const started = this.slice(() => vm.callFunction(run, vm.undefined, script.value));
-      if (started.error) return this.failWith(own(started.error));
+      if (started.error) {
+        this.failWith(own(started.error));
+        return;
+      }
       own(started.value);
     } finally {
       for (const h of handles) if (h.alive) h.dispose();
@@ -415,7 +430,8 @@ function describeError(error: unknown): { name: string; message: string; stack?:
     const e = error as { name?: unknown; message?: unknown; stack?: unknown };
     return {
       name: typeof e.name === 'string' ? e.name.slice(0, 100) : 'Error',
-      message: typeof e.message === 'string' ? e.message.slice(0, 2_000) : String(error).slice(0, 2_000),
+      message:
+        typeof e.message === 'string' ? e.message.slice(0, 2_000) : 'the script threw a value that is not an Error',
       ...(typeof e.stack === 'string' ? { stack: e.stack.slice(0, 2_000) } : {}),
     };
   }

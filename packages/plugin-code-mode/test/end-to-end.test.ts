@@ -19,8 +19,8 @@ async function gateway(options: Parameters<typeof codeMode>[0] = {}) {
   await server.connect(serverSide);
   const client = new Client({ name: 'model', version: '1.0.0' });
   await client.connect(clientSide);
-  const call = async (name: string, args: Record<string, unknown> = {}) =>
-    (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const call = async (name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> =>
+    client.callTool({ name, arguments: args });
   const close = async () => {
     await client.close();
     await server.close();
