@@ -25,18 +25,20 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, hostDone, layout
     }
   }
 
-  // The host answers a call by its number through settle(), which the script cannot reach.
+  // The host answers a call through settle(), which the script cannot reach, with its number in the reply.
   const waiting = new Map();
-  const settle = (id, json) => {
-    const resolve = waiting.get(id);
-    waiting.delete(id);
-    if (resolve) resolve(json);
+  const settle = (json) => {
+    const reply = parse(json);
+    const resolve = waiting.get(reply.id);
+    waiting.delete(reply.id);
+    if (resolve) resolve(reply);
   };
 
   async function callTool(name, args) {
     if (typeof name !== 'string') throw new TypeError('callTool(name, args): name must be a string');
-    const id = hostCall(name, args === undefined ? '{}' : stringify(args) ?? 'null');
-    const reply = parse(await new Promise((resolve) => waiting.set(id, resolve)));
+    // One string crosses to the host: the name, a newline, the arguments as JSON.
+    const id = hostCall(name + '\n' + (args === undefined ? '{}' : stringify(args) ?? 'null'));
+    const reply = await new Promise((resolve) => waiting.set(id, resolve));
     if (reply.ok) return reply.value;
     throw new ToolError(reply.code, reply.message, reply.details);
   }

@@ -143,7 +143,7 @@ class ScriptRun {
         vm.callFunction(
           setup,
           vm.undefined,
-          own(vm.newFunction('hostCall', (tool, args) => this.hostCall(tool, args))),
+          own(vm.newFunction('hostCall', (request) => this.hostCall(request))),
           own(vm.newFunction('hostLog', (text) => this.hostLog(text))),
           own(vm.newFunction('hostDone', (ok, json) => this.hostDone(ok, json))),
           own(parsed.value),
@@ -231,7 +231,7 @@ class ScriptRun {
   }
 
   /** One tool call from the script: counted, checked, queued for a slot, then run by the host; returns its number. */
-  private hostCall(toolHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
+  private hostCall(requestHandle: QuickJSHandle): QuickJSHandle {
     const id = this.nextCallId++;
     const answer = (reply: CallReply) => this.answer(id, reply);
     if (++this.callCount > this.limits.maxToolCalls) {
@@ -241,9 +241,10 @@ class ScriptRun {
       );
       return this.vm.newNumber(id);
     }
-    const tool = this.readString(toolHandle, 256);
-    const args = this.readString(argsHandle, this.limits.maxOutputBytes * 4);
-    const parsedArgs = args === undefined ? undefined : parseObject(args);
+    const request = this.readString(requestHandle, 257 + this.limits.maxOutputBytes * 4);
+    const cut = request?.indexOf('\n') ?? -1;
+    const tool = cut < 0 || cut > 256 ? undefined : request?.slice(0, cut);
+    const parsedArgs = tool === undefined ? undefined : parseObject(request?.slice(cut + 1) ?? '');
     if (tool === undefined || !this.allowed.has(tool)) {
       queueMicrotask(() =>
         answer({
@@ -277,21 +278,20 @@ class ScriptRun {
   private answer(id: number, reply: CallReply): void {
     if (this.outcome || this.settleCall === undefined) return;
     const settle = this.settleCall;
-    const text = JSON.stringify(reply);
+    const text = JSON.stringify({ id, ...reply });
     const limit = Math.floor(this.limits.memoryBytes / 4);
     const fitted =
       text.length > limit
         ? JSON.stringify({
+            id,
             ok: false,
             code: CodeModeErrorCode.OUTPUT_TOO_LARGE,
             message: `The tool's result (${text.length} characters) is more than a script may hold (${limit}).`,
-          } satisfies CallReply)
+          })
         : text;
     this.guarded(() => {
-      const idHandle = this.vm.newNumber(id);
       const json = this.vm.newString(fitted);
-      const settled = this.slice(() => this.vm.callFunction(settle, this.vm.undefined, idHandle, json));
-      idHandle.dispose();
+      const settled = this.slice(() => this.vm.callFunction(settle, this.vm.undefined, json));
       json.dispose();
       if (settled.error) this.failWith(settled.error);
       else settled.value.dispose();
