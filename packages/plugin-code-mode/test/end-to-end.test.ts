@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createServer } from '@sluice/core';
+import { createServer, definePlugin } from '@sluice/core';
 import type { CallToolResult } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger, createTestKit } from '@sluice/core/testing';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import { EVERYTHING, orderLines, price, resultOf } from './helpers.js';
@@ -120,5 +120,25 @@ describe('a script that calls three tools, one imported over stdio from server-e
     });
     expect(resultOf(result)).toEqual({ isToolError: true, code: 'INVALID_ARGUMENTS' });
     await g.close();
+  });
+});
+
+describe('events', () => {
+  it('raises settled for the script and for each of its calls, with the script as their parent', async () => {
+    const seen: string[] = [];
+    const observer = definePlugin({
+      name: 'observer',
+      version: '1.0.0',
+      apply: ({ hooks }) =>
+        hooks.settled.tap('observer', (ctx, outcome) =>
+          seen.push(`${ctx.parent ? `${ctx.parent.tool.name} > ` : ''}${ctx.tool.name}: ${outcome.status}`),
+        ),
+    });
+    const kit = await createTestKit({ plugins: [codeMode(), observer], tools: [price] });
+    await kit.call('execute_code', {
+      code: 'await local.price({ sku: "A-1" }); return await local.price({ sku: "B-7" });',
+    });
+    expect(seen).toEqual(['execute_code > price: ok', 'execute_code > price: ok', 'execute_code: ok']);
+    await kit.close();
   });
 });

@@ -161,3 +161,31 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     expect(resultOf(await run(k, 'return 1'))).toBe(1);
   });
 });
+
+describe('cancellation', () => {
+  it('stops the script when its caller cancels, and cancels the tool calls it has running', async () => {
+    let sawAbort = false;
+    kit = await createTestKit({
+      plugins: [codeMode()],
+      tools: [
+        {
+          name: 'wait',
+          handler: (_args: unknown, ctx: { signal: AbortSignal }) =>
+            new Promise((resolve) =>
+              ctx.signal.addEventListener('abort', () => {
+                sawAbort = true;
+                resolve({ content: [{ type: 'text' as const, text: 'aborted' }] });
+              }),
+            ),
+        },
+      ],
+    });
+    const caller = new AbortController();
+    const running = kit.server.call('execute_code', { code: 'return await local.wait()' }, { signal: caller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    caller.abort();
+    await running.catch(() => undefined);
+    await expect.poll(() => sawAbort).toBe(true);
+    expect(kit.logs.events('code_mode.script')).toMatchObject([{ outcome: CodeModeErrorCode.CANCELLED }]);
+  });
+});
