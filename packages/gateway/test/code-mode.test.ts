@@ -74,21 +74,22 @@ describe('a call refused by a guard inside a script surfaces as a ToolError with
     const held = new Promise<void>((resolve) => (release = resolve));
     const { script } = await connect(
       [codeMode(), concurrency({ tools: { slow: { maxActive: 1, maxQueue: 0 } } })],
-      (s) =>
+      (s) => {
         s.tool({
           name: 'slow',
           handler: async () => {
             await held;
             return text('done');
           },
-        }),
+        });
+        s.tool({ name: 'release', handler: () => (release(), text('released')) });
+      },
     );
-    // The first call is let through once the second was refused (at once: no queue).
-    setTimeout(release, 100);
+    // The second call is refused at once (no queue); then the script lets the first one finish.
     const result = await script(
       'const first = local.slow(); let caught;' +
         'try { await local.slow(); } catch (e) { caught = { code: e.code, retry: typeof e.retryAfterMs }; }' +
-        'return { ...caught, first: await first };',
+        'await local.release(); return { ...caught, first: await first };',
     );
     expect(returned(result)).toEqual({ code: 'SERVER_BUSY', retry: 'number', first: 'done' });
   });
@@ -243,13 +244,27 @@ describe('the other guards apply to each call of a script', () => {
   });
 
   it('the concurrency guard limits execute_code itself like any tool', async () => {
+    let started = () => {};
+    let release = () => {};
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const held = new Promise<void>((resolve) => (release = resolve));
     const { script } = await connect(
       [codeMode(), concurrency({ tools: { execute_code: { maxActive: 1, maxQueue: 0 } } })],
-      (s) => s.tool({ name: 'wait', handler: () => new Promise((r) => setTimeout(() => r(text('waited')), 100)) }),
+      (s) =>
+        s.tool({
+          name: 'wait',
+          handler: async () => {
+            started();
+            await held;
+            return text('waited');
+          },
+        }),
     );
-    const [first, second] = await Promise.all([script('return await local.wait()'), script('return 1')]);
-    expect(returned(first)).toBe('waited');
-    expect(errorOf(second)?.code).toBe('SERVER_BUSY');
+    const first = script('return await local.wait()');
+    await running;
+    expect(errorOf(await script('return 1'))?.code).toBe('SERVER_BUSY');
+    release();
+    expect(returned(await first)).toBe('waited');
   });
 });
 

@@ -153,36 +153,44 @@ describe('a hostile script is stopped with a clear error and the server keeps se
   });
 
   it('refuses a script beyond maxConcurrentScripts with SCRIPTS_BUSY', async () => {
-    const k = await start({ maxConcurrentScripts: 1, timeoutMs: 1_000 });
-    const slow = run(k, 'await new Promise(() => {});');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(stoppedWith(await run(k, 'return 1'))).toBe(CodeModeErrorCode.SCRIPTS_BUSY);
+    let started = () => {};
+    const holding = new Promise<void>((resolve) => (started = resolve));
+    kit = await createTestKit({
+      plugins: [codeMode({ limits: { maxConcurrentScripts: 1, timeoutMs: 1_000 } })],
+      tools: [{ name: 'hold', handler: () => (started(), new Promise<never>(() => {})) }],
+    });
+    const slow = run(kit, 'await local.hold();');
+    await holding;
+    expect(stoppedWith(await run(kit, 'return 1'))).toBe(CodeModeErrorCode.SCRIPTS_BUSY);
     expect(stoppedWith(await slow)).toBe(CodeModeErrorCode.SCRIPT_TIMEOUT);
-    expect(resultOf(await run(k, 'return 1'))).toBe(1);
+    expect(resultOf(await run(kit, 'return 1'))).toBe(1);
   });
 });
 
 describe('cancellation', () => {
   it('stops the script when its caller cancels, and cancels the tool calls it has running', async () => {
     let sawAbort = false;
+    let started = () => {};
+    const waiting = new Promise<void>((resolve) => (started = resolve));
     kit = await createTestKit({
       plugins: [codeMode()],
       tools: [
         {
           name: 'wait',
           handler: (_args: unknown, ctx: { signal: AbortSignal }) =>
-            new Promise((resolve) =>
+            new Promise((resolve) => {
+              started();
               ctx.signal.addEventListener('abort', () => {
                 sawAbort = true;
                 resolve({ content: [{ type: 'text' as const, text: 'aborted' }] });
-              }),
-            ),
+              });
+            }),
         },
       ],
     });
     const caller = new AbortController();
     const running = kit.server.call('execute_code', { code: 'return await local.wait()' }, { signal: caller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waiting;
     caller.abort();
     await running.catch(() => undefined);
     await expect.poll(() => sawAbort).toBe(true);
