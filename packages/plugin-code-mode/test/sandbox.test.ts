@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestKit, textOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
@@ -195,5 +196,36 @@ describe('cancellation', () => {
     await running.catch(() => undefined);
     await expect.poll(() => sawAbort).toBe(true);
     expect(kit.logs.events('code_mode.script')).toMatchObject([{ outcome: CodeModeErrorCode.CANCELLED }]);
+  });
+});
+
+describe('arbitrary scripts', () => {
+  it('end in a result or a coded error, and the server keeps serving', async () => {
+    const k = await start({ cpuMs: 100, timeoutMs: 500, maxToolCalls: 5 });
+    const codes = new Set<string>(Object.values(CodeModeErrorCode));
+    const fragment = fc.constantFrom(
+      'await local.ping();',
+      'while (true) {}',
+      'throw new Error("x");',
+      'return [1, 2];',
+      'callTool(42);',
+      'await callTool("ping", [1]);',
+      'JSON.parse = () => 1;',
+      'Object.prototype.ok = true;',
+      '"use strict"; undefinedName;',
+      'return { a: 1n };',
+      '}); (() => {',
+      'const o = {}; o.o = o; return o;',
+      '`${',
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(fragment, fc.string({ maxLength: 20 })), { maxLength: 6 }), async (parts) => {
+        const result = await run(k, parts.join('\n'));
+        if (result.isError) expect(codes.has(stoppedWith(result) ?? '')).toBe(true);
+        else expect(result.structuredContent).toHaveProperty('result');
+      }),
+      { numRuns: 40 },
+    );
+    await stillServes(k);
   });
 });
