@@ -41,6 +41,8 @@ export interface CallOptions {
   readonly meta?: Readonly<Record<string, unknown>>;
   /** Entries to seed the nested call's `state` with, e.g. to mark it as a step of something. */
   readonly state?: Iterable<readonly [symbol, unknown]>;
+  /** Cancels the nested call; default this call's signal. Combine the two when both should. */
+  readonly signal?: AbortSignal;
 }
 
 /** Everything one call carries through the pipeline. */
@@ -158,6 +160,7 @@ export class Context implements CallContext {
       meta,
       parent: this,
       ...(options.state ? { state: options.state } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
   }
 

@@ -146,6 +146,8 @@ export class SluiceServer {
     this.container = createServerContainer({ logger: this.logger, clock, store });
     this.services = servicesOf(this.container);
     this.hooks = createCoreHooks();
+    // Tools plugins register while they are applied wait for the pipeline; later ones register at once.
+    let pluginTools: ToolDefinition[] | undefined = [];
     this.plugins = applyPlugins(options.plugins ?? [], {
       hooks: this.hooks,
       logger: this.logger,
@@ -156,8 +158,10 @@ export class SluiceServer {
         get: (name) => this.registered.get(name)?.tool,
         inputOf: (name) => this.registered.get(name)?.input,
         names: () => [...this.registered.keys()],
+        list: (request) => this.listTools(request),
         notifyChanged: () => this.toolsChanged(),
       },
+      tool: (definition) => (pluginTools ? pluginTools.push(definition) : this.tool(definition)),
     });
     this.pipeline = new Pipeline(this.hooks, this.logger);
     this.runtime = {
@@ -166,6 +170,9 @@ export class SluiceServer {
       approver: () =>
         this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
     };
+    const provided = pluginTools;
+    pluginTools = undefined;
+    for (const definition of provided) this.tool(definition);
   }
 
   /**

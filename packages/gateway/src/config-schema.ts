@@ -6,6 +6,7 @@ import {
   StdioConnectionSchema,
 } from '@sluice/core';
 import { ChainingOptions } from '@sluice/plugin-chaining';
+import { CodeModeOptions } from '@sluice/plugin-code-mode';
 import { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { EgressOptions } from '@sluice/plugin-egress';
 import { LoopGuardOptions } from '@sluice/plugin-loop-guard';
@@ -100,6 +101,8 @@ export const PluginsConfig = z
     egress: EgressOptions.optional(),
     /** `@sluice/plugin-chaining`: follows `nextTool` directives through the whole pipeline. */
     chaining: ChainingOptions.optional(),
+    /** `@sluice/plugin-code-mode`: meta-tools that run one sandboxed script over many tools, every call guarded. */
+    codeMode: CodeModeOptions.optional(),
   })
   .strict();
 

@@ -1,6 +1,7 @@
 import { requestFilter } from '@sluice/core';
 import type { Plugin, RequestFilterOptions } from '@sluice/core';
 import { chaining } from '@sluice/plugin-chaining';
+import { codeMode } from '@sluice/plugin-code-mode';
 import { concurrency } from '@sluice/plugin-concurrency';
 import { egress } from '@sluice/plugin-egress';
 import { loopGuard } from '@sluice/plugin-loop-guard';
@@ -23,6 +24,7 @@ export function pluginsFromConfig(config: GatewayConfig): Plugin[] {
   if (plugins.concurrency) list.push(concurrency(plugins.concurrency));
   if (plugins.egress) list.push(egress(plugins.egress));
   if (plugins.chaining) list.push(chaining(plugins.chaining));
+  if (plugins.codeMode) list.push(codeMode(plugins.codeMode));
   return list;
 }
 
