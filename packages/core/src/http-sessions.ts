@@ -6,6 +6,8 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { Logger } from './logger.js';
+import type { AuthInfo } from './protocol.js';
+import { identityOf } from './auth/identity.js';
 import type { ListChange } from './transport-hooks.js';
 import { sendChange } from './transport-hooks.js';
 
@@ -15,6 +17,8 @@ interface Session {
   lastSeen: number;
   /** Requests from the client not answered yet: a session with any is not idle. */
   inflight: number;
+  /** Who opened the session; only they may use it. */
+  readonly owner: string | undefined;
 }
 
 export interface SessionHost {
@@ -36,6 +40,12 @@ export function rpcErrorResponse(status: number, code: number, message: string):
     status,
     headers: { 'content-type': 'application/json' },
   });
+}
+
+/** The identity a session is bound to: method and subject, never a credential. */
+function ownerOf(authInfo: AuthInfo | undefined): string | undefined {
+  const identity = identityOf(authInfo);
+  return identity ? `${identity.method}:${identity.subject}` : undefined;
 }
 
 /**
@@ -107,20 +117,27 @@ export class LegacySessions {
     return request.headers.has('mcp-session-id') || opensSession(request, body);
   }
 
-  async handle(request: Request, body: unknown): Promise<Response> {
+  async handle(request: Request, body: unknown, authInfo?: AuthInfo): Promise<Response> {
     const id = request.headers.get('mcp-session-id');
+    const options = { parsedBody: body, ...(authInfo ? { authInfo } : {}) };
     if (id !== null) {
       const session = this.sessions.get(id);
-      if (!session) return rpcErrorResponse(404, -32001, 'Session not found: initialize a new session');
+      // Another caller presenting this id is told the same as for an unknown id: nothing to probe.
+      if (!session || session.owner !== ownerOf(authInfo))
+        return rpcErrorResponse(404, -32001, 'Session not found: initialize a new session');
       session.lastSeen = Date.now();
-      return session.transport.handleRequest(request, { parsedBody: body });
+      return session.transport.handleRequest(request, options);
     }
     if (this.sessions.size >= this.options.maxSessions)
       return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
-    return this.open(request, body);
+    return this.open(request, options, ownerOf(authInfo));
   }
 
-  private async open(request: Request, body: unknown): Promise<Response> {
+  private async open(
+    request: Request,
+    options: { parsedBody: unknown; authInfo?: AuthInfo },
+    owner: string | undefined,
+  ): Promise<Response> {
     const sdk = this.host.createSdkServer('http');
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -132,13 +149,13 @@ export class LegacySessions {
         this.sessions.delete(sessionId);
       },
     });
-    const session: Session = { transport, sdk, lastSeen: Date.now(), inflight: 0 };
+    const session: Session = { transport, sdk, lastSeen: Date.now(), inflight: 0, owner };
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
     };
     await sdk.connect(transport);
     trackInflight(session);
-    return transport.handleRequest(request, { parsedBody: body });
+    return transport.handleRequest(request, options);
   }
 
   /** Tells every open session what changed. */

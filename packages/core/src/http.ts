@@ -6,6 +6,10 @@ import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
 import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
+import { ListenerAuthOptions } from './auth/options.js';
+import { createAuthGate } from './auth/gate.js';
+import type { AuthGate } from './auth/gate.js';
+import { CoreErrorCode, SluiceError } from './errors.js';
 
 export interface ListenOptions {
   /** Default 0: any free port (read it from the listener). */
@@ -30,6 +34,14 @@ export interface ListenOptions {
    * `/healthz`). They get the same Origin check as the MCP endpoint.
    */
   routes?: Readonly<Record<string, http.RequestListener>>;
+  /**
+   * Who may call: OAuth 2.1 bearer tokens (this server is a resource
+   * server), static API keys, or `none`. Default `none`, which is allowed
+   * only on a loopback host unless `allowUnauthenticated` is set.
+   */
+  auth?: ListenerAuthOptions;
+  /** Serve a non-loopback host without authentication anyway (warned at every start). */
+  allowUnauthenticated?: boolean;
 }
 
 export interface HttpListener {
@@ -51,6 +63,34 @@ interface HttpHost {
 const CLOSE_GRACE_MS = 1_000;
 
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]', '::1'];
+
+const isLoopbackHost = (host: string): boolean => LOOPBACK.includes(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+
+/** Parses the listener's auth options, refusing an open non-loopback bind. */
+function listenerAuth(
+  options: ListenOptions,
+  bindHost: string,
+  logger: Logger,
+): ListenerAuthOptions & { type: string } {
+  const parsed = ListenerAuthOptions.safeParse(options.auth ?? { type: 'none' });
+  if (!parsed.success)
+    throw new SluiceError(
+      CoreErrorCode.INVALID_OPTIONS,
+      `Invalid listen auth options: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'auth'}: ${i.message}`).join('; ')}`,
+    );
+  if (parsed.data.type !== 'none' || isLoopbackHost(bindHost)) return parsed.data;
+  if (!options.allowUnauthenticated)
+    throw new SluiceError(
+      CoreErrorCode.INSECURE_LISTEN,
+      `Refusing to serve ${bindHost} without authentication: anyone who can reach it could call every tool. ` +
+        'Configure auth (oauth or apiKeys), bind 127.0.0.1, or set allowUnauthenticated: true to accept the risk.',
+    );
+  logger.warn(
+    { event: 'http.unauthenticated', host: bindHost },
+    `serving ${bindHost} WITHOUT authentication: anyone who can reach it can call every tool`,
+  );
+  return parsed.data;
+}
 
 function jsonError(res: http.ServerResponse, status: number, message: string): void {
   if (res.headersSent) return void res.end();
@@ -91,6 +131,20 @@ function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, max
   req.on('error', () => res.destroy());
 }
 
+/** RFC 9728 metadata: public by design, so any origin may read it. */
+function serveMetadata(req: http.IncomingMessage, res: http.ServerResponse, metadata: object): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { allow: 'GET, HEAD' });
+    return void res.end();
+  }
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'access-control-allow-origin': '*',
+    'cache-control': 'max-age=300',
+  });
+  res.end(req.method === 'HEAD' ? undefined : JSON.stringify(metadata));
+}
+
 function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
   if (origin === undefined) return true; // not a browser: nothing to rebind
   try {
@@ -110,6 +164,8 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   const bindHost = options.host ?? '127.0.0.1';
   const allowed = options.allowedOrigins ?? LOOPBACK;
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_SIZE;
+  const auth = listenerAuth(options, bindHost, host.logger);
+  let gate: AuthGate | undefined;
   const onerror = (error: Error) => host.logger.debug({ event: 'http.error', err: error }, 'MCP HTTP handler error');
   const modern = createMcpHandler(() => host.createSdkServer('http'), {
     legacy: 'reject',
@@ -122,6 +178,9 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     maxBodyBytes: maxBody,
   });
   const route = async (request: Request): Promise<Response> => {
+    if (!gate) return rpcErrorResponse(503, -32000, 'Starting: retry shortly');
+    const authInfo = await gate.authenticate(request);
+    if (authInfo instanceof Response) return authInfo;
     let body: unknown;
     if (request.method === 'POST') {
       const read = await readRequestBody(request, maxBody);
@@ -132,14 +191,18 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
         return rpcErrorResponse(400, -32700, 'Parse error: the body is not JSON');
       }
     }
-    if (sessions.owns(request, body)) return sessions.handle(request, body);
-    return modern.fetch(request, body === undefined ? {} : { parsedBody: body });
+    if (sessions.owns(request, body)) return sessions.handle(request, body, authInfo);
+    return modern.fetch(request, {
+      ...(body === undefined ? {} : { parsedBody: body }),
+      ...(authInfo ? { authInfo } : {}),
+    });
   };
   const nodeHandler = toNodeHandler({ fetch: route }, { onerror, maxRequestBodySize: maxBody });
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (!originAllowed(req.headers.origin, allowed)) return jsonError(res, 403, 'Forbidden: Origin not allowed');
+    if (gate?.metadata && gate.metadataPaths.includes(url.pathname)) return serveMetadata(req, res, gate.metadata);
     const extra = url.pathname === path ? undefined : options.routes?.[url.pathname];
     if (extra) return void extra(req, res);
     if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
@@ -161,7 +224,8 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const endpoint = new URL(`http://${urlHost}:${address.port}${path}`);
-  host.logger.info({ event: 'http.listening', url: endpoint.href }, `listening on ${endpoint.href}`);
+  gate = createAuthGate(auth as Parameters<typeof createAuthGate>[0], endpoint);
+  host.logger.info({ event: 'http.listening', url: endpoint.href, auth: gate.type }, `listening on ${endpoint.href}`);
 
   const detachNotify = hooks.onListChanged((change) => {
     if (change === 'tools') modern.notify.toolsChanged();
