@@ -31,9 +31,12 @@ export interface ListenOptions {
   maxSessions?: number;
   /**
    * Further routes on the same server, by exact path (e.g. `/metrics`,
-   * `/healthz`). They get the same Origin check as the MCP endpoint.
+   * `/healthz`). They get the same Origin check as the MCP endpoint and,
+   * when `auth` is set, the same authentication unless listed in `publicRoutes`.
    */
   routes?: Readonly<Record<string, http.RequestListener>>;
+  /** Routes served without authentication, such as a health check that reveals nothing. */
+  publicRoutes?: readonly string[];
   /**
    * Who may call: OAuth 2.1 bearer tokens (this server is a resource
    * server), static API keys, or `none`. Default `none`, which is allowed
@@ -131,6 +134,22 @@ function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, max
   req.on('error', () => res.destroy());
 }
 
+/** Runs an extra route once its request passes the listener's authentication. */
+async function authenticateRoute(
+  gate: AuthGate | undefined,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  route: http.RequestListener,
+): Promise<void> {
+  if (!gate) return jsonError(res, 503, 'Starting: retry shortly');
+  const authorization = req.headers.authorization;
+  const probe = new Request('http://route.invalid/', authorization ? { headers: { authorization } } : {});
+  const verdict = await gate.authenticate(probe).catch(() => new Response(null, { status: 500 }));
+  if (!(verdict instanceof Response)) return void route(req, res);
+  res.writeHead(verdict.status, Object.fromEntries(verdict.headers));
+  res.end(await verdict.text());
+}
+
 /** RFC 9728 metadata: public by design, so any origin may read it. */
 function serveMetadata(req: http.IncomingMessage, res: http.ServerResponse, metadata: object): void {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -204,7 +223,10 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     if (!originAllowed(req.headers.origin, allowed)) return jsonError(res, 403, 'Forbidden: Origin not allowed');
     if (gate?.metadata && gate.metadataPaths.includes(url.pathname)) return serveMetadata(req, res, gate.metadata);
     const extra = url.pathname === path ? undefined : options.routes?.[url.pathname];
-    if (extra) return void extra(req, res);
+    if (extra) {
+      if (options.publicRoutes?.includes(url.pathname)) return void extra(req, res);
+      return void authenticateRoute(gate, req, res, extra);
+    }
     if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
     if (Number(req.headers['content-length'] ?? 0) > maxBody) return refuseTooLarge(req, res, maxBody);
     nodeHandler(req, res).catch((error: unknown) => {

@@ -273,3 +273,21 @@ describe('binding beyond loopback', () => {
     await server.close();
   });
 });
+
+describe('the other routes on the listener', () => {
+  it('guards extra routes with the listener authentication, except the public ones', async () => {
+    const server = guardedServer();
+    const ok = (_req: unknown, res: { end(text: string): void }) => res.end('scraped');
+    const listener = await server.listen({
+      auth: { type: 'apiKeys', keys: [{ name: 'scraper', key: 's'.repeat(24) }] },
+      routes: { '/metrics': ok, '/healthz': ok },
+      publicRoutes: ['/healthz'],
+    });
+    const metrics = new URL('/metrics', listener.url);
+    expect((await fetch(metrics)).status).toBe(401);
+    const scraped = await fetch(metrics, { headers: { authorization: `Bearer ${'s'.repeat(24)}` } });
+    expect(await scraped.text()).toBe('scraped');
+    expect((await fetch(new URL('/healthz', listener.url))).status).toBe(200);
+    await server.close();
+  });
+});

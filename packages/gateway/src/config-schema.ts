@@ -1,6 +1,7 @@
 import {
   HttpConnectionSchema,
   ImportOptionsSchema,
+  ListenerAuthOptions,
   RequestFilterOptions,
   SseConnectionSchema,
   StdioConnectionSchema,
@@ -40,6 +41,13 @@ export const HttpListenConfig = z
     allowedOrigins: z.array(z.string().min(1)).optional(),
     /** Largest request body accepted, in bytes (default 4 MiB). */
     maxBodyBytes: z.number().int().positive().optional(),
+    /**
+     * Who may call: `{ "type": "oauth", ... }` (bearer tokens from your authorization server),
+     * `{ "type": "apiKeys", "keys": [...] }`, or `{ "type": "none" }` (the default; loopback only).
+     */
+    auth: ListenerAuthOptions.optional(),
+    /** Serve a non-loopback host without authentication anyway; warned at every start. */
+    allowUnauthenticated: z.boolean().default(false),
   })
   .strict();
 
@@ -86,6 +94,14 @@ export const TelemetryConfig = z
     tracing: z.boolean().default(true),
     /** Where the HTTP listener serves Prometheus metrics; `false` (or no HTTP listener) collects none. */
     metricsPath: z.union([UrlPath, z.literal(false)]).default('/metrics'),
+    /**
+     * Serve metrics on a listener of their own (no authentication: bind it where only the scraper
+     * reaches). Without it, metrics share the MCP listener and its authentication.
+     */
+    metricsListen: z
+      .object({ host: z.string().min(1).default('127.0.0.1'), port: Port.default(9464) })
+      .strict()
+      .optional(),
   })
   .strict();
 
