@@ -10,6 +10,7 @@ import type { AuthInfo } from './protocol.js';
 import { identityOf } from './auth/identity.js';
 import type { ListChange } from './transport-hooks.js';
 import { sendChange } from './transport-hooks.js';
+import { rpcErrorBody } from './rpc-error-body.js';
 
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
@@ -36,7 +37,7 @@ export interface SessionOptions {
 
 /** A JSON-RPC error in an HTTP response, for requests no transport will take. */
 export function rpcErrorResponse(status: number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
+  return new Response(rpcErrorBody(null, code, message), {
     status,
     headers: { 'content-type': 'application/json' },
   });

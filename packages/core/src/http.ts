@@ -10,6 +10,8 @@ import { ListenerAuthOptions } from './auth/options.js';
 import { createAuthGate } from './auth/gate.js';
 import type { AuthGate } from './auth/gate.js';
 import { CoreErrorCode, SluiceError } from './errors.js';
+import { rpcErrorBody } from './rpc-error-body.js';
+import { formatIssues } from './issues.js';
 
 export interface ListenOptions {
   /** Default 0: any free port (read it from the listener). */
@@ -79,7 +81,7 @@ function listenerAuth(
   if (!parsed.success)
     throw new SluiceError(
       CoreErrorCode.INVALID_OPTIONS,
-      `Invalid listen auth options: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'auth'}: ${i.message}`).join('; ')}`,
+      `Invalid listen auth options: ${formatIssues(parsed.error, { prefix: ['auth'] })}`,
     );
   if (parsed.data.type !== 'none' || isLoopbackHost(bindHost)) return parsed.data;
   if (!options.allowUnauthenticated)
@@ -98,7 +100,7 @@ function listenerAuth(
 function jsonError(res: http.ServerResponse, status: number, message: string): void {
   if (res.headersSent) return void res.end();
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
+  res.end(rpcErrorBody(null, -32000, message));
 }
 
 /** How much of an oversized body is read and thrown away so that the client receives its 413 rather than a reset. */
@@ -112,13 +114,7 @@ const DRAIN_FACTOR = 4;
 function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, maxBody: number): void {
   const answer = () => {
     res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-    res.end(
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: -32000, message: `Request body too large: the limit is ${maxBody} bytes` },
-      }),
-    );
+    res.end(rpcErrorBody(null, -32000, `Request body too large: the limit is ${maxBody} bytes`));
   };
   let read = 0;
   req.on('data', (chunk: Buffer) => {

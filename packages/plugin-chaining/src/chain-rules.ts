@@ -1,7 +1,7 @@
 import type { ChainRuleConfig } from './options.js';
 import type { ChainingPolicy } from './tool-policy.js';
-import type { ToolMatcher } from './tool-patterns.js';
-import { toolMatcher } from './tool-patterns.js';
+import { selectTools } from '@sluice/core';
+import type { ToolMatcher } from '@sluice/core';
 
 /** The `tools` and `targets` rules, compiled once; a tool's own policy wins over the patterns. */
 export class ChainRules {
@@ -9,8 +9,8 @@ export class ChainRules {
   private readonly targeted: ToolMatcher;
 
   constructor(config: ChainRuleConfig) {
-    this.followed = toolMatcher(config.tools);
-    this.targeted = toolMatcher(config.targets);
+    this.followed = selectTools(config.tools);
+    this.targeted = selectTools(config.targets);
   }
 
   follows(name: string, policy?: ChainingPolicy): boolean {
