@@ -6,6 +6,7 @@ import {
   SseConnectionSchema,
   StdioConnectionSchema,
 } from '@sluice/core';
+import { AuthzOptions } from '@sluice/plugin-authz';
 import { ChainingOptions } from '@sluice/plugin-chaining';
 import { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { EgressOptions } from '@sluice/plugin-egress';
@@ -85,6 +86,8 @@ export const PluginsConfig = z
     egress: EgressOptions.optional(),
     /** `@sluice/plugin-chaining`: follows `nextTool` directives through the whole pipeline. */
     chaining: ChainingOptions.optional(),
+    /** `@sluice/plugin-authz`: which verified callers may see and call which tools. */
+    authz: AuthzOptions.optional(),
   })
   .strict();
 

@@ -33,6 +33,49 @@ describe('sluice serve with authentication', () => {
     }
   });
 
+  it('applies per-caller tool policy from the config', async () => {
+    const config = tempConfig({
+      listen: {
+        http: {
+          port: 0,
+          auth: {
+            type: 'apiKeys',
+            keys: [
+              { name: 'reader', key: KEY, scopes: ['read'] },
+              { name: 'admin', key: `${KEY}-admin`, scopes: ['read', 'admin'] },
+            ],
+          },
+        },
+      },
+      upstreams: [fixtureUpstream('fx')],
+      plugins: {
+        authz: {
+          rules: [
+            { when: { scopes: ['read'] }, allow: ['fx_echo'] },
+            { when: { scopes: ['admin'] }, allow: ['fx_*'] },
+          ],
+        },
+      },
+    });
+    const run = runCli(['serve', '--config', config.file]);
+    try {
+      const url = new URL((await run.event('http.listening')).url as string);
+      const reader = await httpClient(url, { authorization: `Bearer ${KEY}` });
+      expect((await reader.listTools()).tools.map((t) => t.name)).toEqual(['fx_echo']);
+      const refused = await call(reader, 'fx_meta');
+      expect(refused.isError).toBe(true);
+      expect(JSON.stringify(refused)).toContain('FORBIDDEN');
+      await reader.close();
+      const admin = await httpClient(url, { authorization: `Bearer ${KEY}-admin` });
+      expect((await admin.listTools()).tools.length).toBeGreaterThan(1);
+      await admin.close();
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+      config.remove();
+    }
+  });
+
   it('serves metrics on a listener of their own when told to', async () => {
     const config = tempConfig({
       listen: { http: { port: 0, auth: { type: 'apiKeys', keys: [{ name: 'ci', key: KEY }] } } },
