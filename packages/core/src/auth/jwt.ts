@@ -1,5 +1,6 @@
 import { OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/server';
+import type { AuthInfo } from '../protocol.js';
 import type { OAuthSettings } from './options.js';
 import { authInfoFor } from './identity.js';
 import type { CallerIdentity } from './identity.js';
@@ -7,6 +8,11 @@ import { fetchJsonBounded } from './fetch-json.js';
 
 /** How long a fetched key set is trusted before it is fetched again. */
 const JWKS_MAX_AGE_MS = 10 * 60_000;
+
+/** Verified tokens remembered at once; a client reuses its token for many calls. */
+const VERIFIED_CACHE_ENTRIES = 1_000;
+/** Longer tokens are verified every time rather than remembered. */
+const MAX_CACHED_TOKEN_LENGTH = 4_096;
 
 type Jose = typeof import('jose');
 let jose: Promise<Jose> | undefined;
@@ -49,14 +55,18 @@ async function discoverJwksUri(issuer: string): Promise<string> {
  */
 export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTokenVerifier {
   const issuer = settings.issuer ?? settings.authorizationServers[0]!;
+  // jose records each fetch of the key set here: `uat` tells when the keys last changed hands.
+  const fetched: { uat?: number; jwks?: { keys: { kid?: string }[] } } = {};
+  const verified = new VerifiedTokens(fetched, settings.clockToleranceSec);
   let keySet: Promise<ReturnType<Jose['createRemoteJWKSet']>> | undefined;
   const keys = () =>
     (keySet ??= (async () => {
-      const { createRemoteJWKSet } = await loadJose();
+      const { createRemoteJWKSet, jwksCache } = await loadJose();
       const uri = settings.jwksUri ?? (await discoverJwksUri(issuer));
       return createRemoteJWKSet(new URL(uri), {
         cacheMaxAge: JWKS_MAX_AGE_MS,
         cooldownDuration: settings.jwksRefreshCooldownSec * 1000,
+        [jwksCache]: fetched as Record<string, never>,
       });
     })().catch((error: unknown) => {
       keySet = undefined; // try discovery again on the next request
@@ -64,9 +74,11 @@ export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTok
     }));
   return {
     async verifyAccessToken(token) {
+      const known = verified.get(token);
+      if (known) return known;
       const { jwtVerify, errors } = await loadJose();
       try {
-        const { payload } = await jwtVerify(token, await keys(), {
+        const { payload, protectedHeader } = await jwtVerify(token, await keys(), {
           issuer,
           audience: resource,
           algorithms: settings.algorithms,
@@ -81,7 +93,9 @@ export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTok
           scopes: scopesOf(payload),
           claims: Object.freeze({ ...payload }),
         };
-        return authInfoFor(identity, payload.exp, new URL(resource));
+        const authInfo = authInfoFor(identity, payload.exp, new URL(resource));
+        verified.set(token, authInfo, protectedHeader.kid);
+        return authInfo;
       } catch (error) {
         if (error instanceof OAuthError) throw error;
         if (error instanceof errors.JOSEError) throw new OAuthError(OAuthErrorCode.InvalidToken, tokenProblem(error));
@@ -89,6 +103,51 @@ export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTok
       }
     },
   };
+}
+
+interface Verified {
+  readonly authInfo: AuthInfo;
+  readonly kid: string | undefined;
+  readonly expiresAt: number;
+  /** The key-set fetch this verification was checked against. */
+  uat: number | undefined;
+}
+
+/**
+ * Remembers tokens whose signature and claims were verified, so a client
+ * that reuses its token does not pay for a signature check per call. A
+ * remembered token is trusted only while it has not expired, the key set is
+ * fresh, and its key is still in the set: a key rotated out (seen on the
+ * next fetch, which a token naming a new key triggers) ends it at once.
+ */
+class VerifiedTokens {
+  private readonly entries = new Map<string, Verified>();
+
+  constructor(
+    private readonly fetched: { uat?: number; jwks?: { keys: { kid?: string }[] } },
+    private readonly toleranceSec: number,
+  ) {}
+
+  get(token: string): AuthInfo | undefined {
+    const entry = this.entries.get(token);
+    if (!entry) return undefined;
+    const now = Date.now();
+    const { uat } = this.fetched;
+    const stale = uat === undefined || now - uat >= JWKS_MAX_AGE_MS || now / 1000 > entry.expiresAt + this.toleranceSec;
+    if (!stale && entry.uat !== uat) {
+      // The keys were fetched again since: still valid only if its key survived.
+      if (this.fetched.jwks?.keys.some((key) => key.kid === entry.kid)) entry.uat = uat;
+      else return void this.entries.delete(token);
+    }
+    if (stale) return void this.entries.delete(token);
+    return entry.authInfo;
+  }
+
+  set(token: string, authInfo: AuthInfo, kid: string | undefined): void {
+    if (token.length > MAX_CACHED_TOKEN_LENGTH || authInfo.expiresAt === undefined) return;
+    if (this.entries.size >= VERIFIED_CACHE_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(token, { authInfo, kid, expiresAt: authInfo.expiresAt, uat: this.fetched.uat });
+  }
 }
 
 /** A short reason for the challenge, never echoing the token. */
