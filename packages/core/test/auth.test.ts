@@ -178,6 +178,26 @@ describe('OAuth resource server', () => {
     await server.close();
   });
 
+  it('verifies opaque tokens by introspection at the authorization server', async () => {
+    const resource = 'http://opaque.sluice.test/mcp';
+    const introspection = {
+      endpoint: `${as.issuer}/token/introspection`,
+      clientId: WRITER.id,
+      clientSecret: WRITER.secret,
+    };
+    const { server, listener } = await listen(oauth({ resource, introspection }));
+    const token = await as.token(READER, resource);
+    expect(token.split('.')).toHaveLength(1); // opaque, not a JWT
+    const client = await connect(listener.url, token);
+    expect((await whoami(client)).auth).toMatchObject({ method: 'oauth', clientId: 'reader', scopes: ['read'] });
+    await client.close();
+    // An opaque token for another resource is not accepted here.
+    const other = await as.token(READER, 'http://opaque.elsewhere.test/mcp');
+    expect((await post(listener.url, `Bearer ${other}`)).status).toBe(401);
+    expect((await post(listener.url, 'Bearer unknown-opaque-token')).status).toBe(401);
+    await server.close();
+  });
+
   it("lets the SDK client's OAuth support discover the server from the 401 and call it", async () => {
     const { server, listener } = await listen(oauth());
     const client = new Client({ name: 'discovering', version: '1.0.0' });

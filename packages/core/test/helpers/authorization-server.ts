@@ -47,7 +47,8 @@ function provider(issuer: string, key: JWK): Provider {
     jwks: { keys: [key] },
     features: {
       clientCredentials: { enabled: true },
-      introspection: { enabled: true },
+      // Any registered client may introspect: the resource server authenticates as one.
+      introspection: { enabled: true, allowedPolicy: () => true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => undefined as unknown as string,
@@ -56,7 +57,8 @@ function provider(issuer: string, key: JWK): Provider {
           scope: 'read write',
           audience: resourceIndicator,
           accessTokenTTL: 300,
-          accessTokenFormat: 'jwt',
+          // A resource whose URI says "opaque" gets opaque tokens, to exercise introspection.
+          accessTokenFormat: String(resourceIndicator).includes('opaque') ? 'opaque' : 'jwt',
           jwt: { sign: { alg: 'ES256' } },
         }),
       },
