@@ -125,3 +125,6 @@ export type {
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
 export { TRACER_NAME, extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';
+export { HttpLimits } from './http.js';
+export { ValueLimits } from './limits.js';
+export { SafeJsonSchemaValidator, safeJsonSchemaValidator } from './safe-json-schema.js';

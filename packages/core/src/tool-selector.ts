@@ -82,7 +82,7 @@ function preview(text: string): string {
 export function parseToolSelector(text: string): ParsedToolSelector {
   const problem = typeof text === 'string' ? selectorProblem(text) : 'a selector is a string';
   if (problem !== undefined)
-    throw new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid tool selector ${preview(String(text))}: ${problem}`);
+    throw new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid tool selector ${preview(text)}: ${problem}`);
   const exclude = text.startsWith('!');
   const body = exclude ? text.slice(1) : text;
   const slash = body.indexOf('/');

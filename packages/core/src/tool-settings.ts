@@ -6,9 +6,7 @@ import type { ParsedToolSelector } from './tool-selector.js';
 export type ToolSettingsEntries<T> = Readonly<Record<string, T>> | Iterable<readonly [string, T]>;
 
 function entriesOf<T>(entries: ToolSettingsEntries<T>): Iterable<readonly [string, T]> {
-  return Symbol.iterator in entries
-    ? (entries as Iterable<readonly [string, T]>)
-    : Object.entries(entries as Readonly<Record<string, T>>);
+  return Symbol.iterator in entries ? entries : Object.entries(entries);
 }
 
 function foldKey(name: string, ignoreCase: boolean): string {
@@ -51,10 +49,5 @@ export class ToolSettings<T> {
   /** `own` if defined, else the entry for the subject, else `fallback`. */
   resolve(subject: string | ToolSubject, own: T | undefined, fallback?: T): T | undefined {
     return own ?? this.lookup(subject) ?? fallback;
-  }
-
-  /** No entries at all. */
-  get empty(): boolean {
-    return this.exact.size === 0 && this.patterns.length === 0;
   }
 }

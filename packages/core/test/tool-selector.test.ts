@@ -128,6 +128,18 @@ describe('tool selectors', () => {
     expect(() => selectTools(['ok', 'a b'])).toThrow(/Invalid tool selector "a b"/);
   });
 
+  it('accepts every tool name as a selector that selects that name alone, and * selects every name', () => {
+    const toolName = fc.stringMatching(/^[A-Za-z0-9_.-]{1,40}$/);
+    fc.assert(
+      fc.property(toolName, toolName, (name, other) => {
+        expect(ToolSelectorListSchema.safeParse([name]).success).toBe(true);
+        expect(selectTools([name])(name)).toBe(true);
+        expect(selectTools(['*'])(other)).toBe(true);
+        if (name !== other) expect(selectTools([name])(other)).toBe(false);
+      }),
+    );
+  });
+
   it('agrees with a plain reference reading on random selectors and tools', () => {
     fc.assert(
       fc.property(fc.array(selector, { maxLength: 4 }), subject, fc.boolean(), (selectors, tool, ignoreCase) => {

@@ -40,9 +40,4 @@ describe('per-tool settings tables', () => {
   it('refuses a malformed selector when built', () => {
     expect(() => new ToolSettings({ 'a b': 1 })).toThrow(/Invalid tool selector "a b"/);
   });
-
-  it('says whether it has entries', () => {
-    expect(new ToolSettings().empty).toBe(true);
-    expect(new ToolSettings({ a: 1 }).empty).toBe(false);
-  });
 });

@@ -2,7 +2,7 @@ import { createServer as createHttpServer } from 'node:http';
 import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDefaultLogger, createServer } from '@sluice/core';
-import type { HttpListener, ImportResult, Logger, SluiceServer, StdioHandle, Store } from '@sluice/core';
+import type { HttpListener, ImportResult, ListenOptions, Logger, SluiceServer, StdioHandle, Store } from '@sluice/core';
 import { GatewayMetrics } from './call-metrics.js';
 import type { GatewayConfig, GatewayConfigInput } from './config-schema.js';
 import { metricsRoute } from './metrics-route.js';
@@ -113,16 +113,7 @@ export class Gateway {
         ? await this.listenMetrics(metricsListen, metricsPath, scrape)
         : undefined;
     const httpListener = http
-      ? await this.server.listen({
-          host: http.host,
-          port: http.port,
-          path: http.path,
-          ...(http.allowedOrigins ? { allowedOrigins: http.allowedOrigins } : {}),
-          ...(http.maxBodyBytes ? { maxBodyBytes: http.maxBodyBytes } : {}),
-          ...(http.auth ? { auth: http.auth } : {}),
-          allowUnauthenticated: http.allowUnauthenticated,
-          ...(routes ? { routes } : {}),
-        })
+      ? await this.server.listen({ ...listenLimits(http), ...(routes ? { routes } : {}) })
       : undefined;
     const stdioHandle = stdio ? await this.server.serveStdio() : undefined;
     return {
@@ -191,6 +182,11 @@ export class Gateway {
 /** Builds the gateway a config describes. Bad config throws `CONFIG_INVALID` naming each bad field. */
 export function createGateway(config: GatewayConfigInput | GatewayConfig, options: GatewayOptions = {}): Gateway {
   return new Gateway(config, options);
+}
+
+/** The listener options a config's `listen.http` gives: the fields share their names, except unset ones. */
+function listenLimits(http: NonNullable<GatewayConfig['listen']['http']>): ListenOptions {
+  return Object.fromEntries(Object.entries(http).filter(([, value]) => value !== undefined)) as ListenOptions;
 }
 
 function defaultLogger(config: GatewayConfig): Logger {

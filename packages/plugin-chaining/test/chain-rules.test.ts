@@ -15,6 +15,13 @@ describe('chain rules', () => {
     expect(['search', 'admin.wipe'].map((n) => chain.targetable(n))).toEqual([true, false]);
   });
 
+  it('reads upstream/ selectors against the tool’s upstream, and never selects a bare name with them', () => {
+    const chain = rules(['crm/*'], ['*']);
+    const fromCrm = { name: 'crm_find', source: { kind: 'upstream', upstream: 'crm', originalName: 'find' } };
+    expect(chain.follows(fromCrm)).toBe(true);
+    expect(chain.follows('crm_find')).toBe(false);
+  });
+
   it('lets a tool’s own policy win over the selectors', () => {
     const chain = rules([], ['*']);
     expect(chain.follows('search')).toBe(false);

@@ -44,7 +44,7 @@ export class ToolLimits {
   }
 
   private policyOf(tool: SluiceTool): number | undefined {
-    const raw: unknown = tool.policy?.egress;
+    const raw: unknown = tool.policy.egress;
     if (raw === undefined) return undefined;
     const parsed = EgressPolicy.safeParse(raw);
     if (parsed.success) return parsed.data.maxPayloadBytes;
