@@ -3,6 +3,8 @@ import type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js'
 import type { Logger } from './logger.js';
 import type { Meta } from './meta.js';
 import { initialOutgoingMeta, readIncomingMeta } from './meta.js';
+import { identityOf } from './auth/identity.js';
+import type { CallerIdentity } from './auth/identity.js';
 import type { AuthInfo, CallToolResult, ServerContext, Tool } from './protocol.js';
 import type { SluiceError } from './errors.js';
 import type { SluiceTool } from './tool.js';
@@ -30,6 +32,8 @@ export type Outcome =
 export interface ListContext {
   readonly headers: Headers;
   readonly authInfo: AuthInfo | undefined;
+  /** The verified caller, when the listener authenticated the request. */
+  readonly auth: CallerIdentity | undefined;
   readonly transport: Transport;
   readonly logger: Logger;
   /** The exposed tool behind a listed name (its source, policy), for taps that filter by more than the definition. */
@@ -61,6 +65,8 @@ export interface CallContext {
   readonly signal: AbortSignal;
   readonly requestId: string | number | undefined;
   readonly authInfo: AuthInfo | undefined;
+  /** The verified caller (subject, client, scopes, claims or key name); never a credential. */
+  readonly auth: CallerIdentity | undefined;
   readonly headers: Headers;
   readonly transport: Transport;
   /** A child of the server's logger, bound to this call. */
@@ -140,9 +146,19 @@ export class Context implements CallContext {
     if (request.state) this._state = new Map(request.state);
   }
 
+  /** The verified caller, when the listener authenticated the request. */
+  get auth(): CallerIdentity | undefined {
+    return identityOf(this.authInfo);
+  }
+
   // Built on first use: most calls never log.
   get logger(): Logger {
-    this._logger ??= this.runtime.logger.child({ tool: this.tool.name, requestId: this.requestId });
+    const caller = this.auth?.subject;
+    this._logger ??= this.runtime.logger.child({
+      tool: this.tool.name,
+      requestId: this.requestId,
+      ...(caller === undefined ? {} : { caller }),
+    });
     return this._logger;
   }
 

@@ -6,6 +6,10 @@ export type { AdoptOptions, AdoptableServer } from './adopt.js';
 export { noApprover } from './approval.js';
 export type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js';
 
+export { ListenerAuthOptions } from './auth/options.js';
+export { identityOf } from './auth/identity.js';
+export type { CallerIdentity } from './auth/identity.js';
+
 export { systemClock } from './clock.js';
 export type { Clock, ClockTimer } from './clock.js';
 

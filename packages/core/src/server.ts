@@ -1,3 +1,4 @@
+import { identityOf } from './auth/identity.js';
 import { McpServer, Server } from '@modelcontextprotocol/server';
 import type { ServerOptions as SdkServerOptions, Transport as SdkTransport } from '@modelcontextprotocol/server';
 import type { DependencyContainer } from 'tsyringe';
@@ -300,6 +301,7 @@ export class SluiceServer {
     const ctx: ListContext = {
       headers: context.headers ?? {},
       authInfo: context.authInfo,
+      auth: identityOf(context.authInfo),
       transport: context.transport ?? 'in-process',
       logger: context.logger ?? this.logger,
       toolOf: (name) => this.registered.get(name)?.tool,

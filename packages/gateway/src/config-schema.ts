@@ -1,10 +1,12 @@
 import {
   HttpConnectionSchema,
   ImportOptionsSchema,
+  ListenerAuthOptions,
   RequestFilterOptions,
   SseConnectionSchema,
   StdioConnectionSchema,
 } from '@sluice/core';
+import { AuthzOptions } from '@sluice/plugin-authz';
 import { ChainingOptions } from '@sluice/plugin-chaining';
 import { CodeModeOptions } from '@sluice/plugin-code-mode';
 import { ConcurrencyOptions } from '@sluice/plugin-concurrency';
@@ -46,6 +48,13 @@ export const HttpListenConfig = z
     allowedHosts: z.array(z.string().min(1)).optional(),
     /** Largest request body accepted, in bytes (default 4 MiB). */
     maxBodyBytes: z.number().int().positive().optional(),
+    /**
+     * Who may call: `{ "type": "oauth", ... }` (bearer tokens from your authorization server),
+     * `{ "type": "apiKeys", "keys": [...] }`, or `{ "type": "none" }` (the default; loopback only).
+     */
+    auth: ListenerAuthOptions.optional(),
+    /** Serve a non-loopback host without authentication anyway; warned at every start. */
+    allowUnauthenticated: z.boolean().default(false),
     /** 2025-11-25 sessions open at once (default 10 000); unfinished and idle ones are evicted first. */
     maxSessions: z.number().int().positive().optional(),
     /** Estimated memory of all 2025-11-25 sessions together, in bytes (default 64 MiB). */
@@ -103,6 +112,8 @@ export const PluginsConfig = z
     chaining: ChainingOptions.optional(),
     /** `@sluice/plugin-code-mode`: meta-tools that run one sandboxed script over many tools, every call guarded. */
     codeMode: CodeModeOptions.optional(),
+    /** `@sluice/plugin-authz`: which verified callers may see and call which tools. */
+    authz: AuthzOptions.optional(),
   })
   .strict();
 
@@ -112,6 +123,14 @@ export const TelemetryConfig = z
     tracing: z.boolean().default(true),
     /** Where the HTTP listener serves Prometheus metrics; `false` (or no HTTP listener) collects none. */
     metricsPath: z.union([UrlPath, z.literal(false)]).default('/metrics'),
+    /**
+     * Serve metrics on a listener of their own (no authentication: bind it where only the scraper
+     * reaches). Without it, metrics share the MCP listener and its authentication.
+     */
+    metricsListen: z
+      .object({ host: z.string().min(1).default('127.0.0.1'), port: Port.default(9464) })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -1,5 +1,6 @@
 import { requestFilter } from '@sluice/core';
 import type { Plugin, RequestFilterOptions } from '@sluice/core';
+import { authz } from '@sluice/plugin-authz';
 import { chaining } from '@sluice/plugin-chaining';
 import { codeMode } from '@sluice/plugin-code-mode';
 import { concurrency } from '@sluice/plugin-concurrency';
@@ -16,6 +17,7 @@ import { withUpstreamFacts, withUpstreamSecrets } from './risk-servers.js';
 export function pluginsFromConfig(config: GatewayConfig): Plugin[] {
   const { plugins } = config;
   const list: Plugin[] = [];
+  if (plugins.authz) list.push(authz(plugins.authz));
   if (plugins.loopGuard) list.push(loopGuard(plugins.loopGuard));
   const filter = requestFilterOptions(config);
   if (filter) list.push(requestFilter(filter));
