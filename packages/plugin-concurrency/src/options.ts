@@ -14,7 +14,7 @@ export const LimitOptions = z
      * verified caller (`ctx.auth.subject`) gets its own `maxActive`/`maxQueue`,
      * so one caller cannot take every slot; unauthenticated calls share one set.
      */
-    per: z.enum(['tool', 'caller']).default('tool'),
+    per: z.enum(['tool', 'caller']).optional(),
   })
   .strict();
 
