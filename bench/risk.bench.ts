@@ -6,7 +6,7 @@
 //     each costs about what ordinary text of that size costs;
 // (3) importing 1,000 tools through the import hook (scan + ledger + scoring + events),
 //     first sight and re-import, against a server without plugins;
-// (4) its per-call cost: the preCall gate alone; in-memory tools/call round trips of a
+// (4) its per-call cost: the preCall holds check alone; in-memory tools/call round trips of a
 //     local tool on a server without plugins and with risk() configured four ways (defaults,
 //     which log no events for local tools; events for every tool at a level the logger
 //     drops; events written; a shared ledger store, fresh), alternating round by round; and
@@ -25,8 +25,8 @@ import { MemoryStore, createServer } from '../packages/core/src/index.js';
 import type { CallContext, Executor, SluiceServer, SluiceTool, ToolSource } from '../packages/core/src/index.js';
 import { risk, scanText, scanTool } from '../packages/plugin-risk/src/index.js';
 import type { RiskOptions } from '../packages/plugin-risk/src/index.js';
-import { Gate } from '../packages/plugin-risk/src/gate.js';
-import { RequestStateCodec, argumentsDigest } from '../packages/plugin-risk/src/request-state.js';
+import { CallHolds } from '../packages/plugin-risk/src/ledger/holds.js';
+import { RequestStateCodec, argumentsDigest } from '../packages/plugin-risk/src/approval/request-state.js';
 import { nsPerOp, paired, printTable, ratio, writeResult } from './lib.js';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -195,9 +195,9 @@ rmSync(dir, { recursive: true, force: true });
 printTable('(3) Importing 1,000 tools (goal < 250 ms)', importRows);
 
 // (4) Per call.
-const gate = new Gate();
+const holds = new CallHolds();
 const localCtx = { tool: { name: 'echo', source: { kind: 'local' } } } as unknown as CallContext;
-const gateNs = nsPerOp(() => gate.refuse(localCtx), quick ? 200_000 : 2_000_000);
+const holdsNs = nsPerOp(() => holds.refuse(localCtx), quick ? 200_000 : 2_000_000);
 
 async function roundTrip(server: SluiceServer, elicitation = false) {
   server.tool({
@@ -259,7 +259,7 @@ const stats = await paired(
 );
 const baseline = stats[0] as (typeof stats)[0];
 const callRows = [
-  { measure: 'preCall gate alone (nothing held)', p50: `${gateNs.toFixed(1)} ns`, meanOverBare: '' },
+  { measure: 'preCall holds check alone (nothing held)', p50: `${holdsNs.toFixed(1)} ns`, meanOverBare: '' },
   ...stats.map((s) => ({
     measure: `round trip, ${s.name}`,
     p50: `${s.p50Us.toFixed(1)} µs`,
@@ -364,7 +364,7 @@ const file = writeResult('risk', {
   throughput: throughputRows,
   crafted: craftedRows,
   import: importRows,
-  perCall: { gateNs, stats, imported: importedStats },
+  perCall: { holdsNs, stats, imported: importedStats },
   approval: { mintNs, checkNs, digestNs, stats: approvalStats },
 });
 process.stdout.write(`\nwrote ${file}\n`);

@@ -1,10 +1,10 @@
 import { PluginModeSchema } from '@sluice/core';
 import { z } from 'zod';
-import { ApprovalOptions } from './approval-options.js';
-import { CatalogEntrySchema } from './catalog.js';
-import { RISK_LEVELS } from './levels.js';
+import { ApprovalOptions } from './approval/options.js';
+import { CatalogEntrySchema } from './scoring/catalog.js';
+import { RISK_LEVELS } from './scoring/levels.js';
 import { ToolRuleSchema } from './policy.js';
-import { ServerConfigSchema } from './server-risk.js';
+import { ServerConfigSchema } from './scoring/server-risk.js';
 
 /** The options of `risk()`. */
 export const RiskOptions = z

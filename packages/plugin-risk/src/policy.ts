@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { matchGlob } from '@sluice/core';
-import { SideEffectSchema } from './tool-risk.js';
-import type { ToolTraits } from './tool-risk.js';
+import { SideEffectSchema } from './scoring/tool-risk.js';
+import type { ToolTraits } from './scoring/tool-risk.js';
 
 /** Per-tool settings for local tools, on `server.tool({ policy: { risk: {...} } })`. */
 export interface RiskToolPolicy {

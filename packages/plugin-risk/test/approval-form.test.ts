@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { approvalForm, approvalMessage, summarize } from '../src/approval-form.js';
+import { approvalForm, approvalMessage, summarize } from '../src/approval/form.js';
 
 const noMask = (text: string) => text;
 const HIDING = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CoreErrorCode, MetaKey, SluiceError, createImportBatch } from '@sluice/core';
 import type { SluiceTool, ToolSource } from '@sluice/core';
 import { errorOf, textOf } from '@sluice/core/testing';
-import { FingerprintLedger, HITL_ENFORCED, RiskErrorCode, RiskEvent, RiskTokens, risk } from '@sluice/plugin-risk';
+import { FingerprintLedger, RiskErrorCode, RiskEvent, RiskTokens, risk } from '@sluice/plugin-risk';
 import { addTool, official, riskKit, upstream } from './helpers.js';
 
 describe('publishing risk levels', () => {
@@ -108,7 +108,6 @@ describe('the maxRisk cap and per-tool settings', () => {
   });
 
   it('credits a HITL tool one band lower now that a person approves each of its calls', async () => {
-    expect(HITL_ENFORCED).toBe(true);
     const kit = await riskKit({
       servers: { dict: official },
       tools: [{ match: 'lookup', sideEffect: 'remote-write', hitl: true }],

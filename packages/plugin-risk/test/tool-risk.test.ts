@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ToolFloor, assessTool, hasIrreversibleVerb } from '@sluice/plugin-risk';
+import { ToolFloor, assessTool } from '@sluice/plugin-risk';
+import { hasIrreversibleVerb } from '../src/scoring/tool-risk.js';
 import type { ToolShape } from '@sluice/plugin-risk';
 
 const described = 'Returns the forecast for a city over the next days.';

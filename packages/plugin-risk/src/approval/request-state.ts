@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { canonicalJson } from './canonical.js';
+import { canonicalJson } from '../ledger/canonical.js';
 
 /** What an approval state is bound to: the same call, by the same caller, of the same tool definition. */
 export interface StateBinding {

@@ -1,9 +1,8 @@
 import { trace } from '@opentelemetry/api';
 import type { Attributes, Span } from '@opentelemetry/api';
-import { MetaKey } from '@sluice/core';
 import type { CallContext, CallToolResult, Executor, Logger, Outcome, SluiceTool } from '@sluice/core';
-import { RiskEvent } from './events.js';
-import type { PublishedRisk } from './importer.js';
+import { RiskEvent } from '../events.js';
+import { publishedRiskOf } from '../exposure/published-risk.js';
 import type { SecretMask } from './secret-mask.js';
 
 /** Which calls get `tool.start` / `tool.done` / `tool.crash`. */
@@ -168,7 +167,7 @@ function activeSpan(): Span | undefined {
 }
 
 function fieldsOf(tool: SluiceTool): ToolFields {
-  const risk = tool.definition._meta?.[MetaKey.RISK] as Partial<PublishedRisk> | undefined;
+  const risk = publishedRiskOf(tool.definition);
   const upstream =
     tool.source.kind === 'upstream' ? { upstream: tool.source.upstream, upstreamTool: tool.source.originalName } : {};
   return {

@@ -1,6 +1,6 @@
 import type { ServerContext } from '@sluice/core';
-import type { RiskLevel } from './levels.js';
-import { LEVEL_LABELS } from './levels.js';
+import type { RiskLevel } from '../scoring/levels.js';
+import { LEVEL_LABELS } from '../scoring/levels.js';
 
 /** What `elicitInput` takes, as the core's SDK types it. */
 export type ElicitParams = Parameters<ServerContext['mcpReq']['elicitInput']>[0];

@@ -1,12 +1,14 @@
-import type { SluiceTool } from '@sluice/core';
-import { sourceKey } from './gate.js';
-import type { RiskLevel } from './levels.js';
+import type { CallContext, SluiceTool } from '@sluice/core';
+import { publishedRiskOf } from '../exposure/published-risk.js';
+import { sourceKey } from '../exposure/registry.js';
+import { fingerprint } from '../ledger/ledger.js';
+import type { RiskLevel } from '../scoring/levels.js';
 
-/** A tool whose calls a person approves, as the import left it. */
+/** What a person approves: a tool's source, exposed name, level and fingerprint. */
 export interface ApprovalTarget {
   /** Its source: the upstream's configured name, or `local`. */
   readonly server: string;
-  /** The upstream's own name for it (the exposed name for local tools). */
+  /** The name clients call it by. */
   readonly tool: string;
   /** The published (HITL-credited) level. */
   readonly level: RiskLevel;
@@ -21,6 +23,7 @@ export interface ApprovalTarget {
  */
 export class ApprovalTargets {
   private readonly targets = new Map<string, ApprovalTarget>();
+  private readonly fingerprints = new WeakMap<SluiceTool, string>();
 
   set(name: string, target: ApprovalTarget): void {
     this.targets.set(name, target);
@@ -41,5 +44,26 @@ export class ApprovalTargets {
     if (this.targets.size === 0) return undefined;
     const target = this.targets.get(tool.name);
     return target !== undefined && target.server === sourceKey(tool.source) ? target : undefined;
+  }
+
+  /**
+   * What an approval of this call binds to. Tools that ask were
+   * fingerprinted at import; others (`ctx.approve()` from a handler) now.
+   */
+  bindingOf(ctx: CallContext): ApprovalTarget {
+    const tool = ctx.tool;
+    const target = this.of(tool);
+    if (target !== undefined) return target;
+    let print = this.fingerprints.get(tool);
+    if (print === undefined) {
+      try {
+        print = fingerprint(tool.definition);
+      } catch {
+        print = `unhashable:${tool.name}`;
+      }
+      this.fingerprints.set(tool, print);
+    }
+    const level = publishedRiskOf(tool.definition)?.level ?? 'L0';
+    return { server: sourceKey(tool.source), tool: tool.name, level, fingerprint: print };
   }
 }

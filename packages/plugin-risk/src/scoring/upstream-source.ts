@@ -1,5 +1,5 @@
 import type { ImportSource } from '@sluice/core';
-import { isPlainObject } from './definition.js';
+import { isPlainObject } from '../definition.js';
 import type { AuthKind, ServerConfig } from './server-risk.js';
 
 const TRANSPORTS = new Set(['stdio', 'http', 'sse', 'in-process']);

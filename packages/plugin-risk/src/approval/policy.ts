@@ -1,7 +1,7 @@
-import type { ApprovalConfig } from './approval-options.js';
-import { anyGlob } from './glob.js';
-import type { RiskLevel } from './levels.js';
-import { levelIndex } from './levels.js';
+import type { ApprovalConfig } from './options.js';
+import { anyGlob } from '../glob.js';
+import type { RiskLevel } from '../scoring/levels.js';
+import { levelIndex } from '../scoring/levels.js';
 
 /**
  * Whether a person approves each call of a tool, decided once at import.

@@ -1,11 +1,11 @@
 import { refusal } from '@sluice/core';
 import type { ApprovalDecision, Approver, CallContext, CallToolResult, PluginMode } from '@sluice/core';
-import type { ApprovalConfig } from './approval-options.js';
-import { approvalMessage } from './approval-form.js';
-import type { ApprovalTarget, ApprovalTargets } from './approval-targets.js';
+import type { ApprovalConfig } from './options.js';
+import { approvalMessage } from './form.js';
+import type { ApprovalTarget, ApprovalTargets } from './targets.js';
 import type { InputRequired } from './approver.js';
-import { RiskErrorCode } from './errors.js';
-import { LOCAL_SOURCE } from './registry.js';
+import { RiskErrorCode } from '../errors.js';
+import { LOCAL_SOURCE } from '../exposure/registry.js';
 
 /**
  * The `preCall` check at `Stage.APPROVAL`: a call to a tool that asks first

@@ -1,5 +1,5 @@
 import { SluiceError } from '@sluice/core';
-import { RiskErrorCode } from './errors.js';
+import { RiskErrorCode } from '../errors.js';
 
 /** Deeper than any honest tool schema; a bound so that hostile input cannot exhaust memory or time. */
 export const MAX_CANONICAL_DEPTH = 128;

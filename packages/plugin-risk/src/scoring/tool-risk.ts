@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ToolShape } from './definition.js';
-import { HINTS, isPlainObject } from './definition.js';
+import type { ToolShape } from '../definition.js';
+import { HINTS, isPlainObject } from '../definition.js';
 import type { RiskLevel } from './levels.js';
 import { bucket, maxLevel } from './levels.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { anyGlob } from './glob.js';
+import { anyGlob } from '../glob.js';
 
 /** How far a catalog vouches for a server. */
 export const TrustTierSchema = z.enum(['vendor-official', 'community-curated', 'unknown']);

@@ -1,37 +1,26 @@
-import { MetaKey, SluiceError } from '@sluice/core';
-import type { ImportBatch, Logger, PluginMode, SluiceTool, Tool } from '@sluice/core';
-import type { Candidate, RiskEngine, ToolReport } from './assess.js';
-import type { ToolShape } from './definition.js';
-import { isPlainObject } from './definition.js';
-import { RiskErrorCode } from './errors.js';
-import { logLedgerMismatch, logLifecycle, logPoisoningHit, logServerRisk, logToolRisk } from './events.js';
-import type { Gate } from './gate.js';
-import { notExposedHold, rereviewHold, revokedHold } from './gate.js';
-import type { FingerprintLedger, LedgerCheck } from './ledger.js';
-import { fingerprint } from './ledger.js';
+import { SluiceError } from '@sluice/core';
+import type { ImportBatch, Logger, PluginMode, SluiceTool } from '@sluice/core';
+import type { RiskEngine, ToolReport } from '../assess.js';
+import { RiskErrorCode } from '../errors.js';
+import { logLedgerMismatch, logLifecycle, logPoisoningHit, logServerRisk, logToolRisk } from '../events.js';
+import { ApprovalTargets } from '../approval/targets.js';
+import type { CallHolds } from '../ledger/holds.js';
+import { notExposedHold } from '../ledger/holds.js';
+import type { FingerprintLedger, LedgerCheck } from '../ledger/ledger.js';
+import { fingerprint } from '../ledger/ledger.js';
+import type { LedgerLifecycle } from '../ledger/lifecycle.js';
+import { PoisonPattern } from '../scan/patterns.js';
+import { ToolNameIndex, scanTool } from '../scan/scanner.js';
+import type { ServerAssessment } from '../scoring/server-risk.js';
+import { deriveServerConfig } from '../scoring/upstream-source.js';
 import { applyOverrides, overridesFor } from './alias.js';
-import { ApprovalTargets } from './approval-targets.js';
-import type { RiskLevel } from './levels.js';
+import type { Candidate } from './candidate.js';
+import { candidateOf, originalNameOf, shapeOf } from './candidate.js';
+import type { ExposedNames } from './exposed-names.js';
+import { publish } from './published-risk.js';
 import type { ExposedName } from './registry.js';
 import { ExposureRegistry, LOCAL_SOURCE } from './registry.js';
-import { PoisonPattern } from './patterns.js';
-import { ToolNameIndex, scanTool } from './scanner.js';
-import type { ServerAssessment } from './server-risk.js';
 import type { ExposureView } from './shadowing.js';
-import { deriveServerConfig } from './upstream-source.js';
-
-/** What `tools/list` publishes under `_meta["dev.sluice/risk"]`. */
-export interface PublishedRisk {
-  readonly level: RiskLevel;
-  readonly server: RiskLevel;
-  readonly tool: RiskLevel;
-  /** Floor overrides that tripped, server's and tool's. */
-  readonly floors: readonly string[];
-  /** Marked for human approval. */
-  readonly hitl: boolean;
-  /** Poisoning signatures found (under the `warn` policy the tool is still exposed). */
-  readonly poisoning: readonly string[];
-}
 
 const BY = 'risk';
 
@@ -42,13 +31,13 @@ const BY = 'risk';
  */
 export class RiskImporter {
   readonly registry: ExposureRegistry;
-  /** `server \u0000 upstream name` to the exposed name. */
-  private readonly exposedNames = new Map<string, string>();
 
   constructor(
     private readonly engine: RiskEngine,
     private readonly ledger: FingerprintLedger,
-    private readonly gate: Gate,
+    private readonly holds: CallHolds,
+    private readonly lifecycle: LedgerLifecycle,
+    private readonly exposedNames: ExposedNames,
     private readonly logger: Logger,
     private readonly mode: PluginMode,
     private readonly approvals: ApprovalTargets = new ApprovalTargets(),
@@ -60,11 +49,6 @@ export class RiskImporter {
     if (batch.source.kind === 'upstream') await this.importUpstream(batch, batch.source.upstream);
     else this.importLocal(batch);
     return batch;
-  }
-
-  /** The exposed name of an upstream tool, if it is exposed. */
-  exposedName(server: string, tool: string): string | undefined {
-    return this.exposedNames.get(`${server}\u0000${tool}`);
   }
 
   private importLocal(batch: ImportBatch): void {
@@ -122,7 +106,7 @@ export class RiskImporter {
     if (kept.length === 0) return;
     const names = new ToolNameIndex(kept.flatMap((t) => [t.name, t.originalName]));
     for (const { server: other, tool } of this.registry.others(server)) {
-      if (tool.definition === undefined || this.gate.get(tool.name)?.server === other) continue;
+      if (tool.definition === undefined || this.holds.get(tool.name)?.server === other) continue;
       const reference = scanTool(tool.definition, { otherTools: names }).hits.find(
         (h) => h.pattern === PoisonPattern.CROSS_SERVER_IMPERATIVE,
       );
@@ -133,7 +117,7 @@ export class RiskImporter {
         code: RiskErrorCode.R2_CROSS_SERVER_REFERENCE,
       };
       // In audit mode the core turns the refusal into a log line, and the list is not filtered.
-      this.gate.hold(tool.name, hold);
+      this.holds.hold(tool.name, hold);
       logLifecycle(this.logger, { server: other, tool: tool.name, phase: 'held', code: hold.code, reason });
     }
   }
@@ -167,10 +151,9 @@ export class RiskImporter {
       hitl: report.hitl,
       poisoning: [...new Set(report.hits.map((h) => h.pattern))],
     });
-    this.exposedNames.set(`${server}\u0000${candidate.originalName}`, name);
-    if (report.hitl)
-      this.approvals.set(name, { server, tool: candidate.originalName, level: report.level, fingerprint: check.hash });
-    this.applyLifecycle(server, candidate.originalName, name, check.lifecycle, report.level);
+    this.exposedNames.set(server, candidate.originalName, name);
+    if (report.hitl) this.approvals.set(name, { server, tool: name, level: report.level, fingerprint: check.hash });
+    this.lifecycle.apply(server, candidate.originalName, name, check.lifecycle, report.level);
     return true;
   }
 
@@ -180,78 +163,6 @@ export class RiskImporter {
     const former = overrides === undefined ? undefined : applyOverrides(tool, overrides);
     const candidate = candidateOf(tool);
     return former === undefined ? candidate : { ...candidate, formerName: former };
-  }
-
-  /** Upstreams with tools exposed now: what a shared ledger's changes can touch. */
-  upstreams(): string[] {
-    return [...new Set([...this.exposedNames.keys()].map((key) => key.slice(0, key.indexOf('\u0000'))))];
-  }
-
-  /**
-   * Applies a lifecycle another replica wrote to the shared ledger: holds a
-   * tool awaiting re-review or revoked, releases one approved. Returns true
-   * if what calls and `tools/list` see changed.
-   */
-  syncLifecycle(server: string, tool: string, lifecycle: LedgerCheck['lifecycle']): boolean {
-    const name = this.exposedName(server, tool);
-    if (name === undefined) return false;
-    const hold = this.gate.get(name);
-    const held =
-      hold !== undefined &&
-      hold.server === server &&
-      (hold.code === RiskErrorCode.TOOL_AWAITING_REREVIEW || hold.code === RiskErrorCode.TOOL_REVOKED);
-    if (lifecycle === 'ACTIVE') {
-      if (!held) return false;
-      this.gate.release(name, [RiskErrorCode.TOOL_AWAITING_REREVIEW, RiskErrorCode.TOOL_REVOKED]);
-      logLifecycle(this.logger, { server, tool: name, phase: 'approved', reason: 'approved on another replica' });
-      return true;
-    }
-    const wanted = lifecycle === 'REVOKED' ? revokedHold(server, tool, name) : rereviewHold(server, tool, name);
-    if (held && hold.code === wanted.code) return false;
-    if (hold !== undefined && !held && hold.server === server) return false; // kept out for another reason already
-    this.gate.hold(name, wanted);
-    logLifecycle(this.logger, {
-      server,
-      tool: name,
-      phase: lifecycle === 'REVOKED' ? 'revoked' : 'held',
-      code: wanted.code,
-      reason: 'seen on another replica',
-    });
-    return true;
-  }
-
-  /** An operator approved the tool's current definition. */
-  applyApproval(server: string, tool: string): void {
-    const name = this.exposedName(server, tool);
-    if (name === undefined) return;
-    this.gate.release(name, [RiskErrorCode.TOOL_AWAITING_REREVIEW, RiskErrorCode.TOOL_REVOKED]);
-    logLifecycle(this.logger, { server, tool: name, phase: 'approved' });
-  }
-
-  /** An operator revoked the tool. */
-  applyRevocation(server: string, tool: string): void {
-    const name = this.exposedName(server, tool);
-    if (name === undefined) return;
-    this.gate.hold(name, revokedHold(server, tool, name));
-    logLifecycle(this.logger, { server, tool: name, phase: 'revoked', code: RiskErrorCode.TOOL_REVOKED });
-  }
-
-  /** Holds or releases calls according to the ledger. */
-  applyLifecycle(
-    server: string,
-    tool: string,
-    name: string,
-    lifecycle: LedgerCheck['lifecycle'],
-    level?: RiskLevel,
-  ): void {
-    if (lifecycle === 'ACTIVE') {
-      this.gate.release(name);
-      logLifecycle(this.logger, { server, tool: name, phase: 'exposed', ...(level ? { level } : {}) });
-      return;
-    }
-    const hold = lifecycle === 'REVOKED' ? revokedHold(server, tool, name) : rereviewHold(server, tool, name);
-    this.gate.hold(name, hold);
-    logLifecycle(this.logger, { server, tool: name, phase: 'held', code: hold.code, ...(level ? { level } : {}) });
   }
 
   /**
@@ -268,17 +179,9 @@ export class RiskImporter {
     batch.skip(tool, reason, BY);
     logLifecycle(this.logger, { server, tool: tool.name, phase: 'skipped', reason });
     if (this.registry.sourceOf(tool.name) === server)
-      this.gate.hold(tool.name, notExposedHold(server, upstreamName, tool.name, reason));
+      this.holds.hold(tool.name, notExposedHold(server, upstreamName, tool.name, reason));
     return true;
   }
-}
-
-function originalNameOf(tool: SluiceTool): string {
-  return tool.source.kind === 'upstream' ? tool.source.originalName : tool.name;
-}
-
-function candidateOf(tool: SluiceTool): Candidate {
-  return { name: tool.name, originalName: originalNameOf(tool), definition: shapeOf(tool.definition) };
 }
 
 /** A local tool's fingerprint, for binding its approvals; one that cannot be fingerprinted binds by name alone. */
@@ -290,17 +193,6 @@ function localFingerprint(tool: SluiceTool): string {
   }
 }
 
-function shapeOf(definition: Tool): ToolShape {
-  return {
-    name: definition.name,
-    title: definition.title,
-    description: definition.description,
-    inputSchema: definition.inputSchema,
-    outputSchema: definition.outputSchema,
-    annotations: definition.annotations,
-  };
-}
-
 /** The registry, plus the batch's own tools as this server's. */
 function batchView(registry: ExposureRegistry, server: string, candidates: readonly Candidate[]): ExposureView {
   const own = new Set(candidates.flatMap((c) => [c.name.toLowerCase(), c.originalName.toLowerCase()]));
@@ -309,10 +201,4 @@ function batchView(registry: ExposureRegistry, server: string, candidates: reado
     ownerOfTool: (name) => (own.has(name.toLowerCase()) ? server : registry.ownerOfTool(name)),
     serverIds: registry.serverIds,
   };
-}
-
-function publish(tool: SluiceTool, risk: PublishedRisk): void {
-  const meta = isPlainObject(tool.definition._meta) ? tool.definition._meta : {};
-  // Always overwritten: an upstream must not pre-fill its own risk level.
-  tool.definition = { ...tool.definition, _meta: { ...meta, [MetaKey.RISK]: risk } };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RISK_LEVELS } from './levels.js';
+import { RISK_LEVELS } from '../scoring/levels.js';
 
 /** HMAC-SHA256 keys shorter than the hash add nothing but guessability. */
 export const MIN_SECRET_BYTES = 32;

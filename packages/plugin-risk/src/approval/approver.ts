@@ -10,24 +10,16 @@ import type {
   Store,
 } from '@sluice/core';
 import { z } from 'zod';
-import type { ApprovalConfig } from './approval-options.js';
-import { APPROVAL_INPUT_KEY, APPROVE_FIELD, approvalForm } from './approval-form.js';
-import { logApprovalDecided, logApprovalRequested } from './events.js';
-import type { RiskLevel } from './levels.js';
+import type { ApprovalConfig } from './options.js';
+import { APPROVAL_INPUT_KEY, APPROVE_FIELD, approvalForm } from './form.js';
+import { logApprovalDecided, logApprovalRequested } from '../events.js';
+import type { ApprovalTarget } from './targets.js';
 import type { RequestStateCodec, StateBinding } from './request-state.js';
 import { argumentsDigest } from './request-state.js';
 
 /** The input-required answer of a 2026-07-28 approval round. */
 export type InputRequired = Extract<ApprovalDecision, { reason: 'input-required' }>['result'];
 type Refused = Extract<ApprovalDecision, { approved: false; detail?: string }>;
-
-/** What an approval is about: the tool's source, exposed name, level and fingerprint. */
-export interface ApprovalScope {
-  readonly server: string;
-  readonly tool: string;
-  readonly level: RiskLevel;
-  readonly fingerprint: string;
-}
 
 export interface ApproverDeps {
   readonly codec: RequestStateCodec;
@@ -37,7 +29,7 @@ export interface ApproverDeps {
   readonly config: ApprovalConfig;
   /** The plugin's logger (secrets masked). */
   readonly logger: Logger;
-  readonly scopeOf: (ctx: CallContext) => ApprovalScope;
+  readonly targetOf: (ctx: CallContext) => ApprovalTarget;
   readonly mask: (text: string) => string;
 }
 
@@ -63,18 +55,18 @@ export class RiskApprover implements Approver {
   constructor(private readonly deps: ApproverDeps) {}
 
   async approve(ctx: CallContext, request: ApprovalRequest): Promise<ApprovalDecision> {
-    const scope = this.deps.scopeOf(ctx);
-    const decision = await this.decide(ctx, request, scope);
+    const target = this.deps.targetOf(ctx);
+    const decision = await this.decide(ctx, request, target);
     if (decision.approved || decision.reason !== 'input-required')
-      logApprovalDecided(this.deps.logger, scope, decision);
+      logApprovalDecided(this.deps.logger, target, decision);
     return decision;
   }
 
-  private async decide(ctx: CallContext, request: ApprovalRequest, scope: ApprovalScope): Promise<ApprovalDecision> {
+  private async decide(ctx: CallContext, request: ApprovalRequest, target: ApprovalTarget): Promise<ApprovalDecision> {
     const mcp = ctx.mcp;
     if (mcp === undefined) return unsupported('the call did not come from an MCP client, so nobody can be asked');
-    if (isModern(mcp)) return this.overRoundTrip(ctx, mcp, request, scope);
-    return this.byElicitation(ctx, mcp, request, scope);
+    if (isModern(mcp)) return this.overRoundTrip(ctx, mcp, request, target);
+    return this.byElicitation(ctx, mcp, request, target);
   }
 
   /** 2025-11-25: a server-to-client `elicitation/create`, answered within `timeoutMs`. */
@@ -82,10 +74,10 @@ export class RiskApprover implements Approver {
     ctx: CallContext,
     mcp: ServerContext,
     request: ApprovalRequest,
-    scope: ApprovalScope,
+    target: ApprovalTarget,
   ): Promise<ApprovalDecision> {
     try {
-      logApprovalRequested(this.deps.logger, scope, 'elicitation');
+      logApprovalRequested(this.deps.logger, target, 'elicitation');
       const answer = await mcp.mcpReq.elicitInput(approvalForm(request.message), {
         timeout: this.deps.config.timeoutMs,
         signal: ctx.signal,
@@ -95,7 +87,7 @@ export class RiskApprover implements Approver {
       if (ctx.signal.aborted) throw error;
       switch (codeOf(error)) {
         case 'METHOD_NOT_SUPPORTED_BY_PROTOCOL_VERSION':
-          return this.overRoundTrip(ctx, mcp, request, scope);
+          return this.overRoundTrip(ctx, mcp, request, target);
         case 'REQUEST_TIMEOUT':
           return {
             approved: false,
@@ -115,7 +107,7 @@ export class RiskApprover implements Approver {
     ctx: CallContext,
     mcp: ServerContext,
     request: ApprovalRequest,
-    scope: ApprovalScope,
+    target: ApprovalTarget,
   ): Promise<ApprovalDecision> {
     if (ctx.parent !== undefined)
       return unsupported(
@@ -123,11 +115,11 @@ export class RiskApprover implements Approver {
       );
     const state = mcp.mcpReq.requestState();
     const answer = mcp.mcpReq.inputResponses?.[APPROVAL_INPUT_KEY];
-    const binding = bindingOf(ctx, scope);
+    const binding = stateBindingOf(ctx, target);
     if (state === undefined) {
       if (answer !== undefined) return invalid('the retry carried an answer without the approval state');
       if (!supportsForm(mcp)) return unsupported('the client cannot show a form (it declared no form elicitation)');
-      return this.ask(request, scope, binding);
+      return this.ask(request, target, binding);
     }
     const now = this.deps.now();
     const check = this.deps.codec.check(state, binding, now);
@@ -152,14 +144,14 @@ export class RiskApprover implements Approver {
     return decisionOf(answer);
   }
 
-  private ask(request: ApprovalRequest, scope: ApprovalScope, binding: StateBinding): ApprovalDecision {
+  private ask(request: ApprovalRequest, target: ApprovalTarget, binding: StateBinding): ApprovalDecision {
     const { state } = this.deps.codec.mint(binding, this.deps.now() + this.deps.config.timeoutMs);
     const result: InputRequired = {
       resultType: 'input_required',
       inputRequests: { [APPROVAL_INPUT_KEY]: { method: 'elicitation/create', params: approvalForm(request.message) } },
       requestState: state,
     };
-    logApprovalRequested(this.deps.logger, scope, 'input-required');
+    logApprovalRequested(this.deps.logger, target, 'input-required');
     return { approved: false, reason: 'input-required', result };
   }
 }
@@ -206,13 +198,13 @@ function supportsForm(mcp: ServerContext): boolean {
 }
 
 /** The caller, the tool and what it is called with: a state minted for one call cannot approve another. */
-function bindingOf(ctx: CallContext, scope: ApprovalScope): StateBinding {
+function stateBindingOf(ctx: CallContext, target: ApprovalTarget): StateBinding {
   return {
     principal: principalOf(ctx),
-    tool: scope.tool,
-    server: scope.server,
+    tool: target.tool,
+    server: target.server,
     args: argumentsDigest(ctx.arguments),
-    fingerprint: scope.fingerprint,
+    fingerprint: target.fingerprint,
   };
 }
 

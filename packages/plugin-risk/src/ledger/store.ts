@@ -3,7 +3,7 @@ import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SluiceError, messageOf } from '@sluice/core';
 import type { Store } from '@sluice/core';
-import { RiskErrorCode } from './errors.js';
+import { RiskErrorCode } from '../errors.js';
 
 /**
  * Where the ledger keeps its records: the `get`/`set` half of the core

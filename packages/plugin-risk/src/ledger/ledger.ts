@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { SluiceError } from '@sluice/core';
 import { z } from 'zod';
 import { canonicalJson } from './canonical.js';
-import type { ToolShape } from './definition.js';
-import { RiskErrorCode } from './errors.js';
-import type { LedgerStore } from './ledger-store.js';
+import type { ToolShape } from '../definition.js';
+import { RiskErrorCode } from '../errors.js';
+import type { LedgerStore } from './store.js';
 
 /** How a definition compares with the approved fingerprint. */
 export type LedgerStatus = 'NEW' | 'UNCHANGED' | 'MISMATCH';

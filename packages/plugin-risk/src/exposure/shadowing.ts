@@ -1,6 +1,6 @@
-import { RiskErrorCode } from './errors.js';
-import { PoisonPattern } from './patterns.js';
-import type { ScanHit } from './scanner.js';
+import { RiskErrorCode } from '../errors.js';
+import { PoisonPattern } from '../scan/patterns.js';
+import type { ScanHit } from '../scan/scanner.js';
 
 /** The composition shadowing rules; a violation keeps the tool out. */
 export type ShadowingRule =

@@ -1,4 +1,5 @@
-import type { ToolShape } from './definition.js';
+import type { ToolSource } from '@sluice/core';
+import type { ToolShape } from '../definition.js';
 import type { ExposureView } from './shadowing.js';
 import { aliasKey } from './shadowing.js';
 
@@ -11,6 +12,11 @@ export interface ExposedName {
 }
 
 export const LOCAL_SOURCE = 'local';
+
+/** The source key of a tool: its upstream's configured name, or `local`. */
+export function sourceKey(source: ToolSource): string {
+  return source.kind === 'upstream' ? source.upstream : LOCAL_SOURCE;
+}
 
 /**
  * Which source exposes which names: what the shadowing rules and the

@@ -1,7 +1,7 @@
 import { refusal } from '@sluice/core';
-import type { CallContext, CallToolResult, Tool, ToolSource } from '@sluice/core';
-import { RiskErrorCode } from './errors.js';
-import { LOCAL_SOURCE } from './registry.js';
+import type { CallContext, CallToolResult, Tool } from '@sluice/core';
+import { RiskErrorCode } from '../errors.js';
+import { sourceKey } from '../exposure/registry.js';
 
 /** Why calls to an exposed name are held. */
 export interface Hold {
@@ -14,17 +14,14 @@ export interface Hold {
   readonly suggestion: string;
 }
 
-/** The source key of a tool: its upstream's configured name, or `local`. */
-export function sourceKey(source: ToolSource): string {
-  return source.kind === 'upstream' ? source.upstream : LOCAL_SOURCE;
-}
-
 /**
- * Tools whose calls are refused and which `tools/list` leaves out: those
- * awaiting re-review or revoked, and copies still registered from an earlier
- * import of a tool now kept out. Empty, it costs one size check per call.
+ * Calls held back from running, by exposed name: tools awaiting re-review
+ * after a redefinition, revoked tools, and copies still registered from an
+ * earlier import of a tool now kept out. Held calls are refused and
+ * `tools/list` leaves the tools out. Empty, it costs one size check per call.
+ * (Not the approval gate: that asks a person before each call of a HITL tool.)
  */
-export class Gate {
+export class CallHolds {
   private readonly holds = new Map<string, Hold>();
 
   hold(name: string, hold: Hold): void {

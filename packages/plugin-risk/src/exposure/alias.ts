@@ -1,7 +1,7 @@
 import type { SluiceTool } from '@sluice/core';
-import type { Candidate } from './assess.js';
-import type { ToolRule } from './policy.js';
-import { resolveToolSettings } from './policy.js';
+import type { Candidate } from './candidate.js';
+import type { ToolRule } from '../policy.js';
+import { resolveToolSettings } from '../policy.js';
 
 /** What the operator changes about how an imported tool is published. */
 export interface Overrides {
