@@ -14,6 +14,7 @@ import { resolveToolSettings } from './policy.js';
 import type { Candidate } from './exposure/candidate.js';
 import { namesOf } from './exposure/candidate.js';
 import { ExposureRegistry, LOCAL_SOURCE } from './exposure/registry.js';
+import { blocks } from './scan/patterns.js';
 import type { ScanHit } from './scan/scanner.js';
 import { ToolNameIndex, scanTool } from './scan/scanner.js';
 import type { ServerAssessment, ServerConfig } from './scoring/server-risk.js';
@@ -84,7 +85,7 @@ export class RiskEngine {
     names: ToolNameIndex,
   ): ToolReport {
     const { name, definition } = candidate;
-    const hits = scanTool(definition, { otherTools: names }).hits;
+    const hits = scanTool(definition, { otherTools: names, crossServer: this.config.crossServerReferences }).hits;
     const known = namesOf(candidate);
     const settings = resolveToolSettings(this.config.tools, server, known);
     const toolAssessment = assessTool(definition, assessment, settings);
@@ -125,7 +126,7 @@ export class RiskEngine {
   private verdict(risk: ComposedRisk, hits: readonly ScanHit[], violation: ShadowingViolation | undefined): Verdict {
     if (violation)
       return { exposed: false, violation, code: violation.rule, reason: `${violation.rule}: ${violation.message}` };
-    if (hits.length > 0 && this.config.policy === 'block') {
+    if (hits.length > 0 && this.config.policy === 'block' && blocks(hits, this.config.blockAt)) {
       const patterns = [...new Set(hits.map((h) => h.pattern))].join(', ');
       return {
         exposed: false,

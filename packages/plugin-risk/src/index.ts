@@ -28,8 +28,9 @@ export { applyHitlMitigation, composeRisk } from './scoring/compose.js';
 export type { ComposeOptions, ComposedRisk, ScoredSide } from './scoring/compose.js';
 
 export { PoisonPattern } from './scan/patterns.js';
+export type { Severity } from './scan/patterns.js';
 export { scanText, scanTool } from './scan/scanner.js';
-export type { ScanContext, ScanHit, ScanResult } from './scan/scanner.js';
+export type { CrossServerReferences, ScanContext, ScanHit, ScanResult } from './scan/scanner.js';
 
 export { FingerprintLedger, fingerprint } from './ledger/ledger.js';
 export type { LedgerBatch, LedgerCheck, LedgerEntry, LedgerStatus, Lifecycle } from './ledger/ledger.js';

@@ -77,6 +77,8 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
     },
     apply(api: PluginApi) {
       const logger = maskLogger(api.logger, mask);
+      // Core's own lines with upstream text (failed calls, stderr) are masked of the same values.
+      if (!mask.empty) api.services.redactions.add(mask.values);
       const holds = new CallHolds();
       const names = new ExposedNames();
       const lifecycle = new LedgerLifecycle(holds, names, logger);

@@ -12,6 +12,7 @@ const view: ExposureView = {
 };
 const crossHit = (target: string): ScanHit => ({
   pattern: PoisonPattern.CROSS_SERVER_IMPERATIVE,
+  severity: 'high',
   surface: '/description',
   excerpt: '',
   target,

@@ -170,6 +170,15 @@ describe('tool levels and floors', () => {
     expect(result.level).toBe('L5');
   });
 
+  it('distrusts a tool claiming to be both read-only and destructive: the destructive floor trips', () => {
+    const result = assessTool(
+      tool({ annotations: { readOnlyHint: true, destructiveHint: true, openWorldHint: false } }),
+      trusted,
+    );
+    expect(result.floors).toEqual([ToolFloor.DESTRUCTIVE_NOT_IDEMPOTENT]);
+    expect(result.level).toBe('L5');
+  });
+
   it('does not floor a destructive tool that declares itself idempotent', () => {
     const result = assessTool(
       tool({ annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: false } }),

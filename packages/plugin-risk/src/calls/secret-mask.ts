@@ -26,6 +26,11 @@ export class SecretMask {
     this.secrets = [...all].sort((a, b) => b.length - a.length);
   }
 
+  /** Every value masked, the parts of composite values included. */
+  get values(): readonly string[] {
+    return this.secrets;
+  }
+
   get empty(): boolean {
     return this.secrets.length === 0;
   }

@@ -9,7 +9,7 @@ import { notExposedHold } from '../ledger/holds.js';
 import type { FingerprintLedger, LedgerCheck } from '../ledger/ledger.js';
 import { fingerprint } from '../ledger/ledger.js';
 import type { LedgerLifecycle } from '../ledger/lifecycle.js';
-import { PoisonPattern } from '../scan/patterns.js';
+import { PoisonPattern, blocks } from '../scan/patterns.js';
 import { ToolNameIndex, scanTool } from '../scan/scanner.js';
 import type { ServerAssessment } from '../scoring/server-risk.js';
 import { deriveServerConfig } from '../scoring/upstream-source.js';
@@ -107,8 +107,8 @@ export class RiskImporter {
     const names = new ToolNameIndex(kept.flatMap((t) => [t.name, t.originalName]));
     for (const { server: other, tool } of this.registry.others(server)) {
       if (tool.definition === undefined || this.holds.get(tool.name)?.server === other) continue;
-      const reference = scanTool(tool.definition, { otherTools: names }).hits.find(
-        (h) => h.pattern === PoisonPattern.CROSS_SERVER_IMPERATIVE,
+      const reference = scanTool(tool.definition, { otherTools: names, crossServer: 'concealed' }).hits.find(
+        (h) => h.pattern === PoisonPattern.CROSS_SERVER_IMPERATIVE && h.severity === 'high',
       );
       if (reference === undefined) continue;
       const reason = `${RiskErrorCode.R2_CROSS_SERVER_REFERENCE}: the description of "${tool.name}" directs calls to "${reference.target}" of upstream "${server}", with concealment or exfiltration wording`;
@@ -131,7 +131,10 @@ export class RiskImporter {
     assessment: ServerAssessment,
   ): boolean {
     const { server, name } = report;
-    const blocking = this.engine.config.policy === 'block' && this.mode === 'enforce';
+    const blocking =
+      this.engine.config.policy === 'block' &&
+      this.mode === 'enforce' &&
+      blocks(report.hits, this.engine.config.blockAt);
     for (const hit of report.hits) logPoisoningHit(this.logger, server, name, hit, blocking ? 'blocked' : 'warned');
     if (report.assessment) logToolRisk(this.logger, server, name, report.assessment, report.risk);
     if (SluiceError.is(check))

@@ -62,7 +62,11 @@ export function checkShadowing(
   }
   if (rules.crossServerReference) {
     const reference = subject.hits.find(
-      (hit) => hit.pattern === PoisonPattern.CROSS_SERVER_IMPERATIVE && crossesServer(hit, subject, view),
+      // The strict reading (with concealment or exfiltration wording) is what refuses; the seed's looser one only warns.
+      (hit) =>
+        hit.pattern === PoisonPattern.CROSS_SERVER_IMPERATIVE &&
+        hit.severity === 'high' &&
+        crossesServer(hit, subject, view),
     );
     if (reference) {
       const owner = view.ownerOfTool(reference.target as string) as string;

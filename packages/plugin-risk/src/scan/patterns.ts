@@ -30,6 +30,83 @@ export const PoisonPattern = Object.freeze({
   CONCEALMENT_DIRECTIVE: 'CONCEALMENT_DIRECTIVE',
   /** A schema too deep or too large to scan whole: what was not read cannot be called clean. */
   SCAN_LIMIT_EXCEEDED: 'SCAN_LIMIT_EXCEEDED',
+  /** A pseudo-tag block (`<IMPORTANT>`, `<secret>`, `[ADMIN]`, `<!-- -->`, a hidden `<div>`) that carries orders. */
+  HIDDEN_INSTRUCTION_BLOCK: 'HIDDEN_INSTRUCTION_BLOCK',
+  /** A credential or sensitive local file (`~/.ssh/id_rsa`, `.env`, `mcp.json`, cloud credentials, keychains) to be read, included or passed. */
+  SENSITIVE_FILE_REFERENCE: 'SENSITIVE_FILE_REFERENCE',
+  /** Asks for someone's password, API key, token, session cookie or personal data to be passed to the tool. */
+  CREDENTIAL_HARVESTING: 'CREDENTIAL_HARVESTING',
+  /** Orders to collect secrets met in inputs, files or other tools' results and hand them over. */
+  SECRET_COLLECTION: 'SECRET_COLLECTION',
+  /** Hijacks the agent loop: "before any other tool", "on every session", "instead of <tool>", "without asking". */
+  COERCIVE_ORDERING: 'COERCIVE_ORDERING',
+  /** Coaches the model to run or change commands elsewhere: pipe-to-shell payloads, "prepend ... to every command". */
+  COMMAND_INJECTION: 'COMMAND_INJECTION',
+  /** Overrides beyond the seed's phrase: "forget everything above", "new system prompt", "override your safety guidelines", claimed consent. */
+  INSTRUCTION_OVERRIDE: 'INSTRUCTION_OVERRIDE',
+  /** A URL template (`![](https://x.example/p.png?d=SUMMARY)`) to be filled with conversation data: exfiltration by rendering. */
+  URL_TEMPLATE_EXFILTRATION: 'URL_TEMPLATE_EXFILTRATION',
+  /** An optional free-form parameter (`feedback`, `debug`, `notes`, `extra`, an open object) soliciting whatever the model holds: a weak signal. */
+  SUSPICIOUS_SINK_PARAMETER: 'SUSPICIOUS_SINK_PARAMETER',
 } as const);
 
 export type PoisonPattern = (typeof PoisonPattern)[keyof typeof PoisonPattern];
+
+/** How much a hit weighs: `high` blocks under `policy: 'block'` by default; `low` never blocks on its own. */
+export type Severity = 'high' | 'medium' | 'low';
+
+export const SEVERITIES = ['low', 'medium', 'high'] as const;
+
+/** Each signature's severity. `CROSS_SERVER_IMPERATIVE` is `high` with concealment or exfiltration wording, else `medium`. */
+export const PATTERN_SEVERITY: Readonly<Record<PoisonPattern, Severity>> = Object.freeze({
+  HIDDEN_INSTRUCTION: 'high',
+  SYSTEM_PROMPT_OVERRIDE: 'high',
+  ROLE_HIJACK: 'high',
+  UNICODE_ZERO_WIDTH: 'high',
+  UNICODE_RTL_OVERRIDE: 'high',
+  UNICODE_HOMOGLYPH_RISK: 'high',
+  ANSI_ESCAPE: 'high',
+  CROSS_SERVER_IMPERATIVE: 'high',
+  EXFILTRATION_DIRECTIVE: 'high',
+  UNICODE_TAG_CHARACTERS: 'high',
+  UNICODE_VARIATION_SELECTOR: 'high',
+  UNICODE_LONE_SURROGATE: 'high',
+  CONTROL_CHARACTER: 'high',
+  CONCEALMENT_DIRECTIVE: 'high',
+  SCAN_LIMIT_EXCEEDED: 'high',
+  HIDDEN_INSTRUCTION_BLOCK: 'high',
+  SENSITIVE_FILE_REFERENCE: 'high',
+  CREDENTIAL_HARVESTING: 'high',
+  SECRET_COLLECTION: 'high',
+  COERCIVE_ORDERING: 'high',
+  COMMAND_INJECTION: 'high',
+  INSTRUCTION_OVERRIDE: 'high',
+  URL_TEMPLATE_EXFILTRATION: 'high',
+  SUSPICIOUS_SINK_PARAMETER: 'low',
+});
+
+/** What each severity adds to a tool's combined score. */
+export const SEVERITY_WEIGHT: Readonly<Record<Severity, number>> = Object.freeze({ low: 1, medium: 2, high: 4 });
+
+export function severityIndex(severity: Severity): number {
+  return SEVERITIES.indexOf(severity);
+}
+
+/**
+ * Whether hits keep a tool out under `policy: 'block'`: a hit at or above
+ * `blockAt`, or hits whose weights add up to `blockAt`'s weight (two
+ * mediums make a high). Weak signals (`low`) count toward the sum but never
+ * block alone.
+ */
+export function blocks(hits: readonly { readonly severity: Severity }[], blockAt: Severity): boolean {
+  const floor = severityIndex(blockAt);
+  let score = 0;
+  let strong = false;
+  for (const hit of hits) {
+    score += SEVERITY_WEIGHT[hit.severity];
+    if (hit.severity === 'low') continue;
+    strong = true;
+    if (severityIndex(hit.severity) >= floor) return true;
+  }
+  return strong && score >= SEVERITY_WEIGHT[blockAt];
+}

@@ -1,11 +1,28 @@
 import type { Address } from './addresses.js';
 import { findAddresses } from './addresses.js';
+import { scanDirectives } from './directives.js';
+import type { Severity } from './patterns.js';
 import { PoisonPattern } from './patterns.js';
 import type { Words } from './words.js';
-import { W, tokenize } from './words.js';
+import { V, W, tokenize } from './words.js';
 
 /** Receives a phrase-level finding; `target` names the other tool a cross-tool reference points at. */
-export type PhraseReport = (pattern: PoisonPattern, index: number, target?: string) => void;
+export type PhraseReport = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity) => void;
+
+/**
+ * Which references to another exposed tool count. `concealed`: only with
+ * concealment or exfiltration wording (high). `directed` (default): also an
+ * imperative sending the model to a tool that sends, shares, deletes,
+ * publishes, pays or runs (medium). `seed`: any imperative within 80
+ * characters of another tool's name, as the seed wrote it (medium).
+ */
+export type CrossServerReferences = 'concealed' | 'directed' | 'seed';
+
+export interface PhraseOptions {
+  readonly crossServer: CrossServerReferences;
+  /** The text is a property name: credentials named in it need no verb. */
+  readonly isKey: boolean;
+}
 
 /** How far (in characters) an imperative may sit from the tool name it governs. */
 const IMPERATIVE_REACH = 80;
@@ -36,9 +53,11 @@ const ROLE_MARKERS: Readonly<Record<string, readonly string[]>> = {
  * tools to their names; `own` (lower-cased) is the scanned tool's own name.
  */
 export function scanPhrases(
+  text: string,
   lower: string,
   otherTools: ReadonlyMap<string, string> | undefined,
   own: string | undefined,
+  options: PhraseOptions,
   report: PhraseReport,
 ): void {
   scanRoleMarkers(lower, report);
@@ -48,10 +67,17 @@ export function scanPhrases(
   if (words.union & (W.IGNORE | W.YOU | W.PRETEND | W.FROM)) scanOverrides(words, report);
   const concealed = (words.union & (W.NEGATION | W.NOT | W.DON | W.HIDE)) !== 0 && scanConcealment(words, report);
   const exfiltrates = (words.union & (W.EXFIL | W.EXFIL_STRONG)) !== 0 && scanExfiltration(words, addresses, report);
-  if (otherTools === undefined || otherTools.size === 0 || (words.union & W.IMPERATIVE) === 0) return;
+  scanDirectives(text, lower, words, addresses, options.isKey, report);
+  if (otherTools === undefined || otherTools.size === 0) return;
+  const imperative = (words.union & W.IMPERATIVE) !== 0;
   const marked = concealed || exfiltrates || addresses.some((a) => a.email) || (words.union & W.SOFT) !== 0;
-  // A reference to another tool is how honest gateways describe themselves too; only concealment or exfiltration makes it shadowing.
-  if (marked) scanCrossToolReferences(lower, words, otherTools, own, report);
+  // A reference to another tool is how honest gateways describe themselves too: only concealment or exfiltration makes it shadowing (high).
+  if (imperative && marked) scanCrossToolReferences(lower, words, otherTools, own, 'high', report);
+  if (options.crossServer === 'concealed') return;
+  if (words.union2 & V.WHEN || lower.includes('instead of')) scanToolMentions(lower, words, otherTools, own, report);
+  if (!imperative || marked) return;
+  const level = options.crossServer === 'seed' ? 'medium' : 'directed';
+  scanCrossToolReferences(lower, words, otherTools, own, level, report);
 }
 
 function scanRoleMarkers(lower: string, report: PhraseReport): void {
@@ -72,7 +98,7 @@ function silenceWordsInside(words: Words, addresses: readonly Address[]): void {
   for (let i = 0; i < words.count; i++) {
     const start = words.starts[i] as number;
     while (a < addresses.length && (addresses[a] as Address).end <= start) a++;
-    if (a < addresses.length && (addresses[a] as Address).start <= start) words.flags[i] = 0;
+    if (a < addresses.length && (addresses[a] as Address).start <= start) words.flags[i] = words.flags2[i] = 0;
   }
 }
 
@@ -197,12 +223,17 @@ function dataPrefix(words: Words): Int32Array {
   return prefix;
 }
 
-/** An imperative within reach of another exposed tool's name. */
+/**
+ * An imperative within reach of another exposed tool's name. `directed`
+ * keeps only an imperative just before the name, at the start of a clause,
+ * sending the model to a tool that acts (reported as medium).
+ */
 function scanCrossToolReferences(
   lower: string,
   words: Words,
   otherTools: ReadonlyMap<string, string>,
   own: string | undefined,
+  level: Severity | 'directed',
   report: PhraseReport,
 ): void {
   const imperatives: number[] = [];
@@ -227,7 +258,9 @@ function scanCrossToolReferences(
     if (e > s && (s - lastBefore <= IMPERATIVE_REACH || firstAfter - e <= IMPERATIVE_REACH)) {
       const key = lower.slice(s, e);
       const target = key === own ? undefined : otherTools.get(key);
-      if (target !== undefined) report(PoisonPattern.CROSS_SERVER_IMPERATIVE, s, target);
+      if (target !== undefined && level !== 'directed') report(PoisonPattern.CROSS_SERVER_IMPERATIVE, s, target, level);
+      else if (target !== undefined && directs(lower, words, imperatives, before, s, key))
+        report(PoisonPattern.CROSS_SERVER_IMPERATIVE, s, target, 'medium');
     }
     s = next;
   }
@@ -239,4 +272,112 @@ function isAlnum(c: number): boolean {
 
 function isNameChar(c: number): boolean {
   return isAlnum(c) || c === 95 || c === 45 || c === 46; // _ - .
+}
+
+/** Words of a tool name that act on the world: "send_email", "delete_file", "git_push", "transfer_funds". */
+const ACTING = new Set([
+  'send',
+  'merge',
+  'post',
+  'share',
+  'delete',
+  'remove',
+  'push',
+  'publish',
+  'transfer',
+  'pay',
+  'upload',
+  'forward',
+  'email',
+  'sms',
+  'create',
+  'execute',
+  'exec',
+  'run',
+  'move',
+  'write',
+]);
+
+/** An imperative one to three words before the name, opening a clause, and a name that acts. */
+function directs(
+  lower: string,
+  words: Words,
+  imperatives: readonly number[],
+  before: number,
+  nameStart: number,
+  key: string,
+): boolean {
+  if (!key.split(/[_.-]/).some((part) => ACTING.has(part))) return false;
+  const last = before > 0 ? (imperatives[before - 1] as number) : -1;
+  if (last === -1) return false;
+  let between = 0;
+  for (let j = last + 1; j < words.count && (words.starts[j] as number) < nameStart; j++) between++;
+  if (between > 2) return false;
+  return opensClause(lower, words, last);
+}
+
+const CLAUSE_WORDS = ['then', 'afterwards', 'also', 'next', 'and', 'always', 'finally', 'now'];
+
+function opensClause(lower: string, words: Words, i: number): boolean {
+  if (i === 0) return true;
+  const start = words.starts[i] as number;
+  const previousEnd = words.ends[i - 1] as number;
+  for (let k = previousEnd; k < start; k++) {
+    const c = lower.charCodeAt(k);
+    if (c === 46 || c === 44 || c === 59 || c === 58 || c === 10 || c === 33) return true; // . , ; : newline !
+  }
+  const previous = lower.slice(words.starts[i - 1] as number, previousEnd);
+  return CLAUSE_WORDS.includes(previous);
+}
+
+const RUN_PASSIVE = ['called', 'used', 'invoked', 'run', 'runs', 'executed'];
+
+/**
+ * Another tool named as the object of an order about it: "instead of
+ * <tool>" (coercive ordering: high when it also says every, always, never
+ * or do not), and "when <tool> is called, ..." (an order rewriting what
+ * another tool does: a medium cross-server reference).
+ */
+function scanToolMentions(
+  lower: string,
+  words: Words,
+  otherTools: ReadonlyMap<string, string>,
+  own: string | undefined,
+  report: PhraseReport,
+): void {
+  let w = 0; // the first word ending after the current name starts
+  for (let s = 0; s < lower.length;) {
+    if (!isNameChar(lower.charCodeAt(s))) {
+      s++;
+      continue;
+    }
+    let e = s;
+    while (e < lower.length && isNameChar(lower.charCodeAt(e))) e++;
+    const next = e;
+    while (e > s && !isAlnum(lower.charCodeAt(e - 1))) e--;
+    const key = lower.slice(s, e);
+    const target = key === own ? undefined : otherTools.get(key);
+    if (target !== undefined) {
+      while (w < words.count && (words.ends[w] as number) <= s) w++;
+      if (lower.startsWith('instead of ', s - 11)) {
+        const insists = (words.union2 & (V.QUANT | V.NEG)) !== 0;
+        report(PoisonPattern.COERCIVE_ORDERING, s, undefined, insists ? 'high' : 'medium');
+      } else if (whenCalled(lower, words, w, next)) {
+        report(PoisonPattern.CROSS_SERVER_IMPERATIVE, s, target, 'medium');
+      }
+    }
+    s = next;
+  }
+}
+
+/** "when/whenever/every time <name> is called/used/runs": `first` is the name's first word. */
+function whenCalled(lower: string, words: Words, first: number, end: number): boolean {
+  const opens =
+    ((words.flags2[first - 1] as number) & V.WHEN) !== 0 || ((words.flags2[first - 2] as number) & V.WHEN) !== 0;
+  if (!opens || first < 1) return false;
+  let after = first;
+  while (after < words.count && (words.starts[after] as number) < end) after++;
+  const word = (i: number) => (i < words.count ? lower.slice(words.starts[i] as number, words.ends[i] as number) : '');
+  if (RUN_PASSIVE.includes(word(after))) return true;
+  return ['is', 'are', 'gets', 'get'].includes(word(after)) && RUN_PASSIVE.includes(word(after + 1));
 }

@@ -1,10 +1,16 @@
-import type { PoisonPattern } from './patterns.js';
-import { PoisonPattern as Pattern } from './patterns.js';
+import type { PoisonPattern, Severity } from './patterns.js';
+import { PATTERN_SEVERITY, PoisonPattern as Pattern } from './patterns.js';
+import type { CrossServerReferences, PhraseOptions } from './phrase-scan.js';
 import { scanPhrases } from './phrase-scan.js';
+import { findSinks } from './sinks.js';
 import { scanCharacters } from './unicode-scan.js';
+
+export type { CrossServerReferences } from './phrase-scan.js';
 
 export interface ScanHit {
   readonly pattern: PoisonPattern;
+  /** `high` blocks under `policy: 'block'` by default; `low` (weak signals) never blocks alone. */
+  readonly severity: Severity;
   /** Where: a JSON Pointer into the definition (`/description`, `/inputSchema/properties/q/description`); a property name ends in ` (key)`. */
   readonly surface: string;
   /** The text around the hit, invisible and control characters shown as `\u{...}`. */
@@ -21,6 +27,8 @@ export interface ScanResult {
 export interface ScanContext {
   /** Names of the tools exposed alongside this one (for cross-tool references); the tool's own name is ignored. */
   readonly otherTools?: Iterable<string> | ToolNameIndex;
+  /** Which references to those tools count (default `directed`). */
+  readonly crossServer?: CrossServerReferences;
 }
 
 /** Tool names indexed once for many scans (an import batch scans each tool against all the others). */
@@ -52,7 +60,11 @@ const EXCERPT_AFTER = 56;
  */
 export function scanTool(definition: unknown, context: ScanContext = {}): ScanResult {
   const name = (definition as { name?: unknown } | null)?.name;
-  const scan = new Scan(indexOf(context.otherTools), typeof name === 'string' ? name.toLowerCase() : undefined);
+  const scan = new Scan(
+    indexOf(context.otherTools),
+    typeof name === 'string' ? name.toLowerCase() : undefined,
+    context.crossServer ?? 'directed',
+  );
   if (typeof definition === 'object' && definition !== null) {
     const tool = definition as Record<string, unknown>;
     for (const field of ['name', 'title', 'description'] as const) scan.value(tool[field], `/${field}`);
@@ -61,13 +73,14 @@ export function scanTool(definition: unknown, context: ScanContext = {}): ScanRe
       scan.value((annotations as Record<string, unknown>).title, '/annotations/title');
     scan.schema(tool.inputSchema, '/inputSchema');
     scan.schema(tool.outputSchema, '/outputSchema');
+    for (const sink of findSinks(tool)) scan.push(Pattern.SUSPICIOUS_SINK_PARAMETER, sink.surface, sink.excerpt);
   }
   return { clean: scan.hits.length === 0, hits: scan.hits };
 }
 
 /** Scans one text as a single surface. */
 export function scanText(text: string, surface = '/', context: ScanContext = {}): ScanResult {
-  const scan = new Scan(indexOf(context.otherTools), undefined);
+  const scan = new Scan(indexOf(context.otherTools), undefined, context.crossServer ?? 'directed');
   scan.value(text, surface);
   return { clean: scan.hits.length === 0, hits: scan.hits };
 }
@@ -154,7 +167,7 @@ class Scan {
   private text = '';
   private found = 0; // one bit per pattern already reported for this surface
   private targets: Set<string> | undefined;
-  private readonly add = (pattern: PoisonPattern, index: number, target?: string): void => {
+  private readonly add = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity): void => {
     if (this.hits.length >= SCAN_LIMITS.hits) return;
     if (target === undefined) {
       const bit = 1 << PATTERN_BITS[pattern];
@@ -168,16 +181,27 @@ class Scan {
     const surface = this.keySurface ? `${pointerOf(this.surface)} (key)` : pointerOf(this.surface);
     this.hits.push({
       pattern,
+      severity: severity ?? PATTERN_SEVERITY[pattern],
       surface,
       excerpt: excerpt(this.text, index),
       ...(target === undefined ? {} : { target }),
     });
   };
+  private readonly options: { crossServer: CrossServerReferences; isKey: boolean };
 
   constructor(
     private readonly otherTools: ReadonlyMap<string, string> | undefined,
     private readonly own: string | undefined,
-  ) {}
+    crossServer: CrossServerReferences,
+  ) {
+    this.options = { crossServer, isKey: false };
+  }
+
+  /** A finding made outside the text passes (a schema-level signal). */
+  push(pattern: PoisonPattern, surface: string, text: string): void {
+    if (this.hits.length >= SCAN_LIMITS.hits) return;
+    this.hits.push({ pattern, severity: PATTERN_SEVERITY[pattern], surface, excerpt: excerpt(text, 0) });
+  }
 
   value(text: unknown, surface: Location | string, isKey = false): void {
     if (typeof text !== 'string' || text.length === 0 || INERT.has(text)) return;
@@ -187,7 +211,8 @@ class Scan {
     this.found = 0;
     this.targets = undefined;
     scanCharacters(text, this.add);
-    scanPhrases(text.toLowerCase(), this.otherTools, this.own, this.add);
+    this.options.isKey = isKey;
+    scanPhrases(text, text.toLowerCase(), this.otherTools, this.own, this.options as PhraseOptions, this.add);
   }
 
   /** Every key and string of a schema, breadth-first, within the limits. */
@@ -202,6 +227,7 @@ class Scan {
       if (++visited > SCAN_LIMITS.nodes || depth > SCAN_LIMITS.depth) {
         this.hits.push({
           pattern: Pattern.SCAN_LIMIT_EXCEEDED,
+          severity: PATTERN_SEVERITY.SCAN_LIMIT_EXCEEDED,
           surface: pointerOf(at),
           excerpt: `more than ${SCAN_LIMITS.nodes} nodes or ${SCAN_LIMITS.depth} levels`,
         });

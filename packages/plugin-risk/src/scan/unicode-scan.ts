@@ -89,7 +89,9 @@ function classify(cp: number, previous: number, text: string, next: number): Poi
   if (cp === ZWNJ)
     return joinsLetters(previous, codePointAt(text, next)) ? undefined : PoisonPattern.UNICODE_ZERO_WIDTH;
   if (cp === ZWJ)
-    return isEmoji(previous) && isEmoji(codePointAt(text, next)) ? undefined : PoisonPattern.UNICODE_ZERO_WIDTH;
+    return (isEmoji(previous) && isEmoji(codePointAt(text, next))) || joinsLetters(previous, codePointAt(text, next))
+      ? undefined
+      : PoisonPattern.UNICODE_ZERO_WIDTH;
   if (cp === 0x200b || cp === 0x180e || cp === 0xfeff || (cp >= 0x2060 && cp <= 0x2064))
     return PoisonPattern.UNICODE_ZERO_WIDTH;
   if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) return PoisonPattern.UNICODE_RTL_OVERRIDE;
@@ -158,7 +160,7 @@ function isEmoji(cp: number): boolean {
   );
 }
 
-/** ZWNJ is spelling in Arabic-script, Syriac and Indic text: allowed between two letters of those scripts. */
+/** ZWNJ and ZWJ are spelling in Arabic-script, Syriac, Indic and Sinhala text: allowed between two letters of those scripts. */
 function joinsLetters(previous: number, next: number): boolean {
   return isJoiningScript(previous) && isJoiningScript(next);
 }

@@ -36,6 +36,100 @@ export const W = Object.freeze({
   ON: 1 << 27,
 });
 
+/** The second set of word groups, for the directive signatures (a word may be in both sets). */
+export const V = Object.freeze({
+  /** Verbs that move data into a tool or out of the machine. */
+  TRANSFER: 1 << 0,
+  /** Verbs that read or collect. */
+  TAKE: 1 << 1,
+  /** Credential nouns. */
+  SECRET: 1 << 2,
+  /** Quantifiers: any, every, all, each, whenever. */
+  QUANT: 1 << 3,
+  /** Where a value goes: field, argument, parameter. */
+  SINK: 1 << 4,
+  /** Negations a verb may carry. */
+  NEG: 1 << 5,
+  /** Words that, with a dot, slash or underscore next to them, name a sensitive local file. */
+  PATH: 1 << 6,
+  /** Possessives that make a credential someone's. */
+  OWNER: 1 << 7,
+  /** Moments of the agent loop: session, conversation, response. */
+  LOOP: 1 << 8,
+  /** Words that direct: must, always, call, run. */
+  DIRECT: 1 << 9,
+  /** Shell words that anchor a payload check. */
+  SHELL: 1 << 10,
+  /** Where a command runs: terminal, shell, command. */
+  COMMAND: 1 << 11,
+  /** Changes to a command: prepend, append, add, prefix. */
+  MODIFY: 1 << 12,
+  /** Personal data nouns. */
+  PERSONAL: 1 << 13,
+  /** Safety nouns an override targets. */
+  SAFETY: 1 << 14,
+  /** Consent verbs: agreed, approved, authorised. */
+  CONSENT: 1 << 15,
+  /** Verbs of running: run, execute, call. */
+  RUN: 1 << 16,
+  /** Consequential verbs in another tool's name: send, delete, push. */
+  CONSEQUENTIAL: 1 << 17,
+  /** What a tool result or message is: answer, response. */
+  ANSWER: 1 << 18,
+  /** Words that open the text a model reads next: when, whenever, before, after. */
+  WHEN: 1 << 19,
+  /** The data a conversation holds. */
+  AMBIENT: 1 << 20,
+  /** Approval verbs. */
+  APPROVE: 1 << 21,
+  /** Tool nouns. */
+  TOOL: 1 << 22,
+  /** Verbs that ask for something. */
+  REQUEST: 1 << 23,
+  /** Single anchor words of the directive signatures. */
+  ANCHOR: 1 << 24,
+});
+
+const groups2: Array<[number, string]> = [
+  [
+    V.TRANSFER,
+    'pass passing include including put paste copy copied send submit upload attach append provide supply enter give share forward post sync concatenated concatenate embed',
+  ],
+  [V.TAKE, 'read reading open cat dump gather collect collecting harvest capture extract grab content contents'],
+  [
+    V.SECRET,
+    'password passwords passphrase passcode token tokens credential credentials cookie cookies cvv apikey key keys secret secrets codes',
+  ],
+  [V.QUANT, 'any every all each whenever like'],
+  [V.SINK, 'field argument parameter param arg params arguments'],
+  [V.NEG, 'not never no without'],
+  [
+    V.PATH,
+    'ssh rsa ecdsa passwd shadow credentials env netrc npmrc pypirc pgpass kube mcp gcloud keychain keychains history wallet gnupg claude chrome firefox docker',
+  ],
+  [V.OWNER, 'your their user users my his her'],
+  [V.LOOP, 'session sessions conversation conversations response responses turn task reply answer message prompt'],
+  [V.DIRECT, 'must always call invoke run execute called mandatory required'],
+  [V.SHELL, 'rm tcp powershell system crontab stricthostkeychecking bash sh chmod preserve'],
+  [V.COMMAND, 'command commands terminal shell powershell python script scripts git npm'],
+  [V.MODIFY, 'prepend append add prefix'],
+  [V.PERSONAL, 'address addresses phone passport messages conversation history contacts'],
+  [V.SAFETY, 'safety guidelines guardrails restrictions confirmation policies filters'],
+  [V.CONSENT, 'agreed consented approved authorized authorised granted'],
+  [V.RUN, 'run running execute executing call calling invoke'],
+  [V.CONSEQUENTIAL, 'send post share delete remove push publish transfer pay upload forward email sms create execute'],
+  [V.ANSWER, 'answering responding replying answer'],
+  [V.WHEN, 'when whenever before after each time every'],
+  [
+    V.AMBIENT,
+    'conversation session chat history everything anything files configuration available recently far additional environment reply replies message messages know',
+  ],
+  [V.APPROVE, 'approve allow authorise authorize'],
+  [V.TOOL, 'tool tools call calls request requests'],
+  [V.REQUEST, 'ask asks require requires required need needs'],
+  [V.ANCHOR, 'decode keep priority outranks new restrictions override bypass instead replaces'],
+];
+
 const groups: Array<[number, string]> = [
   [W.IGNORE, 'ignore disregard forget'],
   [W.QUALIFIER, 'previous prior above earlier preceding former original your system'],
@@ -49,7 +143,7 @@ const groups: Array<[number, string]> = [
   [W.MODAL, 'do must should shall'],
   [
     W.DISCLOSE,
-    'tell telling told inform informing informed notify notifying notified alert alerting show showing shown let letting ask asking display displaying displayed',
+    'tell telling told inform informing informed notify notifying notified alert alerting show showing shown let letting display displaying displayed',
   ],
   [W.CONCEAL, 'mention mentioning mentioned reveal revealing revealed disclose disclosing disclosed'],
   [W.AUDIENCE, 'user users human humans operator operators anyone person people them'],
@@ -81,10 +175,11 @@ const groups: Array<[number, string]> = [
 
 const LETTERS = 26;
 
-function buildTrie(): { next: Int32Array; flags: Int32Array } {
+function buildTrie(): { next: Int32Array; flags: Int32Array; flags2: Int32Array } {
   const next: number[] = new Array<number>(LETTERS).fill(0);
   const flags: number[] = [0];
-  for (const [bit, list] of groups) {
+  const flags2: number[] = [0];
+  const add = (bit: number, list: string, into: number[]) => {
     for (const word of list.split(' ')) {
       let node = 0;
       for (let i = 0; i < word.length; i++) {
@@ -92,14 +187,17 @@ function buildTrie(): { next: Int32Array; flags: Int32Array } {
         if (next[slot] === 0) {
           next[slot] = flags.length;
           flags.push(0);
+          flags2.push(0);
           for (let k = 0; k < LETTERS; k++) next.push(0);
         }
         node = next[slot] as number;
       }
-      flags[node] = (flags[node] as number) | bit;
+      into[node] = (into[node] as number) | bit;
     }
-  }
-  return { next: Int32Array.from(next), flags: Int32Array.from(flags) };
+  };
+  for (const [bit, list] of groups) add(bit, list, flags);
+  for (const [bit, list] of groups2) add(bit, list, flags2);
+  return { next: Int32Array.from(next), flags: Int32Array.from(flags), flags2: Int32Array.from(flags2) };
 }
 
 const TRIE = buildTrie();
@@ -116,15 +214,28 @@ export interface Words {
   readonly starts: Int32Array;
   readonly ends: Int32Array;
   readonly flags: Int32Array;
+  /** The groups of the second set (`V`). */
+  readonly flags2: Int32Array;
+  readonly union2: number;
 }
 
 // Reused between scans (scanning is synchronous): a scan allocates nothing per word.
-let buffers = { starts: new Int32Array(256), ends: new Int32Array(256), flags: new Int32Array(256) };
+let buffers = {
+  starts: new Int32Array(256),
+  ends: new Int32Array(256),
+  flags: new Int32Array(256),
+  flags2: new Int32Array(256),
+};
 
 function capacity(size: number): typeof buffers {
   if (buffers.starts.length < size) {
     const length = Math.max(size, buffers.starts.length * 2);
-    buffers = { starts: new Int32Array(length), ends: new Int32Array(length), flags: new Int32Array(length) };
+    buffers = {
+      starts: new Int32Array(length),
+      ends: new Int32Array(length),
+      flags: new Int32Array(length),
+      flags2: new Int32Array(length),
+    };
   }
   return buffers;
 }
@@ -132,10 +243,11 @@ function capacity(size: number): typeof buffers {
 export function tokenize(lower: string): Words {
   const length = lower.length;
   // At most one word per two characters (a letter and a separator).
-  const { starts, ends, flags } = capacity((length >> 1) + 1);
-  const { next, flags: nodeFlags } = TRIE;
+  const { starts, ends, flags, flags2 } = capacity((length >> 1) + 1);
+  const { next, flags: nodeFlags, flags2: nodeFlags2 } = TRIE;
   let count = 0;
   let union = 0;
+  let union2 = 0;
   let i = 0;
   while (i < length) {
     let c = lower.charCodeAt(i);
@@ -152,9 +264,12 @@ export function tokenize(lower: string): Words {
     starts[count] = start;
     ends[count] = i;
     const groups = node > 0 ? (nodeFlags[node] as number) : 0;
+    const groups2 = node > 0 ? (nodeFlags2[node] as number) : 0;
     flags[count] = groups;
+    flags2[count] = groups2;
     union |= groups;
+    union2 |= groups2;
     count++;
   }
-  return { count, union, starts, ends, flags };
+  return { count, union, starts, ends, flags, flags2, union2 };
 }

@@ -136,7 +136,8 @@ const IRREVERSIBLE = new Set(['delete', 'drop', 'purge', 'wipe', 'remove']);
 function toolFloors(definition: ToolShape, hints: Hints): ToolFloor[] {
   const floors: ToolFloor[] = [];
   if (hasIrreversibleVerb(definition.name)) floors.push(ToolFloor.IRREVERSIBLE_VERB);
-  if (hints.readOnlyHint !== true && hints.destructiveHint === true && hints.idempotentHint !== true) {
+  // Read-only and destructive at once is a contradiction: untrusted claims cannot lift the floor.
+  if (hints.destructiveHint === true && hints.idempotentHint !== true) {
     floors.push(ToolFloor.DESTRUCTIVE_NOT_IDEMPOTENT);
   }
   const undescribed = typeof definition.description !== 'string' || definition.description.trim() === '';
