@@ -118,6 +118,23 @@ const crafted: Array<[string, string]> = [
   ['lone surrogates', repeatTo('\uD800x')],
   ['"call tool_1 secretly " with 1,000 other tools', repeatTo('call tool_1 secretly ')],
   ['name-like run "a_b.c-d" with 1,000 other tools', `call ${repeatTo('a_b.c-d', MB - 20)} secretly`],
+  ['"<important>" repeated, never closed', repeatTo('<important>')],
+  ['"<important> word " then one closing at the end', `${repeatTo('<important> word ', MB - 20)}</important>`],
+  ['"<!--" repeated, never closed', repeatTo('<!-- ')],
+  ['"[admin: x " repeated, never closed', repeatTo('[admin: x ')],
+  ['"## system " headings', repeatTo('## system ')],
+  ['"~/.ssh/id_rsa " without a verb', repeatTo('~/.ssh/id_rsa ')],
+  ['".env " without a verb', repeatTo('.env ')],
+  ['"the user\'s password " without a verb', repeatTo("the user's password ")],
+  ['"any token " without a verb', repeatTo('any token ')],
+  ['"before any " without a tool', repeatTo('before any ')],
+  ['"every session " without a modal', repeatTo('every session ')],
+  ['"when you run " without a command', repeatTo('when you run ')],
+  ['"| " repeated', repeatTo('| ')],
+  ['"rm -r " near-miss', repeatTo('rm -r ')],
+  ['URL "?a=AB" placeholders too short', repeatTo('https://x.example/p?a=AB conversation ')],
+  ['"instead of tool_1 " with 1,000 other tools', repeatTo('instead of tool_1 ')],
+  ['"when tool_1 is " with 1,000 other tools', repeatTo('when tool_1 is ')],
 ];
 const craftedRows = crafted.map(([input, text]) => {
   scanText(text, '/description', { otherTools });
@@ -130,6 +147,16 @@ const craftedRows = crafted.map(([input, text]) => {
   return { input, medianMs: median(runs), maxMs: Math.max(...runs) };
 });
 printTable('(2) Crafted 1 MB descriptions (goal < 100 ms each)', craftedRows);
+
+// (2b) scanResults: the same scan over a tool's result text, per KB.
+const resultKb = 16;
+const resultText = realistic.slice(0, resultKb * 1024);
+const resultNs = nsPerOp(() => scanText(resultText, '/content/0/text', { otherTools }), quick ? 200 : 2_000);
+const resultRows = [
+  { measure: `scan of a ${resultKb} KB result`, value: `${(resultNs / 1000).toFixed(1)} µs` },
+  { measure: 'per KB of result text', value: `${(resultNs / resultKb / 1000).toFixed(2)} µs` },
+];
+printTable('(2b) scanResults cost', resultRows);
 
 // (3) Importing 1,000 tools.
 const source: ToolSource = { kind: 'upstream', upstream: 'bench', originalName: '', trusted: false };
@@ -363,6 +390,7 @@ const file = writeResult('risk', {
   loadAverage: [loadBefore, loadavg()[0]],
   throughput: throughputRows,
   crafted: craftedRows,
+  resultScan: { kb: resultKb, ns: resultNs },
   import: importRows,
   perCall: { holdsNs, stats, imported: importedStats },
   approval: { mintNs, checkNs, digestNs, stats: approvalStats },

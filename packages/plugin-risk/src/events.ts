@@ -13,6 +13,7 @@ export const RiskEvent = Object.freeze({
   TOOL_PUBLISH_RISK_COMPUTED: 'ToolPublishRiskComputed',
   FLOOR_OVERRIDE_TRIGGERED: 'FloorOverrideTriggered',
   POISONING_HIT: 'PoisoningHit',
+  RESULT_POISONING_HIT: 'ResultPoisoningHit',
   HASH_LEDGER_MISMATCH: 'HashLedgerMismatch',
   COMPOSITION_LIFECYCLE: 'CompositionLifecycle',
   APPROVAL_REQUESTED: 'ApprovalRequested',

@@ -7,9 +7,12 @@ import { ApprovalTargets } from './approval/targets.js';
 import { RiskApprover } from './approval/approver.js';
 import { RiskEngine } from './assess.js';
 import { CallEvents } from './calls/call-events.js';
+import { ResultScan } from './calls/result-scan.js';
+import { ToolNameIndex } from './scan/scanner.js';
 import { RiskErrorCode } from './errors.js';
 import { RiskEvent } from './events.js';
 import { ExposedNames } from './exposure/exposed-names.js';
+import type { ExposureRegistry } from './exposure/registry.js';
 import { RiskImporter } from './exposure/importer.js';
 import { CallHolds } from './ledger/holds.js';
 import { FingerprintLedger } from './ledger/ledger.js';
@@ -102,6 +105,15 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       const approvals = new ApprovalGate(targets, approver, config.approval, api.mode, mask.text);
       api.hooks.preCall.tapPromise({ name: RISK_PLUGIN_NAME, stage: Stage.APPROVAL }, (ctx) => approvals.check(ctx));
       tapCallEvents(api, new CallEvents(logger, config.calls.events, config.calls.level, mask));
+      if (config.scanResults) {
+        const scan = new ResultScan(
+          { policy: config.policy, blockAt: config.blockAt, crossServer: config.crossServerReferences },
+          api.mode,
+          logger,
+          namesOf(importer.registry),
+        );
+        api.hooks.postCall.tap({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (result, ctx) => scan.check(result, ctx));
+      }
     },
     async approveRereview(serverId: string, toolName: string) {
       await requireLedger().approveRereview(serverId, toolName);
@@ -112,6 +124,19 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       for (const lifecycle of lifecycles) lifecycle.revoke(serverId, toolName);
     },
   });
+}
+
+/** The exposed names as an index, rebuilt only when the registry changed. */
+function namesOf(registry: ExposureRegistry): () => ToolNameIndex {
+  let version = -1;
+  let index = new ToolNameIndex([]);
+  return () => {
+    if (registry.version !== version) {
+      index = new ToolNameIndex(registry.names());
+      version = registry.version;
+    }
+    return index;
+  };
 }
 
 function createLedger(config: RiskConfig, services?: Services, sharing?: LedgerSharing): FingerprintLedger {

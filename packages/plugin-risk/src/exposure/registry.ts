@@ -29,6 +29,8 @@ export class ExposureRegistry implements ExposureView {
   private readonly aliases = new Map<string, { name: string; server: string }>();
   private readonly owners = new Map<string, string>();
   private readonly upstreams = new Set<string>();
+  /** Bumped on every change, so that what is derived from the names can be cached. */
+  version = 0;
 
   constructor(configured: Iterable<string> = []) {
     for (const id of configured) this.upstreams.add(id);
@@ -36,6 +38,7 @@ export class ExposureRegistry implements ExposureView {
 
   /** Sets the names an upstream exposes now. */
   replace(server: string, tools: readonly ExposedName[]): void {
+    this.version++;
     for (const tool of this.bySource.get(server)?.values() ?? []) this.forget(server, tool);
     this.bySource.set(server, new Map());
     this.add(server, tools);
@@ -43,6 +46,7 @@ export class ExposureRegistry implements ExposureView {
 
   /** Adds names to what a source exposes (local tools arrive one at a time). */
   add(server: string, tools: readonly ExposedName[]): void {
+    this.version++;
     if (server !== LOCAL_SOURCE) this.upstreams.add(server);
     let own = this.bySource.get(server);
     if (!own) this.bySource.set(server, (own = new Map()));

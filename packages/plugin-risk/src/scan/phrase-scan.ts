@@ -76,8 +76,8 @@ export function scanPhrases(
   if (options.crossServer === 'concealed') return;
   if (words.union2 & V.WHEN || lower.includes('instead of')) scanToolMentions(lower, words, otherTools, own, report);
   if (!imperative || marked) return;
-  const level = options.crossServer === 'seed' ? 'medium' : 'directed';
-  scanCrossToolReferences(lower, words, otherTools, own, level, report);
+  if (options.crossServer === 'seed') scanCrossToolReferences(lower, words, otherTools, own, 'medium', report);
+  else scanDirectedReferences(lower, words, otherTools, own, report);
 }
 
 function scanRoleMarkers(lower: string, report: PhraseReport): void {
@@ -223,17 +223,13 @@ function dataPrefix(words: Words): Int32Array {
   return prefix;
 }
 
-/**
- * An imperative within reach of another exposed tool's name. `directed`
- * keeps only an imperative just before the name, at the start of a clause,
- * sending the model to a tool that acts (reported as medium).
- */
+/** An imperative within reach (80 characters) of another exposed tool's name: the seed's rule. */
 function scanCrossToolReferences(
   lower: string,
   words: Words,
   otherTools: ReadonlyMap<string, string>,
   own: string | undefined,
-  level: Severity | 'directed',
+  level: Severity,
   report: PhraseReport,
 ): void {
   const imperatives: number[] = [];
@@ -258,9 +254,7 @@ function scanCrossToolReferences(
     if (e > s && (s - lastBefore <= IMPERATIVE_REACH || firstAfter - e <= IMPERATIVE_REACH)) {
       const key = lower.slice(s, e);
       const target = key === own ? undefined : otherTools.get(key);
-      if (target !== undefined && level !== 'directed') report(PoisonPattern.CROSS_SERVER_IMPERATIVE, s, target, level);
-      else if (target !== undefined && directs(lower, words, imperatives, before, s, key))
-        report(PoisonPattern.CROSS_SERVER_IMPERATIVE, s, target, 'medium');
+      if (target !== undefined) report(PoisonPattern.CROSS_SERVER_IMPERATIVE, s, target, level);
     }
     s = next;
   }
@@ -298,22 +292,37 @@ const ACTING = new Set([
   'write',
 ]);
 
-/** An imperative one to three words before the name, opening a clause, and a name that acts. */
-function directs(
+/**
+ * The default reading of a reference: an imperative opening a clause
+ * ("Then call", "Always invoke", ", run"), followed within three words by
+ * another exposed tool whose name acts on the world (medium). Only the names
+ * right after imperatives are looked up.
+ */
+function scanDirectedReferences(
   lower: string,
   words: Words,
-  imperatives: readonly number[],
-  before: number,
-  nameStart: number,
-  key: string,
-): boolean {
-  if (!key.split(/[_.-]/).some((part) => ACTING.has(part))) return false;
-  const last = before > 0 ? (imperatives[before - 1] as number) : -1;
-  if (last === -1) return false;
-  let between = 0;
-  for (let j = last + 1; j < words.count && (words.starts[j] as number) < nameStart; j++) between++;
-  if (between > 2) return false;
-  return opensClause(lower, words, last);
+  otherTools: ReadonlyMap<string, string>,
+  own: string | undefined,
+  report: PhraseReport,
+): void {
+  for (let i = 0; i < words.count; i++) {
+    if (((words.flags[i] as number) & W.IMPERATIVE) === 0 || !opensClause(lower, words, i)) continue;
+    for (let j = i + 1; j <= i + 3 && j < words.count; j++) {
+      const start = words.starts[j] as number;
+      const target = targetAt(lower, start, otherTools, own);
+      if (target === undefined) continue;
+      let end = nameEnd(lower, start);
+      while (end > start && !isAlnum(lower.charCodeAt(end - 1))) end--;
+      if (
+        lower
+          .slice(start, end)
+          .split(/[_.-]/)
+          .some((part) => ACTING.has(part))
+      )
+        report(PoisonPattern.CROSS_SERVER_IMPERATIVE, start, target, 'medium');
+      break;
+    }
+  }
 }
 
 const CLAUSE_WORDS = ['then', 'afterwards', 'also', 'next', 'and', 'always', 'finally', 'now'];
@@ -336,7 +345,8 @@ const RUN_PASSIVE = ['called', 'used', 'invoked', 'run', 'runs', 'executed'];
  * Another tool named as the object of an order about it: "instead of
  * <tool>" (coercive ordering: high when it also says every, always, never
  * or do not), and "when <tool> is called, ..." (an order rewriting what
- * another tool does: a medium cross-server reference).
+ * another tool does: a medium cross-server reference). Only the name right
+ * after each anchor is looked up.
  */
 function scanToolMentions(
   lower: string,
@@ -345,29 +355,43 @@ function scanToolMentions(
   own: string | undefined,
   report: PhraseReport,
 ): void {
-  let w = 0; // the first word ending after the current name starts
-  for (let s = 0; s < lower.length;) {
-    if (!isNameChar(lower.charCodeAt(s))) {
-      s++;
-      continue;
-    }
-    let e = s;
-    while (e < lower.length && isNameChar(lower.charCodeAt(e))) e++;
-    const next = e;
-    while (e > s && !isAlnum(lower.charCodeAt(e - 1))) e--;
-    const key = lower.slice(s, e);
-    const target = key === own ? undefined : otherTools.get(key);
-    if (target !== undefined) {
-      while (w < words.count && (words.ends[w] as number) <= s) w++;
-      if (lower.startsWith('instead of ', s - 11)) {
-        const insists = (words.union2 & (V.QUANT | V.NEG)) !== 0;
-        report(PoisonPattern.COERCIVE_ORDERING, s, undefined, insists ? 'high' : 'medium');
-      } else if (whenCalled(lower, words, w, next)) {
-        report(PoisonPattern.CROSS_SERVER_IMPERATIVE, s, target, 'medium');
-      }
-    }
-    s = next;
+  for (let at = lower.indexOf('instead of '); at !== -1; at = lower.indexOf('instead of ', at + 11)) {
+    if (targetAt(lower, at + 11, otherTools, own) === undefined) continue;
+    const insists = (words.union2 & (V.QUANT | V.NEG)) !== 0;
+    report(PoisonPattern.COERCIVE_ORDERING, at + 11, undefined, insists ? 'high' : 'medium');
+    break;
   }
+  if ((words.union2 & V.WHEN) === 0) return;
+  for (let i = 0; i < words.count; i++) {
+    if (((words.flags2[i] as number) & V.WHEN) === 0) continue;
+    for (let j = i + 1; j <= i + 2 && j < words.count; j++) {
+      const start = words.starts[j] as number;
+      const target = targetAt(lower, start, otherTools, own);
+      if (target !== undefined && whenCalled(lower, words, j, nameEnd(lower, start)))
+        report(PoisonPattern.CROSS_SERVER_IMPERATIVE, start, target, 'medium');
+    }
+  }
+}
+
+/** The exposed tool whose name starts at `start` (a whole name token), if any. */
+function targetAt(
+  lower: string,
+  start: number,
+  otherTools: ReadonlyMap<string, string>,
+  own: string | undefined,
+): string | undefined {
+  if (start > 0 && isNameChar(lower.charCodeAt(start - 1))) return undefined;
+  let end = nameEnd(lower, start);
+  while (end > start && !isAlnum(lower.charCodeAt(end - 1))) end--;
+  if (end - start < 3 || end - start > 128) return undefined;
+  const key = lower.slice(start, end);
+  return key === own ? undefined : otherTools.get(key);
+}
+
+function nameEnd(lower: string, start: number): number {
+  let end = start;
+  while (end < lower.length && end - start <= 128 && isNameChar(lower.charCodeAt(end))) end++;
+  return end;
 }
 
 /** "when/whenever/every time <name> is called/used/runs": `first` is the name's first word. */

@@ -9,50 +9,62 @@ const BLACK_FLAG = 0x1f3f4;
 const CANCEL_TAG = 0xe007f;
 
 /** Anything but printable ASCII, tab, line feed and carriage return: the only characters this scan can report. */
-const NOTABLE = /[^\x20-\x7e\t\n\r]/;
+const NOTABLE = /[^\x20-\x7e\t\n\r]/g;
 
 /**
  * One pass over the UTF-16 code units of `text`, reporting invisible,
  * reordering, smuggling and control characters. Emoji flag sequences, emoji
- * ZWJ sequences, a single variation selector after its base, and ZWNJ inside
- * the scripts whose spelling needs it are left alone. Printable ASCII text is
- * skipped after one native search, and takes the fast path in the loop.
+ * ZWJ sequences, a single variation selector after its base, and ZWNJ and
+ * ZWJ inside the scripts whose spelling needs them are left alone. A native
+ * search jumps from one notable character to the next; of the plain text in
+ * between, only the word touching the next notable character is read (for
+ * mixed-script words), so every character is looked at a bounded number of
+ * times.
  */
 export function scanCharacters(text: string, report: Report): void {
-  if (!NOTABLE.test(text)) return;
+  let match = nextNotable(text, 0);
+  if (match === null) return;
   const length = text.length;
   let previous = -1; // the previous code point, -1 at the start
   let wordLatin = false;
   let wordCyrillic = false;
   let wordFlagged = false;
   let wordStart = 0;
-  for (let i = 0; i < length; i++) {
-    let cp = text.charCodeAt(i);
-    if (cp >= 0x20 && cp < 0x7f) {
-      const letter = (cp | 0x20) >= 0x61 && (cp | 0x20) <= 0x7a;
-      if (letter) {
-        if (!wordLatin && !wordCyrillic) wordStart = i;
+  let i = 0; // the next index to read
+  for (;;) {
+    const notable = match === null ? length : match.index;
+    if (notable > i) {
+      // Plain ASCII from i to the notable character: a separator in it ends the word.
+      let k = notable;
+      while (k > i && isAsciiAlnum(text.charCodeAt(k - 1))) k--;
+      if (k > i) wordLatin = wordCyrillic = wordFlagged = false;
+      for (let j = k; j < notable; j++) {
+        if (!isAsciiLetter(text.charCodeAt(j))) continue;
+        if (!wordLatin && !wordCyrillic) wordStart = j;
         wordLatin = true;
         if (wordCyrillic && !wordFlagged) {
           wordFlagged = true;
           report(PoisonPattern.UNICODE_HOMOGLYPH_RISK, wordStart);
         }
-      } else if (cp < 0x30 || cp > 0x39) {
-        wordLatin = wordCyrillic = wordFlagged = false;
       }
-      previous = cp;
-      continue;
+      previous = text.charCodeAt(notable - 1);
+      i = notable;
     }
+    if (match === null || i >= length) return;
+    let cp = text.charCodeAt(i);
     const at = i;
+    let next = i + 1;
     if (cp >= 0xd800 && cp <= 0xdfff) {
       const low = text.charCodeAt(i + 1);
       if (cp <= 0xdbff && low >= 0xdc00 && low <= 0xdfff) {
         cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-        i++;
+        next = i + 2;
       } else {
         report(PoisonPattern.UNICODE_LONE_SURROGATE, at);
         previous = cp;
         wordLatin = wordCyrillic = wordFlagged = false;
+        i = next;
+        match = nextNotable(text, i);
         continue;
       }
     }
@@ -69,18 +81,41 @@ export function scanCharacters(text: string, report: Report): void {
     } else {
       wordLatin = wordCyrillic = wordFlagged = false;
     }
+    let skipped = false;
     if (cp === BLACK_FLAG) {
-      const end = flagTagEnd(text, i + 1);
+      const end = flagTagEnd(text, next);
       if (end > 0) {
-        i = end - 1;
+        next = end;
         previous = CANCEL_TAG;
-        continue;
+        skipped = true;
       }
     }
-    const pattern = classify(cp, previous, text, i + 1);
-    if (pattern !== undefined) report(pattern, at);
-    previous = cp;
+    if (!skipped) {
+      const pattern = classify(cp, previous, text, next);
+      if (pattern !== undefined) report(pattern, at);
+      previous = cp;
+    }
+    i = next;
+    match = nextNotable(text, i);
   }
+}
+
+/** The next notable character from `from`: read directly when it is the very next one, else by the native search. */
+function nextNotable(text: string, from: number): { readonly index: number } | null {
+  if (from < text.length) {
+    const c = text.charCodeAt(from);
+    if (!((c >= 0x20 && c <= 0x7e) || c === 0x09 || c === 0x0a || c === 0x0d)) return { index: from };
+  }
+  NOTABLE.lastIndex = from;
+  return NOTABLE.exec(text);
+}
+
+function isAsciiLetter(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+}
+
+function isAsciiAlnum(c: number): boolean {
+  return isAsciiLetter(c) || (c >= 0x30 && c <= 0x39);
 }
 
 function classify(cp: number, previous: number, text: string, next: number): PoisonPattern | undefined {

@@ -86,8 +86,12 @@ export const V = Object.freeze({
   TOOL: 1 << 22,
   /** Verbs that ask for something. */
   REQUEST: 1 << 23,
-  /** Single anchor words of the directive signatures. */
-  ANCHOR: 1 << 24,
+  /** Anchors of the coercive-ordering checks. */
+  COERCE: 1 << 24,
+  /** Anchors of the override checks. */
+  OVERRIDE: 1 << 25,
+  /** Words the checks compare by identity; no behaviour of their own. */
+  WORD: 1 << 26,
 });
 
 const groups2: Array<[number, string]> = [
@@ -127,7 +131,12 @@ const groups2: Array<[number, string]> = [
   [V.APPROVE, 'approve allow authorise authorize'],
   [V.TOOL, 'tool tools call calls request requests'],
   [V.REQUEST, 'ask asks require requires required need needs'],
-  [V.ANCHOR, 'decode keep priority outranks new restrictions override bypass instead replaces'],
+  [V.COERCE, 'before every each always without keep priority outranks'],
+  [V.OVERRIDE, 'decode new restrictions override bypass approved'],
+  [
+    V.WORD,
+    'a above access all already an any anything apikey approval asking assistant base codes confirmation confirming consent cookie cookies credential credentials cvv earlier everything first hex highest key keys like login logins mandatory must no passcode passphrase password passwords permission pre preference preferences previous prior profile prompt request requests required rot s said saved secret secrets system they token tokens tool top user users whenever wishes you session bearer refresh api recovery backup follow obey is are gets get called used invoked run runs executed instead of',
+  ],
 ];
 
 const groups: Array<[number, string]> = [
@@ -217,6 +226,8 @@ export interface Words {
   /** The groups of the second set (`V`). */
   readonly flags2: Int32Array;
   readonly union2: number;
+  /** Each word's trie node (0 for a word the vocabulary does not hold): compare with `wordId()`. */
+  readonly nodes: Int32Array;
 }
 
 // Reused between scans (scanning is synchronous): a scan allocates nothing per word.
@@ -225,6 +236,7 @@ let buffers = {
   ends: new Int32Array(256),
   flags: new Int32Array(256),
   flags2: new Int32Array(256),
+  nodes: new Int32Array(256),
 };
 
 function capacity(size: number): typeof buffers {
@@ -235,6 +247,7 @@ function capacity(size: number): typeof buffers {
       ends: new Int32Array(length),
       flags: new Int32Array(length),
       flags2: new Int32Array(length),
+      nodes: new Int32Array(length),
     };
   }
   return buffers;
@@ -243,7 +256,7 @@ function capacity(size: number): typeof buffers {
 export function tokenize(lower: string): Words {
   const length = lower.length;
   // At most one word per two characters (a letter and a separator).
-  const { starts, ends, flags, flags2 } = capacity((length >> 1) + 1);
+  const { starts, ends, flags, flags2, nodes } = capacity((length >> 1) + 1);
   const { next, flags: nodeFlags, flags2: nodeFlags2 } = TRIE;
   let count = 0;
   let union = 0;
@@ -267,9 +280,21 @@ export function tokenize(lower: string): Words {
     const groups2 = node > 0 ? (nodeFlags2[node] as number) : 0;
     flags[count] = groups;
     flags2[count] = groups2;
+    nodes[count] = node > 0 ? node : 0;
     union |= groups;
     union2 |= groups2;
     count++;
   }
-  return { count, union, starts, ends, flags, flags2, union2 };
+  return { count, union, starts, ends, flags, flags2, union2, nodes };
+}
+
+/** The trie node of a vocabulary word, for identity checks on `Words.nodes`. Throws for a word the vocabulary lacks. */
+export function wordId(word: string): number {
+  let node = 0;
+  for (let i = 0; i < word.length; i++) {
+    node = TRIE.next[node * LETTERS + word.charCodeAt(i) - 97] as number;
+    if (!node) throw new Error(`"${word}" is not in the scan vocabulary`);
+  }
+  if (!(TRIE.flags[node] || TRIE.flags2[node])) throw new Error(`"${word}" is not in the scan vocabulary`);
+  return node;
 }
