@@ -27,16 +27,23 @@ export function scanDirectives(
   isKey: boolean,
   report: DirectiveReport,
 ): void {
-  prefixes.fill(undefined);
-  queries = 0;
-  const union = words.union2;
-  if (union !== 0) scanWords(lower, words, isKey, report);
+  if (words.union2 !== 0) {
+    queries = 0;
+    scanWords(lower, words, isKey, report);
+    if (built) {
+      prefixes.fill(undefined); // nothing of this text is kept past its scan
+      built = false;
+    }
+  }
+  // One native search for every marker character; most strings of a schema have none.
+  if (!MARKERS.test(lower)) return;
   if (lower.includes('<') || lower.includes('[') || lower.includes('{') || lower.includes('##'))
     scanBlocks(lower, words, report);
   if (lower.includes('|')) scanPipes(lower, report);
   if (addresses.length > 0 && text.includes('?')) scanUrlTemplates(text, words, addresses, report);
-  prefixes.fill(undefined); // nothing of this text is kept past its scan
 }
+
+const MARKERS = /[<[{#|?]/;
 
 const at = (words: Words, i: number): number => words.starts[i] as number;
 const f2 = (words: Words, i: number): number => (i >= 0 && i < words.count ? (words.flags2[i] as number) : 0);
@@ -258,6 +265,7 @@ const S = Object.freeze({
  * then one subtraction, whatever the window or the text.
  */
 const prefixes: Array<Int32Array | undefined> = SLOT_GROUPS.map(() => undefined);
+let built = false;
 
 function prefixOf(words: Words, slot: number): Int32Array {
   let prefix = prefixes[slot];
@@ -267,6 +275,7 @@ function prefixOf(words: Words, slot: number): Int32Array {
     for (let j = 0; j < words.count; j++)
       prefix[j + 1] = (prefix[j] as number) + ((words.flags2[j] as number) & groups && !negated(words, j) ? 1 : 0);
     prefixes[slot] = prefix;
+    built = true;
   }
   return prefix;
 }

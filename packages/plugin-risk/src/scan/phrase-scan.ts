@@ -4,7 +4,7 @@ import { scanDirectives } from './directives.js';
 import type { Severity } from './patterns.js';
 import { PoisonPattern } from './patterns.js';
 import type { Words } from './words.js';
-import { V, W, tokenize } from './words.js';
+import { V, W, tokenize, wordId } from './words.js';
 
 /** Receives a phrase-level finding; `target` names the other tool a cross-tool reference points at. */
 export type PhraseReport = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity) => void;
@@ -325,7 +325,7 @@ function scanDirectedReferences(
   }
 }
 
-const CLAUSE_WORDS = ['then', 'afterwards', 'also', 'next', 'and', 'always', 'finally', 'now'];
+const CLAUSE_WORDS = ['then', 'afterwards', 'also', 'next', 'and', 'always', 'finally', 'now'].map(wordId);
 
 function opensClause(lower: string, words: Words, i: number): boolean {
   if (i === 0) return true;
@@ -335,8 +335,7 @@ function opensClause(lower: string, words: Words, i: number): boolean {
     const c = lower.charCodeAt(k);
     if (c === 46 || c === 44 || c === 59 || c === 58 || c === 10 || c === 33) return true; // . , ; : newline !
   }
-  const previous = lower.slice(words.starts[i - 1] as number, previousEnd);
-  return CLAUSE_WORDS.includes(previous);
+  return CLAUSE_WORDS.includes(words.nodes[i - 1] as number);
 }
 
 const RUN_PASSIVE = ['called', 'used', 'invoked', 'run', 'runs', 'executed'];

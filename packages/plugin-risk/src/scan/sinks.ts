@@ -35,14 +35,22 @@ export interface Sink {
 export function findSinks(tool: Readonly<Record<string, unknown>>): Sink[] {
   const schema = tool.inputSchema;
   if (!isPlainObject(schema) || !isPlainObject(schema.properties)) return [];
-  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((r) => typeof r === 'string') : []);
-  const purpose = `${String(tool.name ?? '')} ${typeof tool.description === 'string' ? tool.description : ''}`
-    .slice(0, 10_000)
-    .toLowerCase();
   const sinks: Sink[] = [];
-  for (const [name, property] of Object.entries(schema.properties).slice(0, 200)) {
+  let required: Set<unknown> | undefined;
+  let purpose: string | undefined;
+  let seen = 0;
+  for (const name in schema.properties) {
+    if (++seen > 200) break;
+    if (!Object.hasOwn(schema.properties, name)) continue;
     const key = name.toLowerCase();
-    if (!SINK_NAMES.has(key) || required.has(name) || !isPlainObject(property)) continue;
+    if (!SINK_NAMES.has(key)) continue;
+    const property = schema.properties[name];
+    required ??= new Set(Array.isArray(schema.required) ? schema.required : []);
+    if (required.has(name) || !isPlainObject(property)) continue;
+    purpose ??=
+      `${typeof tool.name === 'string' ? tool.name : ''} ${typeof tool.description === 'string' ? tool.description : ''}`
+        .slice(0, 10_000)
+        .toLowerCase();
     if (!isFreeForm(property) || purpose.includes(key.replace('_', ' ')) || purpose.includes(key)) continue;
     const description = typeof property.description === 'string' ? property.description.slice(0, 2_000) : '';
     if ((tokenize(description.toLowerCase()).union2 & V.AMBIENT) === 0) continue;
@@ -52,7 +60,7 @@ export function findSinks(tool: Readonly<Record<string, unknown>>): Sink[] {
     });
   }
   // An open schema whose extra properties ask for "anything else you know".
-  const open = schema.additionalProperties;
+  const open: unknown = schema.additionalProperties;
   if (
     isPlainObject(open) &&
     typeof open.description === 'string' &&

@@ -135,7 +135,7 @@ const groups2: Array<[number, string]> = [
   [V.OVERRIDE, 'decode new restrictions override bypass approved'],
   [
     V.WORD,
-    'a above access all already an any anything apikey approval asking assistant base codes confirmation confirming consent cookie cookies credential credentials cvv earlier everything first hex highest key keys like login logins mandatory must no passcode passphrase password passwords permission pre preference preferences previous prior profile prompt request requests required rot s said saved secret secrets system they token tokens tool top user users whenever wishes you session bearer refresh api recovery backup follow obey is are gets get called used invoked run runs executed instead of',
+    'a above access all already an any anything apikey approval asking assistant base codes confirmation confirming consent cookie cookies credential credentials cvv earlier everything first hex highest key keys like login logins mandatory must no passcode passphrase password passwords permission pre preference preferences previous prior profile prompt request requests required rot s said saved secret secrets system they token tokens tool top user users whenever wishes you session bearer refresh api recovery backup follow obey is are gets get called used invoked run runs executed instead of then afterwards also next and finally now',
   ],
 ];
 
