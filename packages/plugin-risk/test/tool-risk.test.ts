@@ -76,7 +76,7 @@ describe('the documentation penalty', () => {
     ],
     ['unspecified annotations', { annotations: { title: 'Forecast' } }, ['annotations']],
   ] as const)('counts %s as one gap', (_what, overrides, gaps) => {
-    const result = assessTool(tool(overrides as Partial<ToolShape>), untrusted);
+    const result = assessTool(tool(overrides), untrusted);
     expect(result.docGaps).toEqual(gaps);
     expect(result.axes.doc).toBe(1);
   });

@@ -181,7 +181,7 @@ function invalid(detail: string): Refused {
 
 /** The reserved `_meta` keys a 2026-07-28 request carries, as the SDK lifts them out. */
 function envelopeOf(mcp: ServerContext): Readonly<Record<string, unknown>> | undefined {
-  return mcp.mcpReq.envelope as Readonly<Record<string, unknown>> | undefined;
+  return mcp.mcpReq.envelope;
 }
 
 function isModern(mcp: ServerContext): boolean {

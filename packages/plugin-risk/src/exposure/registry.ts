@@ -49,7 +49,7 @@ export class ExposureRegistry implements ExposureView {
     this.version++;
     if (server !== LOCAL_SOURCE) this.upstreams.add(server);
     let own = this.bySource.get(server);
-    if (!own) this.bySource.set(server, (own = new Map()));
+    if (!own) this.bySource.set(server, (own = new Map<string, ExposedName>()));
     for (const tool of tools) {
       own.set(tool.name, tool);
       this.exposed.set(tool.name, server);

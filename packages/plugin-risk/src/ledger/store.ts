@@ -75,7 +75,7 @@ async function readDocument(path: string): Promise<Map<string, unknown>> {
     Array.isArray(document.entries) &&
     document.entries.every((e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string');
   if (!valid) throw unreadable(path, 'not a ledger file (expected { version: 1, entries: [...] })');
-  return new Map(document.entries as Array<[string, unknown]>);
+  return new Map(document.entries);
 }
 
 async function writeAtomically(path: string, text: string): Promise<void> {

@@ -52,7 +52,7 @@ export class LedgerSync implements LedgerSharing {
   }
 
   private async refresh(): Promise<void> {
-    const raw = await this.store.get<unknown>(VERSION_KEY);
+    const raw = await this.store.get(VERSION_KEY);
     const version = typeof raw === 'number' ? raw : Number(raw ?? 0);
     this.checkedAt = this.now();
     if (version === this.seen) return;

@@ -400,7 +400,7 @@ function whenCalled(lower: string, words: Words, first: number, end: number): bo
   if (!opens || first < 1) return false;
   let after = first;
   while (after < words.count && (words.starts[after] as number) < end) after++;
-  const word = (i: number) => (i < words.count ? lower.slice(words.starts[i] as number, words.ends[i] as number) : '');
+  const word = (i: number) => (i < words.count ? lower.slice(words.starts[i], words.ends[i]) : '');
   if (RUN_PASSIVE.includes(word(after))) return true;
   return ['is', 'are', 'gets', 'get'].includes(word(after)) && RUN_PASSIVE.includes(word(after + 1));
 }

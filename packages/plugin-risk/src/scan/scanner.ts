@@ -1,6 +1,6 @@
 import type { PoisonPattern, Severity } from './patterns.js';
 import { PATTERN_SEVERITY, PoisonPattern as Pattern } from './patterns.js';
-import type { CrossServerReferences, PhraseOptions } from './phrase-scan.js';
+import type { CrossServerReferences } from './phrase-scan.js';
 import { scanPhrases } from './phrase-scan.js';
 import { findSinks } from './sinks.js';
 import { scanCharacters } from './unicode-scan.js';
@@ -212,12 +212,15 @@ class Scan {
     this.targets = undefined;
     scanCharacters(text, this.add);
     this.options.isKey = isKey;
-    scanPhrases(text, text.toLowerCase(), this.otherTools, this.own, this.options as PhraseOptions, this.add);
+    scanPhrases(text, text.toLowerCase(), this.otherTools, this.own, this.options, this.add);
   }
 
   /** Every key and string of a schema, breadth-first, within the limits. */
   schema(root: unknown, pointer: string): void {
-    if (typeof root !== 'object' || root === null) return this.value(root, pointer);
+    if (typeof root !== 'object' || root === null) {
+      this.value(root, pointer);
+      return;
+    }
     const queue: Array<{ node: unknown; at: Location | string; depth: number }> = [
       { node: root, at: pointer, depth: 0 },
     ];

@@ -68,7 +68,7 @@ type Hints = Partial<Record<(typeof HINTS)[number], boolean>>;
 function hintsOf(definition: ToolShape): Hints {
   const raw = isPlainObject(definition.annotations) ? definition.annotations : {};
   const hints: Hints = {};
-  for (const key of HINTS) if (typeof raw[key] === 'boolean') hints[key] = raw[key] as boolean;
+  for (const key of HINTS) if (typeof raw[key] === 'boolean') hints[key] = raw[key];
   return hints;
 }
 
