@@ -1,3 +1,4 @@
+import { ToolSelectorListSchema } from '@sluice/core';
 import { z } from 'zod';
 import { RISK_LEVELS } from '../scoring/levels.js';
 
@@ -13,8 +14,8 @@ export const ApprovalOptions = z
      * only tools marked `hitl: true` ask.
      */
     defaultFromLevel: z.enum(RISK_LEVELS).optional(),
-    /** Tool-name globs (exposed or upstream name) that run without asking: the operator's auto-execute list. */
-    autoExecute: z.array(z.string().min(1)).default([]),
+    /** Tool selectors (core's syntax, case-insensitive; exposed or upstream name) that run without asking: the operator's auto-execute list. */
+    autoExecute: ToolSelectorListSchema.default([]),
     /** How long a person has to answer: the elicitation's timeout (2025-11-25), the state's lifetime (2026-07-28). */
     timeoutMs: z.number().int().positive().max(86_400_000).default(300_000),
     /**

@@ -1,5 +1,6 @@
 import type { ApprovalConfig } from './options.js';
-import { anyGlob } from '../glob.js';
+import { selectTools } from '@sluice/core';
+import type { ToolMatcher } from '@sluice/core';
 import type { RiskLevel } from '../scoring/levels.js';
 import { levelIndex } from '../scoring/levels.js';
 
@@ -16,6 +17,16 @@ export function needsApproval(
   approval: ApprovalConfig,
 ): boolean {
   if (explicit !== undefined) return explicit;
-  if (names.some((name) => anyGlob(approval.autoExecute, name))) return false;
+  const autoExecute = matcherOf(approval.autoExecute);
+  if (names.some((name) => autoExecute(name))) return false;
   return approval.defaultFromLevel !== undefined && levelIndex(composed) >= levelIndex(approval.defaultFromLevel);
+}
+
+const matchers = new WeakMap<readonly string[], ToolMatcher>();
+
+/** The auto-execute list as core tool selectors, case-insensitive, compiled once per list. */
+function matcherOf(selectors: readonly string[]): ToolMatcher {
+  let matcher = matchers.get(selectors);
+  if (matcher === undefined) matchers.set(selectors, (matcher = selectTools(selectors, { ignoreCase: true })));
+  return matcher;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { anyGlob } from '../glob.js';
+import { matchGlob } from '@sluice/core';
 
 /** How far a catalog vouches for a server. */
 export const TrustTierSchema = z.enum(['vendor-official', 'community-curated', 'unknown']);
@@ -56,4 +56,11 @@ function hostOf(url: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Host names and command lines are not tool names: they keep the core's plain glob, case-insensitive. */
+function anyGlob(patterns: readonly string[] | undefined, text: string): boolean {
+  if (!patterns || patterns.length === 0) return false;
+  const lower = text.toLowerCase();
+  return patterns.some((pattern) => matchGlob(pattern.toLowerCase(), lower));
 }
