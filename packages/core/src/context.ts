@@ -1,7 +1,10 @@
+import { assertBoundedValue } from './limits.js';
 import type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js';
 import type { Logger } from './logger.js';
 import type { Meta } from './meta.js';
 import { initialOutgoingMeta, readIncomingMeta } from './meta.js';
+import { identityOf } from './auth/identity.js';
+import type { CallerIdentity } from './auth/identity.js';
 import type { AuthInfo, CallToolResult, ServerContext, Tool } from './protocol.js';
 import type { SluiceError } from './errors.js';
 import type { SluiceTool } from './tool.js';
@@ -29,6 +32,8 @@ export type Outcome =
 export interface ListContext {
   readonly headers: Headers;
   readonly authInfo: AuthInfo | undefined;
+  /** The verified caller, when the listener authenticated the request. */
+  readonly auth: CallerIdentity | undefined;
   readonly transport: Transport;
   readonly logger: Logger;
   /** The exposed tool behind a listed name (its source, policy), for taps that filter by more than the definition. */
@@ -40,6 +45,8 @@ export interface CallOptions {
   readonly meta?: Readonly<Record<string, unknown>>;
   /** Entries to seed the nested call's `state` with, e.g. to mark it as a step of something. */
   readonly state?: Iterable<readonly [symbol, unknown]>;
+  /** Cancels the nested call; default this call's signal. Combine the two when both should. */
+  readonly signal?: AbortSignal;
 }
 
 /** Everything one call carries through the pipeline. */
@@ -58,6 +65,8 @@ export interface CallContext {
   readonly signal: AbortSignal;
   readonly requestId: string | number | undefined;
   readonly authInfo: AuthInfo | undefined;
+  /** The verified caller (subject, client, scopes, claims or key name); never a credential. */
+  readonly auth: CallerIdentity | undefined;
   readonly headers: Headers;
   readonly transport: Transport;
   /** A child of the server's logger, bound to this call. */
@@ -120,6 +129,8 @@ export class Context implements CallContext {
     args: Record<string, unknown>,
     request: CallRequest,
   ) {
+    assertBoundedValue(args, 'arguments');
+    assertBoundedValue(request.meta, '_meta');
     this.arguments = args;
     this.meta = readIncomingMeta(request.meta);
     this.outgoingMeta = initialOutgoingMeta(this.meta);
@@ -135,9 +146,19 @@ export class Context implements CallContext {
     if (request.state) this._state = new Map(request.state);
   }
 
+  /** The verified caller, when the listener authenticated the request. */
+  get auth(): CallerIdentity | undefined {
+    return identityOf(this.authInfo);
+  }
+
   // Built on first use: most calls never log.
   get logger(): Logger {
-    this._logger ??= this.runtime.logger.child({ tool: this.tool.name, requestId: this.requestId });
+    const caller = this.auth?.subject;
+    this._logger ??= this.runtime.logger.child({
+      tool: this.tool.name,
+      requestId: this.requestId,
+      ...(caller === undefined ? {} : { caller }),
+    });
     return this._logger;
   }
 
@@ -155,6 +176,7 @@ export class Context implements CallContext {
       meta,
       parent: this,
       ...(options.state ? { state: options.state } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
   }
 

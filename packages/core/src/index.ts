@@ -6,6 +6,10 @@ export type { AdoptOptions, AdoptableServer } from './adopt.js';
 export { noApprover } from './approval.js';
 export type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js';
 
+export { ListenerAuthOptions } from './auth/options.js';
+export { identityOf } from './auth/identity.js';
+export type { CallerIdentity } from './auth/identity.js';
+
 export { systemClock } from './clock.js';
 export type { Clock, ClockTimer } from './clock.js';
 
@@ -122,3 +126,6 @@ export type {
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
 export { TRACER_NAME, extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';
+export { HttpLimits } from './http.js';
+export { ValueLimits } from './limits.js';
+export { SafeJsonSchemaValidator, safeJsonSchemaValidator } from './safe-json-schema.js';

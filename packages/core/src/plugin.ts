@@ -6,8 +6,10 @@ import { TapRegistry, createPluginHooks } from './hooks.js';
 import { formatIssues } from './issues.js';
 import type { Logger } from './logger.js';
 import type { Services } from './container.js';
+import type { ListContext } from './context.js';
+import type { Tool } from './protocol.js';
 import type { CompiledSchema } from './schema.js';
-import type { SluiceTool } from './tool.js';
+import type { SluiceTool, ToolDefinition } from './tool.js';
 
 /** The tools a server exposes now, as plugins may look them up at call time. */
 export interface ToolCatalog {
@@ -17,6 +19,12 @@ export interface ToolCatalog {
   inputOf(name: string): CompiledSchema | undefined;
   /** The names exposed now. */
   names(): string[];
+  /**
+   * What `tools/list` shows to a request with these headers, caller and
+   * transport: the exposed definitions after every plugin's `listTools` tap.
+   * Pass a call's context to see the tools its caller may see.
+   */
+  list(request: Partial<Pick<ListContext, 'headers' | 'authInfo' | 'transport'>>): Tool[];
   /**
    * Tells connected clients that what `tools/list` shows has changed, when a
    * plugin's own state changes it (a tool held for review, then approved).
@@ -43,6 +51,13 @@ export interface PluginApi {
   readonly server: { readonly name: string; readonly version: string };
   /** The tools exposed now (read at call time: during apply() there are none yet). */
   readonly tools: ToolCatalog;
+  /**
+   * Registers a tool the plugin provides (say, a meta-tool over the other
+   * tools), as `server.tool()` does: it enters through the `import` hook as a
+   * local tool and every call to it runs the whole pipeline. Tools a plugin
+   * registers in `apply()` are registered once every plugin is applied.
+   */
+  readonly tool: (definition: ToolDefinition) => void;
 }
 
 export interface Plugin {
@@ -115,6 +130,8 @@ interface ApplyContext {
   readonly server: { readonly name: string; readonly version: string };
   readonly container: DependencyContainer;
   readonly tools: ToolCatalog;
+  /** Registers a tool a plugin provides. */
+  readonly tool: (definition: ToolDefinition) => void;
 }
 
 /**
@@ -148,7 +165,15 @@ export function applyPlugins(plugins: readonly Plugin[], context: ApplyContext):
     const hooks = createPluginHooks(context.hooks, { plugin: plugin.name, registry, audit: mode === 'audit', logger });
     registry.applying = plugin.name;
     try {
-      plugin.apply({ hooks, logger, services: context.services, mode, server: context.server, tools: context.tools });
+      plugin.apply({
+        hooks,
+        logger,
+        services: context.services,
+        mode,
+        server: context.server,
+        tools: context.tools,
+        tool: context.tool,
+      });
     } catch (error) {
       if (SluiceError.is(error) && error.plugin !== undefined) throw error;
       throw new SluiceError(

@@ -1,3 +1,4 @@
+import { identityOf } from './auth/identity.js';
 import { McpServer, Server } from '@modelcontextprotocol/server';
 import type { ServerOptions as SdkServerOptions, Transport as SdkTransport } from '@modelcontextprotocol/server';
 import type { DependencyContainer } from 'tsyringe';
@@ -146,6 +147,8 @@ export class SluiceServer {
     this.container = createServerContainer({ logger: this.logger, clock, store });
     this.services = servicesOf(this.container);
     this.hooks = createCoreHooks();
+    // Tools plugins register while they are applied wait for the pipeline; later ones register at once.
+    let pluginTools: ToolDefinition[] | undefined = [];
     this.plugins = applyPlugins(options.plugins ?? [], {
       hooks: this.hooks,
       logger: this.logger,
@@ -156,8 +159,10 @@ export class SluiceServer {
         get: (name) => this.registered.get(name)?.tool,
         inputOf: (name) => this.registered.get(name)?.input,
         names: () => [...this.registered.keys()],
+        list: (request) => this.listTools(request),
         notifyChanged: () => this.toolsChanged(),
       },
+      tool: (definition) => (pluginTools ? pluginTools.push(definition) : this.tool(definition)),
     });
     this.pipeline = new Pipeline(this.hooks, this.logger);
     this.runtime = {
@@ -166,6 +171,9 @@ export class SluiceServer {
       approver: () =>
         this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
     };
+    const provided = pluginTools;
+    pluginTools = undefined;
+    for (const definition of provided) this.tool(definition);
   }
 
   /**
@@ -293,6 +301,7 @@ export class SluiceServer {
     const ctx: ListContext = {
       headers: context.headers ?? {},
       authInfo: context.authInfo,
+      auth: identityOf(context.authInfo),
       transport: context.transport ?? 'in-process',
       logger: context.logger ?? this.logger,
       toolOf: (name) => this.registered.get(name)?.tool,

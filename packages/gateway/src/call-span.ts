@@ -32,6 +32,12 @@ export function startCallSpan(ctx: CallContext, parent: CallSpan | undefined): C
   };
   if (ctx.requestId !== undefined) attributes['jsonrpc.request.id'] = String(ctx.requestId);
   if (tool.source.kind === 'upstream') attributes['sluice.upstream'] = tool.source.upstream;
+  const caller = ctx.auth;
+  if (caller) {
+    attributes['enduser.id'] = caller.subject;
+    attributes['sluice.auth.method'] = caller.method;
+    attributes['sluice.auth.client_id'] = caller.clientId;
+  }
   const kind = parent ? SpanKind.INTERNAL : SpanKind.SERVER;
   const span = trace
     .getTracer(GATEWAY_TRACER_NAME, version)

@@ -1,11 +1,14 @@
 import {
   HttpConnectionSchema,
   ImportOptionsSchema,
+  ListenerAuthOptions,
   RequestFilterOptions,
   SseConnectionSchema,
   StdioConnectionSchema,
 } from '@sluice/core';
+import { AuthzOptions } from '@sluice/plugin-authz';
 import { ChainingOptions } from '@sluice/plugin-chaining';
+import { CodeModeOptions } from '@sluice/plugin-code-mode';
 import { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { EgressOptions } from '@sluice/plugin-egress';
 import { LoopGuardOptions } from '@sluice/plugin-loop-guard';
@@ -36,10 +39,40 @@ export const HttpListenConfig = z
     port: Port.default(3000),
     /** The MCP endpoint. */
     path: UrlPath.default('/mcp'),
-    /** Hostnames a browser `Origin` may carry; default the loopback names. */
+    /**
+     * Origins a browser request may come from: a bare hostname matches it on the listener's port, `host:port` or
+     * `https://host` match exactly. Default: the loopback names on the listener's port.
+     */
     allowedOrigins: z.array(z.string().min(1)).optional(),
+    /** Hostnames the `Host` header may name. Default: the loopback names on a loopback bind, no check otherwise. */
+    allowedHosts: z.array(z.string().min(1)).optional(),
     /** Largest request body accepted, in bytes (default 4 MiB). */
     maxBodyBytes: z.number().int().positive().optional(),
+    /**
+     * Who may call: `{ "type": "oauth", ... }` (bearer tokens from your authorization server),
+     * `{ "type": "apiKeys", "keys": [...] }`, or `{ "type": "none" }` (the default; loopback only).
+     */
+    auth: ListenerAuthOptions.optional(),
+    /** Serve a non-loopback host without authentication anyway; warned at every start. */
+    allowUnauthenticated: z.boolean().default(false),
+    /** 2025-11-25 sessions open at once (default 10 000); unfinished and idle ones are evicted first. */
+    maxSessions: z.number().int().positive().optional(),
+    /** Estimated memory of all 2025-11-25 sessions together, in bytes (default 64 MiB). */
+    maxSessionMemoryBytes: z.number().int().positive().optional(),
+    /** Largest `initialize` request that opens a session, in bytes (default 64 KiB). */
+    maxInitializeBytes: z.number().int().positive().optional(),
+    /** A session unused this long is closed, in ms (default 30 minutes). */
+    sessionIdleMs: z.number().int().positive().optional(),
+    /** A session whose client sent nothing after `initialize` is closed after this long, in ms (default 30 000). */
+    sessionHandshakeMs: z.number().int().positive().optional(),
+    /** Time to receive a request's headers, in ms (default 10 000). */
+    headersTimeoutMs: z.number().int().positive().optional(),
+    /** Time to receive a whole request, in ms (default 30 000). */
+    requestTimeoutMs: z.number().int().positive().optional(),
+    /** An idle keep-alive connection is closed after this long, in ms (default 5 000). */
+    keepAliveTimeoutMs: z.number().int().positive().optional(),
+    /** Connections open at once (default 1 024); more are closed as they arrive. */
+    maxConnections: z.number().int().positive().optional(),
   })
   .strict();
 
@@ -77,6 +110,10 @@ export const PluginsConfig = z
     egress: EgressOptions.optional(),
     /** `@sluice/plugin-chaining`: follows `nextTool` directives through the whole pipeline. */
     chaining: ChainingOptions.optional(),
+    /** `@sluice/plugin-code-mode`: meta-tools that run one sandboxed script over many tools, every call guarded. */
+    codeMode: CodeModeOptions.optional(),
+    /** `@sluice/plugin-authz`: which verified callers may see and call which tools. */
+    authz: AuthzOptions.optional(),
   })
   .strict();
 
@@ -86,6 +123,14 @@ export const TelemetryConfig = z
     tracing: z.boolean().default(true),
     /** Where the HTTP listener serves Prometheus metrics; `false` (or no HTTP listener) collects none. */
     metricsPath: z.union([UrlPath, z.literal(false)]).default('/metrics'),
+    /**
+     * Serve metrics on a listener of their own (no authentication: bind it where only the scraper
+     * reaches). Without it, metrics share the MCP listener and its authentication.
+     */
+    metricsListen: z
+      .object({ host: z.string().min(1).default('127.0.0.1'), port: Port.default(9464) })
+      .strict()
+      .optional(),
   })
   .strict();
 

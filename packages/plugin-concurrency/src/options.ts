@@ -9,6 +9,12 @@ export const LimitOptions = z
   .object({
     maxActive: z.number().int().min(1),
     maxQueue: z.number().int().min(0).max(MAX_QUEUE).default(0),
+    /**
+     * `'tool'` (default): one set of slots for everyone. `'caller'`: each
+     * verified caller (`ctx.auth.subject`) gets its own `maxActive`/`maxQueue`,
+     * so one caller cannot take every slot; unauthenticated calls share one set.
+     */
+    per: z.enum(['tool', 'caller']).default('tool'),
   })
   .strict();
 
