@@ -14,6 +14,7 @@ export { systemClock } from './clock.js';
 export type { Clock, ClockTimer } from './clock.js';
 
 export { Tokens } from './container.js';
+export { Redactions } from './redactions.js';
 export type { Services } from './container.js';
 
 export type {
