@@ -114,3 +114,4 @@ export type {
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
 export { TRACER_NAME, extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';
+export { VERSION } from './version.js';

@@ -12,7 +12,7 @@ import { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { RiskOptions } from '@sluice/plugin-risk';
 import { RedisStoreConfig } from '@sluice/store-redis';
 import { z } from 'zod';
-import { version } from './version.js';
+import { VERSION } from './version.js';
 
 /** A URL path on the HTTP listener. */
 const UrlPath = z.string().regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/, 'must be a URL path starting with "/"');
@@ -99,7 +99,7 @@ export const GatewayConfig = z
     /** The server name clients see. */
     name: z.string().min(1).default('sluice-gateway'),
     /** The server version clients see. */
-    version: z.string().min(1).default(version),
+    version: z.string().min(1).default(VERSION),
     /** Shown to clients at initialization. */
     instructions: z.string().optional(),
     listen: ListenConfig.prefault({ http: {} }),

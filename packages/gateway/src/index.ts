@@ -39,4 +39,4 @@ export { ExitCode, main } from './main.js';
 export type { CliIo } from './main.js';
 
 export { GatewayErrorCode } from './errors.js';
-export { version } from './version.js';
+export { VERSION } from './version.js';

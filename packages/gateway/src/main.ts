@@ -11,7 +11,7 @@ import type { Environment } from './interpolate.js';
 import { gatewayJsonSchema } from './json-schema.js';
 import { runUntilStopped } from './serve.js';
 import { USAGE } from './usage.js';
-import { version } from './version.js';
+import { VERSION } from './version.js';
 
 export interface CliIo {
   readonly stdout: Writable;
@@ -51,7 +51,7 @@ async function run(command: Command, io: CliIo): Promise<number> {
       io.stdout.write(USAGE);
       return ExitCode.OK;
     case 'version':
-      io.stdout.write(`${version}\n`);
+      io.stdout.write(`${VERSION}\n`);
       return ExitCode.OK;
     case 'schema':
       io.stdout.write(`${JSON.stringify(gatewayJsonSchema(), null, 2)}\n`);
