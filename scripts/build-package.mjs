@@ -46,6 +46,8 @@ esbuild.buildSync({
   target: 'node20',
   sourcemap: true,
   logLevel: 'warning',
+  // src/tapable.ts reads import.meta.url only where __filename is missing (ESM).
+  logOverride: { 'empty-import-meta': 'silent' },
 });
 for (const declaration of filesUnder(join(packageDir, 'dist'), '.d.ts')) {
   const rel = relative(join(packageDir, 'dist'), declaration);
