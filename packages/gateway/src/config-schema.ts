@@ -63,6 +63,20 @@ export const UpstreamConnectionConfig = z.discriminatedUnion('type', [
 /** One upstream: `server.import()` options, with a connection a file can describe. */
 export const UpstreamConfig = ImportOptionsSchema.extend({ connection: UpstreamConnectionConfig });
 
+/** A plugin from another package or a file: its module exports a plugin factory. */
+export const CustomPluginConfig = z
+  .object({
+    module: z
+      .string()
+      .min(1)
+      .describe(
+        'A package name, or a path (starting with . or /) relative to the config file, of a module exporting a plugin factory',
+      ),
+    export: z.string().min(1).optional().describe('The export that is the factory (default: the default export)'),
+    options: z.unknown().optional().describe("The factory's options, validated by the plugin's own schema"),
+  })
+  .strict();
+
 export const PluginsConfig = z
   .object({
     /** `@sluice/plugin-loop-guard`: refuses call loops and imports that would close one. */
@@ -77,6 +91,8 @@ export const PluginsConfig = z
     egress: EgressOptions.optional(),
     /** `@sluice/plugin-chaining`: follows `nextTool` directives through the whole pipeline. */
     chaining: ChainingOptions.optional(),
+    /** Plugins from other packages or files, applied after the built-in ones; stages order their taps the same way. */
+    custom: z.array(CustomPluginConfig).optional(),
   })
   .strict();
 

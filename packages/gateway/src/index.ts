@@ -4,6 +4,7 @@ export { Gateway, createGateway } from './gateway.js';
 export type { GatewayListeners, GatewayOptions, UpstreamImport } from './gateway.js';
 
 export {
+  CustomPluginConfig,
   GatewayConfig,
   HttpListenConfig,
   ListenConfig,
@@ -24,7 +25,17 @@ export type { Environment } from './interpolate.js';
 export { gatewayJsonSchema } from './json-schema.js';
 
 export { checkGateway } from './check.js';
-export type { CheckReport, CheckedTool, CheckedUpstream, SkippedByCheck, ToolRisk } from './check.js';
+export type {
+  CheckOptions,
+  CheckReport,
+  CheckedPlugin,
+  CheckedTool,
+  CheckedUpstream,
+  SkippedByCheck,
+  ToolRisk,
+} from './check.js';
+export { loadCustomPlugins } from './custom-plugins.js';
+export type { CustomPlugin } from './custom-plugins.js';
 export { formatCheckReport } from './check-format.js';
 
 export { TELEMETRY_PLUGIN_NAME, telemetry } from './telemetry.js';

@@ -6,6 +6,7 @@ import { parseCommandLine } from './cli-args.js';
 import type { Command } from './cli-args.js';
 import { loadConfigFile } from './config-file.js';
 import { GatewayErrorCode, isConfigError } from './errors.js';
+import { loadCustomPlugins } from './custom-plugins.js';
 import { createGateway } from './gateway.js';
 import type { Environment } from './interpolate.js';
 import { gatewayJsonSchema } from './json-schema.js';
@@ -69,14 +70,16 @@ async function check(file: string, json: boolean, io: CliIo): Promise<number> {
   // The report says what went wrong with each upstream; routine log lines would only bury it.
   logger.level =
     loaded.config.logLevel === 'debug' || loaded.config.logLevel === 'trace' ? loaded.config.logLevel : 'error';
-  const report = await checkGateway(loaded.config, logger);
+  const custom = await loadCustomPlugins(loaded.config, loaded.baseDir);
+  const report = await checkGateway(loaded.config, logger, { plugins: custom });
   io.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report, loaded.file));
   return report.healthy ? ExitCode.OK : ExitCode.FAILURE;
 }
 
 async function serve(file: string, io: CliIo): Promise<number> {
-  const { config } = await loadConfigFile(file, io.env);
-  const gateway = createGateway(config);
+  const { config, baseDir } = await loadConfigFile(file, io.env);
+  const custom = await loadCustomPlugins(config, baseDir);
+  const gateway = createGateway(config, { plugins: custom.map((c) => c.plugin) });
   try {
     const listeners = await gateway.start();
     return await runUntilStopped(gateway, listeners);
