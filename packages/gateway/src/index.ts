@@ -22,7 +22,7 @@ export { loadConfigFile } from './config-file.js';
 export type { LoadedConfig } from './config-file.js';
 export { interpolateEnv } from './interpolate.js';
 export type { Environment } from './interpolate.js';
-export { gatewayJsonSchema } from './json-schema.js';
+export { GATEWAY_SCHEMA_ID, gatewayJsonSchema } from './json-schema.js';
 
 export { checkGateway } from './check.js';
 export type {

@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { SluiceError, createDefaultLogger, messageOf } from '@sluice/core';
 import { checkGateway } from './check.js';
@@ -54,9 +56,16 @@ async function run(command: Command, io: CliIo): Promise<number> {
     case 'version':
       io.stdout.write(`${VERSION}\n`);
       return ExitCode.OK;
-    case 'schema':
-      io.stdout.write(`${JSON.stringify(gatewayJsonSchema(), null, 2)}\n`);
+    case 'schema': {
+      const text = `${JSON.stringify(gatewayJsonSchema(), null, 2)}\n`;
+      if (command.out === undefined) {
+        io.stdout.write(text);
+        return ExitCode.OK;
+      }
+      await writeFile(command.out, text);
+      io.stdout.write(`wrote ${resolve(command.out)}: point a config's "$schema" at it\n`);
       return ExitCode.OK;
+    }
     case 'check':
       return check(command.config, command.json, io);
     case 'serve':
