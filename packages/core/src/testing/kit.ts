@@ -90,7 +90,7 @@ export async function createTestKit(options: TestKitOptions = {}): Promise<TestK
       // Only a call with caller details is tagged; any other `_meta` reaches the server exactly as given.
       const _meta = details ? { ...(meta as Record<string, unknown>), [KIT_CALL_KEY]: delivery.expect(details) } : meta;
       const params = { name, arguments: args, ...(_meta ? { _meta } : {}) };
-      return (await client.callTool(params as Parameters<Client['callTool']>[0])) as CallToolResult;
+      return client.callTool(params as Parameters<Client['callTool']>[0]) as Promise<CallToolResult>;
     },
     listTools: async () => (await client.listTools()).tools,
     close: async () => {
@@ -142,14 +142,14 @@ function deliverCallerDetails(serverSide: InMemoryTransport): { expect(details: 
   const deliver = serverSide.onmessage;
   if (!deliver) throw new Error('the test kit connects the server before wrapping its transport');
   serverSide.onmessage = (message, extra) => {
-    const params = 'params' in message ? (message.params as Record<string, unknown> | undefined) : undefined;
+    const params: Record<string, unknown> | undefined = 'params' in message ? message.params : undefined;
     const meta = params?._meta as Record<string, unknown> | undefined;
     const tag = meta?.[KIT_CALL_KEY];
     if (typeof tag !== 'number' || !params || !meta) {
       deliver(message, extra);
       return;
     }
-    const { [KIT_CALL_KEY]: _tag, ...rest } = meta;
+    const rest = Object.fromEntries(Object.entries(meta).filter(([key]) => key !== KIT_CALL_KEY));
     const details = pending.get(tag);
     pending.delete(tag);
     const untagged = { ...message, params: { ...params, _meta: rest } } as typeof message;
