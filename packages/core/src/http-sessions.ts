@@ -8,6 +8,7 @@ import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { Logger } from './logger.js';
 import type { ListChange } from './transport-hooks.js';
 import { sendChange } from './transport-hooks.js';
+import { rpcErrorBody } from './rpc-error-body.js';
 
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
@@ -32,7 +33,7 @@ export interface SessionOptions {
 
 /** A JSON-RPC error in an HTTP response, for requests no transport will take. */
 export function rpcErrorResponse(status: number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
+  return new Response(rpcErrorBody(null, code, message), {
     status,
     headers: { 'content-type': 'application/json' },
   });

@@ -6,6 +6,7 @@ import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
 import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
+import { rpcErrorBody } from './rpc-error-body.js';
 
 export interface ListenOptions {
   /** Default 0: any free port (read it from the listener). */
@@ -55,7 +56,7 @@ const LOOPBACK = ['localhost', '127.0.0.1', '[::1]', '::1'];
 function jsonError(res: http.ServerResponse, status: number, message: string): void {
   if (res.headersSent) return void res.end();
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
+  res.end(rpcErrorBody(null, -32000, message));
 }
 
 /** How much of an oversized body is read and thrown away so that the client receives its 413 rather than a reset. */
@@ -69,13 +70,7 @@ const DRAIN_FACTOR = 4;
 function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, maxBody: number): void {
   const answer = () => {
     res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-    res.end(
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: -32000, message: `Request body too large: the limit is ${maxBody} bytes` },
-      }),
-    );
+    res.end(rpcErrorBody(null, -32000, `Request body too large: the limit is ${maxBody} bytes`));
   };
   let read = 0;
   req.on('data', (chunk: Buffer) => {

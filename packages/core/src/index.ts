@@ -31,6 +31,9 @@ export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
 
 export type { HttpListener, ListenOptions } from './http.js';
 
+export { formatIssues } from './issues.js';
+export type { IssueFormat } from './issues.js';
+
 export { createDefaultLogger } from './logger.js';
 export type { Logger } from './logger.js';
 
@@ -77,7 +80,7 @@ export { LocalSemaphore } from './store/semaphore.js';
 export type { FenceSource } from './store/semaphore.js';
 export type { Admission, Permit, Semaphore, SemaphoreOptions, SetOptions, Store } from './store/types.js';
 
-export { annotationsOf, assertToolName, createImportBatch } from './tool.js';
+export { annotationsOf, assertToolName, createImportBatch, isToolName } from './tool.js';
 export type {
   ConnectionSummary,
   ImportBatch,
@@ -90,11 +93,15 @@ export type {
   ToolSource,
 } from './tool.js';
 
+export { ToolSelectorListSchema, ToolSelectorSchema, selectTools } from './tool-selector.js';
+export type { SelectorOptions, ToolMatcher, ToolSubject } from './tool-selector.js';
+export { ToolSettings } from './tool-settings.js';
+export type { ToolSettingsEntries } from './tool-settings.js';
+
 export { backoffDelay } from './upstream/backoff.js';
 export type { BackoffPolicy } from './upstream/backoff.js';
 export type { UpstreamErrorCode } from './upstream/errors.js';
-export { compileGlobs, isGlob, matchGlob } from './upstream/glob.js';
-export type { GlobMatcher } from './upstream/glob.js';
+export { matchGlob } from './upstream/glob.js';
 export type { UpstreamHealth, UpstreamStatus } from './upstream/health.js';
 export {
   HttpConnectionSchema,

@@ -34,10 +34,10 @@ export class ToolCatalog {
 
   add(tool: SluiceTool): void {
     const policy = tool.policy.chaining;
-    const allowed = this.rules.targetable(tool.name, policy);
+    const allowed = this.rules.targetable(tool, policy);
     this.entries.set(tool.name, {
       tool,
-      follows: this.rules.follows(tool.name, policy),
+      follows: this.rules.follows(tool, policy),
       target: this.targetOf(tool, allowed),
     });
     const { source } = tool;
@@ -50,9 +50,7 @@ export class ToolCatalog {
   /** Whether the directive in this tool's result is followed. */
   follows(tool: SluiceTool): boolean {
     const entry = this.entries.get(tool.name);
-    return entry !== undefined && entry.tool === tool
-      ? entry.follows
-      : this.rules.follows(tool.name, tool.policy.chaining);
+    return entry !== undefined && entry.tool === tool ? entry.follows : this.rules.follows(tool, tool.policy.chaining);
   }
 
   continues(name: string): boolean {

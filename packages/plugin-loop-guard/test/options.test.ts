@@ -18,13 +18,17 @@ describe('loopGuard options', () => {
       [{ denyToolPrefix: '' }, /denyToolPrefix/],
       [{ denyToolPrefix: ['ok', ''] }, /denyToolPrefix\.1/],
       [{ allowTools: 'getData' }, /allowTools/],
+      [{ allowTools: ['ok', 'a/b/c'] }, /allowTools\.1: not a tool selector/],
       [{ originService: 'svc/a' }, /originService: use 1-100 letters/],
       [{ mode: 'loud' }, /mode/],
       [{ maxdepth: 4 }, /maxdepth|Unrecognized/],
     ];
     for (const [options, field] of bad) {
       expect(() => loopGuard(options as LoopGuardOptions), JSON.stringify(options)).toThrow(
-        expect.objectContaining({ code: CoreErrorCode.INVALID_OPTIONS, message: expect.stringMatching(field) }),
+        expect.objectContaining({
+          code: CoreErrorCode.INVALID_OPTIONS,
+          message: expect.stringMatching(field) as unknown,
+        }),
       );
     }
   });

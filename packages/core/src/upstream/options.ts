@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CoreErrorCode, SluiceError } from '../errors.js';
+import { formatIssues } from '../issues.js';
 
 /**
  * An SDK server object to import in-process: a v2 `McpServer` or `Server`
@@ -115,10 +116,7 @@ export function parseImportOptions(options: unknown): ResolvedImportOptions {
       throw invalid(options, 'retry.maxDelayMs: must be at least retry.initialDelayMs');
     return parsed.data;
   }
-  const detail = parsed.error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(options)'}: ${issue.message}`)
-    .join('; ');
-  throw invalid(options, detail);
+  throw invalid(options, formatIssues(parsed.error));
 }
 
 function invalid(options: unknown, detail: string): SluiceError {
