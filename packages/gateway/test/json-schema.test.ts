@@ -74,6 +74,7 @@ describe('sluice schema --out', () => {
 });
 
 describe('config.schema.json', () => {
+  // After a schema change: node --conditions=sluice:source --import tsx src/cli.ts schema --out config.schema.json
   it('is the schema sluice schema prints, so the copy the package ships is current', () => {
     const shipped = JSON.parse(readFileSync(new URL('../config.schema.json', import.meta.url), 'utf8')) as unknown;
     expect(shipped).toEqual(gatewayJsonSchema());
