@@ -1,12 +1,15 @@
-import tapable from 'tapable';
+import type tapable from 'tapable';
 import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from './protocol.js';
 import type { CallContext, Executor, ListContext, Outcome } from './context.js';
 import type { ImportBatch, SluiceTool } from './tool.js';
 import { CoreErrorCode, SluiceError, attribute } from './errors.js';
 import type { Logger } from './logger.js';
+import { requireCjs } from './require-cjs.js';
 
-const { AsyncSeriesBailHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } = tapable;
+const { AsyncSeriesBailHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } = requireCjs(
+  'tapable',
+) as typeof tapable;
 
 /** The hooks the core declares, once, as tapable hooks. */
 export interface CoreHooks {

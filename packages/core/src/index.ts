@@ -129,3 +129,4 @@ export type { TraceSpanOptions } from './upstream/tracing.js';
 export { HttpLimits } from './http.js';
 export { ValueLimits } from './limits.js';
 export { SafeJsonSchemaValidator, safeJsonSchemaValidator } from './safe-json-schema.js';
+export { VERSION } from './version.js';

@@ -33,12 +33,10 @@ import { createImportBatch } from './tool.js';
 import type { HttpListener, ListenOptions } from './http.js';
 import type { ListChange } from './transport-hooks.js';
 import { sendChange } from './transport-hooks.js';
-import { listenHttp } from './http.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
-import { serveOverStdio } from './stdio.js';
 import type { UpstreamStatus } from './upstream/health.js';
 import type { ImportOptions } from './upstream/options.js';
-import { UpstreamRegistry } from './upstream/registry.js';
+import type { UpstreamRegistry } from './upstream/registry.js';
 
 export interface ServerOptions {
   name: string;
@@ -269,7 +267,9 @@ export class SluiceServer {
    * `tools/list`, and proxies their calls. An upstream that cannot be reached
    * is reported in `skipped` and retried in the background. See `upstream/`.
    */
-  import(options: ImportOptions): Promise<ImportResult> {
+  async import(options: ImportOptions): Promise<ImportResult> {
+    // Loaded on first use: a server without upstreams never loads the SDK client.
+    const { UpstreamRegistry } = await import('./upstream/registry.js');
     this.upstreamRegistry ??= new UpstreamRegistry(this);
     return this.upstreamRegistry.import(options);
   }
@@ -419,6 +419,8 @@ export class SluiceServer {
   async listen(options: ListenOptions = {}): Promise<HttpListener> {
     this.assertOpen();
     await this.ready();
+    // Loaded on first use, like stdio below: adopt() and in-process servers never load the node HTTP adapter.
+    const { listenHttp } = await import('./http.js');
     const listener = await listenHttp(this, options, this.hooksForTransport());
     return listener;
   }
@@ -427,6 +429,7 @@ export class SluiceServer {
   async serveStdio(options: StdioOptions = {}): Promise<StdioHandle> {
     this.assertOpen();
     await this.ready();
+    const { serveOverStdio } = await import('./stdio.js');
     return serveOverStdio(this, options, this.hooksForTransport());
   }
 

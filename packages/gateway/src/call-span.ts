@@ -3,7 +3,7 @@ import type { Attributes, Context, Span } from '@opentelemetry/api';
 import { extractTraceContext, readRefusal } from '@sluice/core';
 import type { CallContext, Outcome } from '@sluice/core';
 import { outcomeLabel } from './call-metrics.js';
-import { version } from './version.js';
+import { VERSION } from './version.js';
 
 /** The tracer name of the gateway's call spans. */
 export const GATEWAY_TRACER_NAME = '@sluice/gateway';
@@ -40,7 +40,7 @@ export function startCallSpan(ctx: CallContext, parent: CallSpan | undefined): C
   }
   const kind = parent ? SpanKind.INTERNAL : SpanKind.SERVER;
   const span = trace
-    .getTracer(GATEWAY_TRACER_NAME, version)
+    .getTracer(GATEWAY_TRACER_NAME, VERSION)
     .startSpan(`tools/call ${tool.name}`, { kind, attributes }, parentContext);
   if (!span.isRecording()) return undefined;
   return { span, context: trace.setSpan(parentContext, span) };

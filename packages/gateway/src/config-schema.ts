@@ -15,7 +15,7 @@ import { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { RiskOptions } from '@sluice/plugin-risk';
 import { RedisStoreConfig } from '@sluice/store-redis';
 import { z } from 'zod';
-import { version } from './version.js';
+import { VERSION } from './version.js';
 
 /** A URL path on the HTTP listener. */
 const UrlPath = z.string().regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/, 'must be a URL path starting with "/"');
@@ -96,6 +96,20 @@ export const UpstreamConnectionConfig = z.discriminatedUnion('type', [
 /** One upstream: `server.import()` options, with a connection a file can describe. */
 export const UpstreamConfig = ImportOptionsSchema.extend({ connection: UpstreamConnectionConfig });
 
+/** A plugin from another package or a file: its module exports a plugin factory. */
+export const CustomPluginConfig = z
+  .object({
+    module: z
+      .string()
+      .min(1)
+      .describe(
+        'A package name, or a path (starting with . or /) relative to the config file, of a module exporting a plugin factory',
+      ),
+    export: z.string().min(1).optional().describe('The export that is the factory (default: the default export)'),
+    options: z.unknown().optional().describe("The factory's options, validated by the plugin's own schema"),
+  })
+  .strict();
+
 export const PluginsConfig = z
   .object({
     /** `@sluice/plugin-loop-guard`: refuses call loops and imports that would close one. */
@@ -114,6 +128,8 @@ export const PluginsConfig = z
     codeMode: CodeModeOptions.optional(),
     /** `@sluice/plugin-authz`: which verified callers may see and call which tools. */
     authz: AuthzOptions.optional(),
+    /** Plugins from other packages or files, applied after the built-in ones; stages order their taps the same way. */
+    custom: z.array(CustomPluginConfig).optional(),
   })
   .strict();
 
@@ -144,7 +160,7 @@ export const GatewayConfig = z
     /** The server name clients see. */
     name: z.string().min(1).default('sluice-gateway'),
     /** The server version clients see. */
-    version: z.string().min(1).default(version),
+    version: z.string().min(1).default(VERSION),
     /** Shown to clients at initialization. */
     instructions: z.string().optional(),
     listen: ListenConfig.prefault({ http: {} }),

@@ -2,7 +2,16 @@ import { createServer as createHttpServer } from 'node:http';
 import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDefaultLogger, createServer } from '@sluice/core';
-import type { HttpListener, ImportResult, ListenOptions, Logger, SluiceServer, StdioHandle, Store } from '@sluice/core';
+import type {
+  HttpListener,
+  ImportResult,
+  ListenOptions,
+  Logger,
+  Plugin,
+  SluiceServer,
+  StdioHandle,
+  Store,
+} from '@sluice/core';
 import { GatewayMetrics } from './call-metrics.js';
 import type { GatewayConfig, GatewayConfigInput } from './config-schema.js';
 import { metricsRoute } from './metrics-route.js';
@@ -15,6 +24,12 @@ import { telemetry } from './telemetry.js';
 export interface GatewayOptions extends ParseConfigOptions {
   /** Default: JSON lines on stderr at the config's `logLevel`. */
   readonly logger?: Logger;
+  /**
+   * Further plugin instances, applied after the config's built-in ones (for
+   * `plugins.custom`, see `loadCustomPlugins()`); stages order their taps as
+   * for any plugin.
+   */
+  readonly plugins?: readonly Plugin[];
 }
 
 /** What one upstream's import came to. */
@@ -50,7 +65,7 @@ export class Gateway {
     this.logger = options.logger ?? defaultLogger(config);
     // Metrics are served by the HTTP listener; without one there is nobody to scrape them.
     this.metrics = config.telemetry.metricsPath === false || !config.listen.http ? undefined : new GatewayMetrics();
-    const plugins = pluginsFromConfig(config);
+    const plugins = [...pluginsFromConfig(config), ...(options.plugins ?? [])];
     const watchAdmission = config.plugins.concurrency !== undefined && config.plugins.concurrency.mode !== 'off';
     plugins.push(
       telemetry({

@@ -1,6 +1,7 @@
 // The public API of @sluice/plugin-risk, listed by name: anything exported here is public.
 
-export { RISK_PLUGIN_NAME, RISK_PLUGIN_VERSION, RiskTokens, risk } from './plugin.js';
+export { PLUGIN_NAME, RiskTokens, risk } from './plugin.js';
+export { VERSION } from './version.js';
 export type { RiskPlugin } from './plugin.js';
 
 export { RiskOptions } from './options.js';

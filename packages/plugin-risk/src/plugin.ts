@@ -25,9 +25,9 @@ import type { RiskConfig } from './options.js';
 import { RiskOptions } from './options.js';
 import { RequestStateCodec } from './approval/request-state.js';
 import { SecretMask, maskLogger } from './calls/secret-mask.js';
+import { VERSION } from './version.js';
 
-export const RISK_PLUGIN_NAME = 'risk';
-export const RISK_PLUGIN_VERSION = '0.1.0';
+export const PLUGIN_NAME = 'risk';
 
 /** Tokens under which the plugin registers its services in the server's container. */
 export const RiskTokens = Object.freeze({
@@ -56,7 +56,7 @@ export interface RiskPlugin extends Plugin {
  * `tool.crash` with risk fields, secrets masked).
  */
 export function risk(options: RiskOptions = {}): RiskPlugin {
-  const config = parseOptions(RISK_PLUGIN_NAME, RiskOptions, options);
+  const config = parseOptions(PLUGIN_NAME, RiskOptions, options);
   const lifecycles = new Set<LedgerLifecycle>();
   const mask = new SecretMask(config.secrets);
   let ledger: FingerprintLedger | undefined =
@@ -67,13 +67,13 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
     throw new SluiceError(
       CoreErrorCode.INVALID_STATE,
       'The risk ledger exists once the plugin is applied to a server',
-      { plugin: RISK_PLUGIN_NAME },
+      { plugin: PLUGIN_NAME },
     );
   };
 
   return definePlugin({
-    name: RISK_PLUGIN_NAME,
-    version: RISK_PLUGIN_VERSION,
+    name: PLUGIN_NAME,
+    version: VERSION,
     mode: config.mode,
     get ledger() {
       return ledger;
@@ -93,17 +93,17 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       ledger ??= createLedger(config, api.services, sync);
       api.services.container.register(RiskTokens.Ledger, { useValue: ledger });
       const importer = new RiskImporter(engine, ledger, holds, lifecycle, names, logger, api.mode, targets);
-      api.hooks.import.tapPromise({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (batch) => importer.import(batch));
+      api.hooks.import.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => importer.import(batch));
       tapHolds(api, holds, sync);
       // In audit mode nothing is hidden: the core logs the refusals preCall would have made.
       if (api.mode === 'enforce')
-        api.hooks.listTools.tap({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (tools) =>
+        api.hooks.listTools.tap({ name: PLUGIN_NAME, stage: Stage.RISK }, (tools) =>
           holds.filter(tools, (name) => importer.registry.sourceOf(name)),
         );
       const approver = createApprover(config, api, logger, mask, targets);
       api.services.container.register(Tokens.Approver, { useValue: approver });
       const approvals = new ApprovalGate(targets, approver, config.approval, api.mode, mask.text);
-      api.hooks.preCall.tapPromise({ name: RISK_PLUGIN_NAME, stage: Stage.APPROVAL }, (ctx) => approvals.check(ctx));
+      api.hooks.preCall.tapPromise({ name: PLUGIN_NAME, stage: Stage.APPROVAL }, (ctx) => approvals.check(ctx));
       tapCallEvents(api, new CallEvents(logger, config.calls.events, config.calls.level, mask));
       if (config.scanResults) {
         const scan = new ResultScan(
@@ -112,7 +112,7 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
           logger,
           namesOf(importer.registry),
         );
-        api.hooks.postCall.tap({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (result, ctx) => scan.check(result, ctx));
+        api.hooks.postCall.tap({ name: PLUGIN_NAME, stage: Stage.RISK }, (result, ctx) => scan.check(result, ctx));
       }
     },
     async approveRereview(serverId: string, toolName: string) {
@@ -180,7 +180,7 @@ async function syncFromStore(
 
 /** Refuses held calls. With a shared ledger, a call of an imported tool first catches up with the other replicas. */
 function tapHolds(api: PluginApi, holds: CallHolds, sync: LedgerSync | undefined): void {
-  const tap = { name: RISK_PLUGIN_NAME, stage: Stage.RISK };
+  const tap = { name: PLUGIN_NAME, stage: Stage.RISK };
   if (sync === undefined) {
     api.hooks.preCall.tap(tap, (ctx) => holds.refuse(ctx));
     return;
@@ -192,13 +192,11 @@ function tapHolds(api: PluginApi, holds: CallHolds, sync: LedgerSync | undefined
 }
 
 function tapCallEvents(api: PluginApi, events: CallEvents): void {
-  const tap = { name: RISK_PLUGIN_NAME, stage: Stage.FIRST };
-  api.hooks.execute.tap({ name: RISK_PLUGIN_NAME, stage: Stage.DEFAULT }, (next, tool) => events.wrap(next, tool));
+  const tap = { name: PLUGIN_NAME, stage: Stage.FIRST };
+  api.hooks.execute.tap({ name: PLUGIN_NAME, stage: Stage.DEFAULT }, (next, tool) => events.wrap(next, tool));
   if (!events.enabled) return;
   api.hooks.preCall.tap(tap, (ctx) => events.start(ctx));
-  api.hooks.settled.tap({ name: RISK_PLUGIN_NAME, stage: Stage.DEFAULT }, (ctx, outcome) =>
-    events.settle(ctx, outcome),
-  );
+  api.hooks.settled.tap({ name: PLUGIN_NAME, stage: Stage.DEFAULT }, (ctx, outcome) => events.settle(ctx, outcome));
 }
 
 /** The approver `ctx.approve()` reaches, with the key that seals 2026-07-28 state. */
@@ -243,7 +241,7 @@ function ledgerStore(config: RiskConfig, services: Services | undefined): Ledger
         throw new SluiceError(
           RiskErrorCode.LEDGER_UNREADABLE,
           'The server store is known only once the plugin is applied',
-          { plugin: RISK_PLUGIN_NAME },
+          { plugin: PLUGIN_NAME },
         );
       // A shared store (Redis) is what replicas agree on; the in-memory one would forget approvals on restart.
       return config.ledger.persist === 'store' || services.store.kind !== 'memory' ? services.store : file();

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { Stage, definePlugin, parseOptions } from '@sluice/core';
 import type { Executor, Plugin, PluginMode, SluiceTool, Store } from '@sluice/core';
 import { auditMutexExecutor, mutexExecutor } from './intent-mutex.js';
@@ -7,11 +6,9 @@ import type { ConcurrencyOptions } from './options.js';
 import { ConcurrencyOptions as ConcurrencyOptionsSchema } from './options.js';
 import type { ToolGuard } from './settings.js';
 import { GuardSettings } from './settings.js';
+import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'concurrency';
-
-// From package.json, so a release never ships a stale version string.
-const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 /**
  * Wraps one tool's executor. The semaphore is the outer guard, the mutex

@@ -3,9 +3,9 @@ import type { Plugin } from '@sluice/core';
 import { createCallGuard } from './call-guard.js';
 import { createImportFilter } from './import-filter.js';
 import { LoopGuardOptions } from './options.js';
-import { version } from './version.js';
+import { VERSION } from './version.js';
 
-const PLUGIN_NAME = 'loop-guard';
+export const PLUGIN_NAME = 'loop-guard';
 
 /**
  * Refuses tool-call loops across services: at import time, upstream tools
@@ -16,7 +16,7 @@ export function loopGuard(options: LoopGuardOptions = {}): Plugin {
   const config = parseOptions(PLUGIN_NAME, LoopGuardOptions, options);
   return definePlugin({
     name: PLUGIN_NAME,
-    version,
+    version: VERSION,
     mode: config.mode,
     apply({ hooks, logger, mode }) {
       const audit = mode === 'audit';
