@@ -17,7 +17,7 @@ export const slotsKey = (tool: string): string => `${KEY_PREFIX}slots/${tool}`;
 const MAX_SUBJECT_IN_KEY = 256;
 
 /** The slots a call takes: the tool's, or the tool's for this caller when limits are per caller. */
-function slotsKeyOf(spec: LimiterSpec, base: string): (ctx: CallContext) => string {
+export function slotsKeyOf(spec: LimiterSpec, base: string): (ctx: CallContext) => string {
   if (spec.limit.per !== 'caller') return () => base;
   return (ctx) => {
     const subject = ctx.auth ? `${ctx.auth.method}:${ctx.auth.subject}` : 'anonymous';

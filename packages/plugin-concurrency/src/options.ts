@@ -15,6 +15,17 @@ export const LimitOptions = z
      * so one caller cannot take every slot; unauthenticated calls share one set.
      */
     per: z.enum(['tool', 'caller']).optional(),
+    /**
+     * Calls admitted per fixed window (per caller when `per` is `'caller'`);
+     * past it a call is refused with `RATE_LIMITED` until the window ends.
+     */
+    rate: z
+      .object({
+        calls: z.number().int().min(1),
+        perMs: z.number().int().min(10).max(86_400_000),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

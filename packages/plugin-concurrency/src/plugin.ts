@@ -2,6 +2,7 @@ import { Stage, definePlugin, parseOptions } from '@sluice/core';
 import type { Executor, Plugin, PluginMode, SluiceTool, Store } from '@sluice/core';
 import { auditMutexExecutor, mutexExecutor } from './intent-mutex.js';
 import { auditLimitExecutor, limitExecutor } from './limiter.js';
+import { rateExecutor } from './rate.js';
 import type { ConcurrencyOptions } from './options.js';
 import { ConcurrencyOptions as ConcurrencyOptionsSchema } from './options.js';
 import type { ToolGuard } from './settings.js';
@@ -33,6 +34,7 @@ function guard(
   if (settings.limit !== undefined) {
     const spec = { store, tool: tool.name, limit: settings.limit, retryAfterMs };
     executor = audit ? auditLimitExecutor(executor, spec) : limitExecutor(executor, spec);
+    executor = rateExecutor(executor, spec, audit);
   }
   return executor;
 }

@@ -7,6 +7,8 @@ export interface ConcurrencyPolicy {
   readonly maxQueue?: number;
   /** `'caller'`: each verified caller gets its own slots. Default `'tool'`: one set for everyone. */
   readonly per?: 'tool' | 'caller';
+  /** At most `calls` calls per `perMs` window (per caller when `per` is `'caller'`). */
+  readonly rate?: { readonly calls: number; readonly perMs: number };
 }
 
 export interface MutexPolicy {

@@ -57,4 +57,34 @@ describe('per-caller limits', () => {
     await alice.close();
     await bob.close();
   });
+
+  it("refuses a caller's calls past its rate with RATE_LIMITED, and not another caller's", async () => {
+    server = createServer({ name: 'metered', version: '1.0.0', plugins: [concurrency()] });
+    server.tool({
+      name: 'quick',
+      policy: { concurrency: { maxActive: 10, per: 'caller', rate: { calls: 2, perMs: 60_000 } } },
+      handler: () => ({ content: [{ type: 'text', text: 'ok' }] }),
+    });
+    const listener = await server.listen({
+      auth: {
+        type: 'apiKeys',
+        keys: [
+          { name: 'alice', key: KEYS.alice },
+          { name: 'bob', key: KEYS.bob },
+        ],
+      },
+    });
+    const alice = await clientFor(listener.url, KEYS.alice);
+    const bob = await clientFor(listener.url, KEYS.bob);
+    const quick = (client: Client) => client.callTool({ name: 'quick', arguments: {} }) as Promise<CallToolResult>;
+    expect((await quick(alice)).isError).toBeFalsy();
+    expect((await quick(alice)).isError).toBeFalsy();
+    const limited = await quick(alice);
+    expect(readRefusal(limited)).toMatchObject({ code: ConcurrencyErrorCode.RATE_LIMITED });
+    expect(readRefusal(limited)?.retryAfterMs).toBeGreaterThan(0);
+    expect(readRefusal(limited)?.retryAfterMs).toBeLessThanOrEqual(60_000);
+    expect((await quick(bob)).isError).toBeFalsy();
+    await alice.close();
+    await bob.close();
+  });
 });
