@@ -455,7 +455,10 @@ export function haproxyConfig(port: number, replicas: ReadonlyArray<{ name: stri
     '  stick-table type string len 64 size 1m expire 30m',
     '  stick match req.hdr(mcp-session-id)',
     '  stick store-response res.hdr(mcp-session-id)',
-    '  option httpchk GET /metrics',
+    // The listener answers 403 to a request whose Host it does not serve (DNS rebinding); HAProxy's
+    // default check is HTTP/1.0 without one.
+    '  option httpchk',
+    '  http-check send meth GET uri /metrics ver HTTP/1.1 hdr Host 127.0.0.1',
     '  http-check expect status 200',
     '  http-response set-header x-sluice-replica %[srv_name]',
     ...replicas.map((r) => `  server ${r.name} 127.0.0.1:${r.port} check inter 1s fall 3 rise 2`),
