@@ -1,4 +1,6 @@
 // Code mode's costs, in one process, against direct calls measured in the same run:
+// Scripts run in worker threads (a pool): a start is a message to a warm worker, and each call from a
+// script crosses to the main thread and back; process.cpuUsage() counts the workers' CPU too.
 // (1) starting a script: a fresh QuickJS runtime and context, the prelude, the bindings
 //     (goal < 10 ms): `execute_code` of `return 1` against a direct `server.call()` of a tool;
 // (2) each tool call from inside a script (goal < 50 µs over a direct call): a script

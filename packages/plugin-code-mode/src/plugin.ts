@@ -2,14 +2,13 @@ import { Stage, definePlugin, parseOptions, toolError } from '@sluice/core';
 import type { CallContext, CallToolResult, Headers, Plugin, PluginApi, Tool } from '@sluice/core';
 import type { Bindings } from './bindings.js';
 import { buildBindings } from './bindings.js';
-import { Engine } from './engine.js';
 import { CodeModeErrorCode } from './errors.js';
 import { metaTools, scriptsBusy } from './meta-tools.js';
 import type { ParsedCodeModeOptions } from './options.js';
 import { CodeModeOptions } from './options.js';
 import { replyOf, replyOfError } from './replies.js';
-import type { CallReply, ScriptHost, ScriptOutcome } from './sandbox.js';
-import { runScript } from './sandbox.js';
+import { ScriptPool } from './pool.js';
+import type { CallReply, ScriptOutcome } from './sandbox.js';
 import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'code-mode';
@@ -18,7 +17,7 @@ export const PLUGIN_NAME = 'code-mode';
 export const CodeModeEvent = Object.freeze({
   /** One per script: its source (cut to `auditSourceChars`), outcome, calls and costs. */
   SCRIPT: 'code_mode.script',
-  /** The WebAssembly module faulted while a script's runtime was freed; the next script compiles a fresh one (warn). */
+  /** A sandbox worker's WebAssembly module faulted while a script's runtime was freed; its next script compiles a fresh one (warn). */
   ENGINE_RESET: 'code_mode.engine_reset',
   /** In audit mode with `expose: 'meta-tools'`: the tools a `tools/list` would have hidden. */
   WOULD_HIDE: 'code_mode.would_hide',
@@ -51,16 +50,22 @@ const SUGGESTIONS: Record<string, string> = {
  */
 export function codeMode(options: CodeModeOptions = {}): Plugin {
   const config = parseOptions(PLUGIN_NAME, CodeModeOptions, options);
+  let pool: ScriptPool | undefined;
   return definePlugin({
     name: PLUGIN_NAME,
     version: VERSION,
     mode: config.mode,
-    apply: (api) => applyCodeMode(api, config),
+    apply: (api) => {
+      pool = new ScriptPool();
+      applyCodeMode(api, config, pool);
+    },
+    close: async () => {
+      await pool?.close();
+    },
   });
 }
 
-function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions): void {
-  const engine = new Engine();
+function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: ScriptPool): void {
   const metaNames = new Set(Object.values(config.tools));
   // The header records of the lists bindings are built from: the meta-tools-only filter lets them through whole.
   const bindingLists = new WeakSet<Headers>();
@@ -108,7 +113,11 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions): void {
     const calls: ScriptCallRecord[] = [];
     try {
       const bindings = bindingsFor(ctx);
-      const host: ScriptHost = {
+      const outcome = await pool.run({
+        source: code,
+        layout: bindings.layout,
+        limits,
+        signal: ctx.signal,
         call: async (tool, args, signal) => {
           const begun = performance.now();
           let reply: CallReply;
@@ -120,29 +129,13 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions): void {
           calls.push({ tool, outcome: reply.ok ? 'ok' : reply.code, durationMs: round(performance.now() - begun) });
           return reply;
         },
-      };
-      const module = await engine.get();
-      let outcome: ScriptOutcome;
-      try {
-        outcome = await runScript(module, {
-          source: code,
-          layout: bindings.layout,
-          limits,
-          host,
-          signal: ctx.signal,
-          onFault: (error) => {
-            engine.reset();
-            ctx.logger.warn(
-              { event: CodeModeEvent.ENGINE_RESET, err: error },
-              'the sandbox module faulted; the next script gets a fresh one',
-            );
-          },
-        });
-      } catch (error) {
-        // A fault inside the WebAssembly module (not a script error): the next script gets a fresh module.
-        engine.reset();
-        throw error;
-      }
+        onFault: (message) => {
+          ctx.logger.warn(
+            { event: CodeModeEvent.ENGINE_RESET, err: message },
+            'the sandbox module faulted; the next script gets a fresh one',
+          );
+        },
+      });
       audit(ctx, config, code, outcome, calls, performance.now() - started);
       return resultOf(outcome);
     } finally {

@@ -16,8 +16,33 @@ export type CallReply =
 
 /** What the host does for a script. */
 export interface ScriptHost {
-  /** Runs one tool call of the script; never rejects. */
-  call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallReply>;
+  /** Runs one tool call of the script; answers its reply as `replyText()` writes it; never rejects. */
+  call(tool: string, args: Record<string, unknown>): Promise<string>;
+}
+
+/**
+ * The JSON text of a call's reply as the sandbox hands it to the script: a
+ * reply larger than a quarter of the script's heap becomes `OUTPUT_TOO_LARGE`
+ * (the script could not hold it).
+ */
+export function replyText(reply: CallReply, limits: Pick<SandboxLimits, 'memoryBytes'>): string {
+  const limit = Math.floor(limits.memoryBytes / 4);
+  let text: string;
+  try {
+    text = JSON.stringify(reply);
+  } catch {
+    return JSON.stringify({
+      ok: false,
+      code: 'TOOL_ERROR',
+      message: 'The tool answered a value that is not JSON.',
+    } satisfies CallReply);
+  }
+  if (text.length <= limit) return text;
+  return JSON.stringify({
+    ok: false,
+    code: CodeModeErrorCode.OUTPUT_TOO_LARGE,
+    message: `The tool's result (${text.length} characters) is more than a script may hold (${limit}).`,
+  } satisfies CallReply);
 }
 
 /** Why a script stopped without a result. */
@@ -70,7 +95,6 @@ class ScriptRun {
   /** The prelude's function that answers a call by its number; alive until the run is disposed. */
   private settleCall: QuickJSHandle | undefined;
   private nextCallId = 0;
-  private readonly calls = new AbortController();
   private readonly logs: string[] = [];
   private readonly waiting: (() => void)[] = [];
   private readonly deadline: number;
@@ -116,7 +140,6 @@ class ScriptRun {
     } finally {
       this.input.signal.removeEventListener('abort', onAbort);
       clearTimeout(this.timer);
-      this.calls.abort();
       this.dispose();
     }
   }
@@ -233,7 +256,7 @@ class ScriptRun {
   /** One tool call from the script: counted, checked, queued for a slot, then run by the host; returns its number. */
   private hostCall(requestHandle: QuickJSHandle): QuickJSHandle {
     const id = this.nextCallId++;
-    const answer = (reply: CallReply) => this.answer(id, reply);
+    const answer = (reply: CallReply) => this.answer(id, replyText(reply, this.limits));
     if (++this.callCount > this.limits.maxToolCalls) {
       this.fail(
         CodeModeErrorCode.TOOL_CALL_LIMIT,
@@ -265,7 +288,7 @@ class ScriptRun {
       void this.whenSlotFree().then(async () => {
         if (this.outcome) return;
         try {
-          answer(await this.input.host.call(tool, parsedArgs, this.calls.signal));
+          this.answer(id, await this.input.host.call(tool, parsedArgs));
         } finally {
           this.releaseSlot();
         }
@@ -274,23 +297,14 @@ class ScriptRun {
     return this.vm.newNumber(id);
   }
 
-  /** Hands a call's reply to the script and runs what it unblocks. */
-  private answer(id: number, reply: CallReply): void {
+  /** Hands a call's reply (`replyText()`'s JSON object) to the script and runs what it unblocks. */
+  private answer(id: number, replyJson: string): void {
     if (this.outcome || this.settleCall === undefined) return;
     const settle = this.settleCall;
-    const text = JSON.stringify({ id, ...reply });
-    const limit = Math.floor(this.limits.memoryBytes / 4);
-    const fitted =
-      text.length > limit
-        ? JSON.stringify({
-            id,
-            ok: false,
-            code: CodeModeErrorCode.OUTPUT_TOO_LARGE,
-            message: `The tool's result (${text.length} characters) is more than a script may hold (${limit}).`,
-          })
-        : text;
+    // The reply is a JSON object with at least `ok`: its number goes first.
+    const numbered = `{"id":${id},${replyJson.slice(1)}`;
     this.guarded(() => {
-      const json = this.vm.newString(fitted);
+      const json = this.vm.newString(numbered);
       const settled = this.slice(() => this.vm.callFunction(settle, this.vm.undefined, json));
       json.dispose();
       if (settled.error) this.failWith(settled.error);

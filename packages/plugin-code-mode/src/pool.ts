@@ -1,0 +1,193 @@
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { EventLoopUtilization } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import { CodeModeErrorCode } from './errors.js';
+import type { SandboxLimits } from './options.js';
+import type { CallReply, ScriptOutcome } from './sandbox.js';
+import { replyText } from './sandbox.js';
+import type { FromWorker, ToWorker } from './worker-protocol.js';
+
+/** A script to run in a worker, with what the main thread does for it. */
+export interface PoolScript {
+  readonly source: string;
+  readonly layout: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly limits: SandboxLimits;
+  /** The caller's cancellation. */
+  readonly signal: AbortSignal;
+  /** Runs one tool call of the script through the pipeline; never rejects. `signal` aborts when the script ends. */
+  readonly call: (tool: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<CallReply>;
+  /** The worker's WebAssembly module faulted; its next script runs on a fresh one. */
+  readonly onFault: (message: string) => void;
+}
+
+/**
+ * How long past its own limit a worker may take to stop itself before the
+ * main thread terminates it: the worker's checks run between bytecode
+ * operations, and a builtin (a sort, a regular expression, a copy of a large
+ * string) can hold it between two checks for much longer.
+ */
+export const OVERRUN_GRACE_MS = 250;
+/** How long a new worker may take to start (Node, then compiling the module) before its script is stopped. */
+const BOOT_MS = 10_000;
+/** An idle worker (and the module memory it holds) is ended after this long unused. */
+const IDLE_MS = 30_000;
+
+// The worker entry beside this file: `worker.js` in both builds; `worker.ts` when the
+// monorepo runs from source, loaded through the TypeScript loader its own scripts use.
+const here: string = typeof __filename === 'string' ? pathToFileURL(__filename).href : import.meta.url;
+const fromSource = here.endsWith('.ts');
+const WORKER_URL = new URL(fromSource ? './worker.ts' : './worker.js', here);
+
+function startWorker(): Worker {
+  if (!fromSource) return new Worker(WORKER_URL);
+  const entry = JSON.stringify(fileURLToPath(WORKER_URL));
+  const loader = JSON.stringify(createRequire(here).resolve('tsx/cjs/api'));
+  return new Worker(`require(${loader}).require(${entry}, ${entry})`, { eval: true });
+}
+
+/**
+ * Worker threads that run scripts, one script per worker at a time, at most
+ * `size` at once. The main thread watches each one: a worker that runs past
+ * its script's wall time or CPU time (measured as the time its event loop was
+ * busy) by more than `OVERRUN_GRACE_MS` is terminated, and the script ends
+ * with its limit's code. The main thread's event loop never runs a script, so
+ * the server keeps serving while one runs.
+ */
+export class ScriptPool {
+  private readonly idle: { worker: Worker; timer: ReturnType<typeof setTimeout> }[] = [];
+  private readonly all = new Set<Worker>();
+  private closed = false;
+
+  run(script: PoolScript): Promise<ScriptOutcome> {
+    if (this.closed) return Promise.resolve(ending(CodeModeErrorCode.CANCELLED, 'The server is closing.', 0));
+    const worker = this.take();
+    return new Promise<ScriptOutcome>((resolve) => {
+      const limits = script.limits;
+      const calls = new AbortController();
+      const requested = performance.now();
+      // Set when the worker starts the script: its boot is not the script's time.
+      let started: { at: number; busy: EventLoopUtilization } | undefined;
+      const busyMs = () => (started ? worker.performance.eventLoopUtilization(started.busy).active : 0);
+      let cancelTimer: ReturnType<typeof setTimeout> | undefined;
+      let ended = false;
+
+      const end = (outcome: ScriptOutcome, reusable: boolean) => {
+        if (ended) return;
+        ended = true;
+        clearInterval(watchdog);
+        clearTimeout(cancelTimer);
+        script.signal.removeEventListener('abort', onAbort);
+        worker.off('message', onMessage);
+        worker.off('error', onGone);
+        worker.off('exit', onGone);
+        calls.abort();
+        if (reusable) this.release(worker);
+        else this.discard(worker);
+        resolve(outcome);
+      };
+      const stop = (code: CodeModeErrorCode, message: string) => end(ending(code, message, busyMs()), false);
+
+      const onMessage = (message: FromWorker) => {
+        switch (message.type) {
+          case 'call':
+            void script.call(message.tool, message.args, calls.signal).then((reply) => {
+              if (!ended) send(worker, { type: 'reply', id: message.id, text: replyText(reply, limits) });
+            });
+            break;
+          case 'started':
+            started = { at: performance.now(), busy: worker.performance.eventLoopUtilization() };
+            break;
+          case 'done':
+            end(message.outcome, true);
+            break;
+          case 'fault':
+            script.onFault(message.message);
+            break;
+        }
+      };
+      const onGone = () => stop(CodeModeErrorCode.SCRIPT_ERROR, 'The sandbox failed while running the script.');
+      const onAbort = () => {
+        send(worker, { type: 'cancel' });
+        // A worker held inside a builtin cannot hear it: end the script anyway, and the worker with it.
+        cancelTimer = setTimeout(
+          () => stop(CodeModeErrorCode.CANCELLED, 'The caller cancelled the script.'),
+          OVERRUN_GRACE_MS,
+        );
+      };
+      const watchdog = setInterval(
+        () => {
+          if (busyMs() > limits.cpuMs + OVERRUN_GRACE_MS) {
+            stop(
+              CodeModeErrorCode.CPU_LIMIT,
+              `The script's own code ran past its ${limits.cpuMs} ms of CPU time (stopped inside a builtin).`,
+            );
+          } else if (
+            started
+              ? performance.now() - started.at > limits.timeoutMs + OVERRUN_GRACE_MS
+              : performance.now() - requested > limits.timeoutMs + BOOT_MS
+          ) {
+            stop(CodeModeErrorCode.SCRIPT_TIMEOUT, `The script ran past its ${limits.timeoutMs} ms.`);
+          }
+        },
+        Math.min(100, Math.max(10, Math.floor(limits.cpuMs / 10))),
+      );
+      watchdog.unref();
+
+      worker.on('message', onMessage);
+      worker.on('error', onGone);
+      worker.on('exit', onGone);
+      script.signal.addEventListener('abort', onAbort, { once: true });
+      send(worker, { type: 'run', source: script.source, layout: script.layout, limits });
+      if (script.signal.aborted) onAbort();
+    });
+  }
+
+  /** Terminates every worker; scripts still running end as cancelled. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const { timer } of this.idle.splice(0)) clearTimeout(timer);
+    await Promise.all([...this.all].map((worker) => worker.terminate()));
+    this.all.clear();
+  }
+
+  private take(): Worker {
+    const reused = this.idle.pop();
+    if (reused) {
+      clearTimeout(reused.timer);
+      reused.worker.ref();
+      return reused.worker;
+    }
+    const worker = startWorker();
+    this.all.add(worker);
+    // An error or exit while idle: forget the worker (a running script listens for itself).
+    worker.on('error', () => this.discard(worker));
+    worker.on('exit', () => this.discard(worker));
+    return worker;
+  }
+
+  private release(worker: Worker): void {
+    if (this.closed) {
+      this.discard(worker);
+      return;
+    }
+    worker.unref();
+    const timer = setTimeout(() => this.discard(worker), IDLE_MS);
+    timer.unref();
+    this.idle.push({ worker, timer });
+  }
+
+  private discard(worker: Worker): void {
+    const at = this.idle.findIndex((entry) => entry.worker === worker);
+    if (at >= 0) clearTimeout(this.idle.splice(at, 1)[0]?.timer);
+    if (this.all.delete(worker)) void worker.terminate();
+  }
+}
+
+function send(worker: Worker, message: ToWorker): void {
+  worker.postMessage(message);
+}
+
+function ending(code: CodeModeErrorCode, message: string, cpuMs: number): ScriptOutcome {
+  return { ok: false, code, message, logs: [], cpuMs };
+}

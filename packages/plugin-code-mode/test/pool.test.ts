@@ -1,0 +1,113 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { createTestKit, textOf } from '@sluice/core/testing';
+import type { TestKit } from '@sluice/core/testing';
+import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
+import type { CodeModeOptions } from '@sluice/plugin-code-mode';
+import { ping, resultOf, stoppedWith } from './helpers.js';
+
+// One builtin call that runs for seconds without reaching QuickJS's interrupt check:
+// sorting two million strings. The interrupt handler alone cannot stop it in time.
+const HOLD_IN_A_BUILTIN =
+  'await local.mark(); const keys = Object.keys(new Uint8Array(2000000)); keys.reverse(); keys.sort(); while (true) {}';
+
+let kit: TestKit | undefined;
+let other: Client | undefined;
+afterEach(async () => {
+  await other?.close();
+  await kit?.close();
+  other = undefined;
+  kit = undefined;
+});
+
+/** A kit whose `mark` tool tells when a script has started, and a second client of the same server. */
+async function start(limits: CodeModeOptions['limits']) {
+  let marked = () => {};
+  const started = new Promise<void>((resolve) => (marked = resolve));
+  kit = await createTestKit({
+    plugins: [codeMode({ limits: { memoryBytes: 128 << 20, ...limits } })],
+    tools: [ping, { name: 'mark', handler: () => (marked(), { content: [{ type: 'text' as const, text: 'ok' }] }) }],
+  });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await kit.server.connect(serverSide);
+  other = new Client({ name: 'another-model', version: '1.0.0' });
+  await other.connect(clientSide);
+  return { kit, other, started };
+}
+
+/** Waits until the script got its `mark` reply and every queued job ran: the script is now in its builtin. */
+async function inTheBuiltin(started: Promise<void>): Promise<void> {
+  await started;
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('a script held inside a builtin', () => {
+  it('does not stop the server answering another client, and ends with CPU_LIMIT', async () => {
+    const { kit, other, started } = await start({ cpuMs: 200, timeoutMs: 60_000 });
+    const hostile = kit.call('execute_code', { code: HOLD_IN_A_BUILTIN });
+    await inTheBuiltin(started);
+
+    const answered = await other.callTool({ name: 'ping' });
+    expect(textOf(answered)).toBe('pong');
+    // The script was still running when the other client got its answer.
+    expect(kit.logs.events(CodeModeEvent.SCRIPT)).toEqual([]);
+
+    const result = await hostile;
+    expect(stoppedWith(result)).toBe(CodeModeErrorCode.CPU_LIMIT);
+    expect(textOf(result)).toContain('ran past its 200 ms of CPU time');
+    expect(kit.logs.events(CodeModeEvent.SCRIPT)).toMatchObject([{ outcome: CodeModeErrorCode.CPU_LIMIT }]);
+    // The worker that was terminated is replaced: scripts still run.
+    expect(resultOf(await kit.call('execute_code', { code: 'return await local.ping()' }))).toBe('pong');
+  });
+
+  it('ends with SCRIPT_TIMEOUT at its wall time when its CPU time is larger', async () => {
+    const { kit, other, started } = await start({ cpuMs: 60_000, timeoutMs: 1_000 });
+    const hostile = kit.call('execute_code', { code: HOLD_IN_A_BUILTIN });
+    await inTheBuiltin(started);
+    expect(textOf(await other.callTool({ name: 'ping' }))).toBe('pong');
+    expect(kit.logs.events(CodeModeEvent.SCRIPT)).toEqual([]);
+    expect(stoppedWith(await hostile)).toBe(CodeModeErrorCode.SCRIPT_TIMEOUT);
+    expect(resultOf(await kit.call('execute_code', { code: 'return 1' }))).toBe(1);
+  });
+
+  it('ends as CANCELLED when its caller cancels, though the worker cannot hear it', async () => {
+    const { kit, started } = await start({ cpuMs: 60_000, timeoutMs: 60_000 });
+    const caller = new AbortController();
+    const running = kit.server.call('execute_code', { code: HOLD_IN_A_BUILTIN }, { signal: caller.signal });
+    await inTheBuiltin(started);
+    caller.abort();
+    await running.catch(() => undefined);
+    await expect
+      .poll(() => kit.logs.events(CodeModeEvent.SCRIPT))
+      .toMatchObject([{ outcome: CodeModeErrorCode.CANCELLED }]);
+    expect(resultOf(await kit.call('execute_code', { code: 'return 1' }))).toBe(1);
+  });
+});
+
+describe('the workers', () => {
+  it('run scripts at once up to maxConcurrentScripts, each in its own sandbox', async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let waiting = 0;
+    kit = await createTestKit({
+      plugins: [codeMode({ limits: { maxConcurrentScripts: 3 } })],
+      tools: [
+        {
+          name: 'gate',
+          handler: async () => {
+            if (++waiting === 3) release();
+            await gate;
+            return { content: [{ type: 'text' as const, text: 'open' }] };
+          },
+        },
+      ],
+    });
+    const k = kit;
+    const results = await Promise.all(
+      [1, 2, 3].map((n) =>
+        k.call('execute_code', { code: `globalThis.mine = ${n}; await local.gate(); return globalThis.mine;` }),
+      ),
+    );
+    expect(results.map(resultOf)).toEqual([1, 2, 3]);
+  });
+});
