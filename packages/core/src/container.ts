@@ -1,11 +1,20 @@
-import 'reflect-metadata';
-import { container as rootContainer } from 'tsyringe';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { Store } from './store/types.js';
 import type { Approver } from './approval.js';
 import { Redactions } from './redactions.js';
+import { requireCjs } from './require-cjs.js';
+
+// tsyringe (and the reflect-metadata polyfill it requires first) loads with the first
+// server, not at import.
+let root: DependencyContainer | undefined;
+function rootContainer(): DependencyContainer {
+  if (root) return root;
+  requireCjs('reflect-metadata');
+  root = (requireCjs('tsyringe') as { container: DependencyContainer }).container;
+  return root;
+}
 
 /**
  * Tokens for the services in each server's container. `Symbol.for` keys, so
@@ -38,7 +47,7 @@ export interface CoreServices {
 
 /** A child container per server, so that no state leaks between servers. */
 export function createServerContainer(services: CoreServices): DependencyContainer {
-  const child = rootContainer.createChildContainer();
+  const child = rootContainer().createChildContainer();
   child.register(Tokens.Logger, { useValue: services.logger });
   child.register(Tokens.Clock, { useValue: services.clock });
   child.register(Tokens.Store, { useValue: services.store });

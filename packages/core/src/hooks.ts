@@ -7,9 +7,9 @@ import { CoreErrorCode, SluiceError, attribute } from './errors.js';
 import type { Logger } from './logger.js';
 import { requireCjs } from './require-cjs.js';
 
-const { AsyncSeriesBailHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } = requireCjs(
-  'tapable',
-) as typeof tapable;
+// tapable loads with the first server's hooks, not at import.
+let hookClasses: typeof tapable | undefined;
+const tapableClasses = (): typeof tapable => (hookClasses ??= requireCjs('tapable') as typeof tapable);
 
 /** The hooks the core declares, once, as tapable hooks. */
 export interface CoreHooks {
@@ -44,6 +44,7 @@ export const HOOK_NAMES: readonly HookName[] = Object.freeze([
 ]);
 
 export function createCoreHooks(): CoreHooks {
+  const { AsyncSeriesBailHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } = tapableClasses();
   return Object.freeze({
     import: new AsyncSeriesWaterfallHook<[ImportBatch]>(['batch'], 'import'),
     listTools: new SyncWaterfallHook<[Tool[], ListContext]>(['tools', 'context'], 'listTools'),

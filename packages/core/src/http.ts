@@ -12,6 +12,7 @@ import type { AuthGate } from './auth/gate.js';
 import { CoreErrorCode, SluiceError } from './errors.js';
 import { rpcErrorBody } from './rpc-error-body.js';
 import { formatIssues } from './issues.js';
+import { HttpLimits } from './http-limits.js';
 
 export interface ListenOptions {
   /** Default 0: any free port (read it from the listener). */
@@ -92,19 +93,6 @@ interface HttpHost {
 const CLOSE_GRACE_MS = 1_000;
 
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]', '::1'];
-
-/** The defaults of the listener's limits; the README's security section lists them. */
-export const HttpLimits = Object.freeze({
-  SESSION_IDLE_MS: 30 * 60_000,
-  SESSION_HANDSHAKE_MS: 30_000,
-  MAX_SESSIONS: 10_000,
-  MAX_SESSION_MEMORY_BYTES: 64 * 2 ** 20,
-  MAX_INITIALIZE_BYTES: 64 * 2 ** 10,
-  HEADERS_TIMEOUT_MS: 10_000,
-  REQUEST_TIMEOUT_MS: 30_000,
-  KEEP_ALIVE_TIMEOUT_MS: 5_000,
-  MAX_CONNECTIONS: 1_024,
-});
 
 const isLoopbackBind = (host: string): boolean =>
   host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');

@@ -126,7 +126,7 @@ export type {
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
 export { TRACER_NAME, extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';
-export { HttpLimits } from './http.js';
+export { HttpLimits } from './http-limits.js';
 export { ValueLimits } from './limits.js';
 export { SafeJsonSchemaValidator, safeJsonSchemaValidator } from './safe-json-schema.js';
 export { VERSION } from './version.js';

@@ -2,8 +2,6 @@ import type * as Pino from 'pino';
 import type { Logger as PinoLogger } from 'pino';
 import { requireCjs } from './require-cjs.js';
 
-const { pino } = requireCjs('pino') as typeof Pino;
-
 export type Logger = PinoLogger;
 
 /**
@@ -13,5 +11,7 @@ export type Logger = PinoLogger;
  */
 export function createDefaultLogger(name: string): Logger {
   const level = process.env.SLUICE_LOG_LEVEL ?? 'info';
+  // pino loads with the first default logger, not at import (a server given a logger never loads it).
+  const { pino } = requireCjs('pino') as typeof Pino;
   return pino({ name, level }, pino.destination({ fd: 2, sync: false }));
 }

@@ -1,10 +1,7 @@
-import { Ajv } from 'ajv';
-import type { ErrorObject, Options as AjvOptions, ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv, ErrorObject, Options as AjvOptions, ValidateFunction } from 'ajv';
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/server';
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
+import { requireCjs } from './require-cjs.js';
 
 /**
  * JSON Schema validation that no schema can make slow.
@@ -43,7 +40,7 @@ function linearPattern(source: string): PatternMatcher {
   let matcher: PatternMatcher = { test: () => false, toString: () => name };
   if (source.length <= MAX_PATTERN_LENGTH) {
     try {
-      const re = RE2JS.compile(source);
+      const re = re2js().compile(source);
       // JSON Schema patterns are unanchored: a match anywhere in the string counts.
       matcher = { test: (text) => re.matcher(text).find(), toString: () => name };
     } catch {
@@ -66,9 +63,12 @@ interface Engine {
 }
 
 type AddFormats = (ajv: Engine) => Engine;
-// ajv-formats is CommonJS: its function is the default export, or that export's own `default`.
-const addFormats: AddFormats =
-  (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
+type AjvClass = new (options: AjvOptions) => Ajv;
+
+// Ajv, its formats and RE2JS load on the first JSON Schema compiled, not at import: a server
+// whose tools all have zod schemas (an adopted v1 server, say) never loads them.
+let re2: typeof RE2JS | undefined;
+const re2js = (): typeof RE2JS => (re2 ??= (requireCjs('re2js') as { RE2JS: typeof RE2JS }).RE2JS);
 
 const OPTIONS: AjvOptions = {
   strict: false,
@@ -81,10 +81,17 @@ const OPTIONS: AjvOptions = {
 let engines: { draft2020: Engine; draft2019: Engine; draft7: Engine } | undefined;
 
 function enginesOnce(): NonNullable<typeof engines> {
-  engines ??= {
+  if (engines) return engines;
+  const { Ajv: Draft7 } = requireCjs('ajv') as { Ajv: AjvClass };
+  const { Ajv2019 } = requireCjs('ajv/dist/2019.js') as { Ajv2019: AjvClass };
+  const { Ajv2020 } = requireCjs('ajv/dist/2020.js') as { Ajv2020: AjvClass };
+  // ajv-formats is CommonJS: its function is the module itself, or its `default`.
+  const formats = requireCjs('ajv-formats') as AddFormats & { default?: AddFormats };
+  const addFormats: AddFormats = formats.default ?? formats;
+  engines = {
     draft2020: addFormats(new Ajv2020(OPTIONS)),
     draft2019: addFormats(new Ajv2019(OPTIONS)),
-    draft7: addFormats(new Ajv(OPTIONS)),
+    draft7: addFormats(new Draft7(OPTIONS)),
   };
   return engines;
 }

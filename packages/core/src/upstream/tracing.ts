@@ -1,15 +1,21 @@
-import {
-  ROOT_CONTEXT,
+import type * as OtelApi from '@opentelemetry/api';
+import type {
+  Attributes,
+  Context,
+  Span,
   SpanKind,
-  SpanStatusCode,
-  context,
-  createTraceState,
-  isSpanContextValid,
-  propagation,
-  trace,
+  TextMapGetter,
+  TextMapPropagator,
+  TextMapSetter,
 } from '@opentelemetry/api';
-import type { Attributes, Context, Span, TextMapGetter, TextMapPropagator, TextMapSetter } from '@opentelemetry/api';
 import type { Meta } from '../meta.js';
+import { requireCjs } from '../require-cjs.js';
+
+// The OpenTelemetry API loads on the first span or propagation, not at import: adopting a
+// guard into a server that never traces does not load it. Its state is global (registered
+// providers live on globalThis), so this copy sees what the application registered.
+let api: typeof OtelApi | undefined;
+const otel = (): typeof OtelApi => (api ??= requireCjs('@opentelemetry/api') as typeof OtelApi);
 
 /** The tracer name Sluice's spans carry. */
 export const TRACER_NAME = '@sluice/core';
@@ -42,8 +48,8 @@ const metaSetter: TextMapSetter<Meta> = {
  */
 class W3CTraceContext implements TextMapPropagator {
   inject(ctx: Context, carrier: unknown, setter: TextMapSetter): void {
-    const span = trace.getSpanContext(ctx);
-    if (span === undefined || !isSpanContextValid(span)) return;
+    const span = otel().trace.getSpanContext(ctx);
+    if (span === undefined || !otel().isSpanContextValid(span)) return;
     const flags = (span.traceFlags & 0xff).toString(16).padStart(2, '0');
     setter.set(carrier, TRACEPARENT, `00-${span.traceId}-${span.spanId}-${flags}`);
     const state = span.traceState?.serialize();
@@ -72,10 +78,10 @@ class W3CTraceContext implements TextMapPropagator {
       traceFlags: Number.parseInt(flags, 16),
       isRemote: true,
       ...(typeof rawState === 'string' && rawState.length <= MAX_TRACESTATE_LENGTH
-        ? { traceState: createTraceState(rawState) }
+        ? { traceState: otel().createTraceState(rawState) }
         : {}),
     };
-    return isSpanContextValid(spanContext) ? trace.setSpanContext(ctx, spanContext) : ctx;
+    return otel().isSpanContextValid(spanContext) ? otel().trace.setSpanContext(ctx, spanContext) : ctx;
   }
 
   fields(): string[] {
@@ -87,16 +93,17 @@ const fallback = new W3CTraceContext();
 
 // The application's propagator when it registered one that speaks W3C trace context; ours otherwise.
 function propagator(): Pick<TextMapPropagator, 'inject' | 'extract'> {
+  const { propagation } = otel();
   return propagation.fields().includes(TRACEPARENT) ? propagation : fallback;
 }
 
 /** The trace context a `_meta` carries (its `traceparent`), on top of `base`. */
-export function extractTraceContext(meta: Readonly<Meta>, base: Context = ROOT_CONTEXT): Context {
-  return propagator().extract(base, meta, metaGetter);
+export function extractTraceContext(meta: Readonly<Meta>, base?: Context): Context {
+  return propagator().extract(base ?? otel().ROOT_CONTEXT, meta, metaGetter);
 }
 
 /** Writes the span of `ctx` into a `_meta` carrier as `traceparent` (and `tracestate`). */
-export function injectTraceContext(carrier: Meta, ctx: Context = context.active()): void {
+export function injectTraceContext(carrier: Meta, ctx: Context = otel().context.active()): void {
   propagator().inject(ctx, carrier, metaSetter);
 }
 
@@ -119,23 +126,23 @@ export function withTraceSpan<T>(
   options: TraceSpanOptions,
   fn: (span: Span, spanContext: Context) => Promise<T>,
 ): Promise<T> {
-  const active = context.active();
+  const active = otel().context.active();
   const parent =
-    trace.getSpan(active) === undefined && options.meta ? extractTraceContext(options.meta, active) : active;
-  const span = trace
-    .getTracer(TRACER_NAME)
-    .startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
+    otel().trace.getSpan(active) === undefined && options.meta ? extractTraceContext(options.meta, active) : active;
+  const span = otel()
+    .trace.getTracer(TRACER_NAME)
+    .startSpan(name, { kind: options.kind ?? otel().SpanKind.INTERNAL, attributes: options.attributes }, parent);
   // No SDK and no trace to continue: nothing to record or propagate, so skip making a context.
-  const traced = span.isRecording() || isSpanContextValid(span.spanContext());
-  const spanContext = traced ? trace.setSpan(parent, span) : parent;
-  const running = traced ? context.with(spanContext, () => fn(span, spanContext)) : fn(span, spanContext);
+  const traced = span.isRecording() || otel().isSpanContextValid(span.spanContext());
+  const spanContext = traced ? otel().trace.setSpan(parent, span) : parent;
+  const running = traced ? otel().context.with(spanContext, () => fn(span, spanContext)) : fn(span, spanContext);
   return running.then(
     (value) => {
       span.end();
       return value;
     },
     (error: unknown) => {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
+      span.setStatus({ code: otel().SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
       span.end();
       throw error;
     },
