@@ -99,7 +99,7 @@ export async function spawnHostileUpstream(env: Record<string, string> = {}): Pr
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const upstream = started(child);
-  return Object.assign(upstream, { url: await firstLine(child, upstream.stderr) });
+  return Object.assign(upstream, { url: await firstLine(child, () => upstream.stderr()) });
 }
 
 /**
@@ -121,5 +121,24 @@ export async function spawnHostileServer(
     },
   );
   const server = started(child);
-  return Object.assign(server, { url: await firstLine(child, server.stderr) });
+  return Object.assign(server, { url: await firstLine(child, () => server.stderr()) });
+}
+
+/** What a suite's `beforeAll` started, to stop in `afterAll`: only what it got to start, the last first. */
+export interface StartedChildren {
+  add<T extends { stop(): Promise<void> }>(child: T): T;
+  stopAll(): Promise<void>;
+}
+
+export function startedChildren(): StartedChildren {
+  const stops: (() => Promise<void>)[] = [];
+  return {
+    add: (child) => {
+      stops.unshift(() => child.stop());
+      return child;
+    },
+    stopAll: async () => {
+      for (const stop of stops.splice(0)) await stop();
+    },
+  };
 }

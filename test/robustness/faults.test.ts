@@ -144,18 +144,18 @@ describe('an upstream that dies or hangs while calls run', () => {
 
 describe('clients that disconnect mid-call over HTTP', () => {
   const limit = { maxActive: 2, maxQueue: 0 };
-  let server: SluiceServer;
+  let server: SluiceServer | undefined;
   let entered = 0;
   let released = 0;
 
   async function start(): Promise<URL> {
-    server = createServer({
+    const created = createServer({
       name: 'disconnects',
       version: '1.0.0',
       logger: captureLogger().logger,
       plugins: everyPlugin(),
     });
-    server.tool({
+    created.tool({
       name: 'hold',
       annotations: { readOnlyHint: true },
       policy: { concurrency: limit },
@@ -167,7 +167,8 @@ describe('clients that disconnect mid-call over HTTP', () => {
         return { content: [{ type: 'text', text: ctx.signal.aborted ? 'aborted' : 'held' }] };
       },
     });
-    return (await server.listen()).url;
+    server = created;
+    return (await created.listen()).url;
   }
   afterEach(async () => {
     await server?.close();

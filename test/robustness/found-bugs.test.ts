@@ -2,20 +2,21 @@
 // They fail until the bug is fixed; the fix lands with its test. The fuzz
 // properties in fuzz.test.ts find the same bugs at random.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnHttpServer, spawnServer } from './child.js';
+import { spawnHttpServer, spawnServer, startedChildren } from './child.js';
 import type { ServerChild } from './child.js';
 import { ENVELOPE, isResponse, modernHeaders, post } from './rpc.js';
 import { StdioPeer } from './stdio-peer.js';
 
 describe('stdio: a well-formed request whose params break the message schema', () => {
   let server: ServerChild;
+  const children = startedChildren();
   let peer: StdioPeer;
   beforeAll(async () => {
-    server = spawnServer('stdio');
+    server = children.add(spawnServer('stdio'));
     peer = new StdioPeer(server.child.stdin, server.child.stdout);
     await peer.request('discover', 'server/discover', { _meta: ENVELOPE });
   }, 30_000);
-  afterAll(async () => server?.stop());
+  afterAll(() => children.stopAll());
 
   // core/src/stdio.ts hands lines to the SDK's stdio transport, which drops a
   // line that fails its JSON-RPC schema (here: a progress token that is a
@@ -34,10 +35,11 @@ describe('stdio: a well-formed request whose params break the message schema', (
 
 describe('HTTP: edge cases of the request routing', () => {
   let server: ServerChild & { url: URL };
+  const children = startedChildren();
   beforeAll(async () => {
-    server = await spawnHttpServer();
+    server = children.add(await spawnHttpServer());
   }, 30_000);
-  afterAll(async () => server?.stop());
+  afterAll(() => children.stopAll());
 
   // core/src/http.ts answers 413 before the body is read, and the connection is
   // torn down while the client is still sending: the client often gets EPIPE or

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { requestText } from './arbitraries.js';
 import type { RequestText } from './arbitraries.js';
-import { spawnHttpServer, spawnServer } from './child.js';
+import { spawnHttpServer, spawnServer, startedChildren } from './child.js';
 import type { ServerChild } from './child.js';
 import { HOLD_LIMIT } from './fixtures/sluice-under-test.js';
 import type { Diagnostics } from './fixtures/sluice-under-test.js';
@@ -51,7 +51,7 @@ const httpBody = fc.oneof(
     weight: 1,
     arbitrary: fc
       .uint8Array({ minLength: 1, maxLength: 64 })
-      .map((bytes) => ({ body: bytes, method: undefined, name: undefined, modern: true as boolean })),
+      .map((bytes) => ({ body: bytes, method: undefined, name: undefined, modern: true })),
   },
 );
 
@@ -71,11 +71,12 @@ function checkHttpAnswer(answer: HttpAnswer, id: string | number | undefined): v
 
 describe('fuzzing Streamable HTTP with raw JSON-RPC', () => {
   let server: ServerChild & { url: URL };
+  const children = startedChildren();
   let session: string;
   let before: Diagnostics;
 
   beforeAll(async () => {
-    server = await spawnHttpServer();
+    server = children.add(await spawnHttpServer());
     const init = await fetch(server.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -97,7 +98,7 @@ describe('fuzzing Streamable HTTP with raw JSON-RPC', () => {
     );
     before = diagnosticsOf(await callTool(server.url, 'diagnostics', {}));
   }, 60_000);
-  afterAll(async () => server?.stop());
+  afterAll(() => children.stopAll());
 
   it(
     `answers ${RUNS} generated requests in both protocol versions, each within the bound, and stays up`,
@@ -159,17 +160,18 @@ for (const modern of [true, false]) {
 
   describe(`fuzzing stdio (${era}) with raw lines`, () => {
     let server: ServerChild;
+    const children = startedChildren();
     let peer: StdioPeer;
     let before: Diagnostics;
     let probes = 0;
 
     beforeAll(async () => {
-      server = spawnServer('stdio');
+      server = children.add(spawnServer('stdio'));
       peer = new StdioPeer(server.child.stdin, server.child.stdout);
       await handshake(peer, modern);
       before = diagnosticsOf(await peer.request('diag-before', 'tools/call', probeParams(modern, 'diagnostics')));
     }, 60_000);
-    afterAll(async () => server?.stop());
+    afterAll(() => children.stopAll());
 
     it(
       `answers ${runs} generated lines (and a probe after each) within the bound, writes only JSON-RPC, and stays up`,

@@ -8,7 +8,7 @@
 // SLUICE_HOSTILE_SOAK_SECONDS (default 10; set 60 or more for the measured
 // soak). After GC, the heap must not have grown beyond a bound.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnHostileServer, spawnHostileUpstream } from './child.js';
+import { spawnHostileServer, spawnHostileUpstream, startedChildren } from './child.js';
 import type { ServerChild } from './child.js';
 import type { Diagnostics } from './fixtures/sluice-under-test.js';
 import { hostileSchemas } from './hostile-arbitraries.js';
@@ -51,26 +51,25 @@ describe(`a ${SECONDS}-second soak with a hostile client and a hostile upstream`
   let upstream: ServerChild & { url: URL };
   let normalUpstream: ServerChild & { url: URL };
   let server: ServerChild & { url: URL };
+  const children = startedChildren();
 
   beforeAll(async () => {
-    upstream = await spawnHostileUpstream();
-    normalUpstream = await spawnHostileUpstream();
-    server = await spawnHostileServer(
-      upstream.url,
-      {
-        SLUICE_MAX_SESSIONS: '64',
-        HOSTILE_SCHEMAS: JSON.stringify(SCHEMAS),
-        NORMAL_UPSTREAMS: '1',
-        NORMAL_HTTP_URL: normalUpstream.url.href,
-      },
-      ['--expose-gc', '--max-old-space-size=256'],
+    upstream = children.add(await spawnHostileUpstream());
+    normalUpstream = children.add(await spawnHostileUpstream());
+    server = children.add(
+      await spawnHostileServer(
+        upstream.url,
+        {
+          SLUICE_MAX_SESSIONS: '64',
+          HOSTILE_SCHEMAS: JSON.stringify(SCHEMAS),
+          NORMAL_UPSTREAMS: '1',
+          NORMAL_HTTP_URL: normalUpstream.url.href,
+        },
+        ['--expose-gc', '--max-old-space-size=256'],
+      ),
     );
   }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-    await upstream?.stop();
-    await normalUpstream?.stop();
-  });
+  afterAll(() => children.stopAll());
 
   it(
     'answers every normal call correctly and keeps the heap flat',

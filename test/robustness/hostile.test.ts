@@ -6,7 +6,7 @@
 // correctly by the same upstream process.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnHostileServer, spawnHostileUpstream } from './child.js';
+import { spawnHostileServer, spawnHostileUpstream, startedChildren } from './child.js';
 import type { ServerChild } from './child.js';
 import {
   deepArgumentsText,
@@ -30,21 +30,21 @@ const textOf = (response: JsonRpcResponse): string =>
 describe('a hostile client and a hostile upstream against the server under test', () => {
   let upstream: ServerChild & { url: URL };
   let server: ServerChild & { url: URL };
+  const children = startedChildren();
   let pid: string;
 
   beforeAll(async () => {
-    upstream = await spawnHostileUpstream();
-    server = await spawnHostileServer(
-      upstream.url,
-      { SLUICE_MAX_SESSIONS: String(MAX_SESSIONS), HOSTILE_SCHEMAS: JSON.stringify(SCHEMAS) },
-      ['--max-old-space-size=128'],
+    upstream = children.add(await spawnHostileUpstream());
+    server = children.add(
+      await spawnHostileServer(
+        upstream.url,
+        { SLUICE_MAX_SESSIONS: String(MAX_SESSIONS), HOSTILE_SCHEMAS: JSON.stringify(SCHEMAS) },
+        ['--max-old-space-size=128'],
+      ),
     );
     pid = textOf(await callTool(server.url, 'hs_pid', {}));
   }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-    await upstream?.stop();
-  });
+  afterAll(() => children.stopAll());
 
   /** The server is up, and the stdio upstream answers a normal call from the same child process. */
   async function stillServes(): Promise<void> {

@@ -25,8 +25,7 @@ export function isResponse(value: unknown): value is JsonRpcResponse {
   if (message.jsonrpc !== '2.0' || !('id' in message)) return false;
   const hasResult = typeof message.result === 'object' && message.result !== null;
   const error = message.error as Record<string, unknown> | undefined;
-  const hasError =
-    typeof error === 'object' && error !== null && Number.isInteger(error.code) && typeof error.message === 'string';
+  const hasError = error !== undefined && Number.isInteger(error.code) && typeof error.message === 'string';
   return hasResult !== hasError;
 }
 

@@ -3,7 +3,7 @@
 // set 600 for the 10-minute soak). After GC, the heap and the process's active
 // handles must not have grown beyond a bound, and no slot may be left taken.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnHttpServer } from './child.js';
+import { spawnHttpServer, startedChildren } from './child.js';
 import type { ServerChild } from './child.js';
 import type { Diagnostics } from './fixtures/sluice-under-test.js';
 import { HOLD_LIMIT } from './fixtures/sluice-under-test.js';
@@ -41,10 +41,11 @@ function nextCall(url: URL, n: number): Promise<JsonRpcResponse> {
 
 describe(`a ${SECONDS}-second soak over HTTP`, () => {
   let server: ServerChild & { url: URL };
+  const children = startedChildren();
   beforeAll(async () => {
-    server = await spawnHttpServer(['--expose-gc']);
+    server = children.add(await spawnHttpServer(['--expose-gc']));
   }, 60_000);
-  afterAll(async () => server?.stop());
+  afterAll(() => children.stopAll());
 
   it(
     'keeps the heap and the handles flat, answers every call, and leaves no slot taken',

@@ -232,7 +232,9 @@ describe('sluice schema, help and usage', () => {
       type: 'object',
       additionalProperties: false,
     });
-    const { $schema: _dialect, ...body } = schema;
+    // The validator knows its own dialect; the body is checked under it.
+    const body: Record<string, unknown> = { ...schema };
+    delete body.$schema;
     const compiled = compileSchema(body, 'input', 'sluice-config');
     const example = fileURLToPath(new URL('../../../examples/gateway/sluice.config.json', import.meta.url));
     const written = interpolateEnv(JSON.parse(readFileSync(example, 'utf8')), {});
@@ -246,10 +248,9 @@ describe('sluice schema, help and usage', () => {
   });
 
   it('prints help with exit code 0, and usage with exit code 2 for an unknown command or option', async () => {
-    expect(await runMain(['--help'])).toMatchObject({
-      code: 0,
-      out: expect.stringContaining('Usage: sluice <command>'),
-    });
+    const help = await runMain(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.out).toContain('Usage: sluice <command>');
     const unknown = await runMain(['launch']);
     expect(unknown).toMatchObject({ code: 2, out: '' });
     expect(unknown.err).toMatch(/^sluice: unknown command "launch"\n\nUsage: sluice/);

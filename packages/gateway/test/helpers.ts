@@ -41,7 +41,7 @@ export function call(
   args: Record<string, unknown> = {},
   meta?: Record<string, unknown>,
 ): Promise<CallToolResult> {
-  return client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }) as Promise<CallToolResult>;
+  return client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) });
 }
 
 /** A temporary folder holding a config file; `remove()` deletes it. */

@@ -93,7 +93,7 @@ async function hostileHttp(env: Record<string, string> = {}): Promise<{ child: C
   const child = spawn(process.execPath, [HOSTILE, 'http'], { env: { ...process.env, ...env }, stdio: 'pipe' });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
+    child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
       if (out.includes('\n')) resolve(out.split('\n')[0]!.trim());
     });
@@ -129,9 +129,12 @@ const alive = (served: Served): boolean => served.run.child.exitCode === null &&
 describe('sluice serve against hostile clients and upstreams', () => {
   let upstream: { child: ChildProcess; url: string };
   let gw: Served;
+  // What beforeAll started, to stop in reverse order: nothing, if it failed before starting it.
+  const stops: (() => unknown)[] = [];
 
   beforeAll(async () => {
     upstream = await hostileHttp({ HOSTILE_GET_EVENT_BYTES: String(100 * 2 ** 20) });
+    stops.unshift(() => upstream.child.kill('SIGKILL'));
     gw = await serve(
       {
         listen: { http: { port: 0 } },
@@ -152,11 +155,11 @@ describe('sluice serve against hostile clients and upstreams', () => {
       },
       { HOSTILE_SECRET: SECRET, HOSTILE_QUERY_SECRET: encodeURIComponent(QUERY_SECRET) },
     );
+    stops.unshift(() => gw.stop());
   }, 60_000);
 
   afterAll(async () => {
-    await gw?.stop();
-    upstream?.child.kill('SIGKILL');
+    for (const stop of stops) await stop();
   });
 
   it('refuses deeply nested arguments with -32602 and keeps the upstream connection of everyone else', async () => {
@@ -342,6 +345,7 @@ describe('sluice serve against hostile clients and upstreams', () => {
 
 describe('sluice serve against session floods and slow clients', () => {
   let gw: Served;
+  const stops: (() => unknown)[] = [];
 
   beforeAll(async () => {
     gw = await serve({
@@ -359,8 +363,11 @@ describe('sluice serve against session floods and slow clients', () => {
         { name: 'hs', namespace: 'hs', connection: { type: 'stdio', command: process.execPath, args: [HOSTILE] } },
       ],
     });
+    stops.push(() => gw.stop());
   }, 60_000);
-  afterAll(async () => gw?.stop());
+  afterAll(async () => {
+    for (const stop of stops) await stop();
+  });
 
   const legacy = async (body: unknown, session?: string): Promise<Response> =>
     fetch(gw.url, {
@@ -433,6 +440,7 @@ describe('sluice serve against session floods and slow clients', () => {
 describe('sluice serve with a Redis store it cannot reach', () => {
   const PASSWORD = 'redis-pass-Vb81x';
   let gw: Served;
+  const stops: (() => unknown)[] = [];
 
   beforeAll(async () => {
     gw = await serve(
@@ -448,8 +456,11 @@ describe('sluice serve with a Redis store it cannot reach', () => {
       },
       { REDIS_PASSWORD: PASSWORD },
     );
+    stops.push(() => gw.stop());
   }, 60_000);
-  afterAll(async () => gw?.stop());
+  afterAll(async () => {
+    for (const stop of stops) await stop();
+  });
 
   it('tells clients only that the store is unavailable, and keeps the password out of results and logs', async () => {
     const answer = await callTool(gw.url, 'hs_echo', { x: 1 });

@@ -42,7 +42,8 @@ export function actionKeyOf(tool: string, keyArgs: readonly string[]): (args: Re
       key += `/${keyPart(tool, field, Object.hasOwn(args, field) ? args[field] : undefined)}`;
     return key;
   };
-  return keyArgs.length === 1 ? cached(keyArgs[0]!, build) : build;
+  const [only] = keyArgs;
+  return keyArgs.length === 1 && only !== undefined ? cached(only, build) : build;
 }
 
 /** Most recent values of a single key argument, remembered with their keys. */

@@ -11,6 +11,8 @@ import type { CallContext, CallToolResult, Executor, Permit } from '@sluice/core
 export function runHolding(next: Executor, ctx: CallContext, permit: Permit): Promise<CallToolResult> {
   if (ctx.signal.aborted) {
     permit.release();
+    // The caller's abort reason, passed on unchanged as an async function would reject with it.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
     return Promise.reject(ctx.signal.reason);
   }
   let running: Promise<CallToolResult>;
@@ -18,6 +20,8 @@ export function runHolding(next: Executor, ctx: CallContext, permit: Permit): Pr
     running = next(ctx);
   } catch (error) {
     permit.release();
+    // What the executor threw, passed on unchanged as an async function would reject with it.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
     return Promise.reject(error);
   }
   return running.then(

@@ -64,8 +64,8 @@ describe('the action key', () => {
   });
 
   it('gives a remembered value the key it would build afresh, also once the memory is full', () => {
-    const spec = (v: unknown) => {
-      if (v === null || v === undefined) return 'sluice/concurrency/lock/t/~';
+    const spec = (v: string | number | boolean | null) => {
+      if (v === null) return 'sluice/concurrency/lock/t/~';
       const text = String(v);
       return text.length > MAX_KEY_PART ? undefined : `sluice/concurrency/lock/t/${text.length}:${text}`;
     };

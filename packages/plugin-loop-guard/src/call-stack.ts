@@ -19,7 +19,6 @@ export type CallStack = readonly string[];
 
 /** The stack of a call that nothing led to. */
 export const EMPTY_STACK: CallStack = Object.freeze([]);
-const hasOwn = Object.prototype.hasOwnProperty;
 
 /**
  * The incoming call stack of a `_meta` object: the longer of the
@@ -93,7 +92,7 @@ function checkStack(value: unknown, key: string): CallStack {
 }
 
 function ownValue(meta: object, key: string): unknown {
-  return hasOwn.call(meta, key) ? (meta as Record<string, unknown>)[key] : undefined;
+  return Object.hasOwn(meta, key) ? (meta as Record<string, unknown>)[key] : undefined;
 }
 
 /** Names a value's kind without echoing it: it may be huge, or written to mislead whoever reads the error. */
