@@ -47,7 +47,7 @@ async function serve(options: ConcurrencyOptions, register: (server: SluiceServe
 }
 
 const call = async (client: Client, name: string, args: Record<string, unknown>) =>
-  (await client.callTool({ name, arguments: args }));
+  await client.callTool({ name, arguments: args });
 
 describe('over Streamable HTTP with a real SDK client', () => {
   it('admits exactly 25 of 200 simultaneous calls when 5 may run and 20 wait, sheds 175, then serves normally', async () => {

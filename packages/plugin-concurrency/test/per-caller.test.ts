@@ -47,13 +47,13 @@ describe('per-caller limits', () => {
     const bob = await clientFor(listener.url, KEYS.bob);
     const first = alice.callTool({ name: 'slow', arguments: {} });
     while (running < 1) await new Promise((resolve) => setTimeout(resolve, 5));
-    const shed = (await alice.callTool({ name: 'slow', arguments: {} }));
+    const shed = await alice.callTool({ name: 'slow', arguments: {} });
     expect(readRefusal(shed)).toMatchObject({ code: ConcurrencyErrorCode.SERVER_BUSY });
     const bobs = bob.callTool({ name: 'slow', arguments: {} });
     while (running < 2) await new Promise((resolve) => setTimeout(resolve, 5));
     release();
-    expect(((await first)).isError).toBeFalsy();
-    expect(((await bobs)).isError).toBeFalsy();
+    expect((await first).isError).toBeFalsy();
+    expect((await bobs).isError).toBeFalsy();
     await alice.close();
     await bob.close();
   });
