@@ -36,7 +36,11 @@ export interface ToolCatalog {
 export type PluginMode = 'enforce' | 'audit' | 'off';
 
 /** The schema every plugin's `mode` option uses. */
-export const PluginModeSchema = z.enum(['enforce', 'audit', 'off']);
+export const PluginModeSchema = z
+  .enum(['enforce', 'audit', 'off'])
+  .describe(
+    '`enforce` (default): refuse what the plugin refuses; `audit`: log the refusal and let the call proceed; `off`: the plugin does nothing.',
+  );
 
 /** What a plugin receives in `apply()`. */
 export interface PluginApi {

@@ -34,54 +34,128 @@ const Port = z
 export const HttpListenConfig = z
   .object({
     /** The address to bind. Keep loopback unless something in front authenticates callers. */
-    host: z.string().min(1).default('127.0.0.1'),
+    host: z
+      .string()
+      .min(1)
+      .default('127.0.0.1')
+      .describe('The address to bind. Keep loopback unless something in front authenticates callers.'),
     /** 0 picks a free port. A numeric string is accepted, for `${VAR}` references. */
-    port: Port.default(3000),
+    port: Port.default(3000).describe('0 picks a free port. A numeric string is accepted, for `${VAR}` references.'),
     /** The MCP endpoint. */
-    path: UrlPath.default('/mcp'),
+    path: UrlPath.default('/mcp').describe('The MCP endpoint.'),
     /**
      * Origins a browser request may come from: a bare hostname matches it on the listener's port, `host:port` or
      * `https://host` match exactly. Default: the loopback names on the listener's port.
      */
-    allowedOrigins: z.array(z.string().min(1)).optional(),
+    allowedOrigins: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        "Origins a browser request may come from: a bare hostname matches it on the listener's port, `host:port` or `https://host` match exactly. Default: the loopback names on the listener's port.",
+      ),
     /** Hostnames the `Host` header may name. Default: the loopback names on a loopback bind, no check otherwise. */
-    allowedHosts: z.array(z.string().min(1)).optional(),
+    allowedHosts: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'Hostnames the `Host` header may name. Default: the loopback names on a loopback bind, no check otherwise.',
+      ),
     /** Largest request body accepted, in bytes (default 4 MiB). */
-    maxBodyBytes: z.number().int().positive().optional(),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Largest request body accepted, in bytes (default 4 MiB).'),
     /**
      * Who may call: `{ "type": "oauth", ... }` (bearer tokens from your authorization server),
      * `{ "type": "apiKeys", "keys": [...] }`, or `{ "type": "none" }` (the default; loopback only).
      */
-    auth: ListenerAuthOptions.optional(),
+    auth: ListenerAuthOptions.optional().describe(
+      'Who may call: `{ "type": "oauth", ... }` (bearer tokens from your authorization server), `{ "type": "apiKeys", "keys": [...] }`, or `{ "type": "none" }` (the default; loopback only).',
+    ),
     /** Serve a non-loopback host without authentication anyway; warned at every start. */
-    allowUnauthenticated: z.boolean().default(false),
+    allowUnauthenticated: z
+      .boolean()
+      .default(false)
+      .describe('Serve a non-loopback host without authentication anyway; warned at every start.'),
     /** 2025-11-25 sessions open at once (default 10 000); unfinished and idle ones are evicted first. */
-    maxSessions: z.number().int().positive().optional(),
+    maxSessions: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('2025-11-25 sessions open at once (default 10 000); unfinished and idle ones are evicted first.'),
     /** Estimated memory of all 2025-11-25 sessions together, in bytes (default 64 MiB). */
-    maxSessionMemoryBytes: z.number().int().positive().optional(),
+    maxSessionMemoryBytes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Estimated memory of all 2025-11-25 sessions together, in bytes (default 64 MiB).'),
     /** Largest `initialize` request that opens a session, in bytes (default 64 KiB). */
-    maxInitializeBytes: z.number().int().positive().optional(),
+    maxInitializeBytes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Largest `initialize` request that opens a session, in bytes (default 64 KiB).'),
     /** A session unused this long is closed, in ms (default 30 minutes). */
-    sessionIdleMs: z.number().int().positive().optional(),
+    sessionIdleMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('A session unused this long is closed, in ms (default 30 minutes).'),
     /** A session whose client sent nothing after `initialize` is closed after this long, in ms (default 30 000). */
-    sessionHandshakeMs: z.number().int().positive().optional(),
+    sessionHandshakeMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'A session whose client sent nothing after `initialize` is closed after this long, in ms (default 30 000).',
+      ),
     /** Time to receive a request's headers, in ms (default 10 000). */
-    headersTimeoutMs: z.number().int().positive().optional(),
+    headersTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("Time to receive a request's headers, in ms (default 10 000)."),
     /** Time to receive a whole request, in ms (default 30 000). */
-    requestTimeoutMs: z.number().int().positive().optional(),
+    requestTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Time to receive a whole request, in ms (default 30 000).'),
     /** An idle keep-alive connection is closed after this long, in ms (default 5 000). */
-    keepAliveTimeoutMs: z.number().int().positive().optional(),
+    keepAliveTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('An idle keep-alive connection is closed after this long, in ms (default 5 000).'),
     /** Connections open at once (default 1 024); more are closed as they arrive. */
-    maxConnections: z.number().int().positive().optional(),
+    maxConnections: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Connections open at once (default 1 024); more are closed as they arrive.'),
   })
   .strict();
 
 export const ListenConfig = z
   .object({
     /** Streamable HTTP (both protocol versions). */
-    http: HttpListenConfig.optional(),
+    http: HttpListenConfig.optional().describe('Streamable HTTP (both protocol versions).'),
     /** stdio: the gateway's stdout carries the protocol; logs stay on stderr. */
-    stdio: z.boolean().default(false),
+    stdio: z
+      .boolean()
+      .default(false)
+      .describe("stdio: the gateway's stdout carries the protocol; logs stay on stderr."),
   })
   .strict()
   .refine((listen) => listen.http !== undefined || listen.stdio, 'listen on http, on stdio, or on both');
@@ -94,7 +168,12 @@ export const UpstreamConnectionConfig = z.discriminatedUnion('type', [
 ]);
 
 /** One upstream: `server.import()` options, with a connection a file can describe. */
-export const UpstreamConfig = ImportOptionsSchema.extend({ connection: UpstreamConnectionConfig });
+export const UpstreamConfig = ImportOptionsSchema.extend({
+  /** How to reach the upstream: `stdio` (a command Sluice spawns), `http` (Streamable HTTP) or `sse`. */
+  connection: UpstreamConnectionConfig.describe(
+    'How to reach the upstream: `stdio` (a command Sluice spawns), `http` (Streamable HTTP) or `sse`.',
+  ),
+});
 
 /** A plugin from another package or a file: its module exports a plugin factory. */
 export const CustomPluginConfig = z
@@ -113,40 +192,74 @@ export const CustomPluginConfig = z
 export const PluginsConfig = z
   .object({
     /** `@sluice/plugin-loop-guard`: refuses call loops and imports that would close one. */
-    loopGuard: LoopGuardOptions.optional(),
+    loopGuard: LoopGuardOptions.optional().describe(
+      '`@sluice/plugin-loop-guard`: refuses call loops and imports that would close one.',
+    ),
     /** The `x-sluice-*` request-header filter. Default: on when listening on HTTP; `false` turns it off. */
-    requestFilter: z.union([RequestFilterOptions, z.literal(false)]).optional(),
+    requestFilter: z
+      .union([RequestFilterOptions, z.literal(false)])
+      .optional()
+      .describe('The `x-sluice-*` request-header filter. Default: on when listening on HTTP; `false` turns it off.'),
     /** `@sluice/plugin-risk`: risk levels, poisoning scan, fingerprint ledger, shadowing rules. */
-    risk: RiskOptions.optional(),
+    risk: RiskOptions.optional().describe(
+      '`@sluice/plugin-risk`: risk levels, poisoning scan, fingerprint ledger, shadowing rules.',
+    ),
     /** `@sluice/plugin-concurrency`: per-tool limits with a queue, load shedding, intent mutex. */
-    concurrency: ConcurrencyOptions.optional(),
+    concurrency: ConcurrencyOptions.optional().describe(
+      '`@sluice/plugin-concurrency`: per-tool limits with a queue, load shedding, intent mutex.',
+    ),
     /** `@sluice/plugin-egress`: caps result sizes. */
-    egress: EgressOptions.optional(),
+    egress: EgressOptions.optional().describe('`@sluice/plugin-egress`: caps result sizes.'),
     /** `@sluice/plugin-chaining`: follows `nextTool` directives through the whole pipeline. */
-    chaining: ChainingOptions.optional(),
+    chaining: ChainingOptions.optional().describe(
+      '`@sluice/plugin-chaining`: follows `nextTool` directives through the whole pipeline.',
+    ),
     /** `@sluice/plugin-code-mode`: meta-tools that run one sandboxed script over many tools, every call guarded. */
-    codeMode: CodeModeOptions.optional(),
+    codeMode: CodeModeOptions.optional().describe(
+      '`@sluice/plugin-code-mode`: meta-tools that run one sandboxed script over many tools, every call guarded.',
+    ),
     /** `@sluice/plugin-authz`: which verified callers may see and call which tools. */
-    authz: AuthzOptions.optional(),
+    authz: AuthzOptions.optional().describe(
+      '`@sluice/plugin-authz`: which verified callers may see and call which tools.',
+    ),
     /** Plugins from other packages or files, applied after the built-in ones; stages order their taps the same way. */
-    custom: z.array(CustomPluginConfig).optional(),
+    custom: z
+      .array(CustomPluginConfig)
+      .optional()
+      .describe(
+        'Plugins from other packages or files, applied after the built-in ones; stages order their taps the same way.',
+      ),
   })
   .strict();
 
 export const TelemetryConfig = z
   .object({
     /** A span per call, continuing the caller's `_meta.traceparent` (recorded only when an OpenTelemetry SDK is registered). */
-    tracing: z.boolean().default(true),
+    tracing: z
+      .boolean()
+      .default(true)
+      .describe(
+        "A span per call, continuing the caller's `_meta.traceparent` (recorded only when an OpenTelemetry SDK is registered).",
+      ),
     /** Where the HTTP listener serves Prometheus metrics; `false` (or no HTTP listener) collects none. */
-    metricsPath: z.union([UrlPath, z.literal(false)]).default('/metrics'),
+    metricsPath: z
+      .union([UrlPath, z.literal(false)])
+      .default('/metrics')
+      .describe('Where the HTTP listener serves Prometheus metrics; `false` (or no HTTP listener) collects none.'),
     /**
      * Serve metrics on a listener of their own (no authentication: bind it where only the scraper
      * reaches). Without it, metrics share the MCP listener and its authentication.
      */
     metricsListen: z
-      .object({ host: z.string().min(1).default('127.0.0.1'), port: Port.default(9464) })
+      .object({
+        host: z.string().min(1).default('127.0.0.1').describe('The address the metrics listener binds.'),
+        port: Port.default(9464).describe('The port of the metrics listener; 0 picks a free one.'),
+      })
       .strict()
-      .optional(),
+      .optional()
+      .describe(
+        'Serve metrics on a listener of their own (no authentication: bind it where only the scraper reaches). Without it, metrics share the MCP listener and its authentication.',
+      ),
   })
   .strict();
 
@@ -156,23 +269,38 @@ export const LogLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trac
 export const GatewayConfig = z
   .object({
     /** Editors may point this at the output of `sluice schema`. */
-    $schema: z.string().optional(),
+    $schema: z.string().optional().describe('Editors may point this at the output of `sluice schema`.'),
     /** The server name clients see. */
-    name: z.string().min(1).default('sluice-gateway'),
+    name: z.string().min(1).default('sluice-gateway').describe('The server name clients see.'),
     /** The server version clients see. */
-    version: z.string().min(1).default(VERSION),
+    version: z.string().min(1).default(VERSION).describe('The server version clients see.'),
     /** Shown to clients at initialization. */
-    instructions: z.string().optional(),
-    listen: ListenConfig.prefault({ http: {} }),
-    upstreams: z.array(UpstreamConfig).default([]),
+    instructions: z.string().optional().describe('Shown to clients at initialization.'),
+    /** Where clients connect: an HTTP listener, stdio, or both. */
+    listen: ListenConfig.prefault({ http: {} }).describe('Where clients connect: an HTTP listener, stdio, or both.'),
+    /** The MCP servers whose tools the gateway serves, each behind every guard. */
+    upstreams: z
+      .array(UpstreamConfig)
+      .default([])
+      .describe('The MCP servers whose tools the gateway serves, each behind every guard.'),
     /** Each plugin's own options; a plugin left out is not loaded. */
-    plugins: PluginsConfig.prefault({}),
+    plugins: PluginsConfig.prefault({}).describe("Each plugin's own options; a plugin left out is not loaded."),
     /** `memory` (one process) or `{ redis: "redis://..." }` (limits and ledger shared by replicas). */
-    store: z.union([z.literal('memory'), RedisStoreConfig]).default('memory'),
-    telemetry: TelemetryConfig.prefault({}),
-    logLevel: LogLevel.default('info'),
+    store: z
+      .union([z.literal('memory'), RedisStoreConfig])
+      .default('memory')
+      .describe('`memory` (one process) or `{ redis: "redis://..." }` (limits and ledger shared by replicas).'),
+    /** Tracing and metrics. */
+    telemetry: TelemetryConfig.prefault({}).describe('Tracing and metrics.'),
+    /** The least severe log level written (to stderr, as JSON lines). */
+    logLevel: LogLevel.default('info').describe('The least severe log level written (to stderr, as JSON lines).'),
     /** How long shutdown waits for running calls, in ms. */
-    drainTimeoutMs: z.number().int().nonnegative().default(10_000),
+    drainTimeoutMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(10_000)
+      .describe('How long shutdown waits for running calls, in ms.'),
   })
   .strict()
   .superRefine((config, ctx) => {

@@ -41,6 +41,33 @@ describe('the config JSON Schema', () => {
   });
 });
 
+/** The path of every property in a JSON Schema that has no description, as `a.b[].c` (`*` for record values). */
+function undescribed(node: unknown, path = ''): string[] {
+  if (Array.isArray(node)) return node.flatMap((child) => undescribed(child, path));
+  if (typeof node !== 'object' || node === null) return [];
+  const schema = node as Record<string, unknown>;
+  const found: string[] = [];
+  for (const [name, child] of Object.entries((schema.properties ?? {}) as Record<string, Record<string, unknown>>)) {
+    if (typeof child.description !== 'string' || child.description.length === 0) found.push(`${path}.${name}`);
+    found.push(...undescribed(child, `${path}.${name}`));
+  }
+  for (const key of ['anyOf', 'oneOf', 'allOf']) found.push(...undescribed(schema[key], path));
+  found.push(...undescribed(schema.items, `${path}[]`));
+  found.push(...undescribed(schema.additionalProperties, `${path}.*`));
+  return found;
+}
+
+describe('descriptions in the config JSON Schema', () => {
+  it('describe every field, but the options of plugin-risk, plugin-egress and plugin-chaining (still to write)', () => {
+    const missing = undescribed(gatewayJsonSchema()).filter(
+      (path) => !/^\.plugins\.(risk|egress|chaining)\./.test(path),
+    );
+    expect(missing).toEqual([]);
+    // The walk does find fields without one: the plugins above still have them.
+    expect(undescribed(gatewayJsonSchema()).length).toBeGreaterThan(0);
+  });
+});
+
 describe('numbers and booleans from ${VAR}', () => {
   it('are converted where the config schema wants them, after substitution', () => {
     const config = parseGatewayConfig(interpolateEnv(WRITTEN, { DRAIN_MS: '2500', TRACING: 'false', MAX_ACTIVE: '4' }));

@@ -7,20 +7,25 @@ const Names = z.array(z.string().min(1).max(256)).min(1).max(256);
 export const CallerMatch = z
   .object({
     /** The caller holds every one of these scopes. */
-    scopes: Names.optional(),
+    scopes: Names.optional().describe('The caller holds every one of these scopes.'),
     /** The caller holds at least one of these scopes. */
-    anyScope: Names.optional(),
+    anyScope: Names.optional().describe('The caller holds at least one of these scopes.'),
     /** The caller's subject (`sub`, or the API key's name) is one of these. */
-    subjects: Names.optional(),
+    subjects: Names.optional().describe("The caller's subject (`sub`, or the API key's name) is one of these."),
     /** The caller's OAuth client is one of these. */
-    clientIds: Names.optional(),
+    clientIds: Names.optional().describe("The caller's OAuth client is one of these."),
     /** The caller used one of these API keys (by name). */
-    keyNames: Names.optional(),
+    keyNames: Names.optional().describe('The caller used one of these API keys (by name).'),
     /**
      * Token claims, each equal to the value or, for an array claim such as
      * `groups`, containing it; a list means any of its values.
      */
-    claims: z.record(z.string().min(1).max(128), z.union([z.string(), Names])).optional(),
+    claims: z
+      .record(z.string().min(1).max(128), z.union([z.string(), Names]))
+      .optional()
+      .describe(
+        'Token claims, each equal to the value or, for an array claim such as `groups`, containing it; a list means any of its values.',
+      ),
   })
   .strict();
 export type CallerMatch = z.output<typeof CallerMatch>;
@@ -28,9 +33,9 @@ export type CallerMatch = z.output<typeof CallerMatch>;
 export const AuthzRule = z
   .object({
     /** Which callers; omitted, every verified caller. */
-    when: CallerMatch.default({}),
+    when: CallerMatch.default({}).describe('Which callers; omitted, every verified caller.'),
     /** The tools this rule grants, as tool selectors (`!` carves out). */
-    allow: ToolSelectorListSchema.min(1),
+    allow: ToolSelectorListSchema.min(1).describe('The tools this rule grants, as tool selectors (`!` carves out).'),
   })
   .strict();
 export type AuthzRule = z.output<typeof AuthzRule>;
@@ -39,13 +44,22 @@ export const AuthzOptions = z
   .object({
     mode: PluginModeSchema.default('enforce'),
     /** A verified caller may use a tool when any rule that matches the caller grants it. */
-    rules: z.array(AuthzRule).max(256).default([]),
+    rules: z
+      .array(AuthzRule)
+      .max(256)
+      .default([])
+      .describe('A verified caller may use a tool when any rule that matches the caller grants it.'),
     /**
      * Callers without a verified identity: stdio, in-process calls, a listener
      * without authentication. `allow` (default) trusts the process boundary;
      * `deny` refuses them every tool.
      */
-    anonymous: z.enum(['allow', 'deny']).default('allow'),
+    anonymous: z
+      .enum(['allow', 'deny'])
+      .default('allow')
+      .describe(
+        'Callers without a verified identity: stdio, in-process calls, a listener without authentication. `allow` (default) trusts the process boundary; `deny` refuses them every tool.',
+      ),
   })
   .strict();
 export type AuthzOptions = z.input<typeof AuthzOptions>;

@@ -7,13 +7,15 @@ const ToolName = z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, 'use 1-128 letters,
 /** The names under which the meta-tools are exposed. */
 export const MetaToolNames = z.strictObject({
   /** Lists the binding files. */
-  listFiles: ToolName.default('list_tool_files'),
+  listFiles: ToolName.default('list_tool_files').describe('Lists the binding files.'),
   /** Returns one binding file. */
-  readFile: ToolName.default('read_tool_file'),
+  readFile: ToolName.default('read_tool_file').describe('Returns one binding file.'),
   /** Returns one tool's full documentation: description, input and output schemas, annotations. */
-  getDocs: ToolName.default('get_tool_docs'),
+  getDocs: ToolName.default('get_tool_docs').describe(
+    "Returns one tool's full documentation: description, input and output schemas, annotations.",
+  ),
   /** Runs a script. */
-  execute: ToolName.default('execute_code'),
+  execute: ToolName.default('execute_code').describe('Runs a script.'),
 });
 
 /** What the host lets one script use; past any of them the script is stopped. */
@@ -24,55 +26,104 @@ export const SandboxLimits = z.strictObject({
     .int()
     .min(1 << 20)
     .max(1 << 30)
-    .default(64 << 20),
+    .default(64 << 20)
+    .describe("Heap of the script's interpreter, in bytes (1 MiB to 1 GiB)."),
   /** Stack of the script's interpreter, in bytes. */
   stackBytes: z
     .number()
     .int()
     .min(64 << 10)
     .max(8 << 20)
-    .default(256 << 10),
+    .default(256 << 10)
+    .describe("Stack of the script's interpreter, in bytes."),
   /** Wall time from start to result, tool calls included, in ms. */
-  timeoutMs: z.number().int().min(10).max(3_600_000).default(30_000),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(10)
+    .max(3_600_000)
+    .default(30_000)
+    .describe('Wall time from start to result, tool calls included, in ms.'),
   /** Time spent running the script's own code (not waiting for tools), in ms. */
-  cpuMs: z.number().int().min(10).max(600_000).default(5_000),
+  cpuMs: z
+    .number()
+    .int()
+    .min(10)
+    .max(600_000)
+    .default(5_000)
+    .describe("Time spent running the script's own code (not waiting for tools), in ms."),
   /** Tool calls one script may make. */
-  maxToolCalls: z.number().int().min(1).max(100_000).default(100),
+  maxToolCalls: z.number().int().min(1).max(100_000).default(100).describe('Tool calls one script may make.'),
   /** Tool calls of one script running at once; the rest wait their turn. */
-  maxConcurrentCalls: z.number().int().min(1).max(256).default(8),
+  maxConcurrentCalls: z
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(8)
+    .describe('Tool calls of one script running at once; the rest wait their turn.'),
   /** Bytes of the script's result and of its console output, each. */
   maxOutputBytes: z
     .number()
     .int()
     .min(1 << 10)
     .max(64 << 20)
-    .default(64 << 10),
+    .default(64 << 10)
+    .describe("Bytes of the script's result and of its console output, each."),
   /** Bytes of a script's source. */
   maxScriptBytes: z
     .number()
     .int()
     .min(1 << 10)
     .max(4 << 20)
-    .default(64 << 10),
+    .default(64 << 10)
+    .describe("Bytes of a script's source."),
   /** Scripts running at once on this server; one more is refused with `SCRIPTS_BUSY`. */
-  maxConcurrentScripts: z.number().int().min(1).max(256).default(4),
+  maxConcurrentScripts: z
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(4)
+    .describe('Scripts running at once on this server; one more is refused with `SCRIPTS_BUSY`.'),
 });
 export type SandboxLimits = z.output<typeof SandboxLimits>;
 
 export const CodeModeOptions = z.strictObject({
   /** `server`: one file per server (`servers/<server>.d.ts`); `tool`: one per tool (`servers/<server>/<tool>.d.ts`). */
-  binding: z.enum(['server', 'tool']).default('server'),
+  binding: z
+    .enum(['server', 'tool'])
+    .default('server')
+    .describe(
+      '`server`: one file per server (`servers/<server>.d.ts`); `tool`: one per tool (`servers/<server>/<tool>.d.ts`).',
+    ),
   /** `all`: the tools and the meta-tools in `tools/list`; `meta-tools`: only the meta-tools (the others stay callable). */
-  expose: z.enum(['all', 'meta-tools']).default('all'),
+  expose: z
+    .enum(['all', 'meta-tools'])
+    .default('all')
+    .describe(
+      '`all`: the tools and the meta-tools in `tools/list`; `meta-tools`: only the meta-tools (the others stay callable).',
+    ),
   /** The name scripts use for the server's own (local) tools. */
   localServer: z
     .string()
     .regex(/^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/, 'use a JavaScript identifier')
-    .default('local'),
-  tools: MetaToolNames.prefault({}),
-  limits: SandboxLimits.prefault({}),
+    .default('local')
+    .describe("The name scripts use for the server's own (local) tools."),
+  /** The names under which the meta-tools are exposed. */
+  tools: MetaToolNames.prefault({}).describe('The names under which the meta-tools are exposed.'),
+  /** What the host lets one script use; past any of them the script is stopped. */
+  limits: SandboxLimits.prefault({}).describe(
+    'What the host lets one script use; past any of them the script is stopped.',
+  ),
   /** Characters of a script's source kept in the audit log. */
-  auditSourceChars: z.number().int().min(0).max(65_536).default(2_000),
+  auditSourceChars: z
+    .number()
+    .int()
+    .min(0)
+    .max(65_536)
+    .default(2_000)
+    .describe("Characters of a script's source kept in the audit log."),
   mode: PluginModeSchema.default('enforce'),
 });
 export type CodeModeOptions = z.input<typeof CodeModeOptions>;

@@ -7,25 +7,47 @@ export const MAX_QUEUE = 1_000_000;
 /** The limit of one tool: how many calls run at once and how many may wait. */
 export const LimitOptions = z
   .object({
-    maxActive: z.number().int().min(1),
-    maxQueue: z.number().int().min(0).max(MAX_QUEUE).default(0),
+    /** Calls of the tool running at once (per caller when `per` is `'caller'`). */
+    maxActive: z
+      .number()
+      .int()
+      .min(1)
+      .describe("Calls of the tool running at once (per caller when `per` is `'caller'`)."),
+    /** Calls that may wait for a slot; one more is refused with `SERVER_BUSY`. */
+    maxQueue: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_QUEUE)
+      .default(0)
+      .describe('Calls that may wait for a slot; one more is refused with `SERVER_BUSY`.'),
     /**
      * `'tool'` (default): one set of slots for everyone. `'caller'`: each
      * verified caller (`ctx.auth.subject`) gets its own `maxActive`/`maxQueue`,
      * so one caller cannot take every slot; unauthenticated calls share one set.
      */
-    per: z.enum(['tool', 'caller']).optional(),
+    per: z
+      .enum(['tool', 'caller'])
+      .optional()
+      .describe(
+        "`'tool'` (default): one set of slots for everyone. `'caller'`: each verified caller (`ctx.auth.subject`) gets its own `maxActive`/`maxQueue`, so one caller cannot take every slot; unauthenticated calls share one set.",
+      ),
     /**
      * Calls admitted per fixed window (per caller when `per` is `'caller'`);
      * past it a call is refused with `RATE_LIMITED` until the window ends.
      */
     rate: z
       .object({
-        calls: z.number().int().min(1),
-        perMs: z.number().int().min(10).max(86_400_000),
+        /** Calls admitted in one window. */
+        calls: z.number().int().min(1).describe('Calls admitted in one window.'),
+        /** The window's length, in ms. */
+        perMs: z.number().int().min(10).max(86_400_000).describe("The window's length, in ms."),
       })
       .strict()
-      .optional(),
+      .optional()
+      .describe(
+        "Calls admitted per fixed window (per caller when `per` is `'caller'`); past it a call is refused with `RATE_LIMITED` until the window ends.",
+      ),
   })
   .strict();
 
@@ -35,9 +57,13 @@ export const KeyArgs = z.array(z.string().min(1).max(128)).max(16);
 export const MutexOptions = z
   .object({
     /** Tool selectors: tools treated as destructive whatever their annotations say. */
-    destructive: ToolSelectorListSchema.default([]),
+    destructive: ToolSelectorListSchema.default([]).describe(
+      'Tool selectors: tools treated as destructive whatever their annotations say.',
+    ),
     /** Tool selectors: tools never serialized by annotation (a `destructive` selector or policy still wins). */
-    exempt: ToolSelectorListSchema.default([]),
+    exempt: ToolSelectorListSchema.default([]).describe(
+      'Tool selectors: tools never serialized by annotation (a `destructive` selector or policy still wins).',
+    ),
     /**
      * How trusted annotations mark a tool destructive. `'explicit'`: only
      * `destructiveHint: true` (without `readOnlyHint: true`) does.
@@ -45,24 +71,56 @@ export const MutexOptions = z
      * destructive unless it says `readOnlyHint: true` or `destructiveHint: false`,
      * and a tool with no annotations is destructive.
      */
-    annotations: z.enum(['explicit', 'spec-defaults']).default('explicit'),
+    annotations: z
+      .enum(['explicit', 'spec-defaults'])
+      .default('explicit')
+      .describe(
+        "How trusted annotations mark a tool destructive. `'explicit'`: only `destructiveHint: true` (without `readOnlyHint: true`) does. `'spec-defaults'`: read by the specification's defaults, so a tool is destructive unless it says `readOnlyHint: true` or `destructiveHint: false`, and a tool with no annotations is destructive.",
+      ),
     /** Argument fields in the lock key of every destructive tool. Default none: one lock per tool. */
-    keyArgs: KeyArgs.default([]),
+    keyArgs: KeyArgs.default([]).describe(
+      'Argument fields in the lock key of every destructive tool. Default none: one lock per tool.',
+    ),
     /** Argument fields in the lock key, by tool selector. */
-    tools: z.record(ToolSelectorSchema, z.object({ keyArgs: KeyArgs }).strict()).default({}),
+    tools: z
+      .record(
+        ToolSelectorSchema,
+        z
+          .object({
+            /** The arguments whose values name the resource a call acts on (one lock per distinct value). */
+            keyArgs: KeyArgs.describe(
+              'The arguments whose values name the resource a call acts on (one lock per distinct value).',
+            ),
+          })
+          .strict(),
+      )
+      .default({})
+      .describe('Argument fields in the lock key, by tool selector.'),
   })
   .strict();
 
 export const ConcurrencyOptions = z
   .object({
     /** The limit of every tool that has none of its own. */
-    default: LimitOptions.optional(),
+    default: LimitOptions.optional().describe('The limit of every tool that has none of its own.'),
     /** Limits by tool selector: the way to limit imported tools. */
-    tools: z.record(ToolSelectorSchema, LimitOptions).default({}),
+    tools: z
+      .record(ToolSelectorSchema, LimitOptions)
+      .default({})
+      .describe('Limits by tool selector: the way to limit imported tools.'),
     /** The intent mutex for destructive tools; `false` turns it off. */
-    mutex: z.union([z.literal(false), MutexOptions]).prefault({}),
+    mutex: z
+      .union([z.literal(false), MutexOptions])
+      .prefault({})
+      .describe('The intent mutex for destructive tools; `false` turns it off.'),
     /** The `retryAfterMs` a shed call is told. */
-    retryAfterMs: z.number().int().min(0).max(3_600_000).default(1000),
+    retryAfterMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .default(1000)
+      .describe('The `retryAfterMs` a shed call is told.'),
     mode: PluginModeSchema.default('enforce'),
   })
   .strict();

@@ -45,15 +45,36 @@ export type RedisLossPolicy = z.output<typeof RedisLossPolicy>;
 export const RedisStoreOptions = z
   .object({
     /** Prefix of every key and channel the store uses, so that several deployments can share one Redis. */
-    keyPrefix: z.string().max(200).default('sluice:'),
+    keyPrefix: z
+      .string()
+      .max(200)
+      .default('sluice:')
+      .describe('Prefix of every key and channel the store uses, so that several deployments can share one Redis.'),
     /** How long a permit lives unless refreshed (a semaphore's own `leaseMs` wins). Refreshed at 0.8 of it. */
-    leaseMs: z.number().int().min(100).max(86_400_000).default(10_000),
+    leaseMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(86_400_000)
+      .default(10_000)
+      .describe("How long a permit lives unless refreshed (a semaphore's own `leaseMs` wins). Refreshed at 0.8 of it."),
     /** `failClosed` refuses guarded calls while Redis is lost; `failOpen` serves them from local memory. */
-    onRedisLoss: RedisLossPolicy.default('failClosed'),
+    onRedisLoss: RedisLossPolicy.default('failClosed').describe(
+      '`failClosed` refuses guarded calls while Redis is lost; `failOpen` serves them from local memory.',
+    ),
     /** How long operations wait for the first connection before Redis counts as unreachable. */
-    connectTimeoutMs: z.number().int().min(1).max(600_000).default(5_000),
+    connectTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(600_000)
+      .default(5_000)
+      .describe('How long operations wait for the first connection before Redis counts as unreachable.'),
     /** Where the store logs (default: JSON lines on stderr). */
-    logger: z.custom<Logger>(isLogger, 'expected a pino logger').optional(),
+    logger: z
+      .custom<Logger>(isLogger, 'expected a pino logger')
+      .optional()
+      .describe('Where the store logs (default: JSON lines on stderr).'),
   })
   .strict();
 export type RedisStoreOptions = z.input<typeof RedisStoreOptions>;

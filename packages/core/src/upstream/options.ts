@@ -24,14 +24,21 @@ const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https U
 /** An upstream spoken to over stdio: Sluice spawns the command and owns the child. */
 export const StdioConnectionSchema = z
   .object({
-    type: z.literal('stdio'),
-    command: z.string().min(1),
-    args: z.array(z.string()).optional(),
+    type: z.literal('stdio').describe('Sluice spawns the command and speaks MCP over its stdin and stdout.'),
+    command: z.string().min(1).describe('The program to run.'),
+    args: z.array(z.string()).optional().describe('Its arguments.'),
     /** Added to a minimal inherited environment (PATH, HOME, ...), never the whole of Sluice's. */
-    env: StringRecord.optional(),
-    cwd: z.string().min(1).optional(),
+    env: StringRecord.optional().describe(
+      "Added to a minimal inherited environment (PATH, HOME, ...), never the whole of Sluice's.",
+    ),
+    cwd: z.string().min(1).optional().describe("Its working directory (default: the gateway's)."),
     /** The largest single message read from the child; a larger one closes the connection. Default 10 MiB. */
-    maxMessageBytes: z.number().int().positive().optional(),
+    maxMessageBytes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('The largest single message read from the child; a larger one closes the connection. Default 10 MiB.'),
   })
   .strict();
 
@@ -39,16 +46,37 @@ export const StdioConnectionSchema = z
  * The largest single message read from an HTTP upstream: a JSON answer as a whole, an event-stream event
  * by event (answers and the standalone GET stream alike). Past it, reading stops. Default 10 MiB.
  */
-const MaxMessageBytes = z.number().int().positive().optional();
+const MaxMessageBytes = z
+  .number()
+  .int()
+  .positive()
+  .optional()
+  .describe(
+    'The largest single message read from the upstream (a JSON answer, or one event of a stream); past it, reading stops. Default 10 MiB.',
+  );
+const UpstreamUrl = HttpUrl.describe("The upstream's MCP endpoint.");
+const UpstreamHeaders = StringRecord.optional().describe(
+  'Headers sent with every request (credentials: use `${VAR}`).',
+);
 
 /** An upstream spoken to over Streamable HTTP. */
 export const HttpConnectionSchema = z
-  .object({ type: z.literal('http'), url: HttpUrl, headers: StringRecord.optional(), maxMessageBytes: MaxMessageBytes })
+  .object({
+    type: z.literal('http').describe('Streamable HTTP.'),
+    url: UpstreamUrl,
+    headers: UpstreamHeaders,
+    maxMessageBytes: MaxMessageBytes,
+  })
   .strict();
 
 /** An upstream spoken to over the legacy HTTP+SSE transport. */
 export const SseConnectionSchema = z
-  .object({ type: z.literal('sse'), url: HttpUrl, headers: StringRecord.optional(), maxMessageBytes: MaxMessageBytes })
+  .object({
+    type: z.literal('sse').describe('The legacy HTTP+SSE transport.'),
+    url: UpstreamUrl,
+    headers: UpstreamHeaders,
+    maxMessageBytes: MaxMessageBytes,
+  })
   .strict();
 
 /** An SDK server object in this process. */
@@ -81,36 +109,82 @@ const Globs = z.array(z.string().min(1).max(256)).max(256);
 export const ImportOptionsSchema = z
   .object({
     /** How Sluice names this upstream: in tool sources, health, logs and server filters. Unique per server. */
-    name: z.string().regex(UPSTREAM_NAME, 'use 1-64 letters, digits, "_", "-" or "."'),
-    connection: UpstreamConnectionSchema,
+    name: z
+      .string()
+      .regex(UPSTREAM_NAME, 'use 1-64 letters, digits, "_", "-" or "."')
+      .describe('How Sluice names this upstream: in tool sources, health, logs and server filters. Unique per server.'),
+    /** How to reach the upstream: `stdio`, `http` or `sse` (or `in-process` in code). */
+    connection: UpstreamConnectionSchema.describe(
+      'How to reach the upstream: `stdio`, `http` or `sse` (or `in-process` in code).',
+    ),
     /** Prefix for the exposed names: `${namespace}${separator}${originalName}`. Default: none. */
-    namespace: z.string().regex(NAMESPACE, 'use 1-64 letters, digits, "_", "-" or "."').optional(),
+    namespace: z
+      .string()
+      .regex(NAMESPACE, 'use 1-64 letters, digits, "_", "-" or "."')
+      .optional()
+      .describe('Prefix for the exposed names: `${namespace}${separator}${originalName}`. Default: none.'),
     /** Between namespace and original name. Default `_`, which every client accepts in tool names. */
-    separator: z.enum(['_', '.', '-']).default('_'),
+    separator: z
+      .enum(['_', '.', '-'])
+      .default('_')
+      .describe('Between namespace and original name. Default `_`, which every client accepts in tool names.'),
     /** Globs over the upstream's own tool names; when given, only matching tools are imported. */
-    allowTools: Globs.optional(),
+    allowTools: Globs.optional().describe(
+      "Globs over the upstream's own tool names; when given, only matching tools are imported.",
+    ),
     /** Globs over the upstream's own tool names; matching tools are never imported (wins over allowTools). */
-    denyTools: Globs.optional(),
+    denyTools: Globs.optional().describe(
+      "Globs over the upstream's own tool names; matching tools are never imported (wins over allowTools).",
+    ),
     /** Per-call limit, in ms. Default 60 000. */
-    timeoutMs: z.number().int().positive().max(86_400_000).default(60_000),
+    timeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(86_400_000)
+      .default(60_000)
+      .describe('Per-call limit, in ms. Default 60 000.'),
     /** Limit for the handshake and each `tools/list`, in ms. Default 10 000. */
-    connectTimeoutMs: z.number().int().positive().max(600_000).default(10_000),
+    connectTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(600_000)
+      .default(10_000)
+      .describe('Limit for the handshake and each `tools/list`, in ms. Default 10 000.'),
     /**
      * Further values to hide wherever text from this upstream reaches logs or results (e.g. a token passed in a
      * stdio `args` entry), in every form they travel in. Header, environment, URL credential and query values
      * are hidden already.
      */
-    redact: z.array(z.string().min(1).max(4_096)).max(256).optional(),
+    redact: z
+      .array(z.string().min(1).max(4_096))
+      .max(256)
+      .optional()
+      .describe(
+        'Further values to hide wherever text from this upstream reaches logs or results (e.g. a token passed in a stdio `args` entry), in every form they travel in. Header, environment, URL credential and query values are hidden already.',
+      ),
     /** Whether the operator vouches for this upstream (plugins may then believe its annotations). Default false. */
-    trusted: z.boolean().default(false),
+    trusted: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Whether the operator vouches for this upstream (plugins may then believe its annotations). Default false.',
+      ),
     /** Reconnection backoff: exponential from `initialDelayMs`, capped at `maxDelayMs`, with jitter. */
     retry: z
       .object({
-        initialDelayMs: z.number().int().positive().default(500),
-        maxDelayMs: z.number().int().positive().default(30_000),
+        initialDelayMs: z
+          .number()
+          .int()
+          .positive()
+          .default(500)
+          .describe('The first delay before reconnecting, in ms.'),
+        maxDelayMs: z.number().int().positive().default(30_000).describe('The longest delay between attempts, in ms.'),
       })
       .strict()
-      .prefault({}),
+      .prefault({})
+      .describe('Reconnection backoff: exponential from `initialDelayMs`, capped at `maxDelayMs`, with jitter.'),
   })
   .strict();
 
