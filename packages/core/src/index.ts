@@ -37,6 +37,7 @@ export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
 export type { HttpListener, ListenOptions } from './http.js';
 
 export { formatIssues } from './issues.js';
+export { jsonSizeBound } from './json-size-bound.js';
 export type { IssueFormat } from './issues.js';
 
 export { createDefaultLogger } from './logger.js';

@@ -43,7 +43,17 @@ const MaxMessageBytes = z.number().int().positive().optional();
 
 /** An upstream spoken to over Streamable HTTP. */
 export const HttpConnectionSchema = z
-  .object({ type: z.literal('http'), url: HttpUrl, headers: StringRecord.optional(), maxMessageBytes: MaxMessageBytes })
+  .object({
+    type: z.literal('http'),
+    url: HttpUrl,
+    headers: StringRecord.optional(),
+    maxMessageBytes: MaxMessageBytes,
+    /**
+     * The client transport: `node` (default) speaks Streamable HTTP over node:http keep-alive sockets and
+     * reads a JSON answer in one piece; `sdk` uses the MCP SDK's own client transport (fetch and web streams).
+     */
+    transport: z.enum(['node', 'sdk']).default('node'),
+  })
   .strict();
 
 /** An upstream spoken to over the legacy HTTP+SSE transport. */

@@ -10,6 +10,7 @@ import { CoreErrorCode } from '../errors.js';
 import type { UpstreamErrorCode } from './errors.js';
 import { upstreamFailure } from './errors.js';
 import { refusal } from '../refusal.js';
+import { NodeHttpClientTransport } from './node-http-transport.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
 import { injectTraceContext, withTraceSpan } from './tracing.js';
 
@@ -65,24 +66,28 @@ async function callUpstream(
   const client = link.connected();
   if (client === undefined) return unavailable(link);
   const limit = ctx.tool.responseLimitBytes;
-  // Always a budget: over HTTP it also carries the connection's per-message cap to the call.
-  const budget = new ResponseBudget(limit ?? Number.POSITIVE_INFINITY);
   const meta = toPlainMeta(ctx.outgoingMeta) ?? {};
   injectTraceContext(meta, spanContext);
   const relay = progressRelay(ctx);
-  const options: CallToolRequestOptions = {
-    signal: AbortSignal.any([ctx.signal, budget.signal]),
-    timeout: link.timeoutMs,
-    ...(relay ? { onprogress: relay.onprogress } : {}),
-  };
   const params = {
     name: original.name,
     arguments: ctx.arguments,
     ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
   };
+  // Always a budget: over HTTP it also carries the connection's per-message cap to the call.
+  const budget = new ResponseBudget(limit ?? Number.POSITIVE_INFINITY);
+  const transport = client.transport;
+  // The node:http transport counts the answer's bytes itself and ends the call when they run out.
+  const carried = transport instanceof NodeHttpClientTransport ? transport.carry(budget) : undefined;
+  const options: CallToolRequestOptions = {
+    signal: carried ? ctx.signal : AbortSignal.any([ctx.signal, budget.signal]),
+    timeout: link.timeoutMs,
+    ...(carried ? { headers: carried } : {}),
+    ...(relay ? { onprogress: relay.onprogress } : {}),
+  };
   const send = () => client.callTool(params, options) as Promise<CallToolResult>;
   try {
-    const result = await withResponseBudget(budget, send);
+    const result = await (carried ? send() : withResponseBudget(budget, send));
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);
     link.callSucceeded();
     return result;
@@ -93,6 +98,7 @@ async function callUpstream(
     return failed(link, client, original, error, ctx);
   } finally {
     relay?.stop();
+    if (carried) (transport as NodeHttpClientTransport).release(carried);
   }
 }
 
