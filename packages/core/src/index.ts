@@ -125,7 +125,13 @@ export type {
   UpstreamTransportType,
 } from './upstream/options.js';
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
-export { TRACER_NAME, extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
+export {
+  TRACER_NAME,
+  extractTraceContext,
+  injectTraceContext,
+  tracingRegistered,
+  withTraceSpan,
+} from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';
 export { HttpLimits } from './http.js';
 export { ValueLimits } from './limits.js';

@@ -12,7 +12,7 @@ import { upstreamFailure } from './errors.js';
 import { refusal } from '../refusal.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
-import { injectTraceContext, withTraceSpan } from './tracing.js';
+import { injectTraceContext, traceIdle, withTraceSpan } from './tracing.js';
 
 /** What the proxy needs from the upstream it calls. */
 export interface UpstreamLink {
@@ -46,28 +46,30 @@ export function proxyExecutor(link: UpstreamLink, original: Tool): Executor {
     'sluice.upstream': link.name,
   };
   return (ctx) =>
-    withTraceSpan(
-      `tools/call ${original.name}`,
-      { meta: ctx.meta, kind: SpanKind.CLIENT, attributes },
-      async (span, spanContext) => {
-        const result = await callUpstream(link, original, ctx, spanContext);
-        if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR });
-        return result;
-      },
-    );
+    traceIdle(ctx.meta)
+      ? callUpstream(link, original, ctx, undefined)
+      : withTraceSpan(
+          `tools/call ${original.name}`,
+          { meta: ctx.meta, kind: SpanKind.CLIENT, attributes },
+          async (span, spanContext) => {
+            const result = await callUpstream(link, original, ctx, spanContext);
+            if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR });
+            return result;
+          },
+        );
 }
 
 async function callUpstream(
   link: UpstreamLink,
   original: Tool,
   ctx: CallContext,
-  spanContext: Context,
+  spanContext: Context | undefined,
 ): Promise<CallToolResult> {
   const client = link.connected();
   if (client === undefined) return unavailable(link);
   const limit = ctx.tool.responseLimitBytes;
   const meta = toPlainMeta(ctx.outgoingMeta) ?? {};
-  injectTraceContext(meta, spanContext);
+  if (spanContext !== undefined) injectTraceContext(meta, spanContext);
   const relay = progressRelay(ctx);
   const params = {
     name: original.name,

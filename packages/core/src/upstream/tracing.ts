@@ -8,7 +8,15 @@ import {
   propagation,
   trace,
 } from '@opentelemetry/api';
-import type { Attributes, Context, Span, TextMapGetter, TextMapPropagator, TextMapSetter } from '@opentelemetry/api';
+import type {
+  Attributes,
+  Context,
+  Span,
+  TextMapGetter,
+  TextMapPropagator,
+  TextMapSetter,
+  TracerProvider,
+} from '@opentelemetry/api';
 import type { Meta } from '../meta.js';
 
 /** The tracer name Sluice's spans carry. */
@@ -72,7 +80,8 @@ class W3CTraceContext implements TextMapPropagator {
       traceFlags: Number.parseInt(flags, 16),
       isRemote: true,
       ...(typeof rawState === 'string' && rawState.length <= MAX_TRACESTATE_LENGTH
-        ? { traceState: createTraceState(rawState) }
+        ? // eslint-disable-next-line @typescript-eslint/no-deprecated -- the API's only TraceState builder; its replacement lives in @opentelemetry/core, which Sluice does not depend on
+          { traceState: createTraceState(rawState) }
         : {}),
     };
     return isSpanContextValid(spanContext) ? trace.setSpanContext(ctx, spanContext) : ctx;
@@ -88,6 +97,31 @@ const fallback = new W3CTraceContext();
 // The application's propagator when it registered one that speaks W3C trace context; ours otherwise.
 function propagator(): Pick<TextMapPropagator, 'inject' | 'extract'> {
   return propagation.fields().includes(TRACEPARENT) ? propagation : fallback;
+}
+
+// The provider the global one delegates to, and whether it is a real one, decided once per provider.
+let lastDelegate: TracerProvider | undefined;
+let lastRegistered = false;
+
+/** Whether an OpenTelemetry SDK registered a tracer provider; without one, no span ever records. */
+export function tracingRegistered(): boolean {
+  const global = trace.getTracerProvider() as TracerProvider & { getDelegate?: () => TracerProvider };
+  const delegate = global.getDelegate?.() ?? global;
+  if (delegate !== lastDelegate) {
+    lastDelegate = delegate;
+    // The API's stand-in while nothing is registered; it exports no way to recognise it but its class.
+    lastRegistered = delegate.constructor.name !== 'NoopTracerProvider';
+  }
+  return lastRegistered;
+}
+
+/**
+ * Nothing to trace for a call with this `_meta`: no SDK records spans, no
+ * `traceparent` came in to pass on, and no span is active. Such a call can
+ * skip span objects and context work altogether.
+ */
+export function traceIdle(meta: Readonly<Meta>): boolean {
+  return typeof meta[TRACEPARENT] !== 'string' && !tracingRegistered() && trace.getSpan(context.active()) === undefined;
 }
 
 /** The trace context a `_meta` carries (its `traceparent`), on top of `base`. */
