@@ -145,6 +145,21 @@ describe('the node:http client transport', () => {
     expect(roomy.admits({ anything: 'x'.repeat(200_000) })).toBe(true);
   });
 
+  it('lets a call whose budget allows more read past the default cap, but holds a cap the connection sets', async () => {
+    const eleven = 11 * 1024 * 1024;
+    const sized = async (maxMessageBytes: number | undefined) => {
+      const up = await upstream(true);
+      const transport = new NodeHttpClientTransport(up.url, maxMessageBytes === undefined ? {} : { maxMessageBytes });
+      const client = new Client({ name: 'test', version: '1' });
+      await client.connect(transport);
+      closers.push(() => client.close());
+      const headers = transport.carry(new ResponseBudget(32 * 1024 * 1024));
+      return client.callTool({ name: 'big', arguments: { bytes: eleven } }, { headers });
+    };
+    expect(textOf(await sized(undefined))).toHaveLength(eleven);
+    await expect(sized(4 * 1024 * 1024)).rejects.toThrow(String(4 * 1024 * 1024));
+  });
+
   it('ends a call its caller cancels without waiting for the upstream', async () => {
     const up = await upstream(false);
     const { client } = await connect(up.url);

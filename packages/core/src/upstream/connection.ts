@@ -3,7 +3,7 @@ import type { Transport } from '@modelcontextprotocol/client';
 import type { Logger } from '../logger.js';
 import type { ResolvedImportOptions } from './options.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, budgetedFetch } from './response-limit.js';
+import { budgetedFetch } from './response-limit.js';
 
 type Connection = ResolvedImportOptions['connection'];
 
@@ -32,14 +32,14 @@ export async function openTransport(connection: Connection, ctx: OpenContext): P
         return {
           transport: new NodeHttpClientTransport(new URL(connection.url), {
             headers: { ...connection.headers },
-            maxMessageBytes: connection.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+            ...(connection.maxMessageBytes === undefined ? {} : { maxMessageBytes: connection.maxMessageBytes }),
           }),
           pid: () => undefined,
         };
       return {
         transport: new StreamableHTTPClientTransport(new URL(connection.url), {
           requestInit: { headers: { ...connection.headers } },
-          fetch: budgetedFetch(connection.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
+          fetch: budgetedFetch(connection.maxMessageBytes),
         }),
         pid: () => undefined,
       };
@@ -48,7 +48,7 @@ export async function openTransport(connection: Connection, ctx: OpenContext): P
         transport: new SSEClientTransport(new URL(connection.url), {
           // The transport sends these headers on the event stream as well as on each POST.
           requestInit: { headers: { ...connection.headers } },
-          fetch: budgetedFetch(connection.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
+          fetch: budgetedFetch(connection.maxMessageBytes),
         }),
         pid: () => undefined,
       };

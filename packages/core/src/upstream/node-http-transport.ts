@@ -13,7 +13,7 @@ import {
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 import { MessageMeter } from './message-meter.js';
 import type { ResponseBudget } from './response-limit.js';
-import { ResponseTooLargeError } from './response-limit.js';
+import { ResponseTooLargeError, messageCap } from './response-limit.js';
 import { SseParser } from './sse-parser.js';
 
 /** The per-request header that carries a call's response budget to the transport; never sent. */
@@ -49,8 +49,11 @@ const MAX_ERROR_BODY = 4_096;
 export interface NodeHttpTransportOptions {
   /** Sent with every request (authorization and the like). */
   readonly headers?: Readonly<Record<string, string>>;
-  /** The largest single message read: a JSON answer as a whole, an event stream event by event. */
-  readonly maxMessageBytes: number;
+  /**
+   * The largest single message read: a JSON answer as a whole, an event stream event by event. Unset: 10 MiB,
+   * or a call's read budget when its tool allows more.
+   */
+  readonly maxMessageBytes?: number;
 }
 
 interface StreamOptions {
@@ -229,7 +232,7 @@ export class NodeHttpClientTransport implements Transport {
       return;
     }
     if (type === 'application/json') {
-      const text = await this.readWhole(response, budget);
+      const text = await this.readWhole(response, budget, messageCap(this.options.maxMessageBytes, budget));
       const data: unknown = JSON.parse(text);
       for (const item of Array.isArray(data) ? data : [data]) this.onmessage?.(asMessage(item));
       return;
@@ -289,8 +292,7 @@ export class NodeHttpClientTransport implements Transport {
   }
 
   /** Reads a JSON answer whole, held to the message cap and the call's budget. */
-  private readWhole(response: Incoming, budget: ResponseBudget | undefined): Promise<string> {
-    const cap = this.options.maxMessageBytes;
+  private readWhole(response: Incoming, budget: ResponseBudget | undefined, cap: number): Promise<string> {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let bytes = 0;
@@ -320,10 +322,7 @@ export class NodeHttpClientTransport implements Transport {
   /** An answer outside 2xx: an error for the caller (or, for a modern-era request, the JSON-RPC error it carries). */
   private async refused(response: Incoming, message: JSONRPCMessage | JSONRPCMessage[]): Promise<void> {
     const status = response.statusCode ?? 0;
-    const text = await this.readWhole(response, undefined).then(
-      (body) => body.slice(0, MAX_ERROR_BODY),
-      () => '',
-    );
+    const text = await readPrefix(response, MAX_ERROR_BODY);
     if (status === 400 && isModernEnveloped(message)) {
       const parsed = tryParse(text);
       const ids = (Array.isArray(message) ? message : [message]).flatMap((m) => ('id' in m ? [m.id] : []));
@@ -380,7 +379,7 @@ export class NodeHttpClientTransport implements Transport {
 
   /** Reads an event stream: each `message` event is a JSON-RPC message, counted against the cap and budget. */
   private readEvents(response: Incoming, options: StreamOptions, reconnectable = false): void {
-    const meter = new MessageMeter(true, this.options.maxMessageBytes);
+    const meter = new MessageMeter(true, messageCap(this.options.maxMessageBytes, options.budget));
     const decoder = new StringDecoder('utf8');
     let lastEventId: string | undefined;
     let answered = false;
@@ -464,6 +463,25 @@ export class NodeHttpClientTransport implements Transport {
     this.reconnectTimer = setTimeout(() => this.openStream(options, attempt), delay);
     this.reconnectTimer.unref();
   }
+}
+
+/** The first `max` bytes of a body (the rest is not read: the socket is dropped), as text. */
+function readPrefix(response: Incoming, max: number): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const done = () => resolve(Buffer.concat(chunks).subarray(0, max).toString('utf8'));
+    response.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      bytes += chunk.byteLength;
+      if (bytes < max) return;
+      response.destroy();
+      done();
+    });
+    response.on('error', done);
+    response.once('end', done);
+    response.once('close', done);
+  });
 }
 
 function asError(error: unknown): Error {
