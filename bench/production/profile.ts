@@ -13,7 +13,12 @@ const dir = mkdtempSync(join(tmpdir(), 'sluice-prof-'));
 
 function start(args: string[], prof: boolean) {
   const child = fork(TARGET, args, {
-    execArgv: ['--conditions=sluice:source', '--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [])],
+    execArgv: [
+      '--conditions=sluice:source',
+      '--import',
+      'tsx',
+      ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []),
+    ],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise<{ child: typeof child; url: URL }>((resolve) =>
@@ -74,6 +79,11 @@ for (const [id, count] of self) {
   }
 }
 const top = (m: Map<string, number>, n: number) =>
-  [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
-process.stdout.write(`samples ${total}\n-- self --\n${top(selfBy, 40).join('\n')}\n-- inclusive by module --\n${top(inclusiveBy, 40).join('\n')}\n`);
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+process.stdout.write(
+  `samples ${total}\n-- self --\n${top(selfBy, 40).join('\n')}\n-- inclusive by module --\n${top(inclusiveBy, 40).join('\n')}\n`,
+);
 process.exit(0);

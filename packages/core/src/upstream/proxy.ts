@@ -1,4 +1,11 @@
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  SSEClientTransport,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import type { CallToolRequestOptions, Client, Progress } from '@modelcontextprotocol/client';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Context } from '@opentelemetry/api';
@@ -81,15 +88,17 @@ async function callUpstream(
   const transport = client.transport;
   // The node:http transport counts the answer's bytes itself and ends the call when they run out.
   const carried = transport instanceof NodeHttpClientTransport ? transport.carry(budget) : undefined;
+  // The SDK's fetch-based transports find the budget through the async context, and stop by its signal.
+  const fetched = transport instanceof StreamableHTTPClientTransport || transport instanceof SSEClientTransport;
   const options: CallToolRequestOptions = {
-    signal: carried ? ctx.signal : AbortSignal.any([ctx.signal, budget.signal]),
+    signal: fetched ? AbortSignal.any([ctx.signal, budget.signal]) : ctx.signal,
     timeout: link.timeoutMs,
     ...(carried ? { headers: carried } : {}),
     ...(relay ? { onprogress: relay.onprogress } : {}),
   };
   const send = () => client.callTool(params, options) as Promise<CallToolResult>;
   try {
-    const result = await (carried ? send() : withResponseBudget(budget, send));
+    const result = await (fetched ? withResponseBudget(budget, send) : send());
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);
     link.callSucceeded();
     return result;
