@@ -11,7 +11,8 @@
 //   sdk-*        sluice-* with `transport: sdk` on the upstream connection (the SDK's own client transport)
 //   *-stdio      the proxies over a stdio upstream (a child of the proxy)
 // The HTTP upstream is an SDK echo server in its own process. Ratios compare targets of this one run.
-// Run: pnpm --filter @sluice/bench bench production   (BENCH_QUICK=1 for a run of about a minute)
+// Run: pnpm --filter @sluice/bench bench production   (BENCH_QUICK=1 for a run of about a minute;
+// BENCH_ROUNDS and BENCH_PER_ROUND override the rounds and the calls per round)
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -21,9 +22,15 @@ import type { Session } from './production/load.js';
 
 const TARGET = fileURLToPath(new URL('./production/target.ts', import.meta.url));
 const quick = process.env.BENCH_QUICK === '1';
-const settings = quick
-  ? { warmup: 200, rounds: 3, perRound: 160, concurrency: [1, 16, 64] }
-  : { warmup: 2_000, rounds: 8, perRound: 1_500, concurrency: [1, 16, 64] };
+const rounds = Number(process.env.BENCH_ROUNDS ?? 0);
+const perRound = Number(process.env.BENCH_PER_ROUND ?? 0);
+const settings = {
+  ...(quick
+    ? { warmup: 200, rounds: 3, perRound: 160, concurrency: [1, 16, 64] }
+    : { warmup: 2_000, rounds: 8, perRound: 1_500, concurrency: [1, 16, 64] }),
+  ...(rounds > 0 ? { rounds } : {}),
+  ...(perRound > 0 ? { perRound } : {}),
+};
 const sdkVariants = process.env.BENCH_SDK_TRANSPORT !== '0';
 
 interface Target {

@@ -1,5 +1,5 @@
 // Profiles one target under load: node --cpu-prof in the target, then a summary of where its CPU went.
-// Run: node --conditions=sluice:source --import tsx bench/production/profile.ts <kind> [calls] [in flight]
+// Run: node --conditions=sluice:source --import tsx bench/production/profile.ts <kind> [calls] [in flight] [http|stdio]
 import { fork } from 'node:child_process';
 import { readFileSync, readdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { openSession } from './load.js';
 
 const TARGET = fileURLToPath(new URL('./target.ts', import.meta.url));
-const [kind = 'sluice-none', callsArg = '4000', inFlightArg = '16'] = process.argv.slice(2);
+const [kind = 'sluice-none', callsArg = '4000', inFlightArg = '16', over = 'http'] = process.argv.slice(2);
 const dir = mkdtempSync(join(tmpdir(), 'sluice-prof-'));
 
 function start(args: string[], prof: boolean) {
@@ -27,7 +27,7 @@ function start(args: string[], prof: boolean) {
 }
 
 const upstream = await start(['upstream'], false);
-const target = await start([kind, upstream.url.href], true);
+const target = await start([kind, over === 'stdio' ? 'stdio' : upstream.url.href], true);
 const session = await openSession(target.url, 64);
 let left = Number(callsArg);
 await Promise.all(
