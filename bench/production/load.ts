@@ -17,7 +17,13 @@ interface Answer {
   readonly body: string;
 }
 
-function post(agent: http.Agent, url: URL, headers: Record<string, string>, body: string): Promise<Answer> {
+function post(
+  agent: http.Agent,
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  retried = false,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = http.request(
       url,
@@ -39,7 +45,12 @@ function post(agent: http.Agent, url: URL, headers: Record<string, string>, body
         response.on('error', reject);
       },
     );
-    request.on('error', reject);
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      // A kept-alive socket the target closed while idle: the request never reached it, so it is sent again.
+      if (!retried && request.reusedSocket && error.code === 'ECONNRESET')
+        resolve(post(agent, url, headers, body, true));
+      else reject(error);
+    });
     request.end(body);
   });
 }
