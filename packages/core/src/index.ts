@@ -37,6 +37,7 @@ export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
 export type { HttpListener, ListenOptions } from './http.js';
 
 export { formatIssues } from './issues.js';
+export { jsonSizeBound } from './json-size-bound.js';
 export type { IssueFormat } from './issues.js';
 
 export { createDefaultLogger } from './logger.js';
@@ -124,7 +125,13 @@ export type {
   UpstreamTransportType,
 } from './upstream/options.js';
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
-export { TRACER_NAME, extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
+export {
+  TRACER_NAME,
+  extractTraceContext,
+  injectTraceContext,
+  tracingRegistered,
+  withTraceSpan,
+} from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';
 export { HttpLimits } from './http-limits.js';
 export { ValueLimits } from './limits.js';

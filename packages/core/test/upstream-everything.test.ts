@@ -73,23 +73,26 @@ describe('importing the everything server, which no one here wrote', () => {
       await http.stop();
     });
 
-    it('over Streamable HTTP: lists and answers as the server does directly', async () => {
-      const reference = new Client({ name: 'direct', version: '1.0.0' });
-      await reference.connect(new StreamableHTTPClientTransport(new URL(http.url)));
-      const server = gateway();
-      const result = await server.import({
-        name: 'everything',
-        namespace: 'ev',
-        connection: { type: 'http', url: http.url, headers: { 'x-api-key': 'k-123456' } },
-      });
-      expect(result.skipped.filter((s) => s.by === 'core' && /unreachable|could not/.test(s.reason))).toEqual([]);
-      await sameAsDirect(server, reference, 'ev');
-      expect(server.upstreams()).toMatchObject([
-        { name: 'everything', transport: 'http', health: 'healthy', target: http.url },
-      ]);
-      await reference.close();
-      await server.close();
-    });
+    it.each(['node', 'sdk'] as const)(
+      'over Streamable HTTP (%s transport): lists and answers as the server does directly',
+      async (transport) => {
+        const reference = new Client({ name: 'direct', version: '1.0.0' });
+        await reference.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+        const server = gateway();
+        const result = await server.import({
+          name: 'everything',
+          namespace: 'ev',
+          connection: { type: 'http', url: http.url, headers: { 'x-api-key': 'k-123456' }, transport },
+        });
+        expect(result.skipped.filter((s) => s.by === 'core' && /unreachable|could not/.test(s.reason))).toEqual([]);
+        await sameAsDirect(server, reference, 'ev');
+        expect(server.upstreams()).toMatchObject([
+          { name: 'everything', transport: 'http', health: 'healthy', target: http.url },
+        ]);
+        await reference.close();
+        await server.close();
+      },
+    );
   });
 
   it('over legacy HTTP+SSE: lists and answers as the server does directly', async () => {

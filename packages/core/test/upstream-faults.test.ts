@@ -90,7 +90,7 @@ describe('an upstream that dies mid-call', () => {
       name: 'once',
       transport: 'stdio',
       health: 'down',
-      tools: expect.arrayContaining(['echo']),
+      tools: expect.arrayContaining(['echo']) as unknown,
     });
     expect(status?.lastError).toEqual(expect.stringMatching(/\S/));
     expect(status?.nextRetryAt).toBeGreaterThan(0);
@@ -130,11 +130,14 @@ describe('an upstream that never answers', () => {
     expect(result.skipped).toEqual([
       {
         name: 'silent',
-        reason: expect.stringMatching(/Upstream "silent" could not be reached .*retrying/),
+        reason: expect.stringMatching(/Upstream "silent" could not be reached .*retrying/) as unknown,
         by: 'core',
       },
     ]);
-    expect(server.upstreams()[0]).toMatchObject({ health: 'down', lastError: expect.stringMatching(/time/i) });
+    expect(server.upstreams()[0]).toMatchObject({
+      health: 'down',
+      lastError: expect.stringMatching(/time/i) as unknown,
+    });
     await server.close();
   });
 });
@@ -159,7 +162,7 @@ describe('an upstream that is down at start', () => {
     expect(late.imported).toEqual([]);
     expect(late.skipped[0]).toMatchObject({
       name: 'late',
-      reason: expect.stringContaining('retrying in the background'),
+      reason: expect.stringContaining('retrying in the background') as unknown,
     });
     expect(fine.imported).toEqual(['hello']);
     expect(server.upstreams().map((u) => [u.name, u.health])).toEqual([
@@ -196,7 +199,7 @@ describe('secrets', () => {
     // An upstream that fails every request and echoes the credentials it was sent.
     const leaky = http.createServer((req, res) => {
       res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end(`rejected credentials: ${req.headers.authorization ?? ''} / ${req.headers['x-api-key'] ?? ''}`);
+      res.end(`rejected credentials: ${req.headers.authorization ?? ''} / ${String(req.headers['x-api-key'] ?? '')}`);
     });
     await new Promise<void>((resolve) => leaky.listen(0, '127.0.0.1', resolve));
     const { port } = leaky.address() as import('node:net').AddressInfo;
@@ -220,65 +223,71 @@ describe('secrets', () => {
 });
 
 describe('response limits over HTTP', () => {
-  it('stops reading a response past responseLimitBytes instead of buffering it', async () => {
-    // A Streamable HTTP upstream whose tools/call answer never ends.
-    let streamClosedEarly = false;
-    const endless = http.createServer((req, res) => {
-      if (req.method !== 'POST') return void res.writeHead(405).end();
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => {
-        const message = JSON.parse(body) as { id?: number; method: string; params?: { protocolVersion?: string } };
-        const reply = (result: unknown) => {
+  it.each(['node', 'sdk'] as const)(
+    'stops reading a response past responseLimitBytes instead of buffering it (%s transport)',
+    async (transport) => {
+      // A Streamable HTTP upstream whose tools/call answer never ends.
+      let streamClosedEarly = false;
+      const endless = http.createServer((req, res) => {
+        if (req.method !== 'POST') return void res.writeHead(405).end();
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        req.on('end', () => {
+          const message = JSON.parse(body) as { id?: number; method: string; params?: { protocolVersion?: string } };
+          const reply = (result: unknown) => {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+          };
+          if (message.method === 'initialize') {
+            reply({
+              protocolVersion: message.params?.protocolVersion,
+              capabilities: { tools: {} },
+              serverInfo: { name: 'endless', version: '1' },
+            });
+            return;
+          }
+          if (message.id === undefined) return void res.writeHead(202).end();
+          if (message.method === 'tools/list') {
+            reply({ tools: [{ name: 'flood', inputSchema: { type: 'object' } }] });
+            return;
+          }
           res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
-        };
-        if (message.method === 'initialize') {
-          return reply({
-            protocolVersion: message.params?.protocolVersion,
-            capabilities: { tools: {} },
-            serverInfo: { name: 'endless', version: '1' },
+          res.write(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"`);
+          const chunk = 'x'.repeat(16_384);
+          const timer = setInterval(() => res.write(chunk), 1);
+          res.on('close', () => {
+            clearInterval(timer);
+            streamClosedEarly = !res.writableFinished;
           });
-        }
-        if (message.id === undefined) return void res.writeHead(202).end();
-        if (message.method === 'tools/list')
-          return reply({ tools: [{ name: 'flood', inputSchema: { type: 'object' } }] });
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.write(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"`);
-        const chunk = 'x'.repeat(16_384);
-        const timer = setInterval(() => res.write(chunk), 1);
-        res.on('close', () => {
-          clearInterval(timer);
-          streamClosedEarly = !res.writableFinished;
         });
       });
-    });
-    await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
-    const { port } = endless.address() as import('node:net').AddressInfo;
-    const cap = definePlugin({
-      name: 'cap',
-      version: '1.0.0',
-      apply: ({ hooks }) =>
-        hooks.import.tap('cap', (batch) => {
-          for (const tool of batch.tools) tool.responseLimitBytes = 100_000;
-          return batch;
-        }),
-    });
-    const { server } = gateway([cap]);
-    await server.import({
-      name: 'endless',
-      connection: { type: 'http', url: `http://127.0.0.1:${port}/mcp` },
-      timeoutMs: 20_000,
-    });
-    const { client } = await connectClient(server);
-    const result = await call(client, 'flood');
-    expect(errorOf(result)).toMatchObject({ code: CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE, upstream: 'endless' });
-    await eventually(() => streamClosedEarly, 'the upstream response stream to be cut off');
-    await client.close();
-    await server.close();
-    endless.closeAllConnections();
-    await new Promise<void>((resolve) => endless.close(() => resolve()));
-  });
+      await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
+      const { port } = endless.address() as import('node:net').AddressInfo;
+      const cap = definePlugin({
+        name: 'cap',
+        version: '1.0.0',
+        apply: ({ hooks }) =>
+          hooks.import.tap('cap', (batch) => {
+            for (const tool of batch.tools) tool.responseLimitBytes = 100_000;
+            return batch;
+          }),
+      });
+      const { server } = gateway([cap]);
+      await server.import({
+        name: 'endless',
+        connection: { type: 'http', url: `http://127.0.0.1:${port}/mcp`, transport },
+        timeoutMs: 20_000,
+      });
+      const { client } = await connectClient(server);
+      const result = await call(client, 'flood');
+      expect(errorOf(result)).toMatchObject({ code: CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE, upstream: 'endless' });
+      await eventually(() => streamClosedEarly, 'the upstream response stream to be cut off');
+      await client.close();
+      await server.close();
+      endless.closeAllConnections();
+      await new Promise<void>((resolve) => endless.close(() => resolve()));
+    },
+  );
 });
 
 describe('a request that cannot be encoded for the upstream', () => {
@@ -289,7 +298,7 @@ describe('a request that cannot be encoded for the upstream', () => {
       version: '1.0.0',
       apply({ hooks }) {
         hooks.preCall.tap({ name: 'bigint', stage: 0 }, (ctx) => {
-          if (ctx.arguments.poison === true) ctx.arguments = { text: 10n as unknown as string };
+          if (ctx.arguments.poison === true) ctx.arguments = { text: 10n };
           return undefined;
         });
       },

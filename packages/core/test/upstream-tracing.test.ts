@@ -3,7 +3,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { SpanKind, context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { TRACER_NAME, createServer, definePlugin, withTraceSpan } from '@sluice/core';
+import { TRACER_NAME, createServer, definePlugin, tracingRegistered, withTraceSpan } from '@sluice/core';
 import type { Plugin } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import { call, connectClient } from './fixtures/upstream-helpers.js';
@@ -36,6 +36,10 @@ describe('without an OpenTelemetry SDK', () => {
     expect((await gatewayCall([], { traceparent: TRACEPARENT })).traceparent).toBe(TRACEPARENT);
     expect(await gatewayCall([], {})).not.toHaveProperty('traceparent');
   });
+
+  it('says no tracer is registered, so calls skip span work', () => {
+    expect(tracingRegistered()).toBe(false);
+  });
 });
 
 describe('with an OpenTelemetry SDK registered', () => {
@@ -47,6 +51,10 @@ describe('with an OpenTelemetry SDK registered', () => {
   afterAll(() => {
     trace.disable();
     context.disable();
+  });
+
+  it('says a tracer is registered', () => {
+    expect(tracingRegistered()).toBe(true);
   });
 
   it('records the upstream hop as a client span continuing the caller traceparent, and sends the hop upstream', async () => {

@@ -1,6 +1,6 @@
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { Attributes, Context, Span } from '@opentelemetry/api';
-import { extractTraceContext, readRefusal } from '@sluice/core';
+import { extractTraceContext, readRefusal, tracingRegistered } from '@sluice/core';
 import type { CallContext, Outcome } from '@sluice/core';
 import { outcomeLabel } from './call-metrics.js';
 import { VERSION } from './version.js';
@@ -22,6 +22,8 @@ export interface CallSpan {
  * for no context switching.
  */
 export function startCallSpan(ctx: CallContext, parent: CallSpan | undefined): CallSpan | undefined {
+  // No SDK: no span would record, so none is made (nor its parent context extracted, nor its attributes).
+  if (!tracingRegistered()) return undefined;
   const parentContext = parent?.context ?? extractTraceContext(ctx.meta, context.active());
   const tool = ctx.tool;
   const attributes: Attributes = {

@@ -1,4 +1,8 @@
+import { jsonSizeBound } from '@sluice/core';
 import { byteLength } from './utf8.js';
+
+// The cheap bound lives in core, which uses it for imported tools' response limits too.
+export { jsonSizeBound };
 
 /**
  * The UTF-8 size of a value's JSON, counted without building the JSON: the
@@ -10,6 +14,7 @@ import { byteLength } from './utf8.js';
 export const MAX_DEPTH = 1_000;
 
 // Quotes, backslashes, control characters and lone surrogates are written as escapes.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Below this length the JavaScript loop beats a regular expression and a native call. */
@@ -119,60 +124,4 @@ export function objectSize(
     if (bytes > room) return bytes;
   }
   return bytes + 1;
-}
-
-/** The widest any string's JSON gets per code unit: a control character as `\u00XX`. */
-const WIDEST_ESCAPE = 6;
-/** The longest a number's JSON gets: `-1.7976931348623157e+308`. */
-const WIDEST_NUMBER = 24;
-
-/**
- * An upper bound on the bytes of `JSON.stringify(value)`, found without
- * looking inside a single string: 6 bytes per code unit, 24 per number,
- * punctuation counted generously. Anything it cannot bound that way (an
- * object that is not plain, a `toJSON`, a bigint, deep nesting) makes it
- * infinite. Stops once past `room`.
- */
-export function jsonSizeBound(value: unknown, room = Number.POSITIVE_INFINITY, depth = 0): number {
-  switch (typeof value) {
-    case 'string':
-      return WIDEST_ESCAPE * value.length + 2;
-    case 'number':
-      return WIDEST_NUMBER;
-    case 'boolean':
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return 5; // true, false, null, or nothing at all
-    case 'object':
-      if (value === null) return 4;
-      if (depth >= MAX_DEPTH || !isPlain(value)) return Number.POSITIVE_INFINITY;
-      return Array.isArray(value)
-        ? arrayBound(value, room, depth + 1)
-        : objectBound(value as Record<string, unknown>, room, depth + 1);
-    default:
-      return Number.POSITIVE_INFINITY;
-  }
-}
-
-function isPlain(value: object): boolean {
-  const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) return false;
-  return typeof (value as { toJSON?: unknown }).toJSON !== 'function';
-}
-
-function arrayBound(items: readonly unknown[], room: number, depth: number): number {
-  let bytes = 2 + items.length;
-  for (let i = 0; i < items.length && bytes <= room; i++) bytes += jsonSizeBound(items[i], room - bytes, depth);
-  return bytes;
-}
-
-function objectBound(object: Record<string, unknown>, room: number, depth: number): number {
-  let bytes = 2;
-  // for...in sees inherited enumerable keys too: they only make the bound larger.
-  for (const key in object) {
-    bytes += WIDEST_ESCAPE * key.length + 4 + jsonSizeBound(object[key], room - bytes, depth);
-    if (bytes > room) return bytes;
-  }
-  return bytes;
 }

@@ -16,7 +16,7 @@ import { byteLength } from './utf8.js';
  * Past `room`, counting stops and the count returned is above `room`.
  */
 export function resultSize(result: CallToolResult, room = Number.POSITIVE_INFINITY): number {
-  return objectSize(result as Record<string, unknown>, room, 1, resultMember);
+  return objectSize(result, room, 1, resultMember);
 }
 
 /**
@@ -42,7 +42,7 @@ export function originalSize(result: CallToolResult, limitBytes: number): number
     key === 'content' && Array.isArray(value)
       ? arraySize(value, Number.POSITIVE_INFINITY, depth + 1, block)
       : resolvedSize(value, limitBytes, depth);
-  return objectSize(result as Record<string, unknown>, Number.POSITIVE_INFINITY, 1, member);
+  return objectSize(result, Number.POSITIVE_INFINITY, 1, member);
 }
 
 /** The size of one content block, counted the same way. */

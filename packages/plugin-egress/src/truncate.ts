@@ -68,7 +68,7 @@ export function truncateResult(
       content: [...content, notice],
       ...kept,
       _meta: { ...keptMeta, [MetaKey.EGRESS]: record },
-    } as CallToolResult,
+    },
     keptBytes,
   };
 }

@@ -10,11 +10,11 @@
 const isHigh = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
 const isLow = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
 
+// Typed as always present; on runtimes without Node's globals it is not.
+const NodeBuffer = (globalThis as { Buffer?: typeof Buffer }).Buffer;
 /** Node's counter: native, and it copies nothing. Absent on runtimes without `Buffer`. */
 const nativeByteLength: ((text: string) => number) | undefined =
-  typeof globalThis.Buffer?.byteLength === 'function'
-    ? (text) => globalThis.Buffer.byteLength(text, 'utf8')
-    : undefined;
+  typeof NodeBuffer?.byteLength === 'function' ? (text) => NodeBuffer.byteLength(text, 'utf8') : undefined;
 
 /**
  * The UTF-8 byte length of `text`, counted over its code units. Stops as soon

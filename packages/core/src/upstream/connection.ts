@@ -2,6 +2,7 @@ import { InMemoryTransport, SSEClientTransport, StreamableHTTPClientTransport } 
 import type { Transport } from '@modelcontextprotocol/client';
 import type { Logger } from '../logger.js';
 import type { ResolvedImportOptions } from './options.js';
+import { NodeHttpClientTransport } from './node-http-transport.js';
 import { budgetedFetch } from './response-limit.js';
 
 type Connection = ResolvedImportOptions['connection'];
@@ -27,6 +28,14 @@ export async function openTransport(connection: Connection, ctx: OpenContext): P
     case 'stdio':
       return openStdio(connection, ctx);
     case 'http':
+      if (connection.transport !== 'sdk')
+        return {
+          transport: new NodeHttpClientTransport(new URL(connection.url), {
+            headers: { ...connection.headers },
+            ...(connection.maxMessageBytes === undefined ? {} : { maxMessageBytes: connection.maxMessageBytes }),
+          }),
+          pid: () => undefined,
+        };
       return {
         transport: new StreamableHTTPClientTransport(new URL(connection.url), {
           requestInit: { headers: { ...connection.headers } },

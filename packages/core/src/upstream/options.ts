@@ -66,6 +66,14 @@ export const HttpConnectionSchema = z
     url: UpstreamUrl,
     headers: UpstreamHeaders,
     maxMessageBytes: MaxMessageBytes,
+    /**
+     * The client transport: `node` (default) speaks Streamable HTTP over node:http keep-alive sockets and
+     * reads a JSON answer in one piece; `sdk` uses the MCP SDK's own client transport (fetch and web streams).
+     */
+    transport: z
+      .enum(['node', 'sdk'])
+      .default('node')
+      .describe("The client transport: 'node' (node:http keep-alive sockets) or 'sdk' (the MCP SDK's own)."),
   })
   .strict();
 

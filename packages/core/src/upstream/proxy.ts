@@ -1,4 +1,11 @@
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  SSEClientTransport,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import type { CallToolRequestOptions, Client, Progress } from '@modelcontextprotocol/client';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Context } from '@opentelemetry/api';
@@ -10,8 +17,9 @@ import { CoreErrorCode } from '../errors.js';
 import type { UpstreamErrorCode } from './errors.js';
 import { upstreamFailure } from './errors.js';
 import { refusal } from '../refusal.js';
+import { NodeHttpClientTransport } from './node-http-transport.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
-import { injectTraceContext, withTraceSpan } from './tracing.js';
+import { injectTraceContext, traceIdle, withTraceSpan } from './tracing.js';
 
 /** What the proxy needs from the upstream it calls. */
 export interface UpstreamLink {
@@ -45,44 +53,52 @@ export function proxyExecutor(link: UpstreamLink, original: Tool): Executor {
     'sluice.upstream': link.name,
   };
   return (ctx) =>
-    withTraceSpan(
-      `tools/call ${original.name}`,
-      { meta: ctx.meta, kind: SpanKind.CLIENT, attributes },
-      async (span, spanContext) => {
-        const result = await callUpstream(link, original, ctx, spanContext);
-        if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR });
-        return result;
-      },
-    );
+    traceIdle(ctx.meta)
+      ? callUpstream(link, original, ctx, undefined)
+      : withTraceSpan(
+          `tools/call ${original.name}`,
+          { meta: ctx.meta, kind: SpanKind.CLIENT, attributes },
+          async (span, spanContext) => {
+            const result = await callUpstream(link, original, ctx, spanContext);
+            if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR });
+            return result;
+          },
+        );
 }
 
 async function callUpstream(
   link: UpstreamLink,
   original: Tool,
   ctx: CallContext,
-  spanContext: Context,
+  spanContext: Context | undefined,
 ): Promise<CallToolResult> {
   const client = link.connected();
   if (client === undefined) return unavailable(link);
   const limit = ctx.tool.responseLimitBytes;
-  // Always a budget: over HTTP it also carries the connection's per-message cap to the call.
-  const budget = new ResponseBudget(limit ?? Number.POSITIVE_INFINITY);
   const meta = toPlainMeta(ctx.outgoingMeta) ?? {};
-  injectTraceContext(meta, spanContext);
+  if (spanContext !== undefined) injectTraceContext(meta, spanContext);
   const relay = progressRelay(ctx);
-  const options: CallToolRequestOptions = {
-    signal: AbortSignal.any([ctx.signal, budget.signal]),
-    timeout: link.timeoutMs,
-    ...(relay ? { onprogress: relay.onprogress } : {}),
-  };
   const params = {
     name: original.name,
     arguments: ctx.arguments,
     ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
   };
+  // Always a budget: over HTTP it also carries the connection's per-message cap to the call.
+  const budget = new ResponseBudget(limit ?? Number.POSITIVE_INFINITY);
+  const transport = client.transport;
+  // The node:http transport counts the answer's bytes itself and ends the call when they run out.
+  const carried = transport instanceof NodeHttpClientTransport ? transport.carry(budget) : undefined;
+  // The SDK's fetch-based transports find the budget through the async context, and stop by its signal.
+  const fetched = transport instanceof StreamableHTTPClientTransport || transport instanceof SSEClientTransport;
+  const options: CallToolRequestOptions = {
+    signal: fetched ? AbortSignal.any([ctx.signal, budget.signal]) : ctx.signal,
+    timeout: link.timeoutMs,
+    ...(carried ? { headers: carried } : {}),
+    ...(relay ? { onprogress: relay.onprogress } : {}),
+  };
   const send = () => client.callTool(params, options) as Promise<CallToolResult>;
   try {
-    const result = await withResponseBudget(budget, send);
+    const result = await (fetched ? withResponseBudget(budget, send) : send());
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);
     link.callSucceeded();
     return result;
@@ -93,6 +109,7 @@ async function callUpstream(
     return failed(link, client, original, error, ctx);
   } finally {
     relay?.stop();
+    if (carried) (transport as NodeHttpClientTransport).release(carried);
   }
 }
 

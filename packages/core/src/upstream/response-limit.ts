@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike } from '@modelcontextprotocol/client';
+import { jsonSizeBound } from '../json-size-bound.js';
+import { MessageMeter } from './message-meter.js';
 
 /** The largest single message read from an upstream when its connection sets none: stdio's default too. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
@@ -24,9 +26,11 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
  */
 export class ResponseBudget {
   private used = 0;
+  private counted = false;
   private over = false;
   private hit: number;
-  private readonly stop = new AbortController();
+  // Made only when a transport needs a signal to stop the call (the fetch-based one).
+  private stop: AbortController | undefined;
 
   /** `limit`: the call's total, or infinite when only the per-message cap applies. */
   constructor(readonly limit: number) {
@@ -40,6 +44,8 @@ export class ResponseBudget {
 
   /** Aborts once the budget is exceeded: pass it to the request so the call ends there. */
   get signal(): AbortSignal {
+    this.stop ??= new AbortController();
+    if (this.over) this.stop.abort();
     return this.stop.signal;
   }
 
@@ -49,33 +55,42 @@ export class ResponseBudget {
 
   /** Counts bytes read; false (and the call is stopped) once past the limit. */
   take(bytes: number): boolean {
+    this.counted = true;
     this.used += bytes;
     if (this.used <= this.limit) return true;
-    if (!this.over) {
-      this.over = true;
-      this.stop.abort();
-    }
+    this.exceed(this.limit);
     return false;
   }
 
   /** One message of the answer went past the connection's cap: the call is stopped there. */
   overflowMessage(cap: number): void {
-    if (this.over) return;
-    this.over = true;
-    this.hit = cap;
-    this.stop.abort();
+    this.exceed(cap);
   }
 
-  /** Checks a result already read against the limit. */
+  /**
+   * Checks a result against the limit. When its bytes were counted as they
+   * arrived, that count decided already; otherwise a cheap bound clears a
+   * result well within the limit, and only one near it is counted exactly.
+   */
   admits(result: unknown): boolean {
-    if (!this.over && byteLengthOf(result) > this.limit) this.over = true;
+    if (this.over || this.counted) return !this.over;
+    if (jsonSizeBound(result, this.limit) > this.limit && byteLengthOf(result) > this.limit) this.over = true;
     return !this.over;
+  }
+
+  private exceed(limit: number): void {
+    if (this.over) return;
+    this.over = true;
+    this.hit = limit;
+    this.stop?.abort();
   }
 }
 
 function byteLengthOf(value: unknown): number {
   try {
-    return Buffer.byteLength(JSON.stringify(value) ?? '');
+    // JSON.stringify answers undefined for a function or a symbol, whatever its declared type says.
+    const text: unknown = JSON.stringify(value);
+    return typeof text === 'string' ? Buffer.byteLength(text) : 0;
   } catch {
     return Number.POSITIVE_INFINITY;
   }
@@ -97,9 +112,6 @@ export class ResponseTooLargeError extends Error {
   }
 }
 
-const LF = 10;
-const CR = 13;
-
 /**
  * Counts a response body against the per-message cap (an event stream
  * event by event, anything else as a whole) and, for a call's POST, against
@@ -112,10 +124,7 @@ function countedBody(
   cap: number,
   budget: ResponseBudget | undefined,
 ): ReadableStream<Uint8Array> {
-  // Bytes of the message (or event) so far, and of the current line of an event stream.
-  let inMessage = 0;
-  let lineBytes = 0;
-  let lineStartsWithCR = false;
+  const meter = new MessageMeter(eventStream, cap);
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
@@ -123,31 +132,7 @@ function countedBody(
           controller.error(new ResponseTooLargeError(budget.limit));
           return;
         }
-        let over = false;
-        if (!eventStream) {
-          inMessage += chunk.byteLength;
-          over = inMessage > cap;
-        } else {
-          let from = 0;
-          for (let i = chunk.indexOf(LF); i !== -1 && !over; i = chunk.indexOf(LF, i + 1)) {
-            if (i > from) {
-              if (lineBytes === 0) lineStartsWithCR = chunk[from] === CR;
-              lineBytes += i - from;
-            }
-            // An empty line (LF or CR LF) ends an event: the next one starts from zero.
-            const empty = lineBytes === 0 || (lineBytes === 1 && lineStartsWithCR);
-            inMessage = empty ? 0 : inMessage + lineBytes + 1;
-            over = inMessage > cap;
-            lineBytes = 0;
-            from = i + 1;
-          }
-          if (!over && from < chunk.byteLength) {
-            if (lineBytes === 0) lineStartsWithCR = chunk[from] === CR;
-            lineBytes += chunk.byteLength - from;
-            over = inMessage + lineBytes > cap;
-          }
-        }
-        if (over) {
+        if (!meter.add(chunk)) {
           budget?.overflowMessage(cap);
           controller.error(new ResponseTooLargeError(cap));
           return;
@@ -156,6 +141,18 @@ function countedBody(
       },
     }),
   );
+}
+
+/**
+ * The per-message cap of one response: the connection's own when it sets
+ * one; otherwise 10 MiB, or the call's read budget when its tool allows more
+ * (the default guards what nobody sized, not what a tool's limit allows).
+ */
+export function messageCap(maxMessageBytes: number | undefined, budget: ResponseBudget | undefined): number {
+  if (maxMessageBytes !== undefined) return maxMessageBytes;
+  return budget && Number.isFinite(budget.limit)
+    ? Math.max(DEFAULT_MAX_MESSAGE_BYTES, budget.limit)
+    : DEFAULT_MAX_MESSAGE_BYTES;
 }
 
 /**
@@ -171,11 +168,7 @@ export function budgetedFetch(maxMessageBytes?: number, base: FetchLike = fetch)
     const response = await base(url, init);
     if (response.body === null) return response;
     const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
-    const cap =
-      maxMessageBytes ??
-      (budget && Number.isFinite(budget.limit)
-        ? Math.max(DEFAULT_MAX_MESSAGE_BYTES, budget.limit)
-        : DEFAULT_MAX_MESSAGE_BYTES);
+    const cap = messageCap(maxMessageBytes, budget);
     return new Response(countedBody(response.body, eventStream, cap, budget), {
       status: response.status,
       statusText: response.statusText,

@@ -7,6 +7,7 @@ import type {
   TextMapGetter,
   TextMapPropagator,
   TextMapSetter,
+  TracerProvider,
 } from '@opentelemetry/api';
 import type { Meta } from '../meta.js';
 import { requireCjs } from '../require-cjs.js';
@@ -78,7 +79,8 @@ class W3CTraceContext implements TextMapPropagator {
       traceFlags: Number.parseInt(flags, 16),
       isRemote: true,
       ...(typeof rawState === 'string' && rawState.length <= MAX_TRACESTATE_LENGTH
-        ? { traceState: otel().createTraceState(rawState) }
+        ? // eslint-disable-next-line @typescript-eslint/no-deprecated -- the API's only TraceState builder; its replacement lives in @opentelemetry/core, which Sluice does not depend on
+          { traceState: otel().createTraceState(rawState) }
         : {}),
     };
     return otel().isSpanContextValid(spanContext) ? otel().trace.setSpanContext(ctx, spanContext) : ctx;
@@ -95,6 +97,38 @@ const fallback = new W3CTraceContext();
 function propagator(): Pick<TextMapPropagator, 'inject' | 'extract'> {
   const { propagation } = otel();
   return propagation.fields().includes(TRACEPARENT) ? propagation : fallback;
+}
+
+// The provider the global one delegates to, and whether it is a real one, decided once per provider.
+let lastDelegate: TracerProvider | undefined;
+let lastRegistered = false;
+
+// Where the OpenTelemetry API keeps its registrations (providers, propagator, context manager): a global
+// any copy of the API shares. Absent, nothing was ever registered and the API need not be loaded to know it.
+const OTEL_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+
+/** Whether an OpenTelemetry SDK registered a tracer provider; without one, no span ever records. */
+export function tracingRegistered(): boolean {
+  if ((globalThis as Record<symbol, unknown>)[OTEL_GLOBAL] === undefined) return false;
+  const global = otel().trace.getTracerProvider() as TracerProvider & { getDelegate?: () => TracerProvider };
+  const delegate = global.getDelegate?.() ?? global;
+  if (delegate !== lastDelegate) {
+    lastDelegate = delegate;
+    // The API's stand-in while nothing is registered; it exports no way to recognise it but its class.
+    lastRegistered = delegate.constructor.name !== 'NoopTracerProvider';
+  }
+  return lastRegistered;
+}
+
+/**
+ * Nothing to trace for a call with this `_meta`: no SDK records spans, no
+ * `traceparent` came in to pass on, and no span is active. Such a call can
+ * skip span objects and context work altogether, and never loads the API.
+ */
+export function traceIdle(meta: Readonly<Meta>): boolean {
+  if (typeof meta[TRACEPARENT] === 'string') return false;
+  if ((globalThis as Record<symbol, unknown>)[OTEL_GLOBAL] === undefined) return true;
+  return !tracingRegistered() && otel().trace.getSpan(otel().context.active()) === undefined;
 }
 
 /** The trace context a `_meta` carries (its `traceparent`), on top of `base`. */

@@ -1,0 +1,198 @@
+// The gateway measured the way it runs: each target in a process of its own over loopback HTTP, this
+// process the only load, at 1, 16 and 64 calls in flight, targets alternating round by round (who goes
+// first rotates), CPU per call read from each target's own process.cpuUsage().
+//
+// Targets, all answering tools/call echo:
+//   floor        node:http answering a fixed JSON-RPC body: the machine's limit
+//   relay        a byte relay (node:http in, keep-alive agent out) in front of the HTTP upstream
+//   bare         the bare SDK proxy: SDK client to the upstream, SDK server (one session) in front
+//   sluice-none  createGateway (what `sluice serve` runs), no plugins, telemetry as configured by default
+//   sluice-all   the same with every plugin on, at settings that let the calls through
+//   sdk-*        sluice-* with `transport: sdk` on the upstream connection (the SDK's own client transport)
+//   *-stdio      the proxies over a stdio upstream (a child of the proxy)
+// The HTTP upstream is an SDK echo server in its own process. Ratios compare targets of this one run.
+// Run: pnpm --filter @sluice/bench bench production   (BENCH_QUICK=1 for a run of about a minute;
+// BENCH_ROUNDS and BENCH_PER_ROUND override the rounds and the calls per round)
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { printTable, ratio, writeResult } from './lib.js';
+import { openSession } from './production/load.js';
+import type { Session } from './production/load.js';
+
+const TARGET = fileURLToPath(new URL('./production/target.ts', import.meta.url));
+const quick = process.env.BENCH_QUICK === '1';
+const rounds = Number(process.env.BENCH_ROUNDS ?? 0);
+const perRound = Number(process.env.BENCH_PER_ROUND ?? 0);
+const settings = {
+  ...(quick
+    ? { warmup: 200, rounds: 3, perRound: 160, concurrency: [1, 16, 64] }
+    : { warmup: 2_000, rounds: 8, perRound: 1_500, concurrency: [1, 16, 64] }),
+  ...(rounds > 0 ? { rounds } : {}),
+  ...(perRound > 0 ? { perRound } : {}),
+};
+const sdkVariants = process.env.BENCH_SDK_TRANSPORT !== '0';
+
+interface Target {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly url: URL;
+  cpu(): Promise<number>;
+}
+
+async function startTarget(name: string, args: string[]): Promise<Target> {
+  const child = fork(TARGET, args, {
+    execArgv: ['--conditions=sluice:source', '--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  // Each distinct warning once, labelled with the target that printed it.
+  const seen = new Set<string>();
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    for (const line of text.split('\n')) {
+      const key = line.replace(/\d+/g, 'N').trim();
+      if (key === '' || seen.has(key)) continue;
+      seen.add(key);
+      process.stderr.write(`[${name}] ${line}\n`);
+    }
+  });
+  const url = await new Promise<URL>((resolve, reject) => {
+    child.once('message', (m: { url: string }) => resolve(new URL(m.url)));
+    child.once('exit', (code) => reject(new Error(`target ${name} exited with ${code} before listening`)));
+  });
+  const cpu = () =>
+    new Promise<number>((resolve) => {
+      child.once('message', (m: { cpu: NodeJS.CpuUsage }) => resolve(m.cpu.user + m.cpu.system));
+      child.send('cpu');
+    });
+  return { name, child, url, cpu };
+}
+
+interface Sample {
+  latencies: number[];
+  wallNs: bigint;
+  cpuUs: number;
+  calls: number;
+}
+
+/** `calls` calls spread over `inFlight` workers; latencies in µs. */
+async function drive(session: Session, calls: number, inFlight: number, latencies: number[] | undefined) {
+  let left = calls;
+  const worker = async () => {
+    while (left-- > 0) {
+      const t0 = process.hrtime.bigint();
+      await session.call();
+      latencies?.push(Number(process.hrtime.bigint() - t0) / 1_000);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
+
+const upstream = await startTarget('upstream', ['upstream']);
+const specs: [string, string[]][] = [
+  ['floor', ['floor']],
+  ['relay', ['relay', upstream.url.href]],
+  ['bare', ['bare', upstream.url.href]],
+  ['sluice-none', ['sluice-none', upstream.url.href]],
+  ['sluice-all', ['sluice-all', upstream.url.href]],
+  ...(sdkVariants
+    ? ([
+        ['sdk-none', ['sluice-none', upstream.url.href, 'sdk']],
+        ['sdk-all', ['sluice-all', upstream.url.href, 'sdk']],
+      ] as [string, string[]][])
+    : []),
+  ['bare-stdio', ['bare', 'stdio']],
+  ['sluice-none-stdio', ['sluice-none', 'stdio']],
+  ['sluice-all-stdio', ['sluice-all', 'stdio']],
+];
+const targets: Target[] = [];
+for (const [name, args] of specs) targets.push(await startTarget(name, args));
+const maxInFlight = Math.max(...settings.concurrency);
+const sessions = await Promise.all(targets.map((t) => openSession(t.url, maxInFlight)));
+
+const rows: Record<string, string | number>[] = [];
+const results: Record<
+  string,
+  Record<string, { p50Us: number; p99Us: number; callsPerSec: number; cpuUsPerCall: number }>
+> = {};
+for (const inFlight of settings.concurrency) {
+  for (const session of sessions) await drive(session, settings.warmup, inFlight, undefined);
+  const samples: Sample[] = targets.map(() => ({ latencies: [], wallNs: 0n, cpuUs: 0, calls: 0 }));
+  for (let r = 0; r < settings.rounds; r++) {
+    for (let k = 0; k < targets.length; k++) {
+      const i = (r + k) % targets.length;
+      const sample = samples[i]!;
+      const cpu0 = await targets[i]!.cpu();
+      const t0 = process.hrtime.bigint();
+      await drive(sessions[i]!, settings.perRound, inFlight, sample.latencies);
+      sample.wallNs += process.hrtime.bigint() - t0;
+      sample.cpuUs += (await targets[i]!.cpu()) - cpu0;
+      sample.calls += settings.perRound;
+    }
+  }
+  const byName: (typeof results)[string] = {};
+  targets.forEach((t, i) => {
+    const s = samples[i]!;
+    const sorted = s.latencies.sort((a, b) => a - b);
+    byName[t.name] = {
+      p50Us: Math.round(percentile(sorted, 50)),
+      p99Us: Math.round(percentile(sorted, 99)),
+      callsPerSec: Math.round(s.calls / (Number(s.wallNs) / 1e9)),
+      cpuUsPerCall: Math.round(s.cpuUs / s.calls),
+    };
+    rows.push({ 'in flight': inFlight, target: t.name, ...byName[t.name] });
+  });
+  results[String(inFlight)] = byName;
+}
+printTable('tools/call over loopback HTTP, each target in its own process', rows);
+
+type Goal = { readonly label: string; readonly value: number; readonly goal: string; readonly met: boolean };
+const goals: Goal[] = [];
+const add = (label: string, value: number, goal: string, met: (v: number) => boolean) =>
+  goals.push({ label, value, goal, met: met(value) });
+for (const inFlight of settings.concurrency) {
+  const at = results[String(inFlight)]!;
+  const g = (name: string) => at[name]!;
+  add(`${inFlight}: none/bare p50`, ratio(g('sluice-none').p50Us, g('bare').p50Us), '<= 0.70', (v) => v <= 0.7);
+  const tput = ratio(g('sluice-none').callsPerSec, g('bare').callsPerSec);
+  if (inFlight > 1) add(`${inFlight}: none/bare calls/s`, tput, '>= 1.5', (v) => v >= 1.5);
+  add(
+    `${inFlight}: none/bare CPU per call`,
+    ratio(g('sluice-none').cpuUsPerCall, g('bare').cpuUsPerCall),
+    '<= 0.6',
+    (v) => v <= 0.6,
+  );
+  add(`${inFlight}: all/none p50`, ratio(g('sluice-all').p50Us, g('sluice-none').p50Us), '<= 1.10', (v) => v <= 1.1);
+  add(`${inFlight}: all/bare p50`, ratio(g('sluice-all').p50Us, g('bare').p50Us), '(info)', () => true);
+  add(`${inFlight}: bare/floor p50`, ratio(g('bare').p50Us, g('floor').p50Us), '(info)', () => true);
+  add(`${inFlight}: relay/bare p50`, ratio(g('relay').p50Us, g('bare').p50Us), '(info)', () => true);
+  if (sdkVariants)
+    add(`${inFlight}: sdk-none/bare p50`, ratio(g('sdk-none').p50Us, g('bare').p50Us), '(info)', () => true);
+  add(
+    `${inFlight}: stdio none/bare p50`,
+    ratio(g('sluice-none-stdio').p50Us, g('bare-stdio').p50Us),
+    '<= 1.0',
+    (v) => v <= 1,
+  );
+  add(
+    `${inFlight}: stdio all/bare p50`,
+    ratio(g('sluice-all-stdio').p50Us, g('bare-stdio').p50Us),
+    '<= 1.15',
+    (v) => v <= 1.15,
+  );
+}
+printTable(
+  'Ratios in this run, with the goals of issue 19',
+  goals.map((x) => ({
+    ratio: x.label,
+    value: x.value,
+    goal: x.goal,
+    met: x.goal === '(info)' ? '' : x.met ? 'yes' : 'no',
+  })),
+);
+writeResult(quick ? 'production-quick' : 'production', { settings, results, goals });
+for (const session of sessions) session.close();
+for (const t of [...targets, upstream]) t.child.kill();
+process.exit(0);
