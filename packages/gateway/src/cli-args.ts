@@ -1,8 +1,15 @@
 import { parseArgs } from 'node:util';
+import { LogFormat, LogLevel } from './config-schema.js';
 import { GatewayErrorCode, configError } from './errors.js';
 
+/** `--log-format` and `--log-level`, over the config's `logFormat` and `logLevel`. */
+export interface LogFlags {
+  readonly logFormat?: LogFormat;
+  readonly logLevel?: LogLevel;
+}
+
 export type Command =
-  | { readonly kind: 'serve'; readonly config: string }
+  | ({ readonly kind: 'serve'; readonly config: string } & LogFlags)
   | { readonly kind: 'check'; readonly config: string; readonly json: boolean }
   | { readonly kind: 'schema'; readonly out?: string }
   | { readonly kind: 'help' }
@@ -24,6 +31,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
         out: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
+        'log-format': { type: 'string' },
+        'log-level': { type: 'string' },
       },
     });
   } catch (error) {
@@ -36,11 +45,13 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (name === undefined) throw configError(GatewayErrorCode.USAGE, 'no command given');
   if (extra.length > 0) throw configError(GatewayErrorCode.USAGE, `unexpected argument "${extra[0]}"`);
   const config = values.config ?? DEFAULT_CONFIG;
+  if (name !== 'serve' && (values['log-format'] !== undefined || values['log-level'] !== undefined))
+    throw configError(GatewayErrorCode.USAGE, '--log-format and --log-level apply to serve only');
   switch (name) {
     case 'serve':
       if (values.out !== undefined) throw configError(GatewayErrorCode.USAGE, '--out applies to schema only');
       if (values.json) throw configError(GatewayErrorCode.USAGE, '--json applies to check only');
-      return { kind: 'serve', config };
+      return { kind: 'serve', config, ...logFlags(values['log-format'], values['log-level']) };
     case 'check':
       if (values.out !== undefined) throw configError(GatewayErrorCode.USAGE, '--out applies to schema only');
       return { kind: 'check', config, json: values.json ?? false };
@@ -53,4 +64,17 @@ export function parseCommandLine(argv: readonly string[]): Command {
     default:
       throw configError(GatewayErrorCode.USAGE, `unknown command "${name}"`);
   }
+}
+
+function logFlags(format: string | undefined, level: string | undefined): LogFlags {
+  const flags: { logFormat?: LogFormat; logLevel?: LogLevel } = {};
+  if (format !== undefined) flags.logFormat = oneOf(LogFormat, format, '--log-format');
+  if (level !== undefined) flags.logLevel = oneOf(LogLevel, level, '--log-level');
+  return flags;
+}
+
+function oneOf<T extends string>(schema: { options: readonly T[] }, value: string, flag: string): T {
+  const match = schema.options.find((option) => option === value);
+  if (match === undefined) throw configError(GatewayErrorCode.USAGE, `${flag} takes ${schema.options.join(', ')}`);
+  return match;
 }

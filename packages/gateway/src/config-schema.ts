@@ -15,6 +15,7 @@ import { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { RiskOptions } from '@sluice/plugin-risk';
 import { RedisStoreConfig } from '@sluice/store-redis';
 import { z } from 'zod';
+import { HealthPath } from './health.js';
 import { VERSION } from './version.js';
 
 /** A URL path on the HTTP listener. */
@@ -152,6 +153,24 @@ export const TelemetryConfig = z
 
 export const LogLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
+/** `auto`: readable lines when stderr is a terminal, JSON lines otherwise. */
+export const LogFormat = z.enum(['auto', 'json', 'pretty']);
+
+export const HealthConfig = z
+  .object({
+    enabled: z
+      .boolean()
+      .default(true)
+      .describe('Serve /healthz and /readyz on the HTTP listener, without authentication (they name no upstream)'),
+    ready: z
+      .enum(['anyUpstream', 'allUpstreams', 'listening'])
+      .default('anyUpstream')
+      .describe(
+        '/readyz answers 200 once listening and: at least one upstream is up (or none is configured), every upstream is up, or always; 503 while draining',
+      ),
+  })
+  .strict();
+
 /** The gateway config file. Unknown fields are errors, so a typo never silently turns a guard off. */
 export const GatewayConfig = z
   .object({
@@ -171,6 +190,10 @@ export const GatewayConfig = z
     store: z.union([z.literal('memory'), RedisStoreConfig]).default('memory'),
     telemetry: TelemetryConfig.prefault({}),
     logLevel: LogLevel.default('info'),
+    /** Readable or JSON log lines; `--log-format` overrides it. */
+    logFormat: LogFormat.default('auto'),
+    /** The liveness and readiness endpoints for load balancers and orchestrators. */
+    health: HealthConfig.prefault({}),
     /** How long shutdown waits for running calls, in ms. */
     drainTimeoutMs: z.number().int().nonnegative().default(10_000),
   })
@@ -188,6 +211,13 @@ export const GatewayConfig = z
       else seen.set(upstream.name, index);
     });
     const http = config.listen.http;
+    if (http && config.health.enabled && Object.values(HealthPath).includes(http.path as never)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['listen', 'http', 'path'],
+        message: `${http.path} is the health endpoint`,
+      });
+    }
     if (http && config.telemetry.metricsPath === http.path) {
       ctx.addIssue({
         code: 'custom',
@@ -205,3 +235,5 @@ export type UpstreamConfig = z.output<typeof UpstreamConfig>;
 /** One upstream as written in the config. */
 export type UpstreamConfigInput = z.input<typeof UpstreamConfig>;
 export type PluginsConfig = z.output<typeof PluginsConfig>;
+export type LogLevel = z.output<typeof LogLevel>;
+export type LogFormat = z.output<typeof LogFormat>;

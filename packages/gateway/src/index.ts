@@ -6,8 +6,10 @@ export type { GatewayListeners, GatewayOptions, UpstreamImport } from './gateway
 export {
   CustomPluginConfig,
   GatewayConfig,
+  HealthConfig,
   HttpListenConfig,
   ListenConfig,
+  LogFormat,
   LogLevel,
   PluginsConfig,
   TelemetryConfig,
@@ -23,6 +25,11 @@ export type { LoadedConfig } from './config-file.js';
 export { interpolateEnv } from './interpolate.js';
 export type { Environment } from './interpolate.js';
 export { GATEWAY_SCHEMA_ID, gatewayJsonSchema } from './json-schema.js';
+
+export { HealthPath, healthRoutes, readiness } from './health.js';
+export type { HealthState, Readiness, ReadyRule } from './health.js';
+export { createGatewayLogger, prettyLine } from './log-output.js';
+export type { LogOutputOptions } from './log-output.js';
 
 export { checkGateway } from './check.js';
 export type {

@@ -69,7 +69,7 @@ async function run(command: Command, io: CliIo): Promise<number> {
     case 'check':
       return check(command.config, command.json, io);
     case 'serve':
-      return serve(command.config, io);
+      return serve(command, io);
   }
 }
 
@@ -85,8 +85,14 @@ async function check(file: string, json: boolean, io: CliIo): Promise<number> {
   return report.healthy ? ExitCode.OK : ExitCode.FAILURE;
 }
 
-async function serve(file: string, io: CliIo): Promise<number> {
-  const { config, baseDir } = await loadConfigFile(file, io.env);
+async function serve(command: Extract<Command, { kind: 'serve' }>, io: CliIo): Promise<number> {
+  const loaded = await loadConfigFile(command.config, io.env);
+  const { baseDir } = loaded;
+  const config = {
+    ...loaded.config,
+    logLevel: command.logLevel ?? loaded.config.logLevel,
+    logFormat: command.logFormat ?? loaded.config.logFormat,
+  };
   const custom = await loadCustomPlugins(config, baseDir);
   const gateway = createGateway(config, { plugins: custom.map((c) => c.plugin) });
   try {

@@ -13,6 +13,8 @@ Options:
   -c, --config <file>  The config file (default: sluice.config.json).
       --json           check: print the report as JSON.
   -o, --out <file>     schema: write the schema to <file> (point "$schema" at it).
+      --log-format <f>  serve: auto (readable on a terminal, else JSON), json or pretty.
+      --log-level <l>   serve: fatal, error, warn, info, debug, trace or silent.
   -h, --help           Show this help.
   -v, --version        Show the version.
 
