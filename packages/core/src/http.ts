@@ -5,6 +5,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
+import type { AuthInfo } from './protocol.js';
 import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
 import { ListenerAuthOptions } from './auth/options.js';
 import { createAuthGate } from './auth/gate.js';
@@ -58,7 +59,9 @@ export interface ListenOptions {
   /**
    * Further routes on the same server, by exact path (e.g. `/metrics`,
    * `/healthz`). They get the same Origin check as the MCP endpoint and,
-   * when `auth` is set, the same authentication unless listed in `publicRoutes`.
+   * when `auth` is set, the same authentication unless listed in `publicRoutes`;
+   * an authenticated route's request carries the verified caller as `req.auth`
+   * (see `RouteRequest`).
    */
   routes?: Readonly<Record<string, http.RequestListener>>;
   /** Routes served without authentication, such as a health check that reveals nothing. */
@@ -168,6 +171,9 @@ function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, max
   req.on('error', () => res.destroy());
 }
 
+/** An extra route's request: `auth` is the verified caller (absent with `auth: none` or on a public route). */
+export type RouteRequest = http.IncomingMessage & { auth?: AuthInfo };
+
 /** Runs an extra route once its request passes the listener's authentication. */
 async function authenticateRoute(
   gate: AuthGate | undefined,
@@ -175,11 +181,19 @@ async function authenticateRoute(
   res: http.ServerResponse,
   route: http.RequestListener,
 ): Promise<void> {
-  if (!gate) return jsonError(res, 503, 'Starting: retry shortly');
+  if (!gate) {
+    jsonError(res, 503, 'Starting: retry shortly');
+    return;
+  }
   const authorization = req.headers.authorization;
   const probe = new Request('http://route.invalid/', authorization ? { headers: { authorization } } : {});
   const verdict = await gate.authenticate(probe).catch(() => new Response(null, { status: 500 }));
-  if (!(verdict instanceof Response)) return void route(req, res);
+  if (!(verdict instanceof Response)) {
+    // Where Node servers conventionally put the verified caller: a route reads it with `identityOf(req.auth)`.
+    if (verdict) (req as RouteRequest).auth = verdict;
+    route(req, res);
+    return;
+  }
   res.writeHead(verdict.status, Object.fromEntries(verdict.headers));
   res.end(await verdict.text());
 }
@@ -264,6 +278,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   let origins = originRules([], 0);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_SIZE;
   const auth = listenerAuth(options, bindHost, host.logger);
+  // eslint-disable-next-line prefer-const -- assigned once the port is known; the handler reads it before that
   let gate: AuthGate | undefined;
   const onerror = (error: Error) => host.logger.debug({ event: 'http.error', err: error }, 'MCP HTTP handler error');
   const modern = createMcpHandler(() => host.createSdkServer('http'), {
@@ -314,16 +329,32 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     },
     (req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
-      if (!hostAllowed(req.headers.host, allowedHosts)) return jsonError(res, 403, 'Forbidden: Host not allowed');
-      if (!originAllowed(req.headers.origin, origins)) return jsonError(res, 403, 'Forbidden: Origin not allowed');
-      if (gate?.metadata && gate.metadataPaths.includes(url.pathname)) return serveMetadata(req, res, gate.metadata);
+      if (!hostAllowed(req.headers.host, allowedHosts)) {
+        jsonError(res, 403, 'Forbidden: Host not allowed');
+        return;
+      }
+      if (!originAllowed(req.headers.origin, origins)) {
+        jsonError(res, 403, 'Forbidden: Origin not allowed');
+        return;
+      }
+      if (gate?.metadata && gate.metadataPaths.includes(url.pathname)) {
+        serveMetadata(req, res, gate.metadata);
+        return;
+      }
       const extra = url.pathname === path ? undefined : options.routes?.[url.pathname];
       if (extra) {
-        if (options.publicRoutes?.includes(url.pathname)) return void extra(req, res);
-        return void authenticateRoute(gate, req, res, extra);
+        if (options.publicRoutes?.includes(url.pathname)) extra(req, res);
+        else void authenticateRoute(gate, req, res, extra);
+        return;
       }
-      if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
-      if (Number(req.headers['content-length'] ?? 0) > maxBody) return refuseTooLarge(req, res, maxBody);
+      if (url.pathname !== path) {
+        jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
+        return;
+      }
+      if (Number(req.headers['content-length'] ?? 0) > maxBody) {
+        refuseTooLarge(req, res, maxBody);
+        return;
+      }
       nodeHandler(req, res).catch((error: unknown) => {
         host.logger.error({ event: 'http.failed', err: error }, 'HTTP request failed');
         jsonError(res, 500, 'Internal error');

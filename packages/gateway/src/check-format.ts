@@ -31,7 +31,8 @@ export function formatCheckReport(report: CheckReport, file: string): string {
 }
 
 function toolRow(tool: CheckedTool, withRisk: boolean): string[] {
-  const row = [tool.name, tool.upstream ?? 'local'];
+  const held = tool.ledger === 'held' ? ' [held: awaiting re-review]' : tool.ledger === 'revoked' ? ' [revoked]' : '';
+  const row = [`${tool.name}${held}`, tool.upstream ?? 'local'];
   if (!withRisk) return row;
   const risk = tool.risk;
   return [

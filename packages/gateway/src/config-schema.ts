@@ -171,6 +171,19 @@ export const HealthConfig = z
   })
   .strict();
 
+export const AdminConfig = z
+  .object({
+    console: z.boolean().default(true).describe('Serve the web console at /console beside the admin API at /admin/v1'),
+    scopes: z
+      .array(z.string().min(1).max(128))
+      .max(16)
+      .default([])
+      .describe(
+        'Scopes a verified caller needs for the admin API and the console (with oauth or apiKeys), so that an MCP key alone cannot approve tools',
+      ),
+  })
+  .strict();
+
 /** The gateway config file. Unknown fields are errors, so a typo never silently turns a guard off. */
 export const GatewayConfig = z
   .object({
@@ -194,6 +207,10 @@ export const GatewayConfig = z
     logFormat: LogFormat.default('auto'),
     /** The liveness and readiness endpoints for load balancers and orchestrators. */
     health: HealthConfig.prefault({}),
+    /** The admin API and web console, on the HTTP listener behind its authentication; off unless set. */
+    admin: AdminConfig.optional().describe(
+      'The admin API (/admin/v1) and the web console (/console) on the HTTP listener, behind its authentication; off unless set',
+    ),
     /** How long shutdown waits for running calls, in ms. */
     drainTimeoutMs: z.number().int().nonnegative().default(10_000),
   })
@@ -218,6 +235,8 @@ export const GatewayConfig = z
         message: `${http.path} is the health endpoint`,
       });
     }
+    if (config.admin && !http)
+      ctx.addIssue({ code: 'custom', path: ['admin'], message: 'the admin API and console need listen.http' });
     if (http && config.telemetry.metricsPath === http.path) {
       ctx.addIssue({
         code: 'custom',

@@ -12,8 +12,16 @@ import type {
   StdioHandle,
   Store,
 } from '@sluice/core';
+import { PLUGIN_NAME as RISK_PLUGIN } from '@sluice/plugin-risk';
+import type { RiskPlugin } from '@sluice/plugin-risk';
 import { GatewayMetrics } from './call-metrics.js';
 import type { GatewayConfig, GatewayConfigInput } from './config-schema.js';
+import { adminApiRoutes } from './admin/api.js';
+import type { AdminContext } from './admin/admin-surface.js';
+import { consoleRoutes } from './admin/console.js';
+import { LedgerView, pluginAccess } from './admin/ledger-view.js';
+import { LiveRates } from './admin/snapshot.js';
+import type { SkippedView } from './admin/snapshot.js';
 import { healthRoutes } from './health.js';
 import type { HealthState } from './health.js';
 import { createGatewayLogger } from './log-output.js';
@@ -61,6 +69,8 @@ export class Gateway {
   readonly metrics: GatewayMetrics | undefined;
   private readonly store: Store | undefined;
   private readonly pluginNames: readonly string[];
+  private readonly riskPlugin: RiskPlugin | undefined;
+  private skipped: SkippedView[] = [];
   private closing: Promise<void> | undefined;
   private listening = false;
   private metricsServer: HttpServer | undefined;
@@ -81,6 +91,7 @@ export class Gateway {
       }),
     );
     this.pluginNames = plugins.map((plugin) => plugin.name);
+    this.riskPlugin = config.plugins.risk ? (plugins.find((p) => p.name === RISK_PLUGIN) as RiskPlugin) : undefined;
     this.store = storeOf(config, this.logger);
     try {
       this.server = createServer({
@@ -122,6 +133,7 @@ export class Gateway {
       );
       results.push({ upstream: upstream.name, ...result });
     }
+    this.skipped = results.flatMap(({ upstream, skipped }) => skipped.map((tool) => ({ ...tool, upstream })));
     return results;
   }
 
@@ -131,9 +143,13 @@ export class Gateway {
     const { metricsPath, metricsListen } = this.config.telemetry;
     const scrape = this.metrics && metricsPath !== false ? metricsRoute(this.metrics) : undefined;
     const health = this.config.health.enabled ? healthRoutes(() => this.health(), this.config.health.ready) : {};
+    const admin = this.config.admin;
+    const context = admin ? this.adminContext(admin.scopes) : undefined;
     const routes = {
       ...health,
       ...(scrape && metricsPath !== false && !metricsListen ? { [metricsPath]: scrape } : {}),
+      ...(context ? adminApiRoutes(context) : {}),
+      ...(context && admin?.console ? consoleRoutes(context) : {}),
     };
     const metricsUrl =
       scrape && metricsPath !== false && metricsListen
@@ -191,6 +207,33 @@ export class Gateway {
     });
     this.logger.info(summary.fields, summary.message);
     return listeners;
+  }
+
+  /** What the admin API and the console read and act on. */
+  private adminContext(scopes: readonly string[]): AdminContext {
+    const upstreams = this.config.upstreams.map((u) => u.name);
+    let view: LedgerView | undefined;
+    return {
+      server: this.server,
+      config: this.config,
+      metrics: this.metrics,
+      skipped: () => this.skipped,
+      scopes,
+      logger: this.logger,
+      live: new LiveRates(),
+      ledger: () => {
+        if (view) return view;
+        const access = this.config.plugins.risk?.mode === 'off' ? undefined : pluginAccess(this.riskPlugin);
+        view =
+          access &&
+          new LedgerView(
+            access,
+            () => upstreams,
+            () => this.server.tools(),
+          );
+        return view;
+      },
+    };
   }
 
   /** What `/readyz` judges: draining, listening, the upstreams' health. */

@@ -12,6 +12,7 @@ import { loadCustomPlugins } from './custom-plugins.js';
 import { createGateway } from './gateway.js';
 import type { Environment } from './interpolate.js';
 import { gatewayJsonSchema } from './json-schema.js';
+import { runLedgerCommand } from './ledger-command.js';
 import { runUntilStopped } from './serve.js';
 import { USAGE } from './usage.js';
 import { VERSION } from './version.js';
@@ -70,6 +71,11 @@ async function run(command: Command, io: CliIo): Promise<number> {
       return check(command.config, command.json, io);
     case 'serve':
       return serve(command, io);
+    case 'ledger': {
+      const { config } = await loadConfigFile(command.config, io.env);
+      await runLedgerCommand(command, config, io.env.SLUICE_ADMIN_KEY, io.stdout);
+      return ExitCode.OK;
+    }
   }
 }
 

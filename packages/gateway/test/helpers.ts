@@ -11,6 +11,8 @@ import type { UpstreamConfigInput } from '@sluice/gateway';
 
 /** The fixture upstream (stdio): echo, meta, sleep, hold/release, handoff. */
 export const FIXTURE_UPSTREAM = fileURLToPath(new URL('./fixtures/upstream.mjs', import.meta.url));
+/** A stdio upstream whose `rug_pull` tool redefines its `lookup` tool at run time. */
+export const RUG_PULL_UPSTREAM = fileURLToPath(new URL('./fixtures/rug-pull.mjs', import.meta.url));
 /** The repository root: the CLI runs from here, on its sources. */
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** The CLI's source, run with `--conditions=sluice:source --import tsx`. */
