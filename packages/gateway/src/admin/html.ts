@@ -60,7 +60,8 @@ export function sendPage(
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
+    // Not `no-referrer`: it makes a browser send `Origin: null` with the forms, which the listener's Origin check refuses.
+    'referrer-policy': 'same-origin',
     'content-security-policy': `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; connect-src 'self'; form-action 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'`,
   });
   res.end(`<!doctype html>
