@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
-import { RUG_PULL_UPSTREAM, call, eventually, httpClient } from './helpers.js';
+import { call, eventually, httpClient, opsAndAgentKeys, rugPullUpstream } from './helpers.js';
 
 /** Any risk level. */
 const A_LEVEL: unknown = expect.stringMatching(/^L\d$/);
@@ -32,22 +32,10 @@ beforeAll(async () => {
       listen: {
         http: {
           port: 0,
-          auth: {
-            type: 'apiKeys',
-            keys: [
-              { name: 'ops', key: OPS_KEY, scopes: ['admin'] },
-              { name: 'agent', key: AGENT_KEY },
-            ],
-          },
+          auth: opsAndAgentKeys(OPS_KEY, AGENT_KEY),
         },
       },
-      upstreams: [
-        {
-          name: 'shop',
-          namespace: 'shop',
-          connection: { type: 'stdio', command: process.execPath, args: [RUG_PULL_UPSTREAM] },
-        },
-      ],
+      upstreams: [rugPullUpstream()],
       plugins: { risk: { ledger: { persist: 'memory' } } },
       admin: { scopes: ['admin'] },
     },

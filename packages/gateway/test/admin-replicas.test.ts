@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { createGateway } from '@sluice/gateway';
 import type { Gateway, GatewayConfigInput } from '@sluice/gateway';
-import { RUG_PULL_UPSTREAM, call, eventually, httpClient } from './helpers.js';
+import { call, eventually, httpClient, rugPullUpstream } from './helpers.js';
 import { startRedis } from './redis.js';
 import type { RedisProcess } from './redis.js';
 
@@ -14,13 +14,7 @@ const replicas: Array<{ gateway: Gateway; origin: string; client: Client }> = []
 function replicaConfig(url: string): GatewayConfigInput {
   return {
     listen: { http: { port: 0 } },
-    upstreams: [
-      {
-        name: 'shop',
-        namespace: 'shop',
-        connection: { type: 'stdio', command: process.execPath, args: [RUG_PULL_UPSTREAM] },
-      },
-    ],
+    upstreams: [rugPullUpstream()],
     // syncMs 0: each call reads the shared ledger's version first, so a decision holds on the very next call.
     plugins: { risk: { ledger: { syncMs: 0 }, approval: { secret: 's'.repeat(32) } } },
     store: { redis: url, keyPrefix: 'admin-replicas:' },

@@ -13,7 +13,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { createGateway, loadConfigFile } from '@sluice/gateway';
 import type { Gateway, GatewayConfigInput } from '@sluice/gateway';
-import { RUG_PULL_UPSTREAM, call, eventually, httpClient } from './helpers.js';
+import { call, eventually, httpClient, opsAndAgentKeys, rugPullUpstream } from './helpers.js';
 
 /** Where Debian's `chromium` package puts the browser (`.ci/run` installs it). */
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
@@ -47,23 +47,10 @@ async function demoConfig(ledger: string): Promise<GatewayConfigInput> {
     listen: {
       http: {
         ...config.listen.http,
-        auth: {
-          type: 'apiKeys',
-          keys: [
-            { name: 'ops', key: OPS_KEY, scopes: ['admin'] },
-            { name: 'agent', key: AGENT_KEY },
-          ],
-        },
+        auth: opsAndAgentKeys(OPS_KEY, AGENT_KEY),
       },
     },
-    upstreams: [
-      ...config.upstreams,
-      {
-        name: 'shop',
-        namespace: 'shop',
-        connection: { type: 'stdio', command: process.execPath, args: [RUG_PULL_UPSTREAM] },
-      },
-    ],
+    upstreams: [...config.upstreams, rugPullUpstream()],
     plugins: {
       ...config.plugins,
       risk: { ...risk, servers: { ...risk.servers, shop: { trust: 'vendor-official', docs: { url: 'README.md' } } } },

@@ -28,6 +28,26 @@ export function fixtureUpstream(name: string, extra: Partial<UpstreamConfigInput
   };
 }
 
+/** The rug-pulling upstream as `shop` (its tools are `shop_lookup` and `shop_rug_pull`); `env` reaches its process. */
+export function rugPullUpstream(env?: Record<string, string>): UpstreamConfigInput {
+  return {
+    name: 'shop',
+    namespace: 'shop',
+    connection: { type: 'stdio', command: process.execPath, args: [RUG_PULL_UPSTREAM], ...(env ? { env } : {}) },
+  };
+}
+
+/** Listener auth with an operator key holding the `admin` scope and an agent key without it. */
+export function opsAndAgentKeys(opsKey: string, agentKey: string) {
+  return {
+    type: 'apiKeys' as const,
+    keys: [
+      { name: 'ops', key: opsKey, scopes: ['admin'] },
+      { name: 'agent', key: agentKey },
+    ],
+  };
+}
+
 /** A real SDK client over Streamable HTTP. */
 export async function httpClient(url: URL | string, headers?: Record<string, string>): Promise<Client> {
   const client = new Client({ name: 'gateway-test', version: '1.0.0' });
@@ -43,7 +63,7 @@ export function call(
   args: Record<string, unknown> = {},
   meta?: Record<string, unknown>,
 ): Promise<CallToolResult> {
-  return client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }) as Promise<CallToolResult>;
+  return client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) });
 }
 
 /** A temporary folder holding a config file; `remove()` deletes it. */

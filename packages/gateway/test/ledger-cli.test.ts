@@ -5,20 +5,14 @@ import type { Client } from '@modelcontextprotocol/client';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { createGateway } from '@sluice/gateway';
 import type { Gateway, GatewayConfigInput } from '@sluice/gateway';
-import { RUG_PULL_UPSTREAM, call, eventually, httpClient, runCli, tempConfig } from './helpers.js';
+import { call, eventually, httpClient, rugPullUpstream, runCli, tempConfig } from './helpers.js';
 
 const OPS_KEY = 'ops-key-0123456789abcdef';
 
 function configFor(ledgerFile: string, env?: Record<string, string>): GatewayConfigInput {
   return {
     listen: { http: { port: 0, auth: { type: 'apiKeys', keys: [{ name: 'ops', key: OPS_KEY }] } } },
-    upstreams: [
-      {
-        name: 'shop',
-        namespace: 'shop',
-        connection: { type: 'stdio', command: process.execPath, args: [RUG_PULL_UPSTREAM], ...(env ? { env } : {}) },
-      },
-    ],
+    upstreams: [rugPullUpstream(env)],
     plugins: { risk: { ledger: { persist: 'file', path: ledgerFile } } },
     admin: {},
   };
