@@ -4,6 +4,7 @@ import { DEFAULT_MAX_REQUEST_BODY_SIZE, createMcpHandler } from '@modelcontextpr
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
+import type { AuthInfo } from './protocol.js';
 import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
 import { ListenerAuthOptions } from './auth/options.js';
 import { createAuthGate } from './auth/gate.js';
@@ -60,7 +61,9 @@ export interface ListenOptions {
   /**
    * Further routes on the same server, by exact path (e.g. `/metrics`,
    * `/healthz`). They get the same Origin check as the MCP endpoint and,
-   * when `auth` is set, the same authentication unless listed in `publicRoutes`.
+   * when `auth` is set, the same authentication unless listed in `publicRoutes`;
+   * an authenticated route's request carries the verified caller as `req.auth`
+   * (see `RouteRequest`).
    */
   routes?: Readonly<Record<string, http.RequestListener>>;
   /** Routes served without authentication, such as a health check that reveals nothing. */
@@ -157,6 +160,9 @@ function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, max
   req.on('error', () => res.destroy());
 }
 
+/** An extra route's request: `auth` is the verified caller (absent with `auth: none` or on a public route). */
+export type RouteRequest = http.IncomingMessage & { auth?: AuthInfo };
+
 /** Runs an extra route once its request passes the listener's authentication. */
 async function authenticateRoute(
   gate: AuthGate | undefined,
@@ -172,6 +178,8 @@ async function authenticateRoute(
   const probe = new Request('http://route.invalid/', authorization ? { headers: { authorization } } : {});
   const verdict = await gate.authenticate(probe).catch(() => new Response(null, { status: 500 }));
   if (!(verdict instanceof Response)) {
+    // Where Node servers conventionally put the verified caller: a route reads it with `identityOf(req.auth)`.
+    if (verdict) (req as RouteRequest).auth = verdict;
     route(req, res);
     return;
   }

@@ -34,7 +34,7 @@ export type { SluiceErrorOptions } from './errors.js';
 export { HOOK_NAMES } from './hooks.js';
 export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
 
-export type { HttpListener, ListenOptions } from './http.js';
+export type { HttpListener, ListenOptions, RouteRequest } from './http.js';
 
 export { formatIssues } from './issues.js';
 export { jsonSizeBound } from './json-size-bound.js';

@@ -1,4 +1,5 @@
 import type { CheckReport, CheckedTool } from './check.js';
+import { textTable as table } from './text-table.js';
 
 /** `sluice check` as text: upstreams, plugins loaded from modules, exposed tools (with risk when configured), skipped tools. */
 export function formatCheckReport(report: CheckReport, file: string): string {
@@ -30,7 +31,8 @@ export function formatCheckReport(report: CheckReport, file: string): string {
 }
 
 function toolRow(tool: CheckedTool, withRisk: boolean): string[] {
-  const row = [tool.name, tool.upstream ?? 'local'];
+  const held = tool.ledger === 'held' ? ' [held: awaiting re-review]' : tool.ledger === 'revoked' ? ' [revoked]' : '';
+  const row = [`${tool.name}${held}`, tool.upstream ?? 'local'];
   if (!withRisk) return row;
   const risk = tool.risk;
   return [
@@ -39,14 +41,4 @@ function toolRow(tool: CheckedTool, withRisk: boolean): string[] {
     risk && risk.floors.length > 0 ? risk.floors.join(', ') : '-',
     risk && risk.hits.length > 0 ? risk.hits.join('; ') : '-',
   ];
-}
-
-/** Rows as left-aligned columns, indented by two spaces; the last column is not padded. */
-function table(rows: readonly (readonly string[])[]): string[] {
-  if (rows.length === 0) return ['  (none)'];
-  const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) =>
-    `  ${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')}`.trimEnd(),
-  );
 }

@@ -4,6 +4,8 @@ import type { RiskLevel, ToolReport } from '@sluice/plugin-risk';
 import type { GatewayConfig } from './config-schema.js';
 import type { CustomPlugin } from './custom-plugins.js';
 import { createGateway } from './gateway.js';
+import { ledgerMarks } from './ledger-marks.js';
+import type { LedgerMark } from './ledger-marks.js';
 import { withUpstreamFacts } from './risk-servers.js';
 
 /** One tool as `sluice check` reports it. */
@@ -15,6 +17,8 @@ export interface CheckedTool {
   readonly originalName: string | undefined;
   /** With the risk plugin configured: its level, floor triggers and scan hits. */
   readonly risk?: ToolRisk;
+  /** What the config's risk ledger would do with its calls: hold them for re-review, or refuse them as revoked. */
+  readonly ledger?: LedgerMark;
 }
 
 export interface ToolRisk {
@@ -68,7 +72,8 @@ export interface CheckReport {
  * upstream, and reports what would be exposed. Nothing outlives it: the
  * store is the in-memory one, and the risk plugin is not run (its ledger
  * would be written); with `plugins.risk` set, its `assess()` judges the
- * imported tools instead, with no ledger.
+ * imported tools instead, and the config's ledger is read (never written)
+ * to mark the tools it would hold or has revoked.
  */
 export async function checkGateway(
   config: GatewayConfig,
@@ -88,7 +93,11 @@ export async function checkGateway(
     const skipped: SkippedByCheck[] = imports.flatMap(({ upstream, skipped: s }) =>
       s.map((tool) => ({ ...tool, upstream })),
     );
-    const tools = judgeRisk(config, gateway.server.tools(), skipped);
+    const marks = await ledgerMarks(config, gateway.server.tools(), logger);
+    const tools = judgeRisk(config, gateway.server.tools(), skipped).map((tool) => {
+      const mark = marks.get(tool.name);
+      return mark === undefined ? tool : { ...tool, ledger: mark };
+    });
     const upstreams = gateway.server.upstreams().map((u) => ({
       name: u.name,
       transport: u.transport,

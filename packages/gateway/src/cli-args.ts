@@ -1,10 +1,19 @@
 import { parseArgs } from 'node:util';
+import { LogFormat, LogLevel } from './config-schema.js';
 import { GatewayErrorCode, configError } from './errors.js';
+import type { LedgerAction, LedgerCommand } from './ledger-command.js';
+
+/** `--log-format` and `--log-level`, over the config's `logFormat` and `logLevel`. */
+export interface LogFlags {
+  readonly logFormat?: LogFormat;
+  readonly logLevel?: LogLevel;
+}
 
 export type Command =
-  | { readonly kind: 'serve'; readonly config: string }
+  | ({ readonly kind: 'serve'; readonly config: string } & LogFlags)
   | { readonly kind: 'check'; readonly config: string; readonly json: boolean }
   | { readonly kind: 'schema'; readonly out?: string }
+  | ({ readonly kind: 'ledger'; readonly config: string } & LedgerCommand)
   | { readonly kind: 'help' }
   | { readonly kind: 'version' };
 
@@ -24,6 +33,9 @@ export function parseCommandLine(argv: readonly string[]): Command {
         out: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
+        'log-format': { type: 'string' },
+        'log-level': { type: 'string' },
+        url: { type: 'string' },
       },
     });
   } catch (error) {
@@ -34,13 +46,17 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (values.version) return { kind: 'version' };
   const [name, ...extra] = positionals;
   if (name === undefined) throw configError(GatewayErrorCode.USAGE, 'no command given');
+  if (name === 'ledger') return ledgerCommand(values, extra);
   if (extra.length > 0) throw configError(GatewayErrorCode.USAGE, `unexpected argument "${extra[0]}"`);
+  if (values.url !== undefined) throw configError(GatewayErrorCode.USAGE, '--url applies to ledger only');
   const config = values.config ?? DEFAULT_CONFIG;
+  if (name !== 'serve' && (values['log-format'] !== undefined || values['log-level'] !== undefined))
+    throw configError(GatewayErrorCode.USAGE, '--log-format and --log-level apply to serve only');
   switch (name) {
     case 'serve':
       if (values.out !== undefined) throw configError(GatewayErrorCode.USAGE, '--out applies to schema only');
       if (values.json) throw configError(GatewayErrorCode.USAGE, '--json applies to check only');
-      return { kind: 'serve', config };
+      return { kind: 'serve', config, ...logFlags(values['log-format'], values['log-level']) };
     case 'check':
       if (values.out !== undefined) throw configError(GatewayErrorCode.USAGE, '--out applies to schema only');
       return { kind: 'check', config, json: values.json ?? false };
@@ -53,4 +69,44 @@ export function parseCommandLine(argv: readonly string[]): Command {
     default:
       throw configError(GatewayErrorCode.USAGE, `unknown command "${name}"`);
   }
+}
+
+function logFlags(format: string | undefined, level: string | undefined): LogFlags {
+  const flags: { logFormat?: LogFormat; logLevel?: LogLevel } = {};
+  if (format !== undefined) flags.logFormat = oneOf(LogFormat, format, '--log-format');
+  if (level !== undefined) flags.logLevel = oneOf(LogLevel, level, '--log-level');
+  return flags;
+}
+
+function oneOf<T extends string>(schema: { options: readonly T[] }, value: string, flag: string): T {
+  const match = schema.options.find((option) => option === value);
+  if (match === undefined) throw configError(GatewayErrorCode.USAGE, `${flag} takes ${schema.options.join(', ')}`);
+  return match;
+}
+
+const LEDGER_ACTIONS: readonly LedgerAction[] = ['list', 'diff', 'approve', 'revoke'];
+
+function ledgerCommand(
+  values: { config?: string; json?: boolean; url?: string; out?: string; 'log-format'?: string; 'log-level'?: string },
+  args: readonly string[],
+): Command {
+  if (values.out !== undefined || values['log-format'] !== undefined || values['log-level'] !== undefined)
+    throw configError(GatewayErrorCode.USAGE, 'ledger takes --config, --url and --json');
+  const [action, tool, ...extra] = args;
+  const known = LEDGER_ACTIONS.find((a) => a === action);
+  if (known === undefined)
+    throw configError(GatewayErrorCode.USAGE, `ledger takes one of ${LEDGER_ACTIONS.join(', ')}`);
+  if (known === 'list' ? tool !== undefined : tool === undefined || extra.length > 0)
+    throw configError(
+      GatewayErrorCode.USAGE,
+      known === 'list' ? 'ledger list takes no tool' : `ledger ${known} takes one tool`,
+    );
+  return {
+    kind: 'ledger',
+    config: values.config ?? DEFAULT_CONFIG,
+    action: known,
+    json: values.json ?? false,
+    ...(tool === undefined ? {} : { tool }),
+    ...(values.url === undefined ? {} : { url: values.url }),
+  };
 }

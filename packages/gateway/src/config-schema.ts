@@ -15,6 +15,7 @@ import { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { RiskOptions } from '@sluice/plugin-risk';
 import { RedisStoreConfig } from '@sluice/store-redis';
 import { z } from 'zod';
+import { HealthPath } from './health.js';
 import { VERSION } from './version.js';
 
 /** A URL path on the HTTP listener. */
@@ -265,6 +266,37 @@ export const TelemetryConfig = z
 
 export const LogLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
+/** `auto`: readable lines when stderr is a terminal, JSON lines otherwise. */
+export const LogFormat = z.enum(['auto', 'json', 'pretty']);
+
+export const HealthConfig = z
+  .object({
+    enabled: z
+      .boolean()
+      .default(true)
+      .describe('Serve /healthz and /readyz on the HTTP listener, without authentication (they name no upstream)'),
+    ready: z
+      .enum(['anyUpstream', 'allUpstreams', 'listening'])
+      .default('anyUpstream')
+      .describe(
+        '/readyz answers 200 once listening and: at least one upstream is up (or none is configured), every upstream is up, or always; 503 while draining',
+      ),
+  })
+  .strict();
+
+export const AdminConfig = z
+  .object({
+    console: z.boolean().default(true).describe('Serve the web console at /console beside the admin API at /admin/v1'),
+    scopes: z
+      .array(z.string().min(1).max(128))
+      .max(16)
+      .default([])
+      .describe(
+        'Scopes a verified caller needs for the admin API and the console (with oauth or apiKeys), so that an MCP key alone cannot approve tools',
+      ),
+  })
+  .strict();
+
 /** The gateway config file. Unknown fields are errors, so a typo never silently turns a guard off. */
 export const GatewayConfig = z
   .object({
@@ -292,8 +324,18 @@ export const GatewayConfig = z
       .describe('`memory` (one process) or `{ redis: "redis://..." }` (limits and ledger shared by replicas).'),
     /** Tracing and metrics. */
     telemetry: TelemetryConfig.prefault({}).describe('Tracing and metrics.'),
-    /** The least severe log level written (to stderr, as JSON lines). */
-    logLevel: LogLevel.default('info').describe('The least severe log level written (to stderr, as JSON lines).'),
+    /** The least severe log level written (to stderr). */
+    logLevel: LogLevel.default('info').describe('The least severe log level written (to stderr).'),
+    /** Readable or JSON log lines; `--log-format` overrides it. */
+    logFormat: LogFormat.default('auto').describe('Readable or JSON log lines; `--log-format` overrides it.'),
+    /** The liveness and readiness endpoints for load balancers and orchestrators. */
+    health: HealthConfig.prefault({}).describe(
+      'The liveness and readiness endpoints for load balancers and orchestrators.',
+    ),
+    /** The admin API and web console, on the HTTP listener behind its authentication; off unless set. */
+    admin: AdminConfig.optional().describe(
+      'The admin API (/admin/v1) and the web console (/console) on the HTTP listener, behind its authentication; off unless set.',
+    ),
     /** How long shutdown waits for running calls, in ms. */
     drainTimeoutMs: z
       .number()
@@ -316,6 +358,15 @@ export const GatewayConfig = z
       else seen.set(upstream.name, index);
     });
     const http = config.listen.http;
+    if (http && config.health.enabled && Object.values(HealthPath).includes(http.path as never)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['listen', 'http', 'path'],
+        message: `${http.path} is the health endpoint`,
+      });
+    }
+    if (config.admin && !http)
+      ctx.addIssue({ code: 'custom', path: ['admin'], message: 'the admin API and console need listen.http' });
     if (http && config.telemetry.metricsPath === http.path) {
       ctx.addIssue({
         code: 'custom',
@@ -333,3 +384,5 @@ export type UpstreamConfig = z.output<typeof UpstreamConfig>;
 /** One upstream as written in the config. */
 export type UpstreamConfigInput = z.input<typeof UpstreamConfig>;
 export type PluginsConfig = z.output<typeof PluginsConfig>;
+export type LogLevel = z.output<typeof LogLevel>;
+export type LogFormat = z.output<typeof LogFormat>;

@@ -14,6 +14,12 @@ export const GatewayErrorCode = Object.freeze({
   USAGE: 'USAGE',
   /** `sluice serve` could not start (the port is taken, say). */
   START_FAILED: 'START_FAILED',
+  /** The admin API was asked about a tool the ledger does not hold. */
+  UNKNOWN_LEDGER_TOOL: 'UNKNOWN_LEDGER_TOOL',
+  /** The admin API or `sluice ledger` needs `plugins.risk`, whose ledger it reads. */
+  NO_LEDGER: 'NO_LEDGER',
+  /** `sluice ledger` could not reach the gateway's admin API, or it refused the request. */
+  ADMIN_UNAVAILABLE: 'ADMIN_UNAVAILABLE',
 } as const);
 
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];

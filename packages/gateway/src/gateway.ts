@@ -1,7 +1,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createDefaultLogger, createServer } from '@sluice/core';
+import { createServer } from '@sluice/core';
 import type {
   HttpListener,
   ImportResult,
@@ -12,9 +12,21 @@ import type {
   StdioHandle,
   Store,
 } from '@sluice/core';
+import { PLUGIN_NAME as RISK_PLUGIN } from '@sluice/plugin-risk';
+import type { RiskPlugin } from '@sluice/plugin-risk';
 import { GatewayMetrics } from './call-metrics.js';
 import type { GatewayConfig, GatewayConfigInput } from './config-schema.js';
+import { adminApiRoutes } from './admin/api.js';
+import type { AdminContext } from './admin/admin-surface.js';
+import { consoleRoutes } from './admin/console.js';
+import { LedgerView, pluginAccess } from './admin/ledger-view.js';
+import { LiveRates } from './admin/snapshot.js';
+import type { SkippedView } from './admin/snapshot.js';
+import { healthRoutes } from './health.js';
+import type { HealthState } from './health.js';
+import { createGatewayLogger } from './log-output.js';
 import { metricsRoute } from './metrics-route.js';
+import { startupSummary } from './startup-summary.js';
 import type { ParseConfigOptions } from './parse-config.js';
 import { parseGatewayConfig } from './parse-config.js';
 import { pluginsFromConfig } from './plugins.js';
@@ -56,7 +68,11 @@ export class Gateway {
   /** Undefined when `telemetry.metricsPath` is false or nothing listens on HTTP. */
   readonly metrics: GatewayMetrics | undefined;
   private readonly store: Store | undefined;
+  private readonly pluginNames: readonly string[];
+  private readonly riskPlugin: RiskPlugin | undefined;
+  private skipped: SkippedView[] = [];
   private closing: Promise<void> | undefined;
+  private listening = false;
   private metricsServer: HttpServer | undefined;
 
   constructor(input: GatewayConfigInput | GatewayConfig, options: GatewayOptions = {}) {
@@ -74,6 +90,8 @@ export class Gateway {
         ...(this.metrics ? { metrics: this.metrics } : {}),
       }),
     );
+    this.pluginNames = plugins.map((plugin) => plugin.name);
+    this.riskPlugin = config.plugins.risk ? (plugins.find((p) => p.name === RISK_PLUGIN) as RiskPlugin) : undefined;
     this.store = storeOf(config, this.logger);
     try {
       this.server = createServer({
@@ -108,12 +126,14 @@ export class Gateway {
         imported: result.imported.length,
         skipped: result.skipped.length,
       };
-      this.logger.info(
+      // The start-up summary lists every upstream at info; this line is for a closer look.
+      this.logger.debug(
         record,
         `upstream "${upstream.name}": ${result.imported.length} tools imported, ${result.skipped.length} skipped`,
       );
       results.push({ upstream: upstream.name, ...result });
     }
+    this.skipped = results.flatMap(({ upstream, skipped }) => skipped.map((tool) => ({ ...tool, upstream })));
     return results;
   }
 
@@ -122,14 +142,23 @@ export class Gateway {
     const { http, stdio } = this.config.listen;
     const { metricsPath, metricsListen } = this.config.telemetry;
     const scrape = this.metrics && metricsPath !== false ? metricsRoute(this.metrics) : undefined;
-    const routes = scrape && metricsPath !== false && !metricsListen ? { [metricsPath]: scrape } : undefined;
+    const health = this.config.health.enabled ? healthRoutes(() => this.health(), this.config.health.ready) : {};
+    const admin = this.config.admin;
+    const context = admin ? this.adminContext(admin.scopes) : undefined;
+    const routes = {
+      ...health,
+      ...(scrape && metricsPath !== false && !metricsListen ? { [metricsPath]: scrape } : {}),
+      ...(context ? adminApiRoutes(context) : {}),
+      ...(context && admin?.console ? consoleRoutes(context) : {}),
+    };
     const metricsUrl =
       scrape && metricsPath !== false && metricsListen
         ? await this.listenMetrics(metricsListen, metricsPath, scrape)
         : undefined;
     const httpListener = http
-      ? await this.server.listen({ ...listenLimits(http), ...(routes ? { routes } : {}) })
+      ? await this.server.listen({ ...listenLimits(http), routes, publicRoutes: Object.keys(health) })
       : undefined;
+    this.listening = true;
     const stdioHandle = stdio ? await this.server.serveStdio() : undefined;
     return {
       ...(httpListener ? { http: httpListener } : {}),
@@ -145,7 +174,10 @@ export class Gateway {
     scrape: RequestListener,
   ): Promise<URL> {
     const server = createHttpServer((req, res) => {
-      if (new URL(req.url ?? '/', 'http://metrics.invalid').pathname === path) return void scrape(req, res);
+      if (new URL(req.url ?? '/', 'http://metrics.invalid').pathname === path) {
+        scrape(req, res);
+        return;
+      }
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
       res.end(`Not found: metrics are at ${path}\n`);
     });
@@ -161,22 +193,52 @@ export class Gateway {
     return url;
   }
 
-  /** Imports the upstreams, then listens. */
+  /** Imports the upstreams, then listens; logs one summary of what it serves. */
   async start(): Promise<GatewayListeners> {
     const imports = await this.importUpstreams();
     const listeners = await this.listen();
-    const url = listeners.http?.url.href;
-    this.logger.info(
-      {
-        event: 'gateway.ready',
-        url,
-        stdio: listeners.stdio !== undefined,
-        tools: this.server.tools().length,
-        upstreams: imports.length,
-      },
-      `gateway ready${url ? ` at ${url}` : ''}${listeners.stdio ? ' on stdio' : ''}`,
-    );
+    const summary = startupSummary({
+      url: listeners.http?.url.href,
+      stdio: listeners.stdio !== undefined,
+      tools: this.server.tools().length,
+      imports,
+      upstreams: this.server.upstreams(),
+      plugins: this.pluginNames,
+    });
+    this.logger.info(summary.fields, summary.message);
     return listeners;
+  }
+
+  /** What the admin API and the console read and act on. */
+  private adminContext(scopes: readonly string[]): AdminContext {
+    const upstreams = this.config.upstreams.map((u) => u.name);
+    let view: LedgerView | undefined;
+    return {
+      server: this.server,
+      config: this.config,
+      metrics: this.metrics,
+      skipped: () => this.skipped,
+      scopes,
+      logger: this.logger,
+      live: new LiveRates(),
+      ledger: () => {
+        if (view) return view;
+        const access = this.config.plugins.risk?.mode === 'off' ? undefined : pluginAccess(this.riskPlugin);
+        view =
+          access &&
+          new LedgerView(
+            access,
+            () => upstreams,
+            () => this.server.tools(),
+          );
+        return view;
+      },
+    };
+  }
+
+  /** What `/readyz` judges: draining, listening, the upstreams' health. */
+  health(): HealthState {
+    return { draining: this.closing !== undefined, listening: this.listening, upstreams: this.server.upstreams() };
   }
 
   /** Stops taking calls, lets running ones finish (up to `drainTimeoutMs`), closes listeners, upstreams and the store. */
@@ -201,11 +263,9 @@ export function createGateway(config: GatewayConfigInput | GatewayConfig, option
 
 /** The listener options a config's `listen.http` gives: the fields share their names, except unset ones. */
 function listenLimits(http: NonNullable<GatewayConfig['listen']['http']>): ListenOptions {
-  return Object.fromEntries(Object.entries(http).filter(([, value]) => value !== undefined)) as ListenOptions;
+  return Object.fromEntries(Object.entries(http).filter(([, value]: [string, unknown]) => value !== undefined));
 }
 
 function defaultLogger(config: GatewayConfig): Logger {
-  const logger = createDefaultLogger(config.name);
-  logger.level = config.logLevel;
-  return logger;
+  return createGatewayLogger({ name: config.name, level: config.logLevel, format: config.logFormat });
 }

@@ -4,10 +4,13 @@ export { Gateway, createGateway } from './gateway.js';
 export type { GatewayListeners, GatewayOptions, UpstreamImport } from './gateway.js';
 
 export {
+  AdminConfig,
   CustomPluginConfig,
   GatewayConfig,
+  HealthConfig,
   HttpListenConfig,
   ListenConfig,
+  LogFormat,
   LogLevel,
   PluginsConfig,
   TelemetryConfig,
@@ -23,6 +26,18 @@ export type { LoadedConfig } from './config-file.js';
 export { interpolateEnv } from './interpolate.js';
 export type { Environment } from './interpolate.js';
 export { GATEWAY_SCHEMA_ID, gatewayJsonSchema } from './json-schema.js';
+
+export { ADMIN_API_PREFIX, AdminApiPath } from './admin/api.js';
+export { AdminClient } from './admin/client.js';
+export { CONSOLE_PATH } from './admin/console.js';
+export type { LedgerDiff, LedgerRow } from './admin/ledger-view.js';
+export type { LiveView, SkippedView, ToolView, UpstreamView } from './admin/snapshot.js';
+export type { LedgerMark } from './ledger-marks.js';
+
+export { HealthPath, healthRoutes, readiness } from './health.js';
+export type { HealthState, Readiness, ReadyRule } from './health.js';
+export { createGatewayLogger, prettyLine } from './log-output.js';
+export type { LogOutputOptions } from './log-output.js';
 
 export { checkGateway } from './check.js';
 export type {

@@ -12,6 +12,7 @@ import { loadCustomPlugins } from './custom-plugins.js';
 import { createGateway } from './gateway.js';
 import type { Environment } from './interpolate.js';
 import { gatewayJsonSchema } from './json-schema.js';
+import { runLedgerCommand } from './ledger-command.js';
 import { runUntilStopped } from './serve.js';
 import { USAGE } from './usage.js';
 import { VERSION } from './version.js';
@@ -69,7 +70,12 @@ async function run(command: Command, io: CliIo): Promise<number> {
     case 'check':
       return check(command.config, command.json, io);
     case 'serve':
-      return serve(command.config, io);
+      return serve(command, io);
+    case 'ledger': {
+      const { config } = await loadConfigFile(command.config, io.env);
+      await runLedgerCommand(command, config, io.env.SLUICE_ADMIN_KEY, io.stdout);
+      return ExitCode.OK;
+    }
   }
 }
 
@@ -85,8 +91,14 @@ async function check(file: string, json: boolean, io: CliIo): Promise<number> {
   return report.healthy ? ExitCode.OK : ExitCode.FAILURE;
 }
 
-async function serve(file: string, io: CliIo): Promise<number> {
-  const { config, baseDir } = await loadConfigFile(file, io.env);
+async function serve(command: Extract<Command, { kind: 'serve' }>, io: CliIo): Promise<number> {
+  const loaded = await loadConfigFile(command.config, io.env);
+  const { baseDir } = loaded;
+  const config = {
+    ...loaded.config,
+    logLevel: command.logLevel ?? loaded.config.logLevel,
+    logFormat: command.logFormat ?? loaded.config.logFormat,
+  };
   const custom = await loadCustomPlugins(config, baseDir);
   const gateway = createGateway(config, { plugins: custom.map((c) => c.plugin) });
   try {

@@ -37,6 +37,11 @@ export class LabeledValue implements MetricFamily {
     return this.series.get(keyOf(labels))?.value ?? 0;
   }
 
+  /** Every series with its value, for a reader other than a scraper (the console). */
+  readings(): GaugeReading[] {
+    return [...this.series.values()].map(({ labels, value }) => ({ labels: [...labels], value }));
+  }
+
   render(): string[] {
     const lines = familyHeader(this.name, this.help, this.type);
     for (const { labels, value } of this.series.values())

@@ -8,11 +8,20 @@ Commands:
            would be exposed, those skipped and why, each upstream's health and,
            with plugins.risk, each tool's risk level, floors and scan hits.
   schema   Print the JSON Schema of the config file, or write it with --out.
+  ledger list | diff <tool> | approve <tool> | revoke <tool>
+           The running gateway's risk ledger, through its admin API ("admin" in
+           the config): list every tool with its lifecycle, show how a changed
+           tool's definition differs from the approved one, approve it, or
+           revoke it. <tool> as clients see it, or <upstream>/<tool>. The API
+           key comes from SLUICE_ADMIN_KEY.
 
 Options:
   -c, --config <file>  The config file (default: sluice.config.json).
-      --json           check: print the report as JSON.
+      --json           check, ledger: print JSON.
+      --url <url>      ledger: the gateway's address (default: listen.http).
   -o, --out <file>     schema: write the schema to <file> (point "$schema" at it).
+      --log-format <f>  serve: auto (readable on a terminal, else JSON), json or pretty.
+      --log-level <l>   serve: fatal, error, warn, info, debug, trace or silent.
   -h, --help           Show this help.
   -v, --version        Show the version.
 

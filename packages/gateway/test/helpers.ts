@@ -11,6 +11,8 @@ import type { UpstreamConfigInput } from '@sluice/gateway';
 
 /** The fixture upstream (stdio): echo, meta, sleep, hold/release, handoff. */
 export const FIXTURE_UPSTREAM = fileURLToPath(new URL('./fixtures/upstream.mjs', import.meta.url));
+/** A stdio upstream whose `rug_pull` tool redefines its `lookup` tool at run time. */
+export const RUG_PULL_UPSTREAM = fileURLToPath(new URL('./fixtures/rug-pull.mjs', import.meta.url));
 /** The repository root: the CLI runs from here, on its sources. */
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** The CLI's source, run with `--conditions=sluice:source --import tsx`. */
@@ -23,6 +25,26 @@ export function fixtureUpstream(name: string, extra: Partial<UpstreamConfigInput
     namespace: name,
     connection: { type: 'stdio', command: process.execPath, args: [FIXTURE_UPSTREAM] },
     ...extra,
+  };
+}
+
+/** The rug-pulling upstream as `shop` (its tools are `shop_lookup` and `shop_rug_pull`); `env` reaches its process. */
+export function rugPullUpstream(env?: Record<string, string>): UpstreamConfigInput {
+  return {
+    name: 'shop',
+    namespace: 'shop',
+    connection: { type: 'stdio', command: process.execPath, args: [RUG_PULL_UPSTREAM], ...(env ? { env } : {}) },
+  };
+}
+
+/** Listener auth with an operator key holding the `admin` scope and an agent key without it. */
+export function opsAndAgentKeys(opsKey: string, agentKey: string) {
+  return {
+    type: 'apiKeys' as const,
+    keys: [
+      { name: 'ops', key: opsKey, scopes: ['admin'] },
+      { name: 'agent', key: agentKey },
+    ],
   };
 }
 

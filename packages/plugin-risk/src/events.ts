@@ -30,7 +30,8 @@ export type LifecyclePhase =
 
 export function logServerRisk(logger: Logger, server: string, assessment: ServerAssessment): void {
   const { level, total, axes, hostClass, trust, floors } = assessment;
-  logger.info(
+  // Start-up would otherwise say one line per upstream and per tool; the gateway's summary and console show these.
+  logger.debug(
     { event: RiskEvent.SERVER_RISK_COMPUTED, server, level, total, axes, hostClass, trust, floors },
     `upstream "${server}" scores ${level}`,
   );
@@ -45,7 +46,7 @@ export function logToolRisk(
   risk: ComposedRisk,
 ): void {
   const { axes, docGaps, docWaived, floors } = assessment;
-  logger.info(
+  logger.debug(
     {
       event: RiskEvent.TOOL_PUBLISH_RISK_COMPUTED,
       server,
@@ -62,14 +63,16 @@ export function logToolRisk(
     },
     `tool "${tool}" publishes at ${risk.level}`,
   );
-  for (const trigger of floors) logFloor(logger, { scope: 'tool', server, tool, trigger, level: assessment.level });
+  for (const trigger of floors)
+    logFloor(logger, { scope: 'tool', server, tool, trigger, level: assessment.level }, 'debug');
 }
 
 function logFloor(
   logger: Logger,
   fields: { scope: 'server' | 'tool'; server: string; tool?: string; trigger: string; level: RiskLevel },
+  at: 'warn' | 'debug' = 'warn',
 ): void {
-  logger.warn(
+  logger[at](
     { event: RiskEvent.FLOOR_OVERRIDE_TRIGGERED, ...fields },
     `floor override ${fields.trigger} sets ${fields.level}`,
   );
@@ -114,10 +117,11 @@ export interface LifecycleFields {
 }
 
 export function logLifecycle(logger: Logger, fields: LifecycleFields): void {
-  const quiet = fields.phase === 'exposed' || fields.phase === 'approved';
   const line = { event: RiskEvent.COMPOSITION_LIFECYCLE, ...fields };
   const message = `tool "${fields.tool}" of "${fields.server}": ${fields.phase}${fields.reason ? ` (${fields.reason})` : ''}`;
-  if (quiet) logger.info(line, message);
+  // One line per exposed tool at start-up is noise at info; an operator's approval is worth seeing.
+  if (fields.phase === 'exposed') logger.debug(line, message);
+  else if (fields.phase === 'approved') logger.info(line, message);
   else logger.warn(line, message);
 }
 

@@ -33,8 +33,25 @@ export type { Severity } from './scan/patterns.js';
 export { scanText, scanTool } from './scan/scanner.js';
 export type { CrossServerReferences, ScanContext, ScanHit, ScanResult } from './scan/scanner.js';
 
-export { FingerprintLedger, fingerprint } from './ledger/ledger.js';
-export type { LedgerBatch, LedgerCheck, LedgerEntry, LedgerStatus, Lifecycle } from './ledger/ledger.js';
+export {
+  FingerprintLedger,
+  MAX_DECISIONS,
+  MAX_DEFINITION_CHARS,
+  definitionText,
+  fingerprint,
+} from './ledger/ledger.js';
+export type {
+  LedgerBatch,
+  LedgerCheck,
+  LedgerDecision,
+  LedgerEntry,
+  LedgerStatus,
+  Lifecycle,
+} from './ledger/ledger.js';
+export { MAX_DIFF_CELLS, lineDiff } from './ledger/diff.js';
+export type { DiffLine } from './ledger/diff.js';
+
+export { JsonFileStore } from './ledger/store.js';
 export type { LedgerStore } from './ledger/store.js';
 
 export type { ShadowingRule, ShadowingViolation } from './exposure/shadowing.js';

@@ -38,11 +38,12 @@ export const RiskTokens = Object.freeze({
 export interface RiskPlugin extends Plugin {
   /**
    * Accepts the definition an upstream tool has now (by the upstream's
-   * configured name and its own tool name): its calls run again.
+   * configured name and its own tool name): its calls run again. `by`
+   * names who decided, for the ledger's record (default `operator`).
    */
-  approveRereview(serverId: string, toolName: string): Promise<void>;
-  /** Refuses calls to the tool until it is approved again. */
-  revoke(serverId: string, toolName: string): Promise<void>;
+  approveRereview(serverId: string, toolName: string, by?: string): Promise<void>;
+  /** Refuses calls to the tool until it is approved again. `by` names who decided, for the ledger's record. */
+  revoke(serverId: string, toolName: string, by?: string): Promise<void>;
   /** The ledger, once the plugin is applied (at once for `persist: 'file'` or `'memory'`). */
   readonly ledger: FingerprintLedger | undefined;
 }
@@ -58,6 +59,8 @@ export interface RiskPlugin extends Plugin {
 export function risk(options: RiskOptions = {}): RiskPlugin {
   const config = parseOptions(PLUGIN_NAME, RiskOptions, options);
   const lifecycles = new Set<LedgerLifecycle>();
+  // Each server the plugin is applied to hears that its tool list changed after an operator's decision.
+  const listChanged = new Set<() => void>();
   const mask = new SecretMask(config.secrets);
   let ledger: FingerprintLedger | undefined =
     config.ledger.persist === 'file' || config.ledger.persist === 'memory' ? createLedger(config) : undefined;
@@ -86,6 +89,7 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       const names = new ExposedNames();
       const lifecycle = new LedgerLifecycle(holds, names, logger);
       lifecycles.add(lifecycle);
+      listChanged.add(() => api.tools.notifyChanged());
       const targets = new ApprovalTargets();
       const engine = new RiskEngine(config, () => api.services.clock.now());
       // Replicas' changes are applied as holds, which need the ledger, which needs the sync: called only once calls flow.
@@ -115,13 +119,15 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
         api.hooks.postCall.tap({ name: PLUGIN_NAME, stage: Stage.RISK }, (result, ctx) => scan.check(result, ctx));
       }
     },
-    async approveRereview(serverId: string, toolName: string) {
-      await requireLedger().approveRereview(serverId, toolName);
+    async approveRereview(serverId: string, toolName: string, by?: string) {
+      await requireLedger().approveRereview(serverId, toolName, by);
       for (const lifecycle of lifecycles) lifecycle.approve(serverId, toolName);
+      for (const notify of listChanged) notify();
     },
-    async revoke(serverId: string, toolName: string) {
-      await requireLedger().revoke(serverId, toolName);
+    async revoke(serverId: string, toolName: string, by?: string) {
+      await requireLedger().revoke(serverId, toolName, by);
       for (const lifecycle of lifecycles) lifecycle.revoke(serverId, toolName);
+      for (const notify of listChanged) notify();
     },
   });
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import type { ResolvedImportOptions } from './options.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 import { budgetedFetch } from './response-limit.js';
+import type { StderrTail } from './stderr-tail.js';
 
 type Connection = ResolvedImportOptions['connection'];
 
@@ -18,6 +19,8 @@ export interface OpenContext {
   readonly upstream: string;
   readonly logger: Logger;
   readonly redact: (text: string) => string;
+  /** Keeps a stdio child's last stderr lines, for the warning when it fails. */
+  readonly stderrTail?: StderrTail;
 }
 
 /** Builds the transport a connection describes. Each reconnection gets a fresh one. */
@@ -80,8 +83,10 @@ async function openStdio(
   });
   // The child's stderr is drained (a full pipe would stall it) and kept at debug level.
   transport.stderr?.on('data', (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    ctx.stderrTail?.push(text);
     ctx.logger.debug(
-      { event: 'upstream.stderr', upstream: ctx.upstream, text: ctx.redact(chunk.toString('utf8').trimEnd()) },
+      { event: 'upstream.stderr', upstream: ctx.upstream, text: ctx.redact(text.trimEnd()) },
       'upstream stderr',
     );
   });

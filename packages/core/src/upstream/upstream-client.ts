@@ -12,6 +12,7 @@ import type { ToolSelection } from './discovery.js';
 import { createSelection, planImport } from './discovery.js';
 import { createRedactor } from './errors.js';
 import { HealthTracker } from './health.js';
+import { StderrTail } from './stderr-tail.js';
 import type { UpstreamStatus } from './health.js';
 import type { ResolvedImportOptions } from './options.js';
 import type { UpstreamLink } from './proxy.js';
@@ -38,6 +39,7 @@ export class UpstreamClient implements UpstreamLink {
   readonly timeoutMs: number;
   readonly redact: (text: string) => string;
   private readonly health: HealthTracker;
+  private readonly stderrTail: StderrTail;
   private readonly selection: ToolSelection;
   private readonly logger: Logger;
   /** Connected; its tools are (being) exposed. */
@@ -64,6 +66,7 @@ export class UpstreamClient implements UpstreamLink {
       host.services.redactions,
     );
     this.logger = host.logger;
+    this.stderrTail = new StderrTail();
     this.health = new HealthTracker(options.name, host.logger, () => host.services.clock.now());
     this.selection = createSelection(options);
   }
@@ -151,6 +154,7 @@ export class UpstreamClient implements UpstreamLink {
         upstream: this.name,
         logger: this.logger,
         redact: this.redact,
+        stderrTail: this.stderrTail,
       });
       client.onclose = () => this.connectionFailed(client, 'the connection closed');
       client.onerror = (error) =>
@@ -160,6 +164,7 @@ export class UpstreamClient implements UpstreamLink {
         );
       client.setNotificationHandler('notifications/tools/list_changed', () => this.refresh(client));
       await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may run during the await
       if (this.closed) throw new Error('the server is closing');
       this.client = client;
       const result = await this.sync(client);
@@ -225,6 +230,12 @@ export class UpstreamClient implements UpstreamLink {
 
   private down(reason: string): void {
     this.health.set('down', reason);
+    const lines = this.stderrTail.take().map(this.redact);
+    if (lines.length > 0)
+      this.logger.warn(
+        { event: 'upstream.stderr_tail', upstream: this.name, lines },
+        `upstream "${this.name}" failed; its last stderr lines:\n${lines.map((line) => `  | ${line}`).join('\n')}`,
+      );
     this.scheduleReconnect();
   }
 
@@ -245,6 +256,7 @@ export class UpstreamClient implements UpstreamLink {
     try {
       await this.serially(() => this.connect());
     } catch (error) {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may run during the await
       if (this.closed) return;
       const reason = this.redact(messageOf(error));
       this.logger.debug(

@@ -12,6 +12,14 @@ export type LedgerStatus = 'NEW' | 'UNCHANGED' | 'MISMATCH';
 /** Whether calls to the tool may run. */
 export type Lifecycle = 'ACTIVE' | 'AWAITING_REREVIEW' | 'REVOKED';
 
+/** An operator's decision on a tool, as the ledger records it. */
+const DecisionSchema = z.object({
+  action: z.enum(['approve', 'revoke']),
+  /** Who decided: the verified caller's name, or what the operator's tool says. */
+  by: z.string(),
+  at: z.number(),
+});
+
 const EntrySchema = z.object({
   name: z.string(),
   approved: z.string(),
@@ -22,11 +30,24 @@ const EntrySchema = z.object({
   firstSeenAt: z.number(),
   changedAt: z.number().optional(),
   approvedAt: z.number().optional(),
+  /** The definition approved (or first seen), as readable JSON; records written before it was kept lack it. */
+  approvedDefinition: z.string().optional(),
+  /** The definition seen last, as readable JSON. */
+  definition: z.string().optional(),
+  /** The latest decisions, oldest first, at most `MAX_DECISIONS`. */
+  decisions: z.array(DecisionSchema).optional(),
 });
 const RecordSchema = z.object({ version: z.literal(1), tools: z.array(EntrySchema) });
 
 /** What the ledger holds for one tool of one upstream. */
 export type LedgerEntry = z.infer<typeof EntrySchema>;
+/** An operator's approval or revocation, with who and when. */
+export type LedgerDecision = z.infer<typeof DecisionSchema>;
+
+/** Decisions kept per tool; older ones are dropped. */
+export const MAX_DECISIONS = 20;
+/** Who decided, when it does not say: a call from code. */
+export const UNNAMED_OPERATOR = 'operator';
 
 export interface LedgerCheck {
   readonly status: LedgerStatus;
@@ -56,6 +77,20 @@ const UNORDERED = { unordered: new Set(['required']) };
 /** SHA-256 over the canonical JSON of everything of a definition that reaches a model. */
 export function fingerprint(definition: ToolShape): string {
   return sha256(canonicalJson(fingerprinted(definition, true), UNORDERED));
+}
+
+/** A definition kept longer than this is cut (with a note), so that a hostile upstream cannot bloat the ledger. */
+export const MAX_DEFINITION_CHARS = 64 * 1024;
+
+/**
+ * What the ledger keeps of a definition for an operator to compare: the
+ * fingerprinted fields as indented JSON, keys sorted, cut at `MAX_DEFINITION_CHARS`.
+ */
+export function definitionText(definition: ToolShape): string {
+  const text = JSON.stringify(JSON.parse(canonicalJson(fingerprinted(definition, true), UNORDERED)), null, 2);
+  return text.length > MAX_DEFINITION_CHARS
+    ? `${text.slice(0, MAX_DEFINITION_CHARS)}\n… (cut at ${MAX_DEFINITION_CHARS} characters)`
+    : text;
 }
 
 /** The same without the name: equal for a tool and its rename. */
@@ -110,25 +145,28 @@ export class FingerprintLedger {
 
   /** Checks one definition (and records it). No rename or removal tracking: use `checkAll` for a whole list. */
   check(serverId: string, definition: ToolShape): Promise<LedgerCheck> {
-    return this.serialized(serverId, async (tools) => {
-      const hash = fingerprint(definition);
-      const body = bodyFingerprint(definition);
+    return this.serialized(serverId, (tools) => {
+      const hashes = {
+        hash: fingerprint(definition),
+        body: bodyFingerprint(definition),
+        text: definitionText(definition),
+      };
       const existing = tools.get(definition.name);
-      return existing ? this.compare(existing, hash, body) : this.create(tools, definition.name, hash, body);
+      return existing ? this.compare(existing, hashes) : this.create(tools, definition.name, hashes);
     });
   }
 
   /** Checks an upstream's complete tool list: changes, new tools, renames and removals. */
   checkAll(serverId: string, definitions: readonly ToolShape[]): Promise<LedgerBatch> {
-    return this.serialized(serverId, async (tools) => {
+    return this.serialized(serverId, (tools) => {
       const results = new Map<string, LedgerCheck | SluiceError>();
-      const fresh: Array<{ name: string; hash: string; body: string }> = [];
+      const fresh: Array<{ name: string } & Hashes> = [];
       for (const definition of definitions) {
         const hashes = tryFingerprints(definition);
         if (SluiceError.is(hashes)) results.set(definition.name, hashes);
         else {
           const existing = tools.get(definition.name);
-          if (existing) results.set(definition.name, this.compare(existing, hashes.hash, hashes.body));
+          if (existing) results.set(definition.name, this.compare(existing, hashes));
           else fresh.push({ name: definition.name, ...hashes });
         }
       }
@@ -137,7 +175,7 @@ export class FingerprintLedger {
       const renames: Array<{ from: string; to: string }> = [];
       for (const tool of fresh) {
         const from = vanished.find((e) => e.body === tool.body && !renames.some((r) => r.from === e.name));
-        const check = this.create(tools, tool.name, tool.hash, tool.body, from);
+        const check = this.create(tools, tool.name, tool, from);
         if (from) renames.push({ from: from.name, to: tool.name });
         results.set(tool.name, check);
       }
@@ -150,23 +188,28 @@ export class FingerprintLedger {
     });
   }
 
-  /** Accepts the definition last seen: calls may run again. */
-  approveRereview(serverId: string, toolName: string): Promise<LedgerEntry> {
-    return this.serialized(serverId, async (tools) => {
+  /** Accepts the definition last seen: calls may run again. `by` names who decided, for the record. */
+  approveRereview(serverId: string, toolName: string, by: string = UNNAMED_OPERATOR): Promise<LedgerEntry> {
+    return this.serialized(serverId, (tools) => {
       const entry = known(tools, serverId, toolName);
+      const at = this.now();
       entry.approved = entry.seen;
+      if (entry.definition !== undefined) entry.approvedDefinition = entry.definition;
       entry.lifecycle = 'ACTIVE';
-      entry.approvedAt = this.now();
+      entry.approvedAt = at;
+      record(entry, { action: 'approve', by, at });
       return { ...entry };
     });
   }
 
   /** Stops calls to the tool until it is approved again, whatever its definition. */
-  revoke(serverId: string, toolName: string): Promise<LedgerEntry> {
-    return this.serialized(serverId, async (tools) => {
+  revoke(serverId: string, toolName: string, by: string = UNNAMED_OPERATOR): Promise<LedgerEntry> {
+    return this.serialized(serverId, (tools) => {
       const entry = known(tools, serverId, toolName);
+      const at = this.now();
       entry.lifecycle = 'REVOKED';
-      entry.changedAt = this.now();
+      entry.changedAt = at;
+      record(entry, { action: 'revoke', by, at });
       return { ...entry };
     });
   }
@@ -178,13 +221,16 @@ export class FingerprintLedger {
 
   /** Every entry of one upstream (read again from the store when it is shared). */
   async entries(serverId: string): Promise<LedgerEntry[]> {
-    return this.serialized(serverId, async (tools) => [...tools.values()].map((e) => ({ ...e })), false);
+    return this.serialized(serverId, (tools) => [...tools.values()].map((e) => ({ ...e })), false);
   }
 
-  private compare(entry: LedgerEntry, hash: string, body: string): LedgerCheck {
+  private compare(entry: LedgerEntry, { hash, body, text }: Hashes): LedgerCheck {
     const previous = entry.seen;
     entry.seen = hash;
     entry.body = body;
+    entry.definition = text;
+    // A record from before definitions were kept: the approved one is known only while it is still the one seen.
+    if (entry.approvedDefinition === undefined && hash === entry.approved) entry.approvedDefinition = text;
     entry.present = true;
     if (hash !== previous) entry.changedAt = this.now();
     const matches = hash === entry.approved;
@@ -202,13 +248,22 @@ export class FingerprintLedger {
   private create(
     tools: Map<string, LedgerEntry>,
     name: string,
-    hash: string,
-    body: string,
+    { hash, body, text }: Hashes,
     renamedFrom?: LedgerEntry,
   ): LedgerCheck {
     // A rename cannot launder a hold: the new name inherits it.
     const lifecycle = renamedFrom && renamedFrom.lifecycle !== 'ACTIVE' ? renamedFrom.lifecycle : 'ACTIVE';
-    tools.set(name, { name, approved: hash, seen: hash, body, lifecycle, present: true, firstSeenAt: this.now() });
+    tools.set(name, {
+      name,
+      approved: hash,
+      seen: hash,
+      body,
+      lifecycle,
+      present: true,
+      firstSeenAt: this.now(),
+      approvedDefinition: text,
+      definition: text,
+    });
     return {
       status: 'NEW',
       lifecycle,
@@ -220,7 +275,7 @@ export class FingerprintLedger {
 
   private serialized<T>(
     serverId: string,
-    work: (tools: Map<string, LedgerEntry>) => Promise<T>,
+    work: (tools: Map<string, LedgerEntry>) => T | Promise<T>,
     save = true,
   ): Promise<T> {
     const previous = this.queues.get(serverId) ?? Promise.resolve();
@@ -270,9 +325,15 @@ export class FingerprintLedger {
   }
 }
 
-function tryFingerprints(definition: ToolShape): { hash: string; body: string } | SluiceError {
+interface Hashes {
+  readonly hash: string;
+  readonly body: string;
+  readonly text: string;
+}
+
+function tryFingerprints(definition: ToolShape): Hashes | SluiceError {
   try {
-    return { hash: fingerprint(definition), body: bodyFingerprint(definition) };
+    return { hash: fingerprint(definition), body: bodyFingerprint(definition), text: definitionText(definition) };
   } catch (error) {
     if (SluiceError.is(error)) return error;
     throw error;
@@ -289,4 +350,8 @@ function known(tools: Map<string, LedgerEntry>, serverId: string, toolName: stri
     );
   }
   return entry;
+}
+
+function record(entry: LedgerEntry, decision: LedgerDecision): void {
+  entry.decisions = [...(entry.decisions ?? []), decision].slice(-MAX_DECISIONS);
 }

@@ -1,0 +1,61 @@
+import type { RequestListener } from 'node:http';
+import type { AdminContext, AdminHandler } from './admin-surface.js';
+import { adminRoute, requireLedger } from './admin-surface.js';
+import { allow, readBody, sendJson, toolOf } from './http-io.js';
+import { toolViews, upstreamViews } from './snapshot.js';
+
+/** The admin API's version prefix: a change that breaks a client gets a new one. */
+export const ADMIN_API_PREFIX = '/admin/v1';
+
+/** The admin API's paths, below the prefix. */
+export const AdminApiPath = Object.freeze({
+  LEDGER: `${ADMIN_API_PREFIX}/ledger`,
+  LEDGER_DIFF: `${ADMIN_API_PREFIX}/ledger/diff`,
+  LEDGER_APPROVE: `${ADMIN_API_PREFIX}/ledger/approve`,
+  LEDGER_REVOKE: `${ADMIN_API_PREFIX}/ledger/revoke`,
+  UPSTREAMS: `${ADMIN_API_PREFIX}/upstreams`,
+  TOOLS: `${ADMIN_API_PREFIX}/tools`,
+  LIVE: `${ADMIN_API_PREFIX}/live`,
+} as const);
+
+/** The JSON admin API, by path: what the console shows and `sluice ledger` uses. */
+export function adminApiRoutes(context: AdminContext): Record<string, RequestListener> {
+  const route = (handler: AdminHandler) =>
+    adminRoute(context, handler, (res, status, message) => sendJson(res, status, { error: message }));
+  const query = (url: string | undefined) => new URL(url ?? '/', 'http://admin.invalid').searchParams;
+  return {
+    [AdminApiPath.LEDGER]: route(async (req, res) => {
+      allow(req, ['GET']);
+      sendJson(res, 200, { tools: await requireLedger(context).list() });
+    }),
+    [AdminApiPath.LEDGER_DIFF]: route(async (req, res) => {
+      allow(req, ['GET']);
+      const params = query(req.url);
+      const diff = await requireLedger(context).diff(params.get('server') ?? '', params.get('tool') ?? '');
+      sendJson(res, 200, diff);
+    }),
+    [AdminApiPath.LEDGER_APPROVE]: route(async (req, res, operator) => {
+      allow(req, ['POST']);
+      const { server, tool } = toolOf(await readBody(req), req.headers['content-type']);
+      sendJson(res, 200, await requireLedger(context).approve(server, tool, operator));
+    }),
+    [AdminApiPath.LEDGER_REVOKE]: route(async (req, res, operator) => {
+      allow(req, ['POST']);
+      const { server, tool } = toolOf(await readBody(req), req.headers['content-type']);
+      sendJson(res, 200, await requireLedger(context).revoke(server, tool, operator));
+    }),
+    [AdminApiPath.UPSTREAMS]: route((req, res) => {
+      allow(req, ['GET']);
+      sendJson(res, 200, { upstreams: upstreamViews(context) });
+    }),
+    [AdminApiPath.TOOLS]: route(async (req, res) => {
+      allow(req, ['GET']);
+      const ledger = context.ledger();
+      sendJson(res, 200, { tools: toolViews(context, ledger ? await ledger.list() : []), skipped: context.skipped() });
+    }),
+    [AdminApiPath.LIVE]: route((req, res) => {
+      allow(req, ['GET']);
+      sendJson(res, 200, context.live.read(context.metrics));
+    }),
+  };
+}

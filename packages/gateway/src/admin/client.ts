@@ -1,0 +1,88 @@
+import { SluiceError, messageOf } from '@sluice/core';
+import { GatewayErrorCode } from '../errors.js';
+import { AdminApiPath } from './api.js';
+import type { LedgerDiff, LedgerRow } from './ledger-view.js';
+
+/** The largest answer the client reads from the admin API. */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The admin API from another process (`sluice ledger`): the same JSON the
+ * console's pages are built from, with the same authentication.
+ */
+export class AdminClient {
+  constructor(
+    private readonly base: URL,
+    private readonly key: string | undefined,
+  ) {}
+
+  async list(): Promise<LedgerRow[]> {
+    return ((await this.request('GET', AdminApiPath.LEDGER)) as { tools: LedgerRow[] }).tools;
+  }
+
+  async diff(row: Pick<LedgerRow, 'server' | 'tool'>): Promise<LedgerDiff> {
+    const query = new URLSearchParams({ server: row.server, tool: row.tool });
+    return (await this.request('GET', `${AdminApiPath.LEDGER_DIFF}?${query.toString()}`)) as LedgerDiff;
+  }
+
+  async decide(action: 'approve' | 'revoke', row: Pick<LedgerRow, 'server' | 'tool'>): Promise<LedgerRow> {
+    const path = action === 'approve' ? AdminApiPath.LEDGER_APPROVE : AdminApiPath.LEDGER_REVOKE;
+    return (await this.request('POST', path, { server: row.server, tool: row.tool })) as LedgerRow;
+  }
+
+  /** A row by the name clients see, or by `upstream/tool`. */
+  async find(tool: string): Promise<LedgerRow> {
+    const rows = await this.list();
+    const row = rows.find((r) => r.name === tool) ?? rows.find((r) => `${r.server}/${r.tool}` === tool);
+    if (row === undefined)
+      throw new SluiceError(
+        GatewayErrorCode.UNKNOWN_LEDGER_TOOL,
+        `The ledger has no tool "${tool}": name it as clients see it, or as <upstream>/<tool>`,
+      );
+    return row;
+  }
+
+  private async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+    const url = new URL(path, this.base);
+    let answer: Response;
+    try {
+      answer = await fetch(url, {
+        method,
+        headers: {
+          ...(this.key ? { authorization: `Bearer ${this.key}` } : {}),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (error) {
+      throw unavailable(
+        `cannot reach the gateway's admin API at ${url.origin} (${messageOf(error)}); is it running with "admin" set?`,
+      );
+    }
+    const text = await answer.text();
+    if (text.length > MAX_ANSWER_BYTES) throw unavailable('the admin API answered more than 16 MiB');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw unavailable(
+        `the admin API answered ${answer.status} without JSON: is "admin" set in the gateway's config?`,
+      );
+    }
+    if (answer.ok) return parsed;
+    const error = (parsed as { error?: unknown } | null)?.error;
+    const reason = typeof error === 'string' ? error : `status ${answer.status}`;
+    if (answer.status === 404 && path.startsWith(AdminApiPath.LEDGER))
+      throw new SluiceError(GatewayErrorCode.UNKNOWN_LEDGER_TOOL, reason);
+    throw unavailable(
+      answer.status === 401
+        ? `${reason}: set SLUICE_ADMIN_KEY to a key the gateway accepts`
+        : `the admin API refused: ${reason}`,
+    );
+  }
+}
+
+function unavailable(message: string): SluiceError {
+  return new SluiceError(GatewayErrorCode.ADMIN_UNAVAILABLE, message);
+}
