@@ -29,6 +29,8 @@ export interface UpstreamLink {
   connectionFailed(client: Client, reason: string): void;
   /** Removes secrets from text and bounds its length. */
   redact(text: string): string;
+  /** A call began, for relaying the upstream's requests and log messages to its caller; returns what ends it. */
+  enterCall?(mcp: ServerContext | undefined): () => void;
 }
 
 /**
@@ -81,6 +83,7 @@ async function callUpstream(
     ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
   };
   const send = () => client.callTool(params, options) as Promise<CallToolResult>;
+  const leave = link.enterCall?.(ctx.mcp);
   try {
     const result = await withResponseBudget(budget, send);
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);
@@ -92,6 +95,7 @@ async function callUpstream(
     if (budget.exceeded) return tooLarge(link, original, budget.exceededLimit);
     return failed(link, client, original, error, ctx);
   } finally {
+    leave?.();
     relay?.stop();
   }
 }

@@ -17,6 +17,19 @@ import type { ResolvedImportOptions } from './options.js';
 import type { UpstreamLink } from './proxy.js';
 import { proxyExecutor } from './proxy.js';
 import { safeJsonSchemaValidator } from '../safe-json-schema.js';
+import type { FeatureCatalog, FeatureList } from '../features/catalog.js';
+import type { ServerContext } from '../protocol.js';
+import type { SkippedTool } from '../tool.js';
+import {
+  CallRelay,
+  MAX_FEATURE_ITEMS,
+  UPSTREAM_CLIENT_CAPABILITIES,
+  listFeatures,
+  wireUpstreamClient,
+} from './upstream-features.js';
+
+/** Pages Sluice reads of one upstream list before giving up on it (an upstream whose cursor never ends). */
+const MAX_LIST_PAGES = 1_000;
 
 /** What an upstream needs from the Sluice server that imports it. */
 export interface UpstreamHost {
@@ -26,6 +39,8 @@ export interface UpstreamHost {
   readonly version: string;
   admit(source: ImportSource, drafts: readonly ToolDraft[]): Promise<ImportResult>;
   removeTools(names: Iterable<string>): void;
+  /** Where the upstream's resources, templates and prompts go; see `features/`. */
+  readonly features?: FeatureCatalog;
 }
 
 /**
@@ -52,6 +67,9 @@ export class UpstreamClient implements UpstreamLink {
   // Connecting and re-listing run one at a time, in order.
   private queue: Promise<unknown> = Promise.resolve();
   private refreshQueued = false;
+  /** The lists an upstream announced as changed since its features were last listed. */
+  private readonly announced = new Set<FeatureList>();
+  private readonly relay = new CallRelay();
 
   constructor(
     private readonly host: UpstreamHost,
@@ -91,6 +109,10 @@ export class UpstreamClient implements UpstreamLink {
 
   retryInMs(): number | undefined {
     return this.retryAt === undefined ? undefined : Math.max(0, this.retryAt - this.host.services.clock.now());
+  }
+
+  enterCall(mcp: ServerContext | undefined): () => void {
+    return this.relay.enter(mcp);
   }
 
   callSucceeded(): void {
@@ -143,7 +165,11 @@ export class UpstreamClient implements UpstreamLink {
     // Upstream schemas are untrusted: their patterns are matched in linear time.
     const client = new Client(
       { name: 'sluice', version: this.host.version },
-      { capabilities: {}, jsonSchemaValidator: safeJsonSchemaValidator() },
+      {
+        capabilities: UPSTREAM_CLIENT_CAPABILITIES,
+        jsonSchemaValidator: safeJsonSchemaValidator(),
+        listMaxPages: MAX_LIST_PAGES,
+      },
     );
     this.attempting = client;
     try {
@@ -159,6 +185,15 @@ export class UpstreamClient implements UpstreamLink {
           'upstream transport error',
         );
       client.setNotificationHandler('notifications/tools/list_changed', () => this.refresh(client));
+      wireUpstreamClient(client, {
+        upstream: this.name,
+        timeoutMs: this.timeoutMs,
+        logger: this.logger,
+        relay: this.relay,
+        catalog: this.host.features,
+        redact: this.redact,
+        featuresChanged: (kind) => this.refreshFeatures(client, kind),
+      });
       await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
       if (this.closed) throw new Error('the server is closing');
       this.client = client;
@@ -192,6 +227,40 @@ export class UpstreamClient implements UpstreamLink {
     });
   }
 
+  /** Re-lists resources and prompts after their `list_changed`; notifications that arrive meanwhile fold into one more run. */
+  private refreshFeatures(client: Client, kind: FeatureList): void {
+    const queued = this.announced.size > 0;
+    this.announced.add(kind);
+    if (queued) return;
+    void this.serially(async () => {
+      const announced = [...this.announced];
+      this.announced.clear();
+      if (this.closed || this.client !== client) return;
+      try {
+        await this.syncFeatures(client, announced);
+      } catch (error) {
+        this.health.set('degraded', `re-listing resources and prompts failed: ${this.redact(messageOf(error))}`);
+      }
+    });
+  }
+
+  /** Lists resources, templates and prompts into the catalog; returns what it refused (conflicts). */
+  private async syncFeatures(client: Client, announced: readonly FeatureList[] = []): Promise<SkippedTool[]> {
+    const catalog = this.host.features;
+    if (catalog === undefined) return [];
+    const listed = await listFeatures(client, this.options.connectTimeoutMs, (name) =>
+      this.selection.exposedName(name),
+    );
+    const skipped = catalog.update(this, listed.snapshot, announced);
+    for (const kind of listed.truncated)
+      skipped.push({
+        name: this.name,
+        reason: `Upstream "${this.name}" lists more than ${MAX_FEATURE_ITEMS} ${kind}; the rest are left out`,
+        by: 'core',
+      });
+    return skipped;
+  }
+
   /** Lists the upstream's tools, admits them through the `import` hook, and drops what it no longer offers. */
   private async sync(client: Client): Promise<ImportResult> {
     const listed = await listTools(client, this.options.connectTimeoutMs);
@@ -209,7 +278,7 @@ export class UpstreamClient implements UpstreamLink {
     const removed = this.exposed.filter((name) => !kept.has(name));
     if (removed.length > 0) this.host.removeTools(removed);
     this.exposed = admitted.imported;
-    const skipped = [...plan.skipped, ...admitted.skipped];
+    const skipped = [...plan.skipped, ...admitted.skipped, ...(await this.syncFeatures(client))];
     this.logger.info(
       {
         event: 'upstream.tools',

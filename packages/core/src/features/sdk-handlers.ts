@@ -1,0 +1,188 @@
+import { ProtocolError as ClientProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { RequestOptions } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/server';
+import type { Server, ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
+import type { LogLevel } from './log-types.js';
+import { messageOf } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { FeatureCatalog, FeatureLink } from './catalog.js';
+import { pageOf } from './paging.js';
+import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from './session-state.js';
+
+/** Which upstreams one request may see (the per-request server filters). */
+export type UpstreamFilter = (upstream: string, ctx: ServerContext) => boolean;
+
+export interface FeatureServing {
+  readonly catalog: FeatureCatalog;
+  readonly logger: Logger;
+  readonly visible?: UpstreamFilter;
+}
+
+/**
+ * Serves what the catalog holds on one SDK server: resources, templates,
+ * subscriptions, prompts, completion and logging, each advertised only when
+ * some upstream provides it. A method a local `extendSdk()` registration
+ * already serves is left to it.
+ */
+export function serveFeatures(sdk: Server, serving: FeatureServing): void {
+  const { catalog } = serving;
+  const caps: ServerCapabilities = catalog.capabilities();
+  if (Object.keys(caps).length === 0) return;
+  const visibleTo = (ctx: ServerContext) => (upstream: string) => serving.visible?.(upstream, ctx) ?? true;
+  const free = (method: string): boolean => {
+    try {
+      sdk.assertCanSetRequestHandler(method);
+      return true;
+    } catch {
+      serving.logger.warn(
+        { event: 'gateway.feature_shadowed', method },
+        `a local registration serves ${method}; upstream ones are not merged into it`,
+      );
+      return false;
+    }
+  };
+  sdk.registerCapabilities(caps);
+
+  if (caps.resources) {
+    if (free('resources/list'))
+      sdk.setRequestHandler('resources/list', (request, ctx) => {
+        const page = pageOf('resources', catalog.resources(visibleTo(ctx)), request.params?.cursor);
+        return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      });
+    if (free('resources/templates/list'))
+      sdk.setRequestHandler('resources/templates/list', (request, ctx) => {
+        const page = pageOf('templates', catalog.templates(visibleTo(ctx)), request.params?.cursor);
+        return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      });
+    if (free('resources/read'))
+      sdk.setRequestHandler('resources/read', async (request, ctx) => {
+        const { uri } = request.params;
+        const link = owned(catalog.resourceOwner(uri), uri, serving, ctx);
+        return relay(link, (client, options) => client.readResource({ uri }, { ...options, cacheMode: 'bypass' }), ctx);
+      });
+    if (caps.resources.subscribe) {
+      if (free('resources/subscribe'))
+        sdk.setRequestHandler('resources/subscribe', async (request, ctx) => {
+          const { uri } = request.params;
+          const link = owned(catalog.resourceOwner(uri), uri, serving, ctx);
+          if (!catalog.canSubscribe(link))
+            throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
+          // Counted once per client and URI, so that a repeated subscribe does not pin the upstream's.
+          if (subscribe(sdk, uri)) await guard(link, () => catalog.subscribe(link, uri));
+          return {};
+        });
+      if (free('resources/unsubscribe'))
+        sdk.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
+          const { uri } = request.params;
+          const link = owned(catalog.resourceOwner(uri), uri, serving, ctx);
+          if (unsubscribe(sdk, uri)) await guard(link, () => catalog.unsubscribe(link, uri));
+          return {};
+        });
+    }
+  }
+
+  if (caps.prompts) {
+    if (free('prompts/list'))
+      sdk.setRequestHandler('prompts/list', (request, ctx) => {
+        const page = pageOf('prompts', catalog.prompts(visibleTo(ctx)), request.params?.cursor);
+        return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      });
+    if (free('prompts/get'))
+      sdk.setRequestHandler('prompts/get', async (request, ctx) => {
+        const { name, arguments: args } = request.params;
+        const route = catalog.prompt(name);
+        if (route === undefined || !visibleTo(ctx)(route.link.name))
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
+        return relay(
+          route.link,
+          (client, options) =>
+            client.getPrompt({ name: route.original, ...(args ? { arguments: args } : {}) }, options),
+          ctx,
+        );
+      });
+  }
+
+  if (caps.completions && free('completion/complete'))
+    sdk.setRequestHandler('completion/complete', async (request, ctx) => {
+      const { ref } = request.params;
+      if (ref.type === 'ref/prompt') {
+        const route = catalog.prompt(ref.name);
+        if (route === undefined || !visibleTo(ctx)(route.link.name))
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${ref.name}" not found`);
+        const params = { ...request.params, ref: { ...ref, name: route.original } };
+        return relay(route.link, (client, options) => client.complete(params, options), ctx);
+      }
+      const link = owned(catalog.templateOwner(ref.uri) ?? catalog.resourceOwner(ref.uri), ref.uri, serving, ctx);
+      return relay(link, (client, options) => client.complete(request.params, options), ctx);
+    });
+
+  if (caps.logging && free('logging/setLevel'))
+    sdk.setRequestHandler('logging/setLevel', (request, ctx) => {
+      const level: LogLevel = request.params.level;
+      setLevel(sdk, level);
+      setSessionLevel(ctx.sessionId, level);
+      catalog.levelRequested(level);
+      return {};
+    });
+}
+
+/** The log level one client of a gateway asked for, if it asked. */
+export { levelOf };
+
+function owned(link: FeatureLink | undefined, uri: string, serving: FeatureServing, ctx: ServerContext): FeatureLink {
+  if (link === undefined || !(serving.visible?.(link.name, ctx) ?? true)) throw new ResourceNotFoundError(uri);
+  return link;
+}
+
+/** Sends a request upstream with the caller's cancellation and the upstream's timeout; its errors reach the client as the upstream gave them. */
+async function relay<T>(
+  link: FeatureLink,
+  send: (client: NonNullable<ReturnType<FeatureLink['connected']>>, options: RequestOptions) => Promise<T>,
+  ctx: ServerContext,
+): Promise<T> {
+  const client = link.connected();
+  if (client === undefined) throw unavailable(link);
+  try {
+    return await send(client, { signal: ctx.mcpReq.signal, timeout: link.timeoutMs });
+  } catch (error) {
+    throw forClient(link, error);
+  }
+}
+
+async function guard(link: FeatureLink, work: () => Promise<void>): Promise<void> {
+  if (link.connected() === undefined) throw unavailable(link);
+  try {
+    await work();
+  } catch (error) {
+    throw forClient(link, error);
+  }
+}
+
+function unavailable(link: FeatureLink): ProtocolError {
+  return new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    `Upstream "${link.name}" is not connected right now; Sluice is reconnecting to it`,
+    { upstream: link.name },
+  );
+}
+
+const SDK_PREFIX = /^MCP error -?\d+: /;
+
+/** An upstream's protocol error keeps its code and data; anything else becomes an internal error naming the upstream. */
+function forClient(link: FeatureLink, error: unknown): ProtocolError {
+  if (error instanceof ClientProtocolError) {
+    const message = link.redact(error.message.replace(SDK_PREFIX, ''));
+    return new ProtocolError(error.code, message, error.data);
+  }
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+    return new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `Upstream "${link.name}" did not answer within ${link.timeoutMs} ms`,
+      { upstream: link.name },
+    );
+  return new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    `Upstream "${link.name}" failed: ${link.redact(messageOf(error))}`,
+    { upstream: link.name },
+  );
+}
