@@ -37,7 +37,7 @@ import type { StdioHandle, StdioOptions } from './stdio.js';
 import type { UpstreamStatus } from './upstream/health.js';
 import type { ImportOptions } from './upstream/options.js';
 import { FeatureCatalog } from './features/catalog.js';
-import { serveFeatures } from './features/sdk-handlers.js';
+import { guardsOf, serveFeatures } from './features/sdk-handlers.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 
 export interface ServerOptions {
@@ -391,7 +391,13 @@ export class SluiceServer {
         mcp: ctx,
       }).catch(rethrowForClient),
     );
-    if (this.featureCatalog) serveFeatures(sdk, { catalog: this.featureCatalog, logger: this.logger });
+    if (this.featureCatalog)
+      serveFeatures(sdk, {
+        catalog: this.featureCatalog,
+        logger: this.logger,
+        transport,
+        guards: guardsOf(this.hooks),
+      });
     return sdk;
   }
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { McpServer, ResourceTemplate, Server } from '@modelcontextprotocol/server';
-import { createServer } from '@sluice/core';
+import { Client as HttpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { RequestFilterHeader, createServer, requestFilter } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
 import { z } from 'zod';
@@ -172,6 +173,45 @@ describe('resources and prompts of several upstreams through the gateway', () =>
     }));
     await eventually(() => promptChanges() > 0, 'the prompt list change reaches the client');
     expect((await client.listPrompts()).prompts.map((p) => p.name).sort()).toEqual(['one_bye', 'one_greet']);
+    await server.close();
+  });
+
+  it('hides and refuses the resources and prompts of an upstream a request excludes by header', async () => {
+    const server = createServer({
+      name: 'gateway',
+      version: '1.0.0',
+      logger: captureLogger().logger,
+      plugins: [requestFilter()],
+    });
+    await server.import({
+      name: 'one',
+      namespace: 'one',
+      connection: { type: 'in-process', server: notesUpstream('one', 'note://one') },
+    });
+    await server.import({
+      name: 'two',
+      namespace: 'two',
+      connection: { type: 'in-process', server: notesUpstream('two', 'note://two') },
+    });
+    const listener = await server.listen();
+    const client = new HttpClient({ name: 'filtered', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(listener.url, {
+        requestInit: { headers: { [RequestFilterHeader.EXCLUDE_SERVERS]: 'two' } },
+      }),
+    );
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['note://one']);
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['one_greet']);
+    await expect(client.readResource({ uri: 'note://two' }, { cacheMode: 'bypass' })).rejects.toMatchObject({
+      code: -32602,
+      data: { uri: 'note://two' },
+    });
+    await expect(client.getPrompt({ name: 'two_greet', arguments: { who: 'x' } })).rejects.toThrow(/not found/);
+    expect((await client.readResource({ uri: 'note://one' }, { cacheMode: 'bypass' })).contents[0]).toMatchObject({
+      text: 'one note',
+    });
+    await client.close();
+    await listener.close();
     await server.close();
   });
 });

@@ -4,18 +4,22 @@ import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelc
 import type { Server, ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
 import type { LogLevel } from './log-types.js';
 import { messageOf } from '../errors.js';
+import { identityOf } from '../auth/identity.js';
+import type { Transport } from '../context.js';
 import type { Logger } from '../logger.js';
+import { toProtocolError } from '../protocol-errors.js';
+import { headersOf } from '../request-headers.js';
 import type { FeatureCatalog, FeatureLink } from './catalog.js';
+import type { CoreHooks } from '../hooks.js';
+import type { FeatureContext, FeatureGuards, FeatureMethod, FeatureResult } from './feature-context.js';
 import { pageOf } from './paging.js';
 import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from './session-state.js';
-
-/** Which upstreams one request may see (the per-request server filters). */
-export type UpstreamFilter = (upstream: string, ctx: ServerContext) => boolean;
 
 export interface FeatureServing {
   readonly catalog: FeatureCatalog;
   readonly logger: Logger;
-  readonly visible?: UpstreamFilter;
+  readonly transport: Transport;
+  readonly guards?: FeatureGuards;
 }
 
 /**
@@ -28,7 +32,19 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
   const { catalog } = serving;
   const caps: ServerCapabilities = catalog.capabilities();
   if (Object.keys(caps).length === 0) return;
-  const visibleTo = (ctx: ServerContext) => (upstream: string) => serving.visible?.(upstream, ctx) ?? true;
+  const contextOf = (method: FeatureMethod, ctx: ServerContext) => featureContext(serving, method, ctx);
+  const visibleTo = (method: FeatureMethod, ctx: ServerContext) => {
+    const access = serving.guards?.access;
+    if (access === undefined) return everything;
+    const base = contextOf(method, ctx);
+    return (upstream: string) => {
+      try {
+        return access({ ...base, upstream }) === undefined;
+      } catch (error) {
+        throw toProtocolError(error);
+      }
+    };
+  };
   const free = (method: string): boolean => {
     try {
       sdk.assertCanSetRequestHandler(method);
@@ -46,25 +62,35 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
   if (caps.resources) {
     if (free('resources/list'))
       sdk.setRequestHandler('resources/list', (request, ctx) => {
-        const page = pageOf('resources', catalog.resources(visibleTo(ctx)), request.params?.cursor);
+        const page = pageOf('resources', catalog.resources(visibleTo('resources/list', ctx)), request.params?.cursor);
         return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
       });
     if (free('resources/templates/list'))
       sdk.setRequestHandler('resources/templates/list', (request, ctx) => {
-        const page = pageOf('templates', catalog.templates(visibleTo(ctx)), request.params?.cursor);
+        const page = pageOf(
+          'templates',
+          catalog.templates(visibleTo('resources/templates/list', ctx)),
+          request.params?.cursor,
+        );
         return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
       });
     if (free('resources/read'))
       sdk.setRequestHandler('resources/read', async (request, ctx) => {
         const { uri } = request.params;
-        const link = owned(catalog.resourceOwner(uri), uri, serving, ctx);
-        return relay(link, (client, options) => client.readResource({ uri }, { ...options, cacheMode: 'bypass' }), ctx);
+        const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/read', ctx));
+        const result = await relay(
+          link,
+          (client, options) => client.readResource({ uri }, { ...options, cacheMode: 'bypass' }),
+          ctx,
+        );
+        const answer = { method: 'resources/read', result } as const;
+        return (await guarded(serving, answer, contextOf('resources/read', ctx), link, uri)).result;
       });
     if (caps.resources.subscribe) {
       if (free('resources/subscribe'))
         sdk.setRequestHandler('resources/subscribe', async (request, ctx) => {
           const { uri } = request.params;
-          const link = owned(catalog.resourceOwner(uri), uri, serving, ctx);
+          const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/subscribe', ctx));
           if (!catalog.canSubscribe(link))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
           // Counted once per client and URI, so that a repeated subscribe does not pin the upstream's.
@@ -74,7 +100,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
       if (free('resources/unsubscribe'))
         sdk.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
           const { uri } = request.params;
-          const link = owned(catalog.resourceOwner(uri), uri, serving, ctx);
+          const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/unsubscribe', ctx));
           if (unsubscribe(sdk, uri)) await guard(link, () => catalog.unsubscribe(link, uri));
           return {};
         });
@@ -84,21 +110,24 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
   if (caps.prompts) {
     if (free('prompts/list'))
       sdk.setRequestHandler('prompts/list', (request, ctx) => {
-        const page = pageOf('prompts', catalog.prompts(visibleTo(ctx)), request.params?.cursor);
+        const page = pageOf('prompts', catalog.prompts(visibleTo('prompts/list', ctx)), request.params?.cursor);
         return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
       });
     if (free('prompts/get'))
       sdk.setRequestHandler('prompts/get', async (request, ctx) => {
         const { name, arguments: args } = request.params;
         const route = catalog.prompt(name);
-        if (route === undefined || !visibleTo(ctx)(route.link.name))
+        const fctx = contextOf('prompts/get', ctx);
+        if (route === undefined || refused(serving, fctx, route.link.name, name) !== undefined)
           throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
-        return relay(
+        const result = await relay(
           route.link,
           (client, options) =>
             client.getPrompt({ name: route.original, ...(args ? { arguments: args } : {}) }, options),
           ctx,
         );
+        const answer = { method: 'prompts/get', result } as const;
+        return (await guarded(serving, answer, fctx, route.link, name)).result;
       });
   }
 
@@ -107,12 +136,18 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
       const { ref } = request.params;
       if (ref.type === 'ref/prompt') {
         const route = catalog.prompt(ref.name);
-        if (route === undefined || !visibleTo(ctx)(route.link.name))
+        const fctx = contextOf('completion/complete', ctx);
+        if (route === undefined || refused(serving, fctx, route.link.name, ref.name) !== undefined)
           throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${ref.name}" not found`);
         const params = { ...request.params, ref: { ...ref, name: route.original } };
         return relay(route.link, (client, options) => client.complete(params, options), ctx);
       }
-      const link = owned(catalog.templateOwner(ref.uri) ?? catalog.resourceOwner(ref.uri), ref.uri, serving, ctx);
+      const link = owned(
+        catalog.templateOwner(ref.uri) ?? catalog.resourceOwner(ref.uri),
+        ref.uri,
+        serving,
+        contextOf('completion/complete', ctx),
+      );
       return relay(link, (client, options) => client.complete(request.params, options), ctx);
     });
 
@@ -129,9 +164,54 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
 /** The log level one client of a gateway asked for, if it asked. */
 export { levelOf };
 
-function owned(link: FeatureLink | undefined, uri: string, serving: FeatureServing, ctx: ServerContext): FeatureLink {
-  if (link === undefined || !(serving.visible?.(link.name, ctx) ?? true)) throw new ResourceNotFoundError(uri);
+const everything = (): boolean => true;
+
+/** The hooks' view of one request; built only when a hook is tapped. */
+function featureContext(serving: FeatureServing, method: FeatureMethod, ctx: ServerContext): FeatureContext {
+  const authInfo = ctx.http?.authInfo;
+  return {
+    method,
+    upstream: '',
+    headers: headersOf(ctx) ?? {},
+    authInfo,
+    auth: identityOf(authInfo),
+    transport: serving.transport,
+    logger: serving.logger,
+  };
+}
+
+/** Why the `featureAccess` hook refuses this request to an upstream, if it does. */
+function refused(serving: FeatureServing, ctx: FeatureContext, upstream: string, target: string): string | undefined {
+  try {
+    return serving.guards?.access?.({ ...ctx, upstream, target });
+  } catch (error) {
+    throw toProtocolError(error);
+  }
+}
+
+/** A URI's owner, unless there is none or the request may not reach it: then the URI is not found, as directly. */
+function owned(link: FeatureLink | undefined, uri: string, serving: FeatureServing, ctx: FeatureContext): FeatureLink {
+  if (link === undefined || refused(serving, ctx, link.name, uri) !== undefined) throw new ResourceNotFoundError(uri);
   return link;
+}
+
+/** Runs an answer through the `featureResult` hook when some plugin tapped it. */
+async function guarded<R extends FeatureResult>(
+  serving: FeatureServing,
+  result: R,
+  ctx: FeatureContext,
+  link: FeatureLink,
+  target: string,
+): Promise<R> {
+  const hook = serving.guards?.result;
+  if (hook === undefined) return result;
+  const rewritten = await hook(result, { ...ctx, upstream: link.name, target }).catch((error: unknown) => {
+    throw toProtocolError(error);
+  });
+  if (rewritten.method !== result.method)
+    throw new ProtocolError(ProtocolErrorCode.InternalError, `A featureResult tap changed a ${result.method} answer`);
+  // Same method, so the same variant of the union.
+  return rewritten as R;
 }
 
 /** Sends a request upstream with the caller's cancellation and the upstream's timeout; its errors reach the client as the upstream gave them. */
@@ -185,4 +265,14 @@ function forClient(link: FeatureLink, error: unknown): ProtocolError {
     `Upstream "${link.name}" failed: ${link.redact(messageOf(error))}`,
     { upstream: link.name },
   );
+}
+
+/** The feature hooks as the handlers call them: each only when some plugin tapped it (an unused hook costs nothing). */
+export function guardsOf(hooks: Pick<CoreHooks, 'featureAccess' | 'featureResult'>): FeatureGuards {
+  return {
+    ...(hooks.featureAccess.isUsed() ? { access: (ctx: FeatureContext) => hooks.featureAccess.call(ctx) } : {}),
+    ...(hooks.featureResult.isUsed()
+      ? { result: (result: FeatureResult, ctx: FeatureContext) => hooks.featureResult.promise(result, ctx) }
+      : {}),
+  };
 }
