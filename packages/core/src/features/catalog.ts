@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { Prompt, Resource, ResourceTemplateType, ServerCapabilities } from '@modelcontextprotocol/server';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { RoundStateSeal } from '../upstream/round-state.js';
 import type { SkippedTool } from '../tool.js';
 import type { ListChange } from '../transport-hooks.js';
 import type { LogLevel, LogMessage } from './log-types.js';
@@ -16,6 +17,10 @@ export interface FeatureLink {
   /** The connected client, or undefined while the upstream is down. */
   connected(): Client | undefined;
   redact(text: string): string;
+  /** The connection for 2026-07-28 callers, or undefined (the upstream speaks only 2025-11-25). */
+  modernLane?(): Promise<Client | undefined>;
+  /** Seals an upstream's `requestState` between rounds. */
+  readonly roundSeal?: RoundStateSeal;
 }
 
 /** What an upstream offers besides tools, as listed at (re)connection and on each `list_changed`. */

@@ -1,9 +1,21 @@
 import { ProtocolError as ClientProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
-import type { RequestOptions } from '@modelcontextprotocol/client';
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/server';
-import type { Server, ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
+import type { Client, RequestOptions } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  isInputRequiredResult,
+} from '@modelcontextprotocol/server';
+import type {
+  GetPromptResult,
+  ReadResourceResult,
+  Server,
+  ServerCapabilities,
+  ServerContext,
+} from '@modelcontextprotocol/server';
+import { isModernCaller, roundParams, sealed } from '../upstream/modern-call.js';
 import type { LogLevel } from './log-types.js';
-import { messageOf } from '../errors.js';
+import { SluiceError, messageOf } from '../errors.js';
 import { identityOf } from '../auth/identity.js';
 import type { Transport } from '../context.js';
 import type { Logger } from '../logger.js';
@@ -80,8 +92,10 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/read', ctx));
         const result = await relay(
           link,
-          (client, options) => client.readResource({ uri }, { ...options, cacheMode: 'bypass' }),
+          (client, options, round) =>
+            client.readResource({ uri, ...round }, { ...options, cacheMode: 'bypass' }) as Promise<ReadResourceResult>,
           ctx,
+          `resource:${uri}`,
         );
         const answer = { method: 'resources/read', result } as const;
         return (await guarded(serving, answer, contextOf('resources/read', ctx), link, uri)).result;
@@ -122,9 +136,13 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
           throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
         const result = await relay(
           route.link,
-          (client, options) =>
-            client.getPrompt({ name: route.original, ...(args ? { arguments: args } : {}) }, options),
+          (client, options, round) =>
+            client.getPrompt(
+              { name: route.original, ...(args ? { arguments: args } : {}), ...round },
+              options,
+            ) as Promise<GetPromptResult>,
           ctx,
+          `prompt:${route.original}`,
         );
         const answer = { method: 'prompts/get', result } as const;
         return (await guarded(serving, answer, fctx, route.link, name)).result;
@@ -204,7 +222,8 @@ async function guarded<R extends FeatureResult>(
   target: string,
 ): Promise<R> {
   const hook = serving.guards?.result;
-  if (hook === undefined) return result;
+  // An input-required answer is a question for the client, not content to rewrite.
+  if (hook === undefined || isInputRequiredResult(result.result)) return result;
   const rewritten = await hook(result, { ...ctx, upstream: link.name, target }).catch((error: unknown) => {
     throw toProtocolError(error);
   });
@@ -214,16 +233,42 @@ async function guarded<R extends FeatureResult>(
   return rewritten as R;
 }
 
-/** Sends a request upstream with the caller's cancellation and the upstream's timeout; its errors reach the client as the upstream gave them. */
+/** What a 2026-07-28 caller's request adds upstream: its answers, the upstream's state, its capabilities. */
+interface RoundFields {
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+  _meta?: Record<string, unknown>;
+}
+
+/**
+ * Sends a request upstream with the caller's cancellation and the upstream's
+ * timeout; its errors reach the client as the upstream gave them. A
+ * 2026-07-28 caller's request that can be answered with input-required
+ * (`target` names it) crosses the upstream's 2026-07-28 connection, and an
+ * input-required answer comes back with the upstream's state sealed.
+ */
 async function relay<T>(
   link: FeatureLink,
-  send: (client: NonNullable<ReturnType<FeatureLink['connected']>>, options: RequestOptions) => Promise<T>,
+  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
   ctx: ServerContext,
+  target?: string,
 ): Promise<T> {
-  const client = link.connected();
+  const seal = link.roundSeal;
+  const lane =
+    target !== undefined && seal !== undefined && isModernCaller(ctx) ? await link.modernLane?.() : undefined;
+  const client = lane ?? link.connected();
   if (client === undefined) throw unavailable(link);
+  const options: RequestOptions = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
   try {
-    return await send(client, { signal: ctx.mcpReq.signal, timeout: link.timeoutMs });
+    if (lane === undefined || seal === undefined || target === undefined) return await send(client, options);
+    const round = roundParams(ctx, link.name, target, seal);
+    const fields: RoundFields = {
+      ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
+      ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
+      ...(Object.keys(round.meta).length > 0 ? { _meta: round.meta } : {}),
+    };
+    const result = await send(client, { ...options, allowInputRequired: true }, fields);
+    return sealed(result, link.name, target, seal);
   } catch (error) {
     throw forClient(link, error);
   }
@@ -249,7 +294,8 @@ function unavailable(link: FeatureLink): ProtocolError {
 const SDK_PREFIX = /^MCP error -?\d+: /;
 
 /** An upstream's protocol error keeps its code and data; anything else becomes an internal error naming the upstream. */
-function forClient(link: FeatureLink, error: unknown): ProtocolError {
+function forClient(link: FeatureLink, error: unknown): Error {
+  if (SluiceError.is(error)) return toProtocolError(error);
   if (error instanceof ClientProtocolError) {
     const message = link.redact(error.message.replace(SDK_PREFIX, ''));
     return new ProtocolError(error.code, message, error.data);

@@ -12,6 +12,8 @@ import { upstreamFailure } from './errors.js';
 import { refusal } from '../refusal.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
 import { injectTraceContext, withTraceSpan } from './tracing.js';
+import { isModernCaller, relayedError, roundParams, sealed } from './modern-call.js';
+import type { RoundStateSeal } from './round-state.js';
 
 /** What the proxy needs from the upstream it calls. */
 export interface UpstreamLink {
@@ -31,6 +33,10 @@ export interface UpstreamLink {
   redact(text: string): string;
   /** A call began, for relaying the upstream's requests and log messages to its caller; returns what ends it. */
   enterCall?(mcp: ServerContext | undefined): () => void;
+  /** The connection for 2026-07-28 callers, or undefined (the upstream speaks only 2025-11-25). */
+  modernLane?(): Promise<Client | undefined>;
+  /** Seals an upstream's `requestState` between rounds. */
+  readonly roundSeal?: RoundStateSeal;
 }
 
 /**
@@ -64,23 +70,30 @@ async function callUpstream(
   ctx: CallContext,
   spanContext: Context,
 ): Promise<CallToolResult> {
-  const client = link.connected();
+  // A 2026-07-28 caller's call crosses a 2026-07-28 connection, so that input-required round trips cross with it.
+  const lane = link.roundSeal !== undefined && isModernCaller(ctx.mcp) ? await link.modernLane?.() : undefined;
+  const round =
+    lane !== undefined && link.roundSeal ? roundParams(ctx.mcp, link.name, original.name, link.roundSeal) : undefined;
+  const client = lane ?? link.connected();
   if (client === undefined) return unavailable(link);
   const limit = ctx.tool.responseLimitBytes;
   // Always a budget: over HTTP it also carries the connection's per-message cap to the call.
   const budget = new ResponseBudget(limit ?? Number.POSITIVE_INFINITY);
-  const meta = toPlainMeta(ctx.outgoingMeta) ?? {};
+  const meta = { ...round?.meta, ...toPlainMeta(ctx.outgoingMeta) };
   injectTraceContext(meta, spanContext);
   const relay = progressRelay(ctx);
   const options: CallToolRequestOptions = {
     signal: AbortSignal.any([ctx.signal, budget.signal]),
     timeout: link.timeoutMs,
     ...(relay ? { onprogress: relay.onprogress } : {}),
+    ...(round ? { allowInputRequired: true } : {}),
   };
   const params = {
     name: original.name,
     arguments: ctx.arguments,
     ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+    ...(round?.inputResponses ? { inputResponses: round.inputResponses } : {}),
+    ...(round?.requestState === undefined ? {} : { requestState: round.requestState }),
   };
   const send = () => client.callTool(params, options) as Promise<CallToolResult>;
   const leave = link.enterCall?.(ctx.mcp);
@@ -88,11 +101,13 @@ async function callUpstream(
     const result = await withResponseBudget(budget, send);
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);
     link.callSucceeded();
-    return result;
+    return round && link.roundSeal ? sealed(result, link.name, original.name, link.roundSeal) : result;
   } catch (error) {
     // The caller cancelled: the SDK told the upstream; the pipeline reports the cancellation.
     if (ctx.signal.aborted) throw error;
     if (budget.exceeded) return tooLarge(link, original, budget.exceededLimit);
+    const relayed = round ? relayedError(error, (text) => link.redact(text)) : undefined;
+    if (relayed !== undefined) throw relayed;
     return failed(link, client, original, error, ctx);
   } finally {
     leave?.();

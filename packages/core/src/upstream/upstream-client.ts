@@ -12,6 +12,8 @@ import type { ToolSelection } from './discovery.js';
 import { createSelection, planImport } from './discovery.js';
 import { createRedactor } from './errors.js';
 import { HealthTracker } from './health.js';
+import { ModernLane } from './modern-lane.js';
+import { RoundStateSeal } from './round-state.js';
 import type { UpstreamStatus } from './health.js';
 import type { ResolvedImportOptions } from './options.js';
 import type { UpstreamLink } from './proxy.js';
@@ -70,6 +72,8 @@ export class UpstreamClient implements UpstreamLink {
   /** The lists an upstream announced as changed since its features were last listed. */
   private readonly announced = new Set<FeatureList>();
   private readonly relay = new CallRelay();
+  private readonly lane: ModernLane;
+  readonly roundSeal: RoundStateSeal;
 
   constructor(
     private readonly host: UpstreamHost,
@@ -84,6 +88,8 @@ export class UpstreamClient implements UpstreamLink {
     this.logger = host.logger;
     this.health = new HealthTracker(options.name, host.logger, () => host.services.clock.now());
     this.selection = createSelection(options);
+    this.lane = new ModernLane(options, host.version, host.logger, this.redact);
+    this.roundSeal = new RoundStateSeal();
   }
 
   /** Makes the first connection attempt. If it fails, says why in `skipped` and keeps trying in the background. */
@@ -109,6 +115,10 @@ export class UpstreamClient implements UpstreamLink {
 
   retryInMs(): number | undefined {
     return this.retryAt === undefined ? undefined : Math.max(0, this.retryAt - this.host.services.clock.now());
+  }
+
+  modernLane(): Promise<Client | undefined> {
+    return this.lane.get();
   }
 
   enterCall(mcp: ServerContext | undefined): () => void {
@@ -151,7 +161,7 @@ export class UpstreamClient implements UpstreamLink {
     this.timer = undefined;
     const clients = [this.client, this.attempting].filter((c): c is Client => c !== undefined);
     this.client = undefined;
-    await Promise.allSettled(clients.map((c) => c.close()));
+    await Promise.allSettled([...clients.map((c) => c.close()), this.lane.close()]);
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {
