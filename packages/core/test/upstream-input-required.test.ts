@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
-import type { CallToolResult, HttpListener, SluiceServer } from '@sluice/core';
+import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 
 // A 2026-07-28 client, the gateway, and an upstream whose tools answer "input required", all over real loopback HTTP.
@@ -26,7 +26,7 @@ function upstream(): SluiceServer {
           message: 'Your name?',
           requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
         });
-        return inputRequired({ inputRequests: { who: ask }, requestState: STATE }) as unknown as CallToolResult;
+        return inputRequired({ inputRequests: { who: ask }, requestState: STATE });
       },
     });
   return server;
@@ -67,7 +67,7 @@ describe("an upstream's input-required result crosses the gateway on 2026-07-28"
   it('the client answers, and the retry reaches the upstream with its own state intact', async () => {
     const client = modernClient(true);
     await client.connect(new StreamableHTTPClientTransport(listener.url));
-    const result = (await client.callTool({ name: 'ask', arguments: {} })) as CallToolResult;
+    const result = await client.callTool({ name: 'ask', arguments: {} });
     expect(textOf(result)).toBe(`hello Ada (state ${STATE})`);
     await client.close();
   });
@@ -90,7 +90,7 @@ describe("an upstream's input-required result crosses the gateway on 2026-07-28"
     const altered = `${first.requestState!.slice(0, -2)}xx`;
     await expect(retry('ask', altered)).rejects.toMatchObject({ code: -32602 });
     await expect(retry('other', first.requestState!)).rejects.toMatchObject({ code: -32602 });
-    expect(textOf((await retry('ask', first.requestState!)) as CallToolResult)).toBe(`hello Eve (state ${STATE})`);
+    expect(textOf(await retry('ask', first.requestState!))).toBe(`hello Eve (state ${STATE})`);
     await client.close();
   });
 });
