@@ -3,7 +3,7 @@ import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from './protocol.js';
 import type { CallContext, Executor, ListContext, Outcome } from './context.js';
 import type { ImportBatch, SluiceTool } from './tool.js';
-import type { FeatureContext, FeatureResult } from './features/feature-context.js';
+import type { FeatureBatch, FeatureContext, FeatureResult } from './features/feature-context.js';
 import { CoreErrorCode, SluiceError, attribute } from './errors.js';
 import type { Logger } from './logger.js';
 import { requireCjs } from './require-cjs.js';
@@ -40,6 +40,8 @@ export interface CoreHooks {
   readonly featureAccess: tapable.SyncBailHook<[FeatureContext], string | undefined>;
   /** Each `resources/read` and `prompts/get` answer of an upstream before it reaches the client: rewrite it. */
   readonly featureResult: tapable.AsyncSeriesWaterfallHook<[FeatureResult, FeatureContext]>;
+  /** An upstream's prompts, resources and templates entering the server: drop (with a reason) or annotate them. */
+  readonly importFeatures: tapable.AsyncSeriesWaterfallHook<[FeatureBatch]>;
 }
 
 export type HookName = keyof CoreHooks;
@@ -53,6 +55,7 @@ export const HOOK_NAMES: readonly HookName[] = Object.freeze([
   'settled',
   'featureAccess',
   'featureResult',
+  'importFeatures',
 ]);
 
 export function createCoreHooks(): CoreHooks {
@@ -71,6 +74,7 @@ export function createCoreHooks(): CoreHooks {
       ['result', 'context'],
       'featureResult',
     ),
+    importFeatures: new AsyncSeriesWaterfallHook<[FeatureBatch]>(['batch'], 'importFeatures'),
   });
 }
 
@@ -105,6 +109,7 @@ export interface PluginHooks {
   readonly settled: SyncTappable<[CallContext, Outcome], void>;
   readonly featureAccess: SyncTappable<[FeatureContext], string | undefined>;
   readonly featureResult: AsyncTappable<[FeatureResult, FeatureContext], FeatureResult>;
+  readonly importFeatures: AsyncTappable<[FeatureBatch], FeatureBatch>;
 }
 
 /** Shared between the facades of one server: who may tap, and what was tapped. */
@@ -274,6 +279,7 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
     settled: facade('settled', false),
     featureAccess: facade('featureAccess', false),
     featureResult: facade('featureResult', true),
+    importFeatures: facade('importFeatures', true),
   }) as unknown as PluginHooks;
 }
 

@@ -273,7 +273,11 @@ export class SluiceServer {
   async import(options: ImportOptions): Promise<ImportResult> {
     // Loaded on first use: a server without upstreams never loads the SDK client.
     const { UpstreamRegistry } = await import('./upstream/registry.js');
-    this.featureCatalog ??= new FeatureCatalog((change) => this.notify(change), this.logger);
+    this.featureCatalog ??= new FeatureCatalog(
+      (change) => this.notify(change),
+      this.logger,
+      this.hooks.importFeatures.isUsed() ? (batch) => this.hooks.importFeatures.promise(batch) : undefined,
+    );
     this.upstreamRegistry ??= new UpstreamRegistry(this);
     return this.upstreamRegistry.import(options);
   }

@@ -1,9 +1,13 @@
 import type { Client } from '@modelcontextprotocol/client';
+import { UriTemplate } from '@modelcontextprotocol/server';
 import type { Prompt, Resource, ResourceTemplateType, ServerCapabilities } from '@modelcontextprotocol/server';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { RoundStateSeal } from '../upstream/round-state.js';
-import type { SkippedTool } from '../tool.js';
+import { CoreErrorCode, SluiceError } from '../errors.js';
+import type { ImportSource, SkippedTool } from '../tool.js';
+import type { FeatureBatch } from './feature-context.js';
+import { createFeatureBatch } from './feature-context.js';
 import type { ListChange } from '../transport-hooks.js';
 import type { LogLevel, LogMessage } from './log-types.js';
 import { levelRank } from './log-types.js';
@@ -32,10 +36,14 @@ export interface FeatureSnapshot {
   readonly prompts: readonly Prompt[];
   /** Maps an upstream prompt name to the name clients see (the upstream's namespace, as for tools). */
   readonly exposedName: (original: string) => string;
+  /** The upstream as import taps see it. */
+  readonly source: ImportSource;
 }
 
 interface Entry {
   readonly link: FeatureLink;
+  /** What a plugin kept out of this upstream: never reached through the sole-upstream fallback either. */
+  refused: { readonly uris: ReadonlySet<string>; readonly templates: readonly UriTemplate[] };
   capabilities: ServerCapabilities;
   resources: Resource[];
   templates: ResourceTemplateType[];
@@ -68,6 +76,8 @@ export class FeatureCatalog {
   constructor(
     private readonly notify: (change: ListChange) => void,
     private readonly logger: Logger,
+    /** The `importFeatures` hook, when some plugin tapped it. */
+    private readonly admit?: (batch: FeatureBatch) => Promise<FeatureBatch>,
   ) {}
 
   /**
@@ -76,36 +86,56 @@ export class FeatureCatalog {
    * the list the upstream `announced` changed even when the gateway sees no
    * difference (the upstream may serve each session its own list).
    */
-  update(link: FeatureLink, snapshot: FeatureSnapshot, announced: readonly FeatureList[] = []): SkippedTool[] {
+  async update(
+    link: FeatureLink,
+    snapshot: FeatureSnapshot,
+    announced: readonly FeatureList[] = [],
+  ): Promise<SkippedTool[]> {
+    const originals = new Map<Prompt, string>();
+    const offered = snapshot.prompts.map((prompt) => {
+      const definition = { ...prompt, name: snapshot.exposedName(prompt.name) };
+      originals.set(definition, prompt.name);
+      return definition;
+    });
+    let batch = createFeatureBatch(snapshot.source, offered, [...snapshot.resources], [...snapshot.templates]);
+    if (this.admit !== undefined) batch = await this.admit(batch);
     const before = this.entries.get(link.name);
-    const skipped: SkippedTool[] = [];
-    const claimed = this.router.claim(link.name, snapshot.resources, snapshot.templates);
-    for (const conflict of claimed.conflicts) skipped.push({ name: conflict.id, reason: conflict.reason, by: 'core' });
+    const conflicts: SkippedTool[] = [];
+    const claimed = this.router.claim(link.name, batch.resources, batch.templates);
+    for (const conflict of claimed.conflicts)
+      conflicts.push({ name: conflict.id, reason: conflict.reason, by: 'core' });
     for (const [name, route] of this.promptRoutes) if (route.link.name === link.name) this.promptRoutes.delete(name);
     const prompts: Prompt[] = [];
-    for (const prompt of snapshot.prompts) {
-      const exposed = snapshot.exposedName(prompt.name);
+    for (const definition of batch.prompts) {
+      const exposed = definition.name;
+      const original = originals.get(definition);
+      if (original === undefined)
+        throw new SluiceError(
+          CoreErrorCode.INVALID_STATE,
+          `An importFeatures tap replaced the prompt object "${exposed}": change prompts in place or skip them`,
+          { hook: 'importFeatures' },
+        );
       const holder = this.promptRoutes.get(exposed);
       if (holder !== undefined) {
-        skipped.push({
+        conflicts.push({
           name: exposed,
           reason: `Prompt "${exposed}" is offered by upstreams "${holder.link.name}" and "${link.name}"; "${holder.link.name}" keeps it (give one a namespace)`,
           by: 'core',
         });
         continue;
       }
-      const definition = { ...prompt, name: exposed };
-      this.promptRoutes.set(exposed, { link, original: prompt.name, definition });
+      this.promptRoutes.set(exposed, { link, original, definition });
       prompts.push(definition);
     }
     this.entries.set(link.name, {
       link,
+      refused: refusedOf(batch),
       capabilities: snapshot.capabilities,
       resources: claimed.resources,
       templates: claimed.templates,
       prompts,
     });
-    for (const conflict of skipped) {
+    for (const conflict of conflicts) {
       this.logger.warn(
         { event: 'upstream.feature_conflict', upstream: link.name, item: conflict.name, reason: conflict.reason },
         conflict.reason,
@@ -120,7 +150,7 @@ export class FeatureCatalog {
     if (resourcesChanged || announced.includes('resources')) this.notify('resources');
     const promptsChanged = before === undefined ? prompts.length > 0 : changed(before.prompts, prompts);
     if (promptsChanged || announced.includes('prompts')) this.notify('prompts');
-    return skipped;
+    return [...batch.skipped, ...conflicts];
   }
 
   /** What the gateway may advertise: a capability only when some upstream provides it. */
@@ -162,7 +192,9 @@ export class FeatureCatalog {
     if (owner !== undefined) return this.entries.get(owner)?.link;
     const serving = [...this.entries.values()].filter((e) => e.capabilities.resources !== undefined);
     const [only, ...others] = serving;
-    return only !== undefined && others.length === 0 ? only.link : undefined;
+    if (only === undefined || others.length > 0) return undefined;
+    const { refused } = only;
+    return refused.uris.has(uri) || refused.templates.some((t) => t.match(uri) !== null) ? undefined : only.link;
   }
 
   /** The upstream whose template (or listed URI) a `ref/resource` completion names. */
@@ -240,6 +272,25 @@ function connectedOrThrow(link: FeatureLink): Client {
   const client = link.connected();
   if (client === undefined) throw new Error(`Upstream "${link.name}" is not connected right now`);
   return client;
+}
+
+/** The URIs and templates the `importFeatures` hook kept out of a batch. */
+function refusedOf(batch: FeatureBatch): Entry['refused'] {
+  const uris = new Set<string>();
+  const templates: UriTemplate[] = [];
+  const kept = new Set(batch.templates.map((t) => t.uriTemplate));
+  for (const skipped of batch.skipped) {
+    if (UriTemplate.isTemplate(skipped.name) && !kept.has(skipped.name)) {
+      try {
+        templates.push(new UriTemplate(skipped.name));
+        continue;
+      } catch {
+        // Not a valid template after all: keep it out as a URI.
+      }
+    }
+    uris.add(skipped.name);
+  }
+  return { uris, templates };
 }
 
 function changed<T>(a: readonly T[], b: readonly T[]): boolean {

@@ -205,6 +205,7 @@ export class UpstreamClient implements UpstreamLink {
         featuresChanged: (kind) => this.refreshFeatures(client, kind),
       });
       await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may have run during the await
       if (this.closed) throw new Error('the server is closing');
       this.client = client;
       const result = await this.sync(client);
@@ -258,10 +259,13 @@ export class UpstreamClient implements UpstreamLink {
   private async syncFeatures(client: Client, announced: readonly FeatureList[] = []): Promise<SkippedTool[]> {
     const catalog = this.host.features;
     if (catalog === undefined) return [];
-    const listed = await listFeatures(client, this.options.connectTimeoutMs, (name) =>
-      this.selection.exposedName(name),
+    const listed = await listFeatures(
+      client,
+      this.options.connectTimeoutMs,
+      (name) => this.selection.exposedName(name),
+      this.source(),
     );
-    const skipped = catalog.update(this, listed.snapshot, announced);
+    const skipped = await catalog.update(this, listed.snapshot, announced);
     for (const kind of listed.truncated)
       skipped.push({
         name: this.name,
@@ -276,12 +280,7 @@ export class UpstreamClient implements UpstreamLink {
     const listed = await listTools(client, this.options.connectTimeoutMs);
     const plan = planImport(listed, this.selection, (tool) => proxyExecutor(this, tool));
     // The batch names the upstream; each tool's own source names its original tool.
-    const source: ImportSource = {
-      kind: 'upstream',
-      upstream: this.name,
-      trusted: this.options.trusted,
-      connection: this.selection.connection,
-    };
+    const source = this.source();
     const admitted =
       plan.drafts.length > 0 ? await this.host.admit(source, plan.drafts) : { imported: [], skipped: [] };
     const kept = new Set(admitted.imported);
@@ -300,6 +299,16 @@ export class UpstreamClient implements UpstreamLink {
       `upstream "${this.name}" exposes ${admitted.imported.length} tools`,
     );
     return { imported: admitted.imported, skipped };
+  }
+
+  /** The upstream as import taps see it. */
+  private source(): ImportSource {
+    return {
+      kind: 'upstream',
+      upstream: this.name,
+      trusted: this.options.trusted,
+      connection: this.selection.connection,
+    };
   }
 
   private down(reason: string): void {
@@ -324,6 +333,7 @@ export class UpstreamClient implements UpstreamLink {
     try {
       await this.serially(() => this.connect());
     } catch (error) {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may have run during the await
       if (this.closed) return;
       const reason = this.redact(messageOf(error));
       this.logger.debug(

@@ -8,6 +8,7 @@ import { levelRank } from '../features/log-types.js';
 import { sessionLevelOf } from '../features/session-state.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { ImportSource } from '../tool.js';
 
 /**
  * What Sluice tells an upstream it can do as a client: whatever a client of
@@ -150,6 +151,7 @@ export async function listFeatures(
   client: Client,
   timeout: number,
   exposedName: (original: string) => string,
+  source: ImportSource,
 ): Promise<{ snapshot: FeatureSnapshot; truncated: string[] }> {
   const capabilities = client.getServerCapabilities() ?? {};
   const options = { timeout, cacheMode: 'refresh' as const };
@@ -166,7 +168,7 @@ export async function listFeatures(
     ? bound('resource templates', (await client.listResourceTemplates(undefined, options)).resourceTemplates)
     : [];
   const prompts = capabilities.prompts ? bound('prompts', (await client.listPrompts(undefined, options)).prompts) : [];
-  return { snapshot: { capabilities, resources, templates, prompts, exposedName }, truncated };
+  return { snapshot: { capabilities, resources, templates, prompts, exposedName, source }, truncated };
 }
 
 function noop(): void {}
