@@ -214,4 +214,31 @@ describe('resources and prompts of several upstreams through the gateway', () =>
     await listener.close();
     await server.close();
   });
+
+  it("leaves out the prompts and resources an upstream's allow and deny settings exclude, and never reads them", async () => {
+    const server = gateway();
+    const upstream = notesUpstream('one', 'note://one', 'notes://{+path}');
+    upstream.registerResource('secret', 'note://secret', {}, () => ({
+      contents: [{ uri: 'note://secret', text: 's' }],
+    }));
+    upstream.registerPrompt('other', {}, () => ({
+      messages: [{ role: 'user', content: { type: 'text', text: 'x' } }],
+    }));
+    const result = await server.import({
+      name: 'one',
+      connection: { type: 'in-process', server: upstream },
+      allowPrompts: ['greet'],
+      denyResources: ['note://secret', 'notes://*'],
+    });
+    expect(result.skipped.map((s) => s.name).sort()).toEqual(['note://secret', 'notes://{+path}', 'other']);
+    expect(result.skipped.find((s) => s.name === 'other')?.reason).toMatch(/allowPrompts patterns of upstream "one"/);
+    const { client } = await clientOf(server);
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['greet']);
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['note://one']);
+    expect((await client.listResourceTemplates()).resourceTemplates).toEqual([]);
+    // The only resource upstream, yet what its settings leave out is not read through it.
+    await expect(client.readResource({ uri: 'note://secret' })).rejects.toMatchObject({ code: -32602 });
+    await expect(client.readResource({ uri: 'notes://a/b' })).rejects.toMatchObject({ code: -32602 });
+    await server.close();
+  });
 });

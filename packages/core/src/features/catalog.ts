@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import type { RoundStateSeal } from '../upstream/round-state.js';
 import { CoreErrorCode, SluiceError } from '../errors.js';
 import type { ImportSource, SkippedTool } from '../tool.js';
-import type { FeatureBatch } from './feature-context.js';
+import type { FeatureBatch, FeatureKind } from './feature-context.js';
 import { createFeatureBatch } from './feature-context.js';
 import type { ListChange } from '../transport-hooks.js';
 import type { LogLevel, LogMessage } from './log-types.js';
@@ -38,6 +38,8 @@ export interface FeatureSnapshot {
   readonly exposedName: (original: string) => string;
   /** The upstream as import taps see it. */
   readonly source: ImportSource;
+  /** Why the upstream's own settings leave an item out (a prompt by its upstream name), or undefined. */
+  readonly exclusion?: (kind: FeatureKind, id: string) => string | undefined;
 }
 
 interface Entry {
@@ -98,6 +100,7 @@ export class FeatureCatalog {
       return definition;
     });
     let batch = createFeatureBatch(snapshot.source, offered, [...snapshot.resources], [...snapshot.templates]);
+    excludeBySettings(batch, snapshot, originals);
     if (this.admit !== undefined) batch = await this.admit(batch);
     const before = this.entries.get(link.name);
     const conflicts: SkippedTool[] = [];
@@ -274,7 +277,25 @@ function connectedOrThrow(link: FeatureLink): Client {
   return client;
 }
 
-/** The URIs and templates the `importFeatures` hook kept out of a batch. */
+/** Leaves out what the upstream's `allow*` / `deny*` settings exclude, before any plugin sees the batch. */
+function excludeBySettings(batch: FeatureBatch, snapshot: FeatureSnapshot, originals: Map<Prompt, string>): void {
+  const exclusion = snapshot.exclusion;
+  if (exclusion === undefined) return;
+  for (const prompt of [...batch.prompts]) {
+    const reason = exclusion('prompt', originals.get(prompt) ?? prompt.name);
+    if (reason !== undefined) batch.skip('prompt', prompt.name, reason, 'core');
+  }
+  for (const resource of [...batch.resources]) {
+    const reason = exclusion('resource', resource.uri);
+    if (reason !== undefined) batch.skip('resource', resource.uri, reason, 'core');
+  }
+  for (const template of [...batch.templates]) {
+    const reason = exclusion('template', template.uriTemplate);
+    if (reason !== undefined) batch.skip('template', template.uriTemplate, reason, 'core');
+  }
+}
+
+/** The URIs and templates the upstream's settings or the `importFeatures` hook kept out of a batch. */
 function refusedOf(batch: FeatureBatch): Entry['refused'] {
   const uris = new Set<string>();
   const templates: UriTemplate[] = [];

@@ -91,6 +91,14 @@ export const ImportOptionsSchema = z
     allowTools: Globs.optional(),
     /** Globs over the upstream's own tool names; matching tools are never imported (wins over allowTools). */
     denyTools: Globs.optional(),
+    /** Globs over the upstream's own prompt names; when given, only matching prompts are imported. */
+    allowPrompts: Globs.optional(),
+    /** Globs over the upstream's own prompt names; matching prompts are never imported (wins over allowPrompts). */
+    denyPrompts: Globs.optional(),
+    /** Globs over resource URIs and URI templates; when given, only matching ones are imported. */
+    allowResources: Globs.optional(),
+    /** Globs over resource URIs and URI templates; matching ones are never imported (wins over allowResources). */
+    denyResources: Globs.optional(),
     /** Per-call limit, in ms. Default 60 000. */
     timeoutMs: z.number().int().positive().max(86_400_000).default(60_000),
     /** Limit for the handshake and each `tools/list`, in ms. Default 10 000. */

@@ -264,6 +264,7 @@ export class UpstreamClient implements UpstreamLink {
       this.options.connectTimeoutMs,
       (name) => this.selection.exposedName(name),
       this.source(),
+      (kind, id) => this.selection.featureExclusion(kind, id),
     );
     const skipped = await catalog.update(this, listed.snapshot, announced);
     for (const kind of listed.truncated)

@@ -152,6 +152,7 @@ export async function listFeatures(
   timeout: number,
   exposedName: (original: string) => string,
   source: ImportSource,
+  exclusion?: FeatureSnapshot['exclusion'],
 ): Promise<{ snapshot: FeatureSnapshot; truncated: string[] }> {
   const capabilities = client.getServerCapabilities() ?? {};
   const options = { timeout, cacheMode: 'refresh' as const };
@@ -168,7 +169,10 @@ export async function listFeatures(
     ? bound('resource templates', (await client.listResourceTemplates(undefined, options)).resourceTemplates)
     : [];
   const prompts = capabilities.prompts ? bound('prompts', (await client.listPrompts(undefined, options)).prompts) : [];
-  return { snapshot: { capabilities, resources, templates, prompts, exposedName, source }, truncated };
+  return {
+    snapshot: { capabilities, resources, templates, prompts, exposedName, source, ...(exclusion ? { exclusion } : {}) },
+    truncated,
+  };
 }
 
 function noop(): void {}
