@@ -108,7 +108,12 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
           if (!catalog.canSubscribe(link))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
           // Counted once per client and URI, so that a repeated subscribe does not pin the upstream's.
-          if (subscribe(sdk, uri)) await guard(link, () => catalog.subscribe(link, uri));
+          if (subscribe(sdk, uri))
+            await guard(link, () => catalog.subscribe(link, uri)).catch((error: unknown) => {
+              // Not subscribed upstream, so not subscribed here either.
+              unsubscribe(sdk, uri);
+              throw error;
+            });
           return {};
         });
       if (free('resources/unsubscribe'))

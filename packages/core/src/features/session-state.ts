@@ -1,3 +1,4 @@
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Server } from '@modelcontextprotocol/server';
 import type { LogLevel } from './log-types.js';
 
@@ -5,11 +6,19 @@ import type { LogLevel } from './log-types.js';
 const subscriptions = new WeakMap<Server, Set<string>>();
 const levels = new WeakMap<Server, LogLevel>();
 
-/** Records a client's subscription; false when it already had it. */
+/** Subscriptions one client may hold at once: each one is kept, and may hold one upstream subscription. */
+export const MAX_SUBSCRIPTIONS = 1_000;
+
+/** Records a client's subscription; false when it already had it. Throws past `MAX_SUBSCRIPTIONS`. */
 export function subscribe(sdk: Server, uri: string): boolean {
   let uris = subscriptions.get(sdk);
   if (uris === undefined) subscriptions.set(sdk, (uris = new Set()));
   if (uris.has(uri)) return false;
+  if (uris.size >= MAX_SUBSCRIPTIONS)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `A client may hold at most ${MAX_SUBSCRIPTIONS} resource subscriptions: unsubscribe from one first`,
+    );
   uris.add(uri);
   return true;
 }

@@ -52,6 +52,41 @@ export class CallRelay {
   }
 }
 
+/** Log messages relayed at once per upstream before the rate applies. */
+const LOG_BURST = 100;
+/** Log messages relayed per second per upstream once the burst is spent; the rest are dropped (and counted). */
+const LOG_PER_SECOND = 50;
+
+/**
+ * Bounds the log messages an upstream can push at Sluice's clients: each
+ * relayed message waits in a client's buffer until read, and logs, unlike
+ * answers, may be dropped. Dropped messages are counted in a debug line.
+ */
+export class LogBudget {
+  private tokens = LOG_BURST;
+  private refilled: number;
+  private dropped = 0;
+
+  constructor(private readonly now: () => number = () => performance.now()) {
+    this.refilled = now();
+  }
+
+  /** Whether one more message may be relayed now; returns how many were dropped before it when it may. */
+  take(): { ok: true; droppedBefore: number } | { ok: false } {
+    const now = this.now();
+    this.tokens = Math.min(LOG_BURST, this.tokens + ((now - this.refilled) * LOG_PER_SECOND) / 1_000);
+    this.refilled = now;
+    if (this.tokens < 1) {
+      this.dropped++;
+      return { ok: false };
+    }
+    this.tokens--;
+    const droppedBefore = this.dropped;
+    this.dropped = 0;
+    return { ok: true, droppedBefore };
+  }
+}
+
 export interface FeatureWiring {
   readonly upstream: string;
   readonly timeoutMs: number;
@@ -66,6 +101,7 @@ export interface FeatureWiring {
 /** Registers what an upstream may send Sluice besides answers: its requests, log messages and change notifications. */
 export function wireUpstreamClient(client: Client, wiring: FeatureWiring): void {
   const { relay } = wiring;
+  const logs = new LogBudget();
   client.setRequestHandler('sampling/createMessage', (request, ctx) =>
     ask(wiring, ctx, (caller, options) =>
       caller.mcpReq.send({ method: 'sampling/createMessage', params: request.params }, options),
@@ -82,6 +118,13 @@ export function wireUpstreamClient(client: Client, wiring: FeatureWiring): void 
     ),
   );
   client.setNotificationHandler('notifications/message', (notification) => {
+    const admitted = logs.take();
+    if (!admitted.ok) return;
+    if (admitted.droppedBefore > 0)
+      wiring.logger.debug(
+        { event: 'upstream.logs_dropped', upstream: wiring.upstream, dropped: admitted.droppedBefore },
+        'log messages of an upstream were dropped: it sent them faster than they are relayed',
+      );
     const caller = relay.caller();
     if (caller !== undefined) {
       relayLog(caller, notification.params);
