@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { ResourceRouter } from '../src/features/resource-router.js';
 
 const res = (uri: string) => ({ uri, name: uri });
@@ -61,5 +62,30 @@ describe('resource URIs are routed by their owner', () => {
     const claimed = router.claim('a', [], [tpl('x://{'.padEnd(2_000_000, 'a'))]);
     expect(claimed.templates).toEqual([]);
     expect(claimed.conflicts[0]?.reason).toMatch(/invalid URI template/);
+  });
+
+  it('never throws on what hostile upstreams list, and every URI it keeps routes to exactly the upstream that kept it', () => {
+    const uri = fc.oneof(fc.string({ maxLength: 40 }), fc.webUrl(), fc.constantFrom('a://x', 'a://{x}', '{', '}{'));
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(fc.constantFrom('u1', 'u2', 'u3'), fc.array(uri, { maxLength: 8 }), fc.array(uri, { maxLength: 4 })),
+          {
+            maxLength: 6,
+          },
+        ),
+        (claims) => {
+          const router = new ResourceRouter();
+          const kept = new Map<string, string>();
+          for (const [owner, uris, templates] of claims) {
+            for (const [u, o] of [...kept]) if (o === owner) kept.delete(u);
+            const result = router.claim(owner, uris.map(res), templates.map(tpl));
+            for (const r of result.resources) kept.set(r.uri, owner);
+          }
+          for (const [u, owner] of kept) expect(router.ownerOf(u)).toBe(owner);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
