@@ -3,6 +3,7 @@ import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from './protocol.js';
 import type { CallContext, Executor, ListContext, Outcome } from './context.js';
 import type { ImportBatch, SluiceTool } from './tool.js';
+import type { FeatureBatch, FeatureContext, FeatureResult } from './features/feature-context.js';
 import { CoreErrorCode, SluiceError, attribute } from './errors.js';
 import type { Logger } from './logger.js';
 import { requireCjs } from './require-cjs.js';
@@ -30,6 +31,17 @@ export interface CoreHooks {
   readonly postCall: tapable.AsyncSeriesWaterfallHook<[CallToolResult, CallContext]>;
   /** Always, after the call ends: observe. Never throws into the call. */
   readonly settled: tapable.SyncHook<[CallContext, Outcome]>;
+  /**
+   * Each request for an upstream's resources, templates or prompts (lists,
+   * reads, gets, completion, subscriptions), once per upstream concerned:
+   * return a reason to hide that upstream's items from a list, or to refuse
+   * the request (the client sees the resource or prompt as not found).
+   */
+  readonly featureAccess: tapable.SyncBailHook<[FeatureContext], string | undefined>;
+  /** Each `resources/read` and `prompts/get` answer of an upstream before it reaches the client: rewrite it. */
+  readonly featureResult: tapable.AsyncSeriesWaterfallHook<[FeatureResult, FeatureContext]>;
+  /** An upstream's prompts, resources and templates entering the server: drop (with a reason) or annotate them. */
+  readonly importFeatures: tapable.AsyncSeriesWaterfallHook<[FeatureBatch]>;
 }
 
 export type HookName = keyof CoreHooks;
@@ -41,10 +53,13 @@ export const HOOK_NAMES: readonly HookName[] = Object.freeze([
   'execute',
   'postCall',
   'settled',
+  'featureAccess',
+  'featureResult',
+  'importFeatures',
 ]);
 
 export function createCoreHooks(): CoreHooks {
-  const { AsyncSeriesBailHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } = tapableClasses();
+  const { AsyncSeriesBailHook, AsyncSeriesWaterfallHook, SyncBailHook, SyncHook, SyncWaterfallHook } = tapableClasses();
   return Object.freeze({
     import: new AsyncSeriesWaterfallHook<[ImportBatch]>(['batch'], 'import'),
     listTools: new SyncWaterfallHook<[Tool[], ListContext]>(['tools', 'context'], 'listTools'),
@@ -55,6 +70,12 @@ export function createCoreHooks(): CoreHooks {
     execute: new SyncWaterfallHook<[Executor, SluiceTool]>(['next', 'tool'], 'execute'),
     postCall: new AsyncSeriesWaterfallHook<[CallToolResult, CallContext]>(['result', 'context'], 'postCall'),
     settled: new SyncHook<[CallContext, Outcome]>(['context', 'outcome'], 'settled'),
+    featureAccess: new SyncBailHook<[FeatureContext], string | undefined>(['context'], 'featureAccess'),
+    featureResult: new AsyncSeriesWaterfallHook<[FeatureResult, FeatureContext]>(
+      ['result', 'context'],
+      'featureResult',
+    ),
+    importFeatures: new AsyncSeriesWaterfallHook<[FeatureBatch]>(['batch'], 'importFeatures'),
   });
 }
 
@@ -87,6 +108,9 @@ export interface PluginHooks {
   readonly execute: SyncTappable<[Executor, SluiceTool], Executor>;
   readonly postCall: AsyncTappable<[CallToolResult, CallContext], CallToolResult>;
   readonly settled: SyncTappable<[CallContext, Outcome], void>;
+  readonly featureAccess: SyncTappable<[FeatureContext], string | undefined>;
+  readonly featureResult: AsyncTappable<[FeatureResult, FeatureContext], FeatureResult>;
+  readonly importFeatures: AsyncTappable<[FeatureBatch], FeatureBatch>;
 }
 
 /** Shared between the facades of one server: who may tap, and what was tapped. */
@@ -254,6 +278,9 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
     execute: facade('execute', false),
     postCall: facade('postCall', true),
     settled: facade('settled', false),
+    featureAccess: facade('featureAccess', false),
+    featureResult: facade('featureResult', true),
+    importFeatures: facade('importFeatures', true),
   }) as unknown as PluginHooks;
 }
 

@@ -374,7 +374,8 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     if (change === 'tools') modern.notify.toolsChanged();
     else if (change === 'prompts') modern.notify.promptsChanged();
     else if (change === 'resources') modern.notify.resourcesChanged();
-    else modern.notify.resourceUpdated(change.resourceUpdated);
+    // A 2026-07-28 client hears of a resource it listens to; log messages outside a call have no stream there.
+    else if ('resourceUpdated' in change) modern.notify.resourceUpdated(change.resourceUpdated);
     sessions.notify(change);
   });
   let closing: Promise<void> | undefined;

@@ -31,6 +31,14 @@ export type {
 export { CoreErrorCode, RpcCode, SluiceError, invalidParams, messageOf } from './errors.js';
 export type { SluiceErrorOptions } from './errors.js';
 
+export { createFeatureBatch } from './features/feature-context.js';
+export type {
+  FeatureBatch,
+  FeatureContext,
+  FeatureKind,
+  FeatureMethod,
+  FeatureResult,
+} from './features/feature-context.js';
 export { HOOK_NAMES } from './hooks.js';
 export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
 

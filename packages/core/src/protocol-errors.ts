@@ -10,6 +10,8 @@ export function rethrowForClient(error: unknown): never {
 export function toProtocolError(error: unknown): Error {
   if (error instanceof ProtocolError) return error;
   if (SluiceError.is(error)) {
+    // An upstream's own JSON-RPC error, relayed as it came (code, message, data).
+    if (error.code === CoreErrorCode.UPSTREAM_ERROR && error.cause instanceof ProtocolError) return error.cause;
     if (error.rpcCode === RpcCode.INVALID_PARAMS)
       return new ProtocolError(RpcCode.INVALID_PARAMS, error.message, { code: error.code });
     if (error.code === CoreErrorCode.PLUGIN_FAILED && error.plugin !== undefined) {

@@ -36,6 +36,8 @@ import { sendChange } from './transport-hooks.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
 import type { UpstreamStatus } from './upstream/health.js';
 import type { ImportOptions } from './upstream/options.js';
+import { FeatureCatalog } from './features/catalog.js';
+import { guardsOf, serveFeatures } from './features/sdk-handlers.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 
 export interface ServerOptions {
@@ -127,6 +129,7 @@ export class SluiceServer {
   private readonly runtime: ContextRuntime;
   private readonly sdkExtensions: ((sdk: McpServer) => void)[] = [];
   private upstreamRegistry: UpstreamRegistry | undefined;
+  private featureCatalog: FeatureCatalog | undefined;
 
   constructor(options: ServerOptions) {
     const parsed = ServerOptionsSchema.safeParse(options);
@@ -270,8 +273,18 @@ export class SluiceServer {
   async import(options: ImportOptions): Promise<ImportResult> {
     // Loaded on first use: a server without upstreams never loads the SDK client.
     const { UpstreamRegistry } = await import('./upstream/registry.js');
+    this.featureCatalog ??= new FeatureCatalog(
+      (change) => this.notify(change),
+      this.logger,
+      this.hooks.importFeatures.isUsed() ? (batch) => this.hooks.importFeatures.promise(batch) : undefined,
+    );
     this.upstreamRegistry ??= new UpstreamRegistry(this);
     return this.upstreamRegistry.import(options);
+  }
+
+  /** The resources, templates and prompts of imported upstreams; undefined until the first import. */
+  get features(): FeatureCatalog | undefined {
+    return this.featureCatalog;
   }
 
   /** Every imported upstream, with its health. */
@@ -382,6 +395,13 @@ export class SluiceServer {
         mcp: ctx,
       }).catch(rethrowForClient),
     );
+    if (this.featureCatalog)
+      serveFeatures(sdk, {
+        catalog: this.featureCatalog,
+        logger: this.logger,
+        transport,
+        guards: guardsOf(this.hooks),
+      });
     return sdk;
   }
 

@@ -4,6 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createServer } from '@sluice/core';
 import type { SluiceServer, Tool } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
+import { UPSTREAM_CLIENT_CAPABILITIES } from '../src/upstream/upstream-features.js';
 import { EVERYTHING, call, connectClient, startEverything } from './fixtures/upstream-helpers.js';
 
 // Calls whose answers do not depend on time or on the session: the same through Sluice as direct.
@@ -29,13 +30,22 @@ async function sameAsDirect(server: SluiceServer, reference: Client, namespace: 
   await client.close();
 }
 
+/**
+ * A direct client that declares what Sluice declares to its upstreams
+ * (sampling, elicitation, roots: relayed to its own clients), so that the
+ * server offers both the same tools.
+ */
+function directClient(): Client {
+  return new Client({ name: 'direct', version: '1.0.0' }, { capabilities: UPSTREAM_CLIENT_CAPABILITIES });
+}
+
 function gateway(): SluiceServer {
   return createServer({ name: 'gateway', version: '1.0.0', logger: captureLogger().logger });
 }
 
 describe('importing the everything server, which no one here wrote', () => {
   it('over stdio: lists and answers as the server does directly, and forwards its progress', async () => {
-    const reference = new Client({ name: 'direct', version: '1.0.0' });
+    const reference = directClient();
     await reference.connect(
       new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }),
     );
@@ -76,7 +86,7 @@ describe('importing the everything server, which no one here wrote', () => {
     it.each(['node', 'sdk'] as const)(
       'over Streamable HTTP (%s transport): lists and answers as the server does directly',
       async (transport) => {
-        const reference = new Client({ name: 'direct', version: '1.0.0' });
+        const reference = directClient();
         await reference.connect(new StreamableHTTPClientTransport(new URL(http.url)));
         const server = gateway();
         const result = await server.import({
@@ -97,7 +107,7 @@ describe('importing the everything server, which no one here wrote', () => {
 
   it('over legacy HTTP+SSE: lists and answers as the server does directly', async () => {
     const sse = await startEverything('sse');
-    const reference = new Client({ name: 'direct', version: '1.0.0' });
+    const reference = directClient();
     await reference.connect(new SSEClientTransport(new URL(sse.url)));
     const server = gateway();
     await server.import({ name: 'everything', namespace: 'ev', connection: { type: 'sse', url: sse.url } });

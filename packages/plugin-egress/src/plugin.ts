@@ -1,5 +1,6 @@
 import { Stage, definePlugin, parseOptions } from '@sluice/core';
 import type { Plugin, PluginApi, PluginMode, SluiceTool } from '@sluice/core';
+import { capFeature } from './features.js';
 import { NO_LIMIT, ToolLimits } from './limits.js';
 import { fitsWithin } from './measure.js';
 import type { ParsedEgressOptions } from './options.js';
@@ -41,6 +42,12 @@ function applyEgress({ hooks, mode }: PluginApi, config: ParsedEgressOptions): v
     for (const tool of batch.tools) capUpstreamRead(tool, limits.resolve(tool), mode);
     return batch;
   });
+  // Resources read and prompts got through the gateway: the server-wide limit, when there is one.
+  const featureLimit = config.maxPayloadBytes;
+  if (featureLimit !== undefined)
+    hooks.featureResult.tap({ name: PLUGIN_NAME, stage: Stage.TRANSFORM }, (answer, ctx) =>
+      capFeature(answer, ctx, featureLimit, audit),
+    );
   hooks.postCall.tap({ name: PLUGIN_NAME, stage: Stage.TRANSFORM }, (result, ctx) => {
     const limit = limits.of(ctx.tool);
     if (limit === NO_LIMIT || fitsWithin(result, limit)) return result;

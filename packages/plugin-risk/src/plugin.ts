@@ -13,6 +13,7 @@ import { RiskErrorCode } from './errors.js';
 import { RiskEvent } from './events.js';
 import { ExposedNames } from './exposure/exposed-names.js';
 import type { ExposureRegistry } from './exposure/registry.js';
+import { FeatureImporter } from './exposure/feature-importer.js';
 import { RiskImporter } from './exposure/importer.js';
 import { CallHolds } from './ledger/holds.js';
 import { FingerprintLedger } from './ledger/ledger.js';
@@ -98,6 +99,8 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       api.services.container.register(RiskTokens.Ledger, { useValue: ledger });
       const importer = new RiskImporter(engine, ledger, holds, lifecycle, names, logger, api.mode, targets);
       api.hooks.import.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => importer.import(batch));
+      const features = new FeatureImporter(engine, ledger, logger, api.mode);
+      api.hooks.importFeatures.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => features.import(batch));
       tapHolds(api, holds, sync);
       // In audit mode nothing is hidden: the core logs the refusals preCall would have made.
       if (api.mode === 'enforce')

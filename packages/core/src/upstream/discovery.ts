@@ -16,12 +16,20 @@ export interface ToolSelection {
   exposedName(originalName: string): string;
   /** Why a tool is left out by `allowTools` / `denyTools`, or undefined to import it. */
   exclusion(originalName: string): string | undefined;
+  /**
+   * Why a prompt (by its upstream name) is left out by `allowPrompts` /
+   * `denyPrompts`, or a resource or template (by URI or URI template) by
+   * `allowResources` / `denyResources`; undefined to import it.
+   */
+  featureExclusion(kind: 'prompt' | 'resource' | 'template', id: string): string | undefined;
 }
 
 export function createSelection(options: ResolvedImportOptions): ToolSelection {
   const allow: GlobMatcher | undefined = options.allowTools ? compileGlobs(options.allowTools) : undefined;
   const deny: GlobMatcher | undefined = options.denyTools ? compileGlobs(options.denyTools) : undefined;
   const prefix = options.namespace === undefined ? '' : `${options.namespace}${options.separator}`;
+  const prompts = globPair(options.allowPrompts, options.denyPrompts, 'Prompts', options.name);
+  const resources = globPair(options.allowResources, options.denyResources, 'Resources', options.name);
   return {
     upstream: options.name,
     trusted: options.trusted,
@@ -32,6 +40,23 @@ export function createSelection(options: ResolvedImportOptions): ToolSelection {
       if (allow && !allow(originalName)) return `Not matched by the allowTools patterns of upstream "${options.name}"`;
       return undefined;
     },
+    featureExclusion: (kind, id) => (kind === 'prompt' ? prompts(id) : resources(id)),
+  };
+}
+
+/** The exclusion rule of one `allow<Kind>` / `deny<Kind>` pair. */
+function globPair(
+  allowed: readonly string[] | undefined,
+  denied: readonly string[] | undefined,
+  kind: string,
+  upstream: string,
+): (id: string) => string | undefined {
+  const allow = allowed ? compileGlobs(allowed) : undefined;
+  const deny = denied ? compileGlobs(denied) : undefined;
+  return (id) => {
+    if (deny?.(id)) return `Denied by the deny${kind} patterns of upstream "${upstream}"`;
+    if (allow && !allow(id)) return `Not matched by the allow${kind} patterns of upstream "${upstream}"`;
+    return undefined;
   };
 }
 
@@ -46,7 +71,7 @@ export function summarize(connection: ResolvedImportOptions['connection']): Conn
       });
     case 'http':
     case 'sse': {
-      const url = new URL(String(connection.url));
+      const url = new URL(connection.url);
       return Object.freeze({
         type: connection.type,
         url: `${url.origin}${url.pathname}`,

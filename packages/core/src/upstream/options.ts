@@ -144,6 +144,22 @@ export const ImportOptionsSchema = z
     denyTools: Globs.optional().describe(
       "Globs over the upstream's own tool names; matching tools are never imported (wins over allowTools).",
     ),
+    /** Globs over the upstream's own prompt names; when given, only matching prompts are imported. */
+    allowPrompts: Globs.optional().describe(
+      "Globs over the upstream's own prompt names; when given, only matching prompts are imported.",
+    ),
+    /** Globs over the upstream's own prompt names; matching prompts are never imported (wins over allowPrompts). */
+    denyPrompts: Globs.optional().describe(
+      "Globs over the upstream's own prompt names; matching prompts are never imported (wins over allowPrompts).",
+    ),
+    /** Globs over resource URIs and URI templates; when given, only matching ones are imported. */
+    allowResources: Globs.optional().describe(
+      'Globs over resource URIs and URI templates; when given, only matching ones are imported.',
+    ),
+    /** Globs over resource URIs and URI templates; matching ones are never imported (wins over allowResources). */
+    denyResources: Globs.optional().describe(
+      'Globs over resource URIs and URI templates; matching ones are never imported (wins over allowResources).',
+    ),
     /** Per-call limit, in ms. Default 60 000. */
     timeoutMs: z
       .number()

@@ -20,6 +20,8 @@ import { refusal } from '../refusal.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
 import { injectTraceContext, traceIdle, withTraceSpan } from './tracing.js';
+import { isModernCaller, relayedError, roundParams, sealed } from './modern-call.js';
+import type { RoundStateSeal } from './round-state.js';
 
 /** What the proxy needs from the upstream it calls. */
 export interface UpstreamLink {
@@ -37,6 +39,12 @@ export interface UpstreamLink {
   connectionFailed(client: Client, reason: string): void;
   /** Removes secrets from text and bounds its length. */
   redact(text: string): string;
+  /** A call began, for relaying the upstream's requests and log messages to its caller; returns what ends it. */
+  enterCall?(mcp: ServerContext | undefined): () => void;
+  /** The connection for 2026-07-28 callers, or undefined (the upstream speaks only 2025-11-25). */
+  modernLane?(): Promise<Client | undefined>;
+  /** Seals an upstream's `requestState` between rounds. */
+  readonly roundSeal?: RoundStateSeal;
 }
 
 /**
@@ -72,16 +80,22 @@ async function callUpstream(
   ctx: CallContext,
   spanContext: Context | undefined,
 ): Promise<CallToolResult> {
-  const client = link.connected();
+  // A 2026-07-28 caller's call crosses a 2026-07-28 connection, so that input-required round trips cross with it.
+  const lane = link.roundSeal !== undefined && isModernCaller(ctx.mcp) ? await link.modernLane?.() : undefined;
+  const round =
+    lane !== undefined && link.roundSeal ? roundParams(ctx.mcp, link.name, original.name, link.roundSeal) : undefined;
+  const client = lane ?? link.connected();
   if (client === undefined) return unavailable(link);
   const limit = ctx.tool.responseLimitBytes;
-  const meta = toPlainMeta(ctx.outgoingMeta) ?? {};
+  const meta = { ...round?.meta, ...toPlainMeta(ctx.outgoingMeta) };
   if (spanContext !== undefined) injectTraceContext(meta, spanContext);
   const relay = progressRelay(ctx);
   const params = {
     name: original.name,
     arguments: ctx.arguments,
     ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+    ...(round?.inputResponses ? { inputResponses: round.inputResponses } : {}),
+    ...(round?.requestState === undefined ? {} : { requestState: round.requestState }),
   };
   // Always a budget: over HTTP it also carries the connection's per-message cap to the call.
   const budget = new ResponseBudget(limit ?? Number.POSITIVE_INFINITY);
@@ -95,19 +109,24 @@ async function callUpstream(
     timeout: link.timeoutMs,
     ...(carried ? { headers: carried } : {}),
     ...(relay ? { onprogress: relay.onprogress } : {}),
+    ...(round ? { allowInputRequired: true } : {}),
   };
   const send = () => client.callTool(params, options) as Promise<CallToolResult>;
+  const leave = link.enterCall?.(ctx.mcp);
   try {
     const result = await (fetched ? withResponseBudget(budget, send) : send());
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);
     link.callSucceeded();
-    return result;
+    return round && link.roundSeal ? sealed(result, link.name, original.name, link.roundSeal) : result;
   } catch (error) {
     // The caller cancelled: the SDK told the upstream; the pipeline reports the cancellation.
     if (ctx.signal.aborted) throw error;
     if (budget.exceeded) return tooLarge(link, original, budget.exceededLimit);
+    const relayed = round ? relayedError(error, (text) => link.redact(text)) : undefined;
+    if (relayed !== undefined) throw relayed;
     return failed(link, client, original, error, ctx);
   } finally {
+    leave?.();
     relay?.stop();
     if (carried) (transport as NodeHttpClientTransport).release(carried);
   }

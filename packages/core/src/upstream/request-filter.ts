@@ -102,6 +102,19 @@ export function requestFilter(options: RequestFilterOptions = {}): Plugin {
         return tools;
       });
 
+      // Resources, templates and prompts of an upstream follow its server rules (they have no tool name).
+      hooks.featureAccess.tap({ name: NAME, stage: Stage.FILTER }, (ctx) => {
+        const rules = rulesOf(ctx.headers);
+        if (rules === undefined) return undefined;
+        const reason = serverExclusion(rules, ctx.upstream);
+        if (reason === undefined || mode !== 'audit') return reason;
+        ctx.logger.info(
+          { event: 'request_filter.audit', method: ctx.method, upstream: ctx.upstream },
+          'audit: request-filter would have hidden an upstream',
+        );
+        return undefined;
+      });
+
       hooks.preCall.tap({ name: NAME, stage: Stage.FILTER }, (ctx) => {
         const rules = rulesOf(ctx.headers);
         if (rules === undefined) return undefined;
@@ -125,6 +138,11 @@ function upstreamOf(tool: SluiceTool | undefined): string | undefined {
 function exclusion(rules: Rules, tool: string, upstream: string | undefined): string | undefined {
   if (rules.includeTools && !rules.includeTools(tool)) return `it does not match ${RequestFilterHeader.INCLUDE_TOOLS}`;
   if (rules.excludeTools?.(tool)) return `it matches ${RequestFilterHeader.EXCLUDE_TOOLS}`;
+  return serverExclusion(rules, upstream);
+}
+
+/** Why the request's server rules leave out what comes from `upstream` (undefined: local), or undefined. */
+function serverExclusion(rules: Rules, upstream: string | undefined): string | undefined {
   if (rules.includeServers && (upstream === undefined || !rules.includeServers(upstream))) {
     return `its server does not match ${RequestFilterHeader.INCLUDE_SERVERS}`;
   }

@@ -13,11 +13,26 @@ import { createSelection, planImport } from './discovery.js';
 import { createRedactor } from './errors.js';
 import { HealthTracker } from './health.js';
 import { StderrTail } from './stderr-tail.js';
+import { ModernLane } from './modern-lane.js';
+import { RoundStateSeal } from './round-state.js';
 import type { UpstreamStatus } from './health.js';
 import type { ResolvedImportOptions } from './options.js';
 import type { UpstreamLink } from './proxy.js';
 import { proxyExecutor } from './proxy.js';
 import { safeJsonSchemaValidator } from '../safe-json-schema.js';
+import type { FeatureCatalog, FeatureList } from '../features/catalog.js';
+import type { ServerContext } from '../protocol.js';
+import type { SkippedTool } from '../tool.js';
+import {
+  CallRelay,
+  MAX_FEATURE_ITEMS,
+  UPSTREAM_CLIENT_CAPABILITIES,
+  listFeatures,
+  wireUpstreamClient,
+} from './upstream-features.js';
+
+/** Pages Sluice reads of one upstream list before giving up on it (an upstream whose cursor never ends). */
+const MAX_LIST_PAGES = 1_000;
 
 /** What an upstream needs from the Sluice server that imports it. */
 export interface UpstreamHost {
@@ -27,6 +42,8 @@ export interface UpstreamHost {
   readonly version: string;
   admit(source: ImportSource, drafts: readonly ToolDraft[]): Promise<ImportResult>;
   removeTools(names: Iterable<string>): void;
+  /** Where the upstream's resources, templates and prompts go; see `features/`. */
+  readonly features?: FeatureCatalog;
 }
 
 /**
@@ -54,6 +71,11 @@ export class UpstreamClient implements UpstreamLink {
   // Connecting and re-listing run one at a time, in order.
   private queue: Promise<unknown> = Promise.resolve();
   private refreshQueued = false;
+  /** The lists an upstream announced as changed since its features were last listed. */
+  private readonly announced = new Set<FeatureList>();
+  private readonly relay = new CallRelay();
+  private readonly lane: ModernLane;
+  readonly roundSeal: RoundStateSeal;
 
   constructor(
     private readonly host: UpstreamHost,
@@ -69,6 +91,8 @@ export class UpstreamClient implements UpstreamLink {
     this.stderrTail = new StderrTail();
     this.health = new HealthTracker(options.name, host.logger, () => host.services.clock.now());
     this.selection = createSelection(options);
+    this.lane = new ModernLane(options, host.version, host.logger, this.redact);
+    this.roundSeal = new RoundStateSeal();
   }
 
   /** Makes the first connection attempt. If it fails, says why in `skipped` and keeps trying in the background. */
@@ -94,6 +118,14 @@ export class UpstreamClient implements UpstreamLink {
 
   retryInMs(): number | undefined {
     return this.retryAt === undefined ? undefined : Math.max(0, this.retryAt - this.host.services.clock.now());
+  }
+
+  modernLane(): Promise<Client | undefined> {
+    return this.lane.get();
+  }
+
+  enterCall(mcp: ServerContext | undefined): () => void {
+    return this.relay.enter(mcp);
   }
 
   callSucceeded(): void {
@@ -132,7 +164,7 @@ export class UpstreamClient implements UpstreamLink {
     this.timer = undefined;
     const clients = [this.client, this.attempting].filter((c): c is Client => c !== undefined);
     this.client = undefined;
-    await Promise.allSettled(clients.map((c) => c.close()));
+    await Promise.allSettled([...clients.map((c) => c.close()), this.lane.close()]);
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {
@@ -146,7 +178,11 @@ export class UpstreamClient implements UpstreamLink {
     // Upstream schemas are untrusted: their patterns are matched in linear time.
     const client = new Client(
       { name: 'sluice', version: this.host.version },
-      { capabilities: {}, jsonSchemaValidator: safeJsonSchemaValidator() },
+      {
+        capabilities: UPSTREAM_CLIENT_CAPABILITIES,
+        jsonSchemaValidator: safeJsonSchemaValidator(),
+        listMaxPages: MAX_LIST_PAGES,
+      },
     );
     this.attempting = client;
     try {
@@ -163,6 +199,15 @@ export class UpstreamClient implements UpstreamLink {
           'upstream transport error',
         );
       client.setNotificationHandler('notifications/tools/list_changed', () => this.refresh(client));
+      wireUpstreamClient(client, {
+        upstream: this.name,
+        timeoutMs: this.timeoutMs,
+        logger: this.logger,
+        relay: this.relay,
+        catalog: this.host.features,
+        redact: this.redact,
+        featuresChanged: (kind) => this.refreshFeatures(client, kind),
+      });
       await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may run during the await
       if (this.closed) throw new Error('the server is closing');
@@ -197,24 +242,57 @@ export class UpstreamClient implements UpstreamLink {
     });
   }
 
+  /** Re-lists resources and prompts after their `list_changed`; notifications that arrive meanwhile fold into one more run. */
+  private refreshFeatures(client: Client, kind: FeatureList): void {
+    const queued = this.announced.size > 0;
+    this.announced.add(kind);
+    if (queued) return;
+    void this.serially(async () => {
+      const announced = [...this.announced];
+      this.announced.clear();
+      if (this.closed || this.client !== client) return;
+      try {
+        await this.syncFeatures(client, announced);
+      } catch (error) {
+        this.health.set('degraded', `re-listing resources and prompts failed: ${this.redact(messageOf(error))}`);
+      }
+    });
+  }
+
+  /** Lists resources, templates and prompts into the catalog; returns what it refused (conflicts). */
+  private async syncFeatures(client: Client, announced: readonly FeatureList[] = []): Promise<SkippedTool[]> {
+    const catalog = this.host.features;
+    if (catalog === undefined) return [];
+    const listed = await listFeatures(
+      client,
+      this.options.connectTimeoutMs,
+      (name) => this.selection.exposedName(name),
+      this.source(),
+      (kind, id) => this.selection.featureExclusion(kind, id),
+    );
+    const skipped = await catalog.update(this, listed.snapshot, announced);
+    for (const kind of listed.truncated)
+      skipped.push({
+        name: this.name,
+        reason: `Upstream "${this.name}" lists more than ${MAX_FEATURE_ITEMS} ${kind}; the rest are left out`,
+        by: 'core',
+      });
+    return skipped;
+  }
+
   /** Lists the upstream's tools, admits them through the `import` hook, and drops what it no longer offers. */
   private async sync(client: Client): Promise<ImportResult> {
     const listed = await listTools(client, this.options.connectTimeoutMs);
     const plan = planImport(listed, this.selection, (tool) => proxyExecutor(this, tool));
     // The batch names the upstream; each tool's own source names its original tool.
-    const source: ImportSource = {
-      kind: 'upstream',
-      upstream: this.name,
-      trusted: this.options.trusted,
-      connection: this.selection.connection,
-    };
+    const source = this.source();
     const admitted =
       plan.drafts.length > 0 ? await this.host.admit(source, plan.drafts) : { imported: [], skipped: [] };
     const kept = new Set(admitted.imported);
     const removed = this.exposed.filter((name) => !kept.has(name));
     if (removed.length > 0) this.host.removeTools(removed);
     this.exposed = admitted.imported;
-    const skipped = [...plan.skipped, ...admitted.skipped];
+    const skipped = [...plan.skipped, ...admitted.skipped, ...(await this.syncFeatures(client))];
     this.logger.info(
       {
         event: 'upstream.tools',
@@ -226,6 +304,16 @@ export class UpstreamClient implements UpstreamLink {
       `upstream "${this.name}" exposes ${admitted.imported.length} tools`,
     );
     return { imported: admitted.imported, skipped };
+  }
+
+  /** The upstream as import taps see it. */
+  private source(): ImportSource {
+    return {
+      kind: 'upstream',
+      upstream: this.name,
+      trusted: this.options.trusted,
+      connection: this.selection.connection,
+    };
   }
 
   private down(reason: string): void {

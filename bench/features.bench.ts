@@ -1,0 +1,75 @@
+// The cost of Sluice's proxy for resources and prompts, in one process, paired A/B:
+// (a) a client reading a resource / getting a prompt of an in-memory v2 McpServer directly;
+// (b) through a minimal pass-through proxy written with the bare SDK (client + server, nothing else);
+// (c) through a Sluice server that imported the upstream, no plugins.
+// Ratios c/b per method: the proxy's own overhead (goal: <= 1.10 at p50).
+import { Client } from '@modelcontextprotocol/client';
+import { McpServer, Server } from '@modelcontextprotocol/server';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { createServer } from '../packages/core/src/index.js';
+import { connectInMemory as connect, paired, printTable, ratio, writeResult } from './lib.js';
+
+const URI = 'bench://note';
+
+function upstream(): McpServer {
+  const server = new McpServer({ name: 'upstream', version: '1' });
+  server.registerResource('note', URI, { mimeType: 'text/plain' }, () => ({ contents: [{ uri: URI, text: 'hello' }] }));
+  server.registerPrompt('greet', { argsSchema: z.object({ who: z.string() }) }, ({ who }) => ({
+    messages: [{ role: 'user', content: { type: 'text', text: `hello ${who}` } }],
+  }));
+  return server;
+}
+
+/** The least any proxy can do: forward resources/read and prompts/get with the bare SDK. */
+async function bareProxy(): Promise<Client> {
+  const up = await connect(upstream());
+  const proxy = new Server({ name: 'proxy', version: '1' }, { capabilities: { resources: {}, prompts: {} } });
+  proxy.setRequestHandler('resources/read', (request) => up.readResource(request.params, { cacheMode: 'bypass' }));
+  proxy.setRequestHandler('prompts/get', (request) => up.getPrompt(request.params));
+  return connect(proxy);
+}
+
+async function sluice(): Promise<Client> {
+  const server = createServer({ name: 'bench', version: '1', logger: pino({ level: 'silent' }) });
+  await server.import({ name: 'up', connection: { type: 'in-process', server: upstream() } });
+  return connect(server);
+}
+
+const clients = { a: await connect(upstream()), b: await bareProxy(), c: await sluice() };
+const read = (client: Client) => () => client.readResource({ uri: URI }, { cacheMode: 'bypass' });
+const get = (client: Client) => () => client.getPrompt({ name: 'greet', arguments: { who: 'you' } });
+
+const quick = process.env.BENCH_QUICK === '1';
+const settings = quick ? { warmup: 500, rounds: 4, perRound: 250 } : { warmup: 3_000, rounds: 16, perRound: 500 };
+const reads = await paired(
+  [
+    { name: 'a: resources/read directly', run: read(clients.a) },
+    { name: 'b: resources/read, bare SDK proxy', run: read(clients.b) },
+    { name: 'c: resources/read, Sluice import', run: read(clients.c) },
+  ],
+  settings,
+);
+const gets = await paired(
+  [
+    { name: 'a: prompts/get directly', run: get(clients.a) },
+    { name: 'b: prompts/get, bare SDK proxy', run: get(clients.b) },
+    { name: 'c: prompts/get, Sluice import', run: get(clients.c) },
+  ],
+  settings,
+);
+const stats = [...reads, ...gets];
+printTable(
+  'resources/read and prompts/get through an imported upstream',
+  stats.map((s) => ({ variant: s.name, 'p50 µs': s.p50Us, 'p99 µs': s.p99Us, 'calls/s': Math.round(s.opsPerSec) })),
+);
+const [, rb, rc] = reads as [(typeof stats)[0], (typeof stats)[0], (typeof stats)[0]];
+const [, gb, gc] = gets as [(typeof stats)[0], (typeof stats)[0], (typeof stats)[0]];
+const ratios = {
+  'read c/b p50': ratio(rc.p50Us, rb.p50Us),
+  'get c/b p50': ratio(gc.p50Us, gb.p50Us),
+};
+printTable('Ratios (c/b: Sluice proxy against the bare SDK proxy; goal <= 1.10)', [ratios]);
+writeResult('features', { stats, ratios });
+for (const client of Object.values(clients)) await client.close();
+process.exit(0);

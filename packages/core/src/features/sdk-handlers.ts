@@ -1,0 +1,329 @@
+import { ProtocolError as ClientProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { Client, RequestOptions } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  isInputRequiredResult,
+} from '@modelcontextprotocol/server';
+import type {
+  GetPromptResult,
+  ReadResourceResult,
+  Server,
+  ServerCapabilities,
+  ServerContext,
+} from '@modelcontextprotocol/server';
+import { isModernCaller, roundParams, sealed } from '../upstream/modern-call.js';
+import type { LogLevel } from './log-types.js';
+import { SluiceError, messageOf } from '../errors.js';
+import { identityOf } from '../auth/identity.js';
+import type { Transport } from '../context.js';
+import type { Logger } from '../logger.js';
+import { toProtocolError } from '../protocol-errors.js';
+import { headersOf } from '../request-headers.js';
+import type { FeatureCatalog, FeatureLink } from './catalog.js';
+import type { CoreHooks } from '../hooks.js';
+import type { FeatureContext, FeatureGuards, FeatureMethod, FeatureResult } from './feature-context.js';
+import { pageOf } from './paging.js';
+import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from './session-state.js';
+
+export interface FeatureServing {
+  readonly catalog: FeatureCatalog;
+  readonly logger: Logger;
+  readonly transport: Transport;
+  readonly guards?: FeatureGuards;
+}
+
+/**
+ * Serves what the catalog holds on one SDK server: resources, templates,
+ * subscriptions, prompts, completion and logging, each advertised only when
+ * some upstream provides it. A method a local `extendSdk()` registration
+ * already serves is left to it.
+ */
+export function serveFeatures(sdk: Server, serving: FeatureServing): void {
+  const { catalog } = serving;
+  const caps: ServerCapabilities = catalog.capabilities();
+  if (Object.keys(caps).length === 0) return;
+  const contextOf = (method: FeatureMethod, ctx: ServerContext) => featureContext(serving, method, ctx);
+  const visibleTo = (method: FeatureMethod, ctx: ServerContext) => {
+    const access = serving.guards?.access;
+    if (access === undefined) return everything;
+    const base = contextOf(method, ctx);
+    return (upstream: string) => {
+      try {
+        return access({ ...base, upstream }) === undefined;
+      } catch (error) {
+        throw toProtocolError(error);
+      }
+    };
+  };
+  const free = (method: string): boolean => {
+    try {
+      sdk.assertCanSetRequestHandler(method);
+      return true;
+    } catch {
+      serving.logger.warn(
+        { event: 'gateway.feature_shadowed', method },
+        `a local registration serves ${method}; upstream ones are not merged into it`,
+      );
+      return false;
+    }
+  };
+  sdk.registerCapabilities(caps);
+
+  if (caps.resources) {
+    if (free('resources/list'))
+      sdk.setRequestHandler('resources/list', (request, ctx) => {
+        const page = pageOf('resources', catalog.resources(visibleTo('resources/list', ctx)), request.params?.cursor);
+        return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      });
+    if (free('resources/templates/list'))
+      sdk.setRequestHandler('resources/templates/list', (request, ctx) => {
+        const page = pageOf(
+          'templates',
+          catalog.templates(visibleTo('resources/templates/list', ctx)),
+          request.params?.cursor,
+        );
+        return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      });
+    if (free('resources/read'))
+      sdk.setRequestHandler('resources/read', async (request, ctx) => {
+        const { uri } = request.params;
+        const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/read', ctx));
+        const result = await relay(
+          link,
+          (client, options, round) =>
+            client.readResource({ uri, ...round }, { ...options, cacheMode: 'bypass' }) as Promise<ReadResourceResult>,
+          ctx,
+          `resource:${uri}`,
+        );
+        const answer = { method: 'resources/read', result } as const;
+        return (await guarded(serving, answer, contextOf('resources/read', ctx), link, uri)).result;
+      });
+    if (caps.resources.subscribe) {
+      if (free('resources/subscribe'))
+        sdk.setRequestHandler('resources/subscribe', async (request, ctx) => {
+          const { uri } = request.params;
+          const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/subscribe', ctx));
+          if (!catalog.canSubscribe(link))
+            throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
+          // Counted once per client and URI, so that a repeated subscribe does not pin the upstream's.
+          if (subscribe(sdk, uri))
+            await guard(link, () => catalog.subscribe(link, uri)).catch((error: unknown) => {
+              // Not subscribed upstream, so not subscribed here either.
+              unsubscribe(sdk, uri);
+              throw error;
+            });
+          return {};
+        });
+      if (free('resources/unsubscribe'))
+        sdk.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
+          const { uri } = request.params;
+          const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/unsubscribe', ctx));
+          if (unsubscribe(sdk, uri)) await guard(link, () => catalog.unsubscribe(link, uri));
+          return {};
+        });
+    }
+  }
+
+  if (caps.prompts) {
+    if (free('prompts/list'))
+      sdk.setRequestHandler('prompts/list', (request, ctx) => {
+        const page = pageOf('prompts', catalog.prompts(visibleTo('prompts/list', ctx)), request.params?.cursor);
+        return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      });
+    if (free('prompts/get'))
+      sdk.setRequestHandler('prompts/get', async (request, ctx) => {
+        const { name, arguments: args } = request.params;
+        const route = catalog.prompt(name);
+        const fctx = contextOf('prompts/get', ctx);
+        if (route === undefined || refused(serving, fctx, route.link.name, name) !== undefined)
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
+        const result = await relay(
+          route.link,
+          (client, options, round) =>
+            client.getPrompt(
+              { name: route.original, ...(args ? { arguments: args } : {}), ...round },
+              options,
+            ) as Promise<GetPromptResult>,
+          ctx,
+          `prompt:${route.original}`,
+        );
+        const answer = { method: 'prompts/get', result } as const;
+        return (await guarded(serving, answer, fctx, route.link, name)).result;
+      });
+  }
+
+  if (caps.completions && free('completion/complete'))
+    sdk.setRequestHandler('completion/complete', async (request, ctx) => {
+      const { ref } = request.params;
+      if (ref.type === 'ref/prompt') {
+        const route = catalog.prompt(ref.name);
+        const fctx = contextOf('completion/complete', ctx);
+        if (route === undefined || refused(serving, fctx, route.link.name, ref.name) !== undefined)
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${ref.name}" not found`);
+        const params = { ...request.params, ref: { ...ref, name: route.original } };
+        return relay(route.link, (client, options) => client.complete(params, options), ctx);
+      }
+      const link = owned(
+        catalog.templateOwner(ref.uri) ?? catalog.resourceOwner(ref.uri),
+        ref.uri,
+        serving,
+        contextOf('completion/complete', ctx),
+      );
+      return relay(link, (client, options) => client.complete(request.params, options), ctx);
+    });
+
+  if (caps.logging && free('logging/setLevel'))
+    sdk.setRequestHandler('logging/setLevel', (request, ctx) => {
+      const level: LogLevel = request.params.level;
+      setLevel(sdk, level);
+      setSessionLevel(ctx.sessionId, level);
+      catalog.levelRequested(level);
+      return {};
+    });
+}
+
+/** The log level one client of a gateway asked for, if it asked. */
+export { levelOf };
+
+const everything = (): boolean => true;
+
+/** The hooks' view of one request; built only when a hook is tapped. */
+function featureContext(serving: FeatureServing, method: FeatureMethod, ctx: ServerContext): FeatureContext {
+  const authInfo = ctx.http?.authInfo;
+  return {
+    method,
+    upstream: '',
+    headers: headersOf(ctx) ?? {},
+    authInfo,
+    auth: identityOf(authInfo),
+    transport: serving.transport,
+    logger: serving.logger,
+  };
+}
+
+/** Why the `featureAccess` hook refuses this request to an upstream, if it does. */
+function refused(serving: FeatureServing, ctx: FeatureContext, upstream: string, target: string): string | undefined {
+  try {
+    return serving.guards?.access?.({ ...ctx, upstream, target });
+  } catch (error) {
+    throw toProtocolError(error);
+  }
+}
+
+/** A URI's owner, unless there is none or the request may not reach it: then the URI is not found, as directly. */
+function owned(link: FeatureLink | undefined, uri: string, serving: FeatureServing, ctx: FeatureContext): FeatureLink {
+  if (link === undefined || refused(serving, ctx, link.name, uri) !== undefined) throw new ResourceNotFoundError(uri);
+  return link;
+}
+
+/** Runs an answer through the `featureResult` hook when some plugin tapped it. */
+async function guarded<R extends FeatureResult>(
+  serving: FeatureServing,
+  result: R,
+  ctx: FeatureContext,
+  link: FeatureLink,
+  target: string,
+): Promise<R> {
+  const hook = serving.guards?.result;
+  // An input-required answer is a question for the client, not content to rewrite.
+  if (hook === undefined || isInputRequiredResult(result.result)) return result;
+  const rewritten = await hook(result, { ...ctx, upstream: link.name, target }).catch((error: unknown) => {
+    throw toProtocolError(error);
+  });
+  if (rewritten.method !== result.method)
+    throw new ProtocolError(ProtocolErrorCode.InternalError, `A featureResult tap changed a ${result.method} answer`);
+  // Same method, so the same variant of the union.
+  return rewritten as R;
+}
+
+/** What a 2026-07-28 caller's request adds upstream: its answers, the upstream's state, its capabilities. */
+interface RoundFields {
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+  _meta?: Record<string, unknown>;
+}
+
+/**
+ * Sends a request upstream with the caller's cancellation and the upstream's
+ * timeout; its errors reach the client as the upstream gave them. A
+ * 2026-07-28 caller's request that can be answered with input-required
+ * (`target` names it) crosses the upstream's 2026-07-28 connection, and an
+ * input-required answer comes back with the upstream's state sealed.
+ */
+async function relay<T>(
+  link: FeatureLink,
+  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
+  ctx: ServerContext,
+  target?: string,
+): Promise<T> {
+  const seal = link.roundSeal;
+  const lane =
+    target !== undefined && seal !== undefined && isModernCaller(ctx) ? await link.modernLane?.() : undefined;
+  const client = lane ?? link.connected();
+  if (client === undefined) throw unavailable(link);
+  const options: RequestOptions = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
+  try {
+    if (lane === undefined || seal === undefined || target === undefined) return await send(client, options);
+    const round = roundParams(ctx, link.name, target, seal);
+    const fields: RoundFields = {
+      ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
+      ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
+      ...(Object.keys(round.meta).length > 0 ? { _meta: round.meta } : {}),
+    };
+    const result = await send(client, { ...options, allowInputRequired: true }, fields);
+    return sealed(result, link.name, target, seal);
+  } catch (error) {
+    throw forClient(link, error);
+  }
+}
+
+async function guard(link: FeatureLink, work: () => Promise<void>): Promise<void> {
+  if (link.connected() === undefined) throw unavailable(link);
+  try {
+    await work();
+  } catch (error) {
+    throw forClient(link, error);
+  }
+}
+
+function unavailable(link: FeatureLink): ProtocolError {
+  return new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    `Upstream "${link.name}" is not connected right now; Sluice is reconnecting to it`,
+    { upstream: link.name },
+  );
+}
+
+const SDK_PREFIX = /^MCP error -?\d+: /;
+
+/** An upstream's protocol error keeps its code and data; anything else becomes an internal error naming the upstream. */
+function forClient(link: FeatureLink, error: unknown): Error {
+  if (SluiceError.is(error)) return toProtocolError(error);
+  if (error instanceof ClientProtocolError) {
+    const message = link.redact(error.message.replace(SDK_PREFIX, ''));
+    return new ProtocolError(error.code, message, error.data);
+  }
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+    return new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `Upstream "${link.name}" did not answer within ${link.timeoutMs} ms`,
+      { upstream: link.name },
+    );
+  return new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    `Upstream "${link.name}" failed: ${link.redact(messageOf(error))}`,
+    { upstream: link.name },
+  );
+}
+
+/** The feature hooks as the handlers call them: each only when some plugin tapped it (an unused hook costs nothing). */
+export function guardsOf(hooks: Pick<CoreHooks, 'featureAccess' | 'featureResult'>): FeatureGuards {
+  return {
+    ...(hooks.featureAccess.isUsed() ? { access: (ctx: FeatureContext) => hooks.featureAccess.call(ctx) } : {}),
+    ...(hooks.featureResult.isUsed()
+      ? { result: (result: FeatureResult, ctx: FeatureContext) => hooks.featureResult.promise(result, ctx) }
+      : {}),
+  };
+}

@@ -1,0 +1,90 @@
+import { ProtocolError as UpstreamProtocolError } from '@modelcontextprotocol/client';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolError,
+  isInputRequiredResult,
+} from '@modelcontextprotocol/server';
+import { CoreErrorCode, SluiceError, invalidParams } from '../errors.js';
+import type { ServerContext } from '../protocol.js';
+import { MAX_STATE_CHARS, RoundStateSeal } from './round-state.js';
+
+/** What a call of a 2026-07-28 client adds to the request sent upstream: the input it answered and the upstream's state. */
+export interface RoundParams {
+  readonly inputResponses?: Record<string, unknown>;
+  readonly requestState?: string;
+  /** The caller's own client capabilities, so that the upstream asks only for what the caller can give. */
+  readonly meta: Record<string, unknown>;
+}
+
+/** Whether the request came from a 2026-07-28 client (it carried the per-request envelope). */
+export function isModernCaller(mcp: ServerContext | undefined): boolean {
+  const envelope = mcp?.mcpReq.envelope as Readonly<Record<string, unknown>> | undefined;
+  return typeof envelope?.[PROTOCOL_VERSION_META_KEY] === 'string';
+}
+
+/**
+ * The round-trip fields of a retried call, for the upstream: the client's
+ * answers as they are, and the upstream's own state out of Sluice's sealed
+ * wrapper. A state Sluice did not seal (a risk approval's) is not the
+ * upstream's; a sealed state that was altered, has expired or names another
+ * upstream or tool is refused with -32602.
+ */
+export function roundParams(
+  mcp: ServerContext | undefined,
+  upstream: string,
+  target: string,
+  seal: RoundStateSeal,
+): RoundParams {
+  const req = mcp?.mcpReq;
+  const envelope = req?.envelope as Readonly<Record<string, unknown>> | undefined;
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY];
+  const meta = capabilities === undefined ? {} : { [CLIENT_CAPABILITIES_META_KEY]: capabilities };
+  const wire: unknown = req?.requestState();
+  let requestState: string | undefined;
+  if (typeof wire === 'string' && RoundStateSeal.isOurs(wire)) {
+    const opened = seal.open(wire, upstream, target);
+    if (typeof opened === 'string')
+      throw invalidParams(`requestState was refused: ${opened}. Call the tool again without it.`);
+    requestState = opened.state;
+  }
+  const inputResponses = req?.inputResponses;
+  return {
+    ...(inputResponses === undefined ? {} : { inputResponses }),
+    ...(requestState === undefined ? {} : { requestState }),
+    meta,
+  };
+}
+
+/**
+ * An upstream's input-required result, its state sealed to this upstream
+ * and target (a tool's original name, `prompt:<name>`, `resource:<uri>`);
+ * other results as they are.
+ */
+export function sealed<T>(result: T, upstream: string, target: string, seal: RoundStateSeal): T {
+  if (!isInputRequiredResult(result)) return result;
+  const state = (result as { requestState?: unknown }).requestState;
+  if (state !== undefined && (typeof state !== 'string' || state.length > MAX_STATE_CHARS))
+    throw new SluiceError(
+      CoreErrorCode.UPSTREAM_INVALID_RESPONSE,
+      `Upstream "${upstream}" answered "${target}" with a requestState Sluice does not carry (not a string, or over ${MAX_STATE_CHARS} characters)`,
+      { hook: 'call' },
+    );
+  const wrapped = seal.seal({ upstream, tool: target, ...(state === undefined ? {} : { state }) });
+  return { ...result, requestState: wrapped };
+}
+
+/**
+ * An upstream's JSON-RPC error to a 2026-07-28 call, passed to the client as
+ * the same error (code, message, data): a missing capability (-32021) or
+ * refused input must reach the client that can act on it.
+ */
+export function relayedError(error: unknown, redact: (text: string) => string): SluiceError | undefined {
+  if (!(error instanceof UpstreamProtocolError)) return undefined;
+  const message = redact(error.message.replace(/^MCP error -?\d+: /, ''));
+  return new SluiceError(CoreErrorCode.UPSTREAM_ERROR, message, {
+    rpcCode: error.code,
+    hook: 'call',
+    cause: new ProtocolError(error.code, message, error.data),
+  });
+}

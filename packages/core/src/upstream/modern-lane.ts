@@ -1,0 +1,88 @@
+import { Client } from '@modelcontextprotocol/client';
+import { messageOf } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { safeJsonSchemaValidator } from '../safe-json-schema.js';
+import { openTransport } from './connection.js';
+import type { ResolvedImportOptions } from './options.js';
+import { UPSTREAM_CLIENT_CAPABILITIES } from './upstream-features.js';
+
+/** Upstreams reached over these get a second connection for 2026-07-28 callers; a stdio child is not spawned twice. */
+const LANE_TRANSPORTS: ReadonlySet<string> = new Set(['http', 'in-process']);
+
+/**
+ * A second connection to an upstream, speaking 2026-07-28, for the calls of
+ * 2026-07-28 clients: their input-required round trips cross it (the main
+ * connection speaks 2025-11-25, whose server-to-client requests these
+ * clients cannot answer). Opened on first use; an upstream that speaks only
+ * 2025-11-25 is remembered as such and its callers use the main connection.
+ */
+export class ModernLane {
+  private client: Client | undefined;
+  private opening: Promise<Client | undefined> | undefined;
+  private legacyOnly: boolean;
+  private closed = false;
+
+  constructor(
+    private readonly options: ResolvedImportOptions,
+    private readonly version: string,
+    private readonly logger: Logger,
+    private readonly redact: (text: string) => string,
+  ) {
+    this.legacyOnly = !LANE_TRANSPORTS.has(options.connection.type);
+  }
+
+  /** A connection speaking 2026-07-28, or undefined: the upstream does not, or cannot be reached this way now. */
+  get(): Promise<Client | undefined> {
+    if (this.legacyOnly || this.closed) return Promise.resolve(undefined);
+    if (this.client !== undefined) return Promise.resolve(this.client);
+    this.opening ??= this.open().finally(() => {
+      this.opening = undefined;
+    });
+    return this.opening;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client;
+    this.client = undefined;
+    await client?.close().catch(() => {});
+  }
+
+  private async open(): Promise<Client | undefined> {
+    const client = new Client(
+      { name: 'sluice', version: this.version },
+      {
+        capabilities: UPSTREAM_CLIENT_CAPABILITIES,
+        jsonSchemaValidator: safeJsonSchemaValidator(),
+        versionNegotiation: { mode: 'auto' },
+        // Input-required results go back to Sluice's own client, which answers them.
+        inputRequired: { autoFulfill: false },
+      },
+    );
+    try {
+      const opened = await openTransport(this.options.connection, {
+        upstream: this.options.name,
+        logger: this.logger,
+        redact: this.redact,
+      });
+      await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
+    } catch (error) {
+      this.logger.debug(
+        { event: 'upstream.modern_lane_failed', upstream: this.options.name, error: this.redact(messageOf(error)) },
+        'the 2026-07-28 connection to an upstream could not be opened',
+      );
+      await client.close().catch(() => {});
+      return undefined;
+    }
+    if (this.closed || client.getProtocolEra() !== 'modern') {
+      this.legacyOnly = !this.closed;
+      await client.close().catch(() => {});
+      return undefined;
+    }
+    client.onclose = () => {
+      if (this.client === client) this.client = undefined;
+    };
+    this.client = client;
+    return client;
+  }
+}

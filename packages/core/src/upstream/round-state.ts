@@ -1,0 +1,72 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** What Sluice keeps between the rounds of an upstream's input-required call, sealed into `requestState`. */
+export interface RoundState {
+  /** The upstream's configured name. */
+  readonly upstream: string;
+  /** The tool's name at the upstream. */
+  readonly tool: string;
+  /** The upstream's own `requestState`, byte for byte, when it sent one. */
+  readonly state?: string;
+}
+
+/** Every state Sluice seals starts with this, so that a state another party minted (a risk approval) is not taken for ours. */
+const PREFIX = 'sluice.v1.';
+/** A sealed state older than this is refused: the client starts the call again. */
+const TTL_MS = 10 * 60_000;
+/** Longest state accepted from a client; the upstream's own state is bounded by this too. */
+export const MAX_STATE_CHARS = 64 * 1_024;
+
+/**
+ * Seals the upstream's `requestState` with the upstream and tool it belongs
+ * to, under an HMAC-SHA256, so that a client can carry it between rounds but
+ * cannot alter it or redirect it to another upstream or tool. The key is
+ * per process unless given (replicas behind one balancer need the same key).
+ */
+export class RoundStateSeal {
+  private readonly key: Buffer;
+
+  constructor(
+    key: Uint8Array = randomBytes(32),
+    private readonly now: () => number = Date.now,
+  ) {
+    this.key = Buffer.from(key);
+  }
+
+  seal(state: RoundState): string {
+    const body = Buffer.from(JSON.stringify({ ...state, expires: this.now() + TTL_MS }), 'utf8').toString('base64url');
+    return `${PREFIX}${body}.${this.mac(body)}`;
+  }
+
+  /** Whether a state is one Sluice sealed (well-formed or not). */
+  static isOurs(wire: string): boolean {
+    return wire.startsWith(PREFIX);
+  }
+
+  /** The state, or a reason it is refused: altered, expired, or for another upstream or tool. */
+  open(wire: string, upstream: string, tool: string): RoundState | string {
+    if (wire.length > MAX_STATE_CHARS) return 'it is too long';
+    const [body, mac] = wire.slice(PREFIX.length).split('.');
+    if (body === undefined || mac === undefined || !this.verify(body, mac)) return 'it was altered or is not ours';
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    } catch {
+      return 'it was altered or is not ours';
+    }
+    const state = parsed as Partial<RoundState> & { expires?: unknown };
+    if (typeof state.expires !== 'number' || state.expires < this.now()) return 'it expired';
+    if (state.upstream !== upstream || state.tool !== tool) return 'it belongs to another upstream or tool';
+    return typeof state.state === 'string' ? { upstream, tool, state: state.state } : { upstream, tool };
+  }
+
+  private mac(body: string): string {
+    return createHmac('sha256', this.key).update(body).digest('base64url');
+  }
+
+  private verify(body: string, mac: string): boolean {
+    const expected = Buffer.from(this.mac(body));
+    const given = Buffer.from(mac);
+    return expected.length === given.length && timingSafeEqual(expected, given);
+  }
+}

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
+import { createServer } from '@sluice/core';
+import type { HttpListener, SluiceServer } from '@sluice/core';
+import { captureLogger, textOf } from '@sluice/core/testing';
+
+// A 2026-07-28 client, the gateway, and an upstream whose tools answer "input required", all over real loopback HTTP.
+
+const STATE = 'upstream-own-state';
+
+function upstream(): SluiceServer {
+  const server = createServer({ name: 'asker', version: '1.0.0', logger: captureLogger().logger });
+  for (const name of ['ask', 'other'])
+    server.tool({
+      name,
+      description: 'Asks for a name, then greets.',
+      handler: (_args, ctx) => {
+        const req = ctx.mcp?.mcpReq;
+        const view = inputResponse(req?.inputResponses, 'who');
+        if (view.kind === 'elicit' && view.action === 'accept') {
+          const state: unknown = req?.requestState();
+          return { content: [{ type: 'text', text: `hello ${String(view.content?.name)} (state ${String(state)})` }] };
+        }
+        const ask = inputRequired.elicit({
+          message: 'Your name?',
+          requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        });
+        return inputRequired({ inputRequests: { who: ask }, requestState: STATE });
+      },
+    });
+  return server;
+}
+
+function modernClient(autoFulfill: boolean): Client {
+  const client = new Client(
+    { name: 'modern', version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: { elicitation: { form: {} } },
+      inputRequired: { autoFulfill },
+    },
+  );
+  client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'Ada' } }));
+  return client;
+}
+
+let up: SluiceServer;
+let upListener: HttpListener;
+let gateway: SluiceServer;
+let listener: HttpListener;
+
+beforeAll(async () => {
+  up = upstream();
+  upListener = await up.listen();
+  gateway = createServer({ name: 'gateway', version: '1.0.0', logger: captureLogger().logger });
+  await gateway.import({ name: 'asker', connection: { type: 'http', url: upListener.url.href } });
+  listener = await gateway.listen();
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await up.close();
+});
+
+describe("an upstream's input-required result crosses the gateway on 2026-07-28", () => {
+  it('the client answers, and the retry reaches the upstream with its own state intact', async () => {
+    const client = modernClient(true);
+    await client.connect(new StreamableHTTPClientTransport(listener.url));
+    const result = await client.callTool({ name: 'ask', arguments: {} });
+    expect(textOf(result)).toBe(`hello Ada (state ${STATE})`);
+    await client.close();
+  });
+
+  it("seals the upstream's state so that the client cannot alter it or send it to another tool", async () => {
+    const client = modernClient(false);
+    await client.connect(new StreamableHTTPClientTransport(listener.url));
+    const first = (await client.callTool({ name: 'ask', arguments: {} }, { allowInputRequired: true })) as {
+      resultType?: string;
+      requestState?: string;
+    };
+    expect(first.resultType).toBe('input_required');
+    expect(first.requestState).toBeDefined();
+    expect(first.requestState).not.toContain(STATE);
+    const answer = { who: { action: 'accept', content: { name: 'Eve' } } };
+    const retry = (name: string, requestState: string) =>
+      client.callTool({ name, arguments: {}, inputResponses: answer, requestState } as never, {
+        allowInputRequired: true,
+      });
+    const altered = `${first.requestState!.slice(0, -2)}xx`;
+    await expect(retry('ask', altered)).rejects.toMatchObject({ code: -32602 });
+    await expect(retry('other', first.requestState!)).rejects.toMatchObject({ code: -32602 });
+    expect(textOf(await retry('ask', first.requestState!))).toBe(`hello Eve (state ${STATE})`);
+    await client.close();
+  });
+});
