@@ -1,7 +1,9 @@
 // Packs every package, installs the tarballs with npm into a throwaway project
 // outside the workspace, and runs the same small program there as each kind of
 // consumer: ESM, CommonJS, TypeScript node16 from ESM and from CommonJS,
-// TypeScript bundler, and esbuild bundles in both formats. Each program starts
+// TypeScript bundler, esbuild bundles in both formats, a rollup bundle (ESM;
+// rollup's WebAssembly build, no native binary) and a webpack bundle
+// (CommonJS). Each program starts
 // a server with one guard (concurrency) and calls it with the SDK's client over
 // loopback HTTP. Needs a build and the npm registry. Usage: node scripts/consumers.mjs
 import { spawn } from 'node:child_process';
@@ -61,6 +63,46 @@ async function steps(name, list) {
   return { name, ok: true, output: '' };
 }
 
+/** Bundles `app.mjs` into `bundle/app.mjs` with rollup, resolving packages as Node would. */
+async function bundleWithRollup(fromProject, dir) {
+  const { rollup } = fromProject('@rollup/wasm-node');
+  const { nodeResolve } = fromProject('@rollup/plugin-node-resolve');
+  const commonjs = fromProject('@rollup/plugin-commonjs');
+  const json = fromProject('@rollup/plugin-json');
+  const built = await rollup({
+    input: join(dir, 'app.mjs'),
+    plugins: [nodeResolve({ exportConditions: ['node'], preferBuiltins: true }), commonjs(), json()],
+    onwarn: () => {},
+  });
+  await built.write({ dir: join(dir, 'bundle'), format: 'es', entryFileNames: 'app.mjs' });
+  await built.close();
+}
+
+/** Bundles `app.cjs` into `bundle/app.cjs` with webpack for Node; answers the errors, or '' when it built. */
+function bundleWithWebpack(fromProject, dir) {
+  const webpack = fromProject('webpack');
+  return new Promise((resolve) => {
+    webpack(
+      {
+        mode: 'none',
+        target: 'node20',
+        context: dir,
+        entry: './app.cjs',
+        output: { path: join(dir, 'bundle'), filename: 'app.cjs', library: { type: 'commonjs2' } },
+        resolve: { conditionNames: ['node', 'require', 'import', 'default'] },
+        // The real paths of the bundled files, so that modules that locate themselves (require-cjs) resolve.
+        node: { __filename: 'node-module', __dirname: 'node-module' },
+        infrastructureLogging: { level: 'error' },
+      },
+      (error, stats) => {
+        if (error) resolve(String(error.stack ?? error));
+        else if (stats?.hasErrors()) resolve(stats.toString({ all: false, errors: true }));
+        else resolve('');
+      },
+    );
+  });
+}
+
 const work = mkdtempSync(join(tmpdir(), 'sluice-consumers-'));
 let failed = 0;
 try {
@@ -80,6 +122,11 @@ try {
       '@modelcontextprotocol/client@^2.4.0',
       'zod@^4.2.0',
       '@types/node@^20',
+      '@rollup/wasm-node@^4.68.0',
+      '@rollup/plugin-node-resolve@^16.0.0',
+      '@rollup/plugin-commonjs@^29.0.0',
+      '@rollup/plugin-json@^6.1.0',
+      'webpack@^5.100.0',
     ],
     { cwd: project },
   );
@@ -114,6 +161,16 @@ try {
   bundle(bundleEsm, 'app.mjs', 'esm');
   bundle(bundleCjs, 'app.cjs', 'cjs');
   bundle(bundler, 'app.ts', 'esm');
+  const rollupEsm = consumer(project, 'rollup-esm', 'module', [['esm.mjs', 'app.mjs']]);
+  const webpackCjs = consumer(project, 'webpack-cjs', 'commonjs', [['cjs.cjs', 'app.cjs']]);
+  const fromProject = createRequire(join(project, 'package.json'));
+  const [rollupBuilt, webpackBuilt] = await Promise.all([
+    bundleWithRollup(fromProject, rollupEsm).then(
+      () => '',
+      (error) => String(error?.stack ?? error),
+    ),
+    bundleWithWebpack(fromProject, webpackCjs),
+  ]);
 
   const node = process.execPath;
   const results = await Promise.all([
@@ -133,6 +190,12 @@ try {
     ]),
     steps('esbuild bundle, ESM', [[node, ['bundle/app.mjs'], bundleEsm]]),
     steps('esbuild bundle, CommonJS', [[node, ['bundle/app.cjs'], bundleCjs]]),
+    rollupBuilt
+      ? { name: 'rollup bundle, ESM', ok: false, output: rollupBuilt }
+      : steps('rollup bundle, ESM', [[node, ['bundle/app.mjs'], rollupEsm]]),
+    webpackBuilt
+      ? { name: 'webpack bundle, CommonJS', ok: false, output: webpackBuilt }
+      : steps('webpack bundle, CommonJS', [[node, ['bundle/app.cjs'], webpackCjs]]),
   ]);
   for (const result of results) {
     process.stdout.write(`${result.ok ? 'ok  ' : 'FAIL'} ${result.name}\n`);

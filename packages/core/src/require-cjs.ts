@@ -1,12 +1,14 @@
-import { createRequire } from 'node:module';
+import nodeModule from 'node:module';
 
 // tapable and pino are CommonJS and require Node built-ins ("util", "os")
 // inside. An ESM bundle (esbuild) turns those into dynamic requires that throw
 // at start-up. Loading them with Node's own require from this file keeps them,
 // and what they require, outside any bundle: Node resolves them from
 // node_modules at run time. In the CommonJS build `import.meta.url` is empty
-// and `__filename` names this file.
+// and `__filename` names this file. `createRequire` is called on the module
+// object, not imported by name: webpack replaces a named `createRequire(x)`
+// whose argument it cannot read at build time with `undefined`.
 const here: string = typeof __filename === 'string' ? __filename : import.meta.url;
 
 /** Node's require, resolving from @sluice/core: the one way core loads its CommonJS dependencies. */
-export const requireCjs: NodeJS.Require = createRequire(here);
+export const requireCjs: NodeJS.Require = nodeModule.createRequire(here);

@@ -17,7 +17,7 @@ export const PLUGIN_NAME = 'code-mode';
 export const CodeModeEvent = Object.freeze({
   /** One per script: its source (cut to `auditSourceChars`), outcome, calls and costs. */
   SCRIPT: 'code_mode.script',
-  /** A sandbox worker's WebAssembly module faulted while a script's runtime was freed; its next script compiles a fresh one (warn). */
+  /** A sandbox worker's WebAssembly module faulted (its next script compiles a fresh one), or the worker failed (warn). */
   ENGINE_RESET: 'code_mode.engine_reset',
   /** In audit mode with `expose: 'meta-tools'`: the tools a `tools/list` would have hidden. */
   WOULD_HIDE: 'code_mode.would_hide',

@@ -106,7 +106,11 @@ export class ScriptPool {
             break;
         }
       };
-      const onGone = () => stop(CodeModeErrorCode.SCRIPT_ERROR, 'The sandbox failed while running the script.');
+      const onGone = (error: unknown) => {
+        // An exit code, or what the worker threw: worth a line in the log, never the script's answer.
+        if (error instanceof Error) script.onFault(error.message);
+        stop(CodeModeErrorCode.SCRIPT_ERROR, 'The sandbox failed while running the script.');
+      };
       const onAbort = () => {
         send(worker, { type: 'cancel' });
         // A worker held inside a builtin cannot hear it: end the script anyway, and the worker with it.
