@@ -132,6 +132,7 @@ export type {
   UpstreamTransportType,
 } from './upstream/options.js';
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
+export { isContinuedRound } from './upstream/modern-call.js';
 export { TRACER_NAME, extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';
 export { HttpLimits } from './http.js';

@@ -38,6 +38,8 @@ import type { UpstreamStatus } from './upstream/health.js';
 import type { ImportOptions } from './upstream/options.js';
 import { FeatureCatalog } from './features/catalog.js';
 import { guardsOf, serveFeatures } from './features/sdk-handlers.js';
+import { presentRound } from './upstream/modern-call.js';
+import { RoundStateSeal } from './upstream/round-state.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 
 export interface ServerOptions {
@@ -130,6 +132,8 @@ export class SluiceServer {
   private readonly sdkExtensions: ((sdk: McpServer) => void)[] = [];
   private upstreamRegistry: UpstreamRegistry | undefined;
   private featureCatalog: FeatureCatalog | undefined;
+  /** Seals the state of upstream round trips; see `upstream/round-state.ts`. */
+  readonly roundSeal = new RoundStateSeal();
 
   constructor(options: ServerOptions) {
     const parsed = ServerOptionsSchema.safeParse(options);
@@ -392,7 +396,7 @@ export class SluiceServer {
         authInfo: ctx.http?.authInfo,
         headers: headersOf(ctx),
         transport,
-        mcp: ctx,
+        mcp: this.upstreamRegistry ? presentRound(ctx, this.roundSeal) : ctx,
       }).catch(rethrowForClient),
     );
     if (this.featureCatalog)

@@ -43,6 +43,8 @@ export interface UpstreamHost {
   removeTools(names: Iterable<string>): void;
   /** Where the upstream's resources, templates and prompts go; see `features/`. */
   readonly features?: FeatureCatalog;
+  /** Seals upstream `requestState` between rounds; the server's, so that its pipeline can read what it sealed. */
+  readonly roundSeal?: RoundStateSeal;
 }
 
 /**
@@ -89,7 +91,7 @@ export class UpstreamClient implements UpstreamLink {
     this.health = new HealthTracker(options.name, host.logger, () => host.services.clock.now());
     this.selection = createSelection(options);
     this.lane = new ModernLane(options, host.version, host.logger, this.redact);
-    this.roundSeal = new RoundStateSeal();
+    this.roundSeal = host.roundSeal ?? new RoundStateSeal();
   }
 
   /** Makes the first connection attempt. If it fails, says why in `skipped` and keeps trying in the background. */
