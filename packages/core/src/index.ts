@@ -38,7 +38,7 @@ export { MAX_META_KEYS, MetaKey, emptyMeta, readIncomingMeta, toPlainMeta } from
 export type { Meta } from './meta.js';
 
 export { PluginModeSchema, definePlugin, parseOptions } from './plugin.js';
-export type { Plugin, PluginApi, PluginMode, ToolCatalog } from './plugin.js';
+export type { Plugin, PluginApi, PluginMode } from './plugin.js';
 
 export type {
   AuthInfo,
@@ -65,7 +65,8 @@ export type {
 
 export { toProtocolError } from './protocol-errors.js';
 export { SluiceServer, createServer } from './server.js';
-export type { ImportResult, InProcessCallOptions, ServerOptions, ToolDraft } from './server.js';
+export type { InProcessCallOptions, ServerOptions } from './server-options.js';
+export type { CatalogChange, ImportResult, ToolCatalog, ToolDraft } from './tool-table.js';
 
 export { Stage } from './stages.js';
 export type { StageName } from './stages.js';

@@ -3,7 +3,7 @@ import type { Clock, ClockTimer } from '../clock.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Tool } from '../protocol.js';
-import type { ImportResult, ToolDraft } from '../server.js';
+import type { ImportResult, ToolTable } from '../tool-table.js';
 import type { ImportSource } from '../tool.js';
 import { backoffDelay } from './backoff.js';
 import { describeTarget, openTransport, secretsOf } from './connection.js';
@@ -22,8 +22,8 @@ export interface UpstreamHost {
   readonly services: { readonly clock: Clock };
   /** Sluice's version, sent upstream as the client's version. */
   readonly version: string;
-  admit(source: ImportSource, drafts: readonly ToolDraft[]): Promise<ImportResult>;
-  removeTools(names: Iterable<string>): void;
+  /** Where the upstream's tools are admitted and removed. */
+  readonly table: Pick<ToolTable, 'admit' | 'remove'>;
 }
 
 /**
@@ -195,10 +195,10 @@ export class UpstreamClient implements UpstreamLink {
       connection: this.selection.connection,
     };
     const admitted =
-      plan.drafts.length > 0 ? await this.host.admit(source, plan.drafts) : { imported: [], skipped: [] };
+      plan.drafts.length > 0 ? await this.host.table.admit(source, plan.drafts) : { imported: [], skipped: [] };
     const kept = new Set(admitted.imported);
     const removed = this.exposed.filter((name) => !kept.has(name));
-    if (removed.length > 0) this.host.removeTools(removed);
+    if (removed.length > 0) this.host.table.remove(removed);
     this.exposed = admitted.imported;
     const skipped = [...plan.skipped, ...admitted.skipped];
     this.logger.info(
