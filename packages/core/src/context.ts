@@ -2,7 +2,7 @@ import type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js'
 import type { Logger } from './logger.js';
 import type { Meta } from './meta.js';
 import { initialOutgoingMeta, readIncomingMeta } from './meta.js';
-import type { AuthInfo, CallToolResult, ServerContext, Tool } from './protocol.js';
+import type { AuthInfo, CallToolResult, ServerContext } from './protocol.js';
 import type { SluiceError } from './errors.js';
 import type { SluiceTool } from './tool.js';
 
@@ -162,6 +162,3 @@ export class Context implements CallContext {
     return this.runtime.approver().approve(this, request);
   }
 }
-
-/** A list of tool definitions, as `tools/list` returns it. */
-export type ToolList = Tool[];

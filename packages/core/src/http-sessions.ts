@@ -146,10 +146,6 @@ export class LegacySessions {
     for (const session of this.sessions.values()) sendChange(session.sdk, change);
   }
 
-  get size(): number {
-    return this.sessions.size;
-  }
-
   private sweep(): void {
     const cutoff = Date.now() - this.options.idleMs;
     for (const [id, session] of this.sessions) {

@@ -6,7 +6,6 @@ export type { AdoptOptions, AdoptableServer } from './adopt.js';
 export { noApprover } from './approval.js';
 export type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js';
 
-export { systemClock } from './clock.js';
 export type { Clock, ClockTimer } from './clock.js';
 
 export { Tokens } from './container.js';
@@ -26,7 +25,6 @@ export type {
 export { CoreErrorCode, RpcCode, SluiceError, invalidParams, messageOf } from './errors.js';
 export type { SluiceErrorOptions } from './errors.js';
 
-export { HOOK_NAMES } from './hooks.js';
 export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
 
 export type { HttpListener, ListenOptions } from './http.js';
@@ -34,7 +32,7 @@ export type { HttpListener, ListenOptions } from './http.js';
 export { createDefaultLogger } from './logger.js';
 export type { Logger } from './logger.js';
 
-export { MAX_META_KEYS, MetaKey, emptyMeta, readIncomingMeta, toPlainMeta } from './meta.js';
+export { MetaKey } from './meta.js';
 export type { Meta } from './meta.js';
 
 export { PluginModeSchema, definePlugin, parseOptions } from './plugin.js';
@@ -50,10 +48,10 @@ export type {
   ToolAnnotations,
 } from './protocol.js';
 
-export { isRefusal, readRefusal, refusal, toolError, toolErrorText } from './refusal.js';
+export { readRefusal, refusal, toolError } from './refusal.js';
 export type { RefusalInit, RefusalMeta } from './refusal.js';
 
-export { compileSchema, isStandardSchema } from './schema.js';
+export { compileSchema } from './schema.js';
 export type {
   CompiledSchema,
   InferArgs,
@@ -63,22 +61,18 @@ export type {
   ValidationResult,
 } from './schema.js';
 
-export { toProtocolError } from './protocol-errors.js';
 export { SluiceServer, createServer } from './server.js';
 export type { InProcessCallOptions, ServerOptions } from './server-options.js';
 export type { CatalogChange, ImportResult, ToolCatalog, ToolDraft } from './tool-table.js';
 
 export { Stage } from './stages.js';
-export type { StageName } from './stages.js';
 
 export type { StdioHandle, StdioOptions } from './stdio.js';
 
 export { MemoryStore } from './store/memory.js';
-export { LocalSemaphore } from './store/semaphore.js';
-export type { FenceSource } from './store/semaphore.js';
 export type { Admission, Permit, Semaphore, SemaphoreOptions, SetOptions, Store } from './store/types.js';
 
-export { annotationsOf, assertToolName, createImportBatch } from './tool.js';
+export { annotationsOf, createImportBatch } from './tool.js';
 export type {
   ConnectionSummary,
   ImportBatch,
@@ -91,27 +85,16 @@ export type {
   ToolSource,
 } from './tool.js';
 
-export { backoffDelay } from './upstream/backoff.js';
-export type { BackoffPolicy } from './upstream/backoff.js';
-export type { UpstreamErrorCode } from './upstream/errors.js';
 export { compileGlobs, isGlob, matchGlob } from './upstream/glob.js';
 export type { GlobMatcher } from './upstream/glob.js';
 export type { UpstreamHealth, UpstreamStatus } from './upstream/health.js';
 export {
   HttpConnectionSchema,
   ImportOptionsSchema,
-  InProcessConnectionSchema,
   SseConnectionSchema,
   StdioConnectionSchema,
-  UpstreamConnectionSchema,
 } from './upstream/options.js';
-export type {
-  ImportOptions,
-  InProcessServer,
-  ResolvedImportOptions,
-  UpstreamConnection,
-  UpstreamTransportType,
-} from './upstream/options.js';
+export type { ImportOptions, InProcessServer, UpstreamConnection, UpstreamTransportType } from './upstream/options.js';
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
-export { TRACER_NAME, extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
+export { extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';

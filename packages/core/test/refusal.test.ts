@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readRefusal, refusal, toolErrorText } from '@sluice/core';
+import { readRefusal, refusal } from '@sluice/core';
+import { toolErrorText } from '@sluice/core/internal';
 
 describe('refusal()', () => {
   it('renders the <tool_error> block with code, message and suggestion, and a machine-readable copy', () => {
