@@ -4,11 +4,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-const projects = ['packages', 'examples'].flatMap((dir) =>
-  readdirSync(dir)
-    .map((name) => join(dir, name, 'tsconfig.json'))
-    .filter((file) => existsSync(file)),
-);
+const projects = [
+  'tsconfig.json',
+  ...['packages', 'examples'].flatMap((dir) =>
+    readdirSync(dir)
+      .map((name) => join(dir, name, 'tsconfig.json'))
+      .filter((file) => existsSync(file)),
+  ),
+];
 const tsc = join('node_modules', 'typescript', 'bin', 'tsc');
 let failed = 0;
 const run = (project) =>
