@@ -4,6 +4,7 @@ import type { CallToolResult, Tool } from './protocol.js';
 import type { CallContext, Executor, ListContext, Outcome } from './context.js';
 import type { ImportBatch, SluiceTool } from './tool.js';
 import { CoreErrorCode, SluiceError, attribute } from './errors.js';
+import { attributeRefusal } from './refusal.js';
 import type { Logger } from './logger.js';
 
 const { AsyncSeriesBailHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } = tapable;
@@ -71,6 +72,9 @@ export interface TapOptions {
 }
 
 type TapArg = TapOptions | string;
+
+/** The hooks whose taps may answer a call with a result: a refusal there names its plugin. */
+const ANSWERING: ReadonlySet<HookName> = new Set(['preCall', 'postCall']);
 
 /** One hook's facade before its types are read back from the table. */
 interface RawFacade {
@@ -195,9 +199,10 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
 
   const wrapSync = (hook: HookName, fn: AnyFn): AnyFn => {
     if (hook === 'execute') return wrapExecuteTap(fn as ExecuteTap);
+    const answers = ANSWERING.has(hook);
     const guarded = (...args: never[]): unknown => {
       try {
-        return fn(...args);
+        return answers ? attributeRefusal(fn(...args), plugin) : fn(...args);
       } catch (error) {
         throw attribute(error, plugin, hook);
       }
@@ -206,9 +211,10 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
   };
 
   const wrapPromise = (hook: HookName, fn: AnyFn): AnyFn => {
+    const answers = ANSWERING.has(hook);
     const guarded = async (...args: never[]): Promise<unknown> => {
       try {
-        return await fn(...args);
+        return answers ? attributeRefusal(await fn(...args), plugin) : await fn(...args);
       } catch (error) {
         throw attribute(error, plugin, hook);
       }
@@ -259,9 +265,10 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
       const onError = (error: unknown): never => {
         throw attribute(error, plugin, 'execute');
       };
+      const onResult = (result: CallToolResult): CallToolResult => attributeRefusal(result, plugin);
       return (ctx) => {
         try {
-          return built(ctx).then(undefined, onError);
+          return built(ctx).then(onResult, onError);
         } catch (error) {
           return Promise.reject(attribute(error, plugin, 'execute'));
         }
