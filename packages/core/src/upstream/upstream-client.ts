@@ -10,6 +10,7 @@ import { describeTarget, openTransport, secretsOf } from './connection.js';
 import type { ToolSelection } from './discovery.js';
 import { createSelection, planImport } from './discovery.js';
 import { createRedactor } from './errors.js';
+import { endOnExit } from './exit-guard.js';
 import { HealthTracker } from './health.js';
 import type { UpstreamStatus } from './health.js';
 import type { ResolvedImportOptions } from './options.js';
@@ -137,13 +138,19 @@ export class UpstreamClient implements UpstreamLink {
     if (this.closed) throw new Error('the server is closing');
     const client = new Client({ name: 'sluice', version: this.host.version }, { capabilities: {} });
     this.attempting = client;
+    let forget: (() => void) | undefined;
     try {
       const opened = await openTransport(this.options.connection, {
         upstream: this.name,
         logger: this.logger,
         redact: this.redact,
       });
-      client.onclose = () => this.connectionFailed(client, 'the connection closed');
+      // A stdio child must not outlive this process, even one that exits without closing the server.
+      forget = connectionIsStdio(this.options) ? endOnExit(() => opened.pid()) : undefined;
+      client.onclose = () => {
+        forget?.();
+        this.connectionFailed(client, 'the connection closed');
+      };
       client.onerror = (error) =>
         this.logger.debug(
           { event: 'upstream.transport_error', upstream: this.name, error: this.redact(messageOf(error)) },
@@ -161,6 +168,7 @@ export class UpstreamClient implements UpstreamLink {
     } catch (error) {
       if (this.client === client) this.client = undefined;
       await client.close().catch(() => {});
+      forget?.();
       throw error;
     } finally {
       if (this.attempting === client) this.attempting = undefined;
@@ -252,4 +260,8 @@ async function listTools(client: Client, timeout: number): Promise<Tool[]> {
   if (!client.getServerCapabilities()?.tools) return [];
   const { tools } = await client.listTools(undefined, { timeout, cacheMode: 'refresh' });
   return tools;
+}
+
+function connectionIsStdio(options: ResolvedImportOptions): boolean {
+  return options.connection.type === 'stdio';
 }
