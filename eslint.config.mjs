@@ -20,6 +20,21 @@ export default tseslint.config(
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       // `(x) => void f(x)`-style shorthands are idiomatic for listeners.
       '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true }],
+      // Sluice serves 2025-11-25 clients as well as 2026-07-28 ones, and imports
+      // legacy HTTP+SSE upstreams: the SDK marks exactly those APIs deprecated.
+      '@typescript-eslint/no-deprecated': [
+        'error',
+        {
+          allow: [
+            {
+              from: 'package',
+              package: '@modelcontextprotocol/server',
+              name: ['Server', 'elicitInput', 'requestSampling', 'log'],
+            },
+            { from: 'package', package: '@modelcontextprotocol/client', name: ['SSEClientTransport'] },
+          ],
+        },
+      ],
     },
   },
   {

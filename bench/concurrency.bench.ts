@@ -78,7 +78,7 @@ async function queueBytes(withSignals: boolean): Promise<number> {
   const options = { maxActive: 1, maxQueue: WAITERS };
   const holder = s.semaphore('mem', options).tryAcquire()!;
   const controllers = withSignals ? Array.from({ length: WAITERS }, () => new AbortController()) : [];
-  for (const c of controllers) void c.signal; // the request's signal exists before the call waits
+  for (const c of controllers) c.signal; // the request's signal exists before the call waits
   const waits: Promise<Admission>[] = new Array(WAITERS);
   const before = heap();
   for (let i = 0; i < WAITERS; i++) waits[i] = s.semaphore('mem', options).acquire(controllers[i]?.signal);

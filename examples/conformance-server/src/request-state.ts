@@ -28,7 +28,7 @@ export class RoundStateSeal {
 
   /** The state a client echoed back, or undefined on a first round; tampered state is a -32602. */
   async open(tool: string, mcp: ServerContext): Promise<RoundState | undefined> {
-    const wire = mcp.mcpReq.requestState<unknown>();
+    const wire = mcp.mcpReq.requestState();
     if (wire === undefined) return undefined;
     if (typeof wire !== 'string') throw invalidParams('requestState must be a string');
     let state: RoundState;

@@ -19,7 +19,7 @@ describe('the loop mesh', () => {
 
     const client = new Client({ name: 't', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(services[0]!.url));
-    const result = (await client.callTool({ name: 'a.lookup', arguments: { key: 'k' } })) as CallToolResult;
+    const result = (await client.callTool({ name: 'a.lookup', arguments: { key: 'k' } }));
     expect(result.isError).toBe(true);
     expect(errorOf(result)?.code).toBe('LOOP_DETECTED');
     expect(textOf(result)).toContain('a.lookup -> b.lookup -> c.lookup -> a.lookup');

@@ -164,7 +164,7 @@ export class RedisSemaphore implements Semaphore, LeaseOwner, WaiterOwner {
       if (status !== GONE_OR_SHED) this.leave(waiter.id);
       return;
     }
-    if (status === ADMITTED) return this.admit(waiter, fence ?? 0);
+    if (status === ADMITTED) { this.admit(waiter, fence ?? 0); return; }
     if (status === GONE_OR_SHED) {
       waiter.settle({ admitted: false, active: active ?? 0, queued: queued ?? 0 });
       return;

@@ -60,9 +60,9 @@ async function startReplica(name: string, prefix: string, env: Record<string, st
   await client.connect(new StreamableHTTPClientTransport(url));
   const replica: RiskReplica = {
     url,
-    call: async (tool, args) => (await client.callTool({ name: tool, arguments: args })) as CallToolResult,
+    call: async (tool, args) => (await client.callTool({ name: tool, arguments: args })),
     raw: async (params) =>
-      (await client.callTool(params as never, { allowInputRequired: true } as never)) as Record<string, unknown>,
+      (await client.callTool(params as never, { allowInputRequired: true })),
     stop: async () => {
       await client.close().catch(() => {});
       if (child.exitCode !== null || child.signalCode !== null) return;

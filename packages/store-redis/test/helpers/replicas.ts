@@ -96,7 +96,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     name: options.name,
     child,
     call: async (tool, args) =>
-      (await client.callTool({ name: tool, arguments: args }, { timeout: 120_000 })) as CallToolResult,
+      (await client.callTool({ name: tool, arguments: args }, { timeout: 120_000 })),
     stderr,
     exited,
     stop: async () => {
