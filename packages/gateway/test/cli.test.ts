@@ -7,7 +7,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { compileSchema, createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
-import { interpolateEnv, main } from '@sluice/gateway';
+import { GatewayErrorCode, interpolateEnv, main } from '@sluice/gateway';
+import { parseCommandLine } from '../src/cli-args.js';
 import { z } from 'zod';
 import {
   CLI_SOURCE,
@@ -213,6 +214,7 @@ describe('sluice serve', () => {
     const config = tempConfig({ listen: { http: { port: remoteListener.port } } });
     const run = runCli(['serve', '--config', config.file]);
     try {
+      expect(await run.event('gateway.start_failed')).toMatchObject({ code: GatewayErrorCode.START_FAILED });
       expect(await run.exited).toBe(1);
       expect(run.stderr()).toContain(
         `sluice: the gateway could not start: 127.0.0.1:${remoteListener.port} is already in use\n`,
@@ -221,6 +223,17 @@ describe('sluice serve', () => {
     } finally {
       config.remove();
     }
+  });
+});
+
+describe('the command line', () => {
+  it('refuses an unknown command, a stray argument or a misplaced option with USAGE', () => {
+    for (const argv of [['frobnicate'], ['serve', 'extra'], ['serve', '--json'], []]) {
+      expect(() => parseCommandLine(argv)).toThrow(
+        expect.objectContaining({ code: GatewayErrorCode.USAGE }) as unknown as Error,
+      );
+    }
+    expect(parseCommandLine(['check', '--json'])).toMatchObject({ kind: 'check', json: true });
   });
 });
 
