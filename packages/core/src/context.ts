@@ -4,6 +4,7 @@ import type { Meta } from './meta.js';
 import { initialOutgoingMeta, readIncomingMeta } from './meta.js';
 import type { AuthInfo, CallToolResult, ServerContext } from './protocol.js';
 import type { SluiceError } from './errors.js';
+import { invalidParams } from './errors.js';
 import type { SluiceTool } from './tool.js';
 
 /** Runs one call: the handler or upstream proxy, with every plugin's wrapper around it. */
@@ -93,6 +94,13 @@ export interface ContextRuntime {
   readonly logger: Logger;
   dispatch(name: string, args: unknown, request: CallRequest): Promise<CallToolResult>;
   approver(): Approver;
+}
+
+/** A call's arguments: absent means none; anything but an object is -32602. */
+export function callArguments(args: unknown): Record<string, unknown> {
+  if (args === undefined || args === null) return {};
+  if (typeof args !== 'object' || Array.isArray(args)) throw invalidParams('Tool arguments must be an object');
+  return args as Record<string, unknown>;
 }
 
 const NO_HEADERS: Headers = Object.freeze({});

@@ -117,6 +117,11 @@ export function invalidParams(message: string, options: Omit<SluiceErrorOptions,
   return new SluiceError(CoreErrorCode.INVALID_PARAMS, message, { ...options, rpcCode: RpcCode.INVALID_PARAMS });
 }
 
+/** The error for anything asked of a closed server. */
+export function serverClosed(hook: string): SluiceError {
+  return new SluiceError(CoreErrorCode.SERVER_CLOSED, 'The server is closed', { hook });
+}
+
 /** The message of anything thrown, without assuming it is an Error. */
 export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;

@@ -8,8 +8,8 @@ import { systemClock } from './clock.js';
 import type { Services } from './container.js';
 import { Tokens, createServerContainer, servicesOf } from './container.js';
 import type { CallRequest, ContextRuntime, Headers, ListContext, Transport } from './context.js';
-import { Context } from './context.js';
-import { CoreErrorCode, RpcCode, SluiceError, invalidParams, messageOf } from './errors.js';
+import { Context, callArguments } from './context.js';
+import { CoreErrorCode, RpcCode, SluiceError, messageOf, serverClosed } from './errors.js';
 import type { CoreHooks } from './hooks.js';
 import { createCoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
@@ -130,7 +130,7 @@ export class SluiceServer {
       approver: () =>
         this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
     };
-    internals.set(this, { table: this.table, dispatch: this.runtime.dispatch });
+    internals.set(this, { table: this.table, dispatch: (name, args, request) => this.dispatch(name, args, request) });
   }
 
   /**
@@ -199,12 +199,12 @@ export class SluiceServer {
   }
 
   private dispatch(name: string, args: unknown, request: CallRequest): Promise<CallToolResult> {
-    if (this.closed) return Promise.reject(closedError());
+    if (this.closed) return Promise.reject(serverClosed('call'));
     if (!this.table.busy) return this.dispatchNow(name, args, request);
     // One tool's failed registration is reported by ready(), not to calls of other tools.
     return this.table
       .settled()
-      .then(() => (this.closed ? Promise.reject(closedError()) : this.dispatchNow(name, args, request)));
+      .then(() => (this.closed ? Promise.reject(serverClosed('call')) : this.dispatchNow(name, args, request)));
   }
 
   private dispatchNow(name: string, args: unknown, request: CallRequest): Promise<CallToolResult> {
@@ -219,7 +219,7 @@ export class SluiceServer {
     }
     let ctx: Context;
     try {
-      ctx = new Context(this.runtime, entry.tool, argumentsOf(args), request);
+      ctx = new Context(this.runtime, entry.tool, callArguments(args), request);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -381,20 +381,10 @@ export class SluiceServer {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw closedError();
+    if (this.closed) throw serverClosed('call');
   }
 }
 
 export function createServer(options: ServerOptions): SluiceServer {
   return new SluiceServer(options);
-}
-
-function closedError(): SluiceError {
-  return new SluiceError(CoreErrorCode.SERVER_CLOSED, 'The server is closed', { hook: 'call' });
-}
-
-function argumentsOf(args: unknown): Record<string, unknown> {
-  if (args === undefined || args === null) return {};
-  if (typeof args !== 'object' || Array.isArray(args)) throw invalidParams('Tool arguments must be an object');
-  return args as Record<string, unknown>;
 }

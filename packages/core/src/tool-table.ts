@@ -82,7 +82,8 @@ export class ToolTable {
   private pending: Promise<void> = Promise.resolve();
   private pendingCount = 0;
   private readonly pendingNames = new Set<string>();
-  private readonly registrationErrors: unknown[] = [];
+  /** Registration failures not yet reported by `ready()`, as thrown (a SluiceError, usually). */
+  private readonly registrationErrors: Error[] = [];
 
   constructor(private readonly options: ToolTableOptions) {
     this.catalog = Object.freeze({
@@ -267,7 +268,7 @@ export class ToolTable {
     const { source } = tool;
     if (source.kind !== 'upstream') return;
     let names = this.origins.get(source.upstream);
-    if (names === undefined) this.origins.set(source.upstream, (names = new Map()));
+    if (names === undefined) this.origins.set(source.upstream, (names = new Map<string, string>()));
     names.set(source.originalName, tool.name);
   }
 
@@ -283,7 +284,7 @@ export class ToolTable {
     this.pending = this.pending
       .then(work)
       .catch((error: unknown) => {
-        this.registrationErrors.push(error);
+        this.registrationErrors.push(error instanceof Error ? error : new Error(messageOf(error)));
         this.options.logger.error(
           { event: 'tool.registration_failed', err: error },
           `tool registration failed: ${messageOf(error)}`,

@@ -1,4 +1,4 @@
-import { CoreErrorCode, SluiceError } from '../errors.js';
+import { CoreErrorCode, SluiceError, serverClosed } from '../errors.js';
 import type { ImportResult } from '../tool-table.js';
 import type { UpstreamStatus } from './health.js';
 import type { ImportOptions } from './options.js';
@@ -24,8 +24,7 @@ export class UpstreamRegistry {
   /** Validates the options, connects, and admits the upstream's tools; see `SluiceServer.import`. */
   async import(options: ImportOptions): Promise<ImportResult> {
     const resolved = parseImportOptions(options);
-    if (this.closed || this.host.isClosed())
-      throw new SluiceError(CoreErrorCode.SERVER_CLOSED, 'The server is closed', { hook: 'import' });
+    if (this.closed || this.host.isClosed()) throw serverClosed('import');
     if (this.upstreams.has(resolved.name)) {
       throw new SluiceError(
         CoreErrorCode.INVALID_OPTIONS,
