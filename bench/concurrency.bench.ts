@@ -78,10 +78,10 @@ async function queueBytes(withSignals: boolean): Promise<number> {
   const options = { maxActive: 1, maxQueue: WAITERS };
   const holder = s.semaphore('mem', options).tryAcquire()!;
   const controllers = withSignals ? Array.from({ length: WAITERS }, () => new AbortController()) : [];
-  for (const c of controllers) c.signal; // the request's signal exists before the call waits
-  const waits: Promise<Admission>[] = new Array(WAITERS);
+  const signals = controllers.map((c) => c.signal); // the request's signal exists before the call waits
+  const waits = new Array<Promise<Admission>>(WAITERS);
   const before = heap();
-  for (let i = 0; i < WAITERS; i++) waits[i] = s.semaphore('mem', options).acquire(controllers[i]?.signal);
+  for (let i = 0; i < WAITERS; i++) waits[i] = s.semaphore('mem', options).acquire(signals[i]);
   const bytes = (heap() - before) / WAITERS - 8; // less the slot in `waits`
   holder.release();
   for (const w of waits) permitOf(await w).release();
@@ -102,7 +102,7 @@ async function pluginBytes(): Promise<number> {
     { length: WAITERS + 1 },
     () => ({ signal: new AbortController().signal, logger: silent }) as unknown as CallContext,
   );
-  const calls: Promise<CallToolResult>[] = new Array(WAITERS + 1);
+  const calls = new Array<Promise<CallToolResult>>(WAITERS + 1);
   calls[0] = executor(contexts[0]!);
   const before = heap();
   for (let i = 1; i <= WAITERS; i++) calls[i] = executor(contexts[i]!);

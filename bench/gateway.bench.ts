@@ -41,7 +41,13 @@ async function stop(server: http.Server): Promise<void> {
 async function serveUpstream(): Promise<{ url: URL; close(): Promise<void> }> {
   const handler = createMcpHandler(upstreamServer, {});
   const { url, server } = await listen((request) => handler.fetch(request));
-  return { url, close: async () => (await stop(server), await handler.close()) };
+  return {
+    url,
+    close: async () => {
+      await stop(server);
+      await handler.close();
+    },
+  };
 }
 
 function upstreamServer(): Server {
@@ -71,7 +77,14 @@ async function bareProxy(upstreamUrl: URL) {
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
   await proxy.connect(transport);
   const { url, server } = await listen((request) => transport.handleRequest(request));
-  return { url, close: async () => (await stop(server), await proxy.close(), await up.close()) };
+  return {
+    url,
+    close: async () => {
+      await stop(server);
+      await proxy.close();
+      await up.close();
+    },
+  };
 }
 
 async function gateway(

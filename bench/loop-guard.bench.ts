@@ -34,7 +34,7 @@ const tool: SluiceTool = Object.freeze({
   source: { kind: 'local' as const },
 });
 const guard = createCallGuard({ maxDepth: MAX_DEPTH, originService: undefined, audit: false });
-const noop = (ctx: CallContext): undefined => void ctx.outgoingMeta;
+const noop = (ctx: CallContext): Meta => ctx.outgoingMeta;
 function contextFor(meta: Meta): () => CallContext {
   const incoming = Object.assign(emptyMeta(), meta);
   return () => ({ tool, meta: incoming, outgoingMeta: emptyMeta() }) as unknown as CallContext;

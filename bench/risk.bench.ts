@@ -44,7 +44,8 @@ const definitions = readdirSync(corpusDir)
     (f) =>
       (JSON.parse(readFileSync(new URL(f, corpusDir), 'utf8')) as { definition: Record<string, unknown> }).definition,
   );
-const descriptions = definitions.map((d) => String(d.description ?? '')).join('\n');
+const descriptionOf = (d: Record<string, unknown>): string => (typeof d.description === 'string' ? d.description : '');
+const descriptions = definitions.map(descriptionOf).join('\n');
 let realistic = '';
 while (realistic.length < MB) realistic += `${descriptions}\n`;
 const realisticBytes = Buffer.byteLength(realistic);
@@ -98,7 +99,7 @@ printTable('(1) Scan throughput (goal >= 50 MB/s)', throughputRows);
 
 // (2) Crafted 1 MB descriptions.
 const repeatTo = (unit: string, size = MB) => unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
-const tags = (s: string) => [...s].map((c) => String.fromCodePoint(0xe0000 + (c.codePointAt(0) as number))).join('');
+const tags = (s: string) => Array.from(s, (c) => String.fromCodePoint(0xe0000 + (c.codePointAt(0) as number))).join('');
 const otherTools = Array.from({ length: 1000 }, (_, i) => `tool_${i}`);
 const crafted: Array<[string, string]> = [
   ['ordinary text (reference)', realistic.slice(0, MB)],
@@ -142,7 +143,7 @@ function drafts(count: number) {
       name,
       definition: {
         name,
-        description: `${String(definitions[i % definitions.length]?.description ?? '').slice(0, 400)} (variant ${i})`,
+        description: `${descriptionOf(definitions[i % definitions.length] ?? {}).slice(0, 400)} (variant ${i})`,
         inputSchema: {
           type: 'object',
           properties: {
@@ -227,7 +228,10 @@ async function roundTrip(server: SluiceServer, elicitation = false) {
     gated: () => client.callTool({ name: 'gated', arguments: {} }),
   };
 }
-/** The in-memory store under another kind: what a shared (Redis) store looks like to the plugin, without the network. */
+/**
+ * The in-memory store under another kind: what a shared (Redis) store looks
+ * like to the plugin, without the network.
+ */
 function sharedStore(): MemoryStore {
   const store = new MemoryStore();
   Object.defineProperty(store, 'kind', { value: 'shared' });
@@ -356,9 +360,8 @@ const approvalRows = [
 ];
 printTable('(5) Approval', approvalRows);
 
-process.stdout.write(
-  `\nload average (1 min) before/after: ${loadBefore.toFixed(2)} / ${(loadavg()[0] as number).toFixed(2)} on this machine\n`,
-);
+const loadAfter = (loadavg()[0] as number).toFixed(2);
+process.stdout.write(`\nload average (1 min) before/after: ${loadBefore.toFixed(2)} / ${loadAfter} on this machine\n`);
 const file = writeResult('risk', {
   quick,
   loadAverage: [loadBefore, loadavg()[0]],

@@ -17,7 +17,10 @@ const SLOTS = { maxActive: 5, maxQueue: 1_000 };
 
 async function take(semaphore: Semaphore): Promise<void> {
   const permit = semaphore.tryAcquire();
-  if (permit) { permit.release(); return; }
+  if (permit) {
+    permit.release();
+    return;
+  }
   const admission = await semaphore.acquire();
   if (!admission.admitted) throw new Error('shed during the bench');
   admission.permit.release();

@@ -31,7 +31,9 @@ function declared(file) {
 for (const name of process.argv.slice(2)) {
   const dir = join('packages', name);
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-  let out = `# The public API of ${pkg.name}, one entry point per section. Change it on purpose: test/public-api.test.ts compares it with src.\n`;
+  let out =
+    `# The public API of ${pkg.name}, one entry point per section. ` +
+    'Change it on purpose: test/public-api.test.ts compares it with src.\n';
   for (const [subpath, target] of Object.entries(pkg.exports)) {
     if (typeof target !== 'object' || !target['sluice:source']) continue;
     out += `\n## ${subpath}\n${declared(join(dir, target['sluice:source'])).join('\n')}\n`;

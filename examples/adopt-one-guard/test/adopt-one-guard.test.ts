@@ -19,7 +19,7 @@ async function v1Client(server: { connect(t: InMemoryV1): Promise<void> }): Prom
 }
 
 describe('adopting one guard', () => {
-  it('a v1 server: six forecasts at once give four answers and two SERVER_BUSY, and the API never sees more than two', async () => {
+  it('a v1 server: six forecasts at once give four answers and two SERVER_BUSY; the API sees at most two', async () => {
     const api = slowForecastApi();
     const { server, sluice } = guardedWeatherServer(api);
     const client = await v1Client(server);

@@ -11,7 +11,7 @@ export function supplierServer(): McpServer {
       inputSchema: z.object({ item: z.string() }),
       annotations: { readOnlyHint: true },
     },
-    async ({ item }) => ({ content: [{ type: 'text', text: `${item}: 0.42 EUR per unit` }] }),
+    ({ item }) => ({ content: [{ type: 'text', text: `${item}: 0.42 EUR per unit` }] }),
   );
   return supplier;
 }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { CallToolResult } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { buildServer } from '../src/server.js';
 
@@ -16,9 +15,9 @@ describe('the bespoke inventory server', () => {
       'supplier_quote',
     ]);
     await client.callTool({ name: 'restock', arguments: { item: 'pear', units: 2 } });
-    const level = (await client.callTool({ name: 'stock_level', arguments: { item: 'pear' } }));
+    const level = await client.callTool({ name: 'stock_level', arguments: { item: 'pear' } });
     expect(textOf(level)).toBe('pear: 5');
-    const quote = (await client.callTool({ name: 'supplier_quote', arguments: { item: 'pear' } }));
+    const quote = await client.callTool({ name: 'supplier_quote', arguments: { item: 'pear' } });
     expect(textOf(quote)).toBe('pear: 0.42 EUR per unit');
     await client.close();
     await server.close();

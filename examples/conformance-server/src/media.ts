@@ -10,7 +10,11 @@ const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
 
 function crc32(bytes: Buffer): number {
   let crc = 0xffffffff;
-  for (const byte of bytes) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
+  for (const byte of bytes) {
+    const entry = CRC_TABLE[(crc ^ byte) & 0xff];
+    if (entry === undefined) throw new Error('crc32: the table has 256 entries, one per byte value');
+    crc = entry ^ (crc >>> 8);
+  }
   return (crc ^ 0xffffffff) >>> 0;
 }
 

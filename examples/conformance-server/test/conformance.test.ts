@@ -33,7 +33,7 @@ describe('the official MCP conformance suite against the Sluice conformance serv
 });
 
 describe('the same suite through `sluice serve` fronting the conformance server', () => {
-  let gateway: RunningGateway;
+  let gateway: RunningGateway | undefined;
   beforeAll(async () => {
     gateway = await startGateway(listener.url);
   }, 60_000);
@@ -43,8 +43,9 @@ describe('the same suite through `sluice serve` fronting the conformance server'
     it(
       `passes every scenario ${revision} requires, except the gateway gaps its baseline lists`,
       async () => {
-        const run = await runConformance(gateway.url, revision, baselineOf('gateway', revision));
-        expect(run.code, `${run.summary}\n--- gateway log (tail) ---\n${gateway.log().slice(-3000)}`).toBe(0);
+        const running = gateway!;
+        const run = await runConformance(running.url, revision, baselineOf('gateway', revision));
+        expect(run.code, `${run.summary}\n--- gateway log (tail) ---\n${running.log().slice(-3000)}`).toBe(0);
       },
       SUITE_TIMEOUT_MS,
     );

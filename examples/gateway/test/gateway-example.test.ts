@@ -32,8 +32,8 @@ function ready(child: ChildProcess): Promise<void> {
   });
 }
 
-let child: ChildProcess;
-let client: Client;
+let child: ChildProcess | undefined;
+let client: Client | undefined;
 let port: number;
 let ledgerDir: string;
 
@@ -65,20 +65,21 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.close().catch(() => {});
-  if (child && child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
+  const running = child;
+  if (running && running.exitCode === null) {
+    const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGKILL');
     await exited;
   }
   rmSync(ledgerDir, { recursive: true, force: true });
 });
 
 const call = (name: string, args: Record<string, unknown>) =>
-  client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+  client!.callTool({ name, arguments: args }) as Promise<CallToolResult>;
 
 describe('the example gateway', () => {
   it('exposes the tools of both upstreams, minus those its config denies or its risk ceiling hides', async () => {
-    const names = (await client.listTools()).tools.map((t) => t.name);
+    const names = (await client!.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(
       expect.arrayContaining(['everything_echo', 'everything_get-sum', 'desk_check_account', 'desk_open_ticket']),
     );
@@ -103,8 +104,9 @@ describe('the example gateway', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toContain('sluice_calls_total{tool="everything_get-sum",outcome="ok"} 1');
     expect(metrics).toContain('sluice_upstream_up{upstream="desk"} 1');
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
+    const gateway = child!;
+    const exited = new Promise((resolve) => gateway.once('exit', resolve));
+    gateway.kill('SIGTERM');
     expect(await exited).toBe(0);
   });
 });

@@ -9,7 +9,9 @@ for (const service of services) {
     process.stdout.write(`service ${service.name} skipped ${skipped.name}: ${skipped.reason}\n`);
 }
 const client = new Client({ name: 'loop-mesh-demo', version: '1.0.0' });
-await client.connect(new StreamableHTTPClientTransport(services[0]!.url));
+const [first] = services;
+if (first === undefined) throw new Error('the mesh started no service');
+await client.connect(new StreamableHTTPClientTransport(first.url));
 const result = await client.callTool({ name: 'a.lookup', arguments: { key: 'answer' } });
 const text = (result.content as { type: string; text?: string }[]).map((block) => block.text ?? '').join('\n');
 process.stdout.write(`a.lookup answered (isError: ${String(result.isError)}):\n${text}\n`);

@@ -26,7 +26,7 @@ export async function startMesh(options: MeshOptions): Promise<Service[]> {
   const names = ['a', 'b', 'c'];
   const services: Service[] = [];
   for (const [index, name] of names.entries()) {
-    const next = names[(index + 1) % names.length]!;
+    const next = following(names, index);
     const server = createServer({
       name: `service-${name}`,
       version: '1.0.0',
@@ -43,9 +43,8 @@ export async function startMesh(options: MeshOptions): Promise<Service[]> {
     services.push({ name, server, url: listener.url, skipped: [] });
   }
   // Import backwards so that each service's import sees the tools the next one already imported.
-  for (const index of [2, 1, 0]) {
-    const service = services[index]!;
-    const next = services[(index + 1) % services.length]!;
+  for (const [index, service] of [...services.entries()].reverse()) {
+    const next = following(services, index);
     const result = await service.server.import({
       name: `service-${next.name}`,
       connection: { type: 'http', url: next.url.href },
@@ -54,6 +53,13 @@ export async function startMesh(options: MeshOptions): Promise<Service[]> {
     service.skipped = result.skipped;
   }
   return services;
+}
+
+/** The member after `index` in a ring: the last one's next is the first. */
+function following<T>(ring: readonly T[], index: number): T {
+  const member = ring[(index + 1) % ring.length];
+  if (member === undefined) throw new Error(`a ring of ${ring.length} has no member after index ${index}`);
+  return member;
 }
 
 export async function stopMesh(services: readonly Service[]): Promise<void> {

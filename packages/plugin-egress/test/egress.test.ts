@@ -99,7 +99,11 @@ describe('over the limit, through a real client', () => {
     expect(textOf(result).startsWith('log line\nlog line\n')).toBe(true);
     expect(oracleSize(result)).toBeLessThanOrEqual(4_096);
     const record = metaOf<EgressRecord>(result, MetaKey.EGRESS);
-    expect(record).toEqual({ originalBytes: expect.any(Number), keptBytes: expect.any(Number), limitBytes: 4_096 });
+    expect(record).toEqual({
+      originalBytes: expect.any(Number) as unknown,
+      keptBytes: expect.any(Number) as unknown,
+      limitBytes: 4_096,
+    });
     expect(record!.originalBytes).toBeGreaterThan(18_000);
     expect(record!.keptBytes).toBeLessThan(4_096);
     expect(metaOf(result, MetaKey.NEXT_TOOL)).toEqual({ name: 'logs_search', arguments: { offset: 100 } });
@@ -167,7 +171,7 @@ describe('over the limit, through a real client', () => {
     await kit.close();
   });
 
-  it('keeps a small structuredContent whole for an outputSchema tool and cuts only its text, which still validates', async () => {
+  it("keeps an outputSchema tool's small structuredContent whole and cuts only its text, which validates", async () => {
     const outputSchema = z.object({ total: z.number() });
     const kit = await createTestKit({
       plugins: [egress({ maxPayloadBytes: 2_048 })],
@@ -244,7 +248,7 @@ describe('imported tools', () => {
     return { tool, base: async () => result() };
   };
 
-  it(`asks the proxy to stop reading at ${UPSTREAM_READ_FACTOR}x the limit, and limits the result by pattern`, async () => {
+  it(`asks the proxy to stop reading at ${UPSTREAM_READ_FACTOR}x the limit; limits the result by pattern`, async () => {
     const server = new TestServer({
       name: 's',
       version: '1',

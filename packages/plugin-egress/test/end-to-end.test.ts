@@ -65,7 +65,7 @@ describe('a 30 MB result', () => {
       await gateway.connect(serverSide);
       const client = new Client({ name: 'model', version: '1' });
       await client.connect(clientSide);
-      const call = async (name: string) => (await client.callTool({ name, arguments: {} })) as CallToolResult;
+      const call = async (name: string) => await client.callTool({ name, arguments: {} });
       const close = async () => {
         await client.close();
         await gateway.close();

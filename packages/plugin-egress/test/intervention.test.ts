@@ -12,7 +12,8 @@ describe('the intervention message', () => {
     expect(formatBytes(1_536)).toBe('1.5KB');
     expect(formatBytes(3 * 1024 ** 3)).toBe('3.0GB');
     expect(interventionText(2 * 1024 * 1024)).toBe(
-      '[SYSTEM INTERVENTION: Payload truncated at 2.0MB to prevent memory crash. You MUST use pagination (limit/offset) or filters to retrieve smaller result sets.]',
+      '[SYSTEM INTERVENTION: Payload truncated at 2.0MB to prevent memory crash. ' +
+        'You MUST use pagination (limit/offset) or filters to retrieve smaller result sets.]',
     );
   });
 

@@ -40,7 +40,7 @@ export function isValidUtf8Text(text: string): boolean {
 export function payloadsOf(result: CallToolResult): string[] {
   const out: string[] = [];
   for (const block of result.content as Loose[]) {
-    for (const key of ['text', 'data'] as const) if (typeof block[key] === 'string') out.push(block[key] as string);
+    for (const key of ['text', 'data'] as const) if (typeof block[key] === 'string') out.push(block[key]);
     const r = block.resource as Loose | undefined;
     if (r && typeof r.text === 'string') out.push(r.text);
     if (r && typeof r.blob === 'string') out.push(r.blob);

@@ -10,7 +10,7 @@ import { arbitraryResult } from './results.js';
 const wellFormed = (text: string): string => (text as unknown as { toWellFormed(): string }).toWellFormed();
 
 describe('for any result, through the pipeline', () => {
-  it('returns it untouched when within the limit, and otherwise valid UTF-8 within the limit, a prefix of the input', async () => {
+  it('returns it untouched within the limit, else valid UTF-8 within the limit that prefixes the input', async () => {
     const server = createServer({
       name: 'p',
       version: '1',

@@ -50,7 +50,7 @@ describe('truncating a result', () => {
     expect(kept.startsWith('a\ufffdb\ufffdx')).toBe(true);
   });
 
-  it('keeps blocks in order, cuts the first text that does not fit, drops all later blocks, and appends the intervention', () => {
+  it('keeps blocks in order, cuts the first text that does not fit, drops the rest, appends the intervention', () => {
     const input: CallToolResult = {
       content: [
         text('first'),
@@ -79,7 +79,7 @@ describe('truncating a result', () => {
       content: [text('short')],
       structuredContent: { rows: [1, 2, 3] },
       extra: 'z'.repeat(3_000),
-    } as CallToolResult);
+    });
     expect(fits.result.structuredContent).toEqual({ rows: [1, 2, 3] });
     expect((fits.result as Record<string, unknown>).extra).toBeUndefined();
   });
@@ -124,14 +124,15 @@ describe('truncating a result', () => {
     expect(meta.bulky).toBeUndefined();
     expect(meta[MetaKey.EGRESS]).toEqual({
       originalBytes: resultSize(input),
-      keptBytes: expect.any(Number),
+      keptBytes: expect.any(Number) as unknown,
       limitBytes: LIMIT,
     });
   });
 
   it('keeps isError, and never copies a __proto__ key', () => {
     const input = JSON.parse(
-      `{"content":[{"type":"text","text":"${'e'.repeat(3_000)}"}],"isError":true,"_meta":{"__proto__":{"polluted":true}}}`,
+      `{"content":[{"type":"text","text":"${'e'.repeat(3_000)}"}],"isError":true,` +
+        '"_meta":{"__proto__":{"polluted":true}}}',
     ) as CallToolResult;
     const { result } = cut(input);
     expect(result.isError).toBe(true);

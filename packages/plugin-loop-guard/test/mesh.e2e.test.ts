@@ -35,16 +35,16 @@ const stackOf = (text: string): unknown => (JSON.parse(text) as { stack: unknown
 const CYCLE_PATH = ['serviceB.run', 'serviceC.run', 'serviceA.run', 'serviceB.run'];
 
 describe('a ring of three service processes with the loop guard', () => {
-  let mesh: Mesh;
+  let mesh: Mesh | undefined;
   beforeAll(async () => {
     mesh = await startMesh(() => ({}));
   }, 60_000);
   afterAll(async () => {
-    await Promise.all([mesh?.a.stop(), mesh?.b.stop(), mesh?.c.stop()]);
+    if (mesh) await Promise.all([mesh.a.stop(), mesh.b.stop(), mesh.c.stop()]);
   });
 
   it('refuses A -> B -> C -> A with LOOP_DETECTED at C, before the call goes back to A, naming the path', async () => {
-    const { a, b, c } = mesh;
+    const { a, b, c } = mesh!;
     const result = await a.call('serviceA.run', { path: CYCLE_PATH });
     expect(result.isError).toBe(true);
     expect(errorOf(result)).toMatchObject({
@@ -61,7 +61,7 @@ describe('a ring of three service processes with the loop guard', () => {
   });
 
   it('keeps every process up and serving calls that do not cycle, across process boundaries', async () => {
-    const { a, b, c } = mesh;
+    const { a, b, c } = mesh!;
     await a.call('serviceA.run', { path: CYCLE_PATH });
     expect([a.running, b.running, c.running]).toEqual([true, true, true]);
     const across = await a.call('serviceA.run', { path: ['serviceB.run', 'serviceC.run'] });
@@ -72,30 +72,25 @@ describe('a ring of three service processes with the loop guard', () => {
   });
 
   it("leaves the re-import of A's own tools to core's name-collision check when no prefix is denied", () => {
-    const own = mesh.aImportsB.skipped.filter((s) => s.name.startsWith('serviceA.'));
+    const own = mesh!.aImportsB.skipped.filter((s) => s.name.startsWith('serviceA.'));
     expect(own.map((s) => s.name).sort()).toEqual(['serviceA.run', 'serviceA.stats']);
     expect(own.every((s) => s.by === 'core')).toBe(true);
   });
 });
 
 describe('the same ring with each service denying its own prefix and naming itself', () => {
-  let mesh: Mesh;
+  let mesh: Mesh | undefined;
   beforeAll(async () => {
     mesh = await startMesh((prefix) => ({ denyToolPrefix: `${prefix}.`, originService: prefix }));
   }, 60_000);
   afterAll(async () => {
-    await Promise.all([mesh?.a.stop(), mesh?.b.stop(), mesh?.c.stop()]);
+    if (mesh) await Promise.all([mesh.a.stop(), mesh.b.stop(), mesh.c.stop()]);
   });
 
   it('cuts the ring at import time: A does not import its own tools back from B, and says why', async () => {
-    const { a } = mesh;
-    expect(mesh.aImportsB.imported.sort()).toEqual([
-      'serviceB.run',
-      'serviceB.stats',
-      'serviceC.run',
-      'serviceC.stats',
-    ]);
-    expect(mesh.aImportsB.skipped).toEqual([
+    const { a, aImportsB } = mesh!;
+    expect(aImportsB.imported.sort()).toEqual(['serviceB.run', 'serviceB.stats', 'serviceC.run', 'serviceC.stats']);
+    expect(aImportsB.skipped).toEqual([
       { name: 'serviceA.run', reason: 'Denied by denyToolPrefix (serviceA.)', by: 'loop-guard' },
       { name: 'serviceA.stats', reason: 'Denied by denyToolPrefix (serviceA.)', by: 'loop-guard' },
     ]);
@@ -104,7 +99,7 @@ describe('the same ring with each service denying its own prefix and naming itse
   });
 
   it('still refuses the call cycle at run time: A sees its own entry on arrival and never runs again', async () => {
-    const { a, b, c } = mesh;
+    const { a, b, c } = mesh!;
     const result = await a.call('serviceA.run', { path: CYCLE_PATH });
     expect(errorOf(result)).toMatchObject({
       code: LoopGuardErrorCode.LOOP_DETECTED,

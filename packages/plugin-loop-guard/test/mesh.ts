@@ -76,7 +76,7 @@ export class ServiceProcess {
   }
 
   call(name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
-    return this.client!.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+    return this.client!.callTool({ name, arguments: args });
   }
 
   async toolNames(): Promise<string[]> {

@@ -88,7 +88,7 @@ function checkOutcome(meta: Record<string, unknown>, outcome: Outcome): void {
   if (!valid) {
     expect(outcome).toMatchObject({
       rpc: -32602,
-      message: expect.stringMatching(/_meta\["(dev\.sluice\/callStack|callStack)"\]/),
+      message: expect.stringMatching(/_meta\["(dev\.sluice\/callStack|callStack)"\]/) as unknown,
     });
     return;
   }

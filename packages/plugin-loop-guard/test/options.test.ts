@@ -24,7 +24,10 @@ describe('loopGuard options', () => {
     ];
     for (const [options, field] of bad) {
       expect(() => loopGuard(options as LoopGuardOptions), JSON.stringify(options)).toThrow(
-        expect.objectContaining({ code: CoreErrorCode.INVALID_OPTIONS, message: expect.stringMatching(field) }),
+        expect.objectContaining({
+          code: CoreErrorCode.INVALID_OPTIONS,
+          message: expect.stringMatching(field) as unknown,
+        }),
       );
     }
   });

@@ -20,7 +20,8 @@ export const STORE_NAME = 'store-redis';
 export function redisUnavailable(where: string, reason: string, cause?: unknown): SluiceError {
   return new SluiceError(
     RedisStoreErrorCode.REDIS_UNAVAILABLE,
-    `Redis at ${where} is unavailable (${reason}); the store fails closed, so guarded calls are refused until it is back`,
+    `Redis at ${where} is unavailable (${reason}); the store fails closed, ` +
+      'so guarded calls are refused until it is back',
     { plugin: STORE_NAME, cause },
   );
 }

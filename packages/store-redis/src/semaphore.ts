@@ -80,8 +80,9 @@ export class RedisSemaphore implements Semaphore, LeaseOwner, WaiterOwner {
     return undefined;
   }
 
-  acquire(signal?: AbortSignal): Promise<Admission> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
+  async acquire(signal?: AbortSignal): Promise<Admission> {
+    // An aborted call rejects with its signal's reason, whatever the caller made it.
+    signal?.throwIfAborted();
     const waiter = new Waiter(this, this.host.nextId(), signal, this.leaseMs());
     this.enter(waiter);
     return waiter.promise;
@@ -92,7 +93,7 @@ export class RedisSemaphore implements Semaphore, LeaseOwner, WaiterOwner {
     if (waiter.done) return;
     waiter.fail(waiter.signal?.reason);
     if (this.waiters.delete(waiter.id) && this.waiters.size === 0) this.stopWaiting();
-    this.leave(waiter.id);
+    void this.leave(waiter.id); // leave() never rejects: it logs a failed release
     this.collectIfIdle();
   }
 
@@ -161,10 +162,13 @@ export class RedisSemaphore implements Semaphore, LeaseOwner, WaiterOwner {
 
   private entered(waiter: Waiter, [status, fence, active, queued]: number[], confirmed: boolean): void {
     if (waiter.done) {
-      if (status !== GONE_OR_SHED) this.leave(waiter.id);
+      if (status !== GONE_OR_SHED) void this.leave(waiter.id); // never rejects
       return;
     }
-    if (status === ADMITTED) { this.admit(waiter, fence ?? 0); return; }
+    if (status === ADMITTED) {
+      this.admit(waiter, fence ?? 0);
+      return;
+    }
     if (status === GONE_OR_SHED) {
       waiter.settle({ admitted: false, active: active ?? 0, queued: queued ?? 0 });
       return;
@@ -243,7 +247,7 @@ export class RedisSemaphore implements Semaphore, LeaseOwner, WaiterOwner {
       const waiter = this.waiters.get(id);
       if (waiter === undefined) {
         // Aborted while the poll was in flight: give back what it was just given.
-        if (status === ADMITTED) this.leave(id);
+        if (status === ADMITTED) void this.leave(id); // never rejects
         return;
       }
       if (status === QUEUED) return;
@@ -279,7 +283,10 @@ export class RedisSemaphore implements Semaphore, LeaseOwner, WaiterOwner {
     }
   }
 
-  /** Removes this id from Redis (lease or queue entry); failures only delay it to its TTL. */
+  /**
+   * Removes this id from Redis (lease or queue entry); failures only delay it
+   * to its TTL. Never rejects: a failure is logged at debug level.
+   */
   private leave(id: string): Promise<unknown> {
     return this.host.backend
       .run(Scripts.release, this.keys.all.slice(0, 3), [id, this.keys.wake])

@@ -9,12 +9,17 @@ import { Scripts } from './scripts.js';
 export function encode(key: string, value: unknown): string {
   let text: string | undefined;
   try {
-    text = JSON.stringify(value);
+    text = jsonOf(value);
   } catch (error) {
     throw invalidValue(key, error instanceof Error ? error.message : String(error));
   }
   if (text === undefined) throw invalidValue(key, `${typeof value} has no JSON form`);
   return text;
+}
+
+/** `JSON.stringify` typed as it behaves: undefined for undefined, functions and symbols. */
+function jsonOf(value: unknown): string | undefined {
+  return JSON.stringify(value);
 }
 
 function decode(key: string, text: string): unknown {

@@ -2,23 +2,18 @@ import { createServer as createNetServer } from 'node:net';
 import type { Admission, Permit } from '@sluice/core';
 import { SluiceError } from '@sluice/core';
 import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
-import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { RedisStoreErrorCode } from '../src/index.js';
 import { startRedis } from './helpers/redis-server.js';
-import type { RedisServer } from './helpers/redis-server.js';
 import { StoreFactory, eventually } from './helpers/stores.js';
 
-let redis: RedisServer;
-let look: Redis;
-let stores: StoreFactory;
+// Started while the file loads: if Redis cannot start, the whole file fails, saying why.
+const redis = await startRedis();
+const look = redis.client();
+let stores: StoreFactory | undefined;
 
-beforeAll(async () => {
-  redis = await startRedis();
-  look = redis.client();
-});
 afterAll(async () => {
-  await redis?.close();
+  await redis.close();
 });
 afterEach(async () => {
   await stores?.closeAll();
@@ -81,7 +76,7 @@ describe('when Redis is unreachable at start', () => {
 });
 
 describe('when Redis restarts mid-run', () => {
-  it('under failClosed: calls fail with a clear error while it is down, waiters do not hang, and calls succeed after', async () => {
+  it('under failClosed: calls fail clearly while it is down, no waiter hangs, and calls succeed after', async () => {
     stores = new StoreFactory(redis);
     const { store, logs } = stores.open({ leaseMs: 1_000 });
     const kit = await createTestKit({
@@ -102,7 +97,7 @@ describe('when Redis restarts mid-run', () => {
       expect(textOf(await kit.call('guarded'))).toMatch(/^ran with fence \d+$/);
       const held = permitOf(await store.semaphore('held', { maxActive: 1, maxQueue: 5 }).acquire());
       const waiting = store.semaphore('held', { maxActive: 1, maxQueue: 5 }).acquire();
-      await eventually('the call waits', async () => (await look.zcard(`${stores.prefix}sem:{held}:queue`)) === 1);
+      await eventually('the call waits', async () => (await look.zcard(`${stores!.prefix}sem:{held}:queue`)) === 1);
 
       await redis.stop();
       await eventually('the store sees Redis gone', () => !store.connected);
@@ -147,7 +142,7 @@ describe('when Redis restarts mid-run', () => {
     expect(await store.get('k')).toBeUndefined();
     remote.release();
     local.release();
-    expect(logs.events('store.redis.recovered')[0]).toMatchObject({ servedLocally: expect.any(Number) });
+    expect(logs.events('store.redis.recovered')[0]?.servedLocally).toBeTypeOf('number');
   });
 
   it('keeps fencing tokens growing after Redis lost every key in a restart', async () => {
@@ -159,7 +154,7 @@ describe('when Redis restarts mid-run', () => {
     await redis.start();
     await eventually(
       'the store is back',
-      async () => store.connected && (await look.exists(`${stores.prefix}sem:{fenced}:fence`)) === 0,
+      async () => store.connected && (await look.exists(`${stores!.prefix}sem:{fenced}:fence`)) === 0,
     );
     const after = permitOf(await store.lock('fenced').acquire());
     after.release();

@@ -2,19 +2,16 @@ import { CoreErrorCode, SluiceError } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { RedisStoreConfig, redisStore, storeFromConfig } from '../src/index.js';
 import { startRedis } from './helpers/redis-server.js';
-import type { RedisServer } from './helpers/redis-server.js';
 import { uniquePrefix } from './helpers/stores.js';
 
-let redis: RedisServer;
+// Started while the file loads: if Redis cannot start, the whole file fails, saying why.
+const redis = await startRedis();
 
-beforeAll(async () => {
-  redis = await startRedis();
-});
 afterAll(async () => {
-  await redis?.close();
+  await redis.close();
 });
 
 function thrown(make: () => unknown): SluiceError {

@@ -1,8 +1,6 @@
 import { errorOf } from '@sluice/core/testing';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis } from './helpers/redis-server.js';
-import type { RedisServer } from './helpers/redis-server.js';
 import { answerOf, startReplica } from './helpers/replicas.js';
 import type { Replica } from './helpers/replicas.js';
 import { eventually, uniquePrefix } from './helpers/stores.js';
@@ -12,14 +10,13 @@ import { eventually, uniquePrefix } from './helpers/stores.js';
  * store: its limits, queue, shedding and intent mutex hold cluster-wide.
  */
 
-let redis: RedisServer;
-let look: Redis;
+// Started while the file loads: if Redis cannot start, the whole file fails, saying why.
+const redis = await startRedis();
+const look = redis.client();
 const prefix = uniquePrefix();
 let trio: Replica[] = [];
 
 beforeAll(async () => {
-  redis = await startRedis();
-  look = redis.client();
   trio = await Promise.all(
     ['p', 'q', 'r'].map((name) => startReplica({ name, redisUrl: redis.url, prefix, withPlugin: true })),
   );
@@ -28,7 +25,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const replica of trio) replica.child.kill('SIGCONT');
   await Promise.allSettled(trio.map((replica) => replica.stop()));
-  await redis?.close();
+  await redis.close();
 });
 
 async function openGate(name: string): Promise<void> {
@@ -37,7 +34,7 @@ async function openGate(name: string): Promise<void> {
 }
 
 describe('the concurrency plugin on replicas sharing the Redis store', () => {
-  it('runs no more than maxActive 5 calls at once cluster-wide: 300 simultaneous calls over three replicas', async () => {
+  it('runs at most maxActive 5 calls at once cluster-wide: 300 simultaneous calls over three replicas', async () => {
     const results = await Promise.all(
       Array.from({ length: 300 }, (_, i) => trio[i % 3]!.call('limited', { holdMs: 1 + (i % 5) })),
     );
@@ -60,7 +57,7 @@ describe('the concurrency plugin on replicas sharing the Redis store', () => {
     expect(Number(await look.get(`${prefix}test:max:limited_shed`))).toBe(5);
   });
 
-  it("hands the intent mutex's fencing token to the handler, so a holder paused past its lease cannot write", async () => {
+  it("gives the handler the intent mutex's fencing token, so a holder paused past its lease cannot write", async () => {
     // Its locks live 400 ms unless renewed: a pause of a few hundred ms loses them.
     const paused = await startReplica({ name: 'paused', redisUrl: redis.url, prefix, leaseMs: 400, withPlugin: true });
     trio.push(paused);
@@ -71,13 +68,14 @@ describe('the concurrency plugin on replicas sharing the Redis store', () => {
       async () => (await look.get(`${prefix}test:holding`))?.startsWith(`${paused.name}:`) === true,
     );
     paused.child.kill('SIGSTOP');
-    const second = answerOf<{ fence: number; accepted: boolean }>(
-      await other.call('destructive_write', { value: 'fresh' }),
-    );
+    const second = answerOf(await other.call('destructive_write', { value: 'fresh' })) as {
+      fence: number;
+      accepted: boolean;
+    };
     expect(second.accepted).toBe(true);
     paused.child.kill('SIGCONT');
     await openGate('plugin-paused');
-    const stale = answerOf<{ fence: number; accepted: boolean }>(await first);
+    const stale = answerOf(await first) as { fence: number; accepted: boolean };
     expect(stale.fence).toBeLessThan(second.fence);
     expect(stale.accepted).toBe(false);
     expect(await look.get(`${prefix}test:resource`)).toBe('fresh');

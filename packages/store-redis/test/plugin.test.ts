@@ -3,22 +3,19 @@ import type { Store } from '@sluice/core';
 import { createTestKit, textOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
 import { concurrency } from '@sluice/plugin-concurrency';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { RedisStoreErrorCode } from '../src/index.js';
 import type { RedisStore } from '../src/index.js';
 import { startRedis } from './helpers/redis-server.js';
-import type { RedisServer } from './helpers/redis-server.js';
 import { StoreFactory, eventually } from './helpers/stores.js';
 
-let redis: RedisServer;
-let stores: StoreFactory;
+// Started while the file loads: if Redis cannot start, the whole file fails, saying why.
+const redis = await startRedis();
+let stores: StoreFactory | undefined;
 let kit: TestKit | undefined;
 
-beforeAll(async () => {
-  redis = await startRedis();
-});
 afterAll(async () => {
-  await redis?.close();
+  await redis.close();
 });
 afterEach(async () => {
   await kit?.close();
@@ -61,7 +58,7 @@ describe('the Redis store in a Sluice server', () => {
     expect(seen?.kind).toBe('redis');
   });
 
-  it('under failClosed, answers a guarded call with a JSON-RPC error carrying REDIS_UNAVAILABLE while Redis is lost', async () => {
+  it('under failClosed, a guarded call gets a JSON-RPC error with REDIS_UNAVAILABLE while Redis is lost', async () => {
     stores = new StoreFactory(redis);
     const { store } = stores.open();
     kit = await guardedKit(store);

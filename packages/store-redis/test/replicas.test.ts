@@ -1,8 +1,6 @@
 import { errorOf, textOf } from '@sluice/core/testing';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis } from './helpers/redis-server.js';
-import type { RedisServer } from './helpers/redis-server.js';
 import { answerOf, startReplica } from './helpers/replicas.js';
 import type { Replica } from './helpers/replicas.js';
 import { eventually, uniquePrefix } from './helpers/stores.js';
@@ -12,20 +10,19 @@ import { eventually, uniquePrefix } from './helpers/stores.js';
  * one process must hold across all of them.
  */
 
-let redis: RedisServer;
-let look: Redis;
+// Started while the file loads: if Redis cannot start, the whole file fails, saying why.
+const redis = await startRedis();
+const look = redis.client();
 const prefix = uniquePrefix();
 let trio: Replica[] = [];
 
 beforeAll(async () => {
-  redis = await startRedis();
-  look = redis.client();
   trio = await Promise.all(['a', 'b', 'c'].map((name) => startReplica({ name, redisUrl: redis.url, prefix })));
 }, 120_000);
 
 afterAll(async () => {
   await Promise.allSettled(trio.map((replica) => replica.stop()));
-  await redis?.close();
+  await redis.close();
 });
 
 interface WorkAnswer {
@@ -49,7 +46,7 @@ async function runSpread(replicas: readonly Replica[], key: string, calls: numbe
       replicas[i % replicas.length]!.call('work', { key, maxActive: 5, maxQueue: calls, holdMs: 1 + (i % 7) }),
     ),
   );
-  const answers = results.map((result) => answerOf<WorkAnswer>(result));
+  const answers = results.map((result) => answerOf(result) as WorkAnswer);
   // The limit holds while holders renew in time; a renewal missed under load would show here first.
   expect(replicas.filter((replica) => replica.stderr().includes('store.redis.lease_lost'))).toEqual([]);
   expect(new Set(answers.map((answer) => answer.replica))).toEqual(new Set(replicas.map((replica) => replica.name)));
@@ -104,7 +101,7 @@ describe('replicas sharing one Redis', () => {
     const survivor = trio[0]!;
     const answers = await Promise.all(
       Array.from({ length: 5 }, () =>
-        survivor.call('work', { ...work, gate: undefined }).then((result) => answerOf<WorkAnswer>(result)),
+        survivor.call('work', { ...work, gate: undefined }).then((result) => answerOf(result) as WorkAnswer),
       ),
     );
     const earliest = Math.min(...expiries);
@@ -112,7 +109,7 @@ describe('replicas sharing one Redis', () => {
     expect(await maxRecorded('kill')).toBe(5);
   });
 
-  it('reject the stale write of a lock holder that was paused past its lease (SIGSTOP/SIGCONT) by its fencing token', async () => {
+  it('reject by fencing token the stale write of a lock holder paused past its lease (SIGSTOP/SIGCONT)', async () => {
     const paused = await startReplica({ name: 'paused', redisUrl: redis.url, prefix, leaseMs: 400 });
     try {
       const first = paused.call('fenced_write', { value: 'from the paused holder', gate: 'paused' });
@@ -121,13 +118,14 @@ describe('replicas sharing one Redis', () => {
         async () => (await look.get(`${prefix}test:holding`))?.startsWith('paused:') === true,
       );
       paused.child.kill('SIGSTOP');
-      const second = answerOf<{ fence: number; accepted: boolean }>(
-        await trio[1]!.call('fenced_write', { value: 'from the next holder' }),
-      );
+      const second = answerOf(await trio[1]!.call('fenced_write', { value: 'from the next holder' })) as {
+        fence: number;
+        accepted: boolean;
+      };
       expect(second.accepted).toBe(true);
       paused.child.kill('SIGCONT');
       await openGate('paused');
-      const stale = answerOf<{ fence: number; accepted: boolean }>(await first);
+      const stale = answerOf(await first) as { fence: number; accepted: boolean };
       expect(stale.fence).toBeLessThan(second.fence);
       expect(stale.accepted).toBe(false);
       expect(await look.get(`${prefix}test:resource`)).toBe('from the next holder');
@@ -144,15 +142,15 @@ describe('replicas sharing one Redis', () => {
     const claims = await Promise.all(
       Array.from({ length: 30 }, (_, i) => trio[i % 3]!.call('claim_nonce', { nonce: 'approval-1' })),
     );
-    const won = claims.map((result) => answerOf<{ won: boolean }>(result).won);
+    const won = claims.map((result) => (answerOf(result) as { won: boolean }).won);
     expect(won.filter(Boolean)).toHaveLength(1);
-    expect(answerOf<{ won: boolean }>(await trio[2]!.call('claim_nonce', { nonce: 'approval-1' })).won).toBe(false);
+    expect((answerOf(await trio[2]!.call('claim_nonce', { nonce: 'approval-1' })) as { won: boolean }).won).toBe(false);
   });
 
   it('see on one replica the value another replica set', async () => {
     await trio[0]!.call('put', { key: 'ledger', value: { search: 'sha256:01', reReview: true } });
     for (const replica of trio.slice(1)) {
-      expect(answerOf<{ value: unknown }>(await replica.call('read', { key: 'ledger' })).value).toEqual({
+      expect((answerOf(await replica.call('read', { key: 'ledger' })) as { value: unknown }).value).toEqual({
         search: 'sha256:01',
         reReview: true,
       });

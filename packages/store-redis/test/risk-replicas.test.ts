@@ -4,10 +4,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { CallToolResult } from '@sluice/core';
 import { errorOf, textOf } from '@sluice/core/testing';
 import { RiskErrorCode } from '@sluice/plugin-risk';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startRedis } from './helpers/redis-server.js';
 import { spawnUntilReady } from './helpers/replicas.js';
-import type { RedisServer } from './helpers/redis-server.js';
 import { uniquePrefix } from './helpers/stores.js';
 
 /**
@@ -27,19 +26,16 @@ interface RiskReplica {
   stop(): Promise<void>;
 }
 
-let redis: RedisServer;
+// Started while the file loads: if Redis cannot start, the whole file fails, saying why.
+const redis = await startRedis();
 const running: RiskReplica[] = [];
-
-beforeAll(async () => {
-  redis = await startRedis();
-}, 60_000);
 
 afterEach(async () => {
   await Promise.allSettled(running.splice(0).map((replica) => replica.stop()));
 });
 
 afterAll(async () => {
-  await redis?.close();
+  await redis.close();
 });
 
 async function startReplica(name: string, prefix: string, env: Record<string, string> = {}): Promise<RiskReplica> {
@@ -60,9 +56,8 @@ async function startReplica(name: string, prefix: string, env: Record<string, st
   await client.connect(new StreamableHTTPClientTransport(url));
   const replica: RiskReplica = {
     url,
-    call: async (tool, args) => (await client.callTool({ name: tool, arguments: args })),
-    raw: async (params) =>
-      (await client.callTool(params as never, { allowInputRequired: true })),
+    call: async (tool, args) => await client.callTool({ name: tool, arguments: args }),
+    raw: async (params) => await client.callTool(params as never, { allowInputRequired: true }),
     stop: async () => {
       await client.close().catch(() => {});
       if (child.exitCode !== null || child.signalCode !== null) return;

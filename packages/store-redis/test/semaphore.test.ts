@@ -1,21 +1,16 @@
 import { getEventListeners } from 'node:events';
 import type { Admission, Permit } from '@sluice/core';
-import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startRedis } from './helpers/redis-server.js';
-import type { RedisServer } from './helpers/redis-server.js';
 import { StoreFactory, eventually, redisTime, sleep } from './helpers/stores.js';
 
-let redis: RedisServer;
-let look: Redis;
-let stores: StoreFactory;
+// Started while the file loads: if Redis cannot start, the whole file fails, saying why.
+const redis = await startRedis();
+const look = redis.client();
+let stores: StoreFactory | undefined;
 
-beforeAll(async () => {
-  redis = await startRedis();
-  look = redis.client();
-});
 afterAll(async () => {
-  await redis?.close();
+  await redis.close();
 });
 afterEach(async () => {
   await stores?.closeAll();
@@ -27,6 +22,7 @@ function permitOf(admission: Admission): Permit {
 }
 
 async function queueLength(name: string): Promise<number> {
+  if (stores === undefined) throw new Error('the test opened no StoreFactory');
   return look.zcard(stores.key(name, 'queue'));
 }
 
@@ -46,7 +42,7 @@ describe('the distributed semaphore', () => {
     expect(await b.semaphore('s', options).acquire()).toEqual({ admitted: false, active: 2, queued: 2 });
     for (const permit of held) permit.release();
     for (const admission of await Promise.all(waiting)) permitOf(admission).release();
-    await eventually('every lease is given back', async () => (await look.zcard(stores.key('s', 'leases'))) === 0);
+    await eventually('every lease is given back', async () => (await look.zcard(stores!.key('s', 'leases'))) === 0);
   });
 
   it('wakes waiters in arrival order across stores as permits are released', async () => {

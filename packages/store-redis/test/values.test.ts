@@ -1,22 +1,17 @@
 import { SluiceError } from '@sluice/core';
 import fc from 'fast-check';
-import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { RedisStoreErrorCode } from '../src/index.js';
 import { startRedis } from './helpers/redis-server.js';
-import type { RedisServer } from './helpers/redis-server.js';
 import { StoreFactory, sleep } from './helpers/stores.js';
 
-let redis: RedisServer;
-let look: Redis;
-let stores: StoreFactory;
+// Started while the file loads: if Redis cannot start, the whole file fails, saying why.
+const redis = await startRedis();
+const look = redis.client();
+let stores: StoreFactory | undefined;
 
-beforeAll(async () => {
-  redis = await startRedis();
-  look = redis.client();
-});
 afterAll(async () => {
-  await redis?.close();
+  await redis.close();
 });
 afterEach(async () => {
   await stores?.closeAll();

@@ -62,14 +62,14 @@ function launch(binary: string, port: number): Promise<ChildProcess> {
       output += chunk.toString();
       if (output.includes('Ready to accept connections')) {
         clearTimeout(timer);
-        child.stdout?.off('data', onData);
-        child.stdout?.resume();
-        child.stderr?.resume();
+        child.stdout.off('data', onData);
+        child.stdout.resume();
+        child.stderr.resume();
         resolve(child);
       }
     };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`redis-server exited with code ${code} before it was ready on port ${port}:\n${output}`));

@@ -44,7 +44,7 @@ export interface ReadyChild {
   readonly child: ChildProcess;
   readonly url: URL;
   readonly exited: Promise<void>;
-  stderr(): string;
+  readonly stderr: () => string;
 }
 
 /**
@@ -60,13 +60,13 @@ export async function spawnUntilReady(fixture: string, name: string, env: Record
   });
   live.add(child);
   let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   void exited.then(() => live.delete(child));
   const url = await new Promise<URL>((ready, fail) => {
     let stdout = '';
     const timer = setTimeout(() => fail(new Error(`${name} did not start:\n${stderr}`)), 60_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const match = /READY (\S+)/.exec(stdout);
       if (!match?.[1]) return;
@@ -95,8 +95,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   return {
     name: options.name,
     child,
-    call: async (tool, args) =>
-      (await client.callTool({ name: tool, arguments: args }, { timeout: 120_000 })),
+    call: async (tool, args) => await client.callTool({ name: tool, arguments: args }, { timeout: 120_000 }),
     stderr,
     exited,
     stop: async () => {
@@ -110,9 +109,9 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   };
 }
 
-/** The JSON a fixture tool answered with. */
-export function answerOf<T = Record<string, unknown>>(result: CallToolResult): T {
+/** The JSON a fixture tool answered with; the caller states its shape. */
+export function answerOf(result: CallToolResult): unknown {
   const block = result.content[0];
   if (result.isError || block?.type !== 'text') throw new Error(`expected an answer, got ${JSON.stringify(result)}`);
-  return JSON.parse(block.text) as T;
+  return JSON.parse(block.text);
 }
