@@ -78,7 +78,7 @@ export class ChainCatalog {
   // Compiled on first use: most tools are never the target of a chain.
   private compile(tool: SluiceTool): CompiledSchema | null {
     try {
-      return compileSchema(tool.definition.inputSchema as Record<string, unknown>, 'input', tool.name);
+      return compileSchema(tool.definition.inputSchema, 'input', tool.name);
     } catch (error) {
       this.logger.warn(
         { event: 'chain.schema_unusable', tool: tool.name, err: messageOf(error) },
