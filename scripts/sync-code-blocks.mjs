@@ -2,7 +2,7 @@
 // (`<!-- source: file#region -->`) with that region's current text, so a
 // formatter or refactor never leaves a guide quoting stale code. The docs test
 // checks the same pairing; this script mends it.
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,7 +12,10 @@ export function documentsWithBlocks() {
   const docs = readdirSync(join(root, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => join('docs', f));
-  return [...docs, 'README.md'];
+  const packages = readdirSync(join(root, 'packages'))
+    .map((name) => join('packages', name, 'README.md'))
+    .filter((file) => existsSync(join(root, file)));
+  return [...docs, 'README.md', ...packages];
 }
 
 export function region(source) {

@@ -1,4 +1,4 @@
-import { PluginModeSchema } from '@sluice/core';
+import { PluginModeSchema, ToolSelectorListSchema } from '@sluice/core';
 import { z } from 'zod';
 
 /** The kinds of personal data the redactor recognises. */
@@ -9,8 +9,8 @@ export type PiiPattern = z.infer<typeof PiiPattern>;
 export const PiiRedactorOptions = z.object({
   /** Which kinds of personal data to redact (all by default). */
   patterns: z.array(PiiPattern).min(1).default(['email', 'phone']),
-  /** Tool-name globs the redactor applies to (all tools by default). */
-  tools: z.array(z.string().min(1)).min(1).optional(),
+  /** Tool selectors the redactor applies to (all tools by default). */
+  tools: ToolSelectorListSchema.min(1).optional(),
   mode: PluginModeSchema.default('enforce'),
 });
 export type PiiRedactorOptions = z.input<typeof PiiRedactorOptions>;

@@ -1,4 +1,4 @@
-import { Stage, compileGlobs, definePlugin, parseOptions, refusal } from '@sluice/core';
+import { Stage, definePlugin, parseOptions, refusal, selectTools } from '@sluice/core';
 import type { CallToolResult, Plugin } from '@sluice/core';
 import { PiiRedactorErrorCode } from './errors.js';
 import { PiiRedactorOptions } from './options.js';
@@ -18,7 +18,7 @@ export function piiRedactor(options: PiiRedactorOptions = {}): Plugin {
     mode: config.mode,
     apply({ hooks, logger, mode }) {
       const patterns: ReadonlySet<PiiPattern> = new Set(config.patterns);
-      const matches = config.tools === undefined ? () => true : compileGlobs(config.tools);
+      const matches = config.tools === undefined ? () => true : selectTools(config.tools);
 
       hooks.postCall.tap({ name: NAME, stage: Stage.TRANSFORM }, (result, ctx) => {
         // The tool check is two lookups; the real work, scanning text, can only happen per call.

@@ -1,9 +1,10 @@
 import { CoreErrorCode, RpcCode, SluiceError } from './errors.js';
-import type { CallContext, Executor, Headers } from './context.js';
+import type { CallContext, Executor } from './context.js';
 import type { Plugin } from './plugin.js';
 import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
 import type { ServerOptions } from './server-options.js';
 import { toProtocolError } from './protocol-errors.js';
+import { headersOf } from './request-headers.js';
 import { SluiceServer, internalsOf } from './server.js';
 import type { SluiceTool } from './tool.js';
 
@@ -199,21 +200,6 @@ function definitionOf(existing: AdoptableServer, name: string, record: Registere
     ...(record.annotations === undefined ? {} : { annotations: record.annotations }),
     ...(record._meta === undefined ? {} : { _meta: record._meta }),
   };
-}
-
-function headersOf(extra: NativeExtra): Headers | undefined {
-  const out: Record<string, string> = {};
-  if (extra.http?.req) {
-    extra.http.req.headers.forEach((value, key) => {
-      out[key] = value;
-    });
-    return out;
-  }
-  const raw = extra.requestInfo?.headers;
-  if (!raw) return undefined;
-  for (const [key, value] of Object.entries(raw))
-    if (value !== undefined) out[key.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-  return out;
 }
 
 /**

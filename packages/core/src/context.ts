@@ -1,3 +1,4 @@
+import { assertBoundedValue } from './limits.js';
 import type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js';
 import type { Logger } from './logger.js';
 import type { Meta } from './meta.js';
@@ -128,6 +129,8 @@ export class Context implements CallContext {
     args: Record<string, unknown>,
     request: CallRequest,
   ) {
+    assertBoundedValue(args, 'arguments');
+    assertBoundedValue(request.meta, '_meta');
     this.arguments = args;
     this.meta = readIncomingMeta(request.meta);
     this.outgoingMeta = initialOutgoingMeta(this.meta);

@@ -8,14 +8,23 @@ import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { Logger } from './logger.js';
 import type { ListChange } from './transport-hooks.js';
 import { sendChange } from './transport-hooks.js';
+import { rpcErrorBody } from './rpc-error-body.js';
 
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly sdk: SdkServer;
+  readonly opened: number;
+  /** What the session is charged against the memory budget: its `initialize` request and a fixed overhead. */
+  readonly bytes: number;
   lastSeen: number;
   /** Requests from the client not answered yet: a session with any is not idle. */
   inflight: number;
+  /** Whether the client sent anything after `initialize`: until then the handshake is unfinished. */
+  initialized: boolean;
 }
+
+/** What one session costs beyond its `initialize` request: SDK server, transport, maps (measured, rounded up). */
+const SESSION_OVERHEAD_BYTES = 16 * 1024;
 
 export interface SessionHost {
   readonly logger: Logger;
@@ -25,14 +34,20 @@ export interface SessionHost {
 export interface SessionOptions {
   /** A session unused this long is closed. */
   readonly idleMs: number;
-  /** Sessions open at once; an initialize beyond it gets 503. */
+  /** A session whose client sent nothing after `initialize` is closed after this long. */
+  readonly handshakeMs: number;
+  /** Sessions open at once; beyond it the least valuable session is evicted, or the initialize gets 503. */
   readonly maxSessions: number;
+  /** Estimated memory of all sessions together; the same eviction applies. */
+  readonly maxMemoryBytes: number;
+  /** Largest `initialize` request that opens a session; a larger one gets 413. */
+  readonly maxInitializeBytes: number;
   readonly maxBodyBytes: number;
 }
 
 /** A JSON-RPC error in an HTTP response, for requests no transport will take. */
 export function rpcErrorResponse(status: number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
+  return new Response(rpcErrorBody(null, code, message), {
     status,
     headers: { 'content-type': 'application/json' },
   });
@@ -72,6 +87,7 @@ function trackInflight(session: Session): void {
   const receive = transport.onmessage;
   transport.onmessage = (message, extra) => {
     if ('method' in message && 'id' in message) session.inflight++;
+    if (!('method' in message) || message.method !== 'initialize') session.initialized = true;
     session.lastSeen = Date.now();
     receive?.(message, extra);
   };
@@ -91,14 +107,17 @@ function trackInflight(session: Session): void {
  * which a stateless handler cannot route back; 2026-07-28 needs none of this.
  */
 export class LegacySessions {
+  // In insertion order, which is opening order: eviction scans from the oldest.
   private readonly sessions = new Map<string, Session>();
   private readonly sweeper: NodeJS.Timeout;
+  private memory = 0;
 
   constructor(
     private readonly host: SessionHost,
     private readonly options: SessionOptions,
   ) {
-    this.sweeper = setInterval(() => this.sweep(), Math.min(options.idleMs, 60_000));
+    const every = Math.max(250, Math.min(options.idleMs, options.handshakeMs, 60_000) / 2);
+    this.sweeper = setInterval(() => this.sweep(), every);
     this.sweeper.unref();
   }
 
@@ -107,34 +126,86 @@ export class LegacySessions {
     return request.headers.has('mcp-session-id') || opensSession(request, body);
   }
 
-  async handle(request: Request, body: unknown): Promise<Response> {
+  /** `bodyBytes`: the size of the request's body, which an opening `initialize` is charged. */
+  async handle(request: Request, body: unknown, bodyBytes = 0): Promise<Response> {
     const id = request.headers.get('mcp-session-id');
     if (id !== null) {
       const session = this.sessions.get(id);
       if (!session) return rpcErrorResponse(404, -32001, 'Session not found: initialize a new session');
+      // Hook point for authentication: once requests carry an identity, a session will answer only the
+      // identity that opened it (compare it with one recorded in open()), so that a leaked id is not enough.
       session.lastSeen = Date.now();
       return session.transport.handleRequest(request, { parsedBody: body });
     }
-    if (this.sessions.size >= this.options.maxSessions)
-      return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
-    return this.open(request, body);
+    if (bodyBytes > this.options.maxInitializeBytes) {
+      return rpcErrorResponse(
+        413,
+        -32602,
+        `The initialize request is too large: a session keeps its params, so at most ${this.options.maxInitializeBytes} bytes are accepted`,
+      );
+    }
+    const bytes = bodyBytes + SESSION_OVERHEAD_BYTES;
+    if (!this.makeRoom(bytes)) return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
+    return this.open(request, body, bytes);
   }
 
-  private async open(request: Request, body: unknown): Promise<Response> {
+  /**
+   * Evicts sessions until one more of `bytes` fits the count and the memory
+   * budget: first unfinished handshakes (oldest first), then idle sessions
+   * (least recently used first). A session with a request running is never
+   * evicted; false when only such sessions are left.
+   */
+  private makeRoom(bytes: number): boolean {
+    const fits = () =>
+      this.sessions.size < this.options.maxSessions && this.memory + bytes <= this.options.maxMemoryBytes;
+    while (!fits()) {
+      let victim: [string, Session] | undefined;
+      for (const entry of this.sessions) {
+        if (!entry[1].initialized && entry[1].inflight === 0) {
+          victim = entry;
+          break;
+        }
+      }
+      if (victim === undefined) {
+        for (const entry of this.sessions) {
+          if (entry[1].inflight > 0) continue;
+          if (victim === undefined || entry[1].lastSeen < victim[1].lastSeen) victim = entry;
+        }
+      }
+      if (victim === undefined) return false;
+      this.evict(victim[0], victim[1], 'http.session_evicted', 'evicting a session to make room');
+    }
+    return true;
+  }
+
+  private evict(id: string, session: Session, event: string, message: string): void {
+    this.forget(id);
+    this.host.logger.debug({ event, session: id, initialized: session.initialized }, message);
+    void session.sdk.close().catch(() => {});
+  }
+
+  private forget(id: string): void {
+    const session = this.sessions.get(id);
+    if (session === undefined) return;
+    this.sessions.delete(id);
+    this.memory -= session.bytes;
+  }
+
+  private async open(request: Request, body: unknown, bytes: number): Promise<Response> {
     const sdk = this.host.createSdkServer('http');
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: this.options.maxBodyBytes,
       onsessioninitialized: (sessionId) => {
         this.sessions.set(sessionId, session);
+        this.memory += session.bytes;
       },
-      onsessionclosed: (sessionId) => {
-        this.sessions.delete(sessionId);
-      },
+      onsessionclosed: (sessionId) => this.forget(sessionId),
     });
-    const session: Session = { transport, sdk, lastSeen: Date.now(), inflight: 0 };
+    const now = Date.now();
+    const session: Session = { transport, sdk, opened: now, bytes, lastSeen: now, inflight: 0, initialized: false };
     transport.onclose = () => {
-      if (transport.sessionId) this.sessions.delete(transport.sessionId);
+      if (transport.sessionId) this.forget(transport.sessionId);
     };
     await sdk.connect(transport);
     trackInflight(session);
@@ -146,13 +217,19 @@ export class LegacySessions {
     for (const session of this.sessions.values()) sendChange(session.sdk, change);
   }
 
+  /** Estimated memory the open sessions hold, in bytes. */
+  get memoryBytes(): number {
+    return this.memory;
+  }
+
   private sweep(): void {
-    const cutoff = Date.now() - this.options.idleMs;
+    const now = Date.now();
     for (const [id, session] of this.sessions) {
-      if (session.lastSeen >= cutoff || session.inflight > 0) continue;
-      this.sessions.delete(id);
-      this.host.logger.debug({ event: 'http.session_expired', session: id }, 'closing an idle session');
-      void session.sdk.close().catch(() => {});
+      if (session.inflight > 0) continue;
+      if (!session.initialized && session.opened < now - this.options.handshakeMs)
+        this.evict(id, session, 'http.session_unfinished', 'closing a session whose handshake never finished');
+      else if (session.lastSeen < now - this.options.idleMs)
+        this.evict(id, session, 'http.session_expired', 'closing an idle session');
     }
   }
 
@@ -160,6 +237,7 @@ export class LegacySessions {
     clearInterval(this.sweeper);
     const open = [...this.sessions.values()];
     this.sessions.clear();
+    this.memory = 0;
     await Promise.allSettled(open.map((s) => s.sdk.close()));
   }
 }

@@ -6,6 +6,7 @@ import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
 import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
+import { rpcErrorBody } from './rpc-error-body.js';
 
 export interface ListenOptions {
   /** Default 0: any free port (read it from the listener). */
@@ -15,16 +16,40 @@ export interface ListenOptions {
   /** Default `/mcp`. */
   path?: string;
   /**
-   * Hostnames a browser `Origin` may carry. Default: the loopback names. A
-   * request with another Origin gets 403, which stops DNS rebinding.
+   * Origins a browser request may come from. A bare hostname (`localhost`)
+   * matches that host on this listener's own port; `host:port` or a full
+   * origin (`https://app.example.com`) matches exactly. Default: the
+   * loopback names on this listener's port. A request with another Origin
+   * gets 403, which stops DNS rebinding.
    */
   allowedOrigins?: readonly string[];
+  /**
+   * Hostnames the `Host` header may name (any port). Default: the loopback
+   * names when bound to a loopback address, and no check otherwise. A
+   * request naming another host gets 403: a DNS-rebinding page sends its own
+   * hostname, often with no Origin at all.
+   */
+  allowedHosts?: readonly string[];
   /** Largest request body accepted, in bytes. Default 4 MiB; larger gets 413. */
   maxBodyBytes?: number;
   /** A 2025-11-25 session unused this long is closed. Default 30 minutes. */
   sessionIdleMs?: number;
+  /** A 2025-11-25 session whose client sent nothing after `initialize` is closed after this long. Default 30 s. */
+  sessionHandshakeMs?: number;
   /** 2025-11-25 sessions open at once. Default 10,000. */
   maxSessions?: number;
+  /** Memory all 2025-11-25 sessions may hold together, in bytes (estimated). Default 64 MiB. */
+  maxSessionMemoryBytes?: number;
+  /** Largest `initialize` request that opens a session, in bytes; its params are kept for the session's life. Default 64 KiB. */
+  maxInitializeBytes?: number;
+  /** Time to receive a request's headers, in ms. Default 10 000. */
+  headersTimeoutMs?: number;
+  /** Time to receive a whole request (headers and body), in ms. Default 30 000. */
+  requestTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this long, in ms. Default 5 000. */
+  keepAliveTimeoutMs?: number;
+  /** Connections open at once; more are closed as they arrive. Default 1 024. */
+  maxConnections?: number;
   /**
    * Further routes on the same server, by exact path (e.g. `/metrics`,
    * `/healthz`). They get the same Origin check as the MCP endpoint.
@@ -52,10 +77,26 @@ const CLOSE_GRACE_MS = 1_000;
 
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]', '::1'];
 
+/** The defaults of the listener's limits; the README's security section lists them. */
+export const HttpLimits = Object.freeze({
+  SESSION_IDLE_MS: 30 * 60_000,
+  SESSION_HANDSHAKE_MS: 30_000,
+  MAX_SESSIONS: 10_000,
+  MAX_SESSION_MEMORY_BYTES: 64 * 2 ** 20,
+  MAX_INITIALIZE_BYTES: 64 * 2 ** 10,
+  HEADERS_TIMEOUT_MS: 10_000,
+  REQUEST_TIMEOUT_MS: 30_000,
+  KEEP_ALIVE_TIMEOUT_MS: 5_000,
+  MAX_CONNECTIONS: 1_024,
+});
+
+const isLoopbackBind = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
+
 function jsonError(res: http.ServerResponse, status: number, message: string): void {
   if (res.headersSent) return void res.end();
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
+  res.end(rpcErrorBody(null, -32000, message));
 }
 
 /** How much of an oversized body is read and thrown away so that the client receives its 413 rather than a reset. */
@@ -69,13 +110,7 @@ const DRAIN_FACTOR = 4;
 function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, maxBody: number): void {
   const answer = () => {
     res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-    res.end(
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: -32000, message: `Request body too large: the limit is ${maxBody} bytes` },
-      }),
-    );
+    res.end(rpcErrorBody(null, -32000, `Request body too large: the limit is ${maxBody} bytes`));
   };
   let read = 0;
   req.on('data', (chunk: Buffer) => {
@@ -91,10 +126,53 @@ function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, max
   req.on('error', () => res.destroy());
 }
 
-function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
-  if (origin === undefined) return true; // not a browser: nothing to rebind
+/** The hostname of a Host header (`name:port`, `[v6]:port`), lower-cased; undefined when malformed. */
+function hostnameOf(host: string | undefined): string | undefined {
+  if (host === undefined || host === '') return undefined;
   try {
-    return allowed.includes(new URL(origin).hostname);
+    return new URL(`http://${host}`).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+function hostAllowed(host: string | undefined, allowed: ReadonlySet<string> | undefined): boolean {
+  if (allowed === undefined) return true;
+  const name = hostnameOf(host);
+  return name !== undefined && allowed.has(name);
+}
+
+/**
+ * Origins as compared: `scheme://host:port` for full origins, `host:port`
+ * otherwise (a bare hostname gets the listener's port).
+ */
+function originRules(entries: readonly string[], port: number): { exact: Set<string>; hostPort: Set<string> } {
+  const exact = new Set<string>();
+  const hostPort = new Set<string>();
+  for (const entry of entries) {
+    if (entry.includes('://')) {
+      try {
+        exact.add(new URL(entry).origin);
+      } catch {
+        // Validated where configured; a malformed entry matches nothing.
+      }
+      continue;
+    }
+    const name = hostnameOf(entry);
+    if (name === undefined) continue;
+    const explicit = /:(\d+)$/.exec(entry.replace(/^\[[^\]]*\]/, ''));
+    hostPort.add(`${name}:${explicit ? explicit[1] : port}`);
+  }
+  return { exact, hostPort };
+}
+
+function originAllowed(origin: string | undefined, rules: ReturnType<typeof originRules>): boolean {
+  if (origin === undefined) return true; // not a browser: the Host check still applies
+  try {
+    const url = new URL(origin);
+    if (rules.exact.has(url.origin)) return true;
+    const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+    return rules.hostPort.has(`${url.hostname.toLowerCase()}:${port}`);
   } catch {
     return false;
   }
@@ -108,7 +186,10 @@ function originAllowed(origin: string | undefined, allowed: readonly string[]): 
 export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: TransportHooks): Promise<HttpListener> {
   const path = options.path ?? '/mcp';
   const bindHost = options.host ?? '127.0.0.1';
-  const allowed = options.allowedOrigins ?? LOOPBACK;
+  const allowedHostList = options.allowedHosts ?? (isLoopbackBind(bindHost) ? LOOPBACK : undefined);
+  const allowedHosts = allowedHostList && new Set(allowedHostList.map((h) => hostnameOf(h) ?? h.toLowerCase()));
+  // Filled in once the port is known (port 0 picks one).
+  let origins = originRules([], 0);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_SIZE;
   const onerror = (error: Error) => host.logger.debug({ event: 'http.error', err: error }, 'MCP HTTP handler error');
   const modern = createMcpHandler(() => host.createSdkServer('http'), {
@@ -117,38 +198,55 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     maxRequestBodySize: maxBody,
   });
   const sessions = new LegacySessions(host, {
-    idleMs: options.sessionIdleMs ?? 30 * 60_000,
-    maxSessions: options.maxSessions ?? 10_000,
+    idleMs: options.sessionIdleMs ?? HttpLimits.SESSION_IDLE_MS,
+    handshakeMs: options.sessionHandshakeMs ?? HttpLimits.SESSION_HANDSHAKE_MS,
+    maxSessions: options.maxSessions ?? HttpLimits.MAX_SESSIONS,
+    maxMemoryBytes: options.maxSessionMemoryBytes ?? HttpLimits.MAX_SESSION_MEMORY_BYTES,
+    maxInitializeBytes: options.maxInitializeBytes ?? HttpLimits.MAX_INITIALIZE_BYTES,
     maxBodyBytes: maxBody,
   });
   const route = async (request: Request): Promise<Response> => {
     let body: unknown;
+    let bodyBytes = 0;
     if (request.method === 'POST') {
       const read = await readRequestBody(request, maxBody);
       if (read.tooLarge) return rpcErrorResponse(413, -32000, `Request body too large: the limit is ${maxBody} bytes`);
+      bodyBytes = read.text.length;
       try {
         body = JSON.parse(read.text);
       } catch {
         return rpcErrorResponse(400, -32700, 'Parse error: the body is not JSON');
       }
     }
-    if (sessions.owns(request, body)) return sessions.handle(request, body);
+    if (sessions.owns(request, body)) return sessions.handle(request, body, bodyBytes);
     return modern.fetch(request, body === undefined ? {} : { parsedBody: body });
   };
   const nodeHandler = toNodeHandler({ fetch: route }, { onerror, maxRequestBodySize: maxBody });
 
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (!originAllowed(req.headers.origin, allowed)) return jsonError(res, 403, 'Forbidden: Origin not allowed');
-    const extra = url.pathname === path ? undefined : options.routes?.[url.pathname];
-    if (extra) return void extra(req, res);
-    if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
-    if (Number(req.headers['content-length'] ?? 0) > maxBody) return refuseTooLarge(req, res, maxBody);
-    nodeHandler(req, res).catch((error: unknown) => {
-      host.logger.error({ event: 'http.failed', err: error }, 'HTTP request failed');
-      jsonError(res, 500, 'Internal error');
-    });
-  });
+  const headersTimeout = options.headersTimeoutMs ?? HttpLimits.HEADERS_TIMEOUT_MS;
+  const server = http.createServer(
+    {
+      headersTimeout,
+      requestTimeout: Math.max(options.requestTimeoutMs ?? HttpLimits.REQUEST_TIMEOUT_MS, headersTimeout),
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? HttpLimits.KEEP_ALIVE_TIMEOUT_MS,
+      // How often Node checks the two timeouts above: often enough that they hold.
+      connectionsCheckingInterval: Math.min(1_000, Math.max(100, Math.floor(headersTimeout / 4))),
+    },
+    (req, res) => {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (!hostAllowed(req.headers.host, allowedHosts)) return jsonError(res, 403, 'Forbidden: Host not allowed');
+      if (!originAllowed(req.headers.origin, origins)) return jsonError(res, 403, 'Forbidden: Origin not allowed');
+      const extra = url.pathname === path ? undefined : options.routes?.[url.pathname];
+      if (extra) return void extra(req, res);
+      if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
+      if (Number(req.headers['content-length'] ?? 0) > maxBody) return refuseTooLarge(req, res, maxBody);
+      nodeHandler(req, res).catch((error: unknown) => {
+        host.logger.error({ event: 'http.failed', err: error }, 'HTTP request failed');
+        jsonError(res, 500, 'Internal error');
+      });
+    },
+  );
+  server.maxConnections = options.maxConnections ?? HttpLimits.MAX_CONNECTIONS;
   server.on('clientError', (_error, socket) => socket.destroy());
 
   await new Promise<void>((resolve, reject) => {
@@ -159,6 +257,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     });
   });
   const address = server.address() as AddressInfo;
+  origins = originRules(options.allowedOrigins ?? LOOPBACK, address.port);
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const endpoint = new URL(`http://${urlHost}:${address.port}${path}`);
   host.logger.info({ event: 'http.listening', url: endpoint.href }, `listening on ${endpoint.href}`);

@@ -29,6 +29,9 @@ export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
 
 export type { HttpListener, ListenOptions } from './http.js';
 
+export { formatIssues } from './issues.js';
+export type { IssueFormat } from './issues.js';
+
 export { createDefaultLogger } from './logger.js';
 export type { Logger } from './logger.js';
 
@@ -72,7 +75,7 @@ export type { StdioHandle, StdioOptions } from './stdio.js';
 export { MemoryStore } from './store/memory.js';
 export type { Admission, Permit, Semaphore, SemaphoreOptions, SetOptions, Store } from './store/types.js';
 
-export { annotationsOf, createImportBatch } from './tool.js';
+export { annotationsOf, createImportBatch, isToolName } from './tool.js';
 export type {
   ConnectionSummary,
   ImportBatch,
@@ -85,8 +88,12 @@ export type {
   ToolSource,
 } from './tool.js';
 
-export { compileGlobs, isGlob, matchGlob } from './upstream/glob.js';
-export type { GlobMatcher } from './upstream/glob.js';
+export { ToolSelectorListSchema, ToolSelectorSchema, selectTools } from './tool-selector.js';
+export type { SelectorOptions, ToolMatcher, ToolSubject } from './tool-selector.js';
+export { ToolSettings } from './tool-settings.js';
+export type { ToolSettingsEntries } from './tool-settings.js';
+
+export { matchGlob } from './upstream/glob.js';
 export type { UpstreamHealth, UpstreamStatus } from './upstream/health.js';
 export {
   HttpConnectionSchema,
@@ -98,3 +105,6 @@ export type { ImportOptions, InProcessServer, UpstreamConnection, UpstreamTransp
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
 export { extractTraceContext, injectTraceContext, withTraceSpan } from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';
+export { HttpLimits } from './http.js';
+export { ValueLimits } from './limits.js';
+export { SafeJsonSchemaValidator, safeJsonSchemaValidator } from './safe-json-schema.js';

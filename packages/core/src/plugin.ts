@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
 import type { CoreHooks, PluginHooks } from './hooks.js';
 import { TapRegistry, createPluginHooks } from './hooks.js';
+import { formatIssues } from './issues.js';
 import type { Logger } from './logger.js';
 import type { Services } from './container.js';
 import type { ToolCatalog } from './tool-table.js';
@@ -89,9 +90,7 @@ function assertPlugin(plugin: unknown): asserts plugin is Plugin {
 export function parseOptions<S extends z.ZodType>(plugin: string, schema: S, options: unknown): z.output<S> {
   const parsed = schema.safeParse(options);
   if (parsed.success) return parsed.data;
-  const detail = parsed.error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(options)'}: ${issue.message}`)
-    .join('; ');
+  const detail = formatIssues(parsed.error);
   throw new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid options for plugin "${plugin}": ${detail}`, { plugin });
 }
 

@@ -1,6 +1,7 @@
 import { fromJsonSchema } from '@modelcontextprotocol/server';
 import type { JsonSchemaType, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { CoreErrorCode, SluiceError } from './errors.js';
+import { safeJsonSchemaValidator } from './safe-json-schema.js';
 
 export type { StandardSchemaWithJSON };
 
@@ -60,7 +61,7 @@ function fromJsonObject(schema: JsonSchema, direction: string, tool: string): St
     );
   }
   try {
-    return fromJsonSchema(schema as JsonSchemaType);
+    return fromJsonSchema(schema as JsonSchemaType, safeJsonSchemaValidator());
   } catch (error) {
     throw new SluiceError(CoreErrorCode.INVALID_TOOL, `Tool "${tool}": the ${direction} JSON Schema does not compile`, {
       cause: error,

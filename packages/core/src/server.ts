@@ -7,19 +7,21 @@ import { noApprover } from './approval.js';
 import { systemClock } from './clock.js';
 import type { Services } from './container.js';
 import { Tokens, createServerContainer, servicesOf } from './container.js';
-import type { CallRequest, ContextRuntime, Headers, ListContext, Transport } from './context.js';
+import type { CallRequest, ContextRuntime, ListContext, Transport } from './context.js';
 import { Context, callArguments } from './context.js';
 import { CoreErrorCode, RpcCode, SluiceError, messageOf, serverClosed } from './errors.js';
 import type { CoreHooks } from './hooks.js';
 import { createCoreHooks } from './hooks.js';
+import { formatIssues } from './issues.js';
 import type { Logger } from './logger.js';
 import { createDefaultLogger } from './logger.js';
 import { Pipeline } from './pipeline.js';
 import type { Plugin } from './plugin.js';
 import { applyPlugins } from './plugin.js';
-import type { CallToolResult, ServerContext, Tool } from './protocol.js';
+import type { CallToolResult, Tool } from './protocol.js';
 import { localDraft } from './local-tool.js';
 import { rethrowForClient } from './protocol-errors.js';
+import { headersOf } from './request-headers.js';
 import type { SchemaInput } from './schema.js';
 import { MemoryStore } from './store/memory.js';
 import type { SkippedTool, SluiceTool, ToolDefinition } from './tool.js';
@@ -50,17 +52,6 @@ export function internalsOf(server: SluiceServer): ServerInternals {
   if (found === undefined)
     throw new SluiceError(CoreErrorCode.INVALID_STATE, 'Not a Sluice server of this copy of core');
   return found;
-}
-
-/** Returns the SDK request context's headers as a plain record. */
-function headersOf(ctx: ServerContext): Headers | undefined {
-  const req = ctx.http?.req;
-  if (!req) return undefined;
-  const out: Record<string, string> = {};
-  req.headers.forEach((value, key) => {
-    out[key] = value;
-  });
-  return out;
 }
 
 /**
@@ -94,8 +85,7 @@ export class SluiceServer {
   constructor(options: ServerOptions) {
     const parsed = ServerOptionsSchema.safeParse(options);
     if (!parsed.success) {
-      const detail = parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`).join('; ');
-      throw new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid server options: ${detail}`);
+      throw new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid server options: ${formatIssues(parsed.error)}`);
     }
     this.name = options.name;
     this.version = options.version;

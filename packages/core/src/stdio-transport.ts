@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE, parseJSONRPCMessage, serializeMessage } from '@modelcontextprotocol/server';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import { rpcErrorBody } from './rpc-error-body.js';
 
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
@@ -85,7 +86,7 @@ export class StdioLineTransport implements Transport {
   }
 
   private reply(id: string | number | null, code: number, message: string): void {
-    void this.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`).catch((error: unknown) =>
+    void this.write(`${rpcErrorBody(id, code, message)}\n`).catch((error: unknown) =>
       this.onerror?.(error instanceof Error ? error : new Error(String(error))),
     );
   }

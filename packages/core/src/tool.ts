@@ -153,8 +153,13 @@ export interface ToolDefinition<In extends SchemaInput | undefined = SchemaInput
 /** Names the MCP specification allows: 1-128 of letters, digits, `_`, `-`, `.`. */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
+/** Whether a value is a name the MCP specification allows for a tool. */
+export function isToolName(name: unknown): boolean {
+  return typeof name === 'string' && TOOL_NAME.test(name);
+}
+
 export function assertToolName(name: unknown, what = 'Tool name'): asserts name is string {
-  if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
+  if (typeof name !== 'string' || !isToolName(name)) {
     throw new SluiceError(
       CoreErrorCode.INVALID_TOOL,
       `${what} ${JSON.stringify(name)} is invalid: use 1-128 letters, digits, "_", "-" or "."`,

@@ -280,3 +280,33 @@ describe('response limits over HTTP', () => {
     await new Promise<void>((resolve) => endless.close(() => resolve()));
   });
 });
+
+describe('a request that cannot be encoded for the upstream', () => {
+  it('fails that call alone, without dropping the connection the other calls share', async () => {
+    // A plugin hands the proxy a value JSON cannot hold: the error is raised before any byte is written.
+    const bigint = definePlugin({
+      name: 'bigint',
+      version: '1.0.0',
+      apply({ hooks }) {
+        hooks.preCall.tap({ name: 'bigint', stage: 0 }, (ctx) => {
+          if (ctx.arguments.poison === true) ctx.arguments = { text: 10n as unknown as string };
+          return undefined;
+        });
+      },
+    });
+    const { server, logs } = gateway([bigint]);
+    await server.import({ name: 'fixture', connection: fixture(), retry: FAST_RETRY });
+    const { client } = await connectClient(server);
+    const pid = textOf(await call(client, 'pid'));
+    const running = call(client, 'sleep', { ms: 300 });
+
+    const poisoned = await call(client, 'echo', { poison: true });
+    expect(errorOf(poisoned)).toMatchObject({ code: CoreErrorCode.INVALID_ARGUMENTS, upstream: 'fixture' });
+    expect(textOf(poisoned)).toContain('could not send');
+
+    expect(textOf(await running)).toBe('slept 300');
+    expect(textOf(await call(client, 'pid'))).toBe(pid);
+    expect(healthChanges(logs, 'fixture')).not.toContain('down');
+    await server.close();
+  });
+});

@@ -1,4 +1,3 @@
-import { readRefusal } from '@sluice/core';
 import type { Outcome, UpstreamHealth, UpstreamStatus } from '@sluice/core';
 import type { GaugeReading } from './metrics-registry.js';
 import { CollectedGauge, Histogram, LabeledValue, MetricsRegistry } from './metrics-registry.js';
@@ -11,9 +10,11 @@ export const LATENCY_BUCKETS_SECONDS: readonly number[] = Object.freeze([
 /**
  * How a call ended, as the `outcome` label says it:
  * - `ok`: a result that is not an error;
- * - `tool_error`: an `isError` result of the tool's own (no Sluice code);
+ * - `tool_error`: an `isError` result of the tool's own, or passed on from an upstream
+ *   (whatever its `_meta` says: an upstream may write any code there);
  * - `refused`: an `isError` result Sluice wrote, with a code in `_meta["dev.sluice/error"]`
- *   (a policy refusal, invalid arguments, an upstream failure, a handler that threw);
+ *   (a policy refusal, invalid arguments, an upstream failure); the `code` label keeps
+ *   codes of Sluice's shape (`UPPER_CASE`, at most 64 characters), at most 100 distinct, others `OTHER`;
  * - `error`: a JSON-RPC error (unknown tool, malformed metadata, a plugin bug);
  * - `cancelled`: the caller cancelled.
  */
@@ -68,12 +69,15 @@ export class GatewayMetrics {
     ),
   );
 
+  private readonly refusalCodes = new CodeLabels();
+  private readonly errorCodes = new CodeLabels();
+
   /** Records a call that ended. */
   settled(tool: string, outcome: Outcome): void {
     const label = outcomeLabel(outcome);
     this.calls.add([tool, label]);
-    if (label === 'refused') this.refusals.add([tool, refusalCode(outcome)]);
-    else if (outcome.status === 'error') this.errors.add([tool, outcome.error.code]);
+    if (label === 'refused') this.refusals.add([tool, this.refusalCodes.of(refusalCode(outcome))]);
+    else if (outcome.status === 'error') this.errors.add([tool, this.errorCodes.of(outcome.error.code)]);
     this.duration.observe([tool], outcome.durationMs / 1000);
   }
 
@@ -119,14 +123,32 @@ export function outcomeLabel(outcome: Outcome): CallOutcomeLabel {
     case 'cancelled':
       return 'cancelled';
     case 'ok':
-      if (!outcome.result.isError) return 'ok';
-      return readRefusal(outcome.result) === undefined ? 'tool_error' : 'refused';
+      // Sluice's own refusals arrive as `refused`; an error result that merely carries a refusal's
+      // `_meta` came from the tool (or an upstream, which may write anything there).
+      return outcome.result.isError ? 'tool_error' : 'ok';
   }
 }
 
-function refusalCode(outcome: Outcome): string {
-  if (outcome.status === 'refused') return outcome.code;
-  return (outcome.status === 'ok' && readRefusal(outcome.result)?.code) || 'REFUSED';
+/** Codes are written by Sluice and its plugins: upper-case words. Anything else is counted as `OTHER`. */
+const CODE_SHAPE = /^[A-Z][A-Z0-9_]{0,63}$/;
+/** Distinct codes a metric keeps as labels; later new ones count as `OTHER`. */
+const MAX_CODES = 100;
+
+/** Maps codes onto a bounded set of labels: well-formed, short, and at most `MAX_CODES` distinct. */
+class CodeLabels {
+  private readonly seen = new Set<string>();
+
+  of(code: string | undefined): string {
+    if (code === undefined || !CODE_SHAPE.test(code)) return 'OTHER';
+    if (this.seen.has(code)) return code;
+    if (this.seen.size >= MAX_CODES) return 'OTHER';
+    this.seen.add(code);
+    return code;
+  }
+}
+
+function refusalCode(outcome: Outcome): string | undefined {
+  return outcome.status === 'refused' ? outcome.code : undefined;
 }
 
 function upReading(upstream: UpstreamStatus): GaugeReading {

@@ -30,7 +30,19 @@ export async function loadConfigFile(path: string, env: Environment = process.en
     throw configError(GatewayErrorCode.CONFIG_NOT_FOUND, `Cannot read the config file ${file}: ${reason}`, error);
   }
   const raw = parseJson(text, file);
-  const config = parseGatewayConfig(interpolateEnv(raw, env), { baseDir, source: file });
+  const secrets = new Set<string>();
+  const parsed = parseGatewayConfig(interpolateEnv(raw, env, [], secrets), { baseDir, source: file });
+  // Every value the environment gave upstreams or the store is hidden from every upstream's text.
+  const config =
+    secrets.size === 0
+      ? parsed
+      : {
+          ...parsed,
+          upstreams: parsed.upstreams.map((upstream) => ({
+            ...upstream,
+            redact: [...(upstream.redact ?? []), ...secrets],
+          })),
+        };
   return { config, file, baseDir };
 }
 

@@ -36,10 +36,33 @@ export const HttpListenConfig = z
     port: Port.default(3000),
     /** The MCP endpoint. */
     path: UrlPath.default('/mcp'),
-    /** Hostnames a browser `Origin` may carry; default the loopback names. */
+    /**
+     * Origins a browser request may come from: a bare hostname matches it on the listener's port, `host:port` or
+     * `https://host` match exactly. Default: the loopback names on the listener's port.
+     */
     allowedOrigins: z.array(z.string().min(1)).optional(),
+    /** Hostnames the `Host` header may name. Default: the loopback names on a loopback bind, no check otherwise. */
+    allowedHosts: z.array(z.string().min(1)).optional(),
     /** Largest request body accepted, in bytes (default 4 MiB). */
     maxBodyBytes: z.number().int().positive().optional(),
+    /** 2025-11-25 sessions open at once (default 10 000); unfinished and idle ones are evicted first. */
+    maxSessions: z.number().int().positive().optional(),
+    /** Estimated memory of all 2025-11-25 sessions together, in bytes (default 64 MiB). */
+    maxSessionMemoryBytes: z.number().int().positive().optional(),
+    /** Largest `initialize` request that opens a session, in bytes (default 64 KiB). */
+    maxInitializeBytes: z.number().int().positive().optional(),
+    /** A session unused this long is closed, in ms (default 30 minutes). */
+    sessionIdleMs: z.number().int().positive().optional(),
+    /** A session whose client sent nothing after `initialize` is closed after this long, in ms (default 30 000). */
+    sessionHandshakeMs: z.number().int().positive().optional(),
+    /** Time to receive a request's headers, in ms (default 10 000). */
+    headersTimeoutMs: z.number().int().positive().optional(),
+    /** Time to receive a whole request, in ms (default 30 000). */
+    requestTimeoutMs: z.number().int().positive().optional(),
+    /** An idle keep-alive connection is closed after this long, in ms (default 5 000). */
+    keepAliveTimeoutMs: z.number().int().positive().optional(),
+    /** Connections open at once (default 1 024); more are closed as they arrive. */
+    maxConnections: z.number().int().positive().optional(),
   })
   .strict();
 

@@ -1,5 +1,5 @@
 import { createDefaultLogger, createServer } from '@sluice/core';
-import type { HttpListener, ImportResult, Logger, SluiceServer, StdioHandle, Store } from '@sluice/core';
+import type { HttpListener, ImportResult, ListenOptions, Logger, SluiceServer, StdioHandle, Store } from '@sluice/core';
 import { GatewayMetrics } from './call-metrics.js';
 import type { GatewayConfig, GatewayConfigInput } from './config-schema.js';
 import { metricsRoute } from './metrics-route.js';
@@ -102,14 +102,7 @@ export class Gateway {
     const metricsPath = this.config.telemetry.metricsPath;
     const routes = this.metrics && metricsPath !== false ? { [metricsPath]: metricsRoute(this.metrics) } : undefined;
     const httpListener = http
-      ? await this.server.listen({
-          host: http.host,
-          port: http.port,
-          path: http.path,
-          ...(http.allowedOrigins ? { allowedOrigins: http.allowedOrigins } : {}),
-          ...(http.maxBodyBytes ? { maxBodyBytes: http.maxBodyBytes } : {}),
-          ...(routes ? { routes } : {}),
-        })
+      ? await this.server.listen({ ...listenLimits(http), ...(routes ? { routes } : {}) })
       : undefined;
     const stdioHandle = stdio ? await this.server.serveStdio() : undefined;
     return { ...(httpListener ? { http: httpListener } : {}), ...(stdioHandle ? { stdio: stdioHandle } : {}) };
@@ -146,6 +139,11 @@ export class Gateway {
 /** Builds the gateway a config describes. Bad config throws `CONFIG_INVALID` naming each bad field. */
 export function createGateway(config: GatewayConfigInput | GatewayConfig, options: GatewayOptions = {}): Gateway {
   return new Gateway(config, options);
+}
+
+/** The listener options a config's `listen.http` gives: the fields share their names, except unset ones. */
+function listenLimits(http: NonNullable<GatewayConfig['listen']['http']>): ListenOptions {
+  return Object.fromEntries(Object.entries(http).filter(([, value]) => value !== undefined)) as ListenOptions;
 }
 
 function defaultLogger(config: GatewayConfig): Logger {

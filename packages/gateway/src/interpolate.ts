@@ -11,17 +11,24 @@ const NAME_AND_FALLBACK = /^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$/s;
  * left alone) with the environment variable NAME, and `${NAME:-fallback}`
  * with the fallback when NAME is unset or empty. A reference to a variable
  * that is not set fails naming the variable and the path of the field: never
- * the value, since these hold secrets.
+ * the value, since these hold secrets. `used`, when given, collects the
+ * values read from the environment for `upstreams` and `store`: the
+ * gateway hides them wherever upstream text reaches logs or results.
  */
-export function interpolateEnv(value: unknown, env: Environment, path: readonly (string | number)[] = []): unknown {
-  if (typeof value === 'string') return interpolateString(value, env, path);
-  if (Array.isArray(value)) return value.map((item, index) => interpolateEnv(item, env, [...path, index]));
+export function interpolateEnv(
+  value: unknown,
+  env: Environment,
+  path: readonly (string | number)[] = [],
+  used?: Set<string>,
+): unknown {
+  if (typeof value === 'string') return interpolateString(value, env, path, used);
+  if (Array.isArray(value)) return value.map((item, index) => interpolateEnv(item, env, [...path, index], used));
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     // JSON.parse gives `__proto__` as an own key; keep it a plain key, never a prototype.
     Object.defineProperty(out, key, {
-      value: interpolateEnv(item, env, [...path, key]),
+      value: interpolateEnv(item, env, [...path, key], used),
       enumerable: true,
       writable: true,
       configurable: true,
@@ -30,7 +37,15 @@ export function interpolateEnv(value: unknown, env: Environment, path: readonly 
   return out;
 }
 
-function interpolateString(text: string, env: Environment, path: readonly (string | number)[]): string {
+/** Where a value read from the environment is treated as a secret: what upstreams and the store are given. */
+const SECRET_SECTIONS: readonly unknown[] = ['upstreams', 'store'];
+
+function interpolateString(
+  text: string,
+  env: Environment,
+  path: readonly (string | number)[],
+  used: Set<string> | undefined,
+): string {
   if (!text.includes('${')) return text;
   return text.replace(REFERENCE, (whole, inner: string | undefined) => {
     if (inner === undefined) return '${';
@@ -44,9 +59,10 @@ function interpolateString(text: string, env: Environment, path: readonly (strin
     }
     const [, name, fallback] = match as unknown as [string, string, string | undefined];
     const set = env[name];
-    if (fallback !== undefined) return set === undefined || set === '' ? fallback : set;
+    if (fallback !== undefined && (set === undefined || set === '')) return fallback;
     if (set === undefined)
       throw configError(GatewayErrorCode.ENV_MISSING, `${where}: environment variable ${name} is not set`);
+    if (used && SECRET_SECTIONS.includes(path[0])) used.add(set);
     return set;
   });
 }

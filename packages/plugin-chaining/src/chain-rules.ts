@@ -1,7 +1,7 @@
 import type { ChainRuleConfig } from './options.js';
 import type { ChainingPolicy } from './tool-policy.js';
-import type { ToolMatcher } from './tool-patterns.js';
-import { toolMatcher } from './tool-patterns.js';
+import { selectTools } from '@sluice/core';
+import type { ToolMatcher, ToolSubject } from '@sluice/core';
 
 /** The `tools` and `targets` rules, compiled once; a tool's own policy wins over the patterns. */
 export class ChainRules {
@@ -9,15 +9,16 @@ export class ChainRules {
   private readonly targeted: ToolMatcher;
 
   constructor(config: ChainRuleConfig) {
-    this.followed = toolMatcher(config.tools);
-    this.targeted = toolMatcher(config.targets);
+    this.followed = selectTools(config.tools);
+    this.targeted = selectTools(config.targets);
   }
 
-  follows(name: string, policy?: ChainingPolicy): boolean {
-    return policy?.follow ?? this.followed(name);
+  /** A tool known only by name (on the client side) is never selected by an `upstream/` selector. */
+  follows(tool: string | ToolSubject, policy?: ChainingPolicy): boolean {
+    return policy?.follow ?? this.followed(tool);
   }
 
-  targetable(name: string, policy?: ChainingPolicy): boolean {
-    return policy?.target ?? this.targeted(name);
+  targetable(tool: string | ToolSubject, policy?: ChainingPolicy): boolean {
+    return policy?.target ?? this.targeted(tool);
   }
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MetaKey } from '@sluice/core';
+import { MetaKey, formatIssues, isToolName } from '@sluice/core';
 import type { CallToolResult } from '@sluice/core';
 
 /**
@@ -25,7 +25,7 @@ function isArgumentRecord(value: unknown): value is Record<string, unknown> {
 
 /** The directive's wire shape. Untrusted when it comes from an upstream: always parsed with this. */
 export const NextToolSchema = z.object({
-  tool: z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, 'must be a tool name: 1-128 letters, digits, "_", "-" or "."'),
+  tool: z.string().refine(isToolName, 'must be a tool name: 1-128 letters, digits, "_", "-" or "."'),
   arguments: z.custom<Record<string, unknown>>(isArgumentRecord, 'must be an object of named arguments').optional(),
 });
 
@@ -79,8 +79,5 @@ export function readDirective(result: CallToolResult): DirectiveRead {
 }
 
 function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(directive)'}: ${issue.message}`)
-    .join('; ');
+  return formatIssues(error, { root: '(directive)', max: 5 });
 }

@@ -1,16 +1,15 @@
 import { z } from 'zod';
-import { PluginModeSchema } from '@sluice/core';
+import { PluginModeSchema, ToolSelectorListSchema } from '@sluice/core';
 import type { ChainStep } from './chain-record.js';
-import { ToolPatternSchema } from './tool-patterns.js';
 
 /** What decides which chains run: shared by the plugin and `callToolWithChaining`. */
 const ChainRuleFields = {
   /** The most chained calls that may follow the call that started a chain. */
   maxDepth: z.number().int().min(1).max(32).default(5),
-  /** Tools whose next-tool directive is followed, whether they start a chain or are a step of one. */
-  tools: z.array(ToolPatternSchema).max(256).default(['*']),
-  /** Tools a chain may call. */
-  targets: z.array(ToolPatternSchema).max(256).default(['*']),
+  /** Tool selectors: tools whose next-tool directive is followed, whether they start a chain or are a step of one. */
+  tools: ToolSelectorListSchema.default(['*']),
+  /** Tool selectors: tools a chain may call. */
+  targets: ToolSelectorListSchema.default(['*']),
 };
 
 /** Options of `chaining()`. */

@@ -34,10 +34,10 @@ export class ChainCatalog {
 
   private add(tool: SluiceTool): void {
     const policy = tool.policy.chaining;
-    const allowed = this.rules.targetable(tool.name, policy);
+    const allowed = this.rules.targetable(tool, policy);
     this.entries.set(tool.name, {
       tool,
-      follows: this.rules.follows(tool.name, policy),
+      follows: this.rules.follows(tool, policy),
       target: this.targetOf(tool, allowed),
     });
   }
@@ -45,9 +45,7 @@ export class ChainCatalog {
   /** Whether the directive in this tool's result is followed. */
   follows(tool: SluiceTool): boolean {
     const entry = this.entries.get(tool.name);
-    return entry !== undefined && entry.tool === tool
-      ? entry.follows
-      : this.rules.follows(tool.name, tool.policy.chaining);
+    return entry !== undefined && entry.tool === tool ? entry.follows : this.rules.follows(tool, tool.policy.chaining);
   }
 
   continues(name: string): boolean {

@@ -1,11 +1,12 @@
 import { annotationsOf } from '@sluice/core';
-import type { SluiceTool, ToolAnnotations } from '@sluice/core';
-import type { PatternSet } from './pattern.js';
+import type { SluiceTool, ToolAnnotations, ToolMatcher } from '@sluice/core';
+import type { MutexConfig } from './options.js';
 
-/** The operator's say on which tools are destructive, by name or pattern. */
+/** The operator's say on which tools are destructive, by selector, and how annotations are read. */
 export interface DestructiveRules {
-  readonly destructive: PatternSet;
-  readonly exempt: PatternSet;
+  readonly destructive: ToolMatcher;
+  readonly exempt: ToolMatcher;
+  readonly annotations: MutexConfig['annotations'];
 }
 
 /**
@@ -15,6 +16,11 @@ export interface DestructiveRules {
  */
 export function annotationsSayDestructive(annotations: ToolAnnotations): boolean {
   return annotations.readOnlyHint !== true && annotations.destructiveHint !== false;
+}
+
+/** Only an explicit mark: `destructiveHint: true` on a tool that does not say it only reads. */
+export function annotationsMarkDestructive(annotations: ToolAnnotations): boolean {
+  return annotations.readOnlyHint !== true && annotations.destructiveHint === true;
 }
 
 /**
@@ -28,12 +34,17 @@ export function trustsAnnotations(tool: SluiceTool): boolean {
 
 /**
  * Whether a tool's calls are serialized by the intent mutex. The tool's own
- * policy decides first, then the operator's patterns (`destructive` before
- * `exempt`, so a conflict errs on the safe side), then trusted annotations.
+ * policy decides first, then the operator's selectors (`destructive` before
+ * `exempt`, so a conflict errs on the safe side), then trusted annotations:
+ * by default only an explicit `destructiveHint: true`, as the mutex is for
+ * actions marked destructive; with `annotations: 'spec-defaults'`, by the
+ * specification's defaults.
  */
 export function isDestructive(tool: SluiceTool, rules: DestructiveRules): boolean {
   if (typeof tool.policy.destructive === 'boolean') return tool.policy.destructive;
-  if (rules.destructive.has(tool.name)) return true;
-  if (rules.exempt.has(tool.name)) return false;
-  return trustsAnnotations(tool) && annotationsSayDestructive(annotationsOf(tool));
+  if (rules.destructive(tool)) return true;
+  if (rules.exempt(tool)) return false;
+  if (!trustsAnnotations(tool)) return false;
+  const read = rules.annotations === 'spec-defaults' ? annotationsSayDestructive : annotationsMarkDestructive;
+  return read(annotationsOf(tool));
 }

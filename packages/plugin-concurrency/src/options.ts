@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import { PluginModeSchema } from '@sluice/core';
-import { TOOL_NAME_PATTERN } from './pattern.js';
-
-const ToolNamePattern = z
-  .string()
-  .regex(TOOL_NAME_PATTERN, 'must be a tool name, or a pattern of tool-name characters with "*" and "?"');
+import { PluginModeSchema, ToolSelectorListSchema, ToolSelectorSchema } from '@sluice/core';
 
 /** Largest queue one tool may have: a bound on the memory a flood can take. */
 export const MAX_QUEUE = 1_000_000;
@@ -22,14 +17,22 @@ export const KeyArgs = z.array(z.string().min(1).max(128)).max(16);
 
 export const MutexOptions = z
   .object({
-    /** Tools treated as destructive whatever their annotations say. */
-    destructive: z.array(ToolNamePattern).default([]),
-    /** Tools never serialized by annotation or default (a `destructive` pattern or policy still wins). */
-    exempt: z.array(ToolNamePattern).default([]),
+    /** Tool selectors: tools treated as destructive whatever their annotations say. */
+    destructive: ToolSelectorListSchema.default([]),
+    /** Tool selectors: tools never serialized by annotation (a `destructive` selector or policy still wins). */
+    exempt: ToolSelectorListSchema.default([]),
+    /**
+     * How trusted annotations mark a tool destructive. `'explicit'`: only
+     * `destructiveHint: true` (without `readOnlyHint: true`) does.
+     * `'spec-defaults'`: read by the specification's defaults, so a tool is
+     * destructive unless it says `readOnlyHint: true` or `destructiveHint: false`,
+     * and a tool with no annotations is destructive.
+     */
+    annotations: z.enum(['explicit', 'spec-defaults']).default('explicit'),
     /** Argument fields in the lock key of every destructive tool. Default none: one lock per tool. */
     keyArgs: KeyArgs.default([]),
-    /** Argument fields in the lock key, by tool name or pattern. */
-    tools: z.record(ToolNamePattern, z.object({ keyArgs: KeyArgs }).strict()).default({}),
+    /** Argument fields in the lock key, by tool selector. */
+    tools: z.record(ToolSelectorSchema, z.object({ keyArgs: KeyArgs }).strict()).default({}),
   })
   .strict();
 
@@ -37,8 +40,8 @@ export const ConcurrencyOptions = z
   .object({
     /** The limit of every tool that has none of its own. */
     default: LimitOptions.optional(),
-    /** Limits by tool name or pattern: the way to limit imported tools. */
-    tools: z.record(ToolNamePattern, LimitOptions).default({}),
+    /** Limits by tool selector: the way to limit imported tools. */
+    tools: z.record(ToolSelectorSchema, LimitOptions).default({}),
     /** The intent mutex for destructive tools; `false` turns it off. */
     mutex: z.union([z.literal(false), MutexOptions]).prefault({}),
     /** The `retryAfterMs` a shed call is told. */

@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { SluiceError } from '@sluice/core';
+import { SluiceError, ToolSettings, formatIssues, selectTools } from '@sluice/core';
 import type { SluiceTool } from '@sluice/core';
 import type { DestructiveRules } from './destructive.js';
 import { ConcurrencyErrorCode } from './errors.js';
 import { isDestructive } from './destructive.js';
 import type { ConcurrencyConfig, Limit } from './options.js';
 import { KeyArgs, LimitOptions } from './options.js';
-import { PatternSet, PatternTable } from './pattern.js';
 
 /** What guards one tool. `undefined` fields are guards it does not get. */
 export interface ToolGuard {
@@ -24,7 +23,7 @@ const PolicySchema = z.object({
 function readPolicy(tool: SluiceTool, plugin: string): z.output<typeof PolicySchema> {
   const parsed = PolicySchema.safeParse(tool.policy);
   if (parsed.success) return parsed.data;
-  const detail = parsed.error.issues.map((issue) => `policy.${issue.path.join('.')}: ${issue.message}`).join('; ');
+  const detail = formatIssues(parsed.error, { prefix: ['policy'] });
   throw new SluiceError(
     ConcurrencyErrorCode.INVALID_POLICY,
     `Tool "${tool.name}" has invalid settings for plugin "${plugin}": ${detail}`,
@@ -36,33 +35,37 @@ function readPolicy(tool: SluiceTool, plugin: string): z.output<typeof PolicySch
 }
 
 /**
- * Decides, once per tool at registration, which guards it gets. A local
- * tool's own policy comes first, then the options by exact name, then by
- * pattern (first listed wins), then the option's `default`.
+ * Decides, once per tool at registration, which guards it gets, with core's
+ * settings tables: a local tool's own policy comes first, then the options by
+ * exact name, then by selector (first written wins), then the option's `default`.
  */
 export class GuardSettings {
-  private readonly limits: PatternTable<Limit>;
-  private readonly keyArgs: PatternTable<readonly string[]>;
+  private readonly limits: ToolSettings<Limit>;
+  private readonly keyArgs: ToolSettings<readonly string[]>;
   private readonly rules: DestructiveRules | undefined;
 
   constructor(
     private readonly config: ConcurrencyConfig,
     private readonly plugin: string,
   ) {
-    this.limits = new PatternTable(Object.entries(config.tools));
+    this.limits = new ToolSettings(config.tools);
     const mutex = config.mutex;
-    this.keyArgs = new PatternTable(
+    this.keyArgs = new ToolSettings(
       mutex === false ? [] : Object.entries(mutex.tools).map(([k, v]) => [k, v.keyArgs] as const),
     );
     this.rules =
       mutex === false
         ? undefined
-        : { destructive: new PatternSet(mutex.destructive), exempt: new PatternSet(mutex.exempt) };
+        : {
+            destructive: selectTools(mutex.destructive),
+            exempt: selectTools(mutex.exempt),
+            annotations: mutex.annotations,
+          };
   }
 
   resolve(tool: SluiceTool): ToolGuard | undefined {
     const policy = readPolicy(tool, this.plugin);
-    const limit = policy.concurrency ?? this.limits.lookup(tool.name) ?? this.config.default;
+    const limit = this.limits.resolve(tool, policy.concurrency, this.config.default);
     const keyArgs = this.mutexKeyArgs(tool, policy.mutex?.keyArgs);
     if (limit === undefined && keyArgs === undefined) return undefined;
     return { limit, keyArgs };
@@ -71,6 +74,6 @@ export class GuardSettings {
   private mutexKeyArgs(tool: SluiceTool, own: readonly string[] | undefined): readonly string[] | undefined {
     const mutex = this.config.mutex;
     if (mutex === false || this.rules === undefined || !isDestructive(tool, this.rules)) return undefined;
-    return own ?? this.keyArgs.lookup(tool.name) ?? mutex.keyArgs;
+    return this.keyArgs.resolve(tool, own, mutex.keyArgs);
   }
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { SluiceTool, ToolAnnotations, ToolPolicy, ToolSource } from '@sluice/core';
-import { annotationsSayDestructive, isDestructive } from '../src/destructive.js';
-import { PatternSet } from '../src/pattern.js';
+import { selectTools } from '@sluice/core';
+import { annotationsMarkDestructive, annotationsSayDestructive, isDestructive } from '../src/destructive.js';
+import type { DestructiveRules } from '../src/destructive.js';
 
 const tool = (source: ToolSource, annotations?: ToolAnnotations, policy: ToolPolicy = {}): SluiceTool => ({
   name: 'pay.refund',
@@ -16,10 +17,16 @@ const upstream = (trusted: boolean): ToolSource => ({
   originalName: 'refund',
   trusted,
 });
-const rules = (destructive: string[] = [], exempt: string[] = []) => ({
-  destructive: new PatternSet(destructive),
-  exempt: new PatternSet(exempt),
+const rules = (
+  destructive: string[] = [],
+  exempt: string[] = [],
+  annotations: DestructiveRules['annotations'] = 'spec-defaults',
+): DestructiveRules => ({
+  destructive: selectTools(destructive),
+  exempt: selectTools(exempt),
+  annotations,
 });
+const marked = (destructive: string[] = [], exempt: string[] = []) => rules(destructive, exempt, 'explicit');
 
 describe('what counts as destructive', () => {
   it("follows the specification's defaults for annotations", () => {
@@ -31,7 +38,28 @@ describe('what counts as destructive', () => {
     expect(annotationsSayDestructive({ readOnlyHint: false })).toBe(true);
   });
 
-  it('believes annotations of local tools and trusted upstreams only', () => {
+  it('reads only destructiveHint: true, without readOnlyHint: true, as an explicit mark', () => {
+    expect(annotationsMarkDestructive({})).toBe(false);
+    expect(annotationsMarkDestructive({ destructiveHint: true })).toBe(true);
+    expect(annotationsMarkDestructive({ destructiveHint: false })).toBe(false);
+    expect(annotationsMarkDestructive({ readOnlyHint: false })).toBe(false);
+    expect(annotationsMarkDestructive({ readOnlyHint: true, destructiveHint: true })).toBe(false);
+  });
+
+  it('by default takes only explicit marks: policy, selector, or a trusted destructiveHint: true', () => {
+    expect(isDestructive(tool(local), marked())).toBe(false);
+    expect(isDestructive(tool({ kind: 'adopted' }), marked())).toBe(false);
+    expect(isDestructive(tool(upstream(true)), marked())).toBe(false);
+    expect(isDestructive(tool(local, { destructiveHint: true }), marked())).toBe(true);
+    expect(isDestructive(tool(upstream(true), { destructiveHint: true }), marked())).toBe(true);
+    expect(isDestructive(tool(upstream(false), { destructiveHint: true }), marked())).toBe(false);
+    expect(isDestructive(tool(local, {}, { destructive: true }), marked())).toBe(true);
+    expect(isDestructive(tool(upstream(false)), marked(['pay.*']))).toBe(true);
+    expect(isDestructive(tool(upstream(false)), marked(['pay/refund']))).toBe(true);
+    expect(isDestructive(tool(local, { destructiveHint: true }), marked([], ['pay.refund']))).toBe(false);
+  });
+
+  it('with spec-defaults, believes annotations of local tools and trusted upstreams only', () => {
     expect(isDestructive(tool(local), rules())).toBe(true);
     expect(isDestructive(tool({ kind: 'adopted' }), rules())).toBe(true);
     expect(isDestructive(tool(upstream(true)), rules())).toBe(true);

@@ -53,6 +53,22 @@ async function admitUpstream(
   await server.admit(source, [{ tool, base }]);
 }
 
+/** Tools whose calls wait at one door, each recorded under its tool's name. */
+function gatedTool(occupancy: Occupancy, door: Promise<void>) {
+  return (name: string, annotations?: ToolAnnotations) => ({
+    name,
+    ...(annotations ? { annotations } : {}),
+    handler: () => occupancy.during(name, async () => (await door, text(name))),
+  });
+}
+
+/** Opens the door, waits for every call, and counts how many calls of `name` ran in all. */
+async function finish(occupancy: Occupancy, door: { open(): void }, calls: Promise<unknown>[], name: string) {
+  door.open();
+  await Promise.all(calls);
+  return occupancy.order.filter((n) => n === name).length;
+}
+
 describe('the intent mutex', () => {
   it('runs two refunds of one invoice one after the other, first come first served', async () => {
     const occupancy = new Occupancy();
@@ -79,16 +95,49 @@ describe('the intent mutex', () => {
     await kit.close();
   });
 
-  it('runs read-only tools in parallel and serializes a tool with no annotations', async () => {
+  it('runs five calls of an unannotated tool with maxActive: 5 at once: the mutex waits for a destructive mark', async () => {
     const occupancy = new Occupancy();
     const door = gate();
-    const work = (name: string, annotations?: ToolAnnotations) => ({
-      name,
-      ...(annotations ? { annotations } : {}),
-      handler: () => occupancy.during(name, async () => (await door.opened, text(name))),
-    });
     const kit = await createTestKit({
       plugins: [concurrency()],
+      tools: [
+        {
+          name: 'process_invoice',
+          policy: { concurrency: { maxActive: 5, maxQueue: 20 } },
+          handler: () => occupancy.during('invoice', async () => (await door.opened, text('ok'))),
+        },
+      ],
+    });
+    const calls = Array.from({ length: 5 }, () => kit.call('process_invoice'));
+    await until(() => occupancy.started === 5);
+    expect(occupancy.running).toBe(5);
+    door.open();
+    await Promise.all(calls);
+    await kit.close();
+  });
+
+  it('serializes a local tool marked destructiveHint: true, and runs unmarked ones in parallel', async () => {
+    const occupancy = new Occupancy();
+    const door = gate();
+    const work = gatedTool(occupancy, door.opened);
+    const kit = await createTestKit({
+      plugins: [concurrency()],
+      tools: [work('unmarked'), work('wipe', { destructiveHint: true })],
+    });
+    const calls = Array.from({ length: 3 }, () => kit.call('unmarked'));
+    const wipes = Array.from({ length: 3 }, () => kit.call('wipe'));
+    await until(() => occupancy.started === 4);
+    expect(occupancy.order.filter((n) => n === 'wipe')).toHaveLength(1);
+    expect(await finish(occupancy, door, [...calls, ...wipes], 'wipe')).toBe(3);
+    await kit.close();
+  });
+
+  it("with annotations: 'spec-defaults', runs read-only tools in parallel and serializes a tool with no annotations", async () => {
+    const occupancy = new Occupancy();
+    const door = gate();
+    const work = gatedTool(occupancy, door.opened);
+    const kit = await createTestKit({
+      plugins: [concurrency({ mutex: { annotations: 'spec-defaults' } })],
       tools: [work('lookup', { readOnlyHint: true }), work('additive', { destructiveHint: false }), work('unmarked')],
     });
     const calls = [
@@ -98,9 +147,7 @@ describe('the intent mutex', () => {
     const unmarked = Array.from({ length: 3 }, () => kit.call('unmarked'));
     await until(() => occupancy.started === 7);
     expect(occupancy.order.filter((n) => n === 'unmarked')).toHaveLength(1);
-    door.open();
-    await Promise.all([...calls, ...unmarked]);
-    expect(occupancy.order.filter((n) => n === 'unmarked')).toHaveLength(3);
+    expect(await finish(occupancy, door, [...calls, ...unmarked], 'unmarked')).toBe(3);
     await kit.close();
   });
 
@@ -166,7 +213,7 @@ describe('the intent mutex', () => {
   it('answers -32602 when a key argument is not a scalar', async () => {
     const kit = await createTestKit({
       plugins: [concurrency({ mutex: { keyArgs: ['target'] } })],
-      tools: [{ name: 'erase', handler: () => text('erased') }],
+      tools: [{ name: 'erase', annotations: { destructiveHint: true }, handler: () => text('erased') }],
     });
     await expect(kit.call('erase', { target: { $ne: null } })).rejects.toMatchObject({ code: -32602 });
     expect(textOf(await kit.call('erase', { target: 'row-1' }))).toBe('erased');
@@ -259,9 +306,16 @@ describe('the intent mutex on imported tools', () => {
     ).toBe(1);
   });
 
-  it("believes the annotations of a trusted upstream, by the specification's defaults", async () => {
-    expect(await concurrentRuns({}, 'pay.refund', {}, true)).toBe(1);
+  it('believes the explicit marks of a trusted upstream', async () => {
+    expect(await concurrentRuns({}, 'pay.refund', destructive, true)).toBe(1);
+    expect(await concurrentRuns({}, 'pay.refund', {}, true)).toBe(3);
     expect(await concurrentRuns({}, 'pay.list', { readOnlyHint: true }, true)).toBe(3);
     expect(await concurrentRuns({ mutex: { exempt: ['pay.*'] } }, 'pay.refund', destructive, true)).toBe(3);
+  });
+
+  it("believes the annotations of a trusted upstream by the specification's defaults when asked", async () => {
+    const specDefaults: ConcurrencyOptions = { mutex: { annotations: 'spec-defaults' } };
+    expect(await concurrentRuns(specDefaults, 'pay.refund', {}, true)).toBe(1);
+    expect(await concurrentRuns(specDefaults, 'pay.list', { readOnlyHint: true }, true)).toBe(3);
   });
 });

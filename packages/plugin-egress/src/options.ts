@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PluginModeSchema } from '@sluice/core';
+import { PluginModeSchema, ToolSelectorSchema } from '@sluice/core';
 
 /** The smallest limit accepted: below it, the intervention message alone would not fit. */
 export const MIN_PAYLOAD_BYTES = 1_024;
@@ -13,14 +13,11 @@ export const EgressPolicy = z.strictObject({
 });
 export type EgressPolicy = z.infer<typeof EgressPolicy>;
 
-/** Tool names: letters, digits, `_`, `-`, `.`; patterns add `*` (any run) and `?` (one character). */
-const ToolPattern = z.string().regex(/^[A-Za-z0-9_.*?-]{1,256}$/, 'use tool-name characters, "*" and "?"');
-
 export const EgressOptions = z.strictObject({
   /** The limit for every tool that has no limit of its own. Absent: only tools with a policy or a pattern are limited. */
   maxPayloadBytes: PayloadBytes.optional(),
-  /** Limits by tool name or glob pattern (`github.*`), for tools imported from upstream servers. */
-  tools: z.record(ToolPattern, EgressPolicy).optional(),
+  /** Limits by tool selector (`github.*`, `github/search_*`), for tools imported from upstream servers. */
+  tools: z.record(ToolSelectorSchema, EgressPolicy).optional(),
   mode: PluginModeSchema.default('enforce'),
 });
 export type EgressOptions = z.input<typeof EgressOptions>;

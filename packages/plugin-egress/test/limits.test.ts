@@ -35,6 +35,17 @@ describe('which limit applies to a tool', () => {
     expect(l.resolve(tool('dbxget'))).toBe(9_000); // "." is literal
   });
 
+  it('reads an upstream/ selector against the tool’s upstream and its name there', () => {
+    const l = limits({ tools: { 'github/search_*': { maxPayloadBytes: 2_000 } } });
+    const imported = (upstream: string): SluiceTool => ({
+      ...tool('gh_search_code'),
+      source: { kind: 'upstream', upstream, originalName: 'search_code', trusted: false },
+    });
+    expect(l.resolve(imported('github'))).toBe(2_000);
+    expect(l.resolve(imported('gitlab'))).toBe(NO_LIMIT);
+    expect(l.resolve(tool('search_code'))).toBe(NO_LIMIT);
+  });
+
   it('applies no limit to a tool no rule names when there is no server-wide limit', () => {
     expect(limits({ tools: { 'a*': { maxPayloadBytes: 2_000 } } }).resolve(tool('b'))).toBe(NO_LIMIT);
   });

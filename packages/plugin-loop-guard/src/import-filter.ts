@@ -1,7 +1,6 @@
+import { selectTools } from '@sluice/core';
 import type { ImportBatch, Logger, SluiceTool } from '@sluice/core';
 import type { LoopGuardConfig } from './options.js';
-import type { ToolMatcher } from './tool-pattern.js';
-import { compileToolPattern } from './tool-pattern.js';
 
 export type ImportFilter = (batch: ImportBatch) => ImportBatch;
 
@@ -20,15 +19,15 @@ interface FilterSettings {
  */
 export function createImportFilter(config: LoopGuardConfig, settings: FilterSettings): ImportFilter | undefined {
   const prefixes = config.denyToolPrefix === undefined ? [] : [config.denyToolPrefix].flat();
-  const allow = config.allowTools?.map(compileToolPattern);
+  // Unqualified selectors read the tool's name at the upstream, as qualified ones do.
+  const allow = config.allowTools === undefined ? undefined : selectTools(config.allowTools);
   if (prefixes.length === 0 && allow === undefined) return undefined;
   const reasonFor = (tool: SluiceTool): string | undefined => {
     if (tool.source.kind !== 'upstream') return undefined;
-    const { originalName, upstream } = tool.source;
+    const { originalName } = tool.source;
     const prefix = prefixes.find((p) => originalName.startsWith(p));
     if (prefix !== undefined) return `Denied by denyToolPrefix (${prefix})`;
-    if (allow !== undefined && !allow.some((matches: ToolMatcher) => matches(upstream, originalName)))
-      return 'Not in allowTools';
+    if (allow !== undefined && !allow({ name: originalName, source: tool.source })) return 'Not in allowTools';
     return undefined;
   };
   return (batch) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PluginModeSchema } from '@sluice/core';
+import { PluginModeSchema, ToolSelectorListSchema } from '@sluice/core';
 import { MAX_STACK_ENTRIES } from './call-stack.js';
 
 /** Letters, digits, `_`, `-` and `.`: no `/`, which separates a service from its tool in a stack entry. */
@@ -10,10 +10,10 @@ export const LoopGuardOptions = z.strictObject({
   /** Upstream tools whose name (at the upstream) starts with one of these are not imported. */
   denyToolPrefix: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
   /**
-   * If set, only upstream tools matching one of these patterns are imported.
-   * `*` matches any run of characters; `upstream/pattern` limits a pattern to one upstream.
+   * If set, only upstream tools these tool selectors select are imported, by
+   * their name at the upstream: `get*`, `partner/delete*`, `!admin_*`.
    */
-  allowTools: z.array(z.string().min(1)).optional(),
+  allowTools: ToolSelectorListSchema.optional(),
   /**
    * This service's name: recorded in outgoing `_meta["dev.sluice/origin"]`, and
    * qualifies this service's stack entries as `service/tool`.

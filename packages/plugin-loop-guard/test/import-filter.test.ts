@@ -101,6 +101,16 @@ describe('the import hook', () => {
     await kit.close();
   });
 
+  it('leaves out what a ! selector in allowTools excludes', async () => {
+    const { kit, result } = await importInto({ allowTools: ['*', '!partner/delete*'] }, [
+      ['partner', 'deleteAll'],
+      ['partner', 'getAll'],
+      ['other', 'deleteSome'],
+    ]);
+    expect(result.imported).toEqual(['getAll', 'deleteSome']);
+    await kit.close();
+  });
+
   it('reads a dot in a pattern as a dot, not as any character', async () => {
     const { kit, result } = await importInto({ allowTools: ['svc.get'] }, [
       ['p', 'svcXget'],

@@ -18,6 +18,7 @@ describe('loopGuard options', () => {
       [{ denyToolPrefix: '' }, /denyToolPrefix/],
       [{ denyToolPrefix: ['ok', ''] }, /denyToolPrefix\.1/],
       [{ allowTools: 'getData' }, /allowTools/],
+      [{ allowTools: ['ok', 'a/b/c'] }, /allowTools\.1: not a tool selector/],
       [{ originService: 'svc/a' }, /originService: use 1-100 letters/],
       [{ mode: 'loud' }, /mode/],
       [{ maxdepth: 4 }, /maxdepth|Unrecognized/],

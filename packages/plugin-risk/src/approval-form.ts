@@ -23,15 +23,94 @@ export interface ApprovalSubject {
   readonly args: Readonly<Record<string, unknown>>;
 }
 
-/** The sentence a person approves or declines. */
+/**
+ * The sentence a person approves or declines, or undefined when the
+ * arguments cannot all be shown within `maxArgumentChars`: then nobody is
+ * asked, since approving what one cannot see is no approval.
+ */
 export function approvalMessage(
   subject: ApprovalSubject,
   maxArgumentChars: number,
   mask: (text: string) => string,
-): string {
+): string | undefined {
   const from = subject.upstream === undefined ? '' : ` from upstream "${subject.upstream}"`;
-  const args = summarize(subject.args, maxArgumentChars, mask);
+  const args = showArguments(subject.args, maxArgumentChars, mask);
+  if (args === undefined) return undefined;
   return `Allow the tool "${subject.tool}"${from} to run? Risk ${subject.level} (${LEVEL_LABELS[subject.level]}). Arguments: ${args}`;
+}
+
+/** The fewest characters of a value shown when values are shortened; less would show nothing useful. */
+const MIN_VALUE_CHARS = 12;
+/** A path longer than this (a key the model invented) is itself shortened. */
+const MAX_PATH_CHARS = 80;
+
+const spell = (text: string): string =>
+  text.replace(DECEPTIVE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/**
+ * Every argument, masked, invisible characters spelled out, within about
+ * `max` characters. Arguments that fit are shown as JSON. Otherwise each
+ * value (down to nested fields) is shown on its own, each long one
+ * shortened by the same amount, so that a field after a long one is never
+ * cut off. Undefined when even that cannot fit: too many fields.
+ */
+export function showArguments(
+  args: Readonly<Record<string, unknown>>,
+  max: number,
+  mask: (text: string) => string,
+): string | undefined {
+  let whole: string;
+  try {
+    whole = JSON.stringify(args) ?? '{}';
+  } catch {
+    return '(arguments that cannot be shown)';
+  }
+  whole = spell(mask(whole));
+  if (whole.length <= max) return whole;
+  const fields = leaves(args, Math.floor(max / MIN_VALUE_CHARS) + 1);
+  if (fields === undefined) return undefined;
+  const paths = fields.map(([path]) => {
+    const shown = spell(mask(path));
+    return shown.length <= MAX_PATH_CHARS ? shown : `${shown.slice(0, MAX_PATH_CHARS - 1)}…`;
+  });
+  // Each field costs its path, ": " and "; " besides its value.
+  const forValues = max - paths.reduce((sum, path) => sum + path.length + 4, 0);
+  const per = Math.floor(forValues / fields.length);
+  if (per < MIN_VALUE_CHARS) return undefined;
+  return fields
+    .map(([, value], i) => {
+      const text = spell(mask(value));
+      const shown = text.length <= per ? text : `${text.slice(0, per - 1)}…`;
+      return `${paths[i]}: ${shown}`;
+    })
+    .join('; ');
+}
+
+/**
+ * The leaf values of the arguments as `[path, JSON]`, in order; empty
+ * objects and arrays count as leaves. Undefined past `limit` leaves.
+ */
+function leaves(args: Readonly<Record<string, unknown>>, limit: number): [string, string][] | undefined {
+  const out: [string, string][] = [];
+  const stack: [string, unknown][] = Object.entries(args)
+    .reverse()
+    .map(([key, value]) => [key, value]);
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [path, value] = top;
+    const entries =
+      typeof value === 'object' && value !== null
+        ? Array.isArray(value)
+          ? value.map((item, i): [string, unknown] => [`${path}[${i}]`, item])
+          : Object.entries(value).map(([key, item]): [string, unknown] => [`${path}.${key}`, item])
+        : [];
+    if (entries.length > 0) {
+      stack.push(...entries.reverse());
+      continue;
+    }
+    if (out.length >= limit) return undefined;
+    out.push([path, JSON.stringify(value) ?? String(value)]);
+  }
+  return out;
 }
 
 /** The arguments as JSON, secrets masked, invisible characters spelled out, cut at `max` characters. */

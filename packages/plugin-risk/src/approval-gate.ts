@@ -28,16 +28,15 @@ export class ApprovalGate {
     const target = this.targets.of(ctx.tool);
     if (target === undefined) return undefined;
     if (this.mode !== 'enforce') return wouldAsk(ctx.tool.name);
-    const decision = await this.approver.approve(ctx, {
-      message: this.message(ctx, target),
-      reason: `risk ${target.level}`,
-    });
+    const message = this.message(ctx, target);
+    if (message === undefined) return cannotShow(ctx.tool.name, this.config.maxArgumentChars);
+    const decision = await this.approver.approve(ctx, { message, reason: `risk ${target.level}` });
     if (decision.approved) return undefined;
     if (decision.reason === 'input-required') return decision.result;
     return refusalOf(decision, ctx.tool.name);
   }
 
-  private message(ctx: CallContext, target: ApprovalTarget): string {
+  private message(ctx: CallContext, target: ApprovalTarget): string | undefined {
     const upstream = target.server === LOCAL_SOURCE ? undefined : target.server;
     return approvalMessage(
       { tool: ctx.tool.name, ...(upstream ? { upstream } : {}), level: target.level, args: ctx.arguments },
@@ -92,6 +91,16 @@ export function refusalOf(decision: Denied, tool: string): CallToolResult {
         details: { tool },
       });
   }
+}
+
+/** The arguments cannot all be shown to a person: asking would have them approve what they cannot see. */
+function cannotShow(tool: string, max: number): CallToolResult {
+  return refusal({
+    code: RiskErrorCode.APPROVAL_UNAVAILABLE,
+    message: `"${tool}" runs only with a person's approval, and its arguments have too many fields to show in full within ${max} characters, so nobody was asked.`,
+    suggestion: 'Call it with fewer fields, or split the work into smaller calls.',
+    details: { tool },
+  });
 }
 
 function wouldAsk(tool: string): CallToolResult {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { approvalForm, approvalMessage, summarize } from '../src/approval-form.js';
+import { approvalForm, approvalMessage, showArguments, summarize } from '../src/approval-form.js';
 
 const noMask = (text: string) => text;
 const HIDING = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
@@ -48,5 +48,44 @@ describe('the approval form', () => {
     cyclic.self = cyclic;
     expect(summarize(cyclic, 100, noMask)).toBe('(arguments that cannot be shown)');
     expect(summarize({ big: 10n } as never, 100, noMask)).toBe('(arguments that cannot be shown)');
+  });
+});
+
+describe('arguments longer than the form shows', () => {
+  const subject = (args: Record<string, unknown>) => ({ tool: 'transfer', level: 'L4' as const, args });
+
+  it('shows a field that comes after a long one, each long value shortened on its own', () => {
+    const message = approvalMessage(
+      subject({ memo: 'x'.repeat(5_000), to: 'account-of-the-attacker', amount: { cents: 999_999 } }),
+      400,
+      noMask,
+    );
+    expect(message).toBeDefined();
+    expect(message).toContain('to: "account-of-the-attacker"');
+    expect(message).toContain('amount.cents: 999999');
+    expect(message).toContain('memo: "xxx');
+    expect(message!.length).toBeLessThan(400 + 120);
+  });
+
+  it('refuses to build a form when the fields cannot all be shown', () => {
+    const many = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`field${i}`, `value number ${i}`]));
+    expect(approvalMessage(subject(many), 400, noMask)).toBeUndefined();
+    expect(showArguments(many, 400, noMask)).toBeUndefined();
+  });
+
+  it('names every leaf of any arguments, or none at all (fuzzed)', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.oneof(fc.string({ maxLength: 600 }), fc.integer())),
+        (args) => {
+          const text = showArguments(args, 400, noMask);
+          if (text === undefined) return;
+          expect(text.length).toBeLessThanOrEqual(400 + 40);
+          const whole = JSON.stringify(args);
+          if (whole.length > 400) for (const key of Object.keys(args)) expect(text).toContain(`${key}: `);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

@@ -50,6 +50,25 @@ function refusedWith(result: CallToolResult, code: string): void {
   expect(textOf(result)).toContain(`<error_code>${code}</error_code>`);
 }
 
+describe('approval of arguments longer than the form shows', () => {
+  it('shows the person a field that follows a long one', async () => {
+    const s = await start();
+    const client = track(await legacyClient(s.server, yes));
+    expect(textOf(await client.call('deploy', { note: 'n'.repeat(3_000), env: 'prod' }))).toBe('deployed to prod');
+    expect(client.forms).toHaveLength(1);
+    expect(client.forms[0]?.message).toContain('env: "prod"');
+  });
+
+  it('refuses without asking anybody when the fields cannot all be shown', async () => {
+    const s = await start();
+    const client = track(await legacyClient(s.server, yes));
+    const many = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`extra${i}`, `value ${i}`]));
+    refusedWith(await client.call('deploy', { ...many, env: 'prod' }), RiskErrorCode.APPROVAL_UNAVAILABLE);
+    expect(client.forms).toHaveLength(0);
+    expect(s.runs()).toBe(0);
+  });
+});
+
 describe('approval on a 2025-11-25 client (elicitation)', () => {
   it('runs the tool when the person approves', async () => {
     const s = await start();
@@ -121,8 +140,9 @@ describe('approval on a 2025-11-25 client (elicitation)', () => {
     });
     expect(form?.message).toContain('"deploy"');
     expect(form?.message).toContain('Risk L0 (Verified)');
-    expect(form?.message).toContain('{"env":"prod","note":"xxxxx');
-    expect(form?.message).toMatch(/… \(\d+ more characters\)$/);
+    // Past the cap every field is still shown, the long one shortened on its own.
+    expect(form?.message).toContain('Arguments: env: "prod"; note: "xxxxx');
+    expect(form?.message).toMatch(/…$/);
     expect(form?.message.length).toBeLessThan(200);
   });
 

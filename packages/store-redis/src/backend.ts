@@ -1,4 +1,4 @@
-import { MemoryStore, SluiceError, messageOf } from '@sluice/core';
+import { MemoryStore, SluiceError } from '@sluice/core';
 import type { Logger } from '@sluice/core';
 import type { Connection } from './connection.js';
 import { commandFailed, isReplyError, redisUnavailable, storeClosed } from './errors.js';
@@ -49,9 +49,7 @@ export class Backend {
     if (this.connection.state === 'closed') return Promise.reject(storeClosed());
     if (isReplyError(error)) return Promise.reject(commandFailed(operation, error));
     if (this.policy === 'failClosed') {
-      return Promise.reject(
-        redisUnavailable(this.connection.where, this.connection.lastError ?? messageOf(error), error),
-      );
+      return Promise.reject(redisUnavailable(error));
     }
     this.servedLocally++;
     this.remind(operation);

@@ -31,11 +31,13 @@ function ownSettings(connectTimeoutMs: number): RedisOptions {
   };
 }
 
-/** A URL without its password, for messages and logs. */
+/** A URL without its credentials or query (which may carry `?password=`), for logs. */
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
+    if (parsed.username) parsed.username = '***';
+    if (parsed.search) parsed.search = '?***';
     return parsed.toString();
   } catch {
     return 'redis (unparseable URL)';

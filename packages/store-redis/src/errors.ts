@@ -17,11 +17,15 @@ export type RedisStoreErrorCode = (typeof RedisStoreErrorCode)[keyof typeof Redi
 /** The name errors are attributed to (`SluiceError.plugin`). */
 export const STORE_NAME = 'store-redis';
 
-export function redisUnavailable(where: string, reason: string, cause?: unknown): SluiceError {
+/**
+ * The store cannot reach Redis. The message reaches clients, so it names
+ * neither the address nor the reason (which may quote the address); the
+ * `store.redis.lost` log line says where and why.
+ */
+export function redisUnavailable(cause?: unknown): SluiceError {
   return new SluiceError(
     RedisStoreErrorCode.REDIS_UNAVAILABLE,
-    `Redis at ${where} is unavailable (${reason}); the store fails closed, ` +
-      'so guarded calls are refused until it is back',
+    'The shared store is unavailable; it fails closed, so guarded calls are refused until it is back',
     { plugin: STORE_NAME, cause },
   );
 }

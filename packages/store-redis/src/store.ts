@@ -61,7 +61,7 @@ export class RedisStore implements Store {
     try {
       await link.usable();
     } catch (error) {
-      throw link.state === 'closed' ? storeClosed() : redisUnavailable(link.where, link.reason(), error);
+      throw link.state === 'closed' ? storeClosed() : redisUnavailable(error);
     }
   }
 

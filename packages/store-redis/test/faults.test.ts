@@ -44,14 +44,18 @@ function permitOf(admission: Admission): Permit {
 }
 
 describe('when Redis is unreachable at start', () => {
-  it('fails closed with REDIS_UNAVAILABLE naming the address and the cause', async () => {
+  it('fails closed with REDIS_UNAVAILABLE, naming the address and the cause in its log only', async () => {
     const port = await deadPort();
     stores = new StoreFactory({ ...redis, url: `redis://127.0.0.1:${port}` });
     const { store, logs } = stores.open({ connectTimeoutMs: 300 });
     const error = await store.ready().catch((e: unknown) => e);
     expect(SluiceError.is(error) && error.code).toBe(RedisStoreErrorCode.REDIS_UNAVAILABLE);
-    expect((error as Error).message).toContain(`127.0.0.1:${port}`);
-    expect((error as Error).message).toContain('ECONNREFUSED');
+    // The error can reach a client: it says the store is unavailable, not where it is.
+    expect((error as Error).message).toContain('The shared store is unavailable');
+    expect((error as Error).message).not.toContain(`${port}`);
+    const [lost] = logs.events('store.redis.lost');
+    expect(String(lost?.where)).toContain(`127.0.0.1:${port}`);
+    expect(String(lost?.reason)).toContain('ECONNREFUSED');
     expect(await codeOf(store.get('k'))).toBe(RedisStoreErrorCode.REDIS_UNAVAILABLE);
     expect(await codeOf(store.setIfAbsent('nonce', 1))).toBe(RedisStoreErrorCode.REDIS_UNAVAILABLE);
     expect(await codeOf(store.semaphore('s', { maxActive: 1, maxQueue: 1 }).acquire())).toBe(
@@ -106,7 +110,9 @@ describe('when Redis restarts mid-run', () => {
       const refused = await kit.call('guarded');
       expect(refused.isError).toBe(true);
       expect(errorOf(refused)?.code).toBe('TOOL_ERROR');
-      expect(textOf(refused)).toContain(`Redis at ${redis.url} is unavailable (connect ECONNREFUSED`);
+      expect(textOf(refused)).toContain('The shared store is unavailable');
+      // Clients learn that the store is down, never where it is.
+      expect(textOf(refused)).not.toContain(new URL(redis.url).host);
       expect(await codeOf(store.get('k'))).toBe(RedisStoreErrorCode.REDIS_UNAVAILABLE);
       expect(logs.events('store.redis.lost')).toHaveLength(1);
 

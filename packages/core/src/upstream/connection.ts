@@ -2,7 +2,7 @@ import { InMemoryTransport, SSEClientTransport, StreamableHTTPClientTransport } 
 import type { Transport } from '@modelcontextprotocol/client';
 import type { Logger } from '../logger.js';
 import type { ResolvedImportOptions } from './options.js';
-import { budgetedFetch } from './response-limit.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, budgetedFetch } from './response-limit.js';
 
 type Connection = ResolvedImportOptions['connection'];
 
@@ -30,7 +30,7 @@ export async function openTransport(connection: Connection, ctx: OpenContext): P
       return {
         transport: new StreamableHTTPClientTransport(new URL(connection.url), {
           requestInit: { headers: { ...connection.headers } },
-          fetch: budgetedFetch(),
+          fetch: budgetedFetch(connection.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
         }),
         pid: () => undefined,
       };
@@ -39,6 +39,7 @@ export async function openTransport(connection: Connection, ctx: OpenContext): P
         transport: new SSEClientTransport(new URL(connection.url), {
           // The transport sends these headers on the event stream as well as on each POST.
           requestInit: { headers: { ...connection.headers } },
+          fetch: budgetedFetch(connection.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
         }),
         pid: () => undefined,
       };
@@ -93,14 +94,23 @@ export function describeTarget(connection: Connection): string {
   }
 }
 
-/** Values that must never appear in logs or results: header and environment values. */
+/**
+ * Values that must never appear in logs or results: header and environment
+ * values, URL credentials and query values (decoded and as written).
+ */
 export function secretsOf(connection: Connection): string[] {
   if (connection.type === 'stdio') return Object.values(connection.env ?? {});
   if (connection.type === 'http' || connection.type === 'sse') {
     const url = new URL(connection.url);
     // A value like `Bearer <token>` can surface as the bare token.
     const headerValues = Object.values(connection.headers ?? {}).flatMap((value) => [value, ...value.split(/\s+/)]);
-    return [...headerValues, url.password, url.username, ...url.searchParams.values()].filter(Boolean);
+    const rawQueryValues = url.search
+      .slice(1)
+      .split('&')
+      .map((pair) => pair.slice(pair.indexOf('=') + 1));
+    return [...headerValues, url.password, url.username, ...url.searchParams.values(), ...rawQueryValues].filter(
+      Boolean,
+    );
   }
   return [];
 }

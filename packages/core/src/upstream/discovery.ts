@@ -2,6 +2,7 @@ import type { Executor } from '../context.js';
 import type { Tool } from '../protocol.js';
 import type { ToolDraft } from '../tool-table.js';
 import type { ConnectionSummary, SkippedTool, SluiceTool, ToolSource } from '../tool.js';
+import { isToolName } from '../tool.js';
 import type { GlobMatcher } from './glob.js';
 import { compileGlobs } from './glob.js';
 import type { ResolvedImportOptions } from './options.js';
@@ -63,9 +64,6 @@ export interface ImportPlan {
   readonly skipped: SkippedTool[];
 }
 
-/** Names the MCP specification allows (the same rule local tools follow). */
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-
 /**
  * Turns an upstream's `tools/list` into drafts: filtered by the upstream's
  * globs, renamed into its namespace, each run by `executorFor` (the proxy).
@@ -81,7 +79,7 @@ export function planImport(
   for (const original of listed) {
     const originalName = original.name;
     const exposed = selection.exposedName(originalName);
-    const reason = !TOOL_NAME.test(exposed)
+    const reason = !isToolName(exposed)
       ? `Upstream "${selection.upstream}" lists a tool whose name ${JSON.stringify(exposed.slice(0, 140))} is not a valid tool name`
       : seen.has(exposed)
         ? `Upstream "${selection.upstream}" lists "${originalName}" twice`

@@ -34,12 +34,29 @@ const MIN_SECRET_LENGTH = 4;
 const MAX_MESSAGE_LENGTH = 300;
 
 /**
- * Removes configured secrets (header values, environment values) from text
- * that came back from an upstream or its transport, and bounds its length,
- * before it reaches a log line or a model.
+ * The forms a secret travels in: as it is, percent-encoded (as in a URL
+ * path or query, with `%20` or `+` for spaces), and percent-decoded.
+ */
+export function secretForms(secret: string): string[] {
+  const forms = [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2)];
+  try {
+    forms.push(decodeURIComponent(secret));
+  } catch {
+    // Not percent-encoded text: nothing to decode.
+  }
+  return forms;
+}
+
+/**
+ * Removes configured secrets (header values, environment values, URL query
+ * values, values the operator listed), in every form they travel in, from
+ * text that came back from an upstream or its transport, and bounds its
+ * length, before it reaches a log line or a model.
  */
 export function createRedactor(secrets: Iterable<string>): (text: string) => string {
-  const hidden = [...new Set(secrets)].filter((s) => s.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
+  const hidden = [...new Set([...secrets].flatMap(secretForms))]
+    .filter((s) => s.length >= MIN_SECRET_LENGTH)
+    .sort((a, b) => b.length - a.length);
   return (text) => {
     let out = text;
     for (const secret of hidden) if (out.includes(secret)) out = out.split(secret).join('[redacted]');

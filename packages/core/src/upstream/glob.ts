@@ -1,24 +1,35 @@
 /**
  * Tool-name glob patterns: `*` matches any run of characters (none
  * included), `?` exactly one, every other character itself; matching is
- * case-sensitive. The matcher walks the name once with a single saved
+ * case-sensitive unless asked to fold ASCII letters. The matcher walks the name once with a single saved
  * backtrack point and never builds a regular expression, so no pattern can
  * make it slow: at worst it costs name length × pattern length steps.
  */
 export type GlobMatcher = (name: string) => boolean;
 
-/** Whether `name` matches one glob `pattern`. */
-export function matchGlob(pattern: string, name: string): boolean {
+const STAR = 42; // '*'
+const QUESTION = 63; // '?'
+
+/** ASCII letters folded to lower case; tool names are ASCII, so this is the whole case rule. */
+function fold(code: number): number {
+  return code >= 65 && code <= 90 ? code + 32 : code;
+}
+
+/** Whether `name` matches one glob `pattern`; `ignoreCase` folds ASCII letters (A-Z) on both sides. */
+export function matchGlob(pattern: string, name: string, ignoreCase = false): boolean {
   let p = 0;
   let n = 0;
   let star = -1;
   let resume = 0;
   while (n < name.length) {
-    const c = pattern[p];
-    if (c === '*') {
+    const c = pattern.charCodeAt(p);
+    if (c === STAR) {
       star = p++;
       resume = n;
-    } else if (c !== undefined && (c === '?' || c === name[n])) {
+    } else if (
+      p < pattern.length &&
+      (c === QUESTION || c === name.charCodeAt(n) || (ignoreCase && fold(c) === fold(name.charCodeAt(n))))
+    ) {
       p++;
       n++;
     } else if (star !== -1) {
@@ -29,7 +40,7 @@ export function matchGlob(pattern: string, name: string): boolean {
       return false;
     }
   }
-  while (pattern[p] === '*') p++;
+  while (pattern.charCodeAt(p) === STAR) p++;
   return p === pattern.length;
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CoreErrorCode, SluiceError } from '../errors.js';
+import { formatIssues } from '../issues.js';
 
 /**
  * An SDK server object to import in-process: a v2 `McpServer` or `Server`
@@ -34,14 +35,20 @@ export const StdioConnectionSchema = z
   })
   .strict();
 
+/**
+ * The largest single message read from an HTTP upstream: a JSON answer as a whole, an event-stream event
+ * by event (answers and the standalone GET stream alike). Past it, reading stops. Default 10 MiB.
+ */
+const MaxMessageBytes = z.number().int().positive().optional();
+
 /** An upstream spoken to over Streamable HTTP. */
 export const HttpConnectionSchema = z
-  .object({ type: z.literal('http'), url: HttpUrl, headers: StringRecord.optional() })
+  .object({ type: z.literal('http'), url: HttpUrl, headers: StringRecord.optional(), maxMessageBytes: MaxMessageBytes })
   .strict();
 
 /** An upstream spoken to over the legacy HTTP+SSE transport. */
 export const SseConnectionSchema = z
-  .object({ type: z.literal('sse'), url: HttpUrl, headers: StringRecord.optional() })
+  .object({ type: z.literal('sse'), url: HttpUrl, headers: StringRecord.optional(), maxMessageBytes: MaxMessageBytes })
   .strict();
 
 /** An SDK server object in this process. */
@@ -88,6 +95,12 @@ export const ImportOptionsSchema = z
     timeoutMs: z.number().int().positive().max(86_400_000).default(60_000),
     /** Limit for the handshake and each `tools/list`, in ms. Default 10 000. */
     connectTimeoutMs: z.number().int().positive().max(600_000).default(10_000),
+    /**
+     * Further values to hide wherever text from this upstream reaches logs or results (e.g. a token passed in a
+     * stdio `args` entry), in every form they travel in. Header, environment, URL credential and query values
+     * are hidden already.
+     */
+    redact: z.array(z.string().min(1).max(4_096)).max(256).optional(),
     /** Whether the operator vouches for this upstream (plugins may then believe its annotations). Default false. */
     trusted: z.boolean().default(false),
     /** Reconnection backoff: exponential from `initialDelayMs`, capped at `maxDelayMs`, with jitter. */
@@ -115,10 +128,7 @@ export function parseImportOptions(options: unknown): ResolvedImportOptions {
       throw invalid(options, 'retry.maxDelayMs: must be at least retry.initialDelayMs');
     return parsed.data;
   }
-  const detail = parsed.error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(options)'}: ${issue.message}`)
-    .join('; ');
-  throw invalid(options, detail);
+  throw invalid(options, formatIssues(parsed.error));
 }
 
 function invalid(options: unknown, detail: string): SluiceError {

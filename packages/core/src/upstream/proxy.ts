@@ -1,4 +1,4 @@
-import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import type { CallToolRequestOptions, Client, Progress } from '@modelcontextprotocol/client';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Context } from '@opentelemetry/api';
@@ -9,6 +9,7 @@ import type { CallToolResult, ServerContext, Tool } from '../protocol.js';
 import { CoreErrorCode } from '../errors.js';
 import type { UpstreamErrorCode } from './errors.js';
 import { upstreamFailure } from './errors.js';
+import { refusal } from '../refusal.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
 import { injectTraceContext, withTraceSpan } from './tracing.js';
 
@@ -64,13 +65,15 @@ async function callUpstream(
   const client = link.connected();
   if (client === undefined) return unavailable(link);
   const limit = ctx.tool.responseLimitBytes;
-  const budget = limit === undefined ? undefined : new ResponseBudget(limit);
+  // Always a budget: over HTTP it also carries the connection's per-message cap to the call.
+  const budget = new ResponseBudget(limit ?? Number.POSITIVE_INFINITY);
   const meta = toPlainMeta(ctx.outgoingMeta) ?? {};
   injectTraceContext(meta, spanContext);
+  const relay = progressRelay(ctx);
   const options: CallToolRequestOptions = {
-    signal: budget ? AbortSignal.any([ctx.signal, budget.signal]) : ctx.signal,
+    signal: AbortSignal.any([ctx.signal, budget.signal]),
     timeout: link.timeoutMs,
-    ...progressOptions(ctx),
+    ...(relay ? { onprogress: relay.onprogress } : {}),
   };
   const params = {
     name: original.name,
@@ -79,35 +82,105 @@ async function callUpstream(
   };
   const send = () => client.callTool(params, options) as Promise<CallToolResult>;
   try {
-    const result = budget ? await withResponseBudget(budget, send) : await send();
-    if (budget && !budget.admits(result)) return tooLarge(link, original, budget.limit);
+    const result = await withResponseBudget(budget, send);
+    if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);
     link.callSucceeded();
     return result;
   } catch (error) {
     // The caller cancelled: the SDK told the upstream; the pipeline reports the cancellation.
     if (ctx.signal.aborted) throw error;
-    if (budget?.exceeded) return tooLarge(link, original, budget.limit);
+    if (budget.exceeded) return tooLarge(link, original, budget.exceededLimit);
     return failed(link, client, original, error, ctx);
+  } finally {
+    relay?.stop();
+  }
+}
+
+/** Progress notifications relayed at once before coalescing starts, per call. */
+const PROGRESS_BURST = 100;
+/** Progress notifications relayed per second per call once the burst is spent; the latest note wins. */
+const PROGRESS_PER_SECOND = 50;
+/** Progress messages from an upstream are cut to this many characters. */
+const MAX_PROGRESS_MESSAGE = 1_000;
+
+/**
+ * Relays an upstream's progress to the caller. An upstream may send notes
+ * far faster than a client reads them, and each relayed note waits in the
+ * client's response buffer until read: so notes pass at once up to a burst,
+ * then at a steady rate, and notes arriving in between are coalesced into
+ * the latest one. When the call ends, a note still waiting is sent before
+ * the result.
+ */
+class ProgressRelay {
+  private pending: Progress | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private tokens = PROGRESS_BURST;
+  private refilled = performance.now();
+  private stopped = false;
+
+  constructor(
+    private readonly mcp: ServerContext,
+    private readonly token: string | number,
+  ) {}
+
+  readonly onprogress = (progress: Progress): void => {
+    if (this.stopped) return;
+    this.refill();
+    if (this.timer === undefined && this.tokens >= 1) {
+      this.tokens--;
+      this.send(progress);
+      return;
+    }
+    this.pending = progress;
+    this.timer ??= setTimeout(() => this.flush(), 1_000 / PROGRESS_PER_SECOND);
+  };
+
+  /** The call ended: a note still waiting goes out now, later ones are dropped. */
+  stop(): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const last = this.pending;
+    this.pending = undefined;
+    if (last !== undefined) this.send(last);
+    this.stopped = true;
+  }
+
+  private refill(): void {
+    const now = performance.now();
+    this.tokens = Math.min(PROGRESS_BURST, this.tokens + ((now - this.refilled) * PROGRESS_PER_SECOND) / 1_000);
+    this.refilled = now;
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    const progress = this.pending;
+    this.pending = undefined;
+    if (progress === undefined || this.stopped) return;
+    this.refill();
+    this.tokens = Math.max(0, this.tokens - 1);
+    this.send(progress);
+  }
+
+  private send(progress: Progress): void {
+    const message = typeof progress.message === 'string' ? progress.message.slice(0, MAX_PROGRESS_MESSAGE) : undefined;
+    const params = {
+      progressToken: this.token,
+      progress: progress.progress,
+      ...(progress.total === undefined ? {} : { total: progress.total }),
+      ...(message === undefined ? {} : { message }),
+    };
+    this.mcp.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => {});
   }
 }
 
 /** Asks the upstream for progress only when the caller asked Sluice for it, and relays it under the caller's token. */
-function progressOptions(ctx: CallContext): Pick<CallToolRequestOptions, 'onprogress'> {
+function progressRelay(ctx: CallContext): ProgressRelay | undefined {
   const token = ctx.meta.progressToken;
   const mcp: ServerContext | undefined = ctx.mcp;
   if (mcp === undefined || !(typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token))))
-    return {};
-  return {
-    onprogress: (progress: Progress) => {
-      const params = {
-        progressToken: token,
-        progress: progress.progress,
-        ...(progress.total === undefined ? {} : { total: progress.total }),
-        ...(progress.message === undefined ? {} : { message: progress.message }),
-      };
-      mcp.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => {});
-    },
-  };
+    return undefined;
+  return new ProgressRelay(mcp, token);
 }
 
 function unavailable(link: UpstreamLink): CallToolResult {
@@ -136,6 +209,19 @@ const OUTPUT_CHECK = /output schema|outputSchema|structured content/i;
 function failed(link: UpstreamLink, client: Client, original: Tool, error: unknown, ctx: CallContext): CallToolResult {
   const tool = original.name;
   const detail = link.redact(messageOf(error)) || 'no details given';
+  if (raisedBeforeSending(error)) {
+    // Nothing reached the upstream: its connection is as healthy as before, so it stays.
+    ctx.logger.warn(
+      { event: 'upstream.call_not_sent', upstream: link.name, tool, error: detail },
+      `call to upstream "${link.name}" could not be sent`,
+    );
+    return refusal({
+      code: CoreErrorCode.INVALID_ARGUMENTS,
+      message: `Sluice could not send "${tool}" to upstream "${link.name}": ${detail}`,
+      suggestion: 'Send plainer arguments: less deeply nested, without values JSON cannot hold.',
+      details: { upstream: link.name },
+    });
+  }
   const code = classify(error);
   ctx.logger.warn(
     { event: 'upstream.call_failed', upstream: link.name, tool, code, error: detail },
@@ -175,7 +261,20 @@ function failed(link: UpstreamLink, client: Client, original: Tool, error: unkno
   }
 }
 
+/**
+ * Errors the request raises while being encoded, before any byte is
+ * written: a stack overflow on a deep value, a circular structure, a BigInt.
+ * They say nothing about the connection.
+ */
+function raisedBeforeSending(error: unknown): boolean {
+  if (error instanceof SdkError || error instanceof ProtocolError) return false;
+  if (error instanceof RangeError) return true;
+  return error instanceof TypeError && /circular|BigInt|serializ/i.test(error.message);
+}
+
 function classify(error: unknown): UpstreamErrorCode {
+  // An HTTP error status answers this one request; only 404 (the session is gone) says the connection is lost.
+  if (error instanceof SdkHttpError && error.status !== 404) return CoreErrorCode.UPSTREAM_ERROR;
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.RequestTimeout) return CoreErrorCode.UPSTREAM_TIMEOUT;
     if (error.code === SdkErrorCode.InvalidResult || error.code === SdkErrorCode.UnsupportedResultType)

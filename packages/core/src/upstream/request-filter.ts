@@ -5,7 +5,7 @@ import type { SluiceTool } from '../tool.js';
 import { PluginModeSchema, definePlugin, parseOptions } from '../plugin.js';
 import { refusal } from '../refusal.js';
 import { Stage } from '../stages.js';
-import { CoreErrorCode } from '../errors.js';
+import { CoreErrorCode, invalidParams } from '../errors.js';
 import type { GlobMatcher } from './glob.js';
 import { compileGlobs } from './glob.js';
 
@@ -56,26 +56,30 @@ export function requestFilter(options: RequestFilterOptions = {}): Plugin {
     mode: config.mode,
     apply({ hooks, mode }) {
       const matchers = new Map<string, GlobMatcher | undefined>();
-      const matcherOf = (value: string | undefined): GlobMatcher | undefined => {
+      const matcherOf = (headers: Headers, header: string): GlobMatcher | undefined => {
+        const value = headers[header];
         if (value === undefined) return undefined;
         if (matchers.has(value)) return matchers.get(value);
-        if (matchers.size >= MAX_CACHED) matchers.clear();
         const patterns = value
           .split(',')
           .map((p) => p.trim())
-          .filter((p) => p.length > 0)
-          .slice(0, MAX_PATTERNS)
-          .map((p) => p.slice(0, MAX_PATTERN_LENGTH));
+          .filter((p) => p.length > 0);
+        // Reading only part of a filter would fail open (an exclusion ignored): refuse the request instead.
+        if (patterns.length > MAX_PATTERNS)
+          throw invalidParams(`${header} has ${patterns.length} patterns; at most ${MAX_PATTERNS} are accepted`);
+        if (patterns.some((p) => p.length > MAX_PATTERN_LENGTH))
+          throw invalidParams(`${header} has a pattern longer than ${MAX_PATTERN_LENGTH} characters`);
+        if (matchers.size >= MAX_CACHED) matchers.clear();
         const matcher = patterns.length === 0 ? undefined : compileGlobs(patterns);
         matchers.set(value, matcher);
         return matcher;
       };
       const rulesOf = (headers: Headers): Rules | undefined => {
         const rules: Rules = {
-          includeTools: matcherOf(headers[RequestFilterHeader.INCLUDE_TOOLS]),
-          excludeTools: matcherOf(headers[RequestFilterHeader.EXCLUDE_TOOLS]),
-          includeServers: matcherOf(headers[RequestFilterHeader.INCLUDE_SERVERS]),
-          excludeServers: matcherOf(headers[RequestFilterHeader.EXCLUDE_SERVERS]),
+          includeTools: matcherOf(headers, RequestFilterHeader.INCLUDE_TOOLS),
+          excludeTools: matcherOf(headers, RequestFilterHeader.EXCLUDE_TOOLS),
+          includeServers: matcherOf(headers, RequestFilterHeader.INCLUDE_SERVERS),
+          excludeServers: matcherOf(headers, RequestFilterHeader.EXCLUDE_SERVERS),
         };
         return rules.includeTools || rules.excludeTools || rules.includeServers || rules.excludeServers
           ? rules

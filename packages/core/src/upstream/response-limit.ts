@@ -1,13 +1,19 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike } from '@modelcontextprotocol/client';
 
+/** The largest single message read from an upstream when its connection sets none: stdio's default too. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+
 /**
  * How many response bytes one proxied call may still read. What holds per
  * transport:
  *
  * - `http` (Streamable HTTP): each call's response body is counted as it
  *   streams in, and reading stops at the first byte past the limit; the
- *   upstream never makes Sluice buffer more than the limit.
+ *   upstream never makes Sluice buffer more than the limit. Every response
+ *   and every event of the standalone GET stream is also held to the
+ *   connection's `maxMessageBytes` (default 10 MiB), with or without a tool
+ *   limit: a JSON answer as a whole, an event stream event by event.
  * - `stdio`: the SDK transport reads one message at a time, bounded by the
  *   connection's `maxMessageBytes` (10 MiB by default; a larger message closes
  *   the connection). The tool's limit is checked on the message once read.
@@ -18,9 +24,18 @@ import type { FetchLike } from '@modelcontextprotocol/client';
 export class ResponseBudget {
   private used = 0;
   private over = false;
+  private hit: number;
   private readonly stop = new AbortController();
 
-  constructor(readonly limit: number) {}
+  /** `limit`: the call's total, or infinite when only the per-message cap applies. */
+  constructor(readonly limit: number) {
+    this.hit = limit;
+  }
+
+  /** The limit that was exceeded: the call's total, or the connection's per-message cap. */
+  get exceededLimit(): number {
+    return this.hit;
+  }
 
   /** Aborts once the budget is exceeded: pass it to the request so the call ends there. */
   get signal(): AbortSignal {
@@ -40,6 +55,14 @@ export class ResponseBudget {
       this.stop.abort();
     }
     return false;
+  }
+
+  /** One message of the answer went past the connection's cap: the call is stopped there. */
+  overflowMessage(cap: number): void {
+    if (this.over) return;
+    this.over = true;
+    this.hit = cap;
+    this.stop.abort();
   }
 
   /** Checks a result already read against the limit. */
@@ -73,25 +96,79 @@ export class ResponseTooLargeError extends Error {
   }
 }
 
+const LF = 10;
+const CR = 13;
+
 /**
- * A fetch whose POST responses are counted against the budget of the call
- * that sent them. Past the budget the body errors, which cancels the
+ * Counts a response body against the per-message cap (an event stream
+ * event by event, anything else as a whole) and, for a call's POST, against
+ * the call's budget. Past either, the body errors, which cancels the
  * underlying stream: nothing more is read from the socket.
  */
-export function budgetedFetch(base: FetchLike = fetch): FetchLike {
+function countedBody(
+  body: ReadableStream<Uint8Array>,
+  eventStream: boolean,
+  cap: number,
+  budget: ResponseBudget | undefined,
+): ReadableStream<Uint8Array> {
+  // Bytes of the message (or event) so far, and of the current line of an event stream.
+  let inMessage = 0;
+  let lineBytes = 0;
+  let lineStartsWithCR = false;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        if (budget && !budget.take(chunk.byteLength)) {
+          controller.error(new ResponseTooLargeError(budget.limit));
+          return;
+        }
+        let over = false;
+        if (!eventStream) {
+          inMessage += chunk.byteLength;
+          over = inMessage > cap;
+        } else {
+          let from = 0;
+          for (let i = chunk.indexOf(LF); i !== -1 && !over; i = chunk.indexOf(LF, i + 1)) {
+            if (i > from) {
+              if (lineBytes === 0) lineStartsWithCR = chunk[from] === CR;
+              lineBytes += i - from;
+            }
+            // An empty line (LF or CR LF) ends an event: the next one starts from zero.
+            const empty = lineBytes === 0 || (lineBytes === 1 && lineStartsWithCR);
+            inMessage = empty ? 0 : inMessage + lineBytes + 1;
+            over = inMessage > cap;
+            lineBytes = 0;
+            from = i + 1;
+          }
+          if (!over && from < chunk.byteLength) {
+            if (lineBytes === 0) lineStartsWithCR = chunk[from] === CR;
+            lineBytes += chunk.byteLength - from;
+            over = inMessage + lineBytes > cap;
+          }
+        }
+        if (over) {
+          budget?.overflowMessage(cap);
+          controller.error(new ResponseTooLargeError(cap));
+          return;
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+}
+
+/**
+ * A fetch whose responses are held to `maxMessageBytes` per message and
+ * whose POST responses are also counted against the budget of the call
+ * that sent them.
+ */
+export function budgetedFetch(maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES, base: FetchLike = fetch): FetchLike {
   return async (url, init) => {
     const budget = init?.method === 'POST' ? budgets.getStore() : undefined;
     const response = await base(url, init);
-    if (budget === undefined || response.body === null) return response;
-    const counted = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          if (budget.take(chunk.byteLength)) controller.enqueue(chunk);
-          else controller.error(new ResponseTooLargeError(budget.limit));
-        },
-      }),
-    );
-    return new Response(counted, {
+    if (response.body === null) return response;
+    const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+    return new Response(countedBody(response.body, eventStream, maxMessageBytes, budget), {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,

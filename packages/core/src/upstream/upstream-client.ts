@@ -16,6 +16,7 @@ import type { UpstreamStatus } from './health.js';
 import type { ResolvedImportOptions } from './options.js';
 import type { UpstreamLink } from './proxy.js';
 import { proxyExecutor } from './proxy.js';
+import { safeJsonSchemaValidator } from '../safe-json-schema.js';
 
 /** What an upstream needs from the Sluice server that imports it. */
 export interface UpstreamHost {
@@ -58,7 +59,7 @@ export class UpstreamClient implements UpstreamLink {
   ) {
     this.name = options.name;
     this.timeoutMs = options.timeoutMs;
-    this.redact = createRedactor(secretsOf(options.connection));
+    this.redact = createRedactor([...secretsOf(options.connection), ...(options.redact ?? [])]);
     this.logger = host.logger;
     this.health = new HealthTracker(options.name, host.logger, () => host.services.clock.now());
     this.selection = createSelection(options);
@@ -136,7 +137,11 @@ export class UpstreamClient implements UpstreamLink {
 
   private async connect(): Promise<ImportResult> {
     if (this.closed) throw new Error('the server is closing');
-    const client = new Client({ name: 'sluice', version: this.host.version }, { capabilities: {} });
+    // Upstream schemas are untrusted: their patterns are matched in linear time.
+    const client = new Client(
+      { name: 'sluice', version: this.host.version },
+      { capabilities: {}, jsonSchemaValidator: safeJsonSchemaValidator() },
+    );
     this.attempting = client;
     let forget: (() => void) | undefined;
     try {
