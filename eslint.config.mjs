@@ -5,7 +5,8 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'bench/results/**', '**/*.d.mts'] },
+  // scripts/consumers holds programs that run in throwaway projects outside the workspace.
+  { ignores: ['**/dist/**', '**/node_modules/**', 'bench/results/**', '**/*.d.mts', 'scripts/consumers/**'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

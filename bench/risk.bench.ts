@@ -6,7 +6,7 @@
 //     each costs about what ordinary text of that size costs;
 // (3) importing 1,000 tools through the import hook (scan + ledger + scoring + events),
 //     first sight and re-import, against a server without plugins;
-// (4) its per-call cost: the preCall gate alone; in-memory tools/call round trips of a
+// (4) its per-call cost: the preCall holds check alone; in-memory tools/call round trips of a
 //     local tool on a server without plugins and with risk() configured four ways (defaults,
 //     which log no events for local tools; events for every tool at a level the logger
 //     drops; events written; a shared ledger store, fresh), alternating round by round; and
@@ -26,8 +26,8 @@ import { TestServer } from '../packages/core/src/testing/index.js';
 import type { CallContext, Executor, SluiceServer, SluiceTool, ToolSource } from '../packages/core/src/index.js';
 import { risk, scanText, scanTool } from '../packages/plugin-risk/src/index.js';
 import type { RiskOptions } from '../packages/plugin-risk/src/index.js';
-import { Gate } from '../packages/plugin-risk/src/gate.js';
-import { RequestStateCodec, argumentsDigest } from '../packages/plugin-risk/src/request-state.js';
+import { CallHolds } from '../packages/plugin-risk/src/ledger/holds.js';
+import { RequestStateCodec, argumentsDigest } from '../packages/plugin-risk/src/approval/request-state.js';
 import { nsPerOp, paired, printTable, ratio, writeResult } from './lib.js';
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -50,15 +50,20 @@ let realistic = '';
 while (realistic.length < MB) realistic += `${descriptions}\n`;
 const realisticBytes = Buffer.byteLength(realistic);
 
-function throughput(fn: () => unknown, bytes: number, runs: number): number {
+/** MB/s by the wall clock, and by the CPU time the process used (steadier on a shared machine). */
+function throughput(fn: () => unknown, bytes: number, runs: number): { mbPerSec: number; cpuMbPerSec: number } {
   fn();
   const times: number[] = [];
+  const cpu: number[] = [];
   for (let i = 0; i < runs; i++) {
+    const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     fn();
     times.push(ms(t0));
+    const used = process.cpuUsage(c0);
+    cpu.push((used.user + used.system) / 1000);
   }
-  return bytes / MB / (median(times) / 1000);
+  return { mbPerSec: bytes / MB / (median(times) / 1000), cpuMbPerSec: bytes / MB / (median(cpu) / 1000) };
 }
 
 const definitionBytes = definitions.reduce((n, d) => n + Buffer.byteLength(JSON.stringify(d)), 0);
@@ -80,19 +85,19 @@ const loadBefore = loadavg()[0] as number;
 const throughputRows = [
   {
     input: 'floor: bare charCodeAt loop over 1 MB text',
-    mbPerSec: throughput(() => bareLoop(realistic), realisticBytes, quick ? 5 : 20),
+    ...throughput(() => bareLoop(realistic), realisticBytes, quick ? 5 : 20),
   },
   {
     input: 'floor: toLowerCase of 1 MB text',
-    mbPerSec: throughput(() => realistic.toLowerCase(), realisticBytes, quick ? 5 : 20),
+    ...throughput(() => realistic.toLowerCase(), realisticBytes, quick ? 5 : 20),
   },
   {
     input: 'scanText of 1 MB realistic text',
-    mbPerSec: throughput(() => scanText(realistic), realisticBytes, quick ? 5 : 20),
+    ...throughput(() => scanText(realistic), realisticBytes, quick ? 5 : 20),
   },
   {
     input: `scanTool over the ${definitions.length} corpus definitions (x20)`,
-    mbPerSec: throughput(repeatDefinitions(20), definitionBytes * 20, quick ? 5 : 20),
+    ...throughput(repeatDefinitions(20), definitionBytes * 20, quick ? 5 : 20),
   },
 ];
 printTable('(1) Scan throughput (goal >= 50 MB/s)', throughputRows);
@@ -120,18 +125,55 @@ const crafted: Array<[string, string]> = [
   ['lone surrogates', repeatTo('\uD800x')],
   ['"call tool_1 secretly " with 1,000 other tools', repeatTo('call tool_1 secretly ')],
   ['name-like run "a_b.c-d" with 1,000 other tools', `call ${repeatTo('a_b.c-d', MB - 20)} secretly`],
+  ['"<important>" repeated, never closed', repeatTo('<important>')],
+  ['"<important> word " then one closing at the end', `${repeatTo('<important> word ', MB - 20)}</important>`],
+  ['"<!--" repeated, never closed', repeatTo('<!-- ')],
+  ['"[admin: x " repeated, never closed', repeatTo('[admin: x ')],
+  ['"## system " headings', repeatTo('## system ')],
+  ['"~/.ssh/id_rsa " without a verb', repeatTo('~/.ssh/id_rsa ')],
+  ['".env " without a verb', repeatTo('.env ')],
+  ['"the user\'s password " without a verb', repeatTo("the user's password ")],
+  ['"any token " without a verb', repeatTo('any token ')],
+  ['"before any " without a tool', repeatTo('before any ')],
+  ['"every session " without a modal', repeatTo('every session ')],
+  ['"when you run " without a command', repeatTo('when you run ')],
+  ['"| " repeated', repeatTo('| ')],
+  ['"rm -r " near-miss', repeatTo('rm -r ')],
+  ['URL "?a=AB" placeholders too short', repeatTo('https://x.example/p?a=AB conversation ')],
+  ['"instead of tool_1 " with 1,000 other tools', repeatTo('instead of tool_1 ')],
+  ['"when tool_1 is " with 1,000 other tools', repeatTo('when tool_1 is ')],
 ];
 const craftedRows = crafted.map(([input, text]) => {
   scanText(text, '/description', { otherTools });
   const runs: number[] = [];
+  const cpu: number[] = [];
   for (let i = 0; i < (quick ? 2 : 5); i++) {
+    const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     scanText(text, '/description', { otherTools });
     runs.push(ms(t0));
+    const used = process.cpuUsage(c0);
+    cpu.push((used.user + used.system) / 1000);
   }
-  return { input, medianMs: median(runs), maxMs: Math.max(...runs) };
+  return { input, medianMs: median(runs), maxMs: Math.max(...runs), cpuMedianMs: median(cpu) };
 });
 printTable('(2) Crafted 1 MB descriptions (goal < 100 ms each)', craftedRows);
+
+// (2b) scanResults: the same scan over a tool's result text, per KB.
+const resultKb = 16;
+const resultText = realistic.slice(0, resultKb * 1024);
+const resultRuns = quick ? 200 : 2_000;
+scanText(resultText, '/content/0/text', { otherTools });
+const resultCpu0 = process.cpuUsage();
+for (let i = 0; i < resultRuns; i++) scanText(resultText, '/content/0/text', { otherTools });
+const resultCpu = process.cpuUsage(resultCpu0);
+// CPU time per scan: steadier than the wall clock on a shared machine.
+const resultNs = ((resultCpu.user + resultCpu.system) * 1000) / resultRuns;
+const resultRows = [
+  { measure: `scan of a ${resultKb} KB result`, value: `${(resultNs / 1000).toFixed(1)} µs` },
+  { measure: 'per KB of result text', value: `${(resultNs / resultKb / 1000).toFixed(2)} µs` },
+];
+printTable('(2b) scanResults cost', resultRows);
 
 // (3) Importing 1,000 tools.
 const source: ToolSource = { kind: 'upstream', upstream: 'bench', originalName: '', trusted: false };
@@ -197,9 +239,9 @@ rmSync(dir, { recursive: true, force: true });
 printTable('(3) Importing 1,000 tools (goal < 250 ms)', importRows);
 
 // (4) Per call.
-const gate = new Gate();
+const holds = new CallHolds();
 const localCtx = { tool: { name: 'echo', source: { kind: 'local' } } } as unknown as CallContext;
-const gateNs = nsPerOp(() => gate.refuse(localCtx), quick ? 200_000 : 2_000_000);
+const holdsNs = nsPerOp(() => holds.refuse(localCtx), quick ? 200_000 : 2_000_000);
 
 async function roundTrip(server: SluiceServer, elicitation = false) {
   server.tool({
@@ -264,7 +306,7 @@ const stats = await paired(
 );
 const baseline = stats[0] as (typeof stats)[0];
 const callRows = [
-  { measure: 'preCall gate alone (nothing held)', p50: `${gateNs.toFixed(1)} ns`, meanOverBare: '' },
+  { measure: 'preCall holds check alone (nothing held)', p50: `${holdsNs.toFixed(1)} ns`, meanOverBare: '' },
   ...stats.map((s) => ({
     measure: `round trip, ${s.name}`,
     p50: `${s.p50Us.toFixed(1)} µs`,
@@ -367,8 +409,9 @@ const file = writeResult('risk', {
   loadAverage: [loadBefore, loadavg()[0]],
   throughput: throughputRows,
   crafted: craftedRows,
+  resultScan: { kb: resultKb, ns: resultNs },
   import: importRows,
-  perCall: { gateNs, stats, imported: importedStats },
+  perCall: { holdsNs, stats, imported: importedStats },
   approval: { mintNs, checkNs, digestNs, stats: approvalStats },
 });
 process.stdout.write(`\nwrote ${file}\n`);

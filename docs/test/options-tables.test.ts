@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ChainingOptions } from '../../packages/plugin-chaining/src/index.js';
+import { CodeModeOptions } from '../../packages/plugin-code-mode/src/index.js';
 import { ConcurrencyOptions } from '../../packages/plugin-concurrency/src/index.js';
 import { EgressOptions } from '../../packages/plugin-egress/src/index.js';
 import { LoopGuardOptions } from '../../packages/plugin-loop-guard/src/index.js';
@@ -50,6 +51,7 @@ const plugins: [string, Schema][] = [
   ['plugin-concurrency', ConcurrencyOptions],
   ['plugin-egress', EgressOptions],
   ['plugin-risk', RiskOptions],
+  ['plugin-code-mode', CodeModeOptions],
 ];
 
 describe('the options tables of the plugin READMEs', () => {

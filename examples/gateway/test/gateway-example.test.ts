@@ -87,6 +87,19 @@ describe('the example gateway', () => {
     expect(names).not.toContain('everything_gzip-file-as-resource');
   });
 
+  it('runs one script over the tools of both upstreams with code mode', async () => {
+    const result = await call('execute_code', {
+      code:
+        "const account = await desk.check_account({ customerId: 'c-9' });" +
+        "const echo = await everything.echo({ message: 'both upstreams' });" +
+        'return { account, echo };',
+    });
+    expect(result.structuredContent).toEqual({
+      result: { account: 'Account c-9 is active.', echo: 'Echo: both upstreams' },
+      logs: [],
+    });
+  });
+
   it('calls a tool of the everything server over stdio', async () => {
     expect(textOf(await call('everything_get-sum', { a: 2, b: 3 }))).toBe('The sum of 2 and 3 is 5.');
   });

@@ -5,6 +5,7 @@ import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { Store } from './store/types.js';
 import type { Approver } from './approval.js';
+import { Redactions } from './redactions.js';
 
 /**
  * Tokens for the services in each server's container. `Symbol.for` keys, so
@@ -15,6 +16,7 @@ export const Tokens = Object.freeze({
   Clock: Symbol.for('dev.sluice/Clock') as InjectionToken<Clock>,
   Store: Symbol.for('dev.sluice/Store') as InjectionToken<Store>,
   Approver: Symbol.for('dev.sluice/Approver') as InjectionToken<Approver>,
+  Redactions: Symbol.for('dev.sluice/Redactions') as InjectionToken<Redactions>,
 });
 
 /** What a plugin may resolve: typed shortcuts for the core services, and the container for its own. */
@@ -22,6 +24,8 @@ export interface Services {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly store: Store;
+  /** Values masked out of core's log lines that carry upstream text. */
+  readonly redactions: Redactions;
   /** The server's own child container: register or resolve further services by token. */
   readonly container: DependencyContainer;
 }
@@ -38,6 +42,7 @@ export function createServerContainer(services: CoreServices): DependencyContain
   child.register(Tokens.Logger, { useValue: services.logger });
   child.register(Tokens.Clock, { useValue: services.clock });
   child.register(Tokens.Store, { useValue: services.store });
+  child.register(Tokens.Redactions, { useValue: new Redactions() });
   return child;
 }
 
@@ -51,6 +56,9 @@ export function servicesOf(container: DependencyContainer): Services {
     },
     get store() {
       return container.resolve(Tokens.Store);
+    },
+    get redactions() {
+      return container.resolve(Tokens.Redactions);
     },
     container,
   });

@@ -3,6 +3,8 @@ import type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js'
 import type { Logger } from './logger.js';
 import type { Meta } from './meta.js';
 import { initialOutgoingMeta, readIncomingMeta } from './meta.js';
+import { identityOf } from './auth/identity.js';
+import type { CallerIdentity } from './auth/identity.js';
 import type { AuthInfo, CallToolResult, ServerContext } from './protocol.js';
 import type { SluiceError } from './errors.js';
 import { invalidParams } from './errors.js';
@@ -31,6 +33,8 @@ export type Outcome =
 export interface ListContext {
   readonly headers: Headers;
   readonly authInfo: AuthInfo | undefined;
+  /** The verified caller, when the listener authenticated the request. */
+  readonly auth: CallerIdentity | undefined;
   readonly transport: Transport;
   readonly logger: Logger;
   /** The exposed tool behind a listed name (its source, policy), for taps that filter by more than the definition. */
@@ -42,6 +46,8 @@ export interface CallOptions {
   readonly meta?: Readonly<Record<string, unknown>>;
   /** Entries to seed the nested call's `state` with, e.g. to mark it as a step of something. */
   readonly state?: Iterable<readonly [symbol, unknown]>;
+  /** Cancels the nested call; default this call's signal. Combine the two when both should. */
+  readonly signal?: AbortSignal;
 }
 
 /** Everything one call carries through the pipeline. */
@@ -60,6 +66,8 @@ export interface CallContext {
   readonly signal: AbortSignal;
   readonly requestId: string | number | undefined;
   readonly authInfo: AuthInfo | undefined;
+  /** The verified caller (subject, client, scopes, claims or key name); never a credential. */
+  readonly auth: CallerIdentity | undefined;
   readonly headers: Headers;
   readonly transport: Transport;
   /** A child of the server's logger, bound to this call. */
@@ -146,9 +154,19 @@ export class Context implements CallContext {
     if (request.state) this._state = new Map(request.state);
   }
 
+  /** The verified caller, when the listener authenticated the request. */
+  get auth(): CallerIdentity | undefined {
+    return identityOf(this.authInfo);
+  }
+
   // Built on first use: most calls never log.
   get logger(): Logger {
-    this._logger ??= this.runtime.logger.child({ tool: this.tool.name, requestId: this.requestId });
+    const caller = this.auth?.subject;
+    this._logger ??= this.runtime.logger.child({
+      tool: this.tool.name,
+      requestId: this.requestId,
+      ...(caller === undefined ? {} : { caller }),
+    });
     return this._logger;
   }
 
@@ -166,6 +184,7 @@ export class Context implements CallContext {
       meta,
       parent: this,
       ...(options.state ? { state: options.state } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
     });
   }
 

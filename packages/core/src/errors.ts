@@ -37,6 +37,8 @@ export const CoreErrorCode = Object.freeze({
   SERVER_CLOSED: 'SERVER_CLOSED',
   /** The server cannot do what was asked in its current state. */
   INVALID_STATE: 'INVALID_STATE',
+  /** `listen()` was asked to serve a non-loopback host without authentication. */
+  INSECURE_LISTEN: 'INSECURE_LISTEN',
   /** Options passed to a factory failed validation. */
   INVALID_OPTIONS: 'INVALID_OPTIONS',
   /** `ctx.approve()` was called but no approver is registered. */

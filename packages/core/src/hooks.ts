@@ -1,4 +1,4 @@
-import tapable from 'tapable';
+import type tapable from 'tapable';
 import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from './protocol.js';
 import type { CallContext, Executor, ListContext, Outcome } from './context.js';
@@ -6,8 +6,11 @@ import type { ImportBatch, SluiceTool } from './tool.js';
 import { CoreErrorCode, SluiceError, attribute } from './errors.js';
 import { attributeRefusal } from './refusal.js';
 import type { Logger } from './logger.js';
+import { requireCjs } from './require-cjs.js';
 
-const { AsyncSeriesBailHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } = tapable;
+const { AsyncSeriesBailHook, AsyncSeriesWaterfallHook, SyncHook, SyncWaterfallHook } = requireCjs(
+  'tapable',
+) as typeof tapable;
 
 /** What a `preCall` tap may answer: a refusal, an input-required result, or nothing to go on. */
 export type PreCallAnswer = CallToolResult | InputRequiredResult | undefined;

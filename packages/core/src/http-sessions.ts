@@ -6,6 +6,8 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { Logger } from './logger.js';
+import type { AuthInfo } from './protocol.js';
+import { identityOf } from './auth/identity.js';
 import type { ListChange } from './transport-hooks.js';
 import { sendChange } from './transport-hooks.js';
 import { rpcErrorBody } from './rpc-error-body.js';
@@ -19,6 +21,8 @@ interface Session {
   lastSeen: number;
   /** Requests from the client not answered yet: a session with any is not idle. */
   inflight: number;
+  /** Who opened the session; only they may use it. */
+  readonly owner: string | undefined;
   /** Whether the client sent anything after `initialize`: until then the handshake is unfinished. */
   initialized: boolean;
 }
@@ -51,6 +55,12 @@ export function rpcErrorResponse(status: number, code: number, message: string):
     status,
     headers: { 'content-type': 'application/json' },
   });
+}
+
+/** The identity a session is bound to: method and subject, never a credential. */
+function ownerOf(authInfo: AuthInfo | undefined): string | undefined {
+  const identity = identityOf(authInfo);
+  return identity ? `${identity.method}:${identity.subject}` : undefined;
 }
 
 /**
@@ -127,15 +137,16 @@ export class LegacySessions {
   }
 
   /** `bodyBytes`: the size of the request's body, which an opening `initialize` is charged. */
-  async handle(request: Request, body: unknown, bodyBytes = 0): Promise<Response> {
+  async handle(request: Request, body: unknown, bodyBytes = 0, authInfo?: AuthInfo): Promise<Response> {
     const id = request.headers.get('mcp-session-id');
+    const options = { parsedBody: body, ...(authInfo ? { authInfo } : {}) };
     if (id !== null) {
       const session = this.sessions.get(id);
-      if (!session) return rpcErrorResponse(404, -32001, 'Session not found: initialize a new session');
-      // Hook point for authentication: once requests carry an identity, a session will answer only the
-      // identity that opened it (compare it with one recorded in open()), so that a leaked id is not enough.
+      // Another caller presenting this id is told the same as for an unknown id: nothing to probe.
+      if (!session || session.owner !== ownerOf(authInfo))
+        return rpcErrorResponse(404, -32001, 'Session not found: initialize a new session');
       session.lastSeen = Date.now();
-      return session.transport.handleRequest(request, { parsedBody: body });
+      return session.transport.handleRequest(request, options);
     }
     if (bodyBytes > this.options.maxInitializeBytes) {
       return rpcErrorResponse(
@@ -146,7 +157,7 @@ export class LegacySessions {
     }
     const bytes = bodyBytes + SESSION_OVERHEAD_BYTES;
     if (!this.makeRoom(bytes)) return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
-    return this.open(request, body, bytes);
+    return this.open(request, options, bytes, ownerOf(authInfo));
   }
 
   /**
@@ -191,7 +202,12 @@ export class LegacySessions {
     this.memory -= session.bytes;
   }
 
-  private async open(request: Request, body: unknown, bytes: number): Promise<Response> {
+  private async open(
+    request: Request,
+    options: { parsedBody: unknown; authInfo?: AuthInfo },
+    bytes: number,
+    owner: string | undefined,
+  ): Promise<Response> {
     const sdk = this.host.createSdkServer('http');
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -203,13 +219,22 @@ export class LegacySessions {
       onsessionclosed: (sessionId) => this.forget(sessionId),
     });
     const now = Date.now();
-    const session: Session = { transport, sdk, opened: now, bytes, lastSeen: now, inflight: 0, initialized: false };
+    const session: Session = {
+      transport,
+      sdk,
+      opened: now,
+      bytes,
+      lastSeen: now,
+      inflight: 0,
+      initialized: false,
+      owner,
+    };
     transport.onclose = () => {
       if (transport.sessionId) this.forget(transport.sessionId);
     };
     await sdk.connect(transport);
     trackInflight(session);
-    return transport.handleRequest(request, { parsedBody: body });
+    return transport.handleRequest(request, options);
   }
 
   /** Tells every open session what changed. */

@@ -6,7 +6,12 @@ import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
 import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
+import { ListenerAuthOptions } from './auth/options.js';
+import { createAuthGate } from './auth/gate.js';
+import type { AuthGate } from './auth/gate.js';
+import { CoreErrorCode, SluiceError } from './errors.js';
 import { rpcErrorBody } from './rpc-error-body.js';
+import { formatIssues } from './issues.js';
 
 export interface ListenOptions {
   /** Default 0: any free port (read it from the listener). */
@@ -52,9 +57,20 @@ export interface ListenOptions {
   maxConnections?: number;
   /**
    * Further routes on the same server, by exact path (e.g. `/metrics`,
-   * `/healthz`). They get the same Origin check as the MCP endpoint.
+   * `/healthz`). They get the same Origin check as the MCP endpoint and,
+   * when `auth` is set, the same authentication unless listed in `publicRoutes`.
    */
   routes?: Readonly<Record<string, http.RequestListener>>;
+  /** Routes served without authentication, such as a health check that reveals nothing. */
+  publicRoutes?: readonly string[];
+  /**
+   * Who may call: OAuth 2.1 bearer tokens (this server is a resource
+   * server), static API keys, or `none`. Default `none`, which is allowed
+   * only on a loopback host unless `allowUnauthenticated` is set.
+   */
+  auth?: ListenerAuthOptions;
+  /** Serve a non-loopback host without authentication anyway (warned at every start). */
+  allowUnauthenticated?: boolean;
 }
 
 export interface HttpListener {
@@ -93,6 +109,32 @@ export const HttpLimits = Object.freeze({
 const isLoopbackBind = (host: string): boolean =>
   host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
 
+/** Parses the listener's auth options, refusing an open non-loopback bind. */
+function listenerAuth(
+  options: ListenOptions,
+  bindHost: string,
+  logger: Logger,
+): ListenerAuthOptions & { type: string } {
+  const parsed = ListenerAuthOptions.safeParse(options.auth ?? { type: 'none' });
+  if (!parsed.success)
+    throw new SluiceError(
+      CoreErrorCode.INVALID_OPTIONS,
+      `Invalid listen auth options: ${formatIssues(parsed.error, { prefix: ['auth'] })}`,
+    );
+  if (parsed.data.type !== 'none' || isLoopbackBind(bindHost)) return parsed.data;
+  if (!options.allowUnauthenticated)
+    throw new SluiceError(
+      CoreErrorCode.INSECURE_LISTEN,
+      `Refusing to serve ${bindHost} without authentication: anyone who can reach it could call every tool. ` +
+        'Configure auth (oauth or apiKeys), bind 127.0.0.1, or set allowUnauthenticated: true to accept the risk.',
+    );
+  logger.warn(
+    { event: 'http.unauthenticated', host: bindHost },
+    `serving ${bindHost} WITHOUT authentication: anyone who can reach it can call every tool`,
+  );
+  return parsed.data;
+}
+
 function jsonError(res: http.ServerResponse, status: number, message: string): void {
   if (res.headersSent) return void res.end();
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -124,6 +166,36 @@ function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, max
     if (!res.headersSent) answer();
   });
   req.on('error', () => res.destroy());
+}
+
+/** Runs an extra route once its request passes the listener's authentication. */
+async function authenticateRoute(
+  gate: AuthGate | undefined,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  route: http.RequestListener,
+): Promise<void> {
+  if (!gate) return jsonError(res, 503, 'Starting: retry shortly');
+  const authorization = req.headers.authorization;
+  const probe = new Request('http://route.invalid/', authorization ? { headers: { authorization } } : {});
+  const verdict = await gate.authenticate(probe).catch(() => new Response(null, { status: 500 }));
+  if (!(verdict instanceof Response)) return void route(req, res);
+  res.writeHead(verdict.status, Object.fromEntries(verdict.headers));
+  res.end(await verdict.text());
+}
+
+/** RFC 9728 metadata: public by design, so any origin may read it. */
+function serveMetadata(req: http.IncomingMessage, res: http.ServerResponse, metadata: object): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { allow: 'GET, HEAD' });
+    return void res.end();
+  }
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'access-control-allow-origin': '*',
+    'cache-control': 'max-age=300',
+  });
+  res.end(req.method === 'HEAD' ? undefined : JSON.stringify(metadata));
 }
 
 /** The hostname of a Host header (`name:port`, `[v6]:port`), lower-cased; undefined when malformed. */
@@ -191,6 +263,8 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   // Filled in once the port is known (port 0 picks one).
   let origins = originRules([], 0);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_SIZE;
+  const auth = listenerAuth(options, bindHost, host.logger);
+  let gate: AuthGate | undefined;
   const onerror = (error: Error) => host.logger.debug({ event: 'http.error', err: error }, 'MCP HTTP handler error');
   const modern = createMcpHandler(() => host.createSdkServer('http'), {
     legacy: 'reject',
@@ -206,6 +280,9 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     maxBodyBytes: maxBody,
   });
   const route = async (request: Request): Promise<Response> => {
+    if (!gate) return rpcErrorResponse(503, -32000, 'Starting: retry shortly');
+    const authInfo = await gate.authenticate(request);
+    if (authInfo instanceof Response) return authInfo;
     let body: unknown;
     let bodyBytes = 0;
     if (request.method === 'POST') {
@@ -218,8 +295,11 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
         return rpcErrorResponse(400, -32700, 'Parse error: the body is not JSON');
       }
     }
-    if (sessions.owns(request, body)) return sessions.handle(request, body, bodyBytes);
-    return modern.fetch(request, body === undefined ? {} : { parsedBody: body });
+    if (sessions.owns(request, body)) return sessions.handle(request, body, bodyBytes, authInfo);
+    return modern.fetch(request, {
+      ...(body === undefined ? {} : { parsedBody: body }),
+      ...(authInfo ? { authInfo } : {}),
+    });
   };
   const nodeHandler = toNodeHandler({ fetch: route }, { onerror, maxRequestBodySize: maxBody });
 
@@ -236,8 +316,12 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (!hostAllowed(req.headers.host, allowedHosts)) return jsonError(res, 403, 'Forbidden: Host not allowed');
       if (!originAllowed(req.headers.origin, origins)) return jsonError(res, 403, 'Forbidden: Origin not allowed');
+      if (gate?.metadata && gate.metadataPaths.includes(url.pathname)) return serveMetadata(req, res, gate.metadata);
       const extra = url.pathname === path ? undefined : options.routes?.[url.pathname];
-      if (extra) return void extra(req, res);
+      if (extra) {
+        if (options.publicRoutes?.includes(url.pathname)) return void extra(req, res);
+        return void authenticateRoute(gate, req, res, extra);
+      }
       if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
       if (Number(req.headers['content-length'] ?? 0) > maxBody) return refuseTooLarge(req, res, maxBody);
       nodeHandler(req, res).catch((error: unknown) => {
@@ -260,7 +344,8 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   origins = originRules(options.allowedOrigins ?? LOOPBACK, address.port);
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const endpoint = new URL(`http://${urlHost}:${address.port}${path}`);
-  host.logger.info({ event: 'http.listening', url: endpoint.href }, `listening on ${endpoint.href}`);
+  gate = createAuthGate(auth as Parameters<typeof createAuthGate>[0], endpoint);
+  host.logger.info({ event: 'http.listening', url: endpoint.href, auth: gate.type }, `listening on ${endpoint.href}`);
 
   const detachNotify = hooks.onListChanged((change) => {
     if (change === 'tools') modern.notify.toolsChanged();

@@ -6,9 +6,14 @@ export type { AdoptOptions, AdoptableServer } from './adopt.js';
 export { noApprover } from './approval.js';
 export type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js';
 
+export { ListenerAuthOptions } from './auth/options.js';
+export { identityOf } from './auth/identity.js';
+export type { CallerIdentity } from './auth/identity.js';
+
 export type { Clock, ClockTimer } from './clock.js';
 
 export { Tokens } from './container.js';
+export { Redactions } from './redactions.js';
 export type { Services } from './container.js';
 
 export type {
@@ -108,3 +113,4 @@ export type { TraceSpanOptions } from './upstream/tracing.js';
 export { HttpLimits } from './http.js';
 export { ValueLimits } from './limits.js';
 export { SafeJsonSchemaValidator, safeJsonSchemaValidator } from './safe-json-schema.js';
+export { VERSION } from './version.js';

@@ -1,5 +1,8 @@
-import { pino } from 'pino';
+import type * as Pino from 'pino';
 import type { Logger as PinoLogger } from 'pino';
+import { requireCjs } from './require-cjs.js';
+
+const { pino } = requireCjs('pino') as typeof Pino;
 
 export type Logger = PinoLogger;
 

@@ -6,6 +6,7 @@ import { formatIssues } from './issues.js';
 import type { Logger } from './logger.js';
 import type { Services } from './container.js';
 import type { ToolCatalog } from './tool-table.js';
+import type { ToolDefinition } from './tool.js';
 
 /** `enforce` refuses, `audit` logs what it would have refused and lets the call through, `off` does nothing. */
 export type PluginMode = 'enforce' | 'audit' | 'off';
@@ -29,6 +30,13 @@ export interface PluginApi {
    * apply() there are none yet), and a subscription to their changes.
    */
   readonly tools: ToolCatalog;
+  /**
+   * Registers a tool the plugin provides (say, a meta-tool over the other
+   * tools), as `server.tool()` does: it enters through the `import` hook as a
+   * local tool and every call to it runs the whole pipeline. Tools a plugin
+   * registers in `apply()` are registered once every plugin is applied.
+   */
+  readonly tool: (definition: ToolDefinition) => void;
 }
 
 export interface Plugin {
@@ -100,6 +108,8 @@ interface ApplyContext {
   readonly services: Services;
   readonly server: { readonly name: string; readonly version: string };
   readonly tools: ToolCatalog;
+  /** Registers a tool a plugin provides. */
+  readonly tool: (definition: ToolDefinition) => void;
 }
 
 /**
@@ -133,7 +143,15 @@ export function applyPlugins(plugins: readonly Plugin[], context: ApplyContext):
     const hooks = createPluginHooks(context.hooks, { plugin: plugin.name, registry, audit: mode === 'audit', logger });
     registry.applying = plugin.name;
     try {
-      plugin.apply({ hooks, logger, services: context.services, mode, server: context.server, tools: context.tools });
+      plugin.apply({
+        hooks,
+        logger,
+        services: context.services,
+        mode,
+        server: context.server,
+        tools: context.tools,
+        tool: context.tool,
+      });
     } catch (error) {
       if (SluiceError.is(error) && error.plugin !== undefined) throw error;
       throw new SluiceError(

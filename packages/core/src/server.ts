@@ -30,12 +30,10 @@ import { ToolTable } from './tool-table.js';
 import type { HttpListener, ListenOptions } from './http.js';
 import type { ListChange, TransportHooks } from './transport-hooks.js';
 import { sendChange } from './transport-hooks.js';
-import { listenHttp } from './http.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
-import { serveOverStdio } from './stdio.js';
 import type { UpstreamStatus } from './upstream/health.js';
 import type { ImportOptions } from './upstream/options.js';
-import { UpstreamRegistry } from './upstream/registry.js';
+import type { UpstreamRegistry } from './upstream/registry.js';
 
 /** What the core's own collaborators (adopt, the test kit) reach and users do not. */
 export interface ServerInternals {
@@ -105,12 +103,15 @@ export class SluiceServer {
       assertOpen: () => this.assertOpen(),
       changed: () => this.notify('tools'),
     });
+    // Tools plugins register while they are applied wait for the pipeline; later ones register at once.
+    let pluginTools: ToolDefinition[] | undefined = [];
     this.plugins = applyPlugins(options.plugins ?? [], {
       hooks: this.hooks,
       logger: this.logger,
       services: this.services,
       server: { name: this.name, version: this.version },
       tools: this.table.catalog,
+      tool: (definition) => (pluginTools ? pluginTools.push(definition) : this.tool(definition)),
     });
     this.pipeline = new Pipeline(this.hooks, this.logger);
     this.table.bind(this.pipeline);
@@ -121,6 +122,9 @@ export class SluiceServer {
         this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
     };
     internals.set(this, { table: this.table, dispatch: (name, args, request) => this.dispatch(name, args, request) });
+    const provided = pluginTools;
+    pluginTools = undefined;
+    for (const definition of provided) this.tool(definition);
   }
 
   /**
@@ -151,7 +155,9 @@ export class SluiceServer {
    * `tools/list`, and proxies their calls. An upstream that cannot be reached
    * is reported in `skipped` and retried in the background. See `upstream/`.
    */
-  import(options: ImportOptions): Promise<ImportResult> {
+  async import(options: ImportOptions): Promise<ImportResult> {
+    // Loaded on first use: a server without upstreams never loads the SDK client.
+    const { UpstreamRegistry } = await import('./upstream/registry.js');
     this.upstreamRegistry ??= new UpstreamRegistry({
       logger: this.logger,
       services: this.services,
@@ -285,6 +291,8 @@ export class SluiceServer {
   async listen(options: ListenOptions = {}): Promise<HttpListener> {
     this.assertOpen();
     await this.ready();
+    // Loaded on first use, like stdio below: adopt() and in-process servers never load the node HTTP adapter.
+    const { listenHttp } = await import('./http.js');
     return listenHttp(this, options, this.transportHooks);
   }
 
@@ -292,6 +300,7 @@ export class SluiceServer {
   async serveStdio(options: StdioOptions = {}): Promise<StdioHandle> {
     this.assertOpen();
     await this.ready();
+    const { serveOverStdio } = await import('./stdio.js');
     return serveOverStdio(this, options, this.transportHooks);
   }
 

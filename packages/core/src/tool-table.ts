@@ -1,3 +1,4 @@
+import { identityOf } from './auth/identity.js';
 import type { Executor, ListContext } from './context.js';
 import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
 import type { CoreHooks } from './hooks.js';
@@ -42,6 +43,12 @@ export interface ToolCatalog {
   inputOf(name: string): CompiledSchema | undefined;
   /** The names exposed now. */
   names(): string[];
+  /**
+   * What `tools/list` shows to a request with these headers, caller and
+   * transport: the exposed definitions after every plugin's `listTools` tap.
+   * Pass a call's context to see the tools its caller may see.
+   */
+  list(request: Partial<Pick<ListContext, 'headers' | 'authInfo' | 'transport'>>): Tool[];
   /**
    * Calls `listener` after the core has settled each change to the exposed
    * tools: a batch admitted (name collisions resolved) or tools removed.
@@ -94,6 +101,7 @@ export class ToolTable {
       },
       inputOf: (name: string) => this.registered.get(name)?.input,
       names: () => [...this.registered.keys()],
+      list: (request: Partial<Pick<ListContext, 'headers' | 'authInfo' | 'transport'>>) => this.list(request),
       subscribe: (listener: (change: CatalogChange) => void) => {
         if (typeof listener !== 'function') {
           throw new SluiceError(CoreErrorCode.INVALID_STATE, 'tools.subscribe() takes a function');
@@ -238,6 +246,7 @@ export class ToolTable {
     const ctx: ListContext = {
       headers: context.headers ?? {},
       authInfo: context.authInfo,
+      auth: identityOf(context.authInfo),
       transport: context.transport ?? 'in-process',
       logger: context.logger ?? this.options.logger,
       toolOf: (name) => this.registered.get(name)?.tool,

@@ -119,3 +119,74 @@ describe('plugin registration', () => {
     expect(a.container).not.toBe(b.container);
   });
 });
+
+describe('what plugins provide and look up', () => {
+  it('registers a tool a plugin provides in apply(), through the import hook and the whole pipeline', async () => {
+    const seen: string[] = [];
+    const provider = definePlugin({
+      name: 'provider',
+      version: '1.0.0',
+      apply: ({ hooks, tool }) => {
+        hooks.import.tap('provider', (batch) => {
+          seen.push(...batch.tools.map((t) => `${t.source.kind}:${t.name}`));
+          return batch;
+        });
+        hooks.preCall.tap('provider', (ctx) => void seen.push(`call:${ctx.tool.name}`));
+        tool({ name: 'provided', handler: () => ({ content: [{ type: 'text', text: 'from a plugin' }] }) });
+      },
+    });
+    const server = createServer({ name: 's', version: '1', logger: quiet(), plugins: [provider] });
+    await server.ready();
+    expect(server.tools().map((t) => t.name)).toEqual(['provided']);
+    expect((await server.call('provided')).content).toEqual([{ type: 'text', text: 'from a plugin' }]);
+    expect(seen).toEqual(['local:provided', 'call:provided']);
+    await server.close();
+  });
+
+  it('lists what tools/list shows to a request, after every listTools tap', async () => {
+    let catalog: PluginApi['tools'] | undefined;
+    const hider = definePlugin({
+      name: 'hider',
+      version: '1.0.0',
+      apply: ({ hooks, tools }) => {
+        catalog = tools;
+        hooks.listTools.tap('hider', (list, ctx) =>
+          ctx.headers['x-hide'] ? list.filter((t) => t.name !== ctx.headers['x-hide']) : list,
+        );
+      },
+    });
+    const server = createServer({ name: 's', version: '1', logger: quiet(), plugins: [hider] });
+    for (const name of ['a', 'b']) server.tool({ name, handler: () => ({ content: [] }) });
+    await server.ready();
+    expect(catalog?.list({}).map((t) => t.name)).toEqual(['a', 'b']);
+    expect(catalog?.list({ headers: { 'x-hide': 'a' } }).map((t) => t.name)).toEqual(['b']);
+    await server.close();
+  });
+
+  it('cancels a nested call with the signal given to ctx.call(), not the caller’s', async () => {
+    const server = createServer({ name: 's', version: '1', logger: quiet() });
+    server.tool({
+      name: 'slow',
+      handler: (_args, ctx) =>
+        new Promise((resolve) =>
+          ctx.signal.addEventListener('abort', () => resolve({ content: [{ type: 'text', text: 'stopped' }] })),
+        ),
+    });
+    server.tool({
+      name: 'outer',
+      handler: async (_args, ctx) => {
+        const mine = new AbortController();
+        const nested = ctx.call('slow', {}, { signal: mine.signal });
+        mine.abort();
+        const result = await nested.catch((error: unknown) => ({
+          content: [{ type: 'text' as const, text: String(error) }],
+        }));
+        return { content: [{ type: 'text', text: `${ctx.signal.aborted}` }, ...result.content] };
+      },
+    });
+    const result = await server.call('outer');
+    expect(result.content[0]).toEqual({ type: 'text', text: 'false' });
+    expect(result.content).toHaveLength(2);
+    await server.close();
+  });
+});

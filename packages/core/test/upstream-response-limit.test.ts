@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetedFetch } from '../src/upstream/response-limit.js';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  ResponseBudget,
+  budgetedFetch,
+  withResponseBudget,
+} from '../src/upstream/response-limit.js';
 
 /** A fetch answering with these chunks, as an upstream's socket would deliver them. */
 const answering =
@@ -74,5 +79,38 @@ describe('the read cap on HTTP upstream messages', () => {
   it('counts a JSON answer as one message', async () => {
     expect(await read(['{"a":', '"12345"}'], 'application/json', 64)).toBe('{"a":"12345"}');
     expect(await read(['{"a":"', 'x'.repeat(100), '"}'], 'application/json', 64)).toBeInstanceOf(Error);
+  });
+
+  describe("beside a call's read budget", () => {
+    const MiB = 1024 * 1024;
+    const big = ['{"a":"', 'x'.repeat(12 * MiB), '"}'];
+
+    async function post(cap: number | undefined, budget: number): Promise<string | Error> {
+      const response = await withResponseBudget(new ResponseBudget(budget), () =>
+        budgetedFetch(cap, answering(big, 'application/json'))('http://upstream.test/mcp', { method: 'POST' }),
+      );
+      try {
+        return await response.text();
+      } catch (error) {
+        return error as Error;
+      }
+    }
+
+    it('lets a call whose tool allows more read past the default cap', async () => {
+      expect(12 * MiB).toBeGreaterThan(DEFAULT_MAX_MESSAGE_BYTES);
+      expect(await post(undefined, 32 * MiB)).toHaveLength(12 * MiB + 8);
+    });
+
+    it("holds a connection's explicit cap even when the tool allows more", async () => {
+      const result = await post(4 * MiB, 32 * MiB);
+      expect(result).toBeInstanceOf(Error);
+      expect((result as Error).message).toContain(String(4 * MiB));
+    });
+
+    it('holds the default cap when the tool allows less than it', async () => {
+      const result = await post(undefined, 2 * MiB);
+      expect(result).toBeInstanceOf(Error);
+      expect((result as Error).message).toContain(String(2 * MiB));
+    });
   });
 });

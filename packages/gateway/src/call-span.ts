@@ -3,7 +3,7 @@ import type { Attributes, Context, Span } from '@opentelemetry/api';
 import { extractTraceContext, readRefusal } from '@sluice/core';
 import type { CallContext, Outcome } from '@sluice/core';
 import { outcomeLabel } from './call-metrics.js';
-import { version } from './version.js';
+import { VERSION } from './version.js';
 
 /** The tracer name of the gateway's call spans. */
 export const GATEWAY_TRACER_NAME = '@sluice/gateway';
@@ -32,9 +32,15 @@ export function startCallSpan(ctx: CallContext, parent: CallSpan | undefined): C
   };
   if (ctx.requestId !== undefined) attributes['jsonrpc.request.id'] = String(ctx.requestId);
   if (tool.source.kind === 'upstream') attributes['sluice.upstream'] = tool.source.upstream;
+  const caller = ctx.auth;
+  if (caller) {
+    attributes['enduser.id'] = caller.subject;
+    attributes['sluice.auth.method'] = caller.method;
+    attributes['sluice.auth.client_id'] = caller.clientId;
+  }
   const kind = parent ? SpanKind.INTERNAL : SpanKind.SERVER;
   const span = trace
-    .getTracer(GATEWAY_TRACER_NAME, version)
+    .getTracer(GATEWAY_TRACER_NAME, VERSION)
     .startSpan(`tools/call ${tool.name}`, { kind, attributes }, parentContext);
   if (!span.isRecording()) return undefined;
   return { span, context: trace.setSpan(parentContext, span) };

@@ -1,6 +1,6 @@
 import type { CheckReport, CheckedTool } from './check.js';
 
-/** `sluice check` as text: upstreams, exposed tools (with risk when configured), skipped tools. */
+/** `sluice check` as text: upstreams, plugins loaded from modules, exposed tools (with risk when configured), skipped tools. */
 export function formatCheckReport(report: CheckReport, file: string): string {
   const out: string[] = [`Config ${file} is valid.`, ''];
   out.push(`Upstreams (${report.upstreams.length})`);
@@ -15,6 +15,10 @@ export function formatCheckReport(report: CheckReport, file: string): string {
       ]),
     ),
   );
+  if (report.plugins.length > 0) {
+    out.push('', `Plugins from modules (${report.plugins.length})`);
+    out.push(...table(report.plugins.map((p) => [p.name, p.version, p.path, p.module])));
+  }
   out.push('', `Tools exposed (${report.tools.length})`);
   const withRisk = report.tools.some((t) => t.risk !== undefined);
   const header = withRisk ? [['tool', 'upstream', 'risk', 'floors', 'scan hits']] : [['tool', 'upstream']];

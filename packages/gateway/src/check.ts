@@ -2,6 +2,7 @@ import type { Logger, SkippedTool, SluiceTool, UpstreamHealth } from '@sluice/co
 import { assess } from '@sluice/plugin-risk';
 import type { RiskLevel, ToolReport } from '@sluice/plugin-risk';
 import type { GatewayConfig } from './config-schema.js';
+import type { CustomPlugin } from './custom-plugins.js';
 import { createGateway } from './gateway.js';
 import { withUpstreamFacts } from './risk-servers.js';
 
@@ -38,7 +39,23 @@ export interface CheckedUpstream {
   readonly tools: number;
 }
 
+/** A plugin the config loads from a module (`plugins.custom`). */
+export interface CheckedPlugin {
+  readonly name: string;
+  readonly version: string;
+  readonly module: string;
+  /** Its place in the config, e.g. `plugins.custom[0]`. */
+  readonly path: string;
+}
+
+export interface CheckOptions {
+  /** The config's custom plugins, loaded by `loadCustomPlugins()`: applied and listed. */
+  readonly plugins?: readonly CustomPlugin[];
+}
+
 export interface CheckReport {
+  /** The plugins loaded from modules, in config order. */
+  readonly plugins: readonly CheckedPlugin[];
   readonly tools: readonly CheckedTool[];
   readonly skipped: readonly SkippedByCheck[];
   readonly upstreams: readonly CheckedUpstream[];
@@ -53,14 +70,19 @@ export interface CheckReport {
  * would be written); with `plugins.risk` set, its `assess()` judges the
  * imported tools instead, with no ledger.
  */
-export async function checkGateway(config: GatewayConfig, logger: Logger): Promise<CheckReport> {
+export async function checkGateway(
+  config: GatewayConfig,
+  logger: Logger,
+  options: CheckOptions = {},
+): Promise<CheckReport> {
+  const custom = options.plugins ?? [];
   const dry: GatewayConfig = {
     ...config,
     plugins: { ...config.plugins, risk: undefined },
     store: 'memory',
     telemetry: { tracing: false, metricsPath: false },
   };
-  const gateway = createGateway(dry, { logger });
+  const gateway = createGateway(dry, { logger, plugins: custom.map((c) => c.plugin) });
   try {
     const imports = await gateway.importUpstreams();
     const skipped: SkippedByCheck[] = imports.flatMap(({ upstream, skipped: s }) =>
@@ -76,6 +98,7 @@ export async function checkGateway(config: GatewayConfig, logger: Logger): Promi
       tools: tools.filter((tool) => tool.upstream === u.name).length,
     }));
     return {
+      plugins: custom.map(({ plugin, module, path }) => ({ name: plugin.name, version: plugin.version, module, path })),
       tools,
       skipped,
       upstreams,

@@ -4,7 +4,7 @@ import { GatewayErrorCode, configError } from './errors.js';
 export type Command =
   | { readonly kind: 'serve'; readonly config: string }
   | { readonly kind: 'check'; readonly config: string; readonly json: boolean }
-  | { readonly kind: 'schema' }
+  | { readonly kind: 'schema'; readonly out?: string }
   | { readonly kind: 'help' }
   | { readonly kind: 'version' };
 
@@ -21,6 +21,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
       options: {
         config: { type: 'string', short: 'c' },
         json: { type: 'boolean' },
+        out: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -37,14 +38,16 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const config = values.config ?? DEFAULT_CONFIG;
   switch (name) {
     case 'serve':
+      if (values.out !== undefined) throw configError(GatewayErrorCode.USAGE, '--out applies to schema only');
       if (values.json) throw configError(GatewayErrorCode.USAGE, '--json applies to check only');
       return { kind: 'serve', config };
     case 'check':
+      if (values.out !== undefined) throw configError(GatewayErrorCode.USAGE, '--out applies to schema only');
       return { kind: 'check', config, json: values.json ?? false };
     case 'schema':
       if (values.config !== undefined || values.json)
-        throw configError(GatewayErrorCode.USAGE, 'schema takes no options');
-      return { kind: 'schema' };
+        throw configError(GatewayErrorCode.USAGE, 'schema takes only --out <file>');
+      return values.out === undefined ? { kind: 'schema' } : { kind: 'schema', out: values.out };
     case 'help':
       return { kind: 'help' };
     default:

@@ -1,18 +1,21 @@
 import {
   HttpConnectionSchema,
   ImportOptionsSchema,
+  ListenerAuthOptions,
   RequestFilterOptions,
   SseConnectionSchema,
   StdioConnectionSchema,
 } from '@sluice/core';
+import { AuthzOptions } from '@sluice/plugin-authz';
 import { ChainingOptions } from '@sluice/plugin-chaining';
+import { CodeModeOptions } from '@sluice/plugin-code-mode';
 import { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { EgressOptions } from '@sluice/plugin-egress';
 import { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { RiskOptions } from '@sluice/plugin-risk';
 import { RedisStoreConfig } from '@sluice/store-redis';
 import { z } from 'zod';
-import { version } from './version.js';
+import { VERSION } from './version.js';
 
 /** A URL path on the HTTP listener. */
 const UrlPath = z.string().regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/, 'must be a URL path starting with "/"');
@@ -45,6 +48,13 @@ export const HttpListenConfig = z
     allowedHosts: z.array(z.string().min(1)).optional(),
     /** Largest request body accepted, in bytes (default 4 MiB). */
     maxBodyBytes: z.number().int().positive().optional(),
+    /**
+     * Who may call: `{ "type": "oauth", ... }` (bearer tokens from your authorization server),
+     * `{ "type": "apiKeys", "keys": [...] }`, or `{ "type": "none" }` (the default; loopback only).
+     */
+    auth: ListenerAuthOptions.optional(),
+    /** Serve a non-loopback host without authentication anyway; warned at every start. */
+    allowUnauthenticated: z.boolean().default(false),
     /** 2025-11-25 sessions open at once (default 10 000); unfinished and idle ones are evicted first. */
     maxSessions: z.number().int().positive().optional(),
     /** Estimated memory of all 2025-11-25 sessions together, in bytes (default 64 MiB). */
@@ -86,6 +96,20 @@ export const UpstreamConnectionConfig = z.discriminatedUnion('type', [
 /** One upstream: `server.import()` options, with a connection a file can describe. */
 export const UpstreamConfig = ImportOptionsSchema.extend({ connection: UpstreamConnectionConfig });
 
+/** A plugin from another package or a file: its module exports a plugin factory. */
+export const CustomPluginConfig = z
+  .object({
+    module: z
+      .string()
+      .min(1)
+      .describe(
+        'A package name, or a path (starting with . or /) relative to the config file, of a module exporting a plugin factory',
+      ),
+    export: z.string().min(1).optional().describe('The export that is the factory (default: the default export)'),
+    options: z.unknown().optional().describe("The factory's options, validated by the plugin's own schema"),
+  })
+  .strict();
+
 export const PluginsConfig = z
   .object({
     /** `@sluice/plugin-loop-guard`: refuses call loops and imports that would close one. */
@@ -100,6 +124,12 @@ export const PluginsConfig = z
     egress: EgressOptions.optional(),
     /** `@sluice/plugin-chaining`: follows `nextTool` directives through the whole pipeline. */
     chaining: ChainingOptions.optional(),
+    /** `@sluice/plugin-code-mode`: meta-tools that run one sandboxed script over many tools, every call guarded. */
+    codeMode: CodeModeOptions.optional(),
+    /** `@sluice/plugin-authz`: which verified callers may see and call which tools. */
+    authz: AuthzOptions.optional(),
+    /** Plugins from other packages or files, applied after the built-in ones; stages order their taps the same way. */
+    custom: z.array(CustomPluginConfig).optional(),
   })
   .strict();
 
@@ -109,6 +139,14 @@ export const TelemetryConfig = z
     tracing: z.boolean().default(true),
     /** Where the HTTP listener serves Prometheus metrics; `false` (or no HTTP listener) collects none. */
     metricsPath: z.union([UrlPath, z.literal(false)]).default('/metrics'),
+    /**
+     * Serve metrics on a listener of their own (no authentication: bind it where only the scraper
+     * reaches). Without it, metrics share the MCP listener and its authentication.
+     */
+    metricsListen: z
+      .object({ host: z.string().min(1).default('127.0.0.1'), port: Port.default(9464) })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -122,7 +160,7 @@ export const GatewayConfig = z
     /** The server name clients see. */
     name: z.string().min(1).default('sluice-gateway'),
     /** The server version clients see. */
-    version: z.string().min(1).default(version),
+    version: z.string().min(1).default(VERSION),
     /** Shown to clients at initialization. */
     instructions: z.string().optional(),
     listen: ListenConfig.prefault({ http: {} }),

@@ -1,5 +1,17 @@
+import { createServer as createHttpServer } from 'node:http';
+import type { Server as HttpServer, RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createDefaultLogger, createServer } from '@sluice/core';
-import type { HttpListener, ImportResult, ListenOptions, Logger, SluiceServer, StdioHandle, Store } from '@sluice/core';
+import type {
+  HttpListener,
+  ImportResult,
+  ListenOptions,
+  Logger,
+  Plugin,
+  SluiceServer,
+  StdioHandle,
+  Store,
+} from '@sluice/core';
 import { GatewayMetrics } from './call-metrics.js';
 import type { GatewayConfig, GatewayConfigInput } from './config-schema.js';
 import { metricsRoute } from './metrics-route.js';
@@ -12,6 +24,12 @@ import { telemetry } from './telemetry.js';
 export interface GatewayOptions extends ParseConfigOptions {
   /** Default: JSON lines on stderr at the config's `logLevel`. */
   readonly logger?: Logger;
+  /**
+   * Further plugin instances, applied after the config's built-in ones (for
+   * `plugins.custom`, see `loadCustomPlugins()`); stages order their taps as
+   * for any plugin.
+   */
+  readonly plugins?: readonly Plugin[];
 }
 
 /** What one upstream's import came to. */
@@ -22,6 +40,8 @@ export interface UpstreamImport extends ImportResult {
 export interface GatewayListeners {
   readonly http?: HttpListener;
   readonly stdio?: StdioHandle;
+  /** The metrics endpoint, when `telemetry.metricsListen` gives it a listener of its own. */
+  readonly metrics?: URL;
 }
 
 /**
@@ -37,6 +57,7 @@ export class Gateway {
   readonly metrics: GatewayMetrics | undefined;
   private readonly store: Store | undefined;
   private closing: Promise<void> | undefined;
+  private metricsServer: HttpServer | undefined;
 
   constructor(input: GatewayConfigInput | GatewayConfig, options: GatewayOptions = {}) {
     this.config = parseGatewayConfig(input, options);
@@ -44,7 +65,7 @@ export class Gateway {
     this.logger = options.logger ?? defaultLogger(config);
     // Metrics are served by the HTTP listener; without one there is nobody to scrape them.
     this.metrics = config.telemetry.metricsPath === false || !config.listen.http ? undefined : new GatewayMetrics();
-    const plugins = pluginsFromConfig(config);
+    const plugins = [...pluginsFromConfig(config), ...(options.plugins ?? [])];
     const watchAdmission = config.plugins.concurrency !== undefined && config.plugins.concurrency.mode !== 'off';
     plugins.push(
       telemetry({
@@ -99,13 +120,45 @@ export class Gateway {
   /** Listens where the config says: Streamable HTTP (with `/metrics` beside it) and/or stdio. */
   async listen(): Promise<GatewayListeners> {
     const { http, stdio } = this.config.listen;
-    const metricsPath = this.config.telemetry.metricsPath;
-    const routes = this.metrics && metricsPath !== false ? { [metricsPath]: metricsRoute(this.metrics) } : undefined;
+    const { metricsPath, metricsListen } = this.config.telemetry;
+    const scrape = this.metrics && metricsPath !== false ? metricsRoute(this.metrics) : undefined;
+    const routes = scrape && metricsPath !== false && !metricsListen ? { [metricsPath]: scrape } : undefined;
+    const metricsUrl =
+      scrape && metricsPath !== false && metricsListen
+        ? await this.listenMetrics(metricsListen, metricsPath, scrape)
+        : undefined;
     const httpListener = http
       ? await this.server.listen({ ...listenLimits(http), ...(routes ? { routes } : {}) })
       : undefined;
     const stdioHandle = stdio ? await this.server.serveStdio() : undefined;
-    return { ...(httpListener ? { http: httpListener } : {}), ...(stdioHandle ? { stdio: stdioHandle } : {}) };
+    return {
+      ...(httpListener ? { http: httpListener } : {}),
+      ...(stdioHandle ? { stdio: stdioHandle } : {}),
+      ...(metricsUrl ? { metrics: metricsUrl } : {}),
+    };
+  }
+
+  /** A listener that serves only the metrics path, for a scraper on an internal network. */
+  private async listenMetrics(
+    where: { host: string; port: number },
+    path: string,
+    scrape: RequestListener,
+  ): Promise<URL> {
+    const server = createHttpServer((req, res) => {
+      if (new URL(req.url ?? '/', 'http://metrics.invalid').pathname === path) return void scrape(req, res);
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+      res.end(`Not found: metrics are at ${path}\n`);
+    });
+    server.on('clientError', (_error, socket) => socket.destroy());
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(where.port, where.host, () => resolve());
+    });
+    this.metricsServer = server;
+    const { address, port, family } = server.address() as AddressInfo;
+    const url = new URL(`http://${family === 'IPv6' ? `[${address}]` : address}:${port}${path}`);
+    this.logger.info({ event: 'gateway.metrics_listening', url: url.href }, `metrics at ${url.href}`);
+    return url;
   }
 
   /** Imports the upstreams, then listens. */
@@ -130,6 +183,11 @@ export class Gateway {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await this.server.close();
+      const metrics = this.metricsServer;
+      if (metrics) {
+        metrics.closeAllConnections();
+        await new Promise<void>((resolve) => metrics.close(() => resolve()));
+      }
       await this.store?.close();
     })();
     return this.closing;

@@ -4,6 +4,7 @@ export { Gateway, createGateway } from './gateway.js';
 export type { GatewayListeners, GatewayOptions, UpstreamImport } from './gateway.js';
 
 export {
+  CustomPluginConfig,
   GatewayConfig,
   HttpListenConfig,
   ListenConfig,
@@ -21,10 +22,20 @@ export { loadConfigFile } from './config-file.js';
 export type { LoadedConfig } from './config-file.js';
 export { interpolateEnv } from './interpolate.js';
 export type { Environment } from './interpolate.js';
-export { gatewayJsonSchema } from './json-schema.js';
+export { GATEWAY_SCHEMA_ID, gatewayJsonSchema } from './json-schema.js';
 
 export { checkGateway } from './check.js';
-export type { CheckReport, CheckedTool, CheckedUpstream, SkippedByCheck, ToolRisk } from './check.js';
+export type {
+  CheckOptions,
+  CheckReport,
+  CheckedPlugin,
+  CheckedTool,
+  CheckedUpstream,
+  SkippedByCheck,
+  ToolRisk,
+} from './check.js';
+export { loadCustomPlugins } from './custom-plugins.js';
+export type { CustomPlugin } from './custom-plugins.js';
 export { formatCheckReport } from './check-format.js';
 
 export { TELEMETRY_PLUGIN_NAME, telemetry } from './telemetry.js';
@@ -39,4 +50,4 @@ export { ExitCode, main } from './main.js';
 export type { CliIo } from './main.js';
 
 export { GatewayErrorCode } from './errors.js';
-export { version } from './version.js';
+export { VERSION } from './version.js';

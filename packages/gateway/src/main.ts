@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { SluiceError, createDefaultLogger, messageOf } from '@sluice/core';
 import { checkGateway } from './check.js';
@@ -6,12 +8,13 @@ import { parseCommandLine } from './cli-args.js';
 import type { Command } from './cli-args.js';
 import { loadConfigFile } from './config-file.js';
 import { GatewayErrorCode, isConfigError } from './errors.js';
+import { loadCustomPlugins } from './custom-plugins.js';
 import { createGateway } from './gateway.js';
 import type { Environment } from './interpolate.js';
 import { gatewayJsonSchema } from './json-schema.js';
 import { runUntilStopped } from './serve.js';
 import { USAGE } from './usage.js';
-import { version } from './version.js';
+import { VERSION } from './version.js';
 
 export interface CliIo {
   readonly stdout: Writable;
@@ -51,11 +54,18 @@ async function run(command: Command, io: CliIo): Promise<number> {
       io.stdout.write(USAGE);
       return ExitCode.OK;
     case 'version':
-      io.stdout.write(`${version}\n`);
+      io.stdout.write(`${VERSION}\n`);
       return ExitCode.OK;
-    case 'schema':
-      io.stdout.write(`${JSON.stringify(gatewayJsonSchema(), null, 2)}\n`);
+    case 'schema': {
+      const text = `${JSON.stringify(gatewayJsonSchema(), null, 2)}\n`;
+      if (command.out === undefined) {
+        io.stdout.write(text);
+        return ExitCode.OK;
+      }
+      await writeFile(command.out, text);
+      io.stdout.write(`wrote ${resolve(command.out)}: point a config's "$schema" at it\n`);
       return ExitCode.OK;
+    }
     case 'check':
       return check(command.config, command.json, io);
     case 'serve':
@@ -69,14 +79,16 @@ async function check(file: string, json: boolean, io: CliIo): Promise<number> {
   // The report says what went wrong with each upstream; routine log lines would only bury it.
   logger.level =
     loaded.config.logLevel === 'debug' || loaded.config.logLevel === 'trace' ? loaded.config.logLevel : 'error';
-  const report = await checkGateway(loaded.config, logger);
+  const custom = await loadCustomPlugins(loaded.config, loaded.baseDir);
+  const report = await checkGateway(loaded.config, logger, { plugins: custom });
   io.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report, loaded.file));
   return report.healthy ? ExitCode.OK : ExitCode.FAILURE;
 }
 
 async function serve(file: string, io: CliIo): Promise<number> {
-  const { config } = await loadConfigFile(file, io.env);
-  const gateway = createGateway(config);
+  const { config, baseDir } = await loadConfigFile(file, io.env);
+  const custom = await loadCustomPlugins(config, baseDir);
+  const gateway = createGateway(config, { plugins: custom.map((c) => c.plugin) });
   try {
     const listeners = await gateway.start();
     return await runUntilStopped(gateway, listeners);

@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import type { z } from 'zod';
 import { GatewayConfig } from './config-schema.js';
 import type { UpstreamConfig } from './config-schema.js';
 import { describeIssues } from './config-issues.js';
@@ -19,13 +20,70 @@ export interface ParseConfigOptions {
  * runs in `baseDir`, so relative `args` resolve there too.
  */
 export function parseGatewayConfig(input: unknown, options: ParseConfigOptions = {}): GatewayConfig {
-  const parsed = GatewayConfig.safeParse(input);
+  let parsed = GatewayConfig.safeParse(input);
+  // `${VAR}` substitution yields strings: a number or boolean field takes "8" or "true" for one.
+  for (let round = 0; round < 3 && !parsed.success; round++) {
+    const coerced = coerceScalars(input, parsed.error.issues);
+    if (coerced === undefined) break;
+    input = coerced;
+    parsed = GatewayConfig.safeParse(input);
+  }
   if (!parsed.success) {
     const where = options.source ? ` in ${options.source}` : '';
     const lines = describeIssues(parsed.error.issues).map((line) => `  ${line}`);
     throw configError(GatewayErrorCode.CONFIG_INVALID, `Invalid gateway config${where}:\n${lines.join('\n')}`);
   }
   return resolvePaths(parsed.data, resolve(options.baseDir ?? process.cwd()));
+}
+
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** The input with each string the schema wanted as a number or boolean converted, or undefined if none could be. */
+function coerceScalars(input: unknown, issues: readonly z.core.$ZodIssue[]): unknown {
+  let out = input;
+  let changed = false;
+  for (const issue of issues) {
+    if (issue.code !== 'invalid_type') continue;
+    const value = valueAt(out, issue.path);
+    if (typeof value !== 'string') continue;
+    const text = value.trim();
+    let scalar: number | boolean | undefined;
+    if ((issue.expected === 'number' || issue.expected === 'int') && NUMBER.test(text)) scalar = Number(text);
+    if (issue.expected === 'boolean' && (text === 'true' || text === 'false')) scalar = text === 'true';
+    if (scalar === undefined) continue;
+    out = withValueAt(out, issue.path, scalar);
+    changed = true;
+  }
+  return changed ? out : undefined;
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let node = root;
+  for (const key of path) {
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
+}
+
+/** A copy of `root` with one value replaced, copying only the objects along the path (own keys only, `__proto__` kept plain). */
+function withValueAt(root: unknown, path: readonly PropertyKey[], value: unknown): unknown {
+  const [key, ...rest] = path;
+  if (key === undefined) return value;
+  const node = root as Record<PropertyKey, unknown>;
+  const copy = (Array.isArray(node) ? [...(node as unknown[])] : {}) as Record<PropertyKey, unknown>;
+  if (!Array.isArray(node)) {
+    for (const own of Object.keys(node)) {
+      Object.defineProperty(copy, own, { value: node[own], enumerable: true, writable: true, configurable: true });
+    }
+  }
+  Object.defineProperty(copy, key, {
+    value: withValueAt(node[key], rest, value),
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+  return copy;
 }
 
 function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {

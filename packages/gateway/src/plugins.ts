@@ -1,6 +1,8 @@
 import { requestFilter } from '@sluice/core';
 import type { Plugin, RequestFilterOptions } from '@sluice/core';
+import { authz } from '@sluice/plugin-authz';
 import { chaining } from '@sluice/plugin-chaining';
+import { codeMode } from '@sluice/plugin-code-mode';
 import { concurrency } from '@sluice/plugin-concurrency';
 import { egress } from '@sluice/plugin-egress';
 import { loopGuard } from '@sluice/plugin-loop-guard';
@@ -15,6 +17,7 @@ import { withUpstreamFacts, withUpstreamSecrets } from './risk-servers.js';
 export function pluginsFromConfig(config: GatewayConfig): Plugin[] {
   const { plugins } = config;
   const list: Plugin[] = [];
+  if (plugins.authz) list.push(authz(plugins.authz));
   if (plugins.loopGuard) list.push(loopGuard(plugins.loopGuard));
   const filter = requestFilterOptions(config);
   if (filter) list.push(requestFilter(filter));
@@ -23,6 +26,7 @@ export function pluginsFromConfig(config: GatewayConfig): Plugin[] {
   if (plugins.concurrency) list.push(concurrency(plugins.concurrency));
   if (plugins.egress) list.push(egress(plugins.egress));
   if (plugins.chaining) list.push(chaining(plugins.chaining));
+  if (plugins.codeMode) list.push(codeMode(plugins.codeMode));
   return list;
 }
 

@@ -4,7 +4,7 @@ import type { CallContext, Executor, Outcome, Plugin, PluginHooks, SluiceTool } 
 import type { GatewayMetrics } from './call-metrics.js';
 import type { CallSpan } from './call-span.js';
 import { endCallSpan, startCallSpan } from './call-span.js';
-import { version } from './version.js';
+import { VERSION } from './version.js';
 
 export const TELEMETRY_PLUGIN_NAME = 'gateway-telemetry';
 
@@ -67,7 +67,7 @@ export function telemetry(options: TelemetryOptions): Plugin {
 
   return definePlugin({
     name: TELEMETRY_PLUGIN_NAME,
-    version,
+    version: VERSION,
     apply({ hooks }) {
       if (!metrics && !tracing) return;
       hooks.preCall.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.FIRST }, begin);

@@ -1,7 +1,4 @@
-import { createRequire } from 'node:module';
-
-// Read from package.json (one level up from both src/ and dist/), so a release bump is never missed here.
-const manifest = createRequire(import.meta.url)('../package.json') as { version: string };
+// Written by scripts/versions.mjs from package.json at build time; do not edit.
 
 /** The version of @sluice/gateway. */
-export const version: string = manifest.version;
+export const VERSION = '0.1.0';

@@ -23,9 +23,12 @@ const stdio = (name: string, extra: Record<string, unknown> = {}) => ({
 });
 
 describe('the gateway config', () => {
-  it('fills in defaults: HTTP on 127.0.0.1:3000/mcp, memory store, metrics at /metrics, tracing on', () => {
+  it('fills in defaults: HTTP on 127.0.0.1:3000/mcp, memory store, metrics at /metrics, tracing on, no open bind beyond loopback', () => {
     const config = parseGatewayConfig({});
-    expect(config.listen).toEqual({ http: { host: '127.0.0.1', port: 3000, path: '/mcp' }, stdio: false });
+    expect(config.listen).toEqual({
+      http: { host: '127.0.0.1', port: 3000, path: '/mcp', allowUnauthenticated: false },
+      stdio: false,
+    });
     expect(config).toMatchObject({
       store: 'memory',
       logLevel: 'info',

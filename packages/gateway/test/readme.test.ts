@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { GatewayMetrics, gatewayJsonSchema } from '@sluice/gateway';
+import { GatewayMetrics, gatewayJsonSchema, interpolateEnv, parseGatewayConfig } from '@sluice/gateway';
+import { haproxyConfig } from './fleet/harness.js';
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
@@ -41,5 +42,24 @@ describe('the README', () => {
     metrics.watchUpstreams(() => []);
     const served = [...metrics.render().matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
     expect(tableNames('## Metrics').sort()).toEqual(served.sort());
+  });
+});
+
+describe('the README on running many replicas', () => {
+  it('shows the HAProxy config the fleet tests generate', () => {
+    const config = haproxyConfig(8080, [
+      { name: 'a', port: 3001 },
+      { name: 'b', port: 3002 },
+      { name: 'c', port: 3003 },
+    ]);
+    expect(README).toContain(`\`\`\`\n${config}\`\`\``);
+  });
+
+  it('shows a replica config that is valid once its variables are set', () => {
+    const section = README.slice(README.indexOf('## Running many replicas'));
+    const block = /```json\n([\s\S]*?)\n```/.exec(section)?.[1];
+    const env = { SLUICE_APPROVAL_KEY: 'k'.repeat(32), REDIS_URL: 'redis://10.0.0.5:6379' };
+    const config = parseGatewayConfig(interpolateEnv(JSON.parse(block ?? ''), env));
+    expect(config.store).toMatchObject({ redis: 'redis://10.0.0.5:6379', keyPrefix: 'fleet:' });
   });
 });

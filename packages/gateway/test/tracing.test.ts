@@ -84,6 +84,33 @@ describe('with an OpenTelemetry SDK registered', () => {
     expect(seen.traceparent).toBe(`00-${TRACE_ID}-${hop.spanContext().spanId}-01`);
   });
 
+  it('names the verified caller on the call span, never its key', async () => {
+    const key = 'tracing-key-0123456789';
+    const guarded = createGateway(
+      {
+        listen: { http: { port: 0, auth: { type: 'apiKeys', keys: [{ name: 'ci-bot', key }] } } },
+        upstreams: [fixtureUpstream('up')],
+      },
+      { logger: captureLogger().logger },
+    );
+    const listeners = await guarded.start();
+    const caller = await httpClient(listeners.http!.url, { authorization: `Bearer ${key}` });
+    try {
+      exporter.reset();
+      await call(caller, 'up_echo', { text: 'hi' });
+      const callSpan = byName(exporter.getFinishedSpans(), 'tools/call up_echo');
+      expect(callSpan.attributes).toMatchObject({
+        'enduser.id': 'ci-bot',
+        'sluice.auth.method': 'apiKey',
+        'sluice.auth.client_id': 'ci-bot',
+      });
+      expect(JSON.stringify(exporter.getFinishedSpans().map((s) => s.attributes))).not.toContain(key);
+    } finally {
+      await caller.close();
+      await guarded.close();
+    }
+  });
+
   it('starts a trace of its own when the caller sends no traceparent', async () => {
     exporter.reset();
     await call(client, 'up_echo', { text: 'hi' });

@@ -1,6 +1,7 @@
 // The public API of @sluice/plugin-chaining, listed by name.
 
 export { chaining, PLUGIN_NAME } from './plugin.js';
+export { VERSION } from './version.js';
 export { ChainingOptions, ClientChainingOptions } from './options.js';
 export { ChainingErrorCode } from './errors.js';
 

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { Stage, definePlugin, parseOptions, readRefusal } from '@sluice/core';
 import type { Plugin } from '@sluice/core';
 import { audit } from './audit.js';
@@ -7,10 +6,9 @@ import { hasDirective } from './directive.js';
 import { ChainingOptions } from './options.js';
 import { isChainStep, runChain } from './server-chain.js';
 import { ChainCatalog } from './tool-catalog.js';
+import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'chaining';
-
-const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
 /**
  * Runs the chains that tool results ask for in `_meta` (`dev.sluice/nextTool`,
@@ -24,7 +22,7 @@ export function chaining(options: ChainingOptions = {}): Plugin {
   const rules = new ChainRules(config);
   return definePlugin({
     name: PLUGIN_NAME,
-    version,
+    version: VERSION,
     mode: config.mode,
     apply({ hooks, logger, mode, tools }) {
       const catalog = new ChainCatalog(tools, rules, logger);

@@ -13,6 +13,18 @@ export interface LimiterSpec {
 
 export const slotsKey = (tool: string): string => `${KEY_PREFIX}slots/${tool}`;
 
+/** The longest caller subject put into a key; longer ones are cut (subjects are verified, not chosen). */
+const MAX_SUBJECT_IN_KEY = 256;
+
+/** The slots a call takes: the tool's, or the tool's for this caller when limits are per caller. */
+export function slotsKeyOf(spec: LimiterSpec, base: string): (ctx: CallContext) => string {
+  if (spec.limit.per !== 'caller') return () => base;
+  return (ctx) => {
+    const subject = ctx.auth ? `${ctx.auth.method}:${ctx.auth.subject}` : 'anonymous';
+    return `${base}/caller/${encodeURIComponent(subject.slice(0, MAX_SUBJECT_IN_KEY))}`;
+  };
+}
+
 /**
  * Wraps a tool's executor in its semaphore: a free slot runs the call at
  * once, a full set of slots queues it (FIFO), a full queue sheds it with
@@ -20,10 +32,10 @@ export const slotsKey = (tool: string): string => `${KEY_PREFIX}slots/${tool}`;
  * the store collects idle ones.
  */
 export function limitExecutor(next: Executor, spec: LimiterSpec): Executor {
-  const key = slotsKey(spec.tool);
+  const keyOf = slotsKeyOf(spec, slotsKey(spec.tool));
   const options: SemaphoreOptions = Object.freeze({ maxActive: spec.limit.maxActive, maxQueue: spec.limit.maxQueue });
   return (ctx) => {
-    const semaphore = spec.store.semaphore(key, options);
+    const semaphore = spec.store.semaphore(keyOf(ctx), options);
     const permit = semaphore.tryAcquire();
     if (permit !== undefined) return runHolding(next, ctx, permit);
     return waitForSlot(next, ctx, semaphore, spec);
@@ -61,7 +73,7 @@ function shed(
  * it full (one that enforce mode would have shed) is logged and runs anyway.
  */
 export function auditLimitExecutor(next: Executor, spec: LimiterSpec): Executor {
-  const key = `${slotsKey(spec.tool)}/audit`;
+  const keyOf = slotsKeyOf(spec, `${slotsKey(spec.tool)}/audit`);
   const { maxActive, maxQueue } = spec.limit;
   const options: SemaphoreOptions = Object.freeze({ maxActive: maxActive + maxQueue, maxQueue: 0 });
   const runAnyway = (ctx: CallContext, running: number): Promise<CallToolResult> => {
@@ -72,7 +84,7 @@ export function auditLimitExecutor(next: Executor, spec: LimiterSpec): Executor 
     return next(ctx);
   };
   return (ctx) => {
-    const semaphore = spec.store.semaphore(key, options);
+    const semaphore = spec.store.semaphore(keyOf(ctx), options);
     const permit = semaphore.tryAcquire();
     if (permit !== undefined) return runHolding(next, ctx, permit);
     // No queue (maxQueue 0), so acquire() answers at once; stores without a synchronous fast path (Redis) take this way.

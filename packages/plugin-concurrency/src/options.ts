@@ -9,6 +9,23 @@ export const LimitOptions = z
   .object({
     maxActive: z.number().int().min(1),
     maxQueue: z.number().int().min(0).max(MAX_QUEUE).default(0),
+    /**
+     * `'tool'` (default): one set of slots for everyone. `'caller'`: each
+     * verified caller (`ctx.auth.subject`) gets its own `maxActive`/`maxQueue`,
+     * so one caller cannot take every slot; unauthenticated calls share one set.
+     */
+    per: z.enum(['tool', 'caller']).optional(),
+    /**
+     * Calls admitted per fixed window (per caller when `per` is `'caller'`);
+     * past it a call is refused with `RATE_LIMITED` until the window ends.
+     */
+    rate: z
+      .object({
+        calls: z.number().int().min(1),
+        perMs: z.number().int().min(10).max(86_400_000),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

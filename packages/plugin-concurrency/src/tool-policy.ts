@@ -5,6 +5,10 @@ export interface ConcurrencyPolicy {
   readonly maxActive: number;
   /** Calls that may wait for a slot (>= 0, default 0). Beyond that, calls are shed. */
   readonly maxQueue?: number;
+  /** `'caller'`: each verified caller gets its own slots. Default `'tool'`: one set for everyone. */
+  readonly per?: 'tool' | 'caller';
+  /** At most `calls` calls per `perMs` window (per caller when `per` is `'caller'`). */
+  readonly rate?: { readonly calls: number; readonly perMs: number };
 }
 
 export interface MutexPolicy {

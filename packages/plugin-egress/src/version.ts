@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+// Written by scripts/versions.mjs from package.json at build time; do not edit.
 
-/** This package's version, read from its package.json (one level above src/ and dist/). */
-export const VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+/** The version of @sluice/plugin-egress. */
+export const VERSION = '0.1.0';

@@ -1,6 +1,6 @@
 // The public API of @sluice/plugin-loop-guard, listed by name.
 
-export { loopGuard } from './loop-guard.js';
+export { PLUGIN_NAME, loopGuard } from './plugin.js';
 
 export { LoopGuardOptions } from './options.js';
 export type { LoopGuardConfig } from './options.js';
@@ -16,4 +16,4 @@ export {
 } from './call-stack.js';
 export type { CallStack } from './call-stack.js';
 
-export { version } from './version.js';
+export { VERSION } from './version.js';

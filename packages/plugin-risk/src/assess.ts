@@ -1,34 +1,28 @@
 import { parseOptions } from '@sluice/core';
-import type { ComposedRisk } from './compose.js';
-import { LOCAL_RISK, composeRisk } from './compose.js';
+import type { ComposedRisk } from './scoring/compose.js';
+import { LOCAL_RISK, composeRisk } from './scoring/compose.js';
 import type { ToolShape } from './definition.js';
 import { isPlainObject } from './definition.js';
 import { RiskErrorCode } from './errors.js';
-import type { RiskLevel } from './levels.js';
-import { isAbove } from './levels.js';
+import type { RiskLevel } from './scoring/levels.js';
+import { isAbove } from './scoring/levels.js';
 import type { RiskConfig } from './options.js';
 import { RiskOptions } from './options.js';
-import { overrideCandidate, overridesFor } from './alias.js';
-import { needsApproval } from './approval-policy.js';
+import { overrideCandidate, overridesFor } from './exposure/alias.js';
+import { needsApproval } from './approval/policy.js';
 import { resolveToolSettings } from './policy.js';
-import type { ExposedName } from './registry.js';
-import { ExposureRegistry, LOCAL_SOURCE } from './registry.js';
-import type { ScanHit } from './scanner.js';
-import { ToolNameIndex, scanTool } from './scanner.js';
-import type { ServerAssessment, ServerConfig } from './server-risk.js';
-import { assessServer } from './server-risk.js';
-import type { ExposureView, ShadowingViolation } from './shadowing.js';
-import { checkShadowing } from './shadowing.js';
-import type { ToolAssessment } from './tool-risk.js';
-import { assessTool } from './tool-risk.js';
-
-/**
- * The approval gate enforces the HITL flag (a person approves each call), so
- * a HITL tool is credited one band lower, as the seed's composition rule
- * says. Only in `enforce` mode: in `audit` mode nobody is asked, and the
- * credit would be for a check nobody makes.
- */
-export const HITL_ENFORCED = true;
+import type { Candidate } from './exposure/candidate.js';
+import { namesOf } from './exposure/candidate.js';
+import { ExposureRegistry, LOCAL_SOURCE } from './exposure/registry.js';
+import { blocks } from './scan/patterns.js';
+import type { ScanHit } from './scan/scanner.js';
+import { ToolNameIndex, scanTool } from './scan/scanner.js';
+import type { ServerAssessment, ServerConfig } from './scoring/server-risk.js';
+import { assessServer } from './scoring/server-risk.js';
+import type { ExposureView, ShadowingViolation } from './exposure/shadowing.js';
+import { checkShadowing } from './exposure/shadowing.js';
+import type { ToolAssessment } from './scoring/tool-risk.js';
+import { assessTool } from './scoring/tool-risk.js';
 
 /** One tool of the report: its level, what tripped, and whether it would be exposed. */
 export interface ToolReport {
@@ -67,21 +61,6 @@ export interface AssessInput {
   readonly originalName?: string;
 }
 
-/** A tool about to be evaluated. */
-export interface Candidate extends ExposedName {
-  /** What clients will see (with any description override). */
-  readonly definition: ToolShape;
-  /** The name it had before an alias replaced it: rules still match it. */
-  readonly formerName?: string;
-}
-
-/** Every name the per-tool rules match a candidate by. */
-function namesOf(candidate: Candidate): string[] {
-  const names = [candidate.name, candidate.originalName];
-  if (candidate.formerName !== undefined) names.push(candidate.formerName);
-  return names;
-}
-
 /** Scores, scans and judges tools against one configuration: shared by the plugin and `assess()`. */
 export class RiskEngine {
   constructor(
@@ -106,7 +85,7 @@ export class RiskEngine {
     names: ToolNameIndex,
   ): ToolReport {
     const { name, definition } = candidate;
-    const hits = scanTool(definition, { otherTools: names }).hits;
+    const hits = scanTool(definition, { otherTools: names, crossServer: this.config.crossServerReferences }).hits;
     const known = namesOf(candidate);
     const settings = resolveToolSettings(this.config.tools, server, known);
     const toolAssessment = assessTool(definition, assessment, settings);
@@ -134,15 +113,20 @@ export class RiskEngine {
     return { ...base, ...this.verdict(LOCAL_RISK, [], violation) };
   }
 
-  /** Approval is enforced, so a HITL tool earns its band. */
+  /**
+   * The approval gate asks a person before each call of a HITL tool, so the
+   * tool is credited one band lower, as the seed's composition rule says.
+   * Only in `enforce` mode: in `audit` mode nobody is asked, and the credit
+   * would be for a check nobody makes.
+   */
   private get creditsHitl(): boolean {
-    return HITL_ENFORCED && this.config.mode === 'enforce';
+    return this.config.mode === 'enforce';
   }
 
   private verdict(risk: ComposedRisk, hits: readonly ScanHit[], violation: ShadowingViolation | undefined): Verdict {
     if (violation)
       return { exposed: false, violation, code: violation.rule, reason: `${violation.rule}: ${violation.message}` };
-    if (hits.length > 0 && this.config.policy === 'block') {
+    if (hits.length > 0 && this.config.policy === 'block' && blocks(hits, this.config.blockAt)) {
       const patterns = [...new Set(hits.map((h) => h.pattern))].join(', ');
       return {
         exposed: false,

@@ -14,6 +14,8 @@ export const RiskErrorCode = Object.freeze({
   R3_SELF_SCOPE_VIOLATION: 'R3_SELF_SCOPE_VIOLATION',
   /** The poisoning scan found signatures and the policy is `block`. */
   POISONING_BLOCKED: 'POISONING_BLOCKED',
+  /** `scanResults` under `policy: 'block'`: a tool's result carried blocking poisoning signatures and was withheld. */
+  RESULT_POISONING_BLOCKED: 'RESULT_POISONING_BLOCKED',
   /** The composed level is above `maxRisk`. */
   ABOVE_MAX_RISK: 'ABOVE_MAX_RISK',
   /** The definition cannot be fingerprinted (not well-formed UTF-16, not JSON, too deep). */

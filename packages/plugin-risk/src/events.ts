@@ -1,11 +1,11 @@
 import type { ApprovalDecision, Logger } from '@sluice/core';
-import type { ApprovalScope } from './approver.js';
-import type { ComposedRisk } from './compose.js';
-import type { RiskLevel } from './levels.js';
-import type { LedgerCheck } from './ledger.js';
-import type { ScanHit } from './scanner.js';
-import type { ServerAssessment } from './server-risk.js';
-import type { ToolAssessment } from './tool-risk.js';
+import type { ApprovalTarget } from './approval/targets.js';
+import type { ComposedRisk } from './scoring/compose.js';
+import type { RiskLevel } from './scoring/levels.js';
+import type { LedgerCheck } from './ledger/ledger.js';
+import type { ScanHit } from './scan/scanner.js';
+import type { ServerAssessment } from './scoring/server-risk.js';
+import type { ToolAssessment } from './scoring/tool-risk.js';
 
 /** The names of the events the plugin logs (`{ event: name, ... }`). */
 export const RiskEvent = Object.freeze({
@@ -13,6 +13,7 @@ export const RiskEvent = Object.freeze({
   TOOL_PUBLISH_RISK_COMPUTED: 'ToolPublishRiskComputed',
   FLOOR_OVERRIDE_TRIGGERED: 'FloorOverrideTriggered',
   POISONING_HIT: 'PoisoningHit',
+  RESULT_POISONING_HIT: 'ResultPoisoningHit',
   HASH_LEDGER_MISMATCH: 'HashLedgerMismatch',
   COMPOSITION_LIFECYCLE: 'CompositionLifecycle',
   APPROVAL_REQUESTED: 'ApprovalRequested',
@@ -123,16 +124,16 @@ export function logLifecycle(logger: Logger, fields: LifecycleFields): void {
 /** How the person is asked: a server-to-client request (2025-11-25) or an input-required round (2026-07-28). */
 export type ApprovalChannel = 'elicitation' | 'input-required';
 
-export function logApprovalRequested(logger: Logger, scope: ApprovalScope, via: ApprovalChannel): void {
-  const { server, tool, level } = scope;
+export function logApprovalRequested(logger: Logger, target: ApprovalTarget, via: ApprovalChannel): void {
+  const { server, tool, level } = target;
   logger.info(
     { event: RiskEvent.APPROVAL_REQUESTED, server, tool, level, via },
     `asking a person to approve "${tool}"`,
   );
 }
 
-export function logApprovalDecided(logger: Logger, scope: ApprovalScope, decision: ApprovalDecision): void {
-  const { server, tool, level } = scope;
+export function logApprovalDecided(logger: Logger, target: ApprovalTarget, decision: ApprovalDecision): void {
+  const { server, tool, level } = target;
   if (decision.approved) {
     logger.info(
       { event: RiskEvent.APPROVAL_DECIDED, server, tool, level, decision: 'approved' },

@@ -1,10 +1,11 @@
 import { PluginModeSchema } from '@sluice/core';
 import { z } from 'zod';
-import { ApprovalOptions } from './approval-options.js';
-import { CatalogEntrySchema } from './catalog.js';
-import { RISK_LEVELS } from './levels.js';
+import { ApprovalOptions } from './approval/options.js';
+import { CatalogEntrySchema } from './scoring/catalog.js';
+import { SEVERITIES } from './scan/patterns.js';
+import { RISK_LEVELS } from './scoring/levels.js';
 import { ToolRuleSchema } from './policy.js';
-import { ServerConfigSchema } from './server-risk.js';
+import { ServerConfigSchema } from './scoring/server-risk.js';
 
 /** The options of `risk()`. */
 export const RiskOptions = z
@@ -12,6 +13,12 @@ export const RiskOptions = z
     mode: PluginModeSchema.default('enforce'),
     /** What a poisoning hit does: `warn` logs and publishes it, `block` keeps the tool out. */
     policy: z.enum(['warn', 'block']).default('warn'),
+    /** Under `block`, the severity that blocks; hits below it add up (two mediums make a high), and `low` never blocks alone. */
+    blockAt: z.enum(SEVERITIES).default('high'),
+    /** Which references to another exposed tool the scan reports: `concealed` (high), `directed` (default: also medium for an order sending the model to a tool that acts), `seed` (every imperative within 80 characters, medium). */
+    crossServerReferences: z.enum(['concealed', 'directed', 'seed']).default('directed'),
+    /** Scan the text of imported tools' results too: `warn` annotates the result, `block` refuses it. */
+    scanResults: z.boolean().default(false),
     /** Tools whose composed level is above this are not exposed. */
     maxRisk: z.enum(RISK_LEVELS).default('L5'),
     /** What the operator knows about each upstream, by its configured name. */

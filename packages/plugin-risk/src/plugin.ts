@@ -1,30 +1,33 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { CoreErrorCode, MemoryStore, SluiceError, Stage, Tokens, definePlugin, parseOptions } from '@sluice/core';
-import type { CallContext, Logger, Plugin, PluginApi, Services } from '@sluice/core';
-import { ApprovalGate } from './approval-gate.js';
-import { ApprovalTargets } from './approval-targets.js';
-import type { ApprovalScope } from './approver.js';
-import { RiskApprover } from './approver.js';
+import type { Logger, Plugin, PluginApi, Services } from '@sluice/core';
+import { ApprovalGate } from './approval/gate.js';
+import { ApprovalTargets } from './approval/targets.js';
+import { RiskApprover } from './approval/approver.js';
 import { RiskEngine } from './assess.js';
-import { CallEvents } from './call-events.js';
+import { CallEvents } from './calls/call-events.js';
+import { ResultScan } from './calls/result-scan.js';
+import { ToolNameIndex } from './scan/scanner.js';
 import { RiskErrorCode } from './errors.js';
 import { RiskEvent } from './events.js';
-import { Gate, sourceKey } from './gate.js';
-import type { PublishedRisk } from './importer.js';
-import { RiskImporter } from './importer.js';
-import { FingerprintLedger, fingerprint } from './ledger.js';
-import type { LedgerSharing } from './ledger.js';
-import type { LedgerStore } from './ledger-store.js';
-import { JsonFileStore } from './ledger-store.js';
-import { LedgerSync } from './ledger-sync.js';
+import { ExposedNames } from './exposure/exposed-names.js';
+import type { ExposureRegistry } from './exposure/registry.js';
+import { RiskImporter } from './exposure/importer.js';
+import { CallHolds } from './ledger/holds.js';
+import { FingerprintLedger } from './ledger/ledger.js';
+import { LedgerLifecycle } from './ledger/lifecycle.js';
+import type { LedgerSharing } from './ledger/ledger.js';
+import type { LedgerStore } from './ledger/store.js';
+import { JsonFileStore } from './ledger/store.js';
+import { LedgerSync } from './ledger/sync.js';
 import type { RiskConfig } from './options.js';
 import { RiskOptions } from './options.js';
-import { RequestStateCodec } from './request-state.js';
-import { SecretMask, maskLogger } from './secret-mask.js';
+import { RequestStateCodec } from './approval/request-state.js';
+import { SecretMask, maskLogger } from './calls/secret-mask.js';
+import { VERSION } from './version.js';
 
-export const RISK_PLUGIN_NAME = 'risk';
-export const RISK_PLUGIN_VERSION = '0.1.0';
+export const PLUGIN_NAME = 'risk';
 
 /** Tokens under which the plugin registers its services in the server's container. */
 export const RiskTokens = Object.freeze({
@@ -53,8 +56,8 @@ export interface RiskPlugin extends Plugin {
  * `tool.crash` with risk fields, secrets masked).
  */
 export function risk(options: RiskOptions = {}): RiskPlugin {
-  const config = parseOptions(RISK_PLUGIN_NAME, RiskOptions, options);
-  const importers = new Set<RiskImporter>();
+  const config = parseOptions(PLUGIN_NAME, RiskOptions, options);
+  const lifecycles = new Set<LedgerLifecycle>();
   const mask = new SecretMask(config.secrets);
   let ledger: FingerprintLedger | undefined =
     config.ledger.persist === 'file' || config.ledger.persist === 'memory' ? createLedger(config) : undefined;
@@ -64,50 +67,76 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
     throw new SluiceError(
       CoreErrorCode.INVALID_STATE,
       'The risk ledger exists once the plugin is applied to a server',
-      { plugin: RISK_PLUGIN_NAME },
+      { plugin: PLUGIN_NAME },
     );
   };
 
   return definePlugin({
-    name: RISK_PLUGIN_NAME,
-    version: RISK_PLUGIN_VERSION,
+    name: PLUGIN_NAME,
+    version: VERSION,
     mode: config.mode,
     get ledger() {
       return ledger;
     },
     apply(api: PluginApi) {
       const logger = maskLogger(api.logger, mask);
-      const gate = new Gate();
+      // Core's own lines with upstream text (failed calls, stderr) are masked of the same values.
+      if (!mask.empty) api.services.redactions.add(mask.values);
+      const holds = new CallHolds();
+      const names = new ExposedNames();
+      const lifecycle = new LedgerLifecycle(holds, names, logger);
+      lifecycles.add(lifecycle);
       const targets = new ApprovalTargets();
       const engine = new RiskEngine(config, () => api.services.clock.now());
-      // Replicas' changes are applied through the importer, which needs the ledger, which needs the sync: called only once calls flow.
-      const sync = sharedSync(config, api, ledger, () => syncFromStore(importer, requireLedger(), api));
+      // Replicas' changes are applied as holds, which need the ledger, which needs the sync: called only once calls flow.
+      const sync = sharedSync(config, api, ledger, () => syncFromStore(names, lifecycle, requireLedger(), api));
       ledger ??= createLedger(config, api.services, sync);
       api.services.container.register(RiskTokens.Ledger, { useValue: ledger });
-      const importer = new RiskImporter(engine, ledger, gate, logger, api.mode, targets);
-      importers.add(importer);
-      api.hooks.import.tapPromise({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (batch) => importer.import(batch));
-      tapHolds(api, gate, sync);
+      const importer = new RiskImporter(engine, ledger, holds, lifecycle, names, logger, api.mode, targets);
+      api.hooks.import.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => importer.import(batch));
+      tapHolds(api, holds, sync);
       // In audit mode nothing is hidden: the core logs the refusals preCall would have made.
       if (api.mode === 'enforce')
-        api.hooks.listTools.tap({ name: RISK_PLUGIN_NAME, stage: Stage.RISK }, (tools) =>
-          gate.filter(tools, (name) => importer.registry.sourceOf(name)),
+        api.hooks.listTools.tap({ name: PLUGIN_NAME, stage: Stage.RISK }, (tools) =>
+          holds.filter(tools, (name) => importer.registry.sourceOf(name)),
         );
       const approver = createApprover(config, api, logger, mask, targets);
       api.services.container.register(Tokens.Approver, { useValue: approver });
       const approvals = new ApprovalGate(targets, approver, config.approval, api.mode, mask.text);
-      api.hooks.preCall.tapPromise({ name: RISK_PLUGIN_NAME, stage: Stage.APPROVAL }, (ctx) => approvals.check(ctx));
+      api.hooks.preCall.tapPromise({ name: PLUGIN_NAME, stage: Stage.APPROVAL }, (ctx) => approvals.check(ctx));
       tapCallEvents(api, new CallEvents(logger, config.calls.events, config.calls.level, mask));
+      if (config.scanResults) {
+        const scan = new ResultScan(
+          { policy: config.policy, blockAt: config.blockAt, crossServer: config.crossServerReferences },
+          api.mode,
+          logger,
+          namesOf(importer.registry),
+        );
+        api.hooks.postCall.tap({ name: PLUGIN_NAME, stage: Stage.RISK }, (result, ctx) => scan.check(result, ctx));
+      }
     },
     async approveRereview(serverId: string, toolName: string) {
       await requireLedger().approveRereview(serverId, toolName);
-      for (const importer of importers) importer.applyApproval(serverId, toolName);
+      for (const lifecycle of lifecycles) lifecycle.approve(serverId, toolName);
     },
     async revoke(serverId: string, toolName: string) {
       await requireLedger().revoke(serverId, toolName);
-      for (const importer of importers) importer.applyRevocation(serverId, toolName);
+      for (const lifecycle of lifecycles) lifecycle.revoke(serverId, toolName);
     },
   });
+}
+
+/** The exposed names as an index, rebuilt only when the registry changed. */
+function namesOf(registry: ExposureRegistry): () => ToolNameIndex {
+  let version = -1;
+  let index = new ToolNameIndex([]);
+  return () => {
+    if (registry.version !== version) {
+      index = new ToolNameIndex(registry.names());
+      version = registry.version;
+    }
+    return index;
+  };
 }
 
 function createLedger(config: RiskConfig, services?: Services, sharing?: LedgerSharing): FingerprintLedger {
@@ -135,36 +164,39 @@ function sharedSync(
 }
 
 /** Reloads every exposed upstream's record and applies what other replicas changed. */
-async function syncFromStore(importer: RiskImporter, ledger: FingerprintLedger, api: PluginApi): Promise<void> {
+async function syncFromStore(
+  names: ExposedNames,
+  lifecycle: LedgerLifecycle,
+  ledger: FingerprintLedger,
+  api: PluginApi,
+): Promise<void> {
   let changed = false;
-  for (const server of importer.upstreams()) {
+  for (const server of names.upstreams()) {
     for (const entry of await ledger.entries(server))
-      changed = importer.syncLifecycle(server, entry.name, entry.lifecycle) || changed;
+      changed = lifecycle.sync(server, entry.name, entry.lifecycle) || changed;
   }
   if (changed) api.tools.notifyChanged();
 }
 
 /** Refuses held calls. With a shared ledger, a call of an imported tool first catches up with the other replicas. */
-function tapHolds(api: PluginApi, gate: Gate, sync: LedgerSync | undefined): void {
-  const tap = { name: RISK_PLUGIN_NAME, stage: Stage.RISK };
+function tapHolds(api: PluginApi, holds: CallHolds, sync: LedgerSync | undefined): void {
+  const tap = { name: PLUGIN_NAME, stage: Stage.RISK };
   if (sync === undefined) {
-    api.hooks.preCall.tap(tap, (ctx) => gate.refuse(ctx));
+    api.hooks.preCall.tap(tap, (ctx) => holds.refuse(ctx));
     return;
   }
   api.hooks.preCall.tapPromise(tap, async (ctx) => {
     if (ctx.tool.source.kind === 'upstream') await sync.due();
-    return gate.refuse(ctx);
+    return holds.refuse(ctx);
   });
 }
 
 function tapCallEvents(api: PluginApi, events: CallEvents): void {
-  const tap = { name: RISK_PLUGIN_NAME, stage: Stage.FIRST };
-  api.hooks.execute.tap({ name: RISK_PLUGIN_NAME, stage: Stage.DEFAULT }, (next, tool) => events.wrap(next, tool));
+  const tap = { name: PLUGIN_NAME, stage: Stage.FIRST };
+  api.hooks.execute.tap({ name: PLUGIN_NAME, stage: Stage.DEFAULT }, (next, tool) => events.wrap(next, tool));
   if (!events.enabled) return;
   api.hooks.preCall.tap(tap, (ctx) => events.start(ctx));
-  api.hooks.settled.tap({ name: RISK_PLUGIN_NAME, stage: Stage.DEFAULT }, (ctx, outcome) =>
-    events.settle(ctx, outcome),
-  );
+  api.hooks.settled.tap({ name: PLUGIN_NAME, stage: Stage.DEFAULT }, (ctx, outcome) => events.settle(ctx, outcome));
 }
 
 /** The approver `ctx.approve()` reaches, with the key that seals 2026-07-28 state. */
@@ -192,29 +224,8 @@ function createApprover(
     config: config.approval,
     logger,
     mask: mask.text,
-    scopeOf: (ctx) => scopeOf(ctx, targets),
+    targetOf: (ctx) => targets.bindingOf(ctx),
   });
-}
-
-const fingerprints = new WeakMap<object, string>();
-
-/** What an approval binds to. Tools that ask were fingerprinted at import; others (`ctx.approve()` from a handler) now. */
-function scopeOf(ctx: CallContext, targets: ApprovalTargets): ApprovalScope {
-  const tool = ctx.tool;
-  const target = targets.of(tool);
-  if (target !== undefined)
-    return { server: target.server, tool: tool.name, level: target.level, fingerprint: target.fingerprint };
-  const published = tool.definition._meta?.['dev.sluice/risk'] as Partial<PublishedRisk> | undefined;
-  let print = fingerprints.get(tool);
-  if (print === undefined) {
-    try {
-      print = fingerprint(tool.definition);
-    } catch {
-      print = `unhashable:${tool.name}`;
-    }
-    fingerprints.set(tool, print);
-  }
-  return { server: sourceKey(tool.source), tool: tool.name, level: published?.level ?? 'L0', fingerprint: print };
 }
 
 function ledgerStore(config: RiskConfig, services: Services | undefined): LedgerStore {
@@ -230,7 +241,7 @@ function ledgerStore(config: RiskConfig, services: Services | undefined): Ledger
         throw new SluiceError(
           RiskErrorCode.LEDGER_UNREADABLE,
           'The server store is known only once the plugin is applied',
-          { plugin: RISK_PLUGIN_NAME },
+          { plugin: PLUGIN_NAME },
         );
       // A shared store (Redis) is what replicas agree on; the in-memory one would forget approvals on restart.
       return config.ledger.persist === 'store' || services.store.kind !== 'memory' ? services.store : file();

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { matchGlob } from '@sluice/core';
-import { SideEffectSchema } from './tool-risk.js';
-import type { ToolTraits } from './tool-risk.js';
+import { ToolSelectorSchema, selectTools } from '@sluice/core';
+import type { ToolMatcher } from '@sluice/core';
+import { SideEffectSchema } from './scoring/tool-risk.js';
+import type { ToolTraits } from './scoring/tool-risk.js';
 
 /** Per-tool settings for local tools, on `server.tool({ policy: { risk: {...} } })`. */
 export interface RiskToolPolicy {
@@ -26,8 +27,8 @@ const GLOB = /[*?]/;
 /** Settings for imported tools, by tool-name glob (matched against the exposed and the upstream name). */
 export const ToolRuleSchema = z
   .object({
-    /** A glob on the tool name: `*` any run, `?` one character. */
-    match: z.string().min(1),
+    /** A tool selector (core's syntax, matched case-insensitively) on the exposed or the upstream name. */
+    match: ToolSelectorSchema,
     /** Only tools of this upstream (its configured name). */
     server: z.string().min(1).optional(),
     /** A person approves each call (`true`), or never is asked (`false`). */
@@ -73,7 +74,10 @@ export function resolveToolSettings(
   let description: string | undefined;
   for (const rule of rules) {
     if (rule.server !== undefined && rule.server !== server) continue;
-    if (!names.some((name) => matchGlob(rule.match, name))) continue;
+    const matches = matcherOf(rule);
+    const original = names[1] ?? names[0] ?? '';
+    const source = { kind: 'upstream', upstream: server, originalName: original };
+    if (!names.some((name) => matches({ name, source }))) continue;
     hitl = rule.hitl ?? hitl;
     sideEffect = rule.sideEffect ?? sideEffect;
     sendsUserData = rule.sendsUserData ?? sendsUserData;
@@ -81,4 +85,12 @@ export function resolveToolSettings(
     description = rule.description ?? description;
   }
   return { hitl, sideEffect, sendsUserData, alias, description };
+}
+
+const matchers = new WeakMap<ToolRule, ToolMatcher>();
+
+function matcherOf(rule: ToolRule): ToolMatcher {
+  let matcher = matchers.get(rule);
+  if (matcher === undefined) matchers.set(rule, (matcher = selectTools([rule.match], { ignoreCase: true })));
+  return matcher;
 }

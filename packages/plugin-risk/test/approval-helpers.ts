@@ -81,7 +81,7 @@ function connected(client: Client, forms: ElicitRequestFormParams[]): Connected 
   return {
     client,
     forms,
-    call: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult,
+    call: async (name, args = {}) => await client.callTool({ name, arguments: args }),
     close: () => client.close(),
   };
 }
@@ -162,7 +162,7 @@ export async function manualClient(url: URL): Promise<ManualClient> {
   );
   await client.connect(new StreamableHTTPClientTransport(url));
   const send = (params: Record<string, unknown>) =>
-    client.callTool(params as never, { allowInputRequired: true } as never) as Promise<unknown>;
+    client.callTool(params as never, { allowInputRequired: true }) as Promise<unknown>;
   return {
     first: async (name, args) => (await send({ name, arguments: args })) as InputRequiredAnswer,
     retry: async (name, args, requestState, response) =>

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '@sluice/core';
-import { MAX_CANONICAL_DEPTH, RiskErrorCode, canonicalJson, isWellFormed } from '@sluice/plugin-risk';
+import { RiskErrorCode } from '@sluice/plugin-risk';
+import { MAX_CANONICAL_DEPTH, canonicalJson, isWellFormed } from '../src/ledger/canonical.js';
 
 const codeOf = (fn: () => unknown): string | undefined => {
   try {

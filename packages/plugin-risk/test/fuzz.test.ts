@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '@sluice/core';
-import { RiskErrorCode, canonicalJson, fingerprint, isWellFormed, scanText, scanTool } from '@sluice/plugin-risk';
+import { RiskErrorCode, fingerprint, scanText, scanTool } from '@sluice/plugin-risk';
+import { canonicalJson, isWellFormed } from '../src/ledger/canonical.js';
 import type { ToolShape } from '@sluice/plugin-risk';
 
 /** Any UTF-16 text, lone surrogates included, with the characters the scanner cares about over-represented. */

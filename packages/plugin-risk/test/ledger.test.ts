@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore, SluiceError } from '@sluice/core';
-import { FingerprintLedger, JsonFileStore, RiskErrorCode, bodyFingerprint, fingerprint } from '@sluice/plugin-risk';
+import { FingerprintLedger, RiskErrorCode, fingerprint } from '@sluice/plugin-risk';
+import { bodyFingerprint } from '../src/ledger/ledger.js';
+import { JsonFileStore } from '../src/ledger/store.js';
 import type { ToolShape } from '@sluice/plugin-risk';
 
 const base: ToolShape = {

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RiskOptions } from '@sluice/plugin-risk';
-import { RequestStateCodec, argumentsDigest } from '../src/request-state.js';
-import type { StateBinding } from '../src/request-state.js';
+import { RequestStateCodec, argumentsDigest } from '../src/approval/request-state.js';
+import type { StateBinding } from '../src/approval/request-state.js';
 
 const codec = new RequestStateCodec(randomBytes(32));
 const binding: StateBinding = {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PoisonPattern, SCAN_LIMITS, ToolNameIndex, scanText, scanTool } from '@sluice/plugin-risk';
+import { PoisonPattern, scanText, scanTool } from '@sluice/plugin-risk';
+import { SCAN_LIMITS, ToolNameIndex } from '../src/scan/scanner.js';
 
 const patterns = (text: string, otherTools?: string[]) =>
   scanText(text, '/description', otherTools ? { otherTools } : {}).hits.map((h) => h.pattern);

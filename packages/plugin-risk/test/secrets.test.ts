@@ -4,6 +4,7 @@ import { createServer } from '@sluice/core';
 import { captureLogger, createTestKit, textOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
 import { RiskErrorCode, risk } from '@sluice/plugin-risk';
+import { ProtocolError, Server } from '@modelcontextprotocol/server';
 import { legacyClient } from './approval-helpers.js';
 
 const ENV_TOKEN = 'rpt_live_4f9c2a7e1b8d4c6a9e3f';
@@ -65,6 +66,31 @@ describe('upstream secrets', () => {
     const everything = kit.logs.text() + JSON.stringify(results);
     for (const secret of SECRETS) expect(everything).not.toContain(secret);
     expect(kit.logs.events('tool.crash').map((r) => r.tool)).toEqual(['fetch_report', 'export_report', 'charge']);
+  });
+
+  it("are masked in the core's upstream.call_failed line when an upstream quotes one the connection never held", async () => {
+    const partner = 'partner_key_5c1f9a3e7d2b8046';
+    // A JSON-RPC error from the upstream is what core logs as upstream.call_failed.
+    const up = new Server({ name: 'partner', version: '1.0.0' }, { capabilities: { tools: {} } });
+    up.setRequestHandler('tools/list', async () => ({
+      tools: [
+        { name: 'quote', description: 'Quotes a price from the partner service.', inputSchema: { type: 'object' } },
+      ],
+    }));
+    up.setRequestHandler('tools/call', async () => {
+      throw new ProtocolError(-32603, `partner refused key ${partner}`);
+    });
+    const kit: TestKit = await createTestKit({
+      plugins: [risk({ ledger: { persist: 'memory' }, secrets: [partner] })],
+    });
+    open.push(kit);
+    await kit.server.import({ name: 'partner', connection: { type: 'in-process', server: up } });
+    const result = await kit.call('quote', {});
+    expect(result.isError).toBe(true);
+    const failed = kit.logs.events('upstream.call_failed');
+    expect(failed).toHaveLength(1);
+    expect(String(failed[0]?.error)).toContain('partner refused key [redacted]');
+    expect(kit.logs.text() + JSON.stringify(result)).not.toContain(partner);
   });
 
   it('never appear in the approval form, even when the model puts one in the arguments', async () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ServerFloor, assessServer, bucket, classifyHost, isPrivilegedScope } from '@sluice/plugin-risk';
+import { ServerFloor, assessServer, bucket } from '@sluice/plugin-risk';
+import { classifyHost } from '../src/scoring/host-class.js';
+import { isPrivilegedScope } from '../src/scoring/server-risk.js';
 import type { CatalogEntry, ServerConfig } from '@sluice/plugin-risk';
 
 const NOW = Date.parse('2026-06-01T00:00:00Z');

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { PoisonPattern, RiskErrorCode, aliasKey, checkShadowing } from '@sluice/plugin-risk';
-import type { ExposureView, ScanHit } from '@sluice/plugin-risk';
+import { PoisonPattern, RiskErrorCode } from '@sluice/plugin-risk';
+import type { ScanHit } from '@sluice/plugin-risk';
+import { aliasKey, checkShadowing } from '../src/exposure/shadowing.js';
+import type { ExposureView } from '../src/exposure/shadowing.js';
 
 const rules = { aliasCollision: true, crossServerReference: true, selfScope: true };
 const view: ExposureView = {
@@ -10,6 +12,7 @@ const view: ExposureView = {
 };
 const crossHit = (target: string): ScanHit => ({
   pattern: PoisonPattern.CROSS_SERVER_IMPERATIVE,
+  severity: 'high',
   surface: '/description',
   excerpt: '',
   target,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ToolFloor, assessTool, hasIrreversibleVerb } from '@sluice/plugin-risk';
+import { ToolFloor, assessTool } from '@sluice/plugin-risk';
+import { hasIrreversibleVerb } from '../src/scoring/tool-risk.js';
 import type { ToolShape } from '@sluice/plugin-risk';
 
 const described = 'Returns the forecast for a city over the next days.';
@@ -75,7 +76,7 @@ describe('the documentation penalty', () => {
     ],
     ['unspecified annotations', { annotations: { title: 'Forecast' } }, ['annotations']],
   ] as const)('counts %s as one gap', (_what, overrides, gaps) => {
-    const result = assessTool(tool(overrides as Partial<ToolShape>), untrusted);
+    const result = assessTool(tool(overrides), untrusted);
     expect(result.docGaps).toEqual(gaps);
     expect(result.axes.doc).toBe(1);
   });
@@ -165,6 +166,15 @@ describe('tool levels and floors', () => {
       trusted,
     );
     expect(result.axes.action).toBe(3);
+    expect(result.floors).toEqual([ToolFloor.DESTRUCTIVE_NOT_IDEMPOTENT]);
+    expect(result.level).toBe('L5');
+  });
+
+  it('distrusts a tool claiming to be both read-only and destructive: the destructive floor trips', () => {
+    const result = assessTool(
+      tool({ annotations: { readOnlyHint: true, destructiveHint: true, openWorldHint: false } }),
+      trusted,
+    );
     expect(result.floors).toEqual([ToolFloor.DESTRUCTIVE_NOT_IDEMPOTENT]);
     expect(result.level).toBe('L5');
   });

@@ -8,3 +8,4 @@ export type { ResolvedRedisStoreOptions } from './options.js';
 export { RedisStoreConfig, storeFromConfig } from './config.js';
 
 export { RedisStoreErrorCode } from './errors.js';
+export { VERSION } from './version.js';

@@ -1,5 +1,8 @@
-import { pino } from 'pino';
+import type * as Pino from 'pino';
 import type { Logger } from '../logger.js';
+import { requireCjs } from '../require-cjs.js';
+
+const { pino } = requireCjs('pino') as typeof Pino;
 
 /** One parsed pino record. */
 export type LogRecord = Record<string, unknown> & { level: number; msg?: string; event?: string };

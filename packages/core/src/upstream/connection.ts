@@ -2,7 +2,7 @@ import { InMemoryTransport, SSEClientTransport, StreamableHTTPClientTransport } 
 import type { Transport } from '@modelcontextprotocol/client';
 import type { Logger } from '../logger.js';
 import type { ResolvedImportOptions } from './options.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, budgetedFetch } from './response-limit.js';
+import { budgetedFetch } from './response-limit.js';
 
 type Connection = ResolvedImportOptions['connection'];
 
@@ -30,7 +30,7 @@ export async function openTransport(connection: Connection, ctx: OpenContext): P
       return {
         transport: new StreamableHTTPClientTransport(new URL(connection.url), {
           requestInit: { headers: { ...connection.headers } },
-          fetch: budgetedFetch(connection.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
+          fetch: budgetedFetch(connection.maxMessageBytes),
         }),
         pid: () => undefined,
       };
@@ -39,7 +39,7 @@ export async function openTransport(connection: Connection, ctx: OpenContext): P
         transport: new SSEClientTransport(new URL(connection.url), {
           // The transport sends these headers on the event stream as well as on each POST.
           requestInit: { headers: { ...connection.headers } },
-          fetch: budgetedFetch(connection.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES),
+          fetch: budgetedFetch(connection.maxMessageBytes),
         }),
         pid: () => undefined,
       };

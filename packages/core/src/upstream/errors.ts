@@ -1,3 +1,4 @@
+import type { Redactions } from '../redactions.js';
 import type { CallToolResult } from '../protocol.js';
 import type { CoreErrorCode } from '../errors.js';
 import { attributeRefusal, refusal } from '../refusal.js';
@@ -53,12 +54,12 @@ export function secretForms(secret: string): string[] {
  * text that came back from an upstream or its transport, and bounds its
  * length, before it reaches a log line or a model.
  */
-export function createRedactor(secrets: Iterable<string>): (text: string) => string {
+export function createRedactor(secrets: Iterable<string>, shared?: Redactions): (text: string) => string {
   const hidden = [...new Set([...secrets].flatMap(secretForms))]
     .filter((s) => s.length >= MIN_SECRET_LENGTH)
     .sort((a, b) => b.length - a.length);
   return (text) => {
-    let out = text;
+    let out = shared === undefined ? text : shared.mask(text);
     for (const secret of hidden) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
     return out.length > MAX_MESSAGE_LENGTH ? `${out.slice(0, MAX_MESSAGE_LENGTH)}…` : out;
   };

@@ -12,8 +12,9 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
  *   streams in, and reading stops at the first byte past the limit; the
  *   upstream never makes Sluice buffer more than the limit. Every response
  *   and every event of the standalone GET stream is also held to the
- *   connection's `maxMessageBytes` (default 10 MiB), with or without a tool
- *   limit: a JSON answer as a whole, an event stream event by event.
+ *   connection's `maxMessageBytes`, with or without a tool limit: a JSON
+ *   answer as a whole, an event stream event by event. Left unset, the cap
+ *   is 10 MiB, or the call's read budget when the tool allows more.
  * - `stdio`: the SDK transport reads one message at a time, bounded by the
  *   connection's `maxMessageBytes` (10 MiB by default; a larger message closes
  *   the connection). The tool's limit is checked on the message once read.
@@ -160,15 +161,22 @@ function countedBody(
 /**
  * A fetch whose responses are held to `maxMessageBytes` per message and
  * whose POST responses are also counted against the budget of the call
- * that sent them.
+ * that sent them. Without an explicit `maxMessageBytes`, a call whose tool
+ * has a larger read budget may read a message up to that budget: the
+ * default cap guards what nobody sized, not what a tool's limit allows.
  */
-export function budgetedFetch(maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES, base: FetchLike = fetch): FetchLike {
+export function budgetedFetch(maxMessageBytes?: number, base: FetchLike = fetch): FetchLike {
   return async (url, init) => {
     const budget = init?.method === 'POST' ? budgets.getStore() : undefined;
     const response = await base(url, init);
     if (response.body === null) return response;
     const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
-    return new Response(countedBody(response.body, eventStream, maxMessageBytes, budget), {
+    const cap =
+      maxMessageBytes ??
+      (budget && Number.isFinite(budget.limit)
+        ? Math.max(DEFAULT_MAX_MESSAGE_BYTES, budget.limit)
+        : DEFAULT_MAX_MESSAGE_BYTES);
+    return new Response(countedBody(response.body, eventStream, cap, budget), {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,

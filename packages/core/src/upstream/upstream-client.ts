@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/client';
 import type { Clock, ClockTimer } from '../clock.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { Redactions } from '../redactions.js';
 import type { Tool } from '../protocol.js';
 import type { ImportResult, ToolTable } from '../tool-table.js';
 import type { ImportSource } from '../tool.js';
@@ -21,7 +22,7 @@ import { safeJsonSchemaValidator } from '../safe-json-schema.js';
 /** What an upstream needs from the Sluice server that imports it. */
 export interface UpstreamHost {
   readonly logger: Logger;
-  readonly services: { readonly clock: Clock };
+  readonly services: { readonly clock: Clock; readonly redactions?: Redactions };
   /** Sluice's version, sent upstream as the client's version. */
   readonly version: string;
   /** Where the upstream's tools are admitted and removed. */
@@ -59,7 +60,10 @@ export class UpstreamClient implements UpstreamLink {
   ) {
     this.name = options.name;
     this.timeoutMs = options.timeoutMs;
-    this.redact = createRedactor([...secretsOf(options.connection), ...(options.redact ?? [])]);
+    this.redact = createRedactor(
+      [...secretsOf(options.connection), ...(options.redact ?? [])],
+      host.services.redactions,
+    );
     this.logger = host.logger;
     this.health = new HealthTracker(options.name, host.logger, () => host.services.clock.now());
     this.selection = createSelection(options);

@@ -1,0 +1,91 @@
+import {
+  OAuthError,
+  OAuthErrorCode,
+  bearerAuthChallengeResponse,
+  getOAuthProtectedResourceMetadataUrl,
+  verifyBearerToken,
+} from '@modelcontextprotocol/server';
+import type { OAuthTokenVerifier } from '@modelcontextprotocol/server';
+import type { AuthInfo } from '../protocol.js';
+import { apiKeyVerifier } from './api-keys.js';
+import { introspectionVerifier } from './introspection.js';
+import { jwtVerifier } from './jwt.js';
+import type { ListenerAuth, OAuthSettings } from './options.js';
+
+/** An Authorization header longer than this is refused unread. */
+export const MAX_AUTHORIZATION_HEADER = 8 * 1024;
+
+/** The listener's authentication step, built once the listener knows its URL. */
+export interface AuthGate {
+  readonly type: ListenerAuth['type'];
+  /** The verified caller, or the 401/403 answer to send instead. */
+  authenticate(request: Request): Promise<AuthInfo | Response | undefined>;
+  /** The Protected Resource Metadata paths this listener serves (OAuth only). */
+  readonly metadataPaths: readonly string[];
+  readonly metadata: Readonly<Record<string, unknown>> | undefined;
+}
+
+const isJwt = (token: string): boolean => token.split('.').length === 3;
+
+/** Tries the JWT check for JWT-shaped tokens, introspection for the rest. */
+function oauthVerifier(settings: OAuthSettings, resource: string): OAuthTokenVerifier {
+  const jwt = jwtVerifier(settings, resource);
+  const opaque = settings.introspection ? introspectionVerifier(settings.introspection, resource) : undefined;
+  return {
+    verifyAccessToken(token) {
+      if (isJwt(token) || !opaque) return jwt.verifyAccessToken(token);
+      return opaque.verifyAccessToken(token);
+    },
+  };
+}
+
+function metadataPaths(endpoint: URL): string[] {
+  const root = '/.well-known/oauth-protected-resource';
+  const suffixed = new URL(getOAuthProtectedResourceMetadataUrl(endpoint)).pathname;
+  return suffixed === root ? [root] : [suffixed, root];
+}
+
+export function createAuthGate(auth: ListenerAuth, endpoint: URL): AuthGate {
+  if (auth.type === 'none')
+    return { type: 'none', authenticate: () => Promise.resolve(undefined), metadataPaths: [], metadata: undefined };
+  const resource = auth.type === 'oauth' ? (auth.resource ?? endpoint.href) : endpoint.href;
+  const verifier = auth.type === 'oauth' ? oauthVerifier(auth, resource) : apiKeyVerifier(auth);
+  const resourceMetadataUrl =
+    auth.type === 'oauth' ? getOAuthProtectedResourceMetadataUrl(new URL(resource)) : undefined;
+  const requiredScopes = auth.type === 'oauth' ? auth.requiredScopes : [];
+  const options = {
+    verifier,
+    ...(requiredScopes.length > 0 ? { requiredScopes } : {}),
+    ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
+    ...(auth.type === 'oauth' ? { expectedResource: new URL(resource) } : {}),
+  };
+  const metadata =
+    auth.type === 'oauth'
+      ? Object.freeze({
+          resource,
+          authorization_servers: auth.authorizationServers,
+          scopes_supported: auth.scopesSupported ?? requiredScopes,
+          bearer_methods_supported: ['header'],
+        })
+      : undefined;
+  return {
+    type: auth.type,
+    metadataPaths: auth.type === 'oauth' ? metadataPaths(new URL(resource)) : [],
+    metadata,
+    async authenticate(request) {
+      const header = request.headers.get('authorization');
+      try {
+        if (header !== null && header.length > MAX_AUTHORIZATION_HEADER)
+          throw new OAuthError(OAuthErrorCode.InvalidToken, 'The Authorization header is too long');
+        return await verifyBearerToken(header, options);
+      } catch (error) {
+        const known =
+          error instanceof OAuthError ? error : new OAuthError(OAuthErrorCode.InvalidToken, 'Invalid token');
+        return bearerAuthChallengeResponse(known, {
+          ...(requiredScopes.length > 0 ? { requiredScopes } : {}),
+          ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
+        });
+      }
+    },
+  };
+}

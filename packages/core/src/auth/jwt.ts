@@ -1,0 +1,169 @@
+import { OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
+import type { OAuthTokenVerifier } from '@modelcontextprotocol/server';
+import type { AuthInfo } from '../protocol.js';
+import type { OAuthSettings } from './options.js';
+import { authInfoFor } from './identity.js';
+import type { CallerIdentity } from './identity.js';
+import { fetchJsonBounded } from './fetch-json.js';
+
+/** How long a fetched key set is trusted before it is fetched again. */
+const JWKS_MAX_AGE_MS = 10 * 60_000;
+
+/** Verified tokens remembered at once; a client reuses its token for many calls. */
+const VERIFIED_CACHE_ENTRIES = 1_000;
+/** Longer tokens are verified every time rather than remembered. */
+const MAX_CACHED_TOKEN_LENGTH = 4_096;
+
+type Jose = typeof import('jose');
+let jose: Promise<Jose> | undefined;
+// Loaded on first use, so a server without OAuth never pays for it.
+const loadJose = (): Promise<Jose> => (jose ??= import('jose'));
+
+function scopesOf(payload: Record<string, unknown>): string[] {
+  const { scope, scp } = payload;
+  if (typeof scope === 'string') return scope.split(' ').filter(Boolean).slice(0, 256);
+  if (Array.isArray(scp)) return scp.filter((s): s is string => typeof s === 'string').slice(0, 256);
+  return [];
+}
+
+function stringClaim(payload: Record<string, unknown>, ...names: string[]): string | undefined {
+  for (const name of names) {
+    const value = payload[name];
+    if (typeof value === 'string' && value.length > 0) return value.slice(0, 256);
+  }
+  return undefined;
+}
+
+/** Finds the key set's address from the issuer's metadata (RFC 8414, then OpenID). */
+async function discoverJwksUri(issuer: string): Promise<string> {
+  const base = issuer.replace(/\/$/, '');
+  const candidates = [`${base}/.well-known/oauth-authorization-server`, `${base}/.well-known/openid-configuration`];
+  for (const url of candidates) {
+    const metadata = await fetchJsonBounded(url).catch(() => undefined);
+    const jwksUri =
+      metadata && typeof metadata === 'object' ? (metadata as { jwks_uri?: unknown }).jwks_uri : undefined;
+    if (typeof jwksUri === 'string') return jwksUri;
+  }
+  throw new OAuthError(OAuthErrorCode.ServerError, 'The authorization server publishes no jwks_uri');
+}
+
+/**
+ * Verifies JWT access tokens against the authorization server's keys: the
+ * signature (from an algorithm allow-list), issuer, audience (this server's
+ * resource URI, RFC 8707), expiry and not-before with a bounded clock skew.
+ * The key set is cached and refetched when a token names an unknown key.
+ */
+export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTokenVerifier {
+  const issuer = settings.issuer ?? settings.authorizationServers[0]!;
+  // jose records each fetch of the key set here: `uat` tells when the keys last changed hands.
+  const fetched: { uat?: number; jwks?: { keys: { kid?: string }[] } } = {};
+  const verified = new VerifiedTokens(fetched, settings.clockToleranceSec);
+  let keySet: Promise<ReturnType<Jose['createRemoteJWKSet']>> | undefined;
+  const keys = () =>
+    (keySet ??= (async () => {
+      const { createRemoteJWKSet, jwksCache } = await loadJose();
+      const uri = settings.jwksUri ?? (await discoverJwksUri(issuer));
+      return createRemoteJWKSet(new URL(uri), {
+        cacheMaxAge: JWKS_MAX_AGE_MS,
+        cooldownDuration: settings.jwksRefreshCooldownSec * 1000,
+        [jwksCache]: fetched as Record<string, never>,
+      });
+    })().catch((error: unknown) => {
+      keySet = undefined; // try discovery again on the next request
+      throw error;
+    }));
+  return {
+    async verifyAccessToken(token) {
+      const known = verified.get(token);
+      if (known) return known;
+      const { jwtVerify, errors } = await loadJose();
+      try {
+        const { payload, protectedHeader } = await jwtVerify(token, await keys(), {
+          issuer,
+          audience: resource,
+          algorithms: settings.algorithms,
+          clockTolerance: settings.clockToleranceSec,
+          requiredClaims: ['exp'],
+        });
+        const clientId = stringClaim(payload, 'client_id', 'azp') ?? stringClaim(payload, 'sub') ?? 'unknown';
+        const identity: CallerIdentity = {
+          method: 'oauth',
+          subject: stringClaim(payload, 'sub') ?? clientId,
+          clientId,
+          scopes: scopesOf(payload),
+          claims: Object.freeze({ ...payload }),
+        };
+        const authInfo = authInfoFor(identity, payload.exp, new URL(resource));
+        verified.set(token, authInfo, protectedHeader.kid);
+        return authInfo;
+      } catch (error) {
+        if (error instanceof OAuthError) throw error;
+        if (error instanceof errors.JOSEError) throw new OAuthError(OAuthErrorCode.InvalidToken, tokenProblem(error));
+        throw new OAuthError(OAuthErrorCode.InvalidToken, 'The access token could not be verified');
+      }
+    },
+  };
+}
+
+interface Verified {
+  readonly authInfo: AuthInfo;
+  readonly kid: string | undefined;
+  readonly expiresAt: number;
+  /** The key-set fetch this verification was checked against. */
+  uat: number | undefined;
+}
+
+/**
+ * Remembers tokens whose signature and claims were verified, so a client
+ * that reuses its token does not pay for a signature check per call. A
+ * remembered token is trusted only while it has not expired, the key set is
+ * fresh, and its key is still in the set: a key rotated out (seen on the
+ * next fetch, which a token naming a new key triggers) ends it at once.
+ */
+class VerifiedTokens {
+  private readonly entries = new Map<string, Verified>();
+
+  constructor(
+    private readonly fetched: { uat?: number; jwks?: { keys: { kid?: string }[] } },
+    private readonly toleranceSec: number,
+  ) {}
+
+  get(token: string): AuthInfo | undefined {
+    const entry = this.entries.get(token);
+    if (!entry) return undefined;
+    const now = Date.now();
+    const { uat } = this.fetched;
+    const stale = uat === undefined || now - uat >= JWKS_MAX_AGE_MS || now / 1000 > entry.expiresAt + this.toleranceSec;
+    if (!stale && entry.uat !== uat) {
+      // The keys were fetched again since: still valid only if its key survived.
+      if (this.fetched.jwks?.keys.some((key) => key.kid === entry.kid)) entry.uat = uat;
+      else return void this.entries.delete(token);
+    }
+    if (stale) return void this.entries.delete(token);
+    return entry.authInfo;
+  }
+
+  set(token: string, authInfo: AuthInfo, kid: string | undefined): void {
+    if (token.length > MAX_CACHED_TOKEN_LENGTH || authInfo.expiresAt === undefined) return;
+    if (this.entries.size >= VERIFIED_CACHE_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(token, { authInfo, kid, expiresAt: authInfo.expiresAt, uat: this.fetched.uat });
+  }
+}
+
+/** A short reason for the challenge, never echoing the token. */
+function tokenProblem(error: { code: string; claim?: string }): string {
+  switch (error.code) {
+    case 'ERR_JWT_EXPIRED':
+      return 'The access token has expired';
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      return `The access token's ${error.claim ?? 'claims'} claim is not accepted here`;
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return 'The access token is signed with an algorithm this server does not accept';
+    case 'ERR_JWKS_NO_MATCHING_KEY':
+      return 'The access token is signed with an unknown key';
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return 'The access token signature is invalid';
+    default:
+      return 'The access token is invalid';
+  }
+}

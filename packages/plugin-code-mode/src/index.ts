@@ -1,0 +1,10 @@
+// The public API of @sluice/plugin-code-mode, listed by name.
+
+export { RUNTIME_DECLARATIONS, buildBindings, declarations, filePaths, readFile, toolDocs } from './bindings.js';
+export type { BindingSource, Bindings, BoundTool } from './bindings.js';
+export { CodeModeEvent, PLUGIN_NAME, codeMode } from './plugin.js';
+export type { ScriptCallRecord } from './plugin.js';
+export { CodeModeErrorCode } from './errors.js';
+export { CodeModeOptions, MetaToolNames, SandboxLimits } from './options.js';
+export { schemaToTs } from './schema-to-ts.js';
+export { VERSION } from './version.js';

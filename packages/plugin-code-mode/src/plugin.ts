@@ -1,0 +1,214 @@
+import { Stage, definePlugin, parseOptions, toolError } from '@sluice/core';
+import type { CallContext, CallToolResult, Headers, Plugin, PluginApi, Tool } from '@sluice/core';
+import type { Bindings } from './bindings.js';
+import { buildBindings } from './bindings.js';
+import { Engine } from './engine.js';
+import { CodeModeErrorCode } from './errors.js';
+import { metaTools, scriptsBusy } from './meta-tools.js';
+import type { ParsedCodeModeOptions } from './options.js';
+import { CodeModeOptions } from './options.js';
+import { replyOf, replyOfError } from './replies.js';
+import type { CallReply, ScriptHost, ScriptOutcome } from './sandbox.js';
+import { runScript } from './sandbox.js';
+import { VERSION } from './version.js';
+
+export const PLUGIN_NAME = 'code-mode';
+
+/** The events code mode logs (`event` field). */
+export const CodeModeEvent = Object.freeze({
+  /** One per script: its source (cut to `auditSourceChars`), outcome, calls and costs. */
+  SCRIPT: 'code_mode.script',
+  /** The WebAssembly module faulted while a script's runtime was freed; the next script compiles a fresh one (warn). */
+  ENGINE_RESET: 'code_mode.engine_reset',
+  /** In audit mode with `expose: 'meta-tools'`: the tools a `tools/list` would have hidden. */
+  WOULD_HIDE: 'code_mode.would_hide',
+} as const);
+
+/** One tool call of a script, as the audit log records it. */
+export interface ScriptCallRecord {
+  readonly tool: string;
+  /** `ok`, or the code of the `ToolError` the script saw. */
+  readonly outcome: string;
+  readonly durationMs: number;
+}
+
+const SUGGESTIONS: Record<string, string> = {
+  [CodeModeErrorCode.SCRIPT_ERROR]:
+    'Fix the script and run it again; the binding files give each function’s exact name and arguments.',
+  [CodeModeErrorCode.SCRIPT_TIMEOUT]:
+    'Do less in one script (fewer or faster calls), or split the work across scripts.',
+  [CodeModeErrorCode.CPU_LIMIT]: 'Do less computing in the script: smaller loops, and no waiting in a loop.',
+  [CodeModeErrorCode.MEMORY_LIMIT]: 'Keep less in memory: reduce results as they arrive and return a summary.',
+  [CodeModeErrorCode.TOOL_CALL_LIMIT]: 'Split the work across several scripts.',
+  [CodeModeErrorCode.OUTPUT_TOO_LARGE]: 'Return a summary or one page of the data, not all of it.',
+  [CodeModeErrorCode.CANCELLED]: 'Run the script again if it is still needed.',
+};
+
+/**
+ * Code mode: meta-tools that let a model read compact TypeScript signatures
+ * of the tools it may call and run one script that calls many of them, in a
+ * QuickJS WebAssembly sandbox, with every call through the whole pipeline.
+ */
+export function codeMode(options: CodeModeOptions = {}): Plugin {
+  const config = parseOptions(PLUGIN_NAME, CodeModeOptions, options);
+  return definePlugin({
+    name: PLUGIN_NAME,
+    version: VERSION,
+    mode: config.mode,
+    apply: (api) => applyCodeMode(api, config),
+  });
+}
+
+function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions): void {
+  const engine = new Engine();
+  const metaNames = new Set(Object.values(config.tools));
+  // The header records of the lists bindings are built from: the meta-tools-only filter lets them through whole.
+  const bindingLists = new WeakSet<Headers>();
+  const cache = new BindingsCache();
+  let running = 0;
+
+  if (config.expose === 'meta-tools') {
+    api.hooks.listTools.tap({ name: PLUGIN_NAME, stage: Stage.LAST }, (tools, ctx) => {
+      if (bindingLists.has(ctx.headers)) return tools;
+      if (api.mode === 'enforce') return tools.filter((t) => metaNames.has(t.name));
+      ctx.logger.info(
+        { event: CodeModeEvent.WOULD_HIDE, tools: tools.filter((t) => !metaNames.has(t.name)).length },
+        'code mode would hide the tools behind its meta-tools',
+      );
+      return tools;
+    });
+  }
+
+  const bindingsFor = (ctx: CallContext): Bindings => {
+    const headers: Headers = { ...ctx.headers };
+    bindingLists.add(headers);
+    const tools = api.tools.list({ headers, authInfo: ctx.authInfo, transport: ctx.transport });
+    return cache.get(tools, () =>
+      buildBindings({
+        tools,
+        toolOf: (name) => api.tools.get(name),
+        localServer: config.localServer,
+        exclude: metaNames,
+      }),
+    );
+  };
+
+  const execute = async (code: string, ctx: CallContext): Promise<CallToolResult> => {
+    const limits = config.limits;
+    if (Buffer.byteLength(code) > limits.maxScriptBytes) {
+      return toolError({
+        code: CodeModeErrorCode.SCRIPT_TOO_LARGE,
+        message: `The script is larger than ${limits.maxScriptBytes} bytes.`,
+        suggestion: 'Write a shorter script: leave the data to the tools.',
+      });
+    }
+    if (running >= limits.maxConcurrentScripts) return scriptsBusy(limits.maxConcurrentScripts);
+    running++;
+    const started = performance.now();
+    const calls: ScriptCallRecord[] = [];
+    try {
+      const bindings = bindingsFor(ctx);
+      const host: ScriptHost = {
+        call: async (tool, args, signal) => {
+          const begun = performance.now();
+          let reply: CallReply;
+          try {
+            reply = replyOf(await ctx.call(tool, args, { signal }));
+          } catch (error) {
+            reply = replyOfError(error);
+          }
+          calls.push({ tool, outcome: reply.ok ? 'ok' : reply.code, durationMs: round(performance.now() - begun) });
+          return reply;
+        },
+      };
+      const module = await engine.get();
+      let outcome: ScriptOutcome;
+      try {
+        outcome = await runScript(module, {
+          source: code,
+          layout: bindings.layout,
+          limits,
+          host,
+          signal: ctx.signal,
+          onFault: (error) => {
+            engine.reset();
+            ctx.logger.warn(
+              { event: CodeModeEvent.ENGINE_RESET, err: error },
+              'the sandbox module faulted; the next script gets a fresh one',
+            );
+          },
+        });
+      } catch (error) {
+        // A fault inside the WebAssembly module (not a script error): the next script gets a fresh module.
+        engine.reset();
+        throw error;
+      }
+      audit(ctx, config, code, outcome, calls, performance.now() - started);
+      return resultOf(outcome);
+    } finally {
+      running--;
+    }
+  };
+
+  for (const tool of metaTools({ config, bindingsFor, execute })) api.tool(tool);
+}
+
+function resultOf(outcome: ScriptOutcome): CallToolResult {
+  if (!outcome.ok) {
+    return toolError({
+      code: outcome.code,
+      message: outcome.message,
+      ...(SUGGESTIONS[outcome.code] ? { suggestion: SUGGESTIONS[outcome.code] } : {}),
+      ...(outcome.logs.length > 0 ? { details: { logs: outcome.logs } } : {}),
+    });
+  }
+  const value = outcome.value;
+  const text = outcome.logs.length > 0 ? JSON.stringify({ result: value, logs: outcome.logs }) : JSON.stringify(value);
+  return { content: [{ type: 'text', text }], structuredContent: { result: value, logs: outcome.logs } };
+}
+
+function audit(
+  ctx: CallContext,
+  config: ParsedCodeModeOptions,
+  code: string,
+  outcome: ScriptOutcome,
+  calls: readonly ScriptCallRecord[],
+  durationMs: number,
+): void {
+  const cut = code.length > config.auditSourceChars;
+  ctx.logger.info(
+    {
+      event: CodeModeEvent.SCRIPT,
+      source: cut ? `${code.slice(0, config.auditSourceChars)}…` : code,
+      sourceBytes: Buffer.byteLength(code),
+      outcome: outcome.ok ? 'ok' : outcome.code,
+      ...(outcome.ok ? {} : { error: outcome.message }),
+      calls,
+      durationMs: round(durationMs),
+      cpuMs: round(outcome.cpuMs),
+    },
+    outcome.ok ? 'script ran' : 'script stopped',
+  );
+}
+
+const round = (ms: number): number => Math.round(ms * 1000) / 1000;
+
+/** Bindings of the last few distinct lists, reused while the same tool definitions are listed. */
+class BindingsCache {
+  private readonly entries: { tools: readonly Tool[]; bindings: Bindings }[] = [];
+
+  get(tools: readonly Tool[], build: () => Bindings): Bindings {
+    const hit = this.entries.find((e) => sameList(e.tools, tools));
+    if (hit) return hit.bindings;
+    const bindings = build();
+    this.entries.unshift({ tools: [...tools], bindings });
+    if (this.entries.length > 8) this.entries.pop();
+    return bindings;
+  }
+}
+
+function sameList(a: readonly Tool[], b: readonly Tool[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

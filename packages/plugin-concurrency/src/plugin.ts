@@ -1,0 +1,70 @@
+import { Stage, definePlugin, parseOptions } from '@sluice/core';
+import type { Executor, Plugin, PluginMode, SluiceTool, Store } from '@sluice/core';
+import { auditMutexExecutor, mutexExecutor } from './intent-mutex.js';
+import { auditLimitExecutor, limitExecutor } from './limiter.js';
+import { rateExecutor } from './rate.js';
+import type { ConcurrencyOptions } from './options.js';
+import { ConcurrencyOptions as ConcurrencyOptionsSchema } from './options.js';
+import type { ToolGuard } from './settings.js';
+import { GuardSettings } from './settings.js';
+import { VERSION } from './version.js';
+
+export const PLUGIN_NAME = 'concurrency';
+
+/**
+ * Wraps one tool's executor. The semaphore is the outer guard, the mutex
+ * the inner one: every call that waits for its action's turn already holds
+ * a slot, so the limit bounds everything that waits, shedding stays exact,
+ * and the lock's line can never outgrow the tool's slots.
+ */
+function guard(
+  next: Executor,
+  tool: SluiceTool,
+  settings: ToolGuard,
+  store: Store,
+  mode: PluginMode,
+  retryAfterMs: number,
+): Executor {
+  const audit = mode === 'audit';
+  let executor = next;
+  if (settings.keyArgs !== undefined) {
+    const spec = { store, tool: tool.name, keyArgs: settings.keyArgs, retryAfterMs };
+    executor = audit ? auditMutexExecutor(executor, spec) : mutexExecutor(executor, spec);
+  }
+  if (settings.limit !== undefined) {
+    const spec = { store, tool: tool.name, limit: settings.limit, retryAfterMs };
+    executor = audit ? auditLimitExecutor(executor, spec) : limitExecutor(executor, spec);
+    executor = rateExecutor(executor, spec, audit);
+  }
+  return executor;
+}
+
+/**
+ * The concurrency guard: per-tool limits with a FIFO backpressure queue and
+ * load shedding, and an intent mutex that serializes destructive calls per
+ * action. Both live in the server's store, so a shared store makes them
+ * hold across replicas.
+ */
+export function concurrency(options: ConcurrencyOptions = {}): Plugin {
+  const config = parseOptions(PLUGIN_NAME, ConcurrencyOptionsSchema, options);
+  const settings = new GuardSettings(config, PLUGIN_NAME);
+  return definePlugin({
+    name: PLUGIN_NAME,
+    version: VERSION,
+    mode: config.mode,
+    apply({ hooks, logger, services, mode }) {
+      // Resolved at the first registration, after every plugin had its say on the store.
+      let store: Store | undefined;
+      hooks.execute.tap({ name: PLUGIN_NAME, stage: Stage.THROTTLE }, (next, tool) => {
+        const toolGuard = settings.resolve(tool);
+        if (toolGuard === undefined) return next;
+        store ??= services.store;
+        logger.debug(
+          { event: 'concurrency.guarded', tool: tool.name, limit: toolGuard.limit, keyArgs: toolGuard.keyArgs },
+          `guarding "${tool.name}"`,
+        );
+        return guard(next, tool, toolGuard, store, mode, config.retryAfterMs);
+      });
+    },
+  });
+}

@@ -1,0 +1,45 @@
+import { refusal } from '@sluice/core';
+import type { CallContext, CallToolResult, Executor } from '@sluice/core';
+import { ConcurrencyErrorCode } from './errors.js';
+import type { LimiterSpec } from './limiter.js';
+import { slotsKey, slotsKeyOf } from './limiter.js';
+
+/**
+ * Admits at most `rate.calls` calls per fixed window of `rate.perMs`: one
+ * counter per window in the store (so replicas sharing a store share it),
+ * kept two windows long. Audit mode logs what it would refuse and runs the call.
+ */
+export function rateExecutor(next: Executor, spec: LimiterSpec, audit: boolean): Executor {
+  const rate = spec.limit.rate;
+  if (rate === undefined) return next;
+  const keyOf = slotsKeyOf(spec, `${slotsKey(spec.tool)}/rate`);
+  const options = Object.freeze({ ttlMs: rate.perMs * 2 });
+  return async (ctx) => {
+    const now = Date.now();
+    const window = Math.floor(now / rate.perMs);
+    const count = await spec.store.increment(`${keyOf(ctx)}/${window}`, 1, options);
+    if (count <= rate.calls) return next(ctx);
+    const retryAfterMs = (window + 1) * rate.perMs - now;
+    if (audit) {
+      ctx.logger.warn({ event: 'concurrency.would_rate_limit', count, ...rate }, `audit: would refuse "${spec.tool}"`);
+      return next(ctx);
+    }
+    return rateLimited(ctx, spec.tool, rate, retryAfterMs);
+  };
+}
+
+function rateLimited(
+  ctx: CallContext,
+  tool: string,
+  rate: { calls: number; perMs: number },
+  retryAfterMs: number,
+): CallToolResult {
+  ctx.logger.warn({ event: 'concurrency.rate_limited', ...rate, retryAfterMs }, `rate-limited a call to "${tool}"`);
+  return refusal({
+    code: ConcurrencyErrorCode.RATE_LIMITED,
+    message: `Tool "${tool}" allows ${rate.calls} calls per ${rate.perMs} ms, and they are used up.`,
+    suggestion: `Wait ${Math.ceil(retryAfterMs / 1000)} s before calling it again, and batch the work into fewer calls.`,
+    retryAfterMs,
+    details: { ...rate },
+  });
+}

@@ -1,0 +1,38 @@
+import { ToolSelectorListSchema } from '@sluice/core';
+import { z } from 'zod';
+import { RISK_LEVELS } from '../scoring/levels.js';
+
+/** HMAC-SHA256 keys shorter than the hash add nothing but guessability. */
+export const MIN_SECRET_BYTES = 32;
+
+/** The `approval` options of `risk()`: who is asked, for how long, and how the 2026-07-28 state is sealed. */
+export const ApprovalOptions = z
+  .object({
+    /**
+     * Tools whose composed level is at or above this ask a person before each
+     * call, unless listed in `autoExecute` or marked `hitl: false`. Absent:
+     * only tools marked `hitl: true` ask.
+     */
+    defaultFromLevel: z.enum(RISK_LEVELS).optional(),
+    /** Tool selectors (core's syntax, case-insensitive; exposed or upstream name) that run without asking: the operator's auto-execute list. */
+    autoExecute: ToolSelectorListSchema.default([]),
+    /** How long a person has to answer: the elicitation's timeout (2025-11-25), the state's lifetime (2026-07-28). */
+    timeoutMs: z.number().int().positive().max(86_400_000).default(300_000),
+    /**
+     * The key that seals the 2026-07-28 `requestState` (HMAC-SHA256), at least
+     * 32 bytes. Give every replica the same one. Absent: a random key per
+     * process, so approvals do not survive a restart or cross replicas.
+     */
+    secret: z
+      .string()
+      .refine(
+        (value) => Buffer.byteLength(value, 'utf8') >= MIN_SECRET_BYTES,
+        `must be at least ${MIN_SECRET_BYTES} bytes`,
+      )
+      .optional(),
+    /** At most this many characters of the arguments are shown in the form. */
+    maxArgumentChars: z.number().int().min(16).max(10_000).default(400),
+  })
+  .strict();
+export type ApprovalOptions = z.input<typeof ApprovalOptions>;
+export type ApprovalConfig = z.output<typeof ApprovalOptions>;

@@ -1,0 +1,83 @@
+import type { Logger } from '@sluice/core';
+import { RiskErrorCode } from '../errors.js';
+import { logLifecycle } from '../events.js';
+import type { ExposedNames } from '../exposure/exposed-names.js';
+import type { RiskLevel } from '../scoring/levels.js';
+import type { CallHolds } from './holds.js';
+import { rereviewHold, revokedHold } from './holds.js';
+import type { LedgerCheck } from './ledger.js';
+
+type Lifecycle = LedgerCheck['lifecycle'];
+
+const LEDGER_HOLDS: readonly RiskErrorCode[] = [RiskErrorCode.TOOL_AWAITING_REREVIEW, RiskErrorCode.TOOL_REVOKED];
+
+/**
+ * The ledger's re-review and revocation, applied to calls: a tool whose
+ * definition changed, or that an operator revoked, is held; one approved
+ * again runs. The ledger speaks in upstream names, holds in exposed ones.
+ */
+export class LedgerLifecycle {
+  constructor(
+    private readonly holds: CallHolds,
+    private readonly names: ExposedNames,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Holds or releases calls according to the ledger, at import. */
+  apply(server: string, tool: string, name: string, lifecycle: Lifecycle, level?: RiskLevel): void {
+    if (lifecycle === 'ACTIVE') {
+      this.holds.release(name);
+      logLifecycle(this.logger, { server, tool: name, phase: 'exposed', ...(level ? { level } : {}) });
+      return;
+    }
+    const hold = lifecycle === 'REVOKED' ? revokedHold(server, tool, name) : rereviewHold(server, tool, name);
+    this.holds.hold(name, hold);
+    logLifecycle(this.logger, { server, tool: name, phase: 'held', code: hold.code, ...(level ? { level } : {}) });
+  }
+
+  /** An operator approved the tool's current definition. */
+  approve(server: string, tool: string): void {
+    const name = this.names.of(server, tool);
+    if (name === undefined) return;
+    this.holds.release(name, LEDGER_HOLDS);
+    logLifecycle(this.logger, { server, tool: name, phase: 'approved' });
+  }
+
+  /** An operator revoked the tool. */
+  revoke(server: string, tool: string): void {
+    const name = this.names.of(server, tool);
+    if (name === undefined) return;
+    this.holds.hold(name, revokedHold(server, tool, name));
+    logLifecycle(this.logger, { server, tool: name, phase: 'revoked', code: RiskErrorCode.TOOL_REVOKED });
+  }
+
+  /**
+   * Applies a lifecycle another replica wrote to the shared ledger: holds a
+   * tool awaiting re-review or revoked, releases one approved. Returns true
+   * if what calls and `tools/list` see changed.
+   */
+  sync(server: string, tool: string, lifecycle: Lifecycle): boolean {
+    const name = this.names.of(server, tool);
+    if (name === undefined) return false;
+    const hold = this.holds.get(name);
+    const held = hold !== undefined && hold.server === server && LEDGER_HOLDS.includes(hold.code);
+    if (lifecycle === 'ACTIVE') {
+      if (!held) return false;
+      this.holds.release(name, LEDGER_HOLDS);
+      logLifecycle(this.logger, { server, tool: name, phase: 'approved', reason: 'approved on another replica' });
+      return true;
+    }
+    const wanted = lifecycle === 'REVOKED' ? revokedHold(server, tool, name) : rereviewHold(server, tool, name);
+    if (held && hold.code === wanted.code) return false;
+    if (hold !== undefined && !held && hold.server === server) return false; // kept out for another reason already
+    this.holds.hold(name, wanted);
+    logLifecycle(this.logger, {
+      server,
+      tool: name,
+      phase: lifecycle === 'REVOKED' ? 'revoked' : 'held',
+      code: wanted.code,
+      reason: 'seen on another replica',
+    });
+    return true;
+  }
+}

@@ -1,0 +1,288 @@
+import type { PoisonPattern, Severity } from './patterns.js';
+import { PATTERN_SEVERITY, PoisonPattern as Pattern } from './patterns.js';
+import type { CrossServerReferences } from './phrase-scan.js';
+import { scanPhrases } from './phrase-scan.js';
+import { findSinks } from './sinks.js';
+import { scanCharacters } from './unicode-scan.js';
+
+export type { CrossServerReferences } from './phrase-scan.js';
+
+export interface ScanHit {
+  readonly pattern: PoisonPattern;
+  /** `high` blocks under `policy: 'block'` by default; `low` (weak signals) never blocks alone. */
+  readonly severity: Severity;
+  /** Where: a JSON Pointer into the definition (`/description`, `/inputSchema/properties/q/description`); a property name ends in ` (key)`. */
+  readonly surface: string;
+  /** The text around the hit, invisible and control characters shown as `\u{...}`. */
+  readonly excerpt: string;
+  /** For `CROSS_SERVER_IMPERATIVE`: the other tool referenced. */
+  readonly target?: string;
+}
+
+export interface ScanResult {
+  readonly clean: boolean;
+  readonly hits: readonly ScanHit[];
+}
+
+export interface ScanContext {
+  /** Names of the tools exposed alongside this one (for cross-tool references); the tool's own name is ignored. */
+  readonly otherTools?: Iterable<string> | ToolNameIndex;
+  /** Which references to those tools count (default `directed`). */
+  readonly crossServer?: CrossServerReferences;
+}
+
+/** Tool names indexed once for many scans (an import batch scans each tool against all the others). */
+export class ToolNameIndex {
+  /** Lower-cased name to name. */
+  readonly byLower = new Map<string, string>();
+
+  constructor(names: Iterable<string>) {
+    for (const name of names) if (name.length >= 3) this.byLower.set(name.toLowerCase(), name);
+  }
+}
+
+/** Bounds on the schema walk: deeper or larger schemas report SCAN_LIMIT_EXCEEDED. */
+export const SCAN_LIMITS = Object.freeze({ depth: 64, nodes: 20_000, hits: 64 });
+
+const PATTERN_BITS = Object.fromEntries(Object.values(Pattern).map((name, index) => [name, index])) as Record<
+  PoisonPattern,
+  number
+>;
+
+const EXCERPT_BEFORE = 24;
+const EXCERPT_AFTER = 56;
+
+/**
+ * Scans everything of a tool definition that reaches a model: its name,
+ * title, description, annotation title, and every key and string inside its
+ * input and output schemas. Accepts anything: what is not a string is not
+ * text, and the schema walk is iterative and bounded.
+ */
+export function scanTool(definition: unknown, context: ScanContext = {}): ScanResult {
+  const name = (definition as { name?: unknown } | null)?.name;
+  const scan = new Scan(
+    indexOf(context.otherTools),
+    typeof name === 'string' ? name.toLowerCase() : undefined,
+    context.crossServer ?? 'directed',
+  );
+  if (typeof definition === 'object' && definition !== null) {
+    const tool = definition as Record<string, unknown>;
+    for (const field of ['name', 'title', 'description'] as const) scan.value(tool[field], `/${field}`);
+    const annotations = tool.annotations;
+    if (typeof annotations === 'object' && annotations !== null)
+      scan.value((annotations as Record<string, unknown>).title, '/annotations/title');
+    scan.schema(tool.inputSchema, '/inputSchema');
+    scan.schema(tool.outputSchema, '/outputSchema');
+    for (const sink of findSinks(tool)) scan.push(Pattern.SUSPICIOUS_SINK_PARAMETER, sink.surface, sink.excerpt);
+  }
+  return { clean: scan.hits.length === 0, hits: scan.hits };
+}
+
+/** Scans one text as a single surface. */
+export function scanText(text: string, surface = '/', context: ScanContext = {}): ScanResult {
+  const scan = new Scan(indexOf(context.otherTools), undefined, context.crossServer ?? 'directed');
+  scan.value(text, surface);
+  return { clean: scan.hits.length === 0, hits: scan.hits };
+}
+
+function indexOf(names: Iterable<string> | ToolNameIndex | undefined): ReadonlyMap<string, string> | undefined {
+  if (names === undefined) return undefined;
+  return names instanceof ToolNameIndex ? names.byLower : new ToolNameIndex(names).byLower;
+}
+
+// Schema keywords and type names: fixed words that cannot carry anything, and most of the strings of a schema.
+const INERT = new Set([
+  'type',
+  'properties',
+  'description',
+  'required',
+  'items',
+  'default',
+  'enum',
+  'title',
+  'format',
+  'const',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'additionalProperties',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'not',
+  '$schema',
+  '$ref',
+  '$defs',
+  '$id',
+  'definitions',
+  'examples',
+  'multipleOf',
+  'propertyNames',
+  'patternProperties',
+  'nullable',
+  'readOnly',
+  'writeOnly',
+  'deprecated',
+  'string',
+  'object',
+  'number',
+  'integer',
+  'boolean',
+  'array',
+  'null',
+  'uri',
+  'email',
+  'date',
+  'date-time',
+  'uuid',
+]);
+
+/** Where a string sits in a schema, turned into a JSON Pointer only when something is found there. */
+interface Location {
+  readonly parent: Location | string;
+  readonly key: string;
+}
+
+function pointerOf(location: Location | string): string {
+  const keys: string[] = [];
+  let at: Location | string = location;
+  while (typeof at !== 'string') {
+    keys.push(escapePointer(at.key));
+    at = at.parent;
+  }
+  return keys.length === 0 ? at : `${at}/${keys.reverse().join('/')}`;
+}
+
+class Scan {
+  readonly hits: ScanHit[] = [];
+  private surface: Location | string = '';
+  private keySurface = false;
+  private text = '';
+  private found = 0; // one bit per pattern already reported for this surface
+  private targets: Set<string> | undefined;
+  private readonly add = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity): void => {
+    if (this.hits.length >= SCAN_LIMITS.hits) return;
+    if (target === undefined) {
+      const bit = 1 << PATTERN_BITS[pattern];
+      if (this.found & bit) return;
+      this.found |= bit;
+    } else {
+      this.targets ??= new Set();
+      if (this.targets.has(target)) return;
+      this.targets.add(target);
+    }
+    const surface = this.keySurface ? `${pointerOf(this.surface)} (key)` : pointerOf(this.surface);
+    this.hits.push({
+      pattern,
+      severity: severity ?? PATTERN_SEVERITY[pattern],
+      surface,
+      excerpt: excerpt(this.text, index),
+      ...(target === undefined ? {} : { target }),
+    });
+  };
+  private readonly options: { crossServer: CrossServerReferences; isKey: boolean };
+
+  constructor(
+    private readonly otherTools: ReadonlyMap<string, string> | undefined,
+    private readonly own: string | undefined,
+    crossServer: CrossServerReferences,
+  ) {
+    this.options = { crossServer, isKey: false };
+  }
+
+  /** A finding made outside the text passes (a schema-level signal). */
+  push(pattern: PoisonPattern, surface: string, text: string): void {
+    if (this.hits.length >= SCAN_LIMITS.hits) return;
+    this.hits.push({ pattern, severity: PATTERN_SEVERITY[pattern], surface, excerpt: excerpt(text, 0) });
+  }
+
+  value(text: unknown, surface: Location | string, isKey = false): void {
+    if (typeof text !== 'string' || text.length === 0 || INERT.has(text)) return;
+    this.surface = surface;
+    this.keySurface = isKey;
+    this.text = text;
+    this.found = 0;
+    this.targets = undefined;
+    scanCharacters(text, this.add);
+    this.options.isKey = isKey;
+    scanPhrases(text, text.toLowerCase(), this.otherTools, this.own, this.options, this.add);
+  }
+
+  /** Every key and string of a schema, breadth-first, within the limits. */
+  schema(root: unknown, pointer: string): void {
+    if (typeof root !== 'object' || root === null) {
+      this.value(root, pointer);
+      return;
+    }
+    const queue: Array<{ node: unknown; at: Location | string; depth: number }> = [
+      { node: root, at: pointer, depth: 0 },
+    ];
+    let visited = 0;
+    for (let head = 0; head < queue.length; head++) {
+      const { node, at, depth } = queue[head] as { node: unknown; at: Location | string; depth: number };
+      if (++visited > SCAN_LIMITS.nodes || depth > SCAN_LIMITS.depth) {
+        this.hits.push({
+          pattern: Pattern.SCAN_LIMIT_EXCEEDED,
+          severity: PATTERN_SEVERITY.SCAN_LIMIT_EXCEEDED,
+          surface: pointerOf(at),
+          excerpt: `more than ${SCAN_LIMITS.nodes} nodes or ${SCAN_LIMITS.depth} levels`,
+        });
+        return;
+      }
+      if (typeof node === 'string') this.value(node, at);
+      if (typeof node !== 'object' || node === null) continue;
+      const isArray = Array.isArray(node);
+      for (const key of Object.keys(node)) {
+        const child: Location = { parent: at, key };
+        if (!isArray) this.value(key, child, true);
+        queue.push({ node: (node as Record<string, unknown>)[key], at: child, depth: depth + 1 });
+      }
+    }
+  }
+}
+
+function escapePointer(key: string): string {
+  return key.includes('~') || key.includes('/') ? key.replace(/~/g, '~0').replace(/\//g, '~1') : key;
+}
+
+/** A short window of `text` around `index`, safe to log: invisible, control and unpaired characters are spelled out. */
+export function excerpt(text: string, index: number): string {
+  const start = Math.max(0, index - EXCERPT_BEFORE);
+  const end = Math.min(text.length, index + EXCERPT_AFTER);
+  let out = start > 0 ? '…' : '';
+  for (let i = start; i < end; i++) {
+    let cp = text.charCodeAt(i);
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff && i + 1 < end) {
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+        i++;
+      }
+    }
+    out += visible(cp);
+  }
+  return end < text.length ? `${out}…` : out;
+}
+
+function visible(cp: number): string {
+  const hidden =
+    (cp < 0x20 && cp !== 0x0a) ||
+    (cp >= 0x7f && cp <= 0x9f) ||
+    (cp >= 0xd800 && cp <= 0xdfff) ||
+    (cp >= 0x200b && cp <= 0x200f) ||
+    (cp >= 0x202a && cp <= 0x202e) ||
+    (cp >= 0x2060 && cp <= 0x2069) ||
+    cp === 0x180e ||
+    cp === 0xfeff ||
+    (cp >= 0xfe00 && cp <= 0xfe0f) ||
+    (cp >= 0xe0000 && cp <= 0xe01ef);
+  if (cp === 0x0a) return '\\n';
+  return hidden ? `\\u{${cp.toString(16).toUpperCase()}}` : String.fromCodePoint(cp);
+}

@@ -1,0 +1,210 @@
+import { PoisonPattern } from './patterns.js';
+
+/** Receives the index of a character-level finding. */
+export type Report = (pattern: PoisonPattern, index: number) => void;
+
+const ZWNJ = 0x200c;
+const ZWJ = 0x200d;
+const BLACK_FLAG = 0x1f3f4;
+const CANCEL_TAG = 0xe007f;
+
+/** Anything but printable ASCII, tab, line feed and carriage return: the only characters this scan can report. */
+const NOTABLE = /[^\x20-\x7e\t\n\r]/g;
+
+/**
+ * One pass over the UTF-16 code units of `text`, reporting invisible,
+ * reordering, smuggling and control characters. Emoji flag sequences, emoji
+ * ZWJ sequences, a single variation selector after its base, and ZWNJ and
+ * ZWJ inside the scripts whose spelling needs them are left alone. A native
+ * search jumps from one notable character to the next; of the plain text in
+ * between, only the word touching the next notable character is read (for
+ * mixed-script words), so every character is looked at a bounded number of
+ * times.
+ */
+export function scanCharacters(text: string, report: Report): void {
+  let match = nextNotable(text, 0);
+  if (match === null) return;
+  const length = text.length;
+  let previous = -1; // the previous code point, -1 at the start
+  let wordLatin = false;
+  let wordCyrillic = false;
+  let wordFlagged = false;
+  let wordStart = 0;
+  let i = 0; // the next index to read
+  for (;;) {
+    const notable = match === null ? length : match.index;
+    if (notable > i) {
+      // Plain ASCII from i to the notable character: a separator in it ends the word.
+      let k = notable;
+      while (k > i && isAsciiAlnum(text.charCodeAt(k - 1))) k--;
+      if (k > i) wordLatin = wordCyrillic = wordFlagged = false;
+      for (let j = k; j < notable; j++) {
+        if (!isAsciiLetter(text.charCodeAt(j))) continue;
+        if (!wordLatin && !wordCyrillic) wordStart = j;
+        wordLatin = true;
+        if (wordCyrillic && !wordFlagged) {
+          wordFlagged = true;
+          report(PoisonPattern.UNICODE_HOMOGLYPH_RISK, wordStart);
+        }
+      }
+      previous = text.charCodeAt(notable - 1);
+      i = notable;
+    }
+    if (match === null || i >= length) return;
+    let cp = text.charCodeAt(i);
+    const at = i;
+    let next = i + 1;
+    if (cp >= 0xd800 && cp <= 0xdfff) {
+      const low = text.charCodeAt(i + 1);
+      if (cp <= 0xdbff && low >= 0xdc00 && low <= 0xdfff) {
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+        next = i + 2;
+      } else {
+        report(PoisonPattern.UNICODE_LONE_SURROGATE, at);
+        previous = cp;
+        wordLatin = wordCyrillic = wordFlagged = false;
+        i = next;
+        match = nextNotable(text, i);
+        continue;
+      }
+    }
+    const latin = isLatinLetter(cp);
+    const cyrillic = !latin && cp >= 0x0400 && cp <= 0x052f;
+    if (latin || cyrillic) {
+      if (!wordLatin && !wordCyrillic) wordStart = at;
+      wordLatin ||= latin;
+      wordCyrillic ||= cyrillic;
+      if (wordLatin && wordCyrillic && !wordFlagged) {
+        wordFlagged = true;
+        report(PoisonPattern.UNICODE_HOMOGLYPH_RISK, wordStart);
+      }
+    } else {
+      wordLatin = wordCyrillic = wordFlagged = false;
+    }
+    let skipped = false;
+    if (cp === BLACK_FLAG) {
+      const end = flagTagEnd(text, next);
+      if (end > 0) {
+        next = end;
+        previous = CANCEL_TAG;
+        skipped = true;
+      }
+    }
+    if (!skipped) {
+      const pattern = classify(cp, previous, text, next);
+      if (pattern !== undefined) report(pattern, at);
+      previous = cp;
+    }
+    i = next;
+    match = nextNotable(text, i);
+  }
+}
+
+/** The next notable character from `from`: read directly when it is the very next one, else by the native search. */
+function nextNotable(text: string, from: number): { readonly index: number } | null {
+  if (from < text.length) {
+    const c = text.charCodeAt(from);
+    if (!((c >= 0x20 && c <= 0x7e) || c === 0x09 || c === 0x0a || c === 0x0d)) return { index: from };
+  }
+  NOTABLE.lastIndex = from;
+  return NOTABLE.exec(text);
+}
+
+function isAsciiLetter(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+}
+
+function isAsciiAlnum(c: number): boolean {
+  return isAsciiLetter(c) || (c >= 0x30 && c <= 0x39);
+}
+
+function classify(cp: number, previous: number, text: string, next: number): PoisonPattern | undefined {
+  if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return control(cp, text, next);
+  if (cp < 0x180e) return undefined;
+  if (cp === ZWNJ)
+    return joinsLetters(previous, codePointAt(text, next)) ? undefined : PoisonPattern.UNICODE_ZERO_WIDTH;
+  if (cp === ZWJ)
+    return (isEmoji(previous) && isEmoji(codePointAt(text, next))) || joinsLetters(previous, codePointAt(text, next))
+      ? undefined
+      : PoisonPattern.UNICODE_ZERO_WIDTH;
+  if (cp === 0x200b || cp === 0x180e || cp === 0xfeff || (cp >= 0x2060 && cp <= 0x2064))
+    return PoisonPattern.UNICODE_ZERO_WIDTH;
+  if ((cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) return PoisonPattern.UNICODE_RTL_OVERRIDE;
+  if (isVariationSelector(cp)) return hasBase(previous) ? undefined : PoisonPattern.UNICODE_VARIATION_SELECTOR;
+  if (cp >= 0xe0000 && cp <= 0xe007f) return PoisonPattern.UNICODE_TAG_CHARACTERS;
+  return undefined;
+}
+
+function control(cp: number, text: string, next: number): PoisonPattern | undefined {
+  if (cp === 0x09 || cp === 0x0a || cp === 0x0d) return undefined;
+  if (cp === 0x9b || cp === 0x9d) return PoisonPattern.ANSI_ESCAPE; // C1 CSI and OSC
+  if (cp === 0x1b) {
+    const following = text.charCodeAt(next);
+    // ESC followed by a Fe byte (@ to _) opens a sequence: CSI "[", OSC "]", and the rest.
+    if (following >= 0x40 && following <= 0x5f) return PoisonPattern.ANSI_ESCAPE;
+  }
+  return PoisonPattern.CONTROL_CHARACTER;
+}
+
+/**
+ * The index after a valid emoji subdivision flag (black flag, 3-7 tag
+ * letters or digits, cancel tag) starting at `from`, or 0 if there is none.
+ */
+function flagTagEnd(text: string, from: number): number {
+  let i = from;
+  let count = 0;
+  while (count <= 7) {
+    const cp = codePointAt(text, i);
+    if (cp === CANCEL_TAG) return count >= 3 ? i + 2 : 0;
+    const isTagAlnum = (cp >= 0xe0030 && cp <= 0xe0039) || (cp >= 0xe0061 && cp <= 0xe007a);
+    if (!isTagAlnum) return 0;
+    count++;
+    i += 2;
+  }
+  return 0;
+}
+
+function codePointAt(text: string, index: number): number {
+  return index < text.length ? (text.codePointAt(index) as number) : -1;
+}
+
+function isLatinLetter(cp: number): boolean {
+  if (cp < 0x80) return (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a);
+  return cp >= 0xc0 && cp <= 0x24f && cp !== 0xd7 && cp !== 0xf7;
+}
+
+function isVariationSelector(cp: number): boolean {
+  return (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0xe0100 && cp <= 0xe01ef);
+}
+
+/** A variation selector belongs after a visible character, once. */
+function hasBase(previous: number): boolean {
+  if (previous <= 0x20 || previous === ZWJ || previous === ZWNJ) return false;
+  if (previous >= 0xd800 && previous <= 0xdfff) return false;
+  return !isVariationSelector(previous);
+}
+
+function isEmoji(cp: number): boolean {
+  return (
+    (cp >= 0x1f000 && cp <= 0x1faff) ||
+    (cp >= 0x2600 && cp <= 0x27bf) ||
+    (cp >= 0x2b00 && cp <= 0x2bff) ||
+    cp === 0xfe0f ||
+    cp === 0x2640 ||
+    cp === 0x2642
+  );
+}
+
+/** ZWNJ and ZWJ are spelling in Arabic-script, Syriac, Indic and Sinhala text: allowed between two letters of those scripts. */
+function joinsLetters(previous: number, next: number): boolean {
+  return isJoiningScript(previous) && isJoiningScript(next);
+}
+
+function isJoiningScript(cp: number): boolean {
+  return (
+    (cp >= 0x0600 && cp <= 0x08ff) || // Arabic, Syriac, Arabic supplement and extended
+    (cp >= 0x0900 && cp <= 0x0dff) || // Indic scripts
+    (cp >= 0xfb50 && cp <= 0xfdff) ||
+    (cp >= 0xfe70 && cp <= 0xfefe)
+  );
+}

@@ -1,0 +1,59 @@
+// Builds the package in the current directory for both module systems:
+//   dist/       ESM and its .d.ts, from tsc (the declarations are checked);
+//   dist/cjs/   CommonJS, the same sources transpiled file by file by esbuild,
+//               with the same declarations beside them and a package.json
+//               that marks the folder as CommonJS.
+// The SDK v2 ships the same two formats; a CommonJS project (npm's default)
+// and TypeScript's node16 resolution from CommonJS then load us on every
+// Node version in `engines`, not only where require(esm) exists.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { writeVersion } from './versions.mjs';
+
+const packageDir = process.cwd();
+const require = createRequire(import.meta.url);
+
+function filesUnder(dir, suffix) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return filesUnder(path, suffix);
+    return entry.name.endsWith(suffix) ? [path] : [];
+  });
+}
+
+writeVersion(packageDir);
+rmSync(join(packageDir, 'dist'), { recursive: true, force: true });
+
+const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+  cwd: packageDir,
+  stdio: 'inherit',
+});
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+
+const esbuild = require('esbuild');
+// Executables (a `#!` line, like the gateway's CLI) run as ESM through `bin` only.
+const sources = filesUnder(join(packageDir, 'src'), '.ts').filter(
+  (file) => !file.endsWith('.d.ts') && !readFileSync(file, 'utf8').startsWith('#!'),
+);
+esbuild.buildSync({
+  entryPoints: sources,
+  outdir: join(packageDir, 'dist', 'cjs'),
+  outbase: join(packageDir, 'src'),
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: true,
+  logLevel: 'warning',
+  // src/tapable.ts reads import.meta.url only where __filename is missing (ESM).
+  logOverride: { 'empty-import-meta': 'silent' },
+});
+for (const declaration of filesUnder(join(packageDir, 'dist'), '.d.ts')) {
+  const rel = relative(join(packageDir, 'dist'), declaration);
+  if (rel.startsWith('cjs') || !sources.includes(join(packageDir, 'src', rel.replace(/\.d\.ts$/, '.ts')))) continue;
+  const target = join(packageDir, 'dist', 'cjs', rel);
+  mkdirSync(dirname(target), { recursive: true });
+  cpSync(declaration, target);
+}
+writeFileSync(join(packageDir, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');

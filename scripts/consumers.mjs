@@ -1,0 +1,148 @@
+// Packs every package, installs the tarballs with npm into a throwaway project
+// outside the workspace, and runs the same small program there as each kind of
+// consumer: ESM, CommonJS, TypeScript node16 from ESM and from CommonJS,
+// TypeScript bundler, and esbuild bundles in both formats. Each program starts
+// a server with one guard (concurrency) and calls it with the SDK's client over
+// loopback HTTP. Needs a build and the npm registry. Usage: node scripts/consumers.mjs
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { packAll, root, run } from './pack.mjs';
+
+const require = createRequire(import.meta.url);
+const esbuild = require('esbuild');
+const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+const sources = join(root, 'scripts', 'consumers');
+const keep = process.argv.includes('--keep');
+
+function write(file, value) {
+  writeFileSync(file, typeof value === 'string' ? value : `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** A folder of the project with its own package.json `type` and, for TypeScript, a tsconfig. */
+function consumer(project, name, type, files, tsconfig) {
+  const dir = join(project, name);
+  mkdirSync(dir, { recursive: true });
+  write(join(dir, 'package.json'), { name: `consumer-${name}`, private: true, type });
+  for (const [from, to] of files) cpSync(join(sources, from), join(dir, to));
+  if (tsconfig) {
+    write(join(dir, 'tsconfig.json'), {
+      compilerOptions: { target: 'ES2022', strict: true, types: ['node'], outDir: 'dist', ...tsconfig },
+      include: ['*.ts'],
+    });
+  }
+  return dir;
+}
+
+function exec(command, args, cwd) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+async function steps(name, list) {
+  for (const [command, args, cwd] of list) {
+    const { code, output } = await exec(command, args, cwd);
+    if (code !== 0) return { name, ok: false, output: `${command} ${args.join(' ')}\n${output}` };
+    if (list.at(-1)[0] === command && list.at(-1)[1] === args && !output.includes('ok')) {
+      return { name, ok: false, output };
+    }
+  }
+  return { name, ok: true, output: '' };
+}
+
+const work = mkdtempSync(join(tmpdir(), 'sluice-consumers-'));
+let failed = 0;
+try {
+  const tarballs = packAll(join(work, 'tarballs'));
+  const project = join(work, 'project');
+  mkdirSync(project);
+  write(join(project, 'package.json'), { name: 'sluice-consumers', private: true });
+  run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      tarballs.get('@sluice/core'),
+      tarballs.get('@sluice/plugin-concurrency'),
+      '@modelcontextprotocol/client@^2.4.0',
+      'zod@^4.2.0',
+      '@types/node@^20',
+    ],
+    { cwd: project },
+  );
+
+  const esm = consumer(project, 'esm', 'module', [['esm.mjs', 'app.mjs']]);
+  const cjs = consumer(project, 'cjs', 'commonjs', [['cjs.cjs', 'app.cjs']]);
+  const node16Esm = consumer(project, 'ts-node16-esm', 'module', [['app.ts', 'app.ts']], {
+    module: 'node16',
+    moduleResolution: 'node16',
+  });
+  const node16Cjs = consumer(project, 'ts-node16-cjs', 'commonjs', [['app.ts', 'app.ts']], {
+    module: 'node16',
+    moduleResolution: 'node16',
+  });
+  const bundler = consumer(project, 'ts-bundler', 'module', [['app.ts', 'app.ts']], {
+    module: 'esnext',
+    moduleResolution: 'bundler',
+    noEmit: true,
+  });
+  const bundleEsm = consumer(project, 'esbuild-esm', 'module', [['esm.mjs', 'app.mjs']]);
+  const bundleCjs = consumer(project, 'esbuild-cjs', 'commonjs', [['cjs.cjs', 'app.cjs']]);
+  const bundle = (dir, entry, format) => {
+    esbuild.buildSync({
+      entryPoints: [join(dir, entry)],
+      outfile: join(dir, 'bundle', format === 'esm' ? 'app.mjs' : 'app.cjs'),
+      bundle: true,
+      platform: 'node',
+      format,
+      logLevel: 'error',
+    });
+  };
+  bundle(bundleEsm, 'app.mjs', 'esm');
+  bundle(bundleCjs, 'app.cjs', 'cjs');
+  bundle(bundler, 'app.ts', 'esm');
+
+  const node = process.execPath;
+  const results = await Promise.all([
+    steps('ESM', [[node, ['app.mjs'], esm]]),
+    steps('CommonJS', [[node, ['app.cjs'], cjs]]),
+    steps('TypeScript node16, ESM', [
+      [node, [tsc, '-p', '.'], node16Esm],
+      [node, ['dist/app.js'], node16Esm],
+    ]),
+    steps('TypeScript node16, CommonJS', [
+      [node, [tsc, '-p', '.'], node16Cjs],
+      [node, ['dist/app.js'], node16Cjs],
+    ]),
+    steps('TypeScript bundler (checked, then bundled by esbuild)', [
+      [node, [tsc, '-p', '.'], bundler],
+      [node, ['bundle/app.mjs'], bundler],
+    ]),
+    steps('esbuild bundle, ESM', [[node, ['bundle/app.mjs'], bundleEsm]]),
+    steps('esbuild bundle, CommonJS', [[node, ['bundle/app.cjs'], bundleCjs]]),
+  ]);
+  for (const result of results) {
+    process.stdout.write(`${result.ok ? 'ok  ' : 'FAIL'} ${result.name}\n`);
+    if (!result.ok) {
+      failed++;
+      process.stdout.write(`${result.output.trim().replace(/^/gm, '     ')}\n`);
+    }
+  }
+} finally {
+  if (keep) process.stdout.write(`kept ${work}\n`);
+  else rmSync(work, { recursive: true, force: true });
+}
+process.exitCode = failed > 0 ? 1 : 0;
