@@ -22,6 +22,7 @@ import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { MemoryStore, createServer } from '../packages/core/src/index.js';
+import { TestServer } from '../packages/core/src/testing/index.js';
 import type { CallContext, Executor, SluiceServer, SluiceTool, ToolSource } from '../packages/core/src/index.js';
 import { risk, scanText, scanTool } from '../packages/plugin-risk/src/index.js';
 import type { RiskOptions } from '../packages/plugin-risk/src/index.js';
@@ -214,7 +215,7 @@ async function importOnce(persist: Persist | 'none', iteration: number): Promise
             ledger: { persist, path: join(dir, `ledger-${iteration}.json`) },
           }),
         ];
-  const server = createServer({ name: 'bench', version: '1.0.0', plugins, logger: quiet() });
+  const server = new TestServer({ name: 'bench', version: '1.0.0', plugins, logger: quiet() });
   const t0 = process.hrtime.bigint();
   await server.admit(source, drafts(1000));
   const first = ms(t0);

@@ -9,7 +9,7 @@ export function registerListChangeTool(server: SluiceServer): void {
     description: 'Adds or removes a tool, which changes the tool list.',
     handler: async () => {
       const present = server.tools().some((tool) => tool.name === DYNAMIC);
-      if (present) server.removeTools([DYNAMIC]);
+      if (present) server.removeTool(DYNAMIC);
       else
         server.tool({
           name: DYNAMIC,

@@ -2,10 +2,10 @@ import { CoreErrorCode, RpcCode, SluiceError } from './errors.js';
 import type { CallContext, Executor } from './context.js';
 import type { Plugin } from './plugin.js';
 import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
-import type { ServerOptions } from './server.js';
+import type { ServerOptions } from './server-options.js';
 import { toProtocolError } from './protocol-errors.js';
 import { headersOf } from './request-headers.js';
-import { SluiceServer } from './server.js';
+import { SluiceServer, internalsOf } from './server.js';
 import type { SluiceTool } from './tool.js';
 
 /**
@@ -92,6 +92,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
     ...options,
     plugins,
   });
+  const { table, dispatch } = internalsOf(sluice);
   const admitted = new Map<string, Promise<boolean>>();
 
   const admit = (name: string): Promise<boolean> => {
@@ -106,7 +107,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
           policy: {},
           source: { kind: 'adopted' },
         };
-        const result = await sluice.admit({ kind: 'adopted' }, [{ tool, base: adoptedExecutor(name) }]);
+        const result = await table.admit({ kind: 'adopted' }, [{ tool, base: adoptedExecutor(name) }]);
         return result.imported.includes(name);
       })();
       admitted.set(name, known);
@@ -125,7 +126,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
         );
       }
       try {
-        return await sluice.dispatch(name, request.params?.arguments, {
+        return await dispatch(name, request.params?.arguments, {
           meta: request.params?._meta,
           signal: extra.mcpReq?.signal ?? extra.signal,
           requestId: extra.mcpReq?.id ?? extra.requestId,
@@ -145,7 +146,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
       const listed = (await original(request, extra)) as { tools: Tool[] };
       const visible: Tool[] = [];
       for (const tool of listed.tools) if (await admit(tool.name)) visible.push(tool);
-      const tools = sluice.filterList(visible, {
+      const tools = table.filter(visible, {
         headers: headersOf(extra) ?? {},
         authInfo: extra.http?.authInfo ?? extra.authInfo,
       });

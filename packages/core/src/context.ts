@@ -5,8 +5,9 @@ import type { Meta } from './meta.js';
 import { initialOutgoingMeta, readIncomingMeta } from './meta.js';
 import { identityOf } from './auth/identity.js';
 import type { CallerIdentity } from './auth/identity.js';
-import type { AuthInfo, CallToolResult, ServerContext, Tool } from './protocol.js';
+import type { AuthInfo, CallToolResult, ServerContext } from './protocol.js';
 import type { SluiceError } from './errors.js';
+import { invalidParams } from './errors.js';
 import type { SluiceTool } from './tool.js';
 
 /** Runs one call: the handler or upstream proxy, with every plugin's wrapper around it. */
@@ -104,6 +105,13 @@ export interface ContextRuntime {
   approver(): Approver;
 }
 
+/** A call's arguments: absent means none; anything but an object is -32602. */
+export function callArguments(args: unknown): Record<string, unknown> {
+  if (args === undefined || args === null) return {};
+  if (typeof args !== 'object' || Array.isArray(args)) throw invalidParams('Tool arguments must be an object');
+  return args as Record<string, unknown>;
+}
+
 const NO_HEADERS: Headers = Object.freeze({});
 const NEVER = new AbortController().signal;
 const EMPTY_STACK: readonly string[] = Object.freeze([]);
@@ -184,6 +192,3 @@ export class Context implements CallContext {
     return this.runtime.approver().approve(this, request);
   }
 }
-
-/** A list of tool definitions, as `tools/list` returns it. */
-export type ToolList = Tool[];

@@ -1,8 +1,8 @@
 /**
  * Coded errors. A `SluiceError` always says what failed (`code`) and, when a
- * plugin was involved, which plugin and which hook. Test with
- * `SluiceError.is(x)`: several copies of core may be loaded in one process, so
- * `instanceof` is not reliable.
+ * plugin was involved, which plugin and which hook. Several copies of core
+ * may be loaded in one process: `SluiceError.is(x)` and `x instanceof
+ * SluiceError` both check a brand, not the prototype, so either works.
  */
 
 /** Every code the core raises. Plugins export their own lists. */
@@ -102,11 +102,26 @@ export class SluiceError extends Error {
   static is(value: unknown): value is SluiceError {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
+
+  /**
+   * `x instanceof SluiceError` uses the same brand check as `is()`, so it holds
+   * for errors raised by another copy of `@sluice/core` in the process. A
+   * subclass keeps the ordinary prototype check.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== SluiceError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return SluiceError.is(value);
+  }
 }
 
 /** A -32602 error: the request's parameters or guard metadata are malformed. */
 export function invalidParams(message: string, options: Omit<SluiceErrorOptions, 'rpcCode'> = {}): SluiceError {
   return new SluiceError(CoreErrorCode.INVALID_PARAMS, message, { ...options, rpcCode: RpcCode.INVALID_PARAMS });
+}
+
+/** The error for anything asked of a closed server. */
+export function serverClosed(hook: string): SluiceError {
+  return new SluiceError(CoreErrorCode.SERVER_CLOSED, 'The server is closed', { hook });
 }
 
 /** The message of anything thrown, without assuming it is an Error. */

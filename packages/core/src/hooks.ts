@@ -5,78 +5,94 @@ import type { CallContext, Executor, ListContext, Outcome } from './context.js';
 import type { ImportBatch, SluiceTool } from './tool.js';
 import type { FeatureBatch, FeatureContext, FeatureResult } from './features/feature-context.js';
 import { CoreErrorCode, SluiceError, attribute } from './errors.js';
+import { attributeRefusal } from './refusal.js';
 import type { Logger } from './logger.js';
 import { requireCjs } from './require-cjs.js';
 
 // tapable loads with the first server's hooks, not at import.
 let hookClasses: typeof tapable | undefined;
-const tapableClasses = (): typeof tapable => (hookClasses ??= requireCjs('tapable') as typeof tapable);
+type Tapable = typeof tapable;
+const tapableClasses = (): Tapable => (hookClasses ??= requireCjs('tapable') as typeof tapable);
 
-/** The hooks the core declares, once, as tapable hooks. */
-export interface CoreHooks {
+/** What a `preCall` tap may answer: a refusal, an input-required result, or nothing to go on. */
+export type PreCallAnswer = CallToolResult | InputRequiredResult | undefined;
+
+/**
+ * The hooks the core declares: this table is the one place that names them.
+ * `async` says whether taps may return promises (`tapPromise`).
+ */
+const HOOKS = {
   /** Tools entering the server: drop (with a reason), annotate or rename them. */
-  readonly import: tapable.AsyncSeriesWaterfallHook<[ImportBatch]>;
+  import: { async: true, create: (t: Tapable) => new t.AsyncSeriesWaterfallHook<[ImportBatch]>(['batch'], 'import') },
   /** Each `tools/list`: filter what this request may see. */
-  readonly listTools: tapable.SyncWaterfallHook<[Tool[], ListContext]>;
+  listTools: {
+    async: false,
+    create: (t: Tapable) => new t.SyncWaterfallHook<[Tool[], ListContext]>(['tools', 'context'], 'listTools'),
+  },
   /**
    * Before each call: refuse by returning a result, or add outgoing `_meta`.
    * A call that came over MCP (`ctx.mcp` set, no `ctx.parent`) may also be
    * answered with an input-required result (see `ApprovalDecision`): the SDK
    * hands it to a 2026-07-28 client, which retries the call with the input.
    */
-  readonly preCall: tapable.AsyncSeriesBailHook<[CallContext], CallToolResult | InputRequiredResult | undefined>;
+  preCall: {
+    async: true,
+    create: (t: Tapable) => new t.AsyncSeriesBailHook<[CallContext], PreCallAnswer>(['context'], 'preCall'),
+  },
   /** Once per tool at registration: wrap its executor. */
-  readonly execute: tapable.SyncWaterfallHook<[Executor, SluiceTool]>;
+  execute: {
+    async: false,
+    create: (t: Tapable) => new t.SyncWaterfallHook<[Executor, SluiceTool]>(['next', 'tool'], 'execute'),
+  },
   /** After each call that produced a result: rewrite it. */
-  readonly postCall: tapable.AsyncSeriesWaterfallHook<[CallToolResult, CallContext]>;
+  postCall: {
+    async: true,
+    create: (t: Tapable) =>
+      new t.AsyncSeriesWaterfallHook<[CallToolResult, CallContext]>(['result', 'context'], 'postCall'),
+  },
   /** Always, after the call ends: observe. Never throws into the call. */
-  readonly settled: tapable.SyncHook<[CallContext, Outcome]>;
+  settled: {
+    async: false,
+    create: (t: Tapable) => new t.SyncHook<[CallContext, Outcome]>(['context', 'outcome'], 'settled'),
+  },
   /**
    * Each request for an upstream's resources, templates or prompts (lists,
    * reads, gets, completion, subscriptions), once per upstream concerned:
    * return a reason to hide that upstream's items from a list, or to refuse
    * the request (the client sees the resource or prompt as not found).
    */
-  readonly featureAccess: tapable.SyncBailHook<[FeatureContext], string | undefined>;
+  featureAccess: {
+    async: false,
+    create: (t: Tapable) => new t.SyncBailHook<[FeatureContext], string | undefined>(['context'], 'featureAccess'),
+  },
   /** Each `resources/read` and `prompts/get` answer of an upstream before it reaches the client: rewrite it. */
-  readonly featureResult: tapable.AsyncSeriesWaterfallHook<[FeatureResult, FeatureContext]>;
+  featureResult: {
+    async: true,
+    create: (t: Tapable) =>
+      new t.AsyncSeriesWaterfallHook<[FeatureResult, FeatureContext]>(['result', 'context'], 'featureResult'),
+  },
   /** An upstream's prompts, resources and templates entering the server: drop (with a reason) or annotate them. */
-  readonly importFeatures: tapable.AsyncSeriesWaterfallHook<[FeatureBatch]>;
-}
+  importFeatures: {
+    async: true,
+    create: (t: Tapable) => new t.AsyncSeriesWaterfallHook<[FeatureBatch]>(['batch'], 'importFeatures'),
+  },
+} as const;
+
+type HookTable = typeof HOOKS;
+
+/** The hooks the core declares, once, as tapable hooks. */
+export type CoreHooks = { readonly [K in keyof HookTable]: ReturnType<HookTable[K]['create']> };
 
 export type HookName = keyof CoreHooks;
 
-export const HOOK_NAMES: readonly HookName[] = Object.freeze([
-  'import',
-  'listTools',
-  'preCall',
-  'execute',
-  'postCall',
-  'settled',
-  'featureAccess',
-  'featureResult',
-  'importFeatures',
-]);
+/** The hook names, in the order a call meets them. */
+export const HOOK_NAMES: readonly HookName[] = Object.freeze(Object.keys(HOOKS) as HookName[]);
 
 export function createCoreHooks(): CoreHooks {
-  const { AsyncSeriesBailHook, AsyncSeriesWaterfallHook, SyncBailHook, SyncHook, SyncWaterfallHook } = tapableClasses();
-  return Object.freeze({
-    import: new AsyncSeriesWaterfallHook<[ImportBatch]>(['batch'], 'import'),
-    listTools: new SyncWaterfallHook<[Tool[], ListContext]>(['tools', 'context'], 'listTools'),
-    preCall: new AsyncSeriesBailHook<[CallContext], CallToolResult | InputRequiredResult | undefined>(
-      ['context'],
-      'preCall',
-    ),
-    execute: new SyncWaterfallHook<[Executor, SluiceTool]>(['next', 'tool'], 'execute'),
-    postCall: new AsyncSeriesWaterfallHook<[CallToolResult, CallContext]>(['result', 'context'], 'postCall'),
-    settled: new SyncHook<[CallContext, Outcome]>(['context', 'outcome'], 'settled'),
-    featureAccess: new SyncBailHook<[FeatureContext], string | undefined>(['context'], 'featureAccess'),
-    featureResult: new AsyncSeriesWaterfallHook<[FeatureResult, FeatureContext]>(
-      ['result', 'context'],
-      'featureResult',
-    ),
-    importFeatures: new AsyncSeriesWaterfallHook<[FeatureBatch]>(['batch'], 'importFeatures'),
-  });
+  const hooks: Partial<Record<HookName, unknown>> = {};
+  const classes = tapableClasses();
+  for (const name of HOOK_NAMES) hooks[name] = HOOKS[name].create(classes);
+  return Object.freeze(hooks as CoreHooks);
 }
 
 /** Where a tap goes among the other taps of its hook. */
@@ -91,6 +107,16 @@ export interface TapOptions {
 
 type TapArg = TapOptions | string;
 
+/** The hooks whose taps may answer a call with a result: a refusal there names its plugin. */
+const ANSWERING: ReadonlySet<HookName> = new Set(['preCall', 'postCall']);
+
+/** One hook's facade before its types are read back from the table. */
+interface RawFacade {
+  tap(options: TapArg, fn: AnyFn): void;
+  tapPromise?(options: TapArg, fn: AnyFn): void;
+  isUsed(): boolean;
+}
+
 interface SyncTappable<Args extends unknown[], R> {
   tap(options: TapArg, fn: (...args: Args) => R): void;
   isUsed(): boolean;
@@ -100,18 +126,16 @@ interface AsyncTappable<Args extends unknown[], R> extends SyncTappable<Args, R>
   tapPromise(options: TapArg, fn: (...args: Args) => Promise<R>): void;
 }
 
-/** The hooks as a plugin sees them inside `apply()`. */
-export interface PluginHooks {
-  readonly import: AsyncTappable<[ImportBatch], ImportBatch>;
-  readonly listTools: SyncTappable<[Tool[], ListContext], Tool[]>;
-  readonly preCall: AsyncTappable<[CallContext], CallToolResult | InputRequiredResult | undefined>;
-  readonly execute: SyncTappable<[Executor, SluiceTool], Executor>;
-  readonly postCall: AsyncTappable<[CallToolResult, CallContext], CallToolResult>;
-  readonly settled: SyncTappable<[CallContext, Outcome], void>;
-  readonly featureAccess: SyncTappable<[FeatureContext], string | undefined>;
-  readonly featureResult: AsyncTappable<[FeatureResult, FeatureContext], FeatureResult>;
-  readonly importFeatures: AsyncTappable<[FeatureBatch], FeatureBatch>;
-}
+// Every tapable hook has `promise(...args): Promise<result>`: its arguments and result, read back from the table.
+type ArgsOf<H> = H extends { promise(...args: infer A): Promise<unknown> } ? A : never;
+type ResultOf<H> = H extends { promise(...args: never[]): Promise<infer R> } ? R : never;
+
+/** The hooks as a plugin sees them inside `apply()`: `tapPromise` only where the hook is async. */
+export type PluginHooks = {
+  readonly [K in HookName]: HookTable[K]['async'] extends true
+    ? AsyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>
+    : SyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>;
+};
 
 /** Shared between the facades of one server: who may tap, and what was tapped. */
 export class TapRegistry {
@@ -123,6 +147,24 @@ export class TapRegistry {
 }
 
 type AnyFn = (...args: never[]) => unknown;
+
+/** A tap as tapable takes it. */
+interface RawTap {
+  name: string;
+  stage?: number;
+  before?: string;
+}
+
+/**
+ * Any core hook, seen from the registering side: a tap function that takes
+ * anything and returns what the hook wants fits every hook's typings.
+ */
+type RawTapFn = (...args: unknown[]) => never;
+interface RawHook {
+  tap(options: RawTap, fn: RawTapFn): void;
+  tapPromise?(options: RawTap, fn: RawTapFn): void;
+  isUsed(): boolean;
+}
 
 function normalize(options: TapArg, plugin: string, hook: HookName): { name: string; stage: number; before: string[] } {
   const opts = typeof options === 'string' ? { name: options } : options;
@@ -181,36 +223,42 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
     for (const ref of before) registry.references.push({ plugin, hook, before: ref });
     registry.tapNames.add(name);
     const wrapped = kind === 'tap' ? wrapSync(hook, fn) : wrapPromise(hook, fn);
-    const tapArgs = { name, stage, ...(before.length > 0 ? { before: before as unknown as string } : {}) };
-    const target = core[hook] as unknown as Record<typeof kind, (o: unknown, f: unknown) => void>;
-    target[kind](tapArgs, wrapped);
+    // tapable reads `before` as a name or an array of names; its typings only say a name.
+    const tapArgs: RawTap = { name, stage, ...(before.length > 0 ? { before: before as unknown as string } : {}) };
+    const target: RawHook = core[hook];
+    // The facade checked the tap's kind against the hook; its arguments and result are the hook's own.
+    if (kind === 'tap') target.tap(tapArgs, wrapped as RawTapFn);
+    else target.tapPromise?.(tapArgs, wrapped as RawTapFn);
   };
 
   const wrapSync = (hook: HookName, fn: AnyFn): AnyFn => {
-    if (hook === 'execute') return wrapExecuteTap(fn as unknown as ExecuteTap);
+    if (hook === 'execute') return wrapExecuteTap(fn as ExecuteTap);
+    const answers = ANSWERING.has(hook);
     const guarded = (...args: never[]): unknown => {
       try {
-        return fn(...args);
+        return answers ? attributeRefusal(fn(...args), plugin) : fn(...args);
       } catch (error) {
         throw attribute(error, plugin, hook);
       }
     };
-    return hook === 'preCall' && options.audit ? auditPreCall(guarded) : guarded;
+    return hook === 'preCall' && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
   };
 
   const wrapPromise = (hook: HookName, fn: AnyFn): AnyFn => {
+    const answers = ANSWERING.has(hook);
     const guarded = async (...args: never[]): Promise<unknown> => {
       try {
-        return await fn(...args);
+        return answers ? attributeRefusal(await fn(...args), plugin) : await fn(...args);
       } catch (error) {
         throw attribute(error, plugin, hook);
       }
     };
-    return hook === 'preCall' && options.audit ? auditPreCall(guarded) : guarded;
+    return hook === 'preCall' && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
   };
 
   // A refusal in audit mode becomes a log line; the call goes on.
-  const auditPreCall = (fn: AnyFn): AnyFn => {
+  type PreCallTap = (ctx: CallContext) => unknown;
+  const auditPreCall = (fn: PreCallTap): PreCallTap => {
     const report = (result: unknown, ctx: CallContext): undefined => {
       if (result !== undefined) {
         const code = readRefusalCode(result);
@@ -221,16 +269,16 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
       }
       return undefined;
     };
-    return (...args: never[]) => {
-      const ctx = args[0] as unknown as CallContext;
-      const out = fn(...args);
+    return (ctx) => {
+      const out = fn(ctx);
       return out instanceof Promise ? out.then((r) => report(r, ctx)) : report(out, ctx);
     };
   };
 
   type ExecuteTap = (next: Executor, tool: SluiceTool) => Executor;
-  const wrapExecuteTap = (fn: ExecuteTap): AnyFn =>
-    ((next: Executor, tool: SluiceTool): Executor => {
+  const wrapExecuteTap =
+    (fn: ExecuteTap): ExecuteTap =>
+    (next, tool) => {
       let built: Executor;
       try {
         built = fn(next, tool);
@@ -251,37 +299,27 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
       const onError = (error: unknown): never => {
         throw attribute(error, plugin, 'execute');
       };
+      const onResult = (result: CallToolResult): CallToolResult => attributeRefusal(result, plugin);
       return (ctx) => {
         try {
-          return built(ctx).then(undefined, onError);
+          return built(ctx).then(onResult, onError);
         } catch (error) {
           return Promise.reject(attribute(error, plugin, 'execute'));
         }
       };
-    }) as unknown as AnyFn;
+    };
 
-  const facade = <H extends HookName>(hook: H, async: boolean) => {
+  const facades: Partial<Record<HookName, Readonly<RawFacade>>> = {};
+  for (const hook of HOOK_NAMES) {
     const target = core[hook];
-    const base = {
+    const base: RawFacade = {
       tap: (o: TapArg, fn: AnyFn) => register(hook, o, fn, 'tap'),
       isUsed: () => target.isUsed(),
     };
-    return Object.freeze(
-      async ? { ...base, tapPromise: (o: TapArg, fn: AnyFn) => register(hook, o, fn, 'tapPromise') } : base,
-    );
-  };
-
-  return Object.freeze({
-    import: facade('import', true),
-    listTools: facade('listTools', false),
-    preCall: facade('preCall', true),
-    execute: facade('execute', false),
-    postCall: facade('postCall', true),
-    settled: facade('settled', false),
-    featureAccess: facade('featureAccess', false),
-    featureResult: facade('featureResult', true),
-    importFeatures: facade('importFeatures', true),
-  }) as unknown as PluginHooks;
+    if (HOOKS[hook].async) base.tapPromise = (o: TapArg, fn: AnyFn) => register(hook, o, fn, 'tapPromise');
+    facades[hook] = Object.freeze(base);
+  }
+  return Object.freeze(facades as PluginHooks);
 }
 
 function readRefusalCode(result: unknown): string | undefined {

@@ -242,10 +242,6 @@ export class LegacySessions {
     for (const session of this.sessions.values()) sendChange(session.sdk, change);
   }
 
-  get size(): number {
-    return this.sessions.size;
-  }
-
   /** Estimated memory the open sessions hold, in bytes. */
   get memoryBytes(): number {
     return this.memory;

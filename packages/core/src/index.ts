@@ -10,7 +10,6 @@ export { ListenerAuthOptions } from './auth/options.js';
 export { identityOf } from './auth/identity.js';
 export type { CallerIdentity } from './auth/identity.js';
 
-export { systemClock } from './clock.js';
 export type { Clock, ClockTimer } from './clock.js';
 
 export { Tokens } from './container.js';
@@ -39,7 +38,6 @@ export type {
   FeatureMethod,
   FeatureResult,
 } from './features/feature-context.js';
-export { HOOK_NAMES } from './hooks.js';
 export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
 
 export type { HttpListener, ListenOptions, RouteRequest } from './http.js';
@@ -51,11 +49,11 @@ export type { IssueFormat } from './issues.js';
 export { createDefaultLogger } from './logger.js';
 export type { Logger } from './logger.js';
 
-export { MAX_META_KEYS, MetaKey, emptyMeta, readIncomingMeta, toPlainMeta } from './meta.js';
+export { MetaKey } from './meta.js';
 export type { Meta } from './meta.js';
 
 export { PluginModeSchema, definePlugin, parseOptions } from './plugin.js';
-export type { Plugin, PluginApi, PluginMode, ToolCatalog } from './plugin.js';
+export type { Plugin, PluginApi, PluginMode } from './plugin.js';
 
 export type {
   AuthInfo,
@@ -67,10 +65,10 @@ export type {
   ToolAnnotations,
 } from './protocol.js';
 
-export { isRefusal, readRefusal, refusal, toolError, toolErrorText } from './refusal.js';
+export { readRefusal, refusal, toolError } from './refusal.js';
 export type { RefusalInit, RefusalMeta } from './refusal.js';
 
-export { compileSchema, isStandardSchema } from './schema.js';
+export { compileSchema } from './schema.js';
 export type {
   CompiledSchema,
   InferArgs,
@@ -80,21 +78,18 @@ export type {
   ValidationResult,
 } from './schema.js';
 
-export { toProtocolError } from './protocol-errors.js';
 export { SluiceServer, createServer } from './server.js';
-export type { ImportResult, InProcessCallOptions, ServerOptions, ToolDraft } from './server.js';
+export type { InProcessCallOptions, ServerOptions } from './server-options.js';
+export type { CatalogChange, ImportResult, ToolCatalog, ToolDraft } from './tool-table.js';
 
 export { Stage } from './stages.js';
-export type { StageName } from './stages.js';
 
 export type { StdioHandle, StdioOptions } from './stdio.js';
 
 export { MemoryStore } from './store/memory.js';
-export { LocalSemaphore } from './store/semaphore.js';
-export type { FenceSource } from './store/semaphore.js';
 export type { Admission, Permit, Semaphore, SemaphoreOptions, SetOptions, Store } from './store/types.js';
 
-export { annotationsOf, assertToolName, createImportBatch, isToolName } from './tool.js';
+export { annotationsOf, createImportBatch, isToolName } from './tool.js';
 export type {
   ConnectionSummary,
   ImportBatch,
@@ -112,34 +107,18 @@ export type { SelectorOptions, ToolMatcher, ToolSubject } from './tool-selector.
 export { ToolSettings } from './tool-settings.js';
 export type { ToolSettingsEntries } from './tool-settings.js';
 
-export { backoffDelay } from './upstream/backoff.js';
-export type { BackoffPolicy } from './upstream/backoff.js';
-export type { UpstreamErrorCode } from './upstream/errors.js';
 export { matchGlob } from './upstream/glob.js';
 export type { UpstreamHealth, UpstreamStatus } from './upstream/health.js';
 export {
   HttpConnectionSchema,
   ImportOptionsSchema,
-  InProcessConnectionSchema,
   SseConnectionSchema,
   StdioConnectionSchema,
-  UpstreamConnectionSchema,
 } from './upstream/options.js';
-export type {
-  ImportOptions,
-  InProcessServer,
-  ResolvedImportOptions,
-  UpstreamConnection,
-  UpstreamTransportType,
-} from './upstream/options.js';
+export type { ImportOptions, InProcessServer, UpstreamConnection, UpstreamTransportType } from './upstream/options.js';
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
-export {
-  TRACER_NAME,
-  extractTraceContext,
-  injectTraceContext,
-  tracingRegistered,
-  withTraceSpan,
-} from './upstream/tracing.js';
+export { isContinuedRound } from './upstream/modern-call.js';
+export { extractTraceContext, injectTraceContext, tracingRegistered, withTraceSpan } from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';
 export { HttpLimits } from './http-limits.js';
 export { ValueLimits } from './limits.js';

@@ -5,7 +5,7 @@ import type { CallToolResult } from './protocol.js';
 import { toolError } from './refusal.js';
 import type { CompiledSchema } from './schema.js';
 import { compileSchema } from './schema.js';
-import type { ToolDraft } from './server.js';
+import type { ToolDraft } from './tool-table.js';
 import type { SluiceTool, ToolDefinition } from './tool.js';
 import { assertToolName } from './tool.js';
 import type { Tool } from './protocol.js';

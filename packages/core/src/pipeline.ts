@@ -4,7 +4,7 @@ import { CoreErrorCode, RpcCode, SluiceError, messageOf } from './errors.js';
 import type { CoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { CallToolResult } from './protocol.js';
-import { isRefusal, readRefusal, refusal } from './refusal.js';
+import { attributeRefusal, isRefusal, readRefusal, refusal } from './refusal.js';
 import type { CompiledSchema, ValidationResult } from './schema.js';
 import type { SluiceTool } from './tool.js';
 
@@ -151,9 +151,10 @@ function refuseInvalid(checked: ValidationResult, ctx: CallContext): CallToolRes
     ctx.arguments = checked.value as Record<string, unknown>;
     return undefined;
   }
-  return refusal({
+  const refused = refusal({
     code: CoreErrorCode.INVALID_ARGUMENTS,
     message: `Invalid arguments for tool "${ctx.tool.name}": ${checked.message}`,
     suggestion: "Check the arguments against the tool's input schema and call it again.",
   });
+  return attributeRefusal(refused, 'core');
 }

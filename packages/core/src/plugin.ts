@@ -1,36 +1,12 @@
 import { z } from 'zod';
-import type { DependencyContainer } from 'tsyringe';
 import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
 import type { CoreHooks, PluginHooks } from './hooks.js';
 import { TapRegistry, createPluginHooks } from './hooks.js';
 import { formatIssues } from './issues.js';
 import type { Logger } from './logger.js';
 import type { Services } from './container.js';
-import type { ListContext } from './context.js';
-import type { Tool } from './protocol.js';
-import type { CompiledSchema } from './schema.js';
-import type { SluiceTool, ToolDefinition } from './tool.js';
-
-/** The tools a server exposes now, as plugins may look them up at call time. */
-export interface ToolCatalog {
-  /** The exposed tool of that name, or undefined. */
-  get(name: string): SluiceTool | undefined;
-  /** The compiled input schema the core validates that tool's arguments with; undefined for tools whose upstream validates. */
-  inputOf(name: string): CompiledSchema | undefined;
-  /** The names exposed now. */
-  names(): string[];
-  /**
-   * What `tools/list` shows to a request with these headers, caller and
-   * transport: the exposed definitions after every plugin's `listTools` tap.
-   * Pass a call's context to see the tools its caller may see.
-   */
-  list(request: Partial<Pick<ListContext, 'headers' | 'authInfo' | 'transport'>>): Tool[];
-  /**
-   * Tells connected clients that what `tools/list` shows has changed, when a
-   * plugin's own state changes it (a tool held for review, then approved).
-   */
-  notifyChanged(): void;
-}
+import type { ToolCatalog } from './tool-table.js';
+import type { ToolDefinition } from './tool.js';
 
 /** `enforce` refuses, `audit` logs what it would have refused and lets the call through, `off` does nothing. */
 export type PluginMode = 'enforce' | 'audit' | 'off';
@@ -53,7 +29,10 @@ export interface PluginApi {
   readonly mode: PluginMode;
   /** The server's name and version. */
   readonly server: { readonly name: string; readonly version: string };
-  /** The tools exposed now (read at call time: during apply() there are none yet). */
+  /**
+   * The tools exposed now, under their final names (read at call time: during
+   * apply() there are none yet), and a subscription to their changes.
+   */
   readonly tools: ToolCatalog;
   /**
    * Registers a tool the plugin provides (say, a meta-tool over the other
@@ -132,7 +111,6 @@ interface ApplyContext {
   readonly logger: Logger;
   readonly services: Services;
   readonly server: { readonly name: string; readonly version: string };
-  readonly container: DependencyContainer;
   readonly tools: ToolCatalog;
   /** Registers a tool a plugin provides. */
   readonly tool: (definition: ToolDefinition) => void;

@@ -18,6 +18,11 @@ export interface RefusalInit {
 /** The machine-readable copy of a refusal, under `_meta["dev.sluice/error"]`. */
 export interface RefusalMeta {
   readonly code: string;
+  /**
+   * Who refused: the plugin whose tap or wrapper returned the refusal, or
+   * `core`. Set by the core, so that codes two plugins share stay apart.
+   */
+  readonly plugin?: string;
   readonly message: string;
   readonly retryAfterMs?: number;
   readonly [field: string]: unknown;
@@ -70,6 +75,23 @@ export function toolError(init: RefusalInit): CallToolResult {
 /** Whether this result object was built by `refusal()` in this process. */
 export function isRefusal(result: CallToolResult): boolean {
   return (result as { [REFUSAL]?: boolean })[REFUSAL] === true;
+}
+
+/**
+ * Names the plugin that refused in `_meta["dev.sluice/error"].plugin`, on a
+ * copy. Anything that is not a refusal, or one already attributed (an inner
+ * plugin's refusal passing through an outer one), comes back as it is.
+ */
+export function attributeRefusal(result: CallToolResult, plugin: string): CallToolResult;
+export function attributeRefusal(result: unknown, plugin: string): unknown;
+export function attributeRefusal(result: unknown, plugin: string): unknown {
+  if (typeof result !== 'object' || result === null || !isRefusal(result as CallToolResult)) return result;
+  const refused = result as CallToolResult;
+  const meta = refused._meta?.[MetaKey.ERROR] as Record<string, unknown> | undefined;
+  if (meta === undefined || meta.plugin !== undefined) return result;
+  const copy: CallToolResult = { ...refused, _meta: { ...refused._meta, [MetaKey.ERROR]: { ...meta, plugin } } };
+  Object.defineProperty(copy, REFUSAL, { value: true });
+  return copy;
 }
 
 /** Reads the machine-readable refusal from a result, if it is one. */

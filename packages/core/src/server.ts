@@ -1,23 +1,20 @@
-import { identityOf } from './auth/identity.js';
 import { McpServer, Server } from '@modelcontextprotocol/server';
 import type { ServerOptions as SdkServerOptions, Transport as SdkTransport } from '@modelcontextprotocol/server';
 import type { DependencyContainer } from 'tsyringe';
-import { z } from 'zod';
-import type { Approver } from './approval.js';
+import type { InProcessCallOptions, ServerOptions } from './server-options.js';
+import { ServerOptionsSchema } from './server-options.js';
 import { noApprover } from './approval.js';
-import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 import type { Services } from './container.js';
 import { Tokens, createServerContainer, servicesOf } from './container.js';
-import type { CallRequest, ContextRuntime, Executor, ListContext, Transport } from './context.js';
-import { Context } from './context.js';
-import { CoreErrorCode, RpcCode, SluiceError, invalidParams, messageOf } from './errors.js';
+import type { CallRequest, ContextRuntime, ListContext, Transport } from './context.js';
+import { Context, callArguments } from './context.js';
+import { CoreErrorCode, RpcCode, SluiceError, messageOf, serverClosed } from './errors.js';
 import type { CoreHooks } from './hooks.js';
 import { createCoreHooks } from './hooks.js';
 import { formatIssues } from './issues.js';
 import type { Logger } from './logger.js';
 import { createDefaultLogger } from './logger.js';
-import type { RegisteredTool } from './pipeline.js';
 import { Pipeline } from './pipeline.js';
 import type { Plugin } from './plugin.js';
 import { applyPlugins } from './plugin.js';
@@ -25,75 +22,38 @@ import type { CallToolResult, Tool } from './protocol.js';
 import { localDraft } from './local-tool.js';
 import { rethrowForClient } from './protocol-errors.js';
 import { headersOf } from './request-headers.js';
-import type { CompiledSchema, SchemaInput } from './schema.js';
+import type { SchemaInput } from './schema.js';
 import { MemoryStore } from './store/memory.js';
-import type { Store } from './store/types.js';
-import type { ImportBatch, ImportSource, SkippedTool, SluiceTool, ToolDefinition } from './tool.js';
-import { createImportBatch } from './tool.js';
+import type { SkippedTool, SluiceTool, ToolDefinition } from './tool.js';
+import type { ImportResult } from './tool-table.js';
+import { ToolTable } from './tool-table.js';
 import type { HttpListener, ListenOptions } from './http.js';
-import type { ListChange } from './transport-hooks.js';
+import type { ListChange, TransportHooks } from './transport-hooks.js';
 import { sendChange } from './transport-hooks.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
 import type { UpstreamStatus } from './upstream/health.js';
 import type { ImportOptions } from './upstream/options.js';
 import { FeatureCatalog } from './features/catalog.js';
 import { guardsOf, serveFeatures } from './features/sdk-handlers.js';
+import { presentRound } from './upstream/modern-call.js';
+import { RoundStateSeal } from './upstream/round-state.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 
-export interface ServerOptions {
-  name: string;
-  version: string;
-  /** Applied in order at construction; a bad plugin or ordering reference throws here. */
-  plugins?: readonly Plugin[];
-  /** Default: pino JSON lines on stderr, level from `SLUICE_LOG_LEVEL`. */
-  logger?: Logger;
-  /** Default: the in-memory store. */
-  store?: Store;
-  /** Default: the system clock. */
-  clock?: Clock;
-  /** Shown to clients at initialization. */
-  instructions?: string;
-  /** How long `close()` waits for running calls before closing anyway. Default 10 s. */
-  drainTimeoutMs?: number;
-  /**
-   * Options passed to every SDK server instance: request-state verification
-   * and the input-required knobs of 2026-07-28, cache hints, the JSON Schema
-   * validator for elicitation answers.
-   */
-  sdk?: Pick<SdkServerOptions, 'requestState' | 'inputRequired' | 'cacheHints' | 'jsonSchemaValidator'>;
+/** What the core's own collaborators (adopt, the test kit) reach and users do not. */
+export interface ServerInternals {
+  readonly table: ToolTable;
+  /** Runs a call through the pipeline: the one entry point of every transport. */
+  dispatch(name: string, args: unknown, request: CallRequest): Promise<CallToolResult>;
 }
 
-const ServerOptionsSchema = z.object({
-  name: z.string().min(1),
-  version: z.string().min(1),
-  plugins: z.array(z.unknown()).optional(),
-  logger: z.unknown().optional(),
-  store: z.unknown().optional(),
-  clock: z.unknown().optional(),
-  instructions: z.string().optional(),
-  drainTimeoutMs: z.number().int().nonnegative().optional(),
-  sdk: z.record(z.string(), z.unknown()).optional(),
-});
+const internals = new WeakMap<SluiceServer, ServerInternals>();
 
-/** What `server.call()` accepts. */
-export interface InProcessCallOptions {
-  /** `_meta` for the call, as a client would send it. */
-  meta?: Record<string, unknown>;
-  signal?: AbortSignal;
-}
-
-/** The outcome of putting tools through the `import` hook. */
-export interface ImportResult {
-  /** The names under which the tools are now exposed. */
-  readonly imported: readonly string[];
-  readonly skipped: readonly SkippedTool[];
-}
-
-/** A tool about to enter the server, with what runs it. */
-export interface ToolDraft {
-  readonly tool: SluiceTool;
-  readonly base: Executor;
-  readonly input?: CompiledSchema;
+/** The tool table and dispatch of a server, for the core's own modules and tests. */
+export function internalsOf(server: SluiceServer): ServerInternals {
+  const found = internals.get(server);
+  if (found === undefined)
+    throw new SluiceError(CoreErrorCode.INVALID_STATE, 'Not a Sluice server of this copy of core');
+  return found;
 }
 
 /**
@@ -112,13 +72,7 @@ export class SluiceServer {
   readonly hooks: CoreHooks;
 
   private readonly pipeline: Pipeline;
-  private readonly registered = new Map<string, RegisteredTool>();
-  private readonly skippedTools: SkippedTool[] = [];
-  private listCache: Tool[] | undefined;
-  private pending: Promise<void> = Promise.resolve();
-  private pendingCount = 0;
-  private readonly pendingNames = new Set<string>();
-  private readonly registrationErrors: unknown[] = [];
+  private readonly table: ToolTable;
   private closed = false;
   private readonly ownsStore: boolean;
   private readonly drainTimeoutMs: number;
@@ -130,6 +84,8 @@ export class SluiceServer {
   private readonly sdkExtensions: ((sdk: McpServer) => void)[] = [];
   private upstreamRegistry: UpstreamRegistry | undefined;
   private featureCatalog: FeatureCatalog | undefined;
+  /** Seals the state of upstream round trips; see `upstream/round-state.ts`. */
+  readonly roundSeal = new RoundStateSeal();
 
   constructor(options: ServerOptions) {
     const parsed = ServerOptionsSchema.safeParse(options);
@@ -148,6 +104,12 @@ export class SluiceServer {
     this.container = createServerContainer({ logger: this.logger, clock, store });
     this.services = servicesOf(this.container);
     this.hooks = createCoreHooks();
+    this.table = new ToolTable({
+      hooks: this.hooks,
+      logger: this.logger,
+      assertOpen: () => this.assertOpen(),
+      changed: () => this.notify('tools'),
+    });
     // Tools plugins register while they are applied wait for the pipeline; later ones register at once.
     let pluginTools: ToolDefinition[] | undefined = [];
     this.plugins = applyPlugins(options.plugins ?? [], {
@@ -155,23 +117,18 @@ export class SluiceServer {
       logger: this.logger,
       services: this.services,
       server: { name: this.name, version: this.version },
-      container: this.container,
-      tools: {
-        get: (name) => this.registered.get(name)?.tool,
-        inputOf: (name) => this.registered.get(name)?.input,
-        names: () => [...this.registered.keys()],
-        list: (request) => this.listTools(request),
-        notifyChanged: () => this.toolsChanged(),
-      },
+      tools: this.table.catalog,
       tool: (definition) => (pluginTools ? pluginTools.push(definition) : this.tool(definition)),
     });
     this.pipeline = new Pipeline(this.hooks, this.logger);
+    this.table.bind(this.pipeline);
     this.runtime = {
       logger: this.logger,
       dispatch: (name, args, request) => this.dispatch(name, args, request),
       approver: () =>
         this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
     };
+    internals.set(this, { table: this.table, dispatch: (name, args, request) => this.dispatch(name, args, request) });
     const provided = pluginTools;
     pluginTools = undefined;
     for (const definition of provided) this.tool(definition);
@@ -183,85 +140,20 @@ export class SluiceServer {
    */
   tool<In extends SchemaInput | undefined = undefined>(definition: ToolDefinition<In>): this {
     this.assertOpen();
-    const draft = localDraft(definition as ToolDefinition);
-    const name = draft.tool.name;
-    if (this.registered.has(name) || this.pendingNames.has(name)) {
-      throw new SluiceError(CoreErrorCode.DUPLICATE_TOOL, `A tool named "${name}" is already registered`);
-    }
-    this.pendingNames.add(name);
-    this.enqueue(async () => {
-      const result = await this.admit({ kind: 'local' }, [draft]).finally(() => this.pendingNames.delete(name));
-      for (const skipped of result.skipped) {
-        this.logger.warn(
-          { event: 'tool.skipped', tool: skipped.name, reason: skipped.reason, by: skipped.by },
-          'local tool was not exposed',
-        );
-      }
-    });
+    this.table.register(localDraft(definition as ToolDefinition));
     return this;
   }
 
+  /** Stops exposing a local tool registered with `tool()`; returns whether it was exposed. */
+  removeTool(name: string): boolean {
+    if (this.table.get(name)?.tool.source.kind !== 'local') return false;
+    this.table.remove([name]);
+    return true;
+  }
+
   /** Resolves when every tool registered so far is exposed; rejects with the first registration failure. */
-  async ready(): Promise<void> {
-    while (this.pendingCount > 0) await this.pending;
-    const failure = this.registrationErrors.shift();
-    if (failure !== undefined) throw failure;
-  }
-
-  /**
-   * Puts drafts through the `import` hook and exposes what it keeps. Used for
-   * local tools and by upstream import; replaces tools of the same name from
-   * the same source.
-   */
-  async admit(source: ImportSource, drafts: readonly ToolDraft[]): Promise<ImportResult> {
-    this.assertOpen();
-    const bases = new Map<SluiceTool, ToolDraft>(drafts.map((d) => [d.tool, d]));
-    const nativeNames = new Map<SluiceTool, string>(drafts.map((d) => [d.tool, d.tool.name]));
-    let batch: ImportBatch = createImportBatch(
-      source,
-      drafts.map((d) => d.tool),
-    );
-    if (this.pipeline.importUsed) batch = await this.hooks.import.promise(batch);
-    const imported: string[] = [];
-    const skipped: SkippedTool[] = [...batch.skipped];
-    for (const tool of batch.tools) {
-      const draft = bases.get(tool);
-      if (!draft) {
-        throw new SluiceError(
-          CoreErrorCode.INVALID_STATE,
-          `An import tap replaced the tool object "${tool.name}": mutate tools in place or skip them`,
-          {
-            hook: 'import',
-          },
-        );
-      }
-      // An adopted server's tools keep the names it gave them: clients call them by those.
-      if (source.kind === 'adopted') tool.name = nativeNames.get(tool) ?? tool.name;
-      tool.definition = { ...tool.definition, name: tool.name };
-      const existing = this.registered.get(tool.name);
-      if (existing && !sameSource(existing.tool.source, source)) {
-        skipped.push({
-          name: tool.name,
-          reason: `Name collision: "${tool.name}" is already exposed by another source`,
-          by: 'core',
-        });
-        continue;
-      }
-      Object.freeze(tool);
-      const executor = this.pipeline.compose(draft.base, tool);
-      this.registered.set(tool.name, { tool, executor, input: draft.input });
-      imported.push(tool.name);
-    }
-    this.skippedTools.push(...skipped);
-    if (imported.length > 0) this.toolsChanged();
-    return { imported, skipped };
-  }
-
-  /** Stops exposing tools (an upstream dropped them). */
-  removeTools(names: Iterable<string>): void {
-    let changed = false;
-    for (const name of names) changed = this.registered.delete(name) || changed;
-    if (changed) this.toolsChanged();
+  ready(): Promise<void> {
+    return this.table.ready();
   }
 
   /**
@@ -278,7 +170,16 @@ export class SluiceServer {
       this.logger,
       this.hooks.importFeatures.isUsed() ? (batch) => this.hooks.importFeatures.promise(batch) : undefined,
     );
-    this.upstreamRegistry ??= new UpstreamRegistry(this);
+    this.upstreamRegistry ??= new UpstreamRegistry({
+      logger: this.logger,
+      services: this.services,
+      version: this.version,
+      table: this.table,
+      features: this.featureCatalog,
+      roundSeal: this.roundSeal,
+      isClosed: () => this.closed,
+      onClose: (close) => this.onClose(close),
+    });
     return this.upstreamRegistry.import(options);
   }
 
@@ -294,32 +195,17 @@ export class SluiceServer {
 
   /** The tools exposed now. */
   tools(): readonly SluiceTool[] {
-    return [...this.registered.values()].map((r) => r.tool);
+    return this.table.tools();
   }
 
   /** Tools the import hook kept out so far, with reasons. */
   skipped(): readonly SkippedTool[] {
-    return [...this.skippedTools];
+    return this.table.skipped();
   }
 
   /** What `tools/list` shows to a request. */
   listTools(context: Partial<ListContext> = {}): Tool[] {
-    this.listCache ??= [...this.registered.values()].map((r) => r.tool.definition);
-    return this.pipeline.listToolsUsed ? this.filterList([...this.listCache], context) : this.listCache;
-  }
-
-  /** Runs the `listTools` hook over a list of definitions. */
-  filterList(tools: Tool[], context: Partial<ListContext> = {}): Tool[] {
-    if (!this.pipeline.listToolsUsed) return tools;
-    const ctx: ListContext = {
-      headers: context.headers ?? {},
-      authInfo: context.authInfo,
-      auth: identityOf(context.authInfo),
-      transport: context.transport ?? 'in-process',
-      logger: context.logger ?? this.logger,
-      toolOf: (name) => this.registered.get(name)?.tool,
-    };
-    return this.hooks.listTools.call(tools, ctx);
+    return this.table.list(context);
   }
 
   /** Calls a tool in-process through the whole pipeline. */
@@ -327,23 +213,17 @@ export class SluiceServer {
     return this.dispatch(name, args, { meta: options.meta, signal: options.signal, transport: 'in-process' });
   }
 
-  /** Runs a call through the pipeline: the one entry point of every transport. */
-  dispatch(name: string, args: unknown, request: CallRequest): Promise<CallToolResult> {
-    if (this.closed) return Promise.reject(closedError());
-    if (this.pendingCount === 0) return this.dispatchNow(name, args, request);
+  private dispatch(name: string, args: unknown, request: CallRequest): Promise<CallToolResult> {
+    if (this.closed) return Promise.reject(serverClosed('call'));
+    if (!this.table.busy) return this.dispatchNow(name, args, request);
     // One tool's failed registration is reported by ready(), not to calls of other tools.
-    return this.registrationsSettled().then(() =>
-      this.closed ? Promise.reject(closedError()) : this.dispatchNow(name, args, request),
-    );
-  }
-
-  /** Waits for pending registrations without reporting their failures. */
-  private async registrationsSettled(): Promise<void> {
-    while (this.pendingCount > 0) await this.pending;
+    return this.table
+      .settled()
+      .then(() => (this.closed ? Promise.reject(serverClosed('call')) : this.dispatchNow(name, args, request)));
   }
 
   private dispatchNow(name: string, args: unknown, request: CallRequest): Promise<CallToolResult> {
-    const entry = this.registered.get(name);
+    const entry = this.table.get(name);
     if (entry === undefined) {
       return Promise.reject(
         new SluiceError(CoreErrorCode.UNKNOWN_TOOL, `Unknown tool: "${name}"`, {
@@ -354,7 +234,7 @@ export class SluiceServer {
     }
     let ctx: Context;
     try {
-      ctx = new Context(this.runtime, entry.tool, argumentsOf(args), request);
+      ctx = new Context(this.runtime, entry.tool, callArguments(args), request);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -381,7 +261,7 @@ export class SluiceServer {
       sdk = mcp.server;
     }
     sdk.setRequestHandler('tools/list', async (_request, ctx) => {
-      await this.registrationsSettled();
+      await this.table.settled();
       return { tools: this.listTools({ headers: headersOf(ctx) ?? {}, authInfo: ctx.http?.authInfo, transport }) };
     });
     sdk.setRequestHandler('tools/call', (request, ctx) =>
@@ -392,7 +272,7 @@ export class SluiceServer {
         authInfo: ctx.http?.authInfo,
         headers: headersOf(ctx),
         transport,
-        mcp: ctx,
+        mcp: this.upstreamRegistry ? presentRound(ctx, this.roundSeal) : ctx,
       }).catch(rethrowForClient),
     );
     if (this.featureCatalog)
@@ -424,13 +304,11 @@ export class SluiceServer {
     this.assertOpen();
     await this.ready();
     const sdk = this.createSdkServer('in-process');
-    const notify = (change: ListChange) => sendChange(sdk, change);
-    this.listChangedNotifiers.add(notify);
-    const close = () => sdk.close();
-    this.closers.add(close);
+    const detachNotify = this.onListChanged((change) => sendChange(sdk, change));
+    const detachClose = this.onClose(() => sdk.close());
     sdk.onclose = () => {
-      this.listChangedNotifiers.delete(notify);
-      this.closers.delete(close);
+      detachNotify();
+      detachClose();
     };
     await sdk.connect(transport);
   }
@@ -441,8 +319,7 @@ export class SluiceServer {
     await this.ready();
     // Loaded on first use, like stdio below: adopt() and in-process servers never load the node HTTP adapter.
     const { listenHttp } = await import('./http.js');
-    const listener = await listenHttp(this, options, this.hooksForTransport());
-    return listener;
+    return listenHttp(this, options, this.transportHooks);
   }
 
   /** Serves stdio (both protocol versions). Logs must go to stderr: the default logger does. */
@@ -450,13 +327,7 @@ export class SluiceServer {
     this.assertOpen();
     await this.ready();
     const { serveOverStdio } = await import('./stdio.js');
-    return serveOverStdio(this, options, this.hooksForTransport());
-  }
-
-  /** Tells connected clients that the tool list changed. */
-  private toolsChanged(): void {
-    this.listCache = undefined;
-    this.notify('tools');
+    return serveOverStdio(this, options, this.transportHooks);
   }
 
   /**
@@ -469,17 +340,20 @@ export class SluiceServer {
     for (const send of this.listChangedNotifiers) send(change);
   }
 
-  private hooksForTransport() {
-    return {
-      onListChanged: (notify: (change: ListChange) => void) => {
-        this.listChangedNotifiers.add(notify);
-        return () => this.listChangedNotifiers.delete(notify);
-      },
-      onClose: (close: () => Promise<void>) => {
-        this.closers.add(close);
-        return () => this.closers.delete(close);
-      },
-    };
+  private readonly transportHooks: TransportHooks = {
+    onListChanged: (notify) => this.onListChanged(notify),
+    onClose: (close) => this.onClose(close),
+  };
+
+  private onListChanged(notify: (change: ListChange) => void): () => void {
+    this.listChangedNotifiers.add(notify);
+    return () => void this.listChangedNotifiers.delete(notify);
+  }
+
+  /** Registers something to close with the server (a transport, an upstream connection). */
+  private onClose(close: () => Promise<void>): () => void {
+    this.closers.add(close);
+    return () => void this.closers.delete(close);
   }
 
   /** Whether `close()` has begun. */
@@ -494,23 +368,7 @@ export class SluiceServer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const pipeline = this.pipeline;
-    if (pipeline.inflight > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          this.logger.warn(
-            { event: 'server.drain_timeout', inflight: pipeline.inflight },
-            'closing with calls still running',
-          );
-          resolve();
-        }, this.drainTimeoutMs);
-        timer.unref();
-        pipeline.onDrained = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
+    await this.drain();
     const closers = [...this.closers];
     this.closers.clear();
     await Promise.allSettled(closers.map((close) => close()));
@@ -527,53 +385,31 @@ export class SluiceServer {
     if (this.ownsStore) await this.services.store.close();
   }
 
-  /** Registers something to close with the server (an upstream connection). */
-  onClose(close: () => Promise<void>): () => void {
-    this.closers.add(close);
-    return () => this.closers.delete(close);
-  }
-
-  private enqueue(work: () => Promise<void>): void {
-    this.pendingCount++;
-    this.pending = this.pending
-      .then(work)
-      .catch((error: unknown) => {
-        this.registrationErrors.push(error);
-        this.logger.error(
-          { event: 'tool.registration_failed', err: error },
-          `tool registration failed: ${messageOf(error)}`,
+  /** Waits for running calls, up to `drainTimeoutMs`. */
+  private async drain(): Promise<void> {
+    const pipeline = this.pipeline;
+    if (pipeline.inflight === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.logger.warn(
+          { event: 'server.drain_timeout', inflight: pipeline.inflight },
+          'closing with calls still running',
         );
-      })
-      .finally(() => {
-        this.pendingCount--;
-      });
+        resolve();
+      }, this.drainTimeoutMs);
+      timer.unref();
+      pipeline.onDrained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   private assertOpen(): void {
-    if (this.closed) throw closedError();
-  }
-
-  /** The approver `ctx.approve()` uses. */
-  approver(): Approver {
-    return this.runtime.approver();
+    if (this.closed) throw serverClosed('call');
   }
 }
 
 export function createServer(options: ServerOptions): SluiceServer {
   return new SluiceServer(options);
-}
-
-function closedError(): SluiceError {
-  return new SluiceError(CoreErrorCode.SERVER_CLOSED, 'The server is closed', { hook: 'call' });
-}
-
-function sameSource(a: ImportSource, b: ImportSource): boolean {
-  if (a.kind !== b.kind) return false;
-  return a.kind !== 'upstream' || (b.kind === 'upstream' && a.upstream === b.upstream);
-}
-
-function argumentsOf(args: unknown): Record<string, unknown> {
-  if (args === undefined || args === null) return {};
-  if (typeof args !== 'object' || Array.isArray(args)) throw invalidParams('Tool arguments must be an object');
-  return args as Record<string, unknown>;
 }

@@ -192,3 +192,59 @@ describe('in-process calls', () => {
     await kit.close();
   });
 });
+
+describe('what a call that cannot run is answered with', () => {
+  it('refuses a tool name the specification does not allow, and a definition without a handler, with INVALID_TOOL', () => {
+    const server = createServer({ name: 's', version: '1', logger: captureLogger().logger });
+    const invalidTool = expect.objectContaining({ code: CoreErrorCode.INVALID_TOOL }) as unknown as Error;
+    expect(() => server.tool({ ...echo, name: 'has space' })).toThrow(invalidTool);
+    expect(() => server.tool({ name: 'nohandler' } as never)).toThrow(invalidTool);
+  });
+
+  it('rejects an in-process call of a tool it does not expose with UNKNOWN_TOOL', async () => {
+    const kit = await createTestKit({ tools: [echo] });
+    await expect(kit.server.call('nope')).rejects.toMatchObject({
+      code: CoreErrorCode.UNKNOWN_TOOL,
+      message: 'Unknown tool: "nope"',
+    });
+    await kit.close();
+  });
+
+  it('fails a handler that returns something other than a tool result, or breaks its output schema, with INVALID_RESULT', async () => {
+    const kit = await createTestKit({
+      tools: [
+        { name: 'shapeless', handler: () => ({ answer: 42 }) as never },
+        {
+          name: 'liar',
+          outputSchema: z.object({ n: z.number() }),
+          handler: () => ({ content: [], structuredContent: { n: 'one' } }),
+        },
+      ],
+    });
+    await expect(kit.server.call('shapeless')).rejects.toMatchObject({ code: CoreErrorCode.INVALID_RESULT });
+    await expect(kit.server.call('liar')).rejects.toMatchObject({
+      code: CoreErrorCode.INVALID_RESULT,
+      message: expect.stringContaining('breaks its output schema'),
+    });
+    await kit.close();
+  });
+
+  it('ends a call whose caller aborted it with CANCELLED', async () => {
+    const kit = await createTestKit({
+      tools: [
+        {
+          name: 'waits',
+          handler: (_args, ctx) =>
+            new Promise<CallToolResult>((_resolve, reject) =>
+              ctx.signal.addEventListener('abort', () => reject(new Error('stopped'))),
+            ),
+        },
+      ],
+    });
+    const controller = new AbortController();
+    const call = kit.server.call('waits', {}, { signal: controller.signal });
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ code: CoreErrorCode.CANCELLED, message: 'The call was cancelled' });
+    await kit.close();
+  });
+});

@@ -4,12 +4,14 @@ import { z } from 'zod';
 import { createServer, definePlugin, refusal } from '@sluice/core';
 import type {
   CallContext,
+  CoreHooks,
   CallToolResult,
   Executor,
   ImportBatch,
   Outcome,
   Plugin,
   PluginApi,
+  PluginHooks,
   SluiceTool,
   Tool,
   ToolPolicy,
@@ -82,3 +84,13 @@ server.tool({
   policy: { typeTest: { level: 'high' } },
   handler: () => ({ content: [] }),
 });
+
+// The plugin view of the hooks is read back from the core's one table: tapPromise only on async hooks.
+expectTypeOf<PluginHooks['preCall']>().toHaveProperty('tapPromise');
+expectTypeOf<PluginHooks['postCall']>().toHaveProperty('tapPromise');
+expectTypeOf<PluginHooks['import']>().toHaveProperty('tapPromise');
+expectTypeOf<PluginHooks['execute']>().not.toHaveProperty('tapPromise');
+expectTypeOf<PluginHooks['settled']>().not.toHaveProperty('tapPromise');
+expectTypeOf<PluginHooks['listTools']>().not.toHaveProperty('tapPromise');
+expectTypeOf<Parameters<PluginHooks['settled']['tap']>[1]>().parameters.toEqualTypeOf<[CallContext, Outcome]>();
+expectTypeOf<keyof PluginHooks>().toEqualTypeOf<keyof CoreHooks>();

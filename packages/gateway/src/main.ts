@@ -105,16 +105,17 @@ async function serve(command: Extract<Command, { kind: 'serve' }>, io: CliIo): P
     const listeners = await gateway.start();
     return await runUntilStopped(gateway, listeners);
   } catch (error) {
-    gateway.logger.error(
-      { event: 'gateway.start_failed', err: error },
-      `the gateway could not start: ${messageOf(error)}`,
-    );
-    await gateway.close().catch(() => {});
-    throw new SluiceError(
+    const failure = new SluiceError(
       GatewayErrorCode.START_FAILED,
       `the gateway could not start: ${startFailure(error, config.listen.http)}`,
       { cause: error },
     );
+    gateway.logger.error(
+      { event: 'gateway.start_failed', code: failure.code, err: error },
+      `the gateway could not start: ${messageOf(error)}`,
+    );
+    await gateway.close().catch(() => {});
+    throw failure;
   }
 }
 

@@ -5,7 +5,8 @@ const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 /**
  * Runs a started gateway until SIGINT or SIGTERM (or, when it serves stdio
  * only, until its client closes stdin), then closes it: running calls
- * finish, up to `drainTimeoutMs`. A second signal exits at once. Resolves
+ * finish, up to `drainTimeoutMs`. A second signal exits at once; the core
+ * still ends the stdio upstreams from the process's `exit` event. Resolves
  * with the exit code.
  */
 export function runUntilStopped(gateway: Gateway, listeners: GatewayListeners): Promise<number> {

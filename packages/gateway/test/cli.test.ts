@@ -7,7 +7,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { compileSchema, createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
-import { interpolateEnv, main } from '@sluice/gateway';
+import { GatewayErrorCode, interpolateEnv, main } from '@sluice/gateway';
+import { parseCommandLine } from '../src/cli-args.js';
 import { z } from 'zod';
 import {
   CLI_SOURCE,
@@ -101,6 +102,48 @@ describe('sluice serve', () => {
     }
   });
 
+  it('on a second SIGTERM while draining, exits at once and still ends its stdio upstreams', async () => {
+    const longLived = fileURLToPath(new URL('./fixtures/long-lived-upstream.mjs', import.meta.url));
+    const config = tempConfig({
+      listen: { http: { port: 0 } },
+      upstreams: [
+        {
+          name: 'busy',
+          namespace: 'busy',
+          connection: { type: 'stdio', command: process.execPath, args: [longLived] },
+        },
+      ],
+    });
+    const run = runCli(['serve', '--config', config.file]);
+    let upstreamPid: number | undefined;
+    try {
+      const ready = await run.event('gateway.ready');
+      const client = await httpClient(String(ready.url));
+      upstreamPid = Number(textOf(await call(client, 'busy_pid')));
+      expect(alive(upstreamPid)).toBe(true);
+      // A long call keeps the upstream busy (and its event loop alive) and the gateway draining.
+      const running = call(client, 'busy_work', { ms: 60_000 }).catch(() => undefined);
+      const metrics = new URL('/metrics', String(ready.url));
+      await eventually(
+        async () => sample(await (await fetch(metrics)).text(), 'sluice_calls_in_flight{tool="busy_work"}') === 1,
+        'the long call in flight',
+      );
+      run.child.kill('SIGTERM');
+      await run.event('gateway.stopping');
+      run.child.kill('SIGTERM');
+      expect(await run.exited).toBe(1);
+      expect(run.stderr()).toContain('"event":"gateway.forced_exit"');
+      const pid = upstreamPid;
+      await eventually(() => !alive(pid), 'the stdio upstream to end');
+      await running;
+      await client.close().catch(() => {});
+    } finally {
+      run.child.kill('SIGKILL');
+      if (upstreamPid !== undefined && alive(upstreamPid)) process.kill(upstreamPid, 'SIGKILL');
+      config.remove();
+    }
+  });
+
   it('serves over stdio with logs on stderr only, and ends when its client closes stdin', async () => {
     const config = tempConfig({ listen: { stdio: true }, upstreams: [fixtureUpstream('local')] });
     const transport = new StdioClientTransport({
@@ -171,6 +214,7 @@ describe('sluice serve', () => {
     const config = tempConfig({ listen: { http: { port: remoteListener.port } } });
     const run = runCli(['serve', '--config', config.file]);
     try {
+      expect(await run.event('gateway.start_failed')).toMatchObject({ code: GatewayErrorCode.START_FAILED });
       expect(await run.exited).toBe(1);
       expect(run.stderr()).toContain(
         `sluice: the gateway could not start: 127.0.0.1:${remoteListener.port} is already in use\n`,
@@ -179,6 +223,17 @@ describe('sluice serve', () => {
     } finally {
       config.remove();
     }
+  });
+});
+
+describe('the command line', () => {
+  it('refuses an unknown command, a stray argument or a misplaced option with USAGE', () => {
+    for (const argv of [['frobnicate'], ['serve', 'extra'], ['serve', '--json'], []]) {
+      expect(() => parseCommandLine(argv)).toThrow(
+        expect.objectContaining({ code: GatewayErrorCode.USAGE }) as unknown as Error,
+      );
+    }
+    expect(parseCommandLine(['check', '--json'])).toMatchObject({ kind: 'check', json: true });
   });
 });
 

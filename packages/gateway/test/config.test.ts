@@ -140,6 +140,7 @@ describe('environment references', () => {
       await expect(loadConfigFile(bad.file, env)).rejects.toThrow(
         `The config file ${bad.file} is not valid JSON at line 3, column 3`,
       );
+      await expect(loadConfigFile(bad.file, env)).rejects.toMatchObject({ code: GatewayErrorCode.CONFIG_NOT_JSON });
       await expect(loadConfigFile(join(good.dir, 'missing.json'), env)).rejects.toMatchObject({
         code: GatewayErrorCode.CONFIG_NOT_FOUND,
       });

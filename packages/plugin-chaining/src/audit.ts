@@ -4,13 +4,13 @@ import type { NextTool } from './directive.js';
 import { readDirective } from './directive.js';
 import type { ChainingConfig } from './options.js';
 import { startState } from './server-chain.js';
-import type { ToolCatalog } from './tool-catalog.js';
+import type { ChainCatalog } from './tool-catalog.js';
 import { vetNext } from './vet-next.js';
 
 /** Audit mode: say what the chain's first call would do, and leave the result as it is. */
 export async function audit(
   config: ChainingConfig,
-  catalog: ToolCatalog,
+  catalog: ChainCatalog,
   ctx: CallContext,
   result: CallToolResult,
 ): Promise<CallToolResult> {
@@ -29,7 +29,7 @@ export async function audit(
 
 async function auditVerdict(
   config: ChainingConfig,
-  catalog: ToolCatalog,
+  catalog: ChainCatalog,
   ctx: CallContext,
   next: NextTool,
 ): Promise<string> {

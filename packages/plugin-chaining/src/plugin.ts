@@ -5,7 +5,7 @@ import { ChainRules } from './chain-rules.js';
 import { hasDirective } from './directive.js';
 import { ChainingOptions } from './options.js';
 import { isChainStep, runChain } from './server-chain.js';
-import { ToolCatalog } from './tool-catalog.js';
+import { ChainCatalog } from './tool-catalog.js';
 import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'chaining';
@@ -24,12 +24,8 @@ export function chaining(options: ChainingOptions = {}): Plugin {
     name: PLUGIN_NAME,
     version: VERSION,
     mode: config.mode,
-    apply({ hooks, logger, mode }) {
-      const catalog = new ToolCatalog(rules, logger);
-      hooks.execute.tap({ name: PLUGIN_NAME, stage: Stage.CHAIN }, (next, tool) => {
-        catalog.add(tool);
-        return next;
-      });
+    apply({ hooks, logger, mode, tools }) {
+      const catalog = new ChainCatalog(tools, rules, logger);
       hooks.postCall.tapPromise({ name: PLUGIN_NAME, stage: Stage.CHAIN }, (result, ctx) => {
         if (!hasDirective(result) || isChainStep(ctx)) return Promise.resolve(result);
         if (readRefusal(result) !== undefined) return Promise.resolve(result);

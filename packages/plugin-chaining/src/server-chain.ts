@@ -7,7 +7,7 @@ import type { NextTool } from './directive.js';
 import type { ChainDriver, ChainObserver } from './follow-chain.js';
 import { followChain } from './follow-chain.js';
 import type { ChainingConfig } from './options.js';
-import type { ToolCatalog } from './tool-catalog.js';
+import type { ChainCatalog } from './tool-catalog.js';
 
 /** A chain this plugin is running, kept in the state of the call that started it. */
 interface ChainRun {
@@ -41,7 +41,7 @@ export function startState(config: ChainingConfig, ctx: CallContext): ChainState
 
 export async function runChain(
   config: ChainingConfig,
-  catalog: ToolCatalog,
+  catalog: ChainCatalog,
   logger: Logger,
   ctx: CallContext,
   result: CallToolResult,

@@ -1,5 +1,5 @@
 import { compileSchema, messageOf } from '@sluice/core';
-import type { CompiledSchema, Logger, SluiceTool, ValidationResult } from '@sluice/core';
+import type { CompiledSchema, Logger, SluiceTool, ToolCatalog, ValidationResult } from '@sluice/core';
 import type { ChainRules } from './chain-rules.js';
 import type { ChainTarget } from './vet-next.js';
 
@@ -9,30 +9,30 @@ interface Entry {
   readonly target: ChainTarget;
 }
 
-/** Exposed names by upstream, then by the name the upstream itself uses. */
-type UpstreamNames = Map<string, Map<string, string>>;
-
 /**
- * The tools this server exposes, as the chain checks need them. Filled from
- * the `execute` hook, which the core calls once per tool after it has been
- * admitted under its final name (unlike `import`, which runs before name
- * collisions are settled). A tool removed later is still listed here; the
- * chained call then fails with UNKNOWN_TOOL, which stops the chain the same way.
+ * The tools this server exposes, as the chain checks need them. Kept in step
+ * with the core's catalog, which reports each change once the core has
+ * settled it (final names, name collisions resolved, removals).
  *
  * An imported tool's directive names a tool as its upstream knows it; it is
  * resolved among that upstream's tools only, since an upstream can vouch
  * only for the tools it lists itself (and cannot steer chains into local tools).
  */
-export class ToolCatalog {
+export class ChainCatalog {
   private readonly entries = new Map<string, Entry>();
-  private readonly upstreamNames: UpstreamNames = new Map();
 
   constructor(
+    private readonly tools: ToolCatalog,
     private readonly rules: ChainRules,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    tools.subscribe((change) => {
+      for (const tool of change.removed) if (this.entries.get(tool.name)?.tool === tool) this.entries.delete(tool.name);
+      for (const tool of change.added) this.add(tool);
+    });
+  }
 
-  add(tool: SluiceTool): void {
+  private add(tool: SluiceTool): void {
     const policy = tool.policy.chaining;
     const allowed = this.rules.targetable(tool, policy);
     this.entries.set(tool.name, {
@@ -40,11 +40,6 @@ export class ToolCatalog {
       follows: this.rules.follows(tool, policy),
       target: this.targetOf(tool, allowed),
     });
-    const { source } = tool;
-    if (source.kind !== 'upstream') return;
-    let names = this.upstreamNames.get(source.upstream);
-    if (names === undefined) this.upstreamNames.set(source.upstream, (names = new Map()));
-    names.set(source.originalName, tool.name);
   }
 
   /** Whether the directive in this tool's result is followed. */
@@ -61,10 +56,9 @@ export class ToolCatalog {
   target(name: string, from: string): ChainTarget | undefined {
     const source = this.entries.get(from)?.tool.source;
     if (source?.kind !== 'upstream') return this.entries.get(name)?.target;
-    const exposed = this.upstreamNames.get(source.upstream)?.get(name);
-    return exposed === undefined ? undefined : this.entries.get(exposed)?.target;
+    const exposed = this.tools.byOrigin(source.upstream, name);
+    return exposed === undefined ? undefined : this.entries.get(exposed.name)?.target;
   }
-
   private targetOf(tool: SluiceTool, allowed: boolean): ChainTarget {
     // The core checks a local tool's arguments against its own schema before any guard runs.
     if (tool.source.kind === 'local') return { name: tool.name, allowed };
@@ -82,7 +76,7 @@ export class ToolCatalog {
   // Compiled on first use: most tools are never the target of a chain.
   private compile(tool: SluiceTool): CompiledSchema | null {
     try {
-      return compileSchema(tool.definition.inputSchema as Record<string, unknown>, 'input', tool.name);
+      return compileSchema(tool.definition.inputSchema, 'input', tool.name);
     } catch (error) {
       this.logger.warn(
         { event: 'chain.schema_unusable', tool: tool.name, err: messageOf(error) },

@@ -144,7 +144,7 @@ describe('checks before a chained call runs', () => {
         { name: 'gone', handler: () => text('gone ran') },
       ],
     });
-    kit.server.removeTools(['gone']);
+    kit.server.removeTool('gone');
     const result = await kit.call('A', {});
     expect(errorOf(result)?.code).toBe(ChainingErrorCode.UNKNOWN_TOOL);
     await kit.close();

@@ -127,6 +127,13 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     expect(textOf(result)).toMatch(/SyntaxError.*line 2/);
   });
 
+  it('answers a call to a tool that is not bound with a ToolError coded TOOL_NOT_AVAILABLE', async () => {
+    const k = await start();
+    const script = `try { await callTool('shutdown_everything', {}); return 'called'; } catch (e) { return [e.name, e.code]; }`;
+    expect(resultOf(await run(k, script))).toEqual(['ToolError', CodeModeErrorCode.TOOL_NOT_AVAILABLE]);
+    await stillServes(k);
+  });
+
   it('keeps no state from one script to the next', async () => {
     const k = await start();
     await run(k, 'globalThis.leak = 42; Object.prototype.polluted = true; return 1;');

@@ -1,9 +1,9 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CoreErrorCode, MemoryStore, SluiceError, createServer } from '@sluice/core';
-import type { CallContext, Executor, SluiceServer, ToolAnnotations, ToolSource } from '@sluice/core';
-import { captureLogger, createTestKit, errorOf, textOf } from '@sluice/core/testing';
+import { CoreErrorCode, MemoryStore, SluiceError } from '@sluice/core';
+import type { CallContext, Executor, ToolAnnotations, ToolSource } from '@sluice/core';
+import { TestServer, captureLogger, createTestKit, errorOf, textOf } from '@sluice/core/testing';
 import { concurrency, fencingToken } from '@sluice/plugin-concurrency';
 import type { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { Occupancy, gate, idle, lockOf, text, turns, until } from './support.js';
@@ -25,8 +25,8 @@ function refundTool(occupancy: Occupancy, door: Promise<void>, fences: (number |
   };
 }
 
-function quietServer(options: ConcurrencyOptions, store = new MemoryStore()): SluiceServer {
-  return createServer({
+function quietServer(options: ConcurrencyOptions, store = new MemoryStore()): TestServer {
+  return new TestServer({
     name: 's',
     version: '1',
     store,
@@ -37,7 +37,7 @@ function quietServer(options: ConcurrencyOptions, store = new MemoryStore()): Sl
 
 /** Exposes a tool as if it came from an upstream server, through the core's own admission path. */
 async function admitUpstream(
-  server: SluiceServer,
+  server: TestServer,
   name: string,
   annotations: ToolAnnotations,
   trusted: boolean,

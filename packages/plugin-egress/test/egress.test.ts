@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { CallToolResult, SluiceTool, ToolDraft, ToolSource } from '@sluice/core';
 import { CoreErrorCode, MetaKey, SluiceError, createServer } from '@sluice/core';
-import { captureLogger, createTestKit, metaOf, textOf } from '@sluice/core/testing';
+import { TestServer, captureLogger, createTestKit, metaOf, textOf } from '@sluice/core/testing';
 import { UPSTREAM_READ_FACTOR, egress, interventionText } from '@sluice/plugin-egress';
 import type { EgressRecord } from '@sluice/plugin-egress';
 import { oracleSize } from './oracle.js';
@@ -249,7 +249,7 @@ describe('imported tools', () => {
   };
 
   it(`asks the proxy to stop reading at ${UPSTREAM_READ_FACTOR}x the limit; limits the result by pattern`, async () => {
-    const server = createServer({
+    const server = new TestServer({
       name: 's',
       version: '1',
       logger: captureLogger().logger,
@@ -269,7 +269,7 @@ describe('imported tools', () => {
   });
 
   it('sets no read cap in audit mode, nor on local tools', async () => {
-    const audit = createServer({
+    const audit = new TestServer({
       name: 's',
       version: '1',
       logger: captureLogger().logger,

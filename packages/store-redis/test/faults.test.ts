@@ -167,3 +167,18 @@ describe('when Redis restarts mid-run', () => {
     expect(after.fence).toBeGreaterThan(before.fence);
   });
 });
+
+describe('when Redis refuses a command', () => {
+  it('fails it with REDIS_COMMAND_FAILED, attributed to the store, and keeps serving', async () => {
+    stores = new StoreFactory(redis);
+    const { store } = stores.open();
+    await store.ready();
+    // Something else wrote a hash where the store keeps a value: Redis answers the read with WRONGTYPE.
+    await look.hset(`${stores.prefix}kv:greeting`, 'field', 'x');
+    const error = await store.get('greeting').catch((e: unknown) => e);
+    expect(SluiceError.is(error) && error.code).toBe(RedisStoreErrorCode.REDIS_COMMAND_FAILED);
+    expect(SluiceError.is(error) && error.plugin).toBe('store-redis');
+    expect((error as Error).message).toContain('WRONGTYPE');
+    expect(await store.increment('count', 2)).toBe(2);
+  });
+});

@@ -1,9 +1,12 @@
-import { ProtocolError as ClientProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+// Type-only from the client package: a server without upstreams never loads it. The SDK's error classes are
+// brand-matched, so the server package's match the errors the client raises.
 import type { Client, RequestOptions } from '@modelcontextprotocol/client';
 import {
   ProtocolError,
   ProtocolErrorCode,
   ResourceNotFoundError,
+  SdkError,
+  SdkErrorCode,
   isInputRequiredResult,
 } from '@modelcontextprotocol/server';
 import type {
@@ -301,7 +304,7 @@ const SDK_PREFIX = /^MCP error -?\d+: /;
 /** An upstream's protocol error keeps its code and data; anything else becomes an internal error naming the upstream. */
 function forClient(link: FeatureLink, error: unknown): Error {
   if (SluiceError.is(error)) return toProtocolError(error);
-  if (error instanceof ClientProtocolError) {
+  if (error instanceof ProtocolError) {
     const message = link.redact(error.message.replace(SDK_PREFIX, ''));
     return new ProtocolError(error.code, message, error.data);
   }

@@ -19,6 +19,13 @@ const LOCK: SemaphoreOptions = Object.freeze({ maxActive: 1, maxQueue: Number.PO
 const KEEP_IDLE = 64;
 
 /**
+ * Entries each write looks at for expiry, walking the map round and round.
+ * More than one per write, so the sweep outpaces any stream of writes: an
+ * expired entry is gone within a few passes' worth of writes.
+ */
+const SWEEP_STEP = 4;
+
+/**
  * A semaphore that knows its key, so one function per store can collect any
  * of them, and that links into the store's line of idle semaphores.
  */
@@ -77,6 +84,7 @@ export class MemoryStore implements Store {
   readonly kind = 'memory';
   private readonly semaphores = new Map<string, KeyedSemaphore>();
   private readonly entries = new Map<string, Entry>();
+  private sweeper: Iterator<[string, Entry]> | undefined;
   private fence = 0;
   private readonly fences = { next: () => ++this.fence };
   private readonly idle = new IdleLine();
@@ -121,12 +129,19 @@ export class MemoryStore implements Store {
     return entry === undefined ? undefined : (structuredClone(entry.value) as T);
   }
 
+  /** Key-value entries held in memory now, expired ones not yet swept included. */
+  get entryCount(): number {
+    return this.entries.size;
+  }
+
   async set(key: string, value: unknown, options: SetOptions = {}): Promise<void> {
+    this.sweep();
     this.entries.set(key, { value: structuredClone(value), expiresAt: this.expiry(options) });
   }
 
   async setIfAbsent(key: string, value: unknown, options: SetOptions = {}): Promise<boolean> {
     if (this.live(key) !== undefined) return false;
+    this.sweep();
     this.entries.set(key, { value: structuredClone(value), expiresAt: this.expiry(options) });
     return true;
   }
@@ -141,12 +156,29 @@ export class MemoryStore implements Store {
     const entry = this.live(key);
     const current = typeof entry?.value === 'number' ? entry.value : 0;
     const next = current + by;
+    this.sweep();
     this.entries.set(key, { value: next, expiresAt: entry?.expiresAt ?? this.expiry(options) });
     return next;
   }
 
   async close(): Promise<void> {
     this.entries.clear();
+    this.sweeper = undefined;
+  }
+
+  /** Drops the expired among the next few entries: amortised, so keys written once with a TTL do not pile up. */
+  private sweep(): void {
+    const now = this.clock.now();
+    for (let i = 0; i < SWEEP_STEP; i++) {
+      this.sweeper ??= this.entries.entries();
+      const next = this.sweeper.next();
+      if (next.done === true) {
+        this.sweeper = undefined;
+        return;
+      }
+      const [key, entry] = next.value;
+      if (entry.expiresAt <= now) this.entries.delete(key);
+    }
   }
 
   private live(key: string): Entry | undefined {

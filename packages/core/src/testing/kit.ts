@@ -6,13 +6,31 @@ import { MetaKey } from '../meta.js';
 import { readRefusal } from '../refusal.js';
 import type { RefusalMeta } from '../refusal.js';
 import type { SchemaInput } from '../schema.js';
-import type { ServerOptions } from '../server.js';
-import { SluiceServer } from '../server.js';
+import type { ServerOptions } from '../server-options.js';
+import { SluiceServer, internalsOf } from '../server.js';
+import type { ImportResult, ToolDraft } from '../tool-table.js';
+import type { ImportSource } from '../tool.js';
 import type { Store } from '../store/types.js';
 import type { ToolDefinition } from '../tool.js';
 import type { CapturedLogger } from './capture-logger.js';
 import { captureLogger } from './capture-logger.js';
 import { FakeClock } from './fake-clock.js';
+
+/**
+ * A server with the doors tests need into its tool table: admit drafts as an
+ * upstream or an adopted server would, and drop tools, without a real upstream.
+ */
+export class TestServer extends SluiceServer {
+  /** Puts drafts through the `import` hook and exposes what it keeps, as an upstream import does. */
+  admit(source: ImportSource, drafts: readonly ToolDraft[]): Promise<ImportResult> {
+    return internalsOf(this).table.admit(source, drafts);
+  }
+
+  /** Stops exposing tools of any source, as an upstream that dropped them does. */
+  removeTools(names: Iterable<string>): void {
+    internalsOf(this).table.remove(names);
+  }
+}
 
 export interface TestKitOptions {
   plugins?: readonly Plugin[];
@@ -36,7 +54,7 @@ export interface KitCallOptions {
 }
 
 export interface TestKit {
-  readonly server: SluiceServer;
+  readonly server: TestServer;
   /** A real SDK client connected in-process. */
   readonly client: Client;
   /** Every log record the server and its plugins wrote. */
@@ -64,7 +82,7 @@ export interface TestKit {
 export async function createTestKit(options: TestKitOptions = {}): Promise<TestKit> {
   const logs = captureLogger();
   const clock = options.fakeClock ? new FakeClock() : undefined;
-  const server = new SluiceServer({
+  const server = new TestServer({
     name: 'test-server',
     version: '0.0.0',
     ...options.server,

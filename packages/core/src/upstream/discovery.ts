@@ -1,6 +1,6 @@
 import type { Executor } from '../context.js';
 import type { Tool } from '../protocol.js';
-import type { ToolDraft } from '../server.js';
+import type { ToolDraft } from '../tool-table.js';
 import type { ConnectionSummary, SkippedTool, SluiceTool, ToolSource } from '../tool.js';
 import { isToolName } from '../tool.js';
 import type { GlobMatcher } from './glob.js';

@@ -1,7 +1,7 @@
 import type { Redactions } from '../redactions.js';
 import type { CallToolResult } from '../protocol.js';
 import type { CoreErrorCode } from '../errors.js';
-import { refusal } from '../refusal.js';
+import { attributeRefusal, refusal } from '../refusal.js';
 
 /** The codes of upstream import: a subset of `CoreErrorCode`. */
 export type UpstreamErrorCode =
@@ -20,13 +20,14 @@ export function upstreamFailure(
   suggestion: string,
   retryAfterMs?: number,
 ): CallToolResult {
-  return refusal({
+  const refused = refusal({
     code,
     message,
     suggestion,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     details: { upstream },
   });
+  return attributeRefusal(refused, 'core');
 }
 
 /** Shorter than any secret worth hiding, and long enough not to blank out ordinary words. */

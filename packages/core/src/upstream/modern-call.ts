@@ -1,4 +1,3 @@
-import { ProtocolError as UpstreamProtocolError } from '@modelcontextprotocol/client';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   PROTOCOL_VERSION_META_KEY,
@@ -15,6 +14,40 @@ export interface RoundParams {
   readonly requestState?: string;
   /** The caller's own client capabilities, so that the upstream asks only for what the caller can give. */
   readonly meta: Record<string, unknown>;
+}
+
+/** The request contexts shown to the pipeline with a carried state, and the wire state each really carried. */
+const presented = new WeakMap<ServerContext, unknown>();
+
+/**
+ * The request context as the pipeline sees it. When a retry carries a state
+ * Sluice sealed around an upstream's input request, and that round had
+ * carried another party's state (a risk approval), the pipeline is shown
+ * that party's state again, so that an approval and an upstream's own input
+ * request compose in one call; the upstream's state stays with the proxy.
+ */
+export function presentRound(mcp: ServerContext, seal: RoundStateSeal): ServerContext {
+  const wire: unknown = mcp.mcpReq.requestState();
+  if (typeof wire !== 'string' || !RoundStateSeal.isOurs(wire)) return mcp;
+  const state = seal.peek(wire);
+  if (typeof state === 'string' || state.carried === undefined) return mcp;
+  const carried = state.carried;
+  // The accessor's type parameter is the caller's claim (see RequestStateAccessor): the value is the carried string.
+  const requestState = (() => carried) as ServerContext['mcpReq']['requestState'];
+  const shown: ServerContext = { ...mcp, mcpReq: { ...mcp.mcpReq, requestState } };
+  presented.set(shown, wire);
+  return shown;
+}
+
+/** Whether the pipeline sees a carried state again, inside a round Sluice sealed (see `presentRound`). */
+export function isContinuedRound(mcp: ServerContext | undefined): boolean {
+  return mcp !== undefined && presented.has(mcp);
+}
+
+/** The state the request itself carried, whatever the pipeline is shown. */
+function wireStateOf(mcp: ServerContext | undefined): unknown {
+  if (mcp === undefined) return undefined;
+  return presented.has(mcp) ? presented.get(mcp) : mcp.mcpReq.requestState();
 }
 
 /** Whether the request came from a 2026-07-28 client (it carried the per-request envelope). */
@@ -40,7 +73,7 @@ export function roundParams(
   const envelope = req?.envelope as Readonly<Record<string, unknown>> | undefined;
   const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY];
   const meta = capabilities === undefined ? {} : { [CLIENT_CAPABILITIES_META_KEY]: capabilities };
-  const wire: unknown = req?.requestState();
+  const wire = wireStateOf(mcp);
   let requestState: string | undefined;
   if (typeof wire === 'string' && RoundStateSeal.isOurs(wire)) {
     const opened = seal.open(wire, upstream, target);
@@ -61,7 +94,7 @@ export function roundParams(
  * and target (a tool's original name, `prompt:<name>`, `resource:<uri>`);
  * other results as they are.
  */
-export function sealed<T>(result: T, upstream: string, target: string, seal: RoundStateSeal): T {
+export function sealed<T>(result: T, upstream: string, target: string, seal: RoundStateSeal, mcp?: ServerContext): T {
   if (!isInputRequiredResult(result)) return result;
   const state = (result as { requestState?: unknown }).requestState;
   if (state !== undefined && (typeof state !== 'string' || state.length > MAX_STATE_CHARS))
@@ -70,7 +103,16 @@ export function sealed<T>(result: T, upstream: string, target: string, seal: Rou
       `Upstream "${upstream}" answered "${target}" with a requestState Sluice does not carry (not a string, or over ${MAX_STATE_CHARS} characters)`,
       { hook: 'call' },
     );
-  const wrapped = seal.seal({ upstream, tool: target, ...(state === undefined ? {} : { state }) });
+  // Another party's state this round carried (what the pipeline was shown) goes along, to be shown again.
+  const shown: unknown = mcp?.mcpReq.requestState();
+  const carried =
+    typeof shown === 'string' && !RoundStateSeal.isOurs(shown) && shown.length <= MAX_STATE_CHARS ? shown : undefined;
+  const wrapped = seal.seal({
+    upstream,
+    tool: target,
+    ...(state === undefined ? {} : { state }),
+    ...(carried === undefined ? {} : { carried }),
+  });
   return { ...result, requestState: wrapped };
 }
 
@@ -80,7 +122,8 @@ export function sealed<T>(result: T, upstream: string, target: string, seal: Rou
  * refused input must reach the client that can act on it.
  */
 export function relayedError(error: unknown, redact: (text: string) => string): SluiceError | undefined {
-  if (!(error instanceof UpstreamProtocolError)) return undefined;
+  // The SDK's error classes are brand-matched: this matches what the client package raises.
+  if (!(error instanceof ProtocolError)) return undefined;
   const message = redact(error.message.replace(/^MCP error -?\d+: /, ''));
   return new SluiceError(CoreErrorCode.UPSTREAM_ERROR, message, {
     rpcCode: error.code,

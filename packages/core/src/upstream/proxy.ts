@@ -117,7 +117,7 @@ async function callUpstream(
     const result = await (fetched ? withResponseBudget(budget, send) : send());
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);
     link.callSucceeded();
-    return round && link.roundSeal ? sealed(result, link.name, original.name, link.roundSeal) : result;
+    return round && link.roundSeal ? sealed(result, link.name, original.name, link.roundSeal, ctx.mcp) : result;
   } catch (error) {
     // The caller cancelled: the SDK told the upstream; the pipeline reports the cancellation.
     if (ctx.signal.aborted) throw error;

@@ -1,5 +1,5 @@
-import { CoreErrorCode, SluiceError } from '../errors.js';
-import type { ImportResult } from '../server.js';
+import { CoreErrorCode, SluiceError, serverClosed } from '../errors.js';
+import type { ImportResult } from '../tool-table.js';
 import type { UpstreamStatus } from './health.js';
 import type { ImportOptions } from './options.js';
 import { parseImportOptions } from './options.js';
@@ -8,7 +8,7 @@ import { UpstreamClient } from './upstream-client.js';
 
 /** The host a registry serves, with what it needs to close along with it. */
 export interface RegistryHost extends UpstreamHost {
-  readonly isClosed: boolean;
+  isClosed(): boolean;
   onClose(close: () => Promise<void>): () => void;
 }
 
@@ -24,8 +24,7 @@ export class UpstreamRegistry {
   /** Validates the options, connects, and admits the upstream's tools; see `SluiceServer.import`. */
   async import(options: ImportOptions): Promise<ImportResult> {
     const resolved = parseImportOptions(options);
-    if (this.closed || this.host.isClosed)
-      throw new SluiceError(CoreErrorCode.SERVER_CLOSED, 'The server is closed', { hook: 'import' });
+    if (this.closed || this.host.isClosed()) throw serverClosed('import');
     if (this.upstreams.has(resolved.name)) {
       throw new SluiceError(
         CoreErrorCode.INVALID_OPTIONS,

@@ -8,6 +8,12 @@ export interface RoundState {
   readonly tool: string;
   /** The upstream's own `requestState`, byte for byte, when it sent one. */
   readonly state?: string;
+  /**
+   * A state another party minted that the call carried when the upstream
+   * asked (a risk approval's): shown to the pipeline again on the retry, so
+   * that both round trips of one call compose.
+   */
+  readonly carried?: string;
 }
 
 /** Every state Sluice seals starts with this, so that a state another party minted (a risk approval) is not taken for ours. */
@@ -45,6 +51,14 @@ export class RoundStateSeal {
 
   /** The state, or a reason it is refused: altered, expired, or for another upstream or tool. */
   open(wire: string, upstream: string, tool: string): RoundState | string {
+    const state = this.peek(wire);
+    if (typeof state === 'string') return state;
+    if (state.upstream !== upstream || state.tool !== tool) return 'it belongs to another upstream or tool';
+    return state;
+  }
+
+  /** The state if Sluice sealed it and it has not expired, whoever it is for; else why not. */
+  peek(wire: string): RoundState | string {
     if (wire.length > MAX_STATE_CHARS) return 'it is too long';
     const [body, mac] = wire.slice(PREFIX.length).split('.');
     if (body === undefined || mac === undefined || !this.verify(body, mac)) return 'it was altered or is not ours';
@@ -56,8 +70,13 @@ export class RoundStateSeal {
     }
     const state = parsed as Partial<RoundState> & { expires?: unknown };
     if (typeof state.expires !== 'number' || state.expires < this.now()) return 'it expired';
-    if (state.upstream !== upstream || state.tool !== tool) return 'it belongs to another upstream or tool';
-    return typeof state.state === 'string' ? { upstream, tool, state: state.state } : { upstream, tool };
+    if (typeof state.upstream !== 'string' || typeof state.tool !== 'string') return 'it was altered or is not ours';
+    return {
+      upstream: state.upstream,
+      tool: state.tool,
+      ...(typeof state.state === 'string' ? { state: state.state } : {}),
+      ...(typeof state.carried === 'string' ? { carried: state.carried } : {}),
+    };
   }
 
   private mac(body: string): string {

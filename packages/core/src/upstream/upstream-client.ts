@@ -4,13 +4,14 @@ import { messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Redactions } from '../redactions.js';
 import type { Tool } from '../protocol.js';
-import type { ImportResult, ToolDraft } from '../server.js';
+import type { ImportResult, ToolTable } from '../tool-table.js';
 import type { ImportSource } from '../tool.js';
 import { backoffDelay } from './backoff.js';
 import { describeTarget, openTransport, secretsOf } from './connection.js';
 import type { ToolSelection } from './discovery.js';
 import { createSelection, planImport } from './discovery.js';
 import { createRedactor } from './errors.js';
+import { endOnExit } from './exit-guard.js';
 import { HealthTracker } from './health.js';
 import { StderrTail } from './stderr-tail.js';
 import { ModernLane } from './modern-lane.js';
@@ -40,10 +41,12 @@ export interface UpstreamHost {
   readonly services: { readonly clock: Clock; readonly redactions?: Redactions };
   /** Sluice's version, sent upstream as the client's version. */
   readonly version: string;
-  admit(source: ImportSource, drafts: readonly ToolDraft[]): Promise<ImportResult>;
-  removeTools(names: Iterable<string>): void;
+  /** Where the upstream's tools are admitted and removed. */
+  readonly table: Pick<ToolTable, 'admit' | 'remove'>;
   /** Where the upstream's resources, templates and prompts go; see `features/`. */
   readonly features?: FeatureCatalog;
+  /** Seals upstream `requestState` between rounds; the server's, so that its pipeline can read what it sealed. */
+  readonly roundSeal?: RoundStateSeal;
 }
 
 /**
@@ -92,7 +95,7 @@ export class UpstreamClient implements UpstreamLink {
     this.health = new HealthTracker(options.name, host.logger, () => host.services.clock.now());
     this.selection = createSelection(options);
     this.lane = new ModernLane(options, host.version, host.logger, this.redact);
-    this.roundSeal = new RoundStateSeal();
+    this.roundSeal = host.roundSeal ?? new RoundStateSeal();
   }
 
   /** Makes the first connection attempt. If it fails, says why in `skipped` and keeps trying in the background. */
@@ -185,6 +188,7 @@ export class UpstreamClient implements UpstreamLink {
       },
     );
     this.attempting = client;
+    let forget: (() => void) | undefined;
     try {
       const opened = await openTransport(this.options.connection, {
         upstream: this.name,
@@ -192,7 +196,12 @@ export class UpstreamClient implements UpstreamLink {
         redact: this.redact,
         stderrTail: this.stderrTail,
       });
-      client.onclose = () => this.connectionFailed(client, 'the connection closed');
+      // A stdio child must not outlive this process, even one that exits without closing the server.
+      forget = connectionIsStdio(this.options) ? endOnExit(() => opened.pid()) : undefined;
+      client.onclose = () => {
+        forget?.();
+        this.connectionFailed(client, 'the connection closed');
+      };
       client.onerror = (error) =>
         this.logger.debug(
           { event: 'upstream.transport_error', upstream: this.name, error: this.redact(messageOf(error)) },
@@ -220,6 +229,7 @@ export class UpstreamClient implements UpstreamLink {
     } catch (error) {
       if (this.client === client) this.client = undefined;
       await client.close().catch(() => {});
+      forget?.();
       throw error;
     } finally {
       if (this.attempting === client) this.attempting = undefined;
@@ -287,10 +297,10 @@ export class UpstreamClient implements UpstreamLink {
     // The batch names the upstream; each tool's own source names its original tool.
     const source = this.source();
     const admitted =
-      plan.drafts.length > 0 ? await this.host.admit(source, plan.drafts) : { imported: [], skipped: [] };
+      plan.drafts.length > 0 ? await this.host.table.admit(source, plan.drafts) : { imported: [], skipped: [] };
     const kept = new Set(admitted.imported);
     const removed = this.exposed.filter((name) => !kept.has(name));
-    if (removed.length > 0) this.host.removeTools(removed);
+    if (removed.length > 0) this.host.table.remove(removed);
     this.exposed = admitted.imported;
     const skipped = [...plan.skipped, ...admitted.skipped, ...(await this.syncFeatures(client))];
     this.logger.info(
@@ -361,4 +371,8 @@ async function listTools(client: Client, timeout: number): Promise<Tool[]> {
   if (!client.getServerCapabilities()?.tools) return [];
   const { tools } = await client.listTools(undefined, { timeout, cacheMode: 'refresh' });
   return tools;
+}
+
+function connectionIsStdio(options: ResolvedImportOptions): boolean {
+  return options.connection.type === 'stdio';
 }

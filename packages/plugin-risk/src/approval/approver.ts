@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { messageOf } from '@sluice/core';
+import { isContinuedRound, messageOf } from '@sluice/core';
 import type {
   ApprovalDecision,
   ApprovalRequest,
@@ -36,6 +36,10 @@ export interface ApproverDeps {
 const PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 const NONCE_PREFIX = 'dev.sluice/risk/approval-nonce/';
+/** A nonce whose question was answered... */
+const USED = 1;
+/** ...with an approval, which a continued round of the same call may rely on. */
+const GRANTED = 2;
 
 const AnswerSchema = z.object({
   action: z.enum(['accept', 'decline', 'cancel']),
@@ -138,10 +142,18 @@ export class RiskApprover implements Approver {
     }
     // One answer per question: a state that was used once, on any replica, is spent.
     const ttlMs = Math.max(1, check.expiresAt - now) + this.deps.config.timeoutMs;
-    if (!(await this.deps.store.setIfAbsent(NONCE_PREFIX + check.nonce, 1, { ttlMs })))
+    const key = NONCE_PREFIX + check.nonce;
+    if (!(await this.deps.store.setIfAbsent(key, USED, { ttlMs }))) {
+      // The same call again, after an upstream asked its client for input in the round this approval answered:
+      // Sluice sealed the upstream's round around this state, and the approval stands for that call.
+      if (answer === undefined && isContinuedRound(mcp) && (await this.deps.store.get(key)) === GRANTED)
+        return { approved: true };
       return invalid('the approval state was already used');
+    }
     if (answer === undefined) return invalid('the retry carried no answer');
-    return decisionOf(answer);
+    const decision = decisionOf(answer);
+    if (decision.approved) await this.deps.store.set(key, GRANTED, { ttlMs });
+    return decision;
   }
 
   private ask(request: ApprovalRequest, target: ApprovalTarget, binding: StateBinding): ApprovalDecision {

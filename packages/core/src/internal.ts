@@ -1,0 +1,21 @@
+// @sluice/core/internal: what the core's own modules, tests and benchmarks share.
+// Not public API: it may change in any release. Plugins and applications use `@sluice/core`.
+
+export { HOOK_NAMES } from './hooks.js';
+export { MAX_META_KEYS, emptyMeta, readIncomingMeta, toPlainMeta } from './meta.js';
+export { toProtocolError } from './protocol-errors.js';
+export { isRefusal, toolErrorText } from './refusal.js';
+export { isStandardSchema } from './schema.js';
+export { internalsOf } from './server.js';
+export type { ServerInternals } from './server.js';
+export { systemClock } from './clock.js';
+export { LocalSemaphore } from './store/semaphore.js';
+export type { FenceSource } from './store/semaphore.js';
+export { assertToolName } from './tool.js';
+export { ToolTable } from './tool-table.js';
+export { backoffDelay } from './upstream/backoff.js';
+export type { BackoffPolicy } from './upstream/backoff.js';
+export type { UpstreamErrorCode } from './upstream/errors.js';
+export { InProcessConnectionSchema, UpstreamConnectionSchema } from './upstream/options.js';
+export type { ResolvedImportOptions } from './upstream/options.js';
+export { TRACER_NAME } from './upstream/tracing.js';

@@ -1,0 +1,311 @@
+import { identityOf } from './auth/identity.js';
+import type { Executor, ListContext } from './context.js';
+import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
+import type { CoreHooks } from './hooks.js';
+import type { Logger } from './logger.js';
+import type { Pipeline, RegisteredTool } from './pipeline.js';
+import type { Tool } from './protocol.js';
+import type { CompiledSchema } from './schema.js';
+import type { ImportBatch, ImportSource, SkippedTool, SluiceTool } from './tool.js';
+import { createImportBatch } from './tool.js';
+
+/** The outcome of putting tools through the `import` hook. */
+export interface ImportResult {
+  /** The names under which the tools are now exposed. */
+  readonly imported: readonly string[];
+  readonly skipped: readonly SkippedTool[];
+}
+
+/** A tool about to enter the server, with what runs it. */
+export interface ToolDraft {
+  readonly tool: SluiceTool;
+  readonly base: Executor;
+  readonly input?: CompiledSchema;
+}
+
+/** What changed in the exposed tools, once the core has settled it. */
+export interface CatalogChange {
+  /** Tools exposed by this change (new, or replacing a tool of the same name and source), under their final names. */
+  readonly added: readonly SluiceTool[];
+  /** Tools no longer exposed. */
+  readonly removed: readonly SluiceTool[];
+  /** Tools of this batch that were kept out (by a plugin, or by the core on a name collision). */
+  readonly skipped: readonly SkippedTool[];
+}
+
+/** The tools a server exposes now, as plugins may look them up. */
+export interface ToolCatalog {
+  /** The exposed tool of that name, or undefined. */
+  get(name: string): SluiceTool | undefined;
+  /** The exposed tool that upstream `upstream` lists as `originalName`, whatever name it is exposed under. */
+  byOrigin(upstream: string, originalName: string): SluiceTool | undefined;
+  /** The compiled input schema the core validates that tool's arguments with; undefined for tools whose upstream validates. */
+  inputOf(name: string): CompiledSchema | undefined;
+  /** The names exposed now. */
+  names(): string[];
+  /**
+   * What `tools/list` shows to a request with these headers, caller and
+   * transport: the exposed definitions after every plugin's `listTools` tap.
+   * Pass a call's context to see the tools its caller may see.
+   */
+  list(request: Partial<Pick<ListContext, 'headers' | 'authInfo' | 'transport'>>): Tool[];
+  /**
+   * Calls `listener` after the core has settled each change to the exposed
+   * tools: a batch admitted (name collisions resolved) or tools removed.
+   * Returns a function that stops the calls.
+   */
+  subscribe(listener: (change: CatalogChange) => void): () => void;
+  /**
+   * Tells connected clients that what `tools/list` shows has changed, when a
+   * plugin's own state changes it (a tool held for review, then approved).
+   */
+  notifyChanged(): void;
+}
+
+export interface ToolTableOptions {
+  readonly hooks: CoreHooks;
+  readonly logger: Logger;
+  /** Throws when the server is closed. */
+  readonly assertOpen: () => void;
+  /** Tells clients that the tool list changed. */
+  readonly changed: () => void;
+}
+
+/**
+ * The tools a server exposes: admission through the `import` hook, name
+ * collisions, removal, the `tools/list` cache and filter, and the queue of
+ * local registrations still pending.
+ */
+export class ToolTable {
+  /** The view plugins get as `PluginApi.tools`. */
+  readonly catalog: ToolCatalog;
+  private pipeline: Pipeline | undefined;
+  private readonly registered = new Map<string, RegisteredTool>();
+  /** upstream → name at the upstream → exposed name. */
+  private readonly origins = new Map<string, Map<string, string>>();
+  private readonly skippedTools: SkippedTool[] = [];
+  private readonly listeners = new Set<(change: CatalogChange) => void>();
+  private listCache: Tool[] | undefined;
+  private pending: Promise<void> = Promise.resolve();
+  private pendingCount = 0;
+  private readonly pendingNames = new Set<string>();
+  /** Registration failures not yet reported by `ready()`, as thrown (a SluiceError, usually). */
+  private readonly registrationErrors: Error[] = [];
+
+  constructor(private readonly options: ToolTableOptions) {
+    this.catalog = Object.freeze({
+      get: (name: string) => this.registered.get(name)?.tool,
+      byOrigin: (upstream: string, originalName: string) => {
+        const name = this.origins.get(upstream)?.get(originalName);
+        return name === undefined ? undefined : this.registered.get(name)?.tool;
+      },
+      inputOf: (name: string) => this.registered.get(name)?.input,
+      names: () => [...this.registered.keys()],
+      list: (request: Partial<Pick<ListContext, 'headers' | 'authInfo' | 'transport'>>) => this.list(request),
+      subscribe: (listener: (change: CatalogChange) => void) => {
+        if (typeof listener !== 'function') {
+          throw new SluiceError(CoreErrorCode.INVALID_STATE, 'tools.subscribe() takes a function');
+        }
+        this.listeners.add(listener);
+        return () => void this.listeners.delete(listener);
+      },
+      notifyChanged: () => this.changed(),
+    });
+  }
+
+  /** Binds the pipeline the tools' executors are composed with; done once the hooks are locked. */
+  bind(pipeline: Pipeline): void {
+    this.pipeline = pipeline;
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.registered.get(name);
+  }
+
+  /** Queues a local tool: the name is taken now, the tool exposed when the queue reaches it. */
+  register(draft: ToolDraft): void {
+    const name = draft.tool.name;
+    if (this.registered.has(name) || this.pendingNames.has(name)) {
+      throw new SluiceError(CoreErrorCode.DUPLICATE_TOOL, `A tool named "${name}" is already registered`);
+    }
+    this.pendingNames.add(name);
+    this.enqueue(async () => {
+      const result = await this.admit({ kind: 'local' }, [draft]).finally(() => this.pendingNames.delete(name));
+      for (const skipped of result.skipped) {
+        this.options.logger.warn(
+          { event: 'tool.skipped', tool: skipped.name, reason: skipped.reason, by: skipped.by },
+          'local tool was not exposed',
+        );
+      }
+    });
+  }
+
+  /** Whether local registrations are still pending. */
+  get busy(): boolean {
+    return this.pendingCount > 0;
+  }
+
+  /** Resolves when every queued registration is done; rejects with the first failure. */
+  async ready(): Promise<void> {
+    await this.settled();
+    const failure = this.registrationErrors.shift();
+    if (failure !== undefined) throw failure;
+  }
+
+  /** Waits for pending registrations without reporting their failures. */
+  async settled(): Promise<void> {
+    while (this.pendingCount > 0) await this.pending;
+  }
+
+  /**
+   * Puts drafts through the `import` hook and exposes what it keeps. Used for
+   * local tools, upstream import and adopted servers; replaces tools of the
+   * same name from the same source.
+   */
+  async admit(source: ImportSource, drafts: readonly ToolDraft[]): Promise<ImportResult> {
+    this.options.assertOpen();
+    const pipeline = this.pipeline;
+    if (pipeline === undefined) throw new SluiceError(CoreErrorCode.INVALID_STATE, 'The tool table has no pipeline');
+    const bases = new Map<SluiceTool, ToolDraft>(drafts.map((d) => [d.tool, d]));
+    const nativeNames = new Map<SluiceTool, string>(drafts.map((d) => [d.tool, d.tool.name]));
+    let batch: ImportBatch = createImportBatch(
+      source,
+      drafts.map((d) => d.tool),
+    );
+    if (pipeline.importUsed) batch = await this.options.hooks.import.promise(batch);
+    const added: SluiceTool[] = [];
+    const skipped: SkippedTool[] = [...batch.skipped];
+    for (const tool of batch.tools) {
+      const draft = bases.get(tool);
+      if (!draft) {
+        throw new SluiceError(
+          CoreErrorCode.INVALID_STATE,
+          `An import tap replaced the tool object "${tool.name}": mutate tools in place or skip them`,
+          { hook: 'import' },
+        );
+      }
+      // An adopted server's tools keep the names it gave them: clients call them by those.
+      if (source.kind === 'adopted') tool.name = nativeNames.get(tool) ?? tool.name;
+      tool.definition = { ...tool.definition, name: tool.name };
+      const existing = this.registered.get(tool.name);
+      if (existing && !sameSource(existing.tool.source, source)) {
+        skipped.push({
+          name: tool.name,
+          reason: `Name collision: "${tool.name}" is already exposed by another source`,
+          by: 'core',
+        });
+        continue;
+      }
+      Object.freeze(tool);
+      const executor = pipeline.compose(draft.base, tool);
+      if (existing) this.forgetOrigin(existing.tool);
+      this.registered.set(tool.name, { tool, executor, input: draft.input });
+      this.rememberOrigin(tool);
+      added.push(tool);
+    }
+    this.skippedTools.push(...skipped);
+    if (added.length > 0) this.changed();
+    this.publish({ added, removed: [], skipped });
+    return { imported: added.map((tool) => tool.name), skipped };
+  }
+
+  /** Stops exposing tools (an upstream dropped them). */
+  remove(names: Iterable<string>): void {
+    const removed: SluiceTool[] = [];
+    for (const name of names) {
+      const entry = this.registered.get(name);
+      if (entry === undefined) continue;
+      this.registered.delete(name);
+      this.forgetOrigin(entry.tool);
+      removed.push(entry.tool);
+    }
+    if (removed.length === 0) return;
+    this.changed();
+    this.publish({ added: [], removed, skipped: [] });
+  }
+
+  /** The tools exposed now. */
+  tools(): SluiceTool[] {
+    return [...this.registered.values()].map((r) => r.tool);
+  }
+
+  /** Tools the import hook kept out so far, with reasons. */
+  skipped(): SkippedTool[] {
+    return [...this.skippedTools];
+  }
+
+  /** What `tools/list` shows to a request. */
+  list(context: Partial<ListContext> = {}): Tool[] {
+    this.listCache ??= [...this.registered.values()].map((r) => r.tool.definition);
+    return this.pipeline?.listToolsUsed ? this.filter([...this.listCache], context) : this.listCache;
+  }
+
+  /** Runs the `listTools` hook over a list of definitions. */
+  filter(tools: Tool[], context: Partial<ListContext> = {}): Tool[] {
+    if (!this.pipeline?.listToolsUsed) return tools;
+    const ctx: ListContext = {
+      headers: context.headers ?? {},
+      authInfo: context.authInfo,
+      auth: identityOf(context.authInfo),
+      transport: context.transport ?? 'in-process',
+      logger: context.logger ?? this.options.logger,
+      toolOf: (name) => this.registered.get(name)?.tool,
+    };
+    return this.options.hooks.listTools.call(tools, ctx);
+  }
+
+  private changed(): void {
+    this.listCache = undefined;
+    this.options.changed();
+  }
+
+  private publish(change: CatalogChange): void {
+    if (change.added.length === 0 && change.removed.length === 0 && change.skipped.length === 0) return;
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.options.logger.error(
+          { event: 'tools.subscriber_failed', err: error },
+          `a tool catalog subscriber failed: ${messageOf(error)}`,
+        );
+      }
+    }
+  }
+
+  private rememberOrigin(tool: SluiceTool): void {
+    const { source } = tool;
+    if (source.kind !== 'upstream') return;
+    let names = this.origins.get(source.upstream);
+    if (names === undefined) this.origins.set(source.upstream, (names = new Map<string, string>()));
+    names.set(source.originalName, tool.name);
+  }
+
+  private forgetOrigin(tool: SluiceTool): void {
+    const { source } = tool;
+    if (source.kind !== 'upstream') return;
+    const names = this.origins.get(source.upstream);
+    if (names?.get(source.originalName) === tool.name) names.delete(source.originalName);
+  }
+
+  private enqueue(work: () => Promise<void>): void {
+    this.pendingCount++;
+    this.pending = this.pending
+      .then(work)
+      .catch((error: unknown) => {
+        this.registrationErrors.push(error instanceof Error ? error : new Error(messageOf(error)));
+        this.options.logger.error(
+          { event: 'tool.registration_failed', err: error },
+          `tool registration failed: ${messageOf(error)}`,
+        );
+      })
+      .finally(() => {
+        this.pendingCount--;
+      });
+  }
+}
+
+function sameSource(a: ImportSource, b: ImportSource): boolean {
+  if (a.kind !== b.kind) return false;
+  return a.kind !== 'upstream' || (b.kind === 'upstream' && a.upstream === b.upstream);
+}

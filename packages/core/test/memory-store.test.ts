@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from '@sluice/core';
+import { FakeClock } from '@sluice/core/testing';
+
+describe('the in-memory store', () => {
+  it('sweeps expired keys as writes go on: 100,000 one-off counters with a 1 ms TTL do not pile up', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryStore(clock);
+    for (let i = 0; i < 100_000; i++) {
+      await store.increment(`window:${i}`, 1, { ttlMs: 1 });
+      clock.advance(1);
+    }
+    // Every counter but the last has expired; the sweep keeps only a small tail of them.
+    expect(store.entryCount).toBeLessThan(100);
+    expect(await store.get('window:99999')).toBeUndefined();
+  });
+
+  it('keeps live entries, with or without a TTL, while it sweeps', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryStore(clock);
+    await store.set('forever', { a: 1 });
+    await store.set('long', 'kept', { ttlMs: 1_000_000 });
+    for (let i = 0; i < 10_000; i++) {
+      await store.set(`short:${i}`, i, { ttlMs: 1 });
+      clock.advance(1);
+    }
+    expect(await store.get('forever')).toEqual({ a: 1 });
+    expect(await store.get('long')).toBe('kept');
+    expect(await store.increment('count', 2, { ttlMs: 1_000_000 })).toBe(2);
+    expect(store.entryCount).toBeLessThan(100);
+  });
+
+  it('sweeps what expired while nothing was written, once writes resume', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryStore(clock);
+    for (let i = 0; i < 1_000; i++) await store.setIfAbsent(`once:${i}`, true, { ttlMs: 10 });
+    expect(store.entryCount).toBe(1_000);
+    clock.advance(11);
+    for (let i = 0; i < 1_000; i++) await store.set('hot', i);
+    expect(store.entryCount).toBe(1);
+  });
+});
