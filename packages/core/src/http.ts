@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_MAX_REQUEST_BODY_SIZE, createMcpHandler } from '@modelcontextprotocol/server';
+import { DEFAULT_MAX_REQUEST_BODY_SIZE, createMcpHandler, readRequestBody } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
@@ -13,8 +14,6 @@ import { CoreErrorCode, SluiceError } from './errors.js';
 import { rpcErrorBody } from './rpc-error-body.js';
 import { formatIssues } from './issues.js';
 import { HttpLimits } from './http-limits.js';
-import { nodeFront } from './node-front.js';
-import type { FrontRoute } from './node-front.js';
 
 export interface ListenOptions {
   /** Default 0: any free port (read it from the listener). */
@@ -170,10 +169,7 @@ async function authenticateRoute(
   res: http.ServerResponse,
   route: http.RequestListener,
 ): Promise<void> {
-  if (!gate) {
-    jsonError(res, 503, 'Starting: retry shortly');
-    return;
-  }
+  if (!gate) return jsonError(res, 503, 'Starting: retry shortly');
   const authorization = req.headers.authorization;
   const probe = new Request('http://route.invalid/', authorization ? { headers: { authorization } } : {});
   const verdict = await gate.authenticate(probe).catch(() => new Response(null, { status: 500 }));
@@ -267,8 +263,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   let origins = originRules([], 0);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_SIZE;
   const auth = listenerAuth(options, bindHost, host.logger);
-  // Set once the listener's URL is known; requests before then are told to retry.
-  let gate = undefined as AuthGate | undefined;
+  let gate: AuthGate | undefined;
   const onerror = (error: Error) => host.logger.debug({ event: 'http.error', err: error }, 'MCP HTTP handler error');
   const modern = createMcpHandler(() => host.createSdkServer('http'), {
     legacy: 'reject',
@@ -283,14 +278,14 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     maxInitializeBytes: options.maxInitializeBytes ?? HttpLimits.MAX_INITIALIZE_BYTES,
     maxBodyBytes: maxBody,
   });
-  const route: FrontRoute = async (request, readBody) => {
+  const route = async (request: Request): Promise<Response> => {
     if (!gate) return rpcErrorResponse(503, -32000, 'Starting: retry shortly');
     const authInfo = await gate.authenticate(request);
     if (authInfo instanceof Response) return authInfo;
     let body: unknown;
     let bodyBytes = 0;
     if (request.method === 'POST') {
-      const read = await readBody();
+      const read = await readRequestBody(request, maxBody);
       if (read.tooLarge) return rpcErrorResponse(413, -32000, `Request body too large: the limit is ${maxBody} bytes`);
       bodyBytes = read.text.length;
       try {
@@ -305,14 +300,8 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
       ...(authInfo ? { authInfo } : {}),
     });
   };
-  const nodeHandler = nodeFront(route, { onerror, maxBodyBytes: maxBody });
+  const nodeHandler = toNodeHandler({ fetch: route }, { onerror, maxRequestBodySize: maxBody });
 
-  /** A DNS-rebinding guard's refusal: a Host or an Origin this listener does not serve. */
-  const refusalOf = (req: http.IncomingMessage): { status: number; message: string } | undefined => {
-    if (!hostAllowed(req.headers.host, allowedHosts)) return { status: 403, message: 'Forbidden: Host not allowed' };
-    if (!originAllowed(req.headers.origin, origins)) return { status: 403, message: 'Forbidden: Origin not allowed' };
-    return undefined;
-  };
   const headersTimeout = options.headersTimeoutMs ?? HttpLimits.HEADERS_TIMEOUT_MS;
   const server = http.createServer(
     {
@@ -324,29 +313,16 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     },
     (req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
-      const refusal = refusalOf(req);
-      if (refusal !== undefined) {
-        jsonError(res, refusal.status, refusal.message);
-        return;
-      }
-      if (gate?.metadata && gate.metadataPaths.includes(url.pathname)) {
-        serveMetadata(req, res, gate.metadata);
-        return;
-      }
+      if (!hostAllowed(req.headers.host, allowedHosts)) return jsonError(res, 403, 'Forbidden: Host not allowed');
+      if (!originAllowed(req.headers.origin, origins)) return jsonError(res, 403, 'Forbidden: Origin not allowed');
+      if (gate?.metadata && gate.metadataPaths.includes(url.pathname)) return serveMetadata(req, res, gate.metadata);
       const extra = url.pathname === path ? undefined : options.routes?.[url.pathname];
       if (extra) {
-        if (options.publicRoutes?.includes(url.pathname)) extra(req, res);
-        else void authenticateRoute(gate, req, res, extra);
-        return;
+        if (options.publicRoutes?.includes(url.pathname)) return void extra(req, res);
+        return void authenticateRoute(gate, req, res, extra);
       }
-      if (url.pathname !== path) {
-        jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
-        return;
-      }
-      if (Number(req.headers['content-length'] ?? 0) > maxBody) {
-        refuseTooLarge(req, res, maxBody);
-        return;
-      }
+      if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
+      if (Number(req.headers['content-length'] ?? 0) > maxBody) return refuseTooLarge(req, res, maxBody);
       nodeHandler(req, res).catch((error: unknown) => {
         host.logger.error({ event: 'http.failed', err: error }, 'HTTP request failed');
         jsonError(res, 500, 'Internal error');
