@@ -234,15 +234,18 @@ describe('response limits over HTTP', () => {
           res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
         };
         if (message.method === 'initialize') {
-          return reply({
+          reply({
             protocolVersion: message.params?.protocolVersion,
             capabilities: { tools: {} },
             serverInfo: { name: 'endless', version: '1' },
           });
+          return;
         }
         if (message.id === undefined) return void res.writeHead(202).end();
-        if (message.method === 'tools/list')
-          return reply({ tools: [{ name: 'flood', inputSchema: { type: 'object' } }] });
+        if (message.method === 'tools/list') {
+          reply({ tools: [{ name: 'flood', inputSchema: { type: 'object' } }] });
+          return;
+        }
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write(`{"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"`);
         const chunk = 'x'.repeat(16_384);
@@ -289,7 +292,7 @@ describe('a request that cannot be encoded for the upstream', () => {
       version: '1.0.0',
       apply({ hooks }) {
         hooks.preCall.tap({ name: 'bigint', stage: 0 }, (ctx) => {
-          if (ctx.arguments.poison === true) ctx.arguments = { text: 10n as unknown as string };
+          if (ctx.arguments.poison === true) ctx.arguments = { text: 10n };
           return undefined;
         });
       },
