@@ -169,7 +169,10 @@ async function authenticateRoute(
   res: http.ServerResponse,
   route: http.RequestListener,
 ): Promise<void> {
-  if (!gate) return jsonError(res, 503, 'Starting: retry shortly');
+  if (!gate) {
+    jsonError(res, 503, 'Starting: retry shortly');
+    return;
+  }
   const authorization = req.headers.authorization;
   const probe = new Request('http://route.invalid/', authorization ? { headers: { authorization } } : {});
   const verdict = await gate.authenticate(probe).catch(() => new Response(null, { status: 500 }));
@@ -313,16 +316,34 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     },
     (req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
-      if (!hostAllowed(req.headers.host, allowedHosts)) return jsonError(res, 403, 'Forbidden: Host not allowed');
-      if (!originAllowed(req.headers.origin, origins)) return jsonError(res, 403, 'Forbidden: Origin not allowed');
-      if (gate?.metadata && gate.metadataPaths.includes(url.pathname)) return serveMetadata(req, res, gate.metadata);
+      if (!hostAllowed(req.headers.host, allowedHosts)) {
+        jsonError(res, 403, 'Forbidden: Host not allowed');
+        return;
+      }
+      if (!originAllowed(req.headers.origin, origins)) {
+        jsonError(res, 403, 'Forbidden: Origin not allowed');
+        return;
+      }
+      if (gate?.metadata && gate.metadataPaths.includes(url.pathname)) {
+        serveMetadata(req, res, gate.metadata);
+        return;
+      }
       const extra = url.pathname === path ? undefined : options.routes?.[url.pathname];
       if (extra) {
-        if (options.publicRoutes?.includes(url.pathname)) return void extra(req, res);
+        if (options.publicRoutes?.includes(url.pathname)) {
+          extra(req, res);
+          return;
+        }
         return void authenticateRoute(gate, req, res, extra);
       }
-      if (url.pathname !== path) return jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
-      if (Number(req.headers['content-length'] ?? 0) > maxBody) return refuseTooLarge(req, res, maxBody);
+      if (url.pathname !== path) {
+        jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
+        return;
+      }
+      if (Number(req.headers['content-length'] ?? 0) > maxBody) {
+        refuseTooLarge(req, res, maxBody);
+        return;
+      }
       nodeHandler(req, res).catch((error: unknown) => {
         host.logger.error({ event: 'http.failed', err: error }, 'HTTP request failed');
         jsonError(res, 500, 'Internal error');

@@ -98,12 +98,12 @@ export function localDraft(definition: ToolDefinition): ToolDraft {
       ...(definition.title === undefined ? {} : { title: definition.title }),
       ...(definition.description === undefined ? {} : { description: definition.description }),
       inputSchema: input.json as Tool['inputSchema'],
-      ...(output ? { outputSchema: output.json as Tool['outputSchema'] } : {}),
+      ...(output ? { outputSchema: output.json } : {}),
       ...(definition.annotations === undefined ? {} : { annotations: definition.annotations }),
       ...(definition._meta === undefined ? {} : { _meta: definition._meta }),
     },
     policy: { ...definition.policy },
     source: { kind: 'local' },
   };
-  return { tool, base: localExecutor(definition.handler as ToolDefinition['handler'], output), input };
+  return { tool, base: localExecutor(definition.handler, output), input };
 }

@@ -140,7 +140,7 @@ export class SluiceServer {
    */
   tool<In extends SchemaInput | undefined = undefined>(definition: ToolDefinition<In>): this {
     this.assertOpen();
-    this.table.register(localDraft(definition as ToolDefinition));
+    this.table.register(localDraft(definition));
     return this;
   }
 

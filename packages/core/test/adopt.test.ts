@@ -105,7 +105,7 @@ describe('adopt()', () => {
     const client = new Client({ name: 'c', version: '1' });
     await client.connect(a);
     await exercise(
-      (name, args) => client.callTool({ name, arguments: args }) as never,
+      (name, args) => client.callTool({ name, arguments: args }),
       async () => (await client.listTools()).tools.map((t) => t.name),
       trace,
     );
@@ -119,7 +119,7 @@ describe('adopt()', () => {
     adopt(server, [], { logger: captureLogger().logger });
     expect(() => adopt(server, [], { logger: captureLogger().logger })).toThrow(/already adopted/);
     expect(() => adopt({ server: {} }, [])).toThrow(
-      expect.objectContaining({ code: CoreErrorCode.INVALID_STATE }) as unknown as Error,
+      expect.objectContaining({ code: CoreErrorCode.INVALID_STATE }) as unknown,
     );
   });
 });

@@ -120,9 +120,12 @@ describe('an input-required answer from preCall', () => {
       inputRequired: { autoFulfill: false },
     });
     await manual.connect(new StreamableHTTPClientTransport((await server.listen()).url));
-    const first = (await manual.callTool({ name: 'go', arguments: {} }, {
-      allowInputRequired: true,
-    } as never)) as Record<string, unknown>;
+    const first = (await manual.callTool(
+      { name: 'go', arguments: {} },
+      {
+        allowInputRequired: true,
+      },
+    )) as Record<string, unknown>;
     expect(first).toMatchObject({
       resultType: 'input_required',
       requestState: 'round-1',
@@ -134,7 +137,7 @@ describe('an input-required answer from preCall', () => {
       inputResponses: { confirm: { action: 'accept', content: {} } },
       requestState: 'round-1',
     };
-    expect(textOf((await manual.callTool(retry as never, { allowInputRequired: true } as never)) as never)).toBe('ran');
+    expect(textOf((await manual.callTool(retry as never, { allowInputRequired: true })) as never)).toBe('ran');
     expect(outcomes.map((o) => (o.status === 'refused' ? `refused ${o.code}` : o.status))).toEqual([
       'refused INPUT_REQUIRED',
       'ok',

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
-import type { CallToolResult } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 
 function askingServer() {
@@ -27,7 +26,7 @@ describe('2025-11-25 sessions over HTTP', () => {
     const client = new Client({ name: 'c', version: '1' }, { capabilities: { elicitation: { form: {} } } });
     client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { ok: true } }));
     await client.connect(new StreamableHTTPClientTransport(listener.url));
-    const result = (await client.callTool({ name: 'confirm', arguments: {} })) as CallToolResult;
+    const result = await client.callTool({ name: 'confirm', arguments: {} });
     expect(textOf(result)).toBe('accept:{"ok":true}');
     await client.close();
     await server.close();

@@ -3,7 +3,6 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { acceptedContent, inputRequired } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { createServer, definePlugin, invalidParams } from '@sluice/core';
-import type { CallToolResult } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 
 const confirmation = z.object({ confirm: z.boolean() });
@@ -61,7 +60,7 @@ describe('multi-round calls', () => {
       );
       client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { confirm: true } }));
       await client.connect(new StreamableHTTPClientTransport(listener.url));
-      const result = (await client.callTool({ name: 'deploy', arguments: { env: 'prod' } })) as CallToolResult;
+      const result = await client.callTool({ name: 'deploy', arguments: { env: 'prod' } });
       expect(textOf(result)).toBe('deployed to prod');
       expect(postCalls).toEqual(['text']);
       await client.close();

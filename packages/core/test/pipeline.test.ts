@@ -70,9 +70,9 @@ describe('the call pipeline', () => {
     });
     const kit = await createTestKit({
       plugins: [
-        plugin('two', ({ hooks }) => hooks.postCall.tap({ name: 'two', stage: Stage.CHAIN }, suffix('-2') as never)),
+        plugin('two', ({ hooks }) => hooks.postCall.tap({ name: 'two', stage: Stage.CHAIN }, suffix('-2'))),
         plugin('one', ({ hooks }) =>
-          hooks.postCall.tapPromise({ name: 'one', stage: Stage.TRANSFORM }, async (r) => suffix('-1')(r) as never),
+          hooks.postCall.tapPromise({ name: 'one', stage: Stage.TRANSFORM }, async (r) => suffix('-1')(r)),
         ),
       ],
       tools: [echo],

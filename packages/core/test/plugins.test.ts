@@ -90,7 +90,7 @@ describe('plugin registration', () => {
     const unnamed = definePlugin({
       name: 'unnamed',
       version: '1.0.0',
-      apply: ({ hooks }) => hooks.settled.tap('' as never, noop),
+      apply: ({ hooks }) => hooks.settled.tap('', noop),
     });
     const staged = definePlugin({
       name: 'staged',

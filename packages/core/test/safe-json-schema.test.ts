@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { safeJsonSchemaValidator } from '@sluice/core';
 
 const check = (schema: Record<string, unknown>, value: unknown) =>
-  safeJsonSchemaValidator().getValidator(schema as never)(value);
+  safeJsonSchemaValidator().getValidator(schema)(value);
 
 describe('JSON Schema validation with linear-time patterns', () => {
   it('answers a catastrophic pattern on a long string at once, and correctly', () => {
@@ -15,7 +15,7 @@ describe('JSON Schema validation with linear-time patterns', () => {
 
   it('applies patternProperties through the same engine', () => {
     const schema = { type: 'object', patternProperties: { '^(x|xx)+$': { type: 'number' } } };
-    expect(check(schema, { [`${'x'.repeat(60)}`]: 'not a number' }).valid).toBe(false);
+    expect(check(schema, { ['x'.repeat(60)]: 'not a number' }).valid).toBe(false);
     expect(check(schema, { [`${'x'.repeat(60)}y`]: 'not matched, so anything' }).valid).toBe(true);
   });
 

@@ -76,9 +76,7 @@ describe('tools', () => {
   it('refuses duplicate and malformed tool definitions at registration', () => {
     const server = createServer({ name: 's', version: '1', logger: captureLogger().logger });
     server.tool(echo);
-    expect(() => server.tool(echo)).toThrow(
-      expect.objectContaining({ code: CoreErrorCode.DUPLICATE_TOOL }) as unknown as Error,
-    );
+    expect(() => server.tool(echo)).toThrow(expect.objectContaining({ code: CoreErrorCode.DUPLICATE_TOOL }) as unknown);
     expect(() => server.tool({ ...echo, name: 'has space' })).toThrow(/invalid/);
     expect(() => server.tool({ name: 'nohandler' } as never)).toThrow(/no handler/);
     expect(() => server.tool({ ...echo, name: 'arr', inputSchema: { type: 'array' } } as never)).toThrow(

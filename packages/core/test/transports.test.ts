@@ -4,7 +4,6 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { z } from 'zod';
 import { createServer, definePlugin, refusal } from '@sluice/core';
-import type { CallToolResult } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 
 const ERAS = [
@@ -51,15 +50,15 @@ describe('Streamable HTTP on loopback', () => {
       expect(client.getNegotiatedProtocolVersion()).toBe(era.label);
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
 
-      const ok = (await client.callTool({
+      const ok = await client.callTool({
         name: 'echo',
         arguments: { text: 'hello' },
         _meta: { custom: 'x' },
-      })) as CallToolResult;
+      });
       expect(textOf(ok)).toBe('hello');
       expect(ok._meta).toMatchObject({ sawMeta: 'x', transport: 'http' });
 
-      const refused = (await client.callTool({ name: 'echo', arguments: { text: 'forbidden' } })) as CallToolResult;
+      const refused = await client.callTool({ name: 'echo', arguments: { text: 'forbidden' } });
       expect(refused.isError).toBe(true);
       expect(errorOf(refused)?.code).toBe('GATED');
 
@@ -93,9 +92,7 @@ describe('Streamable HTTP on loopback', () => {
     await client.connect(new StreamableHTTPClientTransport(listener.url));
     const huge = 'x'.repeat(10 * 1024 * 1024);
     await expect(client.callTool({ name: 'echo', arguments: { text: huge } })).rejects.toThrow(/413|too large/i);
-    expect(textOf((await client.callTool({ name: 'echo', arguments: { text: 'still here' } })) as CallToolResult)).toBe(
-      'still here',
-    );
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'still here' } }))).toBe('still here');
     await client.close();
     await server.close();
   });
@@ -113,7 +110,7 @@ describe('Streamable HTTP on loopback', () => {
     await new Promise((r) => setTimeout(r, 50));
     const closing = server.close();
     release();
-    expect(textOf((await running) as CallToolResult)).toBe('done');
+    expect(textOf(await running)).toBe('done');
     await closing;
     await expect(fetch(listener.url, { method: 'POST' })).rejects.toThrow();
     await client.close().catch(() => {});
@@ -135,7 +132,7 @@ describe('stdio in a child process', () => {
       const client = new Client({ name: 'c', version: '1' }, { versionNegotiation: { mode: era.mode } });
       await client.connect(transport);
       expect(client.getNegotiatedProtocolVersion()).toBe(era.label);
-      const result = (await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } })) as CallToolResult;
+      const result = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
       expect(textOf(result)).toBe('5');
       expect(result._meta).toMatchObject({ stamped: true });
       await client.close();

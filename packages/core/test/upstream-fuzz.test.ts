@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { CoreErrorCode, createServer } from '@sluice/core';
-import type { CallToolResult, SluiceServer } from '@sluice/core';
+import type { SluiceServer } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { connectClient } from './fixtures/upstream-helpers.js';
 
@@ -145,7 +145,7 @@ describe('malformed upstream answers', () => {
         const { client } = await connectClient(server);
         const listed = (await client.listTools()).tools.map((t) => t.name);
         expect(listed).toEqual(expect.arrayContaining(['local_ping', ...result.imported]));
-        expect(textOf((await client.callTool({ name: 'local_ping', arguments: {} })) as CallToolResult)).toBe('pong');
+        expect(textOf(await client.callTool({ name: 'local_ping', arguments: {} }))).toBe('pong');
         await client.close();
         await server.close();
       }),
@@ -171,7 +171,7 @@ describe('malformed upstream answers', () => {
           (result) => ({ ok: true as const, result }),
           () => ({ ok: false as const }),
         );
-        const through = (await client.callTool({ name: 'tool', arguments: {} })) as CallToolResult;
+        const through = await client.callTool({ name: 'tool', arguments: {} });
         if (expected.ok) {
           expect(through).toEqual(expected.result);
         } else {
@@ -203,9 +203,9 @@ describe('malformed upstream answers', () => {
     await fc.assert(
       fc.asyncProperty(nonResponseAnswer, async (answer) => {
         upstream.call = answer;
-        const through = (await client.callTool({ name: 'tool', arguments: {} })) as CallToolResult;
+        const through = await client.callTool({ name: 'tool', arguments: {} });
         expect(errorOf(through)).toMatchObject({ code: CoreErrorCode.UPSTREAM_TIMEOUT, upstream: 'scripted' });
-        expect(textOf((await client.callTool({ name: 'local_ping', arguments: {} })) as CallToolResult)).toBe('pong');
+        expect(textOf(await client.callTool({ name: 'local_ping', arguments: {} }))).toBe('pong');
       }),
       { numRuns: 10 },
     );

@@ -4,7 +4,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { McpServer, ProtocolError, Server } from '@modelcontextprotocol/server';
 import { McpServer as V1McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CoreErrorCode, SluiceError, createServer, definePlugin } from '@sluice/core';
-import type { CallToolResult, ImportBatch, Plugin, SluiceServer, Tool } from '@sluice/core';
+import type { ImportBatch, Plugin, SluiceServer, Tool } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { call, connectClient, eventually } from './fixtures/upstream-helpers.js';
 
@@ -343,10 +343,7 @@ describe('proxied calls', () => {
     await server.import({ name: 'p', connection: { type: 'in-process', server: upstream } });
     const { client } = await connectClient(server);
     const progress: unknown[] = [];
-    const result = (await client.callTool(
-      { name: 'work', arguments: {} },
-      { onprogress: (p) => progress.push(p) },
-    )) as CallToolResult;
+    const result = await client.callTool({ name: 'work', arguments: {} }, { onprogress: (p) => progress.push(p) });
     expect(textOf(result)).toBe('done');
     await eventually(() => progress.length === 2, 'both progress notifications');
     expect(progress).toEqual([

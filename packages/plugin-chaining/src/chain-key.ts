@@ -38,8 +38,14 @@ class CanonicalWriter {
       this.write(JSON.stringify(value) ?? 'null');
       return;
     }
-    if (typeof value === 'bigint') return this.write(`"${value}n"`);
-    if (typeof value !== 'object') return this.write('null');
+    if (typeof value === 'bigint') {
+      this.write(`"${value}n"`);
+      return;
+    }
+    if (typeof value !== 'object') {
+      this.write('null');
+      return;
+    }
     if (depth >= MAX_NESTING) throw new KeyProblem(`the arguments are nested more than ${MAX_NESTING} levels deep`);
     if (this.open.has(value)) throw new KeyProblem('the arguments contain a cycle');
     this.open.add(value);

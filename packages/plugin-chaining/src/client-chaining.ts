@@ -50,7 +50,7 @@ export async function callToolWithChaining(
   const first = await client.callTool({ name, arguments: args }, request);
   if (!hasDirective(first) || readRefusal(first) !== undefined || !rules.follows(name)) return first;
   const targets = new ServerTools(client, rules, request);
-  const onStep = config.onStep as ((step: ChainStep) => void) | undefined;
+  const onStep = config.onStep;
   return followChain(
     {
       state: new ChainState(name, args, config.maxDepth),
@@ -117,7 +117,7 @@ class ServerTools {
 /** A schema that does not compile here is left to the server to enforce. */
 function compileOrNull(tool: Tool): CompiledSchema | null {
   try {
-    return compileSchema(tool.inputSchema as Record<string, unknown>, 'input', tool.name);
+    return compileSchema(tool.inputSchema, 'input', tool.name);
   } catch {
     return null;
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { CoreErrorCode, MemoryStore, SluiceError, Stage, Tokens, definePlugin, parseOptions } from '@sluice/core';
-import type { Logger, Plugin, PluginApi, Services } from '@sluice/core';
+import type { Logger, Plugin, PluginApi, Services, ToolCatalog } from '@sluice/core';
 import { ApprovalGate } from './approval/gate.js';
 import { ApprovalTargets } from './approval/targets.js';
 import { RiskApprover } from './approval/approver.js';
@@ -11,7 +11,6 @@ import { ResultScan } from './calls/result-scan.js';
 import { ToolNameIndex } from './scan/scanner.js';
 import { RiskErrorCode } from './errors.js';
 import { RiskEvent } from './events.js';
-import { ExposedNames } from './exposure/exposed-names.js';
 import type { ExposureRegistry } from './exposure/registry.js';
 import { FeatureImporter } from './exposure/feature-importer.js';
 import { RiskImporter } from './exposure/importer.js';
@@ -87,17 +86,16 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       // Core's own lines with upstream text (failed calls, stderr) are masked of the same values.
       if (!mask.empty) api.services.redactions.add(mask.values);
       const holds = new CallHolds();
-      const names = new ExposedNames();
-      const lifecycle = new LedgerLifecycle(holds, names, logger);
+      const lifecycle = new LedgerLifecycle(holds, api.tools, logger);
       lifecycles.add(lifecycle);
       listChanged.add(() => api.tools.notifyChanged());
       const targets = new ApprovalTargets();
       const engine = new RiskEngine(config, () => api.services.clock.now());
       // Replicas' changes are applied as holds, which need the ledger, which needs the sync: called only once calls flow.
-      const sync = sharedSync(config, api, ledger, () => syncFromStore(names, lifecycle, requireLedger(), api));
+      const sync = sharedSync(config, api, ledger, () => syncFromStore(lifecycle, requireLedger(), api));
       ledger ??= createLedger(config, api.services, sync);
       api.services.container.register(RiskTokens.Ledger, { useValue: ledger });
-      const importer = new RiskImporter(engine, ledger, holds, lifecycle, names, logger, api.mode, targets);
+      const importer = new RiskImporter(engine, ledger, holds, lifecycle, logger, api.mode, targets);
       api.hooks.import.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => importer.import(batch));
       const features = new FeatureImporter(engine, ledger, logger, api.mode);
       api.hooks.importFeatures.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => features.import(batch));
@@ -173,18 +171,23 @@ function sharedSync(
 }
 
 /** Reloads every exposed upstream's record and applies what other replicas changed. */
-async function syncFromStore(
-  names: ExposedNames,
-  lifecycle: LedgerLifecycle,
-  ledger: FingerprintLedger,
-  api: PluginApi,
-): Promise<void> {
+async function syncFromStore(lifecycle: LedgerLifecycle, ledger: FingerprintLedger, api: PluginApi): Promise<void> {
   let changed = false;
-  for (const server of names.upstreams()) {
+  for (const server of exposedUpstreams(api.tools)) {
     for (const entry of await ledger.entries(server))
       changed = lifecycle.sync(server, entry.name, entry.lifecycle) || changed;
   }
   if (changed) api.tools.notifyChanged();
+}
+
+/** Upstreams with tools exposed now: what a shared ledger's changes can touch. */
+function exposedUpstreams(tools: ToolCatalog): Set<string> {
+  const upstreams = new Set<string>();
+  for (const name of tools.names()) {
+    const source = tools.get(name)?.source;
+    if (source?.kind === 'upstream') upstreams.add(source.upstream);
+  }
+  return upstreams;
 }
 
 /** Refuses held calls. With a shared ledger, a call of an imported tool first catches up with the other replicas. */

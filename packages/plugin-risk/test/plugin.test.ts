@@ -88,7 +88,7 @@ describe('the maxRisk cap and per-tool settings', () => {
     expect(result.skipped).toContainEqual({
       name: 'delete_word',
       by: 'risk',
-      reason: 'ABOVE_MAX_RISK: L5 is above maxRisk L3',
+      reason: `${RiskErrorCode.ABOVE_MAX_RISK}: L5 is above maxRisk L3`,
     });
     expect(await kit.names()).toEqual(['lookup']);
     expect(kit.logs.events(RiskEvent.COMPOSITION_LIFECYCLE).find((e) => e.tool === 'delete_word')).toMatchObject({

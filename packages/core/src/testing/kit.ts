@@ -5,7 +5,6 @@ import type { AuthInfo, CallToolResult, Tool } from '../protocol.js';
 import { MetaKey } from '../meta.js';
 import { readRefusal } from '../refusal.js';
 import type { RefusalMeta } from '../refusal.js';
-import type { SchemaInput } from '../schema.js';
 import type { ServerOptions } from '../server-options.js';
 import { SluiceServer, internalsOf } from '../server.js';
 import type { ImportResult, ToolDraft } from '../tool-table.js';
@@ -91,7 +90,7 @@ export async function createTestKit(options: TestKitOptions = {}): Promise<TestK
     ...(options.store ? { store: options.store } : {}),
     ...(clock ? { clock } : {}),
   });
-  for (const tool of options.tools ?? []) server.tool(tool as ToolDefinition<SchemaInput | undefined>);
+  for (const tool of options.tools ?? []) server.tool(tool as ToolDefinition);
   await server.ready();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
@@ -108,7 +107,7 @@ export async function createTestKit(options: TestKitOptions = {}): Promise<TestK
       // Only a call with caller details is tagged; any other `_meta` reaches the server exactly as given.
       const _meta = details ? { ...(meta as Record<string, unknown>), [KIT_CALL_KEY]: delivery.expect(details) } : meta;
       const params = { name, arguments: args, ...(_meta ? { _meta } : {}) };
-      return client.callTool(params as Parameters<Client['callTool']>[0]) as Promise<CallToolResult>;
+      return client.callTool(params as Parameters<Client['callTool']>[0]);
     },
     listTools: async () => (await client.listTools()).tools,
     close: async () => {

@@ -51,7 +51,7 @@ function provider(issuer: string, key: JWK): Provider {
       introspection: { enabled: true, allowedPolicy: () => true },
       resourceIndicators: {
         enabled: true,
-        defaultResource: () => undefined as unknown as string,
+        defaultResource: () => undefined,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resourceIndicator) => ({
           scope: 'read write',

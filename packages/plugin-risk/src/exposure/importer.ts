@@ -16,7 +16,6 @@ import { deriveServerConfig } from '../scoring/upstream-source.js';
 import { applyOverrides, overridesFor } from './alias.js';
 import type { Candidate } from './candidate.js';
 import { candidateOf, originalNameOf, shapeOf } from './candidate.js';
-import type { ExposedNames } from './exposed-names.js';
 import { publish } from './published-risk.js';
 import type { ExposedName } from './registry.js';
 import { ExposureRegistry, LOCAL_SOURCE } from './registry.js';
@@ -37,7 +36,6 @@ export class RiskImporter {
     private readonly ledger: FingerprintLedger,
     private readonly holds: CallHolds,
     private readonly lifecycle: LedgerLifecycle,
-    private readonly exposedNames: ExposedNames,
     private readonly logger: Logger,
     private readonly mode: PluginMode,
     private readonly approvals: ApprovalTargets = new ApprovalTargets(),
@@ -154,7 +152,6 @@ export class RiskImporter {
       hitl: report.hitl,
       poisoning: [...new Set(report.hits.map((h) => h.pattern))],
     });
-    this.exposedNames.set(server, candidate.originalName, name);
     if (report.hitl) this.approvals.set(name, { server, tool: name, level: report.level, fingerprint: check.hash });
     this.lifecycle.apply(server, candidate.originalName, name, check.lifecycle, report.level);
     return true;

@@ -1,7 +1,6 @@
-import type { Logger } from '@sluice/core';
+import type { Logger, ToolCatalog } from '@sluice/core';
 import { RiskErrorCode } from '../errors.js';
 import { logLifecycle } from '../events.js';
-import type { ExposedNames } from '../exposure/exposed-names.js';
 import type { RiskLevel } from '../scoring/levels.js';
 import type { CallHolds } from './holds.js';
 import { rereviewHold, revokedHold } from './holds.js';
@@ -14,12 +13,13 @@ const LEDGER_HOLDS: readonly RiskErrorCode[] = [RiskErrorCode.TOOL_AWAITING_RERE
 /**
  * The ledger's re-review and revocation, applied to calls: a tool whose
  * definition changed, or that an operator revoked, is held; one approved
- * again runs. The ledger speaks in upstream names, holds in exposed ones.
+ * again runs. The ledger speaks in upstream names, holds in exposed ones:
+ * core's catalog says which name each upstream tool is exposed under now.
  */
 export class LedgerLifecycle {
   constructor(
     private readonly holds: CallHolds,
-    private readonly names: ExposedNames,
+    private readonly tools: ToolCatalog,
     private readonly logger: Logger,
   ) {}
 
@@ -37,7 +37,7 @@ export class LedgerLifecycle {
 
   /** An operator approved the tool's current definition. */
   approve(server: string, tool: string): void {
-    const name = this.names.of(server, tool);
+    const name = this.tools.byOrigin(server, tool)?.name;
     if (name === undefined) return;
     this.holds.release(name, LEDGER_HOLDS);
     logLifecycle(this.logger, { server, tool: name, phase: 'approved' });
@@ -45,7 +45,7 @@ export class LedgerLifecycle {
 
   /** An operator revoked the tool. */
   revoke(server: string, tool: string): void {
-    const name = this.names.of(server, tool);
+    const name = this.tools.byOrigin(server, tool)?.name;
     if (name === undefined) return;
     this.holds.hold(name, revokedHold(server, tool, name));
     logLifecycle(this.logger, { server, tool: name, phase: 'revoked', code: RiskErrorCode.TOOL_REVOKED });
@@ -57,7 +57,7 @@ export class LedgerLifecycle {
    * if what calls and `tools/list` see changed.
    */
   sync(server: string, tool: string, lifecycle: Lifecycle): boolean {
-    const name = this.names.of(server, tool);
+    const name = this.tools.byOrigin(server, tool)?.name;
     if (name === undefined) return false;
     const hold = this.holds.get(name);
     const held = hold !== undefined && hold.server === server && LEDGER_HOLDS.includes(hold.code);
