@@ -57,7 +57,7 @@ interface Carried {
 
 const CARRIED = Symbol('dev.sluice/adopt.native');
 
-export interface AdoptOptions extends Partial<Omit<ServerOptions, 'plugins'>> {}
+export type AdoptOptions = Partial<Omit<ServerOptions, 'plugins'>>;
 
 /**
  * Puts the Sluice pipeline in front of the tool calls of an existing SDK
@@ -69,7 +69,8 @@ export interface AdoptOptions extends Partial<Omit<ServerOptions, 'plugins'>> {}
  * services and `close()`.
  */
 export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], options: AdoptOptions = {}): SluiceServer {
-  const low = existing?.server as { _requestHandlers?: unknown } | undefined;
+  // JavaScript callers may pass anything, null included.
+  const low = (existing as AdoptableServer | null | undefined)?.server as { _requestHandlers?: unknown } | undefined;
   const handlers = low?._requestHandlers;
   if (!(handlers instanceof Map)) {
     throw new SluiceError(
@@ -83,7 +84,8 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
   const recordOf = (name: string): RegisteredToolRecord | undefined => {
     const tools = registry();
     if (!Object.hasOwn(tools, name)) return undefined;
-    const record = tools[name];
+    // Another library filled this registry: check each entry rather than trust its type.
+    const record: unknown = tools[name];
     return typeof record === 'object' && record !== null ? record : undefined;
   };
   const sluice = new SluiceServer({
@@ -92,7 +94,8 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
     ...options,
     plugins,
   });
-  const { table, dispatch } = internalsOf(sluice);
+  const internals = internalsOf(sluice);
+  const { table } = internals;
   const admitted = new Map<string, Promise<boolean>>();
 
   const admit = (name: string): Promise<boolean> => {
@@ -126,7 +129,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
         );
       }
       try {
-        return await dispatch(name, request.params?.arguments, {
+        return await internals.dispatch(name, request.params?.arguments, {
           meta: request.params?._meta,
           signal: extra.mcpReq?.signal ?? extra.signal,
           requestId: extra.mcpReq?.id ?? extra.requestId,

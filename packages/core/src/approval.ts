@@ -45,6 +45,7 @@ export interface Approver {
 
 /** The seam's default: with no approver registered, nothing can be approved. */
 export const noApprover: Approver = Object.freeze({
+  // eslint-disable-next-line @typescript-eslint/require-await -- async so that the refusal is a rejection, never a synchronous throw
   async approve(): Promise<ApprovalDecision> {
     throw new SluiceError(
       CoreErrorCode.APPROVAL_UNAVAILABLE,

@@ -21,10 +21,15 @@ function rootContainer(): DependencyContainer {
  * that two copies of core agree on them.
  */
 export const Tokens = Object.freeze({
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast gives the token its service type, which Services reads
   Logger: Symbol.for('dev.sluice/Logger') as InjectionToken<Logger>,
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast gives the token its service type, which Services reads
   Clock: Symbol.for('dev.sluice/Clock') as InjectionToken<Clock>,
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast gives the token its service type, which Services reads
   Store: Symbol.for('dev.sluice/Store') as InjectionToken<Store>,
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast gives the token its service type, which Services reads
   Approver: Symbol.for('dev.sluice/Approver') as InjectionToken<Approver>,
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast gives the token its service type, which Services reads
   Redactions: Symbol.for('dev.sluice/Redactions') as InjectionToken<Redactions>,
 });
 

@@ -129,6 +129,7 @@ export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (typeof error === 'string') return error;
   try {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify answers undefined for undefined, functions and symbols
     return JSON.stringify(error) ?? String(error);
   } catch {
     return String(error);

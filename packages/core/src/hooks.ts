@@ -167,7 +167,8 @@ interface RawHook {
 }
 
 function normalize(options: TapArg, plugin: string, hook: HookName): { name: string; stage: number; before: string[] } {
-  const opts = typeof options === 'string' ? { name: options } : options;
+  // Plugins may be plain JavaScript: check the shape rather than trust the type.
+  const opts = (typeof options === 'string' ? { name: options } : options) as Partial<TapOptions> | null | undefined;
   if (typeof opts !== 'object' || opts === null || typeof opts.name !== 'string' || opts.name.length === 0) {
     throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" without a name`, {
       plugin,
@@ -271,7 +272,9 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
     };
     return (ctx) => {
       const out = fn(ctx);
-      return out instanceof Promise ? out.then((r) => report(r, ctx)) : report(out, ctx);
+      if (out instanceof Promise) return out.then((r) => report(r, ctx));
+      report(out, ctx);
+      return undefined;
     };
   };
 

@@ -266,6 +266,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   let origins = originRules([], 0);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_BODY_SIZE;
   const auth = listenerAuth(options, bindHost, host.logger);
+  // eslint-disable-next-line prefer-const -- assigned once the port is known, after the routes that read it are built
   let gate: AuthGate | undefined;
   const onerror = (error: Error) => host.logger.debug({ event: 'http.error', err: error }, 'MCP HTTP handler error');
   const modern = createMcpHandler(() => host.createSdkServer('http'), {

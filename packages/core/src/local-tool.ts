@@ -79,7 +79,8 @@ async function checkOutput(output: CompiledSchema, result: CallToolResult, ctx: 
 
 /** A local tool's definition checked and compiled into what `admit()` takes. */
 export function localDraft(definition: ToolDefinition): ToolDraft {
-  if (typeof definition !== 'object' || definition === null) {
+  // Plain JavaScript callers may pass anything.
+  if (typeof (definition as unknown) !== 'object' || (definition as unknown) === null) {
     throw new SluiceError(CoreErrorCode.INVALID_TOOL, 'server.tool() takes a tool definition object');
   }
   assertToolName(definition.name);

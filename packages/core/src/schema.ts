@@ -26,7 +26,7 @@ export interface CompiledSchema {
 export type ValidationResult = { ok: true; value: unknown } | { ok: false; message: string };
 
 export function isStandardSchema(value: unknown): value is StandardSchemaWithJSON {
-  const std = (value as { '~standard'?: { validate?: unknown } } | null)?.['~standard'];
+  const std = (value as { '~standard'?: { validate?: unknown } | null } | null)?.['~standard'];
   return typeof std === 'object' && std !== null && typeof std.validate === 'function';
 }
 
@@ -54,7 +54,8 @@ export function compileSchema(schema: SchemaInput, direction: 'input' | 'output'
 }
 
 function fromJsonObject(schema: JsonSchema, direction: string, tool: string): StandardSchemaWithJSON {
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+  // JavaScript callers may pass null.
+  if (typeof schema !== 'object' || (schema as JsonSchema | null) === null || Array.isArray(schema)) {
     throw new SluiceError(
       CoreErrorCode.INVALID_TOOL,
       `Tool "${tool}": the ${direction} schema must be a zod schema or a JSON Schema object`,
@@ -73,7 +74,8 @@ function toJson(schema: StandardSchemaWithJSON, direction: 'input' | 'output', t
   try {
     const json = schema['~standard'].jsonSchema[direction]({ target: 'draft-2020-12' });
     // `$schema` is noise for clients; the protocol fixes the dialect.
-    const { $schema: _dialect, ...rest } = json;
+    const rest = { ...json };
+    delete rest.$schema;
     return rest;
   } catch (error) {
     throw new SluiceError(

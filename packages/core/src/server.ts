@@ -236,6 +236,7 @@ export class SluiceServer {
     try {
       ctx = new Context(this.runtime, entry.tool, callArguments(args), request);
     } catch (error) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on what the constructor threw, unchanged
       return Promise.reject(error);
     }
     return this.pipeline.run(entry, ctx);

@@ -6,7 +6,7 @@ const FETCH_TIMEOUT_MS = 5_000;
 export async function fetchJsonBounded(url: string, init: RequestInit = {}): Promise<unknown> {
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' });
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
-  const reader = response.body?.getReader();
+  const reader: ReadableStreamDefaultReader<Uint8Array> | undefined = response.body?.getReader();
   if (!reader) throw new Error(`${url} sent no body`);
   const chunks: Uint8Array[] = [];
   let size = 0;

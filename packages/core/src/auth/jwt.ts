@@ -54,7 +54,9 @@ async function discoverJwksUri(issuer: string): Promise<string> {
  * The key set is cached and refetched when a token names an unknown key.
  */
 export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTokenVerifier {
-  const issuer = settings.issuer ?? settings.authorizationServers[0]!;
+  const issuer = settings.issuer ?? settings.authorizationServers[0];
+  // The options schema asks for at least one server; settings built by hand may not have one.
+  if (issuer === undefined) throw new Error('OAuth settings name no issuer and no authorization server');
   // jose records each fetch of the key set here: `uat` tells when the keys last changed hands.
   const fetched: { uat?: number; jwks?: { keys: { kid?: string }[] } } = {};
   const verified = new VerifiedTokens(fetched, settings.clockToleranceSec);
@@ -145,7 +147,10 @@ class VerifiedTokens {
 
   set(token: string, authInfo: AuthInfo, kid: string | undefined): void {
     if (token.length > MAX_CACHED_TOKEN_LENGTH || authInfo.expiresAt === undefined) return;
-    if (this.entries.size >= VERIFIED_CACHE_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    if (this.entries.size >= VERIFIED_CACHE_ENTRIES) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done !== true) this.entries.delete(oldest.value);
+    }
     this.entries.set(token, { authInfo, kid, expiresAt: authInfo.expiresAt, uat: this.fetched.uat });
   }
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-const Url = z.string().url();
+const Url = z.url();
 /** Signature algorithms accepted by default: asymmetric only, never `none` or HMAC. */
 export const DEFAULT_JWT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
 const Algorithm = z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']);

@@ -73,7 +73,7 @@ export class LocalSemaphore implements Semaphore {
     if (signal?.aborted) {
       // The store may have created this semaphore for this very call: let it go.
       if (this.active === 0 && this.queued === 0) this.onIdle(this);
-      return Promise.reject(signal.reason);
+      return Promise.reject(signal.reason as Error);
     }
     const permit = this.tryAcquire();
     if (permit) return Promise.resolve({ admitted: true, permit });
@@ -99,7 +99,7 @@ export class LocalSemaphore implements Semaphore {
   abandon(waiter: Waiter): void {
     if (!this.unlink(waiter)) return;
     // Resolving with a rejected promise rejects the waiter's promise.
-    waiter.resolve(Promise.reject(waiter.signal?.reason));
+    waiter.resolve(Promise.reject(waiter.signal?.reason as Error));
     if (this.active === 0 && this.queued === 0) this.onIdle(this);
   }
 

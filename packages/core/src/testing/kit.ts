@@ -200,6 +200,7 @@ export function errorOf(result: CallToolResult): RefusalMeta | undefined {
 }
 
 /** A Sluice `_meta` value of a result. */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the type it expects to read, as with Store.get
 export function metaOf<T = unknown>(result: CallToolResult, key: string): T | undefined {
   return result._meta?.[key] as T | undefined;
 }
