@@ -54,7 +54,9 @@ describe('2025-11-25 sessions over HTTP', () => {
     const listener = await server.listen();
     let changed = 0;
     const client = new Client({ name: 'c', version: '1' });
-    client.setNotificationHandler('notifications/tools/list_changed', () => void changed++);
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed++;
+    });
     await client.connect(new StreamableHTTPClientTransport(listener.url));
     await client.listTools();
     server.tool({ name: 'later', handler: () => ({ content: [] }) });

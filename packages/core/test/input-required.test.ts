@@ -18,7 +18,7 @@ function deployServer(postCalls: string[]) {
         version: '1.0.0',
         apply: ({ hooks }) =>
           hooks.postCall.tap('rewriter', (result) => {
-            postCalls.push(result.content?.[0]?.type ?? 'no content');
+            postCalls.push(result.content[0]?.type ?? 'no content');
             return result;
           }),
       }),

@@ -275,7 +275,9 @@ describe('tool-list notifications from plugins', () => {
       tools: [echo],
     });
     let changed = 0;
-    kit.client.setNotificationHandler('notifications/tools/list_changed', () => void changed++);
+    kit.client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed++;
+    });
     notify!();
     await expect.poll(() => changed).toBe(1);
     await kit.close();

@@ -24,8 +24,14 @@ declare module '@sluice/core' {
 }
 
 // A plugin factory returns a Plugin; definePlugin keeps the literal's type.
-const plugin = definePlugin({ name: 'typed', version: '1.0.0', apply: (api: PluginApi) => void api });
-expectTypeOf(plugin).toMatchTypeOf<Plugin>();
+const plugin = definePlugin({
+  name: 'typed',
+  version: '1.0.0',
+  apply: (api: PluginApi) => {
+    expectTypeOf(api).toEqualTypeOf<PluginApi>();
+  },
+});
+expectTypeOf(plugin).toExtend<Plugin>();
 expectTypeOf(plugin.name).toEqualTypeOf<string>();
 
 // Tap signatures.

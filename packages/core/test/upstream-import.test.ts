@@ -443,7 +443,7 @@ describe('closing', () => {
       upstreamClosed = true;
     };
     expect(server.upstreams()).toMatchObject([
-      { name: 'up', transport: 'in-process', health: 'healthy', tools: expect.arrayContaining(['add']) },
+      { name: 'up', transport: 'in-process', health: 'healthy', tools: expect.arrayContaining(['add']) as unknown },
     ]);
     await server.close();
     expect(upstreamClosed).toBe(true);

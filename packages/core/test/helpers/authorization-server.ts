@@ -58,7 +58,7 @@ function provider(issuer: string, key: JWK): Provider {
           audience: resourceIndicator,
           accessTokenTTL: 300,
           // A resource whose URI says "opaque" gets opaque tokens, to exercise introspection.
-          accessTokenFormat: String(resourceIndicator).includes('opaque') ? 'opaque' : 'jwt',
+          accessTokenFormat: resourceIndicator.includes('opaque') ? 'opaque' : 'jwt',
           jwt: { sign: { alg: 'ES256' } },
         }),
       },
