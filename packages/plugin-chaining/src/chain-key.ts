@@ -35,7 +35,7 @@ class CanonicalWriter {
 
   value(value: unknown, depth: number): void {
     if (value === null || typeof value === 'boolean' || typeof value === 'number' || typeof value === 'string') {
-      this.write(JSON.stringify(value) ?? 'null');
+      this.write(JSON.stringify(value));
       return;
     }
     if (typeof value === 'bigint') {

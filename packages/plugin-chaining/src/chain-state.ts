@@ -53,6 +53,7 @@ export class ChainState {
    */
   check(tool: string, args: unknown): CycleCheck {
     let key: ChainKey | undefined;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- walks from this chain out through the ones enclosing it
     for (let state: ChainState | undefined = this; state; state = state.enclosing) {
       for (const call of state.calls) {
         if (call.tool !== tool) continue;

@@ -28,6 +28,7 @@ const MAX_SHOWN_ARGUMENTS = 300;
 /** The arguments as JSON for a sentence, shortened; never throws. */
 function shown(args: Record<string, unknown>): string {
   try {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a toJSON() on hostile arguments can make JSON.stringify answer undefined
     const json = JSON.stringify(args) ?? '{}';
     return json.length > MAX_SHOWN_ARGUMENTS ? `${json.slice(0, MAX_SHOWN_ARGUMENTS)}...` : json;
   } catch {
@@ -144,7 +145,9 @@ export function stoppedResult(state: ChainState, stop: ChainStop, last: Landed):
 /** The result of a chain that ended normally: the last result, with the chain record. */
 export function finishedResult(state: ChainState, result: CallToolResult): CallToolResult {
   if (state.steps.length === 0) return result;
-  const meta = typeof result._meta === 'object' && result._meta !== null ? result._meta : {};
+  // The result may come from an upstream: check its _meta's shape rather than trust the type.
+  const raw: unknown = result._meta;
+  const meta = typeof raw === 'object' && raw !== null ? raw : {};
   // A literal key (MetaKey.CHAIN): a computed one builds a slower object on every chain.
   return { ...result, _meta: { ...meta, 'dev.sluice/chain': state.toRecord() } };
 }

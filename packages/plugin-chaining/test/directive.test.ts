@@ -30,14 +30,14 @@ describe('reading a next-tool directive', () => {
     expect(readDirective(withMeta({ nextTool: 'step1' }))).toMatchObject({ kind: 'invalid', key: 'nextTool' });
     expect(readDirective(withMeta({ nextTool: { tool: 42 } }))).toMatchObject({
       kind: 'invalid',
-      message: expect.stringContaining('tool:'),
+      message: expect.stringContaining('tool:') as unknown,
     });
     expect(readDirective(withMeta({ nextTool: { tool: 'a b' } }))).toMatchObject({
-      message: expect.stringContaining('must be a tool name'),
+      message: expect.stringContaining('must be a tool name') as unknown,
     });
     expect(readDirective(withMeta({ nextTool: { tool: 'x'.repeat(129) } }))).toMatchObject({ kind: 'invalid' });
     expect(readDirective(withMeta({ nextTool: { tool: 'a', arguments: [1, 2] } }))).toMatchObject({
-      message: expect.stringContaining('arguments:'),
+      message: expect.stringContaining('arguments:') as unknown,
     });
   });
 
@@ -51,7 +51,9 @@ describe('reading a next-tool directive', () => {
     for (const args of [new Date(0), new Map(), 'x', 3]) {
       expect(readDirective(withMeta({ nextTool: { tool: 'a', arguments: args } }))).toMatchObject({ kind: 'invalid' });
     }
-    expect(readDirective(withMeta({ nextTool: { tool: 'a', arguments: Object.create(null) } }))).toMatchObject({
+    expect(
+      readDirective(withMeta({ nextTool: { tool: 'a', arguments: Object.create(null) as object } })),
+    ).toMatchObject({
       kind: 'valid',
     });
   });

@@ -4,11 +4,14 @@ import { MetaKey } from '@sluice/core';
 import type { ToolArgsOf } from '@sluice/plugin-chaining';
 import { next, readDirective, typedNext, withNext } from '@sluice/plugin-chaining';
 
+// The two tools exist for their types: typedNext() takes them as type arguments.
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used only as a type, on purpose
 const check = {
   name: 'check_account_issue' as const,
   inputSchema: z.object({ customerId: z.string() }),
   handler: () => ({ content: [] }),
 };
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used only as a type, on purpose
 const handoff = {
   name: 'initiate_human_handoff' as const,
   inputSchema: z.object({ customerId: z.string(), urgency: z.enum(['low', 'high']) }),

@@ -76,7 +76,7 @@ describe('circular chains', () => {
     const kit = await createTestKit({
       plugins: [chaining()],
       tools: [
-        { name: 'A', handler: (args) => withNext(text('A'), 'B', { x: 1, y: args.y ?? 2 }) },
+        { name: 'A', handler: (args: Record<string, unknown>) => withNext(text('A'), 'B', { x: 1, y: args.y ?? 2 }) },
         { name: 'B', handler: () => withNext(text('B'), 'B', { y: 2, x: 1 }) },
       ],
     });
@@ -204,7 +204,10 @@ describe('what the caller receives', () => {
             name: 'A',
             handler: () => ({ ...text('A'), _meta: { [key]: { tool: 'B', arguments: { v: 1 } }, keep: 'a' } }),
           },
-          { name: 'B', handler: (args) => ({ ...text(`B:${String(args.v)}`), _meta: { fromB: true } }) },
+          {
+            name: 'B',
+            handler: (args: Record<string, unknown>) => ({ ...text(`B:${String(args.v)}`), _meta: { fromB: true } }),
+          },
         ],
       });
       const result = await kit.call('A', {});
@@ -267,7 +270,7 @@ describe('what the caller receives', () => {
       plugins: [chaining()],
       tools: [
         { name: 'A', handler: () => ({ ...text('A'), ...next('B', { to: 'b' }) }) },
-        { name: 'B', handler: (a) => text(`B:${String(a.to)}`) },
+        { name: 'B', handler: (a: Record<string, unknown>) => text(`B:${String(a.to)}`) },
       ],
     });
     expect(textOf(await kit.call('A', {}))).toBe('B:b');
