@@ -74,7 +74,7 @@ describe('alias and description override', () => {
     });
     const result = await k.server.import({ name: 'dict', connection: { type: 'in-process', server: upstream() } });
     expect(result.skipped).toMatchObject([
-      { name: 'lookup', by: 'risk', reason: expect.stringMatching(/^POISONING_BLOCKED/) },
+      { name: 'lookup', by: 'risk', reason: expect.stringMatching(/^POISONING_BLOCKED/) as unknown },
     ]);
   });
 
@@ -82,7 +82,7 @@ describe('alias and description override', () => {
     const k = await kit(renamed, { tools: [{ name: 'define-word', handler: () => ({ content: [] }) }] });
     const result = await k.server.import({ name: 'dict', connection: { type: 'in-process', server: upstream() } });
     expect(result.skipped).toMatchObject([
-      { name: 'define_word', reason: expect.stringMatching(/^R1_ALIAS_COLLISION/) },
+      { name: 'define_word', reason: expect.stringMatching(/^R1_ALIAS_COLLISION/) as unknown },
     ]);
   });
 

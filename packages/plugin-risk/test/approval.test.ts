@@ -135,7 +135,7 @@ describe('approval on a 2025-11-25 client (elicitation)', () => {
     const [form] = client.forms;
     expect(form?.requestedSchema).toEqual({
       type: 'object',
-      properties: { approve: expect.objectContaining({ type: 'boolean', default: false }) },
+      properties: { approve: expect.objectContaining({ type: 'boolean', default: false }) as unknown },
       required: ['approve'],
     });
     expect(form?.message).toContain('"deploy"');

@@ -7,10 +7,10 @@ import { accept, legacyHttpClient, manualClient, modernClient, no, yes } from '.
 
 /** The part of @sluice/gateway this test drives (imported from its sources: the gateway depends on this package). */
 interface GatewayModule {
-  createGateway(
+  createGateway: (
     config: unknown,
     options: { logger: Logger },
-  ): {
+  ) => {
     readonly server: SluiceServer;
     start(): Promise<{ http?: { url: URL } }>;
     close(): Promise<void>;

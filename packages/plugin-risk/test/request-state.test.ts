@@ -44,7 +44,7 @@ describe('the approval state', () => {
     const mac = state.split('.')[2] as string;
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     // The last of 43 characters carries 4 bits of the MAC and 2 spare ones: three other characters decode to the same bytes.
-    const sameBytes = [...alphabet].filter(
+    const sameBytes = Array.from(alphabet).filter(
       (c) => c !== last && Buffer.from(mac.slice(0, -1) + c, 'base64url').equals(Buffer.from(mac, 'base64url')),
     );
     expect(sameBytes).toHaveLength(3);

@@ -4,7 +4,10 @@ import { SCAN_LIMITS, ToolNameIndex } from '../src/scan/scanner.js';
 
 const patterns = (text: string, otherTools?: string[]) =>
   scanText(text, '/description', otherTools ? { otherTools } : {}).hits.map((h) => h.pattern);
-const tags = (s: string) => [...s].map((c) => String.fromCodePoint(0xe0000 + (c.codePointAt(0) as number))).join('');
+const tags = (s: string) =>
+  Array.from(s)
+    .map((c) => String.fromCodePoint(0xe0000 + (c.codePointAt(0) as number)))
+    .join('');
 const ENGLAND = `\u{1F3F4}${tags('gbeng')}\u{E007F}`;
 
 describe('the nine signatures', () => {

@@ -61,6 +61,7 @@ export function showArguments(
 ): string | undefined {
   let whole: string;
   try {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify answers undefined for undefined, functions, symbols and a toJSON() that returns nothing
     whole = JSON.stringify(args) ?? '{}';
   } catch {
     return '(arguments that cannot be shown)';
@@ -108,6 +109,7 @@ function leaves(args: Readonly<Record<string, unknown>>, limit: number): [string
       continue;
     }
     if (out.length >= limit) return undefined;
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify answers undefined for undefined, functions, symbols and a toJSON() that returns nothing
     out.push([path, JSON.stringify(value) ?? String(value)]);
   }
   return out;
@@ -121,6 +123,7 @@ export function summarize(
 ): string {
   let text: string;
   try {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify answers undefined for undefined, functions, symbols and a toJSON() that returns nothing
     text = JSON.stringify(args) ?? '{}';
   } catch {
     text = '(arguments that cannot be shown)';

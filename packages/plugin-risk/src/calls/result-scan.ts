@@ -58,7 +58,9 @@ export class ResultScan {
   private scan(result: CallToolResult): ScanHit[] {
     const hits: ScanHit[] = [];
     const context = { otherTools: this.names(), crossServer: this.config.crossServer };
-    (result.content ?? []).forEach((block, index) => {
+    // Upstream results may come without content, whatever the type says.
+    const content = result.content as CallToolResult['content'] | undefined;
+    (content ?? []).forEach((block, index) => {
       if (block.type === 'text') hits.push(...scanText(block.text, `/content/${index}/text`, context).hits);
     });
     return hits;

@@ -44,7 +44,9 @@ export class SecretMask {
   /** Masks an error result's text in place (it keeps its identity, and so whatever marks it as a refusal). */
   result(result: CallToolResult): CallToolResult {
     if (!result.isError) return result;
-    for (const block of result.content ?? []) if (block.type === 'text') block.text = this.text(block.text);
+    // Upstream results may come without content, whatever the type says.
+    const content = result.content as CallToolResult['content'] | undefined;
+    for (const block of content ?? []) if (block.type === 'text') block.text = this.text(block.text);
     const error = result._meta?.[MetaKey.ERROR] as { message?: unknown } | undefined;
     if (typeof error?.message === 'string') error.message = this.text(error.message);
     return result;
@@ -75,7 +77,8 @@ export function maskLogger(logger: Logger, mask: SecretMask): Logger {
       if (property === 'child')
         return (bindings: object, options?: object) =>
           maskLogger(target.child(mask.deep(bindings) as object, options), mask);
-      if (typeof property !== 'string' || !LOG_METHODS.has(property)) return value.bind(target);
+      if (typeof property !== 'string' || !LOG_METHODS.has(property))
+        return (value as (...args: unknown[]) => unknown).bind(target);
       return (...args: unknown[]) =>
         (value as (...a: unknown[]) => void).apply(
           target,

@@ -73,7 +73,7 @@ async function readDocument(path: string): Promise<Map<string, unknown>> {
     document !== null &&
     document.version === 1 &&
     Array.isArray(document.entries) &&
-    document.entries.every((e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string');
+    (document.entries as unknown[]).every((e) => Array.isArray(e) && e.length === 2 && typeof e[0] === 'string');
   if (!valid) throw unreadable(path, 'not a ledger file (expected { version: 1, entries: [...] })');
   return new Map(document.entries);
 }

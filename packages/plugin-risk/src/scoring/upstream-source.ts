@@ -28,7 +28,7 @@ export function deriveServerConfig(source: ImportSource): ServerConfig {
 }
 
 function commandLine(command: unknown, args: unknown): string | undefined {
-  const parts = Array.isArray(command) ? command : [command, ...(Array.isArray(args) ? args : [])];
+  const parts = Array.isArray(command) ? command : [command, ...(Array.isArray(args) ? (args as unknown[]) : [])];
   const words = parts.filter((part): part is string => typeof part === 'string');
   return words.length > 0 ? words.join(' ') : undefined;
 }
