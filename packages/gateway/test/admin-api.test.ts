@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
-import { createGateway } from '@sluice/gateway';
+import { AdminClient, GatewayErrorCode, createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
 import { call, eventually, httpClient, opsAndAgentKeys, rugPullUpstream } from './helpers.js';
 
@@ -147,6 +147,8 @@ describe('a gateway without the risk plugin', () => {
       const answer = await fetch(new URL('/admin/v1/ledger', http?.url));
       expect(answer.status).toBe(409);
       expect(await answer.json()).toEqual({ error: 'The gateway has no risk ledger: configure plugins.risk' });
+      const list = new AdminClient(http?.url as URL, undefined).list();
+      await expect(list).rejects.toMatchObject({ code: GatewayErrorCode.NO_LEDGER });
       expect((await fetch(new URL('/console/ledger', http?.url))).status).toBe(200);
     } finally {
       await bare.close();
@@ -162,5 +164,25 @@ describe('a gateway without the risk plugin', () => {
     } finally {
       await plain.close();
     }
+  });
+});
+
+describe('the admin client that sluice ledger uses', () => {
+  it('names a tool the ledger does not hold with UNKNOWN_LEDGER_TOOL', async () => {
+    const admin = new AdminClient(base, OPS_KEY);
+    await expect(admin.find('shop_nothing')).rejects.toMatchObject({
+      code: GatewayErrorCode.UNKNOWN_LEDGER_TOOL,
+      message: expect.stringContaining('shop_nothing') as unknown,
+    });
+  });
+
+  it('fails with ADMIN_UNAVAILABLE when nothing listens or the key is refused', async () => {
+    await expect(new AdminClient(new URL('http://127.0.0.1:9/'), OPS_KEY).list()).rejects.toMatchObject({
+      code: GatewayErrorCode.ADMIN_UNAVAILABLE,
+    });
+    await expect(new AdminClient(base, 'not-a-key-0123456789').list()).rejects.toMatchObject({
+      code: GatewayErrorCode.ADMIN_UNAVAILABLE,
+      message: expect.stringContaining('SLUICE_ADMIN_KEY') as unknown,
+    });
   });
 });

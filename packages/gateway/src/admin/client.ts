@@ -75,6 +75,8 @@ export class AdminClient {
     const reason = typeof error === 'string' ? error : `status ${answer.status}`;
     if (answer.status === 404 && path.startsWith(AdminApiPath.LEDGER))
       throw new SluiceError(GatewayErrorCode.UNKNOWN_LEDGER_TOOL, reason);
+    if (answer.status === 409 && path.startsWith(AdminApiPath.LEDGER))
+      throw new SluiceError(GatewayErrorCode.NO_LEDGER, reason);
     throw unavailable(
       answer.status === 401
         ? `${reason}: set SLUICE_ADMIN_KEY to a key the gateway accepts`
