@@ -5,11 +5,23 @@ import type { ChainStep } from './chain-record.js';
 /** What decides which chains run: shared by the plugin and `callToolWithChaining`. */
 const ChainRuleFields = {
   /** The most chained calls that may follow the call that started a chain. */
-  maxDepth: z.number().int().min(1).max(32).default(5),
+  maxDepth: z
+    .number()
+    .int()
+    .min(1)
+    .max(32)
+    .default(5)
+    .describe(
+      'The most chained calls (1-32) that may follow the call that started a chain; the one that would exceed it is refused with `CHAIN_TOO_DEEP`.',
+    ),
   /** Tool selectors: tools whose next-tool directive is followed, whether they start a chain or are a step of one. */
-  tools: ToolSelectorListSchema.default(['*']),
+  tools: ToolSelectorListSchema.default(['*']).describe(
+    "Tool selectors: tools whose next-tool directive is followed, whether they start a chain or are a step of one. Any other tool's directive is left in its result, for the client.",
+  ),
   /** Tool selectors: tools a chain may call. */
-  targets: ToolSelectorListSchema.default(['*']),
+  targets: ToolSelectorListSchema.default(['*']).describe(
+    'Tool selectors: tools a chain may call. Any other is refused with `CHAIN_TARGET_DENIED` (it can still be called directly).',
+  ),
 };
 
 /** Options of `chaining()`. */

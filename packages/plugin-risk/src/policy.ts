@@ -28,19 +28,41 @@ const GLOB = /[*?]/;
 export const ToolRuleSchema = z
   .object({
     /** A tool selector (core's syntax, matched case-insensitively) on the exposed or the upstream name. */
-    match: ToolSelectorSchema,
+    match: ToolSelectorSchema.describe(
+      'A tool selector (`glob`, `!glob`, `upstream/glob`), matched case-insensitively against the exposed or the upstream name. Later rules override earlier ones field by field.',
+    ),
     /** Only tools of this upstream (its configured name). */
-    server: z.string().min(1).optional(),
+    server: z.string().min(1).optional().describe('Only tools of this upstream (its configured name).'),
     /** A person approves each call (`true`), or never is asked (`false`). */
-    hitl: z.boolean().optional(),
+    hitl: z
+      .boolean()
+      .optional()
+      .describe(
+        '`true`: a person approves each call; `false`: nobody is ever asked, whatever `approval.defaultFromLevel` says.',
+      ),
     /** What the tool does remotely, beyond its annotations. */
-    sideEffect: SideEffectSchema.optional(),
+    sideEffect: SideEffectSchema.optional().describe(
+      'What the tool does remotely, beyond its annotations: `remote-write` adds 1 to its score, `remote-admin` 2.',
+    ),
     /** The tool sends user data off this server. */
-    sendsUserData: z.boolean().optional(),
+    sendsUserData: z.boolean().optional().describe('The tool sends user data off this server: adds 1 to its score.'),
     /** The name clients see instead (the upstream is still called by its own name). Needs a `match` without `*` or `?`. */
-    alias: z.string().regex(TOOL_NAME, 'use 1-128 letters, digits, "_", "-" or "."').optional(),
+    alias: z
+      .string()
+      .regex(TOOL_NAME, 'use 1-128 letters, digits, "_", "-" or "."')
+      .optional()
+      .describe(
+        'The name clients see instead (the upstream is still called by its own name). Needs a `match` without `*` or `?`.',
+      ),
     /** The description clients see instead of the upstream's. The input schema is never changed. */
-    description: z.string().min(1).max(10_000).optional(),
+    description: z
+      .string()
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe(
+        "The description clients see instead of the upstream's (at most 10,000 characters). The input schema is never changed.",
+      ),
   })
   .strict()
   .superRefine((rule, ctx) => {

@@ -13,11 +13,26 @@ export const ApprovalOptions = z
      * call, unless listed in `autoExecute` or marked `hitl: false`. Absent:
      * only tools marked `hitl: true` ask.
      */
-    defaultFromLevel: z.enum(RISK_LEVELS).optional(),
+    defaultFromLevel: z
+      .enum(RISK_LEVELS)
+      .optional()
+      .describe(
+        'Tools whose composed level (before the approval credit) is at or above this ask a person before each call, unless on `autoExecute` or marked `hitl: false`. Absent: only tools marked `hitl: true` ask.',
+      ),
     /** Tool selectors (core's syntax, case-insensitive; exposed or upstream name) that run without asking: the operator's auto-execute list. */
-    autoExecute: ToolSelectorListSchema.default([]),
+    autoExecute: ToolSelectorListSchema.default([]).describe(
+      "Tool selectors (case-insensitive; exposed or upstream name) for tools that run without asking: the operator's auto-execute list.",
+    ),
     /** How long a person has to answer: the elicitation's timeout (2025-11-25), the state's lifetime (2026-07-28). */
-    timeoutMs: z.number().int().positive().max(86_400_000).default(300_000),
+    timeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(86_400_000)
+      .default(300_000)
+      .describe(
+        "How long a person has to answer, in ms: the elicitation's timeout (2025-11-25), the sealed state's lifetime (2026-07-28).",
+      ),
     /**
      * The key that seals the 2026-07-28 `requestState` (HMAC-SHA256), at least
      * 32 bytes. Give every replica the same one. Absent: a random key per
@@ -29,9 +44,20 @@ export const ApprovalOptions = z
         (value) => Buffer.byteLength(value, 'utf8') >= MIN_SECRET_BYTES,
         `must be at least ${MIN_SECRET_BYTES} bytes`,
       )
-      .optional(),
+      .optional()
+      .describe(
+        'The HMAC-SHA256 key (at least 32 bytes) that seals 2026-07-28 approval state; give every replica the same one. Absent: a random key per process, so approvals do not survive a restart or cross replicas.',
+      ),
     /** At most this many characters of the arguments are shown in the form. */
-    maxArgumentChars: z.number().int().min(16).max(10_000).default(400),
+    maxArgumentChars: z
+      .number()
+      .int()
+      .min(16)
+      .max(10_000)
+      .default(400)
+      .describe(
+        'About this many characters of the arguments are shown in the form, long values shortened one by one; when the fields cannot all fit, nobody is asked (`APPROVAL_UNAVAILABLE`).',
+      ),
   })
   .strict();
 export type ApprovalOptions = z.input<typeof ApprovalOptions>;

@@ -2,31 +2,46 @@ import { z } from 'zod';
 import { matchGlob } from '@sluice/core';
 
 /** How far a catalog vouches for a server. */
-export const TrustTierSchema = z.enum(['vendor-official', 'community-curated', 'unknown']);
+export const TrustTierSchema = z
+  .enum(['vendor-official', 'community-curated', 'unknown'])
+  .describe('How far the server is trusted: `vendor-official` 0, `community-curated` 1, `unknown` 2 points of risk.');
 export type TrustTier = z.infer<typeof TrustTierSchema>;
 
 /** What is known about a server's documentation. */
 export const DocsSchema = z
   .object({
     /** Where the server documents its tools. Missing: one doc point. */
-    url: z.string().min(1).optional(),
+    url: z.string().min(1).optional().describe('Where the server documents its tools. Missing: one doc point.'),
     /** `false` when a reviewer found the docs inadequate: one doc point. */
-    adequate: z.boolean().optional(),
+    adequate: z.boolean().optional().describe('`false` when a reviewer found the docs inadequate: one doc point.'),
     /** When the server was last used or reviewed (ISO 8601). Older than 90 days: one doc point. */
-    lastUsedAt: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+    lastUsedAt: z.iso
+      .datetime({ offset: true })
+      .or(z.iso.date())
+      .optional()
+      .describe(
+        'When the server was last used or reviewed (ISO 8601 date or date-time). Over 90 days ago: one doc point.',
+      ),
   })
-  .strict();
+  .strict()
+  .describe("What is known about the server's documentation: each gap adds a doc point (at most 2).");
 export type Docs = z.infer<typeof DocsSchema>;
 
 /** A known server: how far it is trusted, and how to recognise it. */
 export const CatalogEntrySchema = z
   .object({
-    id: z.string().min(1),
+    id: z.string().min(1).describe("The entry's id, unique in the catalog; a `servers` entry names it in `catalog`."),
     trust: TrustTierSchema,
     /** Host name globs (`*.example.com`) that identify this server's URLs. */
-    hosts: z.array(z.string().min(1)).optional(),
+    hosts: z
+      .array(z.string().min(1))
+      .optional()
+      .describe("Host name globs (`*.example.com`, case-insensitive) that identify this server's URLs."),
     /** Command-line globs (`npx -y @acme/mcp-server*`) that identify it over stdio. */
-    commands: z.array(z.string().min(1)).optional(),
+    commands: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Command-line globs (`npx -y @acme/mcp-server*`, case-insensitive) that identify it over stdio.'),
     docs: DocsSchema.optional(),
   })
   .strict();

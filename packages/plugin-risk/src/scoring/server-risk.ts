@@ -6,7 +6,11 @@ import { classifyHost, isRemote } from './host-class.js';
 import type { RiskLevel } from './levels.js';
 import { bucket } from './levels.js';
 
-export const AuthKindSchema = z.enum(['none', 'oauth', 'oauth-custom', 'api-key', 'bearer']);
+export const AuthKindSchema = z
+  .enum(['none', 'oauth', 'oauth-custom', 'api-key', 'bearer'])
+  .describe(
+    'How the client authenticates: `none` and `oauth` (the standard flow) 0, `api-key` and `bearer` 1, `oauth-custom` (anything home-grown) 2 points; stdio, in-process and loopback score 0 whatever it is.',
+  );
 export type AuthKind = z.infer<typeof AuthKindSchema>;
 
 /** How the server authenticates this client. `oauth` is the standard flow; `oauth-custom` anything home-grown. */
@@ -14,26 +18,59 @@ export const AuthSchema = z
   .object({
     kind: AuthKindSchema,
     /** OAuth scopes granted; privileged ones trip a floor. */
-    scopes: z.array(z.string()).optional(),
+    scopes: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'OAuth scopes granted; a privileged one (containing `admin`, `write_all`, `delete_*` or `.all`) sends the server to L5.',
+      ),
   })
   .strict();
 
 /** What the operator says about one upstream. Fields left out are derived from the import where possible. */
 export const ServerConfigSchema = z
   .object({
-    transport: z.enum(['stdio', 'http', 'sse', 'in-process']).optional(),
+    transport: z
+      .enum(['stdio', 'http', 'sse', 'in-process'])
+      .optional()
+      .describe("How the upstream is reached; with `url`, decides the host class. Default: the import's connection."),
     /** The endpoint of an `http` or `sse` upstream: its host decides the host class. */
-    url: z.string().min(1).optional(),
+    url: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "The endpoint of an `http` or `sse` upstream: its host decides the host class (loopback, private LAN, public) and is matched against catalog `hosts`. Default: the import's URL.",
+      ),
     /** The command line of a `stdio` upstream, matched against catalog `commands`. */
-    command: z.string().min(1).optional(),
-    auth: AuthSchema.optional(),
+    command: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "The command line of a `stdio` upstream, matched against catalog `commands`. Default: the import's command and arguments.",
+      ),
+    auth: AuthSchema.optional().describe(
+      "How the upstream authenticates this client. Default: read from the import's request headers (`Authorization`: bearer; an API-key header: api-key), else `none`.",
+    ),
     /** The id of the catalog entry this upstream was chosen from. */
-    catalog: z.string().min(1).optional(),
+    catalog: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The `id` of the catalog entry this upstream was picked from: its trust and docs apply.'),
     /** The operator vouches for this upstream as a catalog would. */
-    trust: TrustTierSchema.optional(),
-    docs: DocsSchema.optional(),
+    trust: TrustTierSchema.optional().describe(
+      'The operator vouches for this upstream as a catalog would: `vendor-official`, `community-curated` or `unknown`.',
+    ),
+    docs: DocsSchema.optional().describe(
+      "What is known about the upstream's documentation, merged over its catalog entry's: each gap adds a doc point (at most 2).",
+    ),
     /** Whether the server can write. Default: derived from its tools (any tool not marked read-only). */
-    writes: z.boolean().optional(),
+    writes: z
+      .boolean()
+      .optional()
+      .describe('Whether the server can write. Default: derived from its tools (any tool not marked read-only).'),
   })
   .strict();
 export type ServerConfig = z.input<typeof ServerConfigSchema>;
