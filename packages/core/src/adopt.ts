@@ -3,9 +3,9 @@ import type { CallContext, Executor } from './context.js';
 import type { Plugin } from './plugin.js';
 import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
 import type { ServerOptions } from './server-options.js';
-import { toProtocolError } from './protocol-errors.js';
 import { headersOf } from './request-headers.js';
-import { SluiceServer, internalsOf } from './server.js';
+import type { SluiceServer } from './server.js';
+import { adoptingServer, internalsOf } from './server.js';
 import type { SluiceTool } from './tool.js';
 
 /**
@@ -88,7 +88,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
     const record: unknown = tools[name];
     return typeof record === 'object' && record !== null ? record : undefined;
   };
-  const sluice = new SluiceServer({
+  const sluice = adoptingServer({
     name: options.name ?? 'adopted',
     version: options.version ?? '0.0.0',
     ...options,
@@ -124,7 +124,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
       const name = request.params?.name;
       if (typeof name !== 'string' || recordOf(name) === undefined) return original(request, extra);
       if (!(await admit(name))) {
-        throw toProtocolError(
+        throw await forClient(
           new SluiceError(CoreErrorCode.UNKNOWN_TOOL, `Unknown tool: "${name}"`, { rpcCode: RpcCode.INVALID_PARAMS }),
         );
       }
@@ -139,7 +139,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
           state: [[CARRIED, { request, extra, original } satisfies Carried & { original: NativeHandler }]],
         });
       } catch (error) {
-        throw toProtocolError(error);
+        throw await forClient(error);
       }
     };
 
@@ -158,6 +158,16 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
 
   installInterceptor(handlers as Map<string, NativeHandler>, { 'tools/call': wrapCall, 'tools/list': wrapList });
   return sluice;
+}
+
+/**
+ * The JSON-RPC error a client sees for a failed call. The mapping builds the
+ * SDK's protocol errors, so it loads with the first failure rather than with
+ * adopt(): a v1 server that never fails a call never loads the v2 SDK.
+ */
+async function forClient(error: unknown): Promise<Error> {
+  const { toProtocolError } = await import('./protocol-errors.js');
+  return toProtocolError(error);
 }
 
 /** Runs the adopted server's own handler with the arguments the pipeline settled on. */

@@ -117,7 +117,7 @@ export {
 } from './upstream/options.js';
 export type { ImportOptions, InProcessServer, UpstreamConnection, UpstreamTransportType } from './upstream/options.js';
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
-export { isContinuedRound } from './upstream/modern-call.js';
+export { isContinuedRound } from './upstream/round-presentation.js';
 export { extractTraceContext, injectTraceContext, tracingRegistered, withTraceSpan } from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';
 export { HttpLimits } from './http-limits.js';

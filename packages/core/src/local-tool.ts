@@ -1,4 +1,3 @@
-import { isInputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallContext, Executor } from './context.js';
 import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
 import type { CallToolResult } from './protocol.js';
@@ -9,6 +8,7 @@ import type { ToolDraft } from './tool-table.js';
 import type { SluiceTool, ToolDefinition } from './tool.js';
 import { assertToolName } from './tool.js';
 import type { Tool } from './protocol.js';
+import { isInputRequired } from './protocol.js';
 import type { ToolHandler } from './tool.js';
 
 /**
@@ -36,7 +36,7 @@ export function localExecutor(
       });
     }
     // A 2026-07-28 handler may ask the client for input; the SDK carries that result as it is.
-    if (isInputRequiredResult(result)) return result as unknown as CallToolResult;
+    if (isInputRequired(result)) return result as unknown as CallToolResult;
     if (!isCallToolResult(result)) {
       throw new SluiceError(
         CoreErrorCode.INVALID_RESULT,

@@ -1,9 +1,9 @@
-import { isInputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallContext, Executor, Outcome } from './context.js';
 import { CoreErrorCode, RpcCode, SluiceError, messageOf } from './errors.js';
 import type { CoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { CallToolResult } from './protocol.js';
+import { isInputRequired } from './protocol.js';
 import { attributeRefusal, isRefusal, readRefusal, refusal } from './refusal.js';
 import type { CompiledSchema, ValidationResult } from './schema.js';
 import type { SluiceTool } from './tool.js';
@@ -84,7 +84,7 @@ export class Pipeline {
       }
       let result = await entry.executor(ctx);
       // An input-required answer is a question for the client, not a result to rewrite.
-      if (this.postCallUsed && !isInputRequiredResult(result)) result = await this.hooks.postCall.promise(result, ctx);
+      if (this.postCallUsed && !isInputRequired(result)) result = await this.hooks.postCall.promise(result, ctx);
       if (observed) outcome = settledOutcome(result, performance.now() - started);
       return result;
     } catch (error) {

@@ -1,5 +1,4 @@
-import { fromJsonSchema } from '@modelcontextprotocol/server';
-import type { JsonSchemaType, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import type { JsonSchemaValidator, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { CoreErrorCode, SluiceError } from './errors.js';
 import { safeJsonSchemaValidator } from './safe-json-schema.js';
 
@@ -35,15 +34,10 @@ export function isStandardSchema(value: unknown): value is StandardSchemaWithJSO
  * describe an object, as MCP requires.
  */
 export function compileSchema(schema: SchemaInput, direction: 'input' | 'output', tool: string): CompiledSchema {
-  const standard = isStandardSchema(schema) ? schema : fromJsonObject(schema, direction, tool);
-  const json = isStandardSchema(schema) ? toJson(schema, direction, tool) : schema;
-  if (json.type !== 'object') {
-    throw new SluiceError(
-      CoreErrorCode.INVALID_TOOL,
-      `Tool "${tool}": the ${direction} schema must describe an object (type: "object")`,
-    );
-  }
-  const validate = standard['~standard'].validate;
+  if (!isStandardSchema(schema)) return compileJsonSchema(schema, direction, tool);
+  const json = toJson(schema, direction, tool);
+  assertObject(json, direction, tool);
+  const validate = schema['~standard'].validate;
   return {
     json,
     validate(value) {
@@ -53,7 +47,17 @@ export function compileSchema(schema: SchemaInput, direction: 'input' | 'output'
   };
 }
 
-function fromJsonObject(schema: JsonSchema, direction: string, tool: string): StandardSchemaWithJSON {
+function assertObject(json: JsonSchema, direction: string, tool: string): void {
+  if (json.type !== 'object') {
+    throw new SluiceError(
+      CoreErrorCode.INVALID_TOOL,
+      `Tool "${tool}": the ${direction} schema must describe an object (type: "object")`,
+    );
+  }
+}
+
+/** A plain JSON Schema, checked by the core's own validator (linear-time patterns). */
+function compileJsonSchema(schema: JsonSchema, direction: string, tool: string): CompiledSchema {
   // JavaScript callers may pass null.
   if (typeof schema !== 'object' || (schema as JsonSchema | null) === null || Array.isArray(schema)) {
     throw new SluiceError(
@@ -61,13 +65,22 @@ function fromJsonObject(schema: JsonSchema, direction: string, tool: string): St
       `Tool "${tool}": the ${direction} schema must be a zod schema or a JSON Schema object`,
     );
   }
+  let check: JsonSchemaValidator<unknown>;
   try {
-    return fromJsonSchema(schema as JsonSchemaType, safeJsonSchemaValidator());
+    check = safeJsonSchemaValidator().getValidator(schema);
   } catch (error) {
     throw new SluiceError(CoreErrorCode.INVALID_TOOL, `Tool "${tool}": the ${direction} JSON Schema does not compile`, {
       cause: error,
     });
   }
+  assertObject(schema, direction, tool);
+  return {
+    json: schema,
+    validate(value) {
+      const result = check(value);
+      return result.valid ? { ok: true, value: result.data } : { ok: false, message: result.errorMessage };
+    },
+  };
 }
 
 function toJson(schema: StandardSchemaWithJSON, direction: 'input' | 'output', tool: string): JsonSchema {

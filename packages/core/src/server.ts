@@ -1,5 +1,9 @@
-import { McpServer, Server } from '@modelcontextprotocol/server';
-import type { ServerOptions as SdkServerOptions, Transport as SdkTransport } from '@modelcontextprotocol/server';
+import type {
+  McpServer,
+  Server,
+  ServerOptions as SdkServerOptions,
+  Transport as SdkTransport,
+} from '@modelcontextprotocol/server';
 import type { DependencyContainer } from 'tsyringe';
 import type { InProcessCallOptions, ServerOptions } from './server-options.js';
 import { ServerOptionsSchema } from './server-options.js';
@@ -20,7 +24,6 @@ import type { Plugin } from './plugin.js';
 import { applyPlugins } from './plugin.js';
 import type { CallToolResult, Tool } from './protocol.js';
 import { localDraft } from './local-tool.js';
-import { rethrowForClient } from './protocol-errors.js';
 import { headersOf } from './request-headers.js';
 import type { SchemaInput } from './schema.js';
 import { MemoryStore } from './store/memory.js';
@@ -29,13 +32,11 @@ import type { ImportResult } from './tool-table.js';
 import { ToolTable } from './tool-table.js';
 import type { HttpListener, ListenOptions } from './http.js';
 import type { ListChange, TransportHooks } from './transport-hooks.js';
-import { sendChange } from './transport-hooks.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
 import type { UpstreamStatus } from './upstream/health.js';
 import type { ImportOptions } from './upstream/options.js';
-import { FeatureCatalog } from './features/catalog.js';
-import { guardsOf, serveFeatures } from './features/sdk-handlers.js';
-import { presentRound } from './upstream/modern-call.js';
+import type { FeatureCatalog } from './features/catalog.js';
+import { presentRound } from './upstream/round-presentation.js';
 import { RoundStateSeal } from './upstream/round-state.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 
@@ -47,6 +48,34 @@ export interface ServerInternals {
 }
 
 const internals = new WeakMap<SluiceServer, ServerInternals>();
+
+type ServerSdk = typeof import('./server-sdk.js');
+let serverSdk: ServerSdk | undefined;
+let serverSdkLoading: Promise<ServerSdk> | undefined;
+
+/**
+ * Loads the SDK's server package (and what core builds on it) once per
+ * process. Every server that can serve a transport starts this when it is
+ * built, so that importing core stays light and `createSdkServer()` finds it
+ * loaded by the time anything has been awaited.
+ */
+function loadServerSdk(): Promise<ServerSdk> {
+  serverSdkLoading ??= import('./server-sdk.js').then((loaded) => (serverSdk = loaded));
+  return serverSdkLoading;
+}
+
+/** Set while adopt() builds its server: that one holds plugins for a server that serves itself, and loads no SDK. */
+let buildingForAdopt = false;
+
+/** The Sluice server behind `adopt()`: like any other, but it does not load the SDK's server package until it serves. */
+export function adoptingServer(options: ServerOptions): SluiceServer {
+  buildingForAdopt = true;
+  try {
+    return new SluiceServer(options);
+  } finally {
+    buildingForAdopt = false;
+  }
+}
 
 /** The tool table and dispatch of a server, for the core's own modules and tests. */
 export function internalsOf(server: SluiceServer): ServerInternals {
@@ -86,6 +115,8 @@ export class SluiceServer {
   private featureCatalog: FeatureCatalog | undefined;
   /** Seals the state of upstream round trips; see `upstream/round-state.ts`. */
   readonly roundSeal = new RoundStateSeal();
+  /** The SDK's server package loading, unless this server was built by adopt(). */
+  private readonly sdkLoading: Promise<ServerSdk> | undefined;
 
   constructor(options: ServerOptions) {
     const parsed = ServerOptionsSchema.safeParse(options);
@@ -132,6 +163,11 @@ export class SluiceServer {
     const provided = pluginTools;
     pluginTools = undefined;
     for (const definition of provided) this.tool(definition);
+    if (!buildingForAdopt) {
+      this.sdkLoading = loadServerSdk();
+      // Reported by ready() and whatever serves; a server that never does is not failed by it.
+      this.sdkLoading.catch(() => undefined);
+    }
   }
 
   /**
@@ -151,9 +187,19 @@ export class SluiceServer {
     return true;
   }
 
-  /** Resolves when every tool registered so far is exposed; rejects with the first registration failure. */
+  /**
+   * Resolves when every tool registered so far is exposed, and the SDK's
+   * server package has loaded; rejects with the first registration failure.
+   */
   ready(): Promise<void> {
-    return this.table.ready();
+    const tools = this.table.ready();
+    return this.sdkLoading === undefined ? tools : Promise.all([tools, this.sdkLoading]).then(() => undefined);
+  }
+
+  /** Ready, with the SDK's server package loaded whoever built the server. */
+  private async readyToServe(): Promise<ServerSdk> {
+    await this.ready();
+    return loadServerSdk();
   }
 
   /**
@@ -164,7 +210,10 @@ export class SluiceServer {
    */
   async import(options: ImportOptions): Promise<ImportResult> {
     // Loaded on first use: a server without upstreams never loads the SDK client.
-    const { UpstreamRegistry } = await import('./upstream/registry.js');
+    const [{ UpstreamRegistry }, { FeatureCatalog }] = await Promise.all([
+      import('./upstream/registry.js'),
+      import('./features/catalog.js'),
+    ]);
     this.featureCatalog ??= new FeatureCatalog(
       (change) => this.notify(change),
       this.logger,
@@ -245,8 +294,11 @@ export class SluiceServer {
   /**
    * A fresh SDK server bound to this Sluice server. Every transport uses
    * one: per connection for stdio and in-process, per request for stateless HTTP.
+   * The SDK's server package loads with the server: call this once anything
+   * has been awaited (`await server.ready()` makes sure).
    */
   createSdkServer(transport: Transport = 'in-process'): Server {
+    const { McpServer, Server, guardsOf, rethrowForClient, serveFeatures } = this.loadedSdk();
     const info = { name: this.name, version: this.version };
     const options: SdkServerOptions = {
       ...this.sdkOptions,
@@ -300,10 +352,18 @@ export class SluiceServer {
     return this;
   }
 
+  private loadedSdk(): ServerSdk {
+    if (serverSdk !== undefined) return serverSdk;
+    throw new SluiceError(
+      CoreErrorCode.INVALID_STATE,
+      "The MCP SDK's server package has not loaded yet: await server.ready() before createSdkServer()",
+    );
+  }
+
   /** Connects one SDK transport (in-process, or any the SDK offers). Speaks 2025-11-25. */
   async connect(transport: SdkTransport): Promise<void> {
     this.assertOpen();
-    await this.ready();
+    const { sendChange } = await this.readyToServe();
     const sdk = this.createSdkServer('in-process');
     const detachNotify = this.onListChanged((change) => sendChange(sdk, change));
     const detachClose = this.onClose(() => sdk.close());
@@ -317,7 +377,7 @@ export class SluiceServer {
   /** Serves Streamable HTTP (both protocol versions), on loopback unless told otherwise. */
   async listen(options: ListenOptions = {}): Promise<HttpListener> {
     this.assertOpen();
-    await this.ready();
+    await this.readyToServe();
     // Loaded on first use, like stdio below: adopt() and in-process servers never load the node HTTP adapter.
     const { listenHttp } = await import('./http.js');
     return listenHttp(this, options, this.transportHooks);
@@ -326,7 +386,7 @@ export class SluiceServer {
   /** Serves stdio (both protocol versions). Logs must go to stderr: the default logger does. */
   async serveStdio(options: StdioOptions = {}): Promise<StdioHandle> {
     this.assertOpen();
-    await this.ready();
+    await this.readyToServe();
     const { serveOverStdio } = await import('./stdio.js');
     return serveOverStdio(this, options, this.transportHooks);
   }

@@ -1,3 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -121,5 +126,40 @@ describe('adopt()', () => {
     expect(() => adopt({ server: {} }, [])).toThrow(
       expect.objectContaining({ code: CoreErrorCode.INVALID_STATE }) as unknown,
     );
+  });
+});
+
+describe('what adopting one guard into a v1 server loads', () => {
+  it('none of the SDK v2 packages, nor the HTTP adapter, while calls pass and are refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-loads-'));
+    try {
+      const loads = join(dir, 'loads.txt');
+      const run = spawnSync(
+        process.execPath,
+        [
+          '--conditions=sluice:source',
+          '--import',
+          'tsx',
+          '--import',
+          fileURLToPath(new URL('./fixtures/record-loads.mjs', import.meta.url)),
+          fileURLToPath(new URL('./fixtures/adopt-v1-guard.ts', import.meta.url)),
+        ],
+        { env: { ...process.env, SLUICE_LOADS_FILE: loads }, encoding: 'utf8', timeout: 60_000 },
+      );
+      expect(run.stderr).toBe('');
+      const { passed, refused } = JSON.parse(run.stdout) as { passed: unknown; refused: unknown };
+      expect(passed).toMatchObject({ content: [{ type: 'text', text: 'sunny in Oslo' }] });
+      expect(refused).toMatchObject({ isError: true, _meta: { 'dev.sluice/error': { code: 'NO_SUCH_CITY' } } });
+      const loaded = readFileSync(loads, 'utf8').split('\n');
+      // The record does see the packages that load: the v1 SDK, and core's own modules.
+      expect(loaded.some((url) => url.includes('/@modelcontextprotocol/sdk/'))).toBe(true);
+      expect(loaded.some((url) => url.endsWith('/core/src/adopt.ts'))).toBe(true);
+      const heavy = loaded.filter((url) =>
+        /\/(@modelcontextprotocol\/(server|client|node|core)|hono|@hono)\//.test(url),
+      );
+      expect(heavy).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
+import nodeModule from 'node:module';
 import { invalidParams } from '@sluice/core';
 
 /** The store keys of this plugin share one prefix, so a shared store can hold them beside others. */
@@ -6,6 +7,16 @@ export const KEY_PREFIX = 'sluice/concurrency/';
 
 /** Longer string values enter a lock key as their SHA-256, so keys stay short. */
 export const MAX_KEY_PART = 256;
+
+// node:crypto (and the streams it loads) comes with the first long key value, not with the plugin: importing it is
+// part of every adopter's start-up, and most keys are short. `__filename` names this file in the CommonJS build.
+let crypto: typeof Crypto | undefined;
+function sha256Hex(text: string): string {
+  crypto ??= nodeModule.createRequire(typeof __filename === 'string' ? __filename : import.meta.url)(
+    'node:crypto',
+  ) as typeof Crypto;
+  return crypto.createHash('sha256').update(text).digest('hex');
+}
 
 /**
  * One argument's share of a lock key, self-delimiting so that distinct
@@ -23,7 +34,7 @@ function keyPart(tool: string, field: string, value: unknown): string {
       `Argument "${field}" of tool "${tool}" is part of its lock key and must be a string, a finite number or a boolean`,
     );
   }
-  if (value.length > MAX_KEY_PART) return `#${createHash('sha256').update(value).digest('hex')}`;
+  if (value.length > MAX_KEY_PART) return `#${sha256Hex(value)}`;
   return `${value.length}:${value}`;
 }
 

@@ -7,7 +7,6 @@ import {
   ResourceNotFoundError,
   SdkError,
   SdkErrorCode,
-  isInputRequiredResult,
 } from '@modelcontextprotocol/server';
 import type {
   GetPromptResult,
@@ -16,6 +15,7 @@ import type {
   ServerCapabilities,
   ServerContext,
 } from '@modelcontextprotocol/server';
+import { isInputRequired } from '../protocol.js';
 import { isModernCaller, roundParams, sealed } from '../upstream/modern-call.js';
 import type { LogLevel } from './log-types.js';
 import { SluiceError, messageOf } from '../errors.js';
@@ -231,7 +231,7 @@ async function guarded<R extends FeatureResult>(
 ): Promise<R> {
   const hook = serving.guards?.result;
   // An input-required answer is a question for the client, not content to rewrite.
-  if (hook === undefined || isInputRequiredResult(result.result)) return result;
+  if (hook === undefined || isInputRequired(result.result)) return result;
   const rewritten = await hook(result, { ...ctx, upstream: link.name, target }).catch((error: unknown) => {
     throw toProtocolError(error);
   });

@@ -1,12 +1,9 @@
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  PROTOCOL_VERSION_META_KEY,
-  ProtocolError,
-  isInputRequiredResult,
-} from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, ProtocolError } from '@modelcontextprotocol/server';
 import { CoreErrorCode, SluiceError, invalidParams } from '../errors.js';
 import type { ServerContext } from '../protocol.js';
+import { isInputRequired } from '../protocol.js';
 import { MAX_STATE_CHARS, RoundStateSeal } from './round-state.js';
+import { wireStateOf } from './round-presentation.js';
 
 /** What a call of a 2026-07-28 client adds to the request sent upstream: the input it answered and the upstream's state. */
 export interface RoundParams {
@@ -14,40 +11,6 @@ export interface RoundParams {
   readonly requestState?: string;
   /** The caller's own client capabilities, so that the upstream asks only for what the caller can give. */
   readonly meta: Record<string, unknown>;
-}
-
-/** The request contexts shown to the pipeline with a carried state, and the wire state each really carried. */
-const presented = new WeakMap<ServerContext, unknown>();
-
-/**
- * The request context as the pipeline sees it. When a retry carries a state
- * Sluice sealed around an upstream's input request, and that round had
- * carried another party's state (a risk approval), the pipeline is shown
- * that party's state again, so that an approval and an upstream's own input
- * request compose in one call; the upstream's state stays with the proxy.
- */
-export function presentRound(mcp: ServerContext, seal: RoundStateSeal): ServerContext {
-  const wire: unknown = mcp.mcpReq.requestState();
-  if (typeof wire !== 'string' || !RoundStateSeal.isOurs(wire)) return mcp;
-  const state = seal.peek(wire);
-  if (typeof state === 'string' || state.carried === undefined) return mcp;
-  const carried = state.carried;
-  // The accessor's type parameter is the caller's claim (see RequestStateAccessor): the value is the carried string.
-  const requestState = (() => carried) as ServerContext['mcpReq']['requestState'];
-  const shown: ServerContext = { ...mcp, mcpReq: { ...mcp.mcpReq, requestState } };
-  presented.set(shown, wire);
-  return shown;
-}
-
-/** Whether the pipeline sees a carried state again, inside a round Sluice sealed (see `presentRound`). */
-export function isContinuedRound(mcp: ServerContext | undefined): boolean {
-  return mcp !== undefined && presented.has(mcp);
-}
-
-/** The state the request itself carried, whatever the pipeline is shown. */
-function wireStateOf(mcp: ServerContext | undefined): unknown {
-  if (mcp === undefined) return undefined;
-  return presented.has(mcp) ? presented.get(mcp) : mcp.mcpReq.requestState();
 }
 
 /** Whether the request came from a 2026-07-28 client (it carried the per-request envelope). */
@@ -95,7 +58,7 @@ export function roundParams(
  * other results as they are.
  */
 export function sealed<T>(result: T, upstream: string, target: string, seal: RoundStateSeal, mcp?: ServerContext): T {
-  if (!isInputRequiredResult(result)) return result;
+  if (!isInputRequired(result)) return result;
   const state = (result as { requestState?: unknown }).requestState;
   if (state !== undefined && (typeof state !== 'string' || state.length > MAX_STATE_CHARS))
     throw new SluiceError(

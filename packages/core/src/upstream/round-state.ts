@@ -1,4 +1,10 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
+import { requireCjs } from '../require-cjs.js';
+
+// node:crypto (and the streams it loads) comes with the first state sealed or opened, not with core: every server
+// holds a seal, and most never carry an upstream's round.
+let loadedCrypto: typeof Crypto | undefined;
+const crypto = (): typeof Crypto => (loadedCrypto ??= requireCjs('node:crypto') as typeof Crypto);
 
 /** What Sluice keeps between the rounds of an upstream's input-required call, sealed into `requestState`. */
 export interface RoundState {
@@ -30,13 +36,19 @@ export const MAX_STATE_CHARS = 64 * 1_024;
  * per process unless given (replicas behind one balancer need the same key).
  */
 export class RoundStateSeal {
-  private readonly key: Buffer;
+  private secret: Buffer | undefined;
 
   constructor(
-    key: Uint8Array = randomBytes(32),
+    key?: Uint8Array,
     private readonly now: () => number = Date.now,
   ) {
-    this.key = Buffer.from(key);
+    if (key !== undefined) this.secret = Buffer.from(key);
+  }
+
+  /** The key given, or one drawn at random on first use. */
+  private get key(): Buffer {
+    this.secret ??= crypto().randomBytes(32);
+    return this.secret;
   }
 
   seal(state: RoundState): string {
@@ -80,12 +92,12 @@ export class RoundStateSeal {
   }
 
   private mac(body: string): string {
-    return createHmac('sha256', this.key).update(body).digest('base64url');
+    return crypto().createHmac('sha256', this.key).update(body).digest('base64url');
   }
 
   private verify(body: string, mac: string): boolean {
     const expected = Buffer.from(this.mac(body));
     const given = Buffer.from(mac);
-    return expected.length === given.length && timingSafeEqual(expected, given);
+    return expected.length === given.length && crypto().timingSafeEqual(expected, given);
   }
 }

@@ -1,0 +1,10 @@
+const c0 = process.cpuUsage();
+await import('@modelcontextprotocol/sdk/server/mcp.js');
+await import('zod');
+const c1 = process.cpuUsage();
+await import('@sluice/core');
+const c2 = process.cpuUsage();
+await import('@sluice/plugin-concurrency');
+const c3 = process.cpuUsage();
+const ms = (a, b) => Math.round((b.user + b.system - a.user - a.system) / 100) / 10;
+console.log(ms({ user: 0, system: 0 }, c0), ms(c0, c1), ms(c1, c2), ms(c2, c3));
