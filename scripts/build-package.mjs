@@ -57,3 +57,40 @@ for (const declaration of filesUnder(join(packageDir, 'dist'), '.d.ts')) {
   cpSync(declaration, target);
 }
 writeFileSync(join(packageDir, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
+
+// Core's ESM build is bundled, one file per entry point plus shared chunks, in
+// place of tsc's file per module: importing @sluice/core is part of every
+// adopter's start-up, and Node spends most of a cold import resolving, reading
+// and linking modules one by one (bench/cold-import.bench.ts). Shared chunks
+// keep one copy of each module across the entry points; what core loads on
+// first use (`import()`) stays a chunk of its own. The declarations stay tsc's.
+const BUNDLED_ESM = new Set(['@sluice/core']);
+const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
+if (BUNDLED_ESM.has(manifest.name)) {
+  const dist = join(packageDir, 'dist');
+  const entryPoints = Object.values(manifest.exports)
+    .map((target) => (typeof target === 'object' ? target['sluice:source'] : undefined))
+    .filter((source) => typeof source === 'string')
+    .map((source) => join(packageDir, source));
+  const staging = join(packageDir, 'dist-bundle');
+  rmSync(staging, { recursive: true, force: true });
+  esbuild.buildSync({
+    entryPoints,
+    outdir: staging,
+    outbase: join(packageDir, 'src'),
+    bundle: true,
+    splitting: true,
+    packages: 'external',
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    chunkNames: 'chunks/[name]-[hash]',
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+  const cjs = join(dist, 'cjs');
+  for (const file of [...filesUnder(dist, '.js'), ...filesUnder(dist, '.js.map')])
+    if (!file.startsWith(cjs)) rmSync(file);
+  cpSync(staging, dist, { recursive: true });
+  rmSync(staging, { recursive: true, force: true });
+}

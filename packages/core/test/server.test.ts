@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CoreErrorCode, SluiceError, createServer } from '@sluice/core';
@@ -244,5 +246,23 @@ describe('what a call that cannot run is answered with', () => {
     controller.abort();
     await expect(call).rejects.toMatchObject({ code: CoreErrorCode.CANCELLED, message: 'The call was cancelled' });
     await kit.close();
+  });
+});
+
+describe('the SDK server package, loaded with the server', () => {
+  it('is not there for createSdkServer() before anything was awaited, and is once ready() resolves', () => {
+    // A fresh process: in this one, earlier servers have loaded it already.
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--conditions=sluice:source',
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('./fixtures/create-sdk-server-early.ts', import.meta.url)),
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({ early: CoreErrorCode.INVALID_STATE, late: 'function' });
   });
 });
