@@ -1,5 +1,5 @@
 // What a Sluice server needs of the MCP SDK's server package to serve a transport. Loaded with the first server that
-// can serve (see `loadServerSdk` in server.ts), not with core: a v1 server adopting one guard never loads it.
+// can serve (see server-sdk-loader.ts), not with core: a v1 server adopting one guard never loads it.
 
 export { McpServer, Server } from '@modelcontextprotocol/server';
 export { guardsOf, serveFeatures } from './features/sdk-handlers.js';

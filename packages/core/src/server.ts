@@ -39,30 +39,9 @@ import type { FeatureCatalog } from './features/catalog.js';
 import { presentRound } from './upstream/round-presentation.js';
 import { RoundStateSeal } from './upstream/round-state.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
-
-/** What the core's own collaborators (adopt, the test kit) reach and users do not. */
-export interface ServerInternals {
-  readonly table: ToolTable;
-  /** Runs a call through the pipeline: the one entry point of every transport. */
-  dispatch(name: string, args: unknown, request: CallRequest): Promise<CallToolResult>;
-}
-
-const internals = new WeakMap<SluiceServer, ServerInternals>();
-
-type ServerSdk = typeof import('./server-sdk.js');
-let serverSdk: ServerSdk | undefined;
-let serverSdkLoading: Promise<ServerSdk> | undefined;
-
-/**
- * Loads the SDK's server package (and what core builds on it) once per
- * process. Every server that can serve a transport starts this when it is
- * built, so that importing core stays light and `createSdkServer()` finds it
- * loaded by the time anything has been awaited.
- */
-function loadServerSdk(): Promise<ServerSdk> {
-  serverSdkLoading ??= import('./server-sdk.js').then((loaded) => (serverSdk = loaded));
-  return serverSdkLoading;
-}
+import { registerInternals } from './server-internals.js';
+import type { ServerSdk } from './server-sdk-loader.js';
+import { loadServerSdk, loadedServerSdk } from './server-sdk-loader.js';
 
 /** Set while adopt() builds its server: that one holds plugins for a server that serves itself, and loads no SDK. */
 let buildingForAdopt = false;
@@ -75,14 +54,6 @@ export function adoptingServer(options: ServerOptions): SluiceServer {
   } finally {
     buildingForAdopt = false;
   }
-}
-
-/** The tool table and dispatch of a server, for the core's own modules and tests. */
-export function internalsOf(server: SluiceServer): ServerInternals {
-  const found = internals.get(server);
-  if (found === undefined)
-    throw new SluiceError(CoreErrorCode.INVALID_STATE, 'Not a Sluice server of this copy of core');
-  return found;
 }
 
 /**
@@ -159,7 +130,10 @@ export class SluiceServer {
       approver: () =>
         this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
     };
-    internals.set(this, { table: this.table, dispatch: (name, args, request) => this.dispatch(name, args, request) });
+    registerInternals(this, {
+      table: this.table,
+      dispatch: (name, args, request) => this.dispatch(name, args, request),
+    });
     const provided = pluginTools;
     pluginTools = undefined;
     for (const definition of provided) this.tool(definition);
@@ -298,7 +272,7 @@ export class SluiceServer {
    * has been awaited (`await server.ready()` makes sure).
    */
   createSdkServer(transport: Transport = 'in-process'): Server {
-    const { McpServer, Server, guardsOf, rethrowForClient, serveFeatures } = this.loadedSdk();
+    const { McpServer, Server, guardsOf, rethrowForClient, serveFeatures } = loadedServerSdk();
     const info = { name: this.name, version: this.version };
     const options: SdkServerOptions = {
       ...this.sdkOptions,
@@ -350,14 +324,6 @@ export class SluiceServer {
       throw new SluiceError(CoreErrorCode.INVALID_STATE, 'extendSdk() takes a function');
     this.sdkExtensions.push(register);
     return this;
-  }
-
-  private loadedSdk(): ServerSdk {
-    if (serverSdk !== undefined) return serverSdk;
-    throw new SluiceError(
-      CoreErrorCode.INVALID_STATE,
-      "The MCP SDK's server package has not loaded yet: await server.ready() before createSdkServer()",
-    );
   }
 
   /** Connects one SDK transport (in-process, or any the SDK offers). Speaks 2025-11-25. */
@@ -429,7 +395,7 @@ export class SluiceServer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.drain();
+    await this.pipeline.drain(this.drainTimeoutMs);
     const closers = [...this.closers];
     this.closers.clear();
     await Promise.allSettled(closers.map((close) => close()));
@@ -444,26 +410,6 @@ export class SluiceServer {
       }
     }
     if (this.ownsStore) await this.services.store.close();
-  }
-
-  /** Waits for running calls, up to `drainTimeoutMs`. */
-  private async drain(): Promise<void> {
-    const pipeline = this.pipeline;
-    if (pipeline.inflight === 0) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.logger.warn(
-          { event: 'server.drain_timeout', inflight: pipeline.inflight },
-          'closing with calls still running',
-        );
-        resolve();
-      }, this.drainTimeoutMs);
-      timer.unref();
-      pipeline.onDrained = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
   }
 
   private assertOpen(): void {
