@@ -268,8 +268,8 @@ export class SluiceServer {
   /**
    * A fresh SDK server bound to this Sluice server. Every transport uses
    * one: per connection for stdio and in-process, per request for stateless HTTP.
-   * The SDK's server package loads with the server: call this once anything
-   * has been awaited (`await server.ready()` makes sure).
+   * The SDK's server package loads with the server: call this after
+   * `await server.ready()`; before it has loaded, it throws `INVALID_STATE`.
    */
   createSdkServer(transport: Transport = 'in-process'): Server {
     const { McpServer, Server, guardsOf, rethrowForClient, serveFeatures } = loadedServerSdk();
