@@ -64,7 +64,7 @@ export class ScriptPool {
     const worker = this.take();
     return new Promise<ScriptOutcome>((resolve) => {
       const limits = script.limits;
-      const calls = new AbortController();
+      const signal = new AbortController();
       const requested = performance.now();
       // Set when the worker starts the script: its boot is not the script's time.
       let started: { at: number; busy: EventLoopUtilization } | undefined;
@@ -81,20 +81,49 @@ export class ScriptPool {
         worker.off('message', onMessage);
         worker.off('error', onGone);
         worker.off('exit', onGone);
-        calls.abort();
+        signal.abort();
         if (reusable) this.release(worker);
         else this.discard(worker);
         resolve(outcome);
       };
       const stop = (code: CodeModeErrorCode, message: string) => end(ending(code, message, busyMs()), false);
 
+      // Replies resolved in the same turn of the main thread go to the worker in one message.
+      let replies: string[] = [];
+      let flushing = false;
+      const flush = () => {
+        flushing = false;
+        if (ended || replies.length === 0) return;
+        send(worker, `${replies.length}\n[${replies.join(',')}]`);
+        replies = [];
+      };
+      const reply = (id: number, answer: CallReply) => {
+        if (ended) return;
+        const text = replyText(answer, limits);
+        replies.push(`{"id":${id},${text.slice(1)}`);
+        if (flushing) return;
+        flushing = true;
+        queueMicrotask(flush);
+      };
+      const onCalls = (batch: string) => {
+        const calls = parseCalls(batch);
+        if (!calls) {
+          stop(CodeModeErrorCode.SCRIPT_ERROR, 'The sandbox failed while running the script.');
+          return;
+        }
+        for (const [id, tool, args] of calls) {
+          void script.call(tool, args, signal.signal).then((answer) => {
+            reply(id, answer);
+          });
+        }
+      };
+
       const onMessage = (message: FromWorker) => {
+        if (typeof message === 'string') {
+          onCalls(message);
+          return;
+        }
         switch (message.type) {
-          case 'call':
-            void script.call(message.tool, message.args, calls.signal).then((reply) => {
-              if (!ended) send(worker, { type: 'reply', id: message.id, text: replyText(reply, limits) });
-            });
-            break;
           case 'started':
             started = { at: performance.now(), busy: worker.performance.eventLoopUtilization() };
             break;
@@ -190,6 +219,28 @@ export class ScriptPool {
 
 function send(worker: Worker, message: ToWorker): void {
   worker.postMessage(message);
+}
+
+type Call = readonly [id: number, tool: string, args: Record<string, unknown>];
+
+/** The calls of a worker's message, or undefined when it is not what the sandbox writes. */
+function parseCalls(batch: string): Call[] | undefined {
+  let calls: unknown;
+  try {
+    calls = JSON.parse(batch);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(calls)) return undefined;
+  for (const call of calls as unknown[]) {
+    if (!Array.isArray(call) || call.length !== 3) return undefined;
+    const [id, tool, args] = call as unknown[];
+    if (typeof id !== 'number' || typeof tool !== 'string' || typeof args !== 'object' || args === null) {
+      return undefined;
+    }
+    if (Array.isArray(args)) return undefined;
+  }
+  return calls as Call[];
 }
 
 function ending(code: CodeModeErrorCode, message: string, cpuMs: number): ScriptOutcome {

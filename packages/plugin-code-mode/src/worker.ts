@@ -8,48 +8,40 @@ import type { MessagePort } from 'node:worker_threads';
 import { Engine } from './engine.js';
 import { CodeModeErrorCode } from './errors.js';
 import { runScript } from './sandbox.js';
+import type { ScriptRun } from './sandbox.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
-
-interface Running {
-  /** Calls waiting for the main thread's reply, by number. */
-  readonly pending: Map<number, (text: string) => void>;
-  readonly cancel: AbortController;
-}
 
 function serve(port: MessagePort): void {
   const engine = new Engine();
-  let running: Running | undefined;
+  let running: ScriptRun | undefined;
+  let cancelled: AbortController | undefined;
   const post = (message: FromWorker): void => {
     port.postMessage(message);
   };
 
   const run = async (message: Extract<ToWorker, { type: 'run' }>): Promise<void> => {
-    const current: Running = { pending: new Map(), cancel: new AbortController() };
-    running = current;
-    let nextId = 0;
+    const cancel = new AbortController();
+    cancelled = cancel;
     try {
-      const module = await engine.get();
+      const module = await engine.get(message.limits.memoryBytes);
       post({ type: 'started' });
-      const outcome = await runScript(module, {
+      const current = runScript(module, {
         source: message.source,
         layout: message.layout,
         limits: message.limits,
-        signal: current.cancel.signal,
-        host: {
-          call: (tool, args) =>
-            new Promise<string>((resolve) => {
-              const id = nextId++;
-              current.pending.set(id, resolve);
-              post({ type: 'call', id, tool, args });
-            }),
-        },
+        signal: cancel.signal,
+        host: { send: post },
         onFault: (error) => {
           engine.reset();
           post({ type: 'fault', message: error instanceof Error ? error.message : String(error) });
         },
       });
+      running = current;
+      const outcome = await current.done;
+      if (running === current) running = undefined;
       post({ type: 'done', outcome });
     } catch (error) {
+      running = undefined;
       // A fault inside the WebAssembly module (not a script error): the next script gets a fresh module.
       engine.reset();
       post({ type: 'fault', message: error instanceof Error ? error.message : String(error) });
@@ -64,23 +56,23 @@ function serve(port: MessagePort): void {
         },
       });
     } finally {
-      if (running === current) running = undefined;
+      if (cancelled === cancel) cancelled = undefined;
     }
   };
 
   port.on('message', (message: ToWorker) => {
+    if (typeof message === 'string') {
+      // Replies: their count, a newline, their JSON array.
+      const cut = message.indexOf('\n');
+      running?.deliver(message.slice(cut + 1), Number(message.slice(0, cut)));
+      return;
+    }
     switch (message.type) {
       case 'run':
         void run(message);
         break;
-      case 'reply': {
-        const resolve = running?.pending.get(message.id);
-        running?.pending.delete(message.id);
-        resolve?.(message.text);
-        break;
-      }
       case 'cancel':
-        running?.cancel.abort();
+        cancelled?.abort();
         break;
     }
   });

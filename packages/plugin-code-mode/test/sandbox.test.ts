@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestKit, textOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
-import { CodeModeErrorCode, codeMode } from '@sluice/plugin-code-mode';
+import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import type { CodeModeOptions } from '@sluice/plugin-code-mode';
 import { ping, price, resultOf, stoppedWith } from './helpers.js';
 
@@ -174,6 +174,43 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     expect(stoppedWith(await run(kit, 'return 1'))).toBe(CodeModeErrorCode.SCRIPTS_BUSY);
     expect(stoppedWith(await slow)).toBe(CodeModeErrorCode.SCRIPT_TIMEOUT);
     expect(resultOf(await run(kit, 'return 1'))).toBe(1);
+  });
+});
+
+describe('the sandbox module', () => {
+  // A script that grows its heap after an await does so while the host runs its pending jobs. That
+  // once left a stray context in the runtime (the binding read its out-parameter through a view of
+  // the memory from before it grew), so freeing the runtime aborted the module and the worker had
+  // to compile a new one, printing "Assertion failed: list_empty(&rt->gc_obj_list)".
+  it('frees every runtime, however a script that grew its heap after an await ends, and is never replaced', async () => {
+    const k = await start({ cpuMs: 2_000, timeoutMs: 10_000 });
+    const grow = 'await local.ping(); const kept = []; for (let i = 0; i < 200000; i++) kept.push({ i });';
+    for (let round = 0; round < 2; round++) {
+      expect(resultOf(await run(k, `${grow} return kept.length;`))).toBe(200_000);
+      expect(stoppedWith(await run(k, `${grow} while (true) {}`))).toBe(CodeModeErrorCode.CPU_LIMIT);
+      expect(stoppedWith(await run(k, `${grow} for (;;) kept.push({ more: kept.length });`))).toBe(
+        CodeModeErrorCode.MEMORY_LIMIT,
+      );
+      expect(stoppedWith(await run(k, `${grow} throw new Error('after growing');`))).toBe(
+        CodeModeErrorCode.SCRIPT_ERROR,
+      );
+      const caller = new AbortController();
+      const cancelled = k.server.call(
+        'execute_code',
+        { code: `${grow} await local.ping(); while (true) {}` },
+        {
+          signal: caller.signal,
+        },
+      );
+      setTimeout(() => caller.abort(), 200);
+      await cancelled.catch(() => undefined);
+    }
+    await expect.poll(() => k.logs.events(CodeModeEvent.SCRIPT).length).toBe(10);
+    expect(k.logs.events(CodeModeEvent.SCRIPT)).toContainEqual(
+      expect.objectContaining({ outcome: CodeModeErrorCode.CANCELLED }),
+    );
+    expect(k.logs.events(CodeModeEvent.ENGINE_RESET)).toEqual([]);
+    await stillServes(k);
   });
 });
 
