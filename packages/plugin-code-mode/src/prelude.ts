@@ -94,7 +94,11 @@ export const PRELUDE = String.raw`(function (hostLog, hostDone, hostOverLimit, l
       return String(value);
     }
   };
-  const log = (...values) => hostLog(values.map(format).join(' '));
+  // Once the host has cut the output, lines are neither formatted nor sent.
+  let logging = true;
+  const log = (...values) => {
+    if (logging && hostLog(values.map(format).join(' ')) === false) logging = false;
+  };
   define('console', freeze({ log, info: log, warn: log, error: log, debug: log }));
   define('callTool', callTool);
   define('ToolError', ToolError);

@@ -93,7 +93,7 @@ export function runScript(engine: QuickJSWASMModule, input: ScriptInput): Script
   return run;
 }
 
-/** A call the script made, waiting for a free slot. */
+/** A call the script made, waiting for a free slot: its number, the tool's name and its arguments, as JSON. */
 interface QueuedCall {
   readonly id: number;
   readonly tool: string;
@@ -107,7 +107,8 @@ export class ScriptRun {
   private readonly vm: QuickJSContext;
   private readonly memory: GrowableMemory;
   private readonly limits: SandboxLimits;
-  private readonly allowed: ReadonlySet<string>;
+  /** The tools bound for the script, each with its name as JSON (as calls carry it to the host). */
+  private readonly allowed: ReadonlyMap<string, string>;
   /** The prelude's functions that answer calls and hand over the outbox; alive until the run is disposed. */
   private settleCalls: QuickJSHandle | undefined;
   private drainCalls: QuickJSHandle | undefined;
@@ -134,7 +135,8 @@ export class ScriptRun {
    * The module's memory grew while pending jobs ran: the binding's job runner
    * then reads its out-parameter through a stale view and leaves a stray
    * context in the runtime, which freeing the runtime would abort on. The
-   * module is dropped instead (the engine sizes its memory so that this is rare).
+   * engine gives each module a memory that cannot grow; should one grow all
+   * the same, the module is dropped instead of freeing the runtime.
    */
   private strayContext = false;
 
@@ -143,7 +145,9 @@ export class ScriptRun {
     private readonly input: ScriptInput,
   ) {
     this.limits = input.limits;
-    this.allowed = new Set(Object.values(input.layout).flatMap((fns) => Object.values(fns)));
+    this.allowed = new Map(
+      Object.values(input.layout).flatMap((fns) => Object.values(fns).map((tool) => [tool, JSON.stringify(tool)])),
+    );
     this.deadline = performance.now() + this.limits.timeoutMs;
     this.memory = memoryOf(engine);
     this.runtime = engine.newRuntime();
@@ -293,7 +297,7 @@ export class ScriptRun {
           message: `The arguments of ${tool} must be a JSON object (at most ${maxArgs} bytes).`,
         });
       } else {
-        this.queued.push({ id, tool, args });
+        this.queued.push({ id, tool: this.allowed.get(tool) ?? JSON.stringify(tool), args });
       }
     }
     this.sendQueued();
@@ -308,7 +312,7 @@ export class ScriptRun {
       if (call === undefined) break;
       this.queuedAt++;
       this.active++;
-      batch += `${batch ? ',' : '['}[${call.id},${JSON.stringify(call.tool)},${call.args}]`;
+      batch += `${batch ? ',' : '['}[${call.id},${call.tool},${call.args}]`;
     }
     if (this.queuedAt === this.queued.length) {
       this.queued.length = 0;
@@ -398,17 +402,19 @@ export class ScriptRun {
     this.sendQueued();
   }
 
-  private hostLog(textHandle: QuickJSHandle): void {
-    if (this.logsCut) return;
+  /** One line of console output; answers `false` once the output is cut, so the script stops sending more. */
+  private hostLog(textHandle: QuickJSHandle): QuickJSHandle | undefined {
+    if (this.logsCut) return this.vm.false;
     const room = this.limits.maxOutputBytes - this.logBytes;
     const text = this.readString(textHandle, room);
     if (text === undefined) {
       this.logsCut = true;
       this.logs.push(`[console output cut at ${this.limits.maxOutputBytes} bytes]`);
-      return;
+      return this.vm.false;
     }
     this.logBytes += Buffer.byteLength(text) + 1;
     this.logs.push(text);
+    return undefined;
   }
 
   private hostDone(okHandle: QuickJSHandle, jsonHandle: QuickJSHandle): void {
@@ -514,20 +520,22 @@ function numbered(id: number, replyJson: string): string {
 }
 
 /** One record of the prelude's outbox at `at`: `<id> <name length> <arguments length>\n<name><arguments>`. */
+const RECORD_HEADER = /(\d{1,15}) (\d{1,15}) (\d{1,15})\n/y;
+
+/** One record of the prelude's outbox at `at`: `<id> <name length> <arguments length>\n<name><arguments>`. */
 function readRecord(outbox: string, at: number): (QueuedCall & { readonly end: number }) | undefined {
-  const newline = outbox.indexOf('\n', at);
-  if (newline < 0 || newline - at > 40) return undefined;
-  const [id, nameLength, argsLength] = outbox.slice(at, newline).split(' ').map(Number);
-  if (!isCount(id) || !isCount(nameLength) || !isCount(argsLength)) return undefined;
-  const nameEnd = newline + 1 + nameLength;
-  const end = nameEnd + argsLength;
+  RECORD_HEADER.lastIndex = at;
+  const header = RECORD_HEADER.exec(outbox);
+  if (!header) return undefined;
+  const nameStart = RECORD_HEADER.lastIndex;
+  const nameEnd = nameStart + Number(header[2]);
+  const end = nameEnd + Number(header[3]);
   if (end > outbox.length) return undefined;
-  return { id, tool: outbox.slice(newline + 1, nameEnd), args: outbox.slice(nameEnd, end), end };
+  return { id: Number(header[1]), tool: outbox.slice(nameStart, nameEnd), args: outbox.slice(nameEnd, end), end };
 }
 
-const isCount = (n: number | undefined): n is number => n !== undefined && Number.isSafeInteger(n) && n >= 0;
-
 function isJsonObject(text: string): boolean {
+  if (text === '{}') return true;
   try {
     const value: unknown = JSON.parse(text);
     return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -4,6 +4,7 @@ import { createTestKit, textOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import type { CodeModeOptions } from '@sluice/plugin-code-mode';
+import { moduleMemoryBytes } from '../src/engine.js';
 import { ping, price, resultOf, stoppedWith } from './helpers.js';
 
 let kit: TestKit | undefined;
@@ -51,6 +52,17 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     expect(stoppedWith(await run(k, 'const all = []; for (;;) all.push(new Uint8Array(1 << 20)); return 1;'))).toBe(
       CodeModeErrorCode.MEMORY_LIMIT,
     );
+    await stillServes(k);
+  });
+
+  it('bounds what typed arrays take, which the heap limit does not count, by the module memory', async () => {
+    const k = await start({ memoryBytes: 16 << 20, cpuMs: 25_000, timeoutMs: 25_000 });
+    const script =
+      'const all = []; try { for (;;) all.push(new Uint8Array(1 << 20)); } catch (e) { return [all.length, String(e)]; }';
+    const [megabytes, error] = resultOf(await run(k, script)) as [number, string];
+    expect(error).toMatch(/out of memory/);
+    // A module whose memory could grow took 2 GB here before the allocator failed.
+    expect(megabytes).toBeLessThanOrEqual(moduleMemoryBytes(16 << 20) / (1 << 20));
     await stillServes(k);
   });
 
