@@ -118,7 +118,6 @@ export class ScriptRun {
   private queuedAt = 0;
   /** Replies the sandbox gives itself (a call refused before reaching the host), as numbered JSON objects. */
   private localReplies: string[] = [];
-  private localScheduled = false;
   private readonly deadline: number;
   private logBytes = 0;
   private logsCut = false;
@@ -162,10 +161,7 @@ export class ScriptRun {
     const done = new Promise<ScriptOutcome>((resolve) => (this.settle = resolve));
     const onAbort = () => this.fail(CodeModeErrorCode.CANCELLED, 'The caller cancelled the script.');
     this.input.signal.addEventListener('abort', onAbort, { once: true });
-    this.timer = setTimeout(
-      () => this.fail(CodeModeErrorCode.SCRIPT_TIMEOUT, `The script ran past its ${this.limits.timeoutMs} ms.`),
-      this.limits.timeoutMs,
-    );
+    this.timer = setTimeout(() => this.expire(), this.limits.timeoutMs);
     try {
       if (this.input.signal.aborted) onAbort();
       else this.guarded(() => this.boot());
@@ -328,17 +324,38 @@ export class ScriptRun {
     );
   }
 
-  /** Answers a call the sandbox refuses itself, with the others refused in the same turn, after this turn. */
+  /** Answers a call the sandbox refuses itself, with the others refused in the same turn, at the next `flushLocal()`. */
   private answerLocally(id: number, reply: CallReply): void {
     this.localReplies.push(numbered(id, replyText(reply, this.limits)));
-    if (this.localScheduled) return;
-    this.localScheduled = true;
-    queueMicrotask(() => {
-      this.localScheduled = false;
+  }
+
+  /** Hands the script the replies the sandbox gave itself since the last time, and runs what they unblock. */
+  flushLocal(): void {
+    while (this.localReplies.length > 0 && !this.outcome) {
       const replies = this.localReplies;
       this.localReplies = [];
       this.answer(`[${replies.join(',')}]`);
-    });
+    }
+  }
+
+  /** Whether replies the sandbox gave itself wait for `flushLocal()`. */
+  hasLocalReplies(): boolean {
+    return this.localReplies.length > 0;
+  }
+
+  /** Whether the script has ended (its outcome is set; `done` settles soon after). */
+  isFinished(): boolean {
+    return this.outcome !== undefined;
+  }
+
+  /** Milliseconds left before the script's wall time; at or below zero, `expire()` ends it. */
+  msLeft(): number {
+    return this.deadline - performance.now();
+  }
+
+  /** Ends the script at its wall time (for a host that waits for replies without its event loop). */
+  expire(): void {
+    this.fail(CodeModeErrorCode.SCRIPT_TIMEOUT, `The script ran past its ${this.limits.timeoutMs} ms.`);
   }
 
   /**
@@ -380,7 +397,7 @@ export class ScriptRun {
       return true;
     }
     if (now > this.deadline) {
-      this.fail(CodeModeErrorCode.SCRIPT_TIMEOUT, `The script ran past its ${this.limits.timeoutMs} ms.`);
+      this.expire();
       return true;
     }
     return false;

@@ -1,22 +1,40 @@
+import type { MessagePort } from 'node:worker_threads';
 import type { SandboxLimits } from './options.js';
 import type { ScriptOutcome } from './sandbox.js';
 
-/**
- * What the main thread sends a sandbox worker. The hot message, replies to
- * the script's calls, is a string (no object to clone): the number of
- * replies, a newline, then a JSON array of the replies, each the reply the
- * sandbox hands the script (`replyText()`) with the call's `id` first.
- */
+/** What the main thread sends a sandbox worker on its own port (replies come on the replies port: see `Control`). */
 export type ToWorker =
+  /** First message: the port replies come on, and the control block shared with the main thread. */
+  | { readonly type: 'init'; readonly replies: MessagePort; readonly control: SharedArrayBuffer }
   | {
       readonly type: 'run';
       readonly source: string;
       readonly layout: Readonly<Record<string, Readonly<Record<string, string>>>>;
       readonly limits: SandboxLimits;
     }
-  /** The caller cancelled the script. */
-  | { readonly type: 'cancel' }
-  | string;
+  /** The caller cancelled the script (heard when the worker is not waiting for replies; else see `Control.CANCEL`). */
+  | { readonly type: 'cancel' };
+
+/**
+ * The control block a worker shares with the main thread. While its script
+ * waits for replies the worker blocks in `Atomics.wait` on `REPLIES` instead
+ * of returning to its event loop: the main thread posts replies (a string: the
+ * number of replies, a newline, then a JSON array of the replies, each as
+ * `replyText()` writes it with the call's `id` first) on the replies port, then
+ * bumps `REPLIES` and wakes it. The worker publishes how long it waited, so
+ * that the main thread does not count waiting as the script's CPU time.
+ */
+export const Control = Object.freeze({
+  BYTES: 24,
+  /** Int32 index: bumped after each message on the replies port, and on cancellation. */
+  REPLIES: 0,
+  /** Int32 index: 1 once the caller cancelled the current script (reset by the main thread before each run). */
+  CANCEL: 1,
+  /** Float64 index (of a Float64Array over the whole block): milliseconds the worker has spent waiting for replies. */
+  WAITED: 1,
+  /** Float64 index: when the worker's current wait began (ms since the epoch), or 0 when it is not waiting. */
+  WAITING_SINCE: 2,
+});
 
 /**
  * What a sandbox worker sends the main thread. The hot message, calls of the

@@ -3,17 +3,25 @@
 // makes, so that every call goes through the main thread's pipeline. A worker
 // that overruns its limits inside a builtin is terminated by the main thread
 // (see pool.ts); nothing here needs to be trusted to stop.
-import { parentPort } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { Engine } from './engine.js';
 import { CodeModeErrorCode } from './errors.js';
 import { runScript } from './sandbox.js';
 import type { ScriptRun } from './sandbox.js';
+import { Control } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
+
+/** The replies port and control block a worker shares with the main thread (see `Control`). */
+interface Link {
+  readonly replies: MessagePort;
+  readonly flags: Int32Array;
+  readonly times: Float64Array;
+}
 
 function serve(port: MessagePort): void {
   const engine = new Engine();
-  let running: ScriptRun | undefined;
+  let link: Link | undefined;
   let cancelled: AbortController | undefined;
   const post = (message: FromWorker): void => {
     port.postMessage(message);
@@ -36,12 +44,9 @@ function serve(port: MessagePort): void {
           post({ type: 'fault', message: error instanceof Error ? error.message : String(error) });
         },
       });
-      running = current;
-      const outcome = await current.done;
-      if (running === current) running = undefined;
-      post({ type: 'done', outcome });
+      if (link) waitForReplies(current, link, cancel);
+      post({ type: 'done', outcome: await current.done });
     } catch (error) {
-      running = undefined;
       // A fault inside the WebAssembly module (not a script error): the next script gets a fresh module.
       engine.reset();
       post({ type: 'fault', message: error instanceof Error ? error.message : String(error) });
@@ -61,13 +66,14 @@ function serve(port: MessagePort): void {
   };
 
   port.on('message', (message: ToWorker) => {
-    if (typeof message === 'string') {
-      // Replies: their count, a newline, their JSON array.
-      const cut = message.indexOf('\n');
-      running?.deliver(message.slice(cut + 1), Number(message.slice(0, cut)));
-      return;
-    }
     switch (message.type) {
+      case 'init':
+        link = {
+          replies: message.replies,
+          flags: new Int32Array(message.control),
+          times: new Float64Array(message.control),
+        };
+        break;
       case 'run':
         void run(message);
         break;
@@ -76,6 +82,46 @@ function serve(port: MessagePort): void {
         break;
     }
   });
+}
+
+/**
+ * Runs a script to its end without the event loop: hands it the replies as
+ * they come on the replies port, and between them blocks in `Atomics.wait`
+ * (a thread waking from it costs less than one woken by a message), up to the
+ * script's wall time, or until the main thread says the caller cancelled.
+ */
+function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): void {
+  const { replies, flags, times } = link;
+  for (;;) {
+    run.flushLocal();
+    if (run.isFinished()) return;
+    if (Atomics.load(flags, Control.CANCEL) === 1) {
+      cancel.abort();
+      return;
+    }
+    // Read before draining: a reply posted after the drain has changed it, and the wait returns at once.
+    const seen = Atomics.load(flags, Control.REPLIES);
+    let received = receiveMessageOnPort(replies);
+    while (received !== undefined && !run.isFinished()) {
+      const text = received.message as string;
+      const cut = text.indexOf('\n');
+      run.deliver(text.slice(cut + 1), Number(text.slice(0, cut)));
+      received = receiveMessageOnPort(replies);
+    }
+    if (run.isFinished()) return;
+    if (!run.hasLocalReplies()) {
+      const left = run.msLeft();
+      if (left <= 0) {
+        run.expire();
+        return;
+      }
+      const began = performance.timeOrigin + performance.now();
+      times[Control.WAITING_SINCE] = began;
+      Atomics.wait(flags, Control.REPLIES, seen, left);
+      times[Control.WAITED] = (times[Control.WAITED] ?? 0) + performance.timeOrigin + performance.now() - began;
+      times[Control.WAITING_SINCE] = 0;
+    }
+  }
 }
 
 if (parentPort) serve(parentPort);
