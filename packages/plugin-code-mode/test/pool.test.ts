@@ -113,18 +113,18 @@ describe('the workers', () => {
 
   it('do not count the time a script waits for its tools as its CPU time', async () => {
     kit = await createTestKit({
-      plugins: [codeMode({ limits: { cpuMs: 100, timeoutMs: 10_000 } })],
+      plugins: [codeMode({ limits: { cpuMs: 250, timeoutMs: 20_000 } })],
       tools: [
         {
           name: 'slow',
           handler: async () => {
-            await new Promise((resolve) => setTimeout(resolve, 300));
+            await new Promise((resolve) => setTimeout(resolve, 700));
             return { content: [{ type: 'text' as const, text: 'done' }] };
           },
         },
       ],
     });
-    // Three waits of 300 ms, each past the CPU time plus the grace the main thread allows a worker.
+    // Three waits of 700 ms, each past the CPU time plus the grace the main thread allows a worker.
     const script = 'const a = await local.slow(); const b = await local.slow(); return [a, b, await local.slow()];';
     expect(resultOf(await kit.call('execute_code', { code: script }))).toEqual(['done', 'done', 'done']);
     expect(kit.logs.events(CodeModeEvent.ENGINE_RESET)).toEqual([]);
