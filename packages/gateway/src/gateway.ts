@@ -221,6 +221,10 @@ export class Gateway {
       scopes,
       logger: this.logger,
       live: new LiveRates(),
+      approvals: async () =>
+        this.config.plugins.risk?.mode === 'off' || this.riskPlugin === undefined
+          ? []
+          : await this.riskPlugin.pendingApprovals(),
       ledger: () => {
         if (view) return view;
         const access = this.config.plugins.risk?.mode === 'off' ? undefined : pluginAccess(this.riskPlugin);

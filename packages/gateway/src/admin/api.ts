@@ -16,6 +16,7 @@ export const AdminApiPath = Object.freeze({
   UPSTREAMS: `${ADMIN_API_PREFIX}/upstreams`,
   TOOLS: `${ADMIN_API_PREFIX}/tools`,
   LIVE: `${ADMIN_API_PREFIX}/live`,
+  APPROVALS: `${ADMIN_API_PREFIX}/approvals`,
 } as const);
 
 /** The JSON admin API, by path: what the console shows and `sluice ledger` uses. */
@@ -56,6 +57,10 @@ export function adminApiRoutes(context: AdminContext): Record<string, RequestLis
     [AdminApiPath.LIVE]: route((req, res) => {
       allow(req, ['GET']);
       sendJson(res, 200, context.live.read(context.metrics));
+    }),
+    [AdminApiPath.APPROVALS]: route(async (req, res) => {
+      allow(req, ['GET']);
+      sendJson(res, 200, { approvals: await context.approvals() });
     }),
   };
 }

@@ -1,5 +1,5 @@
 import type { RequestListener, ServerResponse } from 'node:http';
-import type { DiffLine } from '@sluice/plugin-risk';
+import type { DiffLine, PendingApproval } from '@sluice/plugin-risk';
 import type { AdminContext, AdminHandler } from './admin-surface.js';
 import { adminRoute, requireLedger } from './admin-surface.js';
 import { esc, sendPage, when } from './html.js';
@@ -63,9 +63,9 @@ export function consoleRoutes(context: AdminContext): Record<string, RequestList
     }),
     [`${base}/ledger/approve`]: decide('approve'),
     [`${base}/ledger/revoke`]: decide('revoke'),
-    [`${base}/live`]: route((req, res) => {
+    [`${base}/live`]: route(async (req, res) => {
       allow(req, ['GET', 'HEAD']);
-      sendPage(res, base, 'live', 'Live', livePage(context));
+      sendPage(res, base, 'live', 'Live', approvalsSection(await context.approvals()) + livePage(context));
     }),
   };
 }
@@ -175,6 +175,23 @@ function diffBlock(d: LedgerDiff): string {
         ? `<ins>+ ${esc(l.text)}</ins>`
         : `<del>- ${esc(l.text)}</del>`;
   return `<pre class="diff">${d.diff.map(line).join('')}</pre>`;
+}
+
+/** Calls that wait for a person: who asked, for which tool, since when; never what they were called with. */
+function approvalsSection(approvals: readonly PendingApproval[]): string {
+  const rows = approvals.map(
+    (
+      a,
+    ) => `<tr data-approval="${esc(a.id)}" data-tool="${esc(a.tool)}"><td>${esc(a.tool)}<br><span class="muted">${esc(a.server)}</span></td>
+<td>${chip(a.level)}${a.reason ? ` <span class="muted">${esc(a.reason)}</span>` : ''}</td>
+<td>${a.caller === undefined ? '<span class="muted">unknown</span>' : esc(a.caller)}</td>
+<td>${esc(when(a.since))}<br><span class="muted">lapses ${esc(when(a.expiresAt))}</span></td><td>${esc(a.via)}</td></tr>`,
+  );
+  return `<h2>Pending approvals (${approvals.length})</h2>${table(
+    ['tool', 'risk, reason', 'caller', 'asked', 'via'],
+    rows,
+    'No call waits for a person.',
+  )}`;
 }
 
 function livePage(context: AdminContext): string {
