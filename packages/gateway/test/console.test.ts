@@ -236,6 +236,10 @@ describe.skipIf(!available)('the console in a browser', () => {
     } finally {
       await other.close();
     }
-    expect((await fetch(`${origin}/console/tools`)).status).toBe(401);
+    // Without credentials a browser is sent to the login page, and a form post is refused outright.
+    const anonymous = await fetch(`${origin}/console/tools`, { redirect: 'manual' });
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get('location')).toBe('/console/login');
+    expect((await fetch(`${origin}/console/ledger/revoke`, { method: 'POST' })).status).toBe(401);
   });
 });

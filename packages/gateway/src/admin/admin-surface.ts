@@ -32,7 +32,7 @@ export type ProblemWriter = (res: ServerResponse, status: number, message: strin
 export function adminRoute(context: AdminContext, handler: AdminHandler, problem: ProblemWriter): RequestListener {
   return (req: RouteRequest, res: ServerResponse) => {
     const run = async (): Promise<void> => {
-      const operator = operatorOf(req, context.scopes);
+      const operator = operatorOf(req.auth, context.scopes);
       await handler(req, res, operator);
     };
     run().catch((error: unknown) => {

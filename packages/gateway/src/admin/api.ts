@@ -1,7 +1,7 @@
 import type { RequestListener } from 'node:http';
 import type { AdminContext, AdminHandler } from './admin-surface.js';
 import { adminRoute, requireLedger } from './admin-surface.js';
-import { allow, readBody, sendJson, toolOf } from './http-io.js';
+import { allow, fieldsOf, readBody, sendJson, toolOf } from './http-io.js';
 import { toolViews, upstreamViews } from './snapshot.js';
 
 /** The admin API's version prefix: a change that breaks a client gets a new one. */
@@ -37,12 +37,12 @@ export function adminApiRoutes(context: AdminContext): Record<string, RequestLis
     }),
     [AdminApiPath.LEDGER_APPROVE]: route(async (req, res, operator) => {
       allow(req, ['POST']);
-      const { server, tool } = toolOf(await readBody(req), req.headers['content-type']);
+      const { server, tool } = toolOf(fieldsOf(await readBody(req), req.headers['content-type']));
       sendJson(res, 200, await requireLedger(context).approve(server, tool, operator));
     }),
     [AdminApiPath.LEDGER_REVOKE]: route(async (req, res, operator) => {
       allow(req, ['POST']);
-      const { server, tool } = toolOf(await readBody(req), req.headers['content-type']);
+      const { server, tool } = toolOf(fieldsOf(await readBody(req), req.headers['content-type']));
       sendJson(res, 200, await requireLedger(context).revoke(server, tool, operator));
     }),
     [AdminApiPath.UPSTREAMS]: route((req, res) => {
