@@ -192,6 +192,11 @@ describe('a gateway without the risk plugin', () => {
       const list = new AdminClient(http?.url as URL, undefined).list();
       await expect(list).rejects.toMatchObject({ code: GatewayErrorCode.NO_LEDGER });
       expect((await fetch(new URL('/console/ledger', http?.url))).status).toBe(200);
+      // A loopback listener without auth needs no login: the login page leads straight to the console.
+      const login = await fetch(new URL('/console/login', http?.url), { redirect: 'manual' });
+      expect(login.status).toBe(303);
+      expect(login.headers.get('location')).toBe('/console/tools');
+      expect(await (await fetch(new URL('/admin/v1/approvals', http?.url))).json()).toEqual({ approvals: [] });
     } finally {
       await bare.close();
     }
