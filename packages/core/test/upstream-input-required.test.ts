@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
@@ -152,5 +153,43 @@ describe('a state sealed by one replica, answered on another', () => {
       createServer({ name: 'replica', version: '1.0.0', logger: captureLogger().logger, roundStateSecret: 'short' });
     expect(make).toThrow(/roundStateSecret/);
     expect(make).toThrow(expect.objectContaining({ code: CoreErrorCode.INVALID_OPTIONS }) as unknown);
+  });
+});
+
+describe('an input-required round trip with a stdio upstream', () => {
+  const fixture = fileURLToPath(new URL('./fixtures/stdio-asker.ts', import.meta.url));
+  const connection = {
+    type: 'stdio' as const,
+    command: process.execPath,
+    args: ['--conditions=sluice:source', '--import', 'tsx', fixture],
+    cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+  };
+
+  async function gatewayTo(modernProcess: boolean): Promise<{ server: SluiceServer; listener: HttpListener }> {
+    const server = createServer({ name: 'gateway', version: '1.0.0', logger: captureLogger().logger });
+    await server.import({ name: 'asker', connection: { ...connection, modernProcess } });
+    return { server, listener: await server.listen() };
+  }
+
+  it('crosses a second process of the upstream when modernProcess is set, with its own state intact', async () => {
+    const { server, listener } = await gatewayTo(true);
+    const client = modernClient(true);
+    await client.connect(new StreamableHTTPClientTransport(listener.url));
+    const result = await client.callTool({ name: 'ask', arguments: {} });
+    expect(textOf(result)).toBe('hello Ada (state stdio-own-state)');
+    await client.close();
+    await server.close();
+  });
+
+  it('without it, reaches the one 2025-11-25 process, whose question the client cannot take', async () => {
+    const { server, listener } = await gatewayTo(false);
+    const client = modernClient(true);
+    await client.connect(new StreamableHTTPClientTransport(listener.url));
+    // The one process speaks 2025-11-25: it asks with an elicitation request, which a 2026-07-28 client cannot take.
+    const result = await client.callTool({ name: 'ask', arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/elicitation\/create/);
+    await client.close();
+    await server.close();
   });
 });
