@@ -2,6 +2,7 @@ import {
   HttpConnectionSchema,
   ImportOptionsSchema,
   ListenerAuthOptions,
+  MIN_ROUND_STATE_SECRET_BYTES,
   RequestFilterOptions,
   SseConnectionSchema,
   StdioConnectionSchema,
@@ -385,6 +386,19 @@ export const GatewayConfig = z
     admin: AdminConfig.optional().describe(
       'The admin API (/admin/v1) and the web console (/console) on the HTTP listener, behind its authentication; off unless set.',
     ),
+    /**
+     * The key (at least 32 bytes) that seals an upstream's 2026-07-28 input-required state between rounds. Give
+     * every replica the same one, from the environment. Absent: a random key per process.
+     */
+    roundStateSecret: z
+      .string()
+      .refine((value) => Buffer.byteLength(value, 'utf8') >= MIN_ROUND_STATE_SECRET_BYTES, {
+        message: `must be at least ${MIN_ROUND_STATE_SECRET_BYTES} bytes`,
+      })
+      .optional()
+      .describe(
+        'The key (at least 32 bytes) that seals an upstream\'s 2026-07-28 input-required state between rounds. Give every replica the same one, from the environment (`"${SLUICE_ROUND_STATE_KEY}"`). Absent: a random key per process, so the retry must reach the replica that sealed the state.',
+      ),
     /** How long shutdown waits for running calls, in ms. */
     drainTimeoutMs: z
       .number()

@@ -103,6 +103,7 @@ export class Gateway {
         logger: this.logger,
         drainTimeoutMs: config.drainTimeoutMs,
         ...(config.instructions === undefined ? {} : { instructions: config.instructions }),
+        ...(config.roundStateSecret === undefined ? {} : { roundStateSecret: config.roundStateSecret }),
         ...(this.store ? { store: this.store } : {}),
       });
     } catch (error) {
