@@ -1,7 +1,9 @@
 import { CoreErrorCode, RpcCode, SluiceError } from './errors.js';
 import type { CallContext, Executor } from './context.js';
 import type { Plugin } from './plugin.js';
-import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
+import type { CallToolResult, Tool } from './protocol.js';
+import type { NativeExtra, NativeHandler, NativeRequest } from './adopt-native.js';
+import { authInfoOf, transportOf } from './adopt-native.js';
 import type { ServerOptions } from './server-options.js';
 import { headersOf } from './request-headers.js';
 import type { SluiceServer } from './server.js';
@@ -17,30 +19,6 @@ import type { SluiceTool } from './tool.js';
  */
 export interface AdoptableServer {
   readonly server: object;
-}
-
-type NativeHandler = (request: NativeRequest, extra: NativeExtra) => Promise<unknown>;
-
-interface NativeRequest {
-  jsonrpc?: '2.0';
-  id?: string | number;
-  method: string;
-  params?: {
-    name?: string;
-    arguments?: Record<string, unknown>;
-    _meta?: Record<string, unknown>;
-    [key: string]: unknown;
-  };
-}
-
-/** v1 passes `extra`, v2 passes `ctx`: read either. */
-interface NativeExtra {
-  signal?: AbortSignal;
-  requestId?: string | number;
-  authInfo?: AuthInfo;
-  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
-  mcpReq?: { id?: string | number; signal?: AbortSignal };
-  http?: { authInfo?: AuthInfo; req?: { headers: { forEach(fn: (value: string, key: string) => void): void } } };
 }
 
 interface RegisteredToolRecord {
@@ -134,9 +112,9 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
           meta: request.params?._meta,
           signal: extra.mcpReq?.signal ?? extra.signal,
           requestId: extra.mcpReq?.id ?? extra.requestId,
-          authInfo: extra.http?.authInfo ?? extra.authInfo,
+          authInfo: authInfoOf(extra),
           headers: headersOf(extra),
-          transport: extra.http || extra.requestInfo ? 'http' : 'in-process',
+          transport: transportOf(extra),
           state: [[CARRIED, { request, extra, original } satisfies Carried & { original: NativeHandler }]],
         });
       } catch (error) {
@@ -152,13 +130,56 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
       for (const tool of listed.tools) if (await admit(tool.name)) visible.push(tool);
       const tools = table.filter(visible, {
         headers: headersOf(extra) ?? {},
-        authInfo: extra.http?.authInfo ?? extra.authInfo,
+        authInfo: authInfoOf(extra),
       });
       return { ...listed, tools };
     };
 
-  installInterceptor(handlers as Map<string, NativeHandler>, { 'tools/call': wrapCall, 'tools/list': wrapList });
+  installInterceptor(handlers as Map<string, NativeHandler>, {
+    ...featureGuards(sluice),
+    'tools/call': wrapCall,
+    'tools/list': wrapList,
+  });
   return sluice;
+}
+
+/** Every method the feature guards may wrap (see adopt-features.ts). */
+const FEATURE_METHODS = [
+  'resources/list',
+  'resources/templates/list',
+  'prompts/list',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'completion/complete',
+  'resources/read',
+  'prompts/get',
+] as const;
+
+/**
+ * The wrappers of adopt-features.ts when a plugin taps `featureAccess` or
+ * `featureResult`, none otherwise. They build on the SDK's server package, so
+ * they load with the first request of a feature method, not with adopt(): a
+ * v1 server guarding its tools only never loads it. A method the guards
+ * leave alone passes through.
+ */
+function featureGuards(sluice: SluiceServer): Record<string, (original: NativeHandler) => NativeHandler> {
+  const { featureAccess, featureResult } = sluice.hooks;
+  if (!featureAccess.isUsed() && !featureResult.isUsed()) return {};
+  let loading: Promise<Record<string, (original: NativeHandler) => NativeHandler>> | undefined;
+  const load = () =>
+    (loading ??= Promise.all([import('./adopt-features.js'), import('./features/sdk-handlers.js')]).then(
+      ([{ featureWrappers }, { guardsOf }]) => featureWrappers(guardsOf(sluice.hooks), sluice.logger),
+    ));
+  const wrappers: Record<string, (original: NativeHandler) => NativeHandler> = {};
+  for (const method of FEATURE_METHODS)
+    wrappers[method] = (original) => {
+      let wrapped: NativeHandler | undefined;
+      return async (request, extra) => {
+        wrapped ??= (await load())[method]?.(original) ?? original;
+        return wrapped(request, extra);
+      };
+    };
+  return wrappers;
 }
 
 /**
