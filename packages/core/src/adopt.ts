@@ -5,7 +5,8 @@ import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
 import type { ServerOptions } from './server-options.js';
 import { toProtocolError } from './protocol-errors.js';
 import { headersOf } from './request-headers.js';
-import { SluiceServer, internalsOf } from './server.js';
+import { SluiceServer } from './server.js';
+import { internalsOf } from './server-internals.js';
 import type { SluiceTool } from './tool.js';
 
 /**

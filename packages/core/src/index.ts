@@ -89,7 +89,7 @@ export type { StdioHandle, StdioOptions } from './stdio.js';
 export { MemoryStore } from './store/memory.js';
 export type { Admission, Permit, Semaphore, SemaphoreOptions, SetOptions, Store } from './store/types.js';
 
-export { annotationsOf, createImportBatch, isToolName } from './tool.js';
+export { ToolNameSchema, annotationsOf, createImportBatch, isToolName } from './tool.js';
 export type {
   ConnectionSummary,
   ImportBatch,

@@ -6,8 +6,8 @@ export { MAX_META_KEYS, emptyMeta, readIncomingMeta, toPlainMeta } from './meta.
 export { toProtocolError } from './protocol-errors.js';
 export { isRefusal, toolErrorText } from './refusal.js';
 export { isStandardSchema } from './schema.js';
-export { internalsOf } from './server.js';
-export type { ServerInternals } from './server.js';
+export { internalsOf } from './server-internals.js';
+export type { ServerInternals } from './server-internals.js';
 export { systemClock } from './clock.js';
 export { LocalSemaphore } from './store/semaphore.js';
 export type { FenceSource } from './store/semaphore.js';

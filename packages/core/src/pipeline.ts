@@ -45,10 +45,29 @@ export class Pipeline {
     return this.executeUsed ? this.hooks.execute.call(base, tool) : base;
   }
 
-  /** Calls running now; `close()` waits for them. */
+  /** Calls running now; `drain()` waits for them. */
   inflight = 0;
   /** Called when `inflight` drops to zero. */
-  onDrained: (() => void) | undefined;
+  private onDrained: (() => void) | undefined;
+
+  /** Resolves when no call runs, or after `timeoutMs` (logged) with calls still running. */
+  drain(timeoutMs: number): Promise<void> {
+    if (this.inflight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.logger.warn(
+          { event: 'server.drain_timeout', inflight: this.inflight },
+          'closing with calls still running',
+        );
+        resolve();
+      }, timeoutMs);
+      timer.unref();
+      this.onDrained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
 
   async run(entry: RegisteredTool, ctx: CallContext): Promise<CallToolResult> {
     // Timing and outcomes exist for `settled`; without observers they are not built.

@@ -38,23 +38,7 @@ import { guardsOf, serveFeatures } from './features/sdk-handlers.js';
 import { presentRound } from './upstream/modern-call.js';
 import { RoundStateSeal } from './upstream/round-state.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
-
-/** What the core's own collaborators (adopt, the test kit) reach and users do not. */
-export interface ServerInternals {
-  readonly table: ToolTable;
-  /** Runs a call through the pipeline: the one entry point of every transport. */
-  dispatch(name: string, args: unknown, request: CallRequest): Promise<CallToolResult>;
-}
-
-const internals = new WeakMap<SluiceServer, ServerInternals>();
-
-/** The tool table and dispatch of a server, for the core's own modules and tests. */
-export function internalsOf(server: SluiceServer): ServerInternals {
-  const found = internals.get(server);
-  if (found === undefined)
-    throw new SluiceError(CoreErrorCode.INVALID_STATE, 'Not a Sluice server of this copy of core');
-  return found;
-}
+import { registerInternals } from './server-internals.js';
 
 /**
  * A Sluice server: tools (local and imported) behind one pipeline of hooks,
@@ -128,7 +112,10 @@ export class SluiceServer {
       approver: () =>
         this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
     };
-    internals.set(this, { table: this.table, dispatch: (name, args, request) => this.dispatch(name, args, request) });
+    registerInternals(this, {
+      table: this.table,
+      dispatch: (name, args, request) => this.dispatch(name, args, request),
+    });
     const provided = pluginTools;
     pluginTools = undefined;
     for (const definition of provided) this.tool(definition);
@@ -369,7 +356,7 @@ export class SluiceServer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.drain();
+    await this.pipeline.drain(this.drainTimeoutMs);
     const closers = [...this.closers];
     this.closers.clear();
     await Promise.allSettled(closers.map((close) => close()));
@@ -384,26 +371,6 @@ export class SluiceServer {
       }
     }
     if (this.ownsStore) await this.services.store.close();
-  }
-
-  /** Waits for running calls, up to `drainTimeoutMs`. */
-  private async drain(): Promise<void> {
-    const pipeline = this.pipeline;
-    if (pipeline.inflight === 0) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.logger.warn(
-          { event: 'server.drain_timeout', inflight: pipeline.inflight },
-          'closing with calls still running',
-        );
-        resolve();
-      }, this.drainTimeoutMs);
-      timer.unref();
-      pipeline.onDrained = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
   }
 
   private assertOpen(): void {

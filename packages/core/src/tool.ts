@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { CallContext } from './context.js';
 import { CoreErrorCode, SluiceError } from './errors.js';
 import type { InputRequiredResult } from '@modelcontextprotocol/server';
@@ -152,6 +153,9 @@ export interface ToolDefinition<In extends SchemaInput | undefined = SchemaInput
 
 /** Names the MCP specification allows: 1-128 of letters, digits, `_`, `-`, `.`. */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** A tool name in options (an alias, say): what `isToolName()` accepts, with the same message. */
+export const ToolNameSchema = z.string().regex(TOOL_NAME, 'use 1-128 letters, digits, "_", "-" or "."');
 
 /** Whether a value is a name the MCP specification allows for a tool. */
 export function isToolName(name: unknown): boolean {

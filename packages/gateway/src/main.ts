@@ -101,9 +101,10 @@ async function serve(command: Extract<Command, { kind: 'serve' }>, io: CliIo): P
   };
   const custom = await loadCustomPlugins(config, baseDir);
   const gateway = createGateway(config, { plugins: custom.map((c) => c.plugin) });
+  const started = gateway.start();
+  const stopped = runUntilStopped(gateway, started);
   try {
-    const listeners = await gateway.start();
-    return await runUntilStopped(gateway, listeners);
+    await started;
   } catch (error) {
     const failure = new SluiceError(
       GatewayErrorCode.START_FAILED,
@@ -117,6 +118,7 @@ async function serve(command: Extract<Command, { kind: 'serve' }>, io: CliIo): P
     await gateway.close().catch(() => {});
     throw failure;
   }
+  return stopped;
 }
 
 function startFailure(error: unknown, http: { host: string; port: number } | undefined): string {

@@ -67,6 +67,9 @@ describe('the gateway logger', () => {
   });
 });
 
+/** A stdio upstream that writes a line to stderr and exits before it answers anything. */
+const BROKEN_UPSTREAM = 'process.stderr.write("broken on purpose\\n"); process.exit(3)';
+
 describe('sluice serve logging', () => {
   const config = () =>
     tempConfig({
@@ -104,8 +107,18 @@ describe('sluice serve logging', () => {
 
   it('writes readable lines with --log-format pretty, and only warnings with --log-level warn', async () => {
     const file = config();
+    // An upstream that fails at once says a warning while the quiet gateway starts.
+    const broken = tempConfig({
+      listen: { http: { port: 0 } },
+      upstreams: [
+        fixtureUpstream('desk'),
+        fixtureUpstream('broken', {
+          connection: { type: 'stdio', command: process.execPath, args: ['-e', BROKEN_UPSTREAM] },
+        }),
+      ],
+    });
     const pretty = runCli(['serve', '--config', file.file, '--log-format', 'pretty']);
-    const quiet = runCli(['serve', '--config', file.file, '--log-format', 'json', '--log-level', 'warn']);
+    const quiet = runCli(['serve', '--config', broken.file, '--log-format', 'json', '--log-level', 'warn']);
     try {
       await expect
         .poll(() => pretty.stderr(), { timeout: 15_000 })
@@ -117,6 +130,8 @@ describe('sluice serve logging', () => {
           .split('\n')
           .some((line) => line.startsWith('{')),
       ).toBe(false);
+      await expect.poll(() => quiet.stderr(), { timeout: 15_000 }).toContain('broken on purpose');
+      expect(quiet.stderr()).toContain('"level":40');
       quiet.child.kill('SIGTERM');
       expect(await quiet.exited).toBe(0);
       expect(quiet.stderr()).not.toContain('"level":30');
@@ -124,6 +139,7 @@ describe('sluice serve logging', () => {
       pretty.child.kill('SIGKILL');
       quiet.child.kill('SIGKILL');
       file.remove();
+      broken.remove();
     }
   });
 

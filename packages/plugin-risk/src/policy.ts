@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolSelectorSchema, selectTools } from '@sluice/core';
+import { ToolNameSchema, ToolSelectorSchema, selectTools } from '@sluice/core';
 import type { ToolMatcher } from '@sluice/core';
 import { SideEffectSchema } from './scoring/tool-risk.js';
 import type { ToolTraits } from './scoring/tool-risk.js';
@@ -20,8 +20,6 @@ declare module '@sluice/core' {
   }
 }
 
-/** Names the MCP specification allows for tools. */
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const GLOB = /[*?]/;
 
 /** Settings for imported tools, by tool-name glob (matched against the exposed and the upstream name). */
@@ -38,7 +36,7 @@ export const ToolRuleSchema = z
     /** The tool sends user data off this server. */
     sendsUserData: z.boolean().optional(),
     /** The name clients see instead (the upstream is still called by its own name). Needs a `match` without `*` or `?`. */
-    alias: z.string().regex(TOOL_NAME, 'use 1-128 letters, digits, "_", "-" or "."').optional(),
+    alias: ToolNameSchema.optional(),
     /** The description clients see instead of the upstream's. The input schema is never changed. */
     description: z.string().min(1).max(10_000).optional(),
   })
