@@ -76,20 +76,27 @@ printTable(`(2) One tool call from inside a script (p50 of ${CALLS}-call runs)`,
 ]);
 
 // (2b) The same in CPU time (user + system), which a loaded machine does not inflate by descheduling us.
-async function cpuUs(run: () => Promise<unknown>, times: number): Promise<number> {
-  const samples: number[] = [];
-  for (let i = 0; i < times; i++) {
-    const before = process.cpuUsage();
-    await run();
-    const used = process.cpuUsage(before);
-    samples.push(used.user + used.system);
-  }
-  return samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)] ?? Number.NaN;
+// The three are sampled in turn, round by round, so that drift in the machine's load hits all of them.
+async function cpuOnce(run: () => Promise<unknown>): Promise<number> {
+  const before = process.cpuUsage();
+  await run();
+  const used = process.cpuUsage(before);
+  return used.user + used.system;
 }
+const median = (samples: number[]): number =>
+  samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)] ?? Number.NaN;
 const cpuTimes = quick ? 5 : 20;
-const cpuScript = await cpuUs(many, cpuTimes);
-const cpuEmpty = await cpuUs(empty, cpuTimes * 10);
-const cpuDirect = await cpuUs(directMany, cpuTimes);
+const scriptSamples: number[] = [];
+const emptySamples: number[] = [];
+const directSamples: number[] = [];
+for (let round = 0; round < cpuTimes; round++) {
+  scriptSamples.push(await cpuOnce(many));
+  for (let i = 0; i < 10; i++) emptySamples.push(await cpuOnce(empty));
+  directSamples.push(await cpuOnce(directMany));
+}
+const cpuScript = median(scriptSamples);
+const cpuEmpty = median(emptySamples);
+const cpuDirect = median(directSamples);
 const cpuPerCallScript = (cpuScript - cpuEmpty) / CALLS;
 const cpuPerCallDirect = cpuDirect / CALLS;
 printTable(`(2b) CPU time of one tool call (median of ${cpuTimes} ${CALLS}-call runs)`, [

@@ -1,7 +1,11 @@
 import { CoreErrorCode, RpcCode, SluiceError } from './errors.js';
 import type { CallContext, Executor } from './context.js';
 import type { Plugin } from './plugin.js';
-import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
+import type { CallToolResult, Tool } from './protocol.js';
+import type { NativeExtra, NativeHandler, NativeRequest } from './adopt-native.js';
+import { authInfoOf, transportOf } from './adopt-native.js';
+import { featureWrappers } from './adopt-features.js';
+import { guardsOf } from './features/sdk-handlers.js';
 import type { ServerOptions } from './server-options.js';
 import { toProtocolError } from './protocol-errors.js';
 import { headersOf } from './request-headers.js';
@@ -17,30 +21,6 @@ import type { SluiceTool } from './tool.js';
  */
 export interface AdoptableServer {
   readonly server: object;
-}
-
-type NativeHandler = (request: NativeRequest, extra: NativeExtra) => Promise<unknown>;
-
-interface NativeRequest {
-  jsonrpc?: '2.0';
-  id?: string | number;
-  method: string;
-  params?: {
-    name?: string;
-    arguments?: Record<string, unknown>;
-    _meta?: Record<string, unknown>;
-    [key: string]: unknown;
-  };
-}
-
-/** v1 passes `extra`, v2 passes `ctx`: read either. */
-interface NativeExtra {
-  signal?: AbortSignal;
-  requestId?: string | number;
-  authInfo?: AuthInfo;
-  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
-  mcpReq?: { id?: string | number; signal?: AbortSignal };
-  http?: { authInfo?: AuthInfo; req?: { headers: { forEach(fn: (value: string, key: string) => void): void } } };
 }
 
 interface RegisteredToolRecord {
@@ -134,9 +114,9 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
           meta: request.params?._meta,
           signal: extra.mcpReq?.signal ?? extra.signal,
           requestId: extra.mcpReq?.id ?? extra.requestId,
-          authInfo: extra.http?.authInfo ?? extra.authInfo,
+          authInfo: authInfoOf(extra),
           headers: headersOf(extra),
-          transport: extra.http || extra.requestInfo ? 'http' : 'in-process',
+          transport: transportOf(extra),
           state: [[CARRIED, { request, extra, original } satisfies Carried & { original: NativeHandler }]],
         });
       } catch (error) {
@@ -152,12 +132,16 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
       for (const tool of listed.tools) if (await admit(tool.name)) visible.push(tool);
       const tools = table.filter(visible, {
         headers: headersOf(extra) ?? {},
-        authInfo: extra.http?.authInfo ?? extra.authInfo,
+        authInfo: authInfoOf(extra),
       });
       return { ...listed, tools };
     };
 
-  installInterceptor(handlers as Map<string, NativeHandler>, { 'tools/call': wrapCall, 'tools/list': wrapList });
+  installInterceptor(handlers as Map<string, NativeHandler>, {
+    ...featureWrappers(guardsOf(sluice.hooks), sluice.logger),
+    'tools/call': wrapCall,
+    'tools/list': wrapList,
+  });
   return sluice;
 }
 

@@ -85,6 +85,14 @@ export interface HttpListener {
   readonly host: string;
   /** The underlying Node server, to attach further routes or inspect. */
   readonly server: http.Server;
+  /**
+   * Checks an `Authorization` header value exactly as the listener checks its
+   * requests (the same keys or tokens, the same required scopes): the
+   * verified caller, `undefined` when the listener has no authentication
+   * (`auth: none`), or `false` when refused. For a public route that takes
+   * credentials another way, such as a login form.
+   */
+  authenticate(authorization: string): Promise<AuthInfo | undefined | false>;
   close(): Promise<void>;
 }
 
@@ -399,5 +407,16 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     return closing;
   };
   const detachClose = hooks.onClose(close);
-  return { url: endpoint, port: address.port, host: bindHost, server, close };
+  const ready = gate;
+  const authenticate = async (authorization: string): Promise<AuthInfo | undefined | false> => {
+    let probe: Request;
+    try {
+      probe = new Request('http://route.invalid/', { headers: { authorization } });
+    } catch {
+      return false; // not a value a header can carry
+    }
+    const verdict = await ready.authenticate(probe).catch(() => false as const);
+    return verdict instanceof Response ? false : verdict;
+  };
+  return { url: endpoint, port: address.port, host: bindHost, server, authenticate, close };
 }

@@ -80,6 +80,7 @@ export type {
 
 export { SluiceServer, createServer } from './server.js';
 export type { InProcessCallOptions, ServerOptions } from './server-options.js';
+export { MIN_ROUND_STATE_SECRET_BYTES } from './server-options.js';
 export type { CatalogChange, ImportResult, ToolCatalog, ToolDraft } from './tool-table.js';
 
 export { Stage } from './stages.js';

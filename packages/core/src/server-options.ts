@@ -21,12 +21,23 @@ export interface ServerOptions {
   /** How long `close()` waits for running calls before closing anyway. Default 10 s. */
   drainTimeoutMs?: number;
   /**
+   * The key (at least 32 bytes) that seals the wrapper Sluice puts around an
+   * upstream's 2026-07-28 `requestState` between the rounds of an
+   * input-required call. Give every replica behind one load balancer the same
+   * one, so that a retry may reach any of them. Default: a random key per
+   * process, so the retry must reach the replica that sealed the state.
+   */
+  roundStateSecret?: string;
+  /**
    * Options passed to every SDK server instance: request-state verification
    * and the input-required knobs of 2026-07-28, cache hints, the JSON Schema
    * validator for elicitation answers.
    */
   sdk?: Pick<SdkServerOptions, 'requestState' | 'inputRequired' | 'cacheHints' | 'jsonSchemaValidator'>;
 }
+
+/** The shortest `roundStateSecret` accepted: an HMAC-SHA256 key of fewer bytes is weaker than the hash. */
+export const MIN_ROUND_STATE_SECRET_BYTES = 32;
 
 export const ServerOptionsSchema = z.object({
   name: z.string().min(1),
@@ -37,6 +48,12 @@ export const ServerOptionsSchema = z.object({
   clock: z.unknown().optional(),
   instructions: z.string().optional(),
   drainTimeoutMs: z.number().int().nonnegative().optional(),
+  roundStateSecret: z
+    .string()
+    .refine((value) => Buffer.byteLength(value, 'utf8') >= MIN_ROUND_STATE_SECRET_BYTES, {
+      message: `must be at least ${MIN_ROUND_STATE_SECRET_BYTES} bytes`,
+    })
+    .optional(),
   sdk: z.record(z.string(), z.unknown()).optional(),
 });
 

@@ -69,7 +69,7 @@ export class SluiceServer {
   private upstreamRegistry: UpstreamRegistry | undefined;
   private featureCatalog: FeatureCatalog | undefined;
   /** Seals the state of upstream round trips; see `upstream/round-state.ts`. */
-  readonly roundSeal = new RoundStateSeal();
+  readonly roundSeal: RoundStateSeal;
 
   constructor(options: ServerOptions) {
     const parsed = ServerOptionsSchema.safeParse(options);
@@ -78,6 +78,9 @@ export class SluiceServer {
     }
     this.name = options.name;
     this.version = options.version;
+    this.roundSeal = new RoundStateSeal(
+      options.roundStateSecret === undefined ? undefined : Buffer.from(options.roundStateSecret, 'utf8'),
+    );
     this.instructions = options.instructions;
     this.sdkOptions = options.sdk;
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, importJWK } from 'jose';
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { CoreErrorCode, createServer } from '@sluice/core';
+import { CoreErrorCode, createServer, identityOf } from '@sluice/core';
 import type { ListenerAuthOptions, SluiceServer } from '@sluice/core';
 import type { HttpListener } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
@@ -273,6 +273,38 @@ describe('API keys', () => {
       code: CoreErrorCode.INVALID_OPTIONS,
     });
     await server.close();
+  });
+});
+
+describe('checking a credential that came another way', () => {
+  it('verifies an Authorization value as the listener would: the caller with its scopes, or false', async () => {
+    const { server, listener } = await listen({
+      type: 'apiKeys',
+      keys: [{ name: 'ops', key: 'o'.repeat(40), scopes: ['admin'] }],
+    });
+    const verdict = await listener.authenticate(`Bearer ${'o'.repeat(40)}`);
+    expect(verdict && identityOf(verdict)).toMatchObject({ method: 'apiKey', keyName: 'ops', scopes: ['admin'] });
+    expect(verdict && verdict.token).toBe('[redacted]');
+    for (const refused of [
+      `Bearer ${'o'.repeat(39)}`,
+      'o'.repeat(40),
+      '',
+      'Bearer \u00e9\u2028',
+      `Bearer ${'o'.repeat(9_000)}`,
+    ])
+      expect(await listener.authenticate(refused)).toBe(false);
+    await server.close();
+  });
+
+  it('applies the required scopes of OAuth, and answers undefined on a listener without authentication', async () => {
+    const { server, listener } = await listen(oauth({ requiredScopes: ['write'] }));
+    expect(await listener.authenticate(`Bearer ${await as.token(READER, listener.url.href)}`)).toBe(false);
+    const writer = await listener.authenticate(`Bearer ${await as.token(WRITER, listener.url.href)}`);
+    expect(writer && identityOf(writer)?.scopes).toEqual(['read', 'write']);
+    await server.close();
+    const open = guardedServer();
+    expect(await (await open.listen()).authenticate('Bearer anything')).toBeUndefined();
+    await open.close();
   });
 });
 

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, SdkHttpError } from '@modelcontextprotocol/client';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import type { ServerContext } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { NodeHttpClientTransport } from '../src/upstream/node-http-transport.js';
@@ -32,6 +33,11 @@ async function upstream(json: boolean): Promise<Upstream> {
     content: [{ type: 'text', text: 'x'.repeat(bytes) }],
   }));
   server.registerTool('hang', {}, () => new Promise(() => {}));
+  // Asks its client for roots during the call, related to it: the request travels on the call's answer stream.
+  server.registerTool('roots', {}, async (ctx) => {
+    const { roots } = await ctx.mcpReq.send({ method: 'roots/list' });
+    return { content: [{ type: 'text', text: `${roots.length} roots` }] };
+  });
   server.registerTool('steps', {}, async (ctx) => {
     const token = ctx.mcpReq._meta?.progressToken;
     for (const progress of [0, 50, 100]) {
@@ -82,7 +88,7 @@ describe('the node:http client transport', () => {
     it(`speaks Streamable HTTP to an SDK server answering with ${answers}: session, version and configured headers`, async () => {
       const up = await upstream(json);
       const { client, transport } = await connect(up.url, undefined, { Authorization: 'Bearer t0ken' });
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo', 'big', 'hang', 'steps']);
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo', 'big', 'hang', 'roots', 'steps']);
       expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'hi' } }))).toBe('hi');
       expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
       const posts = up.seen.filter((r) => r.method === 'POST');
@@ -143,6 +149,28 @@ describe('the node:http client transport', () => {
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'ok' } }, { headers: more }))).toBe('ok');
     expect(roomy.exceeded).toBe(false);
     expect(roomy.admits({ anything: 'x'.repeat(200_000) })).toBe(true);
+  });
+
+  it("names the caller a call carries for the upstream's requests on that call's stream, until they are answered", async () => {
+    const up = await upstream(false);
+    const transport = new NodeHttpClientTransport(up.url, {});
+    const client = new Client({ name: 'test', version: '1' }, { capabilities: { roots: {} } });
+    const asked: { id: string | number; caller: unknown }[] = [];
+    client.setRequestHandler('roots/list', (_request, ctx) => {
+      asked.push({ id: ctx.mcpReq.id, caller: transport.relatedCaller(ctx.mcpReq.id) });
+      return { roots: [] };
+    });
+    await client.connect(transport);
+    closers.push(() => client.close());
+    // Sluice passes the caller's request context; the transport only keeps it and hands it back.
+    const caller = { sessionId: 'the caller' } as unknown as ServerContext;
+    const headers = transport.carry(new ResponseBudget(100_000), caller);
+    expect(textOf(await client.callTool({ name: 'roots', arguments: {} }, { headers }))).toBe('0 roots');
+    transport.release(headers);
+    expect(textOf(await client.callTool({ name: 'roots', arguments: {} }))).toBe('0 roots');
+    expect(asked.map((a) => a.caller)).toEqual([caller, undefined]);
+    // Answered: forgotten.
+    expect(transport.relatedCaller(asked[0]!.id)).toBeUndefined();
   });
 
   it('lets a call whose budget allows more read past the default cap, but holds a cap the connection sets', async () => {

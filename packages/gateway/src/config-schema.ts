@@ -2,6 +2,7 @@ import {
   HttpConnectionSchema,
   ImportOptionsSchema,
   ListenerAuthOptions,
+  MIN_ROUND_STATE_SECRET_BYTES,
   RequestFilterOptions,
   SseConnectionSchema,
   StdioConnectionSchema,
@@ -294,6 +295,55 @@ export const AdminConfig = z
       .describe(
         'Scopes a verified caller needs for the admin API and the console (with oauth or apiKeys), so that an MCP key alone cannot approve tools',
       ),
+    session: z
+      .object({
+        ttlMs: z
+          .number()
+          .int()
+          .min(60_000)
+          .max(7 * 86_400_000)
+          .default(8 * 3_600_000)
+          .describe('A console login lasts at most this long (and never beyond the OAuth token it was made with)'),
+        idleMs: z
+          .number()
+          .int()
+          .min(60_000)
+          .max(86_400_000)
+          .default(30 * 60_000)
+          .describe('A console login unused this long ends'),
+        max: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_000)
+          .default(100)
+          .describe('Console logins kept at once per replica; a new one beyond ends the least recently used'),
+        secureCookie: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Mark the session cookie Secure even over plain HTTP: set it when a proxy terminates TLS in front of the gateway',
+          ),
+        maxFailures: z
+          .number()
+          .int()
+          .min(1)
+          .max(1_000)
+          .default(5)
+          .describe('Failed console logins one client address may make per failure window before it must wait'),
+        failureWindowMs: z
+          .number()
+          .int()
+          .min(1_000)
+          .max(86_400_000)
+          .default(60_000)
+          .describe('The window over which failed console logins are counted'),
+      })
+      .strict()
+      .prefault({})
+      .describe(
+        'The console login (/console/login) on a listener with auth: its session cookie and failed-login limit',
+      ),
   })
   .strict();
 
@@ -336,6 +386,19 @@ export const GatewayConfig = z
     admin: AdminConfig.optional().describe(
       'The admin API (/admin/v1) and the web console (/console) on the HTTP listener, behind its authentication; off unless set.',
     ),
+    /**
+     * The key (at least 32 bytes) that seals an upstream's 2026-07-28 input-required state between rounds. Give
+     * every replica the same one, from the environment. Absent: a random key per process.
+     */
+    roundStateSecret: z
+      .string()
+      .refine((value) => Buffer.byteLength(value, 'utf8') >= MIN_ROUND_STATE_SECRET_BYTES, {
+        message: `must be at least ${MIN_ROUND_STATE_SECRET_BYTES} bytes`,
+      })
+      .optional()
+      .describe(
+        'The key (at least 32 bytes) that seals an upstream\'s 2026-07-28 input-required state between rounds. Give every replica the same one, from the environment (`"${SLUICE_ROUND_STATE_KEY}"`). Absent: a random key per process, so the retry must reach the replica that sealed the state.',
+      ),
     /** How long shutdown waits for running calls, in ms. */
     drainTimeoutMs: z
       .number()

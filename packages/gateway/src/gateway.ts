@@ -18,7 +18,8 @@ import { GatewayMetrics } from './call-metrics.js';
 import type { GatewayConfig, GatewayConfigInput } from './config-schema.js';
 import { adminApiRoutes } from './admin/api.js';
 import type { AdminContext } from './admin/admin-surface.js';
-import { consoleRoutes } from './admin/console.js';
+import { CONSOLE_PATH, consoleRoutes } from './admin/console.js';
+import { ConsoleLogin } from './admin/console-login.js';
 import { LedgerView, pluginAccess } from './admin/ledger-view.js';
 import { LiveRates } from './admin/snapshot.js';
 import type { SkippedView } from './admin/snapshot.js';
@@ -74,6 +75,7 @@ export class Gateway {
   private closing: Promise<void> | undefined;
   private listening = false;
   private metricsServer: HttpServer | undefined;
+  private httpListener: HttpListener | undefined;
 
   constructor(input: GatewayConfigInput | GatewayConfig, options: GatewayOptions = {}) {
     this.config = parseGatewayConfig(input, options);
@@ -101,6 +103,7 @@ export class Gateway {
         logger: this.logger,
         drainTimeoutMs: config.drainTimeoutMs,
         ...(config.instructions === undefined ? {} : { instructions: config.instructions }),
+        ...(config.roundStateSecret === undefined ? {} : { roundStateSecret: config.roundStateSecret }),
         ...(this.store ? { store: this.store } : {}),
       });
     } catch (error) {
@@ -145,19 +148,26 @@ export class Gateway {
     const health = this.config.health.enabled ? healthRoutes(() => this.health(), this.config.health.ready) : {};
     const admin = this.config.admin;
     const context = admin ? this.adminContext(admin.scopes) : undefined;
+    // The console authenticates its own requests (the listener's header, or a login's session cookie).
+    const consolePages = context && admin?.console ? consoleRoutes(context, this.consoleLogin(admin)) : {};
     const routes = {
       ...health,
       ...(scrape && metricsPath !== false && !metricsListen ? { [metricsPath]: scrape } : {}),
       ...(context ? adminApiRoutes(context) : {}),
-      ...(context && admin?.console ? consoleRoutes(context) : {}),
+      ...consolePages,
     };
     const metricsUrl =
       scrape && metricsPath !== false && metricsListen
         ? await this.listenMetrics(metricsListen, metricsPath, scrape)
         : undefined;
     const httpListener = http
-      ? await this.server.listen({ ...listenLimits(http), routes, publicRoutes: Object.keys(health) })
+      ? await this.server.listen({
+          ...listenLimits(http),
+          routes,
+          publicRoutes: [...Object.keys(health), ...Object.keys(consolePages)],
+        })
       : undefined;
+    this.httpListener = httpListener;
     this.listening = true;
     const stdioHandle = stdio ? await this.server.serveStdio() : undefined;
     return {
@@ -209,6 +219,18 @@ export class Gateway {
     return listeners;
   }
 
+  /** The console's login, checking keys and tokens through the listener once it listens. */
+  private consoleLogin(admin: NonNullable<GatewayConfig['admin']>): ConsoleLogin {
+    const auth = this.config.listen.http?.auth;
+    return new ConsoleLogin(CONSOLE_PATH, {
+      required: auth !== undefined && auth.type !== 'none',
+      authenticate: (authorization) => this.httpListener?.authenticate(authorization) ?? Promise.resolve(false),
+      scopes: admin.scopes,
+      session: admin.session,
+      logger: this.logger,
+    });
+  }
+
   /** What the admin API and the console read and act on. */
   private adminContext(scopes: readonly string[]): AdminContext {
     const upstreams = this.config.upstreams.map((u) => u.name);
@@ -221,6 +243,10 @@ export class Gateway {
       scopes,
       logger: this.logger,
       live: new LiveRates(),
+      approvals: async () =>
+        this.config.plugins.risk?.mode === 'off' || this.riskPlugin === undefined
+          ? []
+          : await this.riskPlugin.pendingApprovals(),
       ledger: () => {
         if (view) return view;
         const access = this.config.plugins.risk?.mode === 'off' ? undefined : pluginAccess(this.riskPlugin);

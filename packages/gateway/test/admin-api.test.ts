@@ -3,10 +3,21 @@ import type { Client } from '@modelcontextprotocol/client';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { AdminClient, GatewayErrorCode, createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
-import { call, eventually, httpClient, opsAndAgentKeys, rugPullUpstream } from './helpers.js';
+import {
+  call,
+  eventually,
+  fixtureUpstream,
+  httpClient,
+  opsAndAgentKeys,
+  roundTripClient,
+  rugPullUpstream,
+} from './helpers.js';
 
 /** Any risk level. */
 const A_LEVEL: unknown = expect.stringMatching(/^L\d$/);
+const A_STRING: unknown = expect.any(String);
+const A_TIME: unknown = expect.any(Number);
+const A_RISK_REASON: unknown = expect.stringMatching(/^risk L\d$/);
 const OPS_KEY = 'ops-key-0123456789abcdef';
 const AGENT_KEY = 'agent-key-0123456789abcdef';
 
@@ -35,8 +46,8 @@ beforeAll(async () => {
           auth: opsAndAgentKeys(OPS_KEY, AGENT_KEY),
         },
       },
-      upstreams: [rugPullUpstream()],
-      plugins: { risk: { ledger: { persist: 'memory' } } },
+      upstreams: [rugPullUpstream(), fixtureUpstream('fx')],
+      plugins: { risk: { ledger: { persist: 'memory' }, tools: [{ match: 'fx_echo', hitl: true }] } },
       admin: { scopes: ['admin'] },
     },
     { logger: captureLogger().logger },
@@ -140,6 +151,37 @@ describe('the admin API', () => {
 });
 
 describe('a gateway without the risk plugin', () => {
+  it('lists a call that waits for a person, with its caller and never its arguments, until it is answered', async () => {
+    const approvals = async () =>
+      ((await (await api('/admin/v1/approvals')).json()) as { approvals: unknown[] }).approvals;
+    expect(await approvals()).toEqual([]);
+    const asking = await roundTripClient(base, { authorization: `Bearer ${AGENT_KEY}` });
+    try {
+      const args = { text: 'an argument nobody else should read' };
+      const { resultType, requestState } = await asking.first('fx_echo', args);
+      expect(resultType).toBe('input_required');
+      const [waiting] = await approvals();
+      expect(waiting).toEqual({
+        id: A_STRING,
+        tool: 'fx_echo',
+        server: 'fx',
+        level: A_LEVEL,
+        reason: A_RISK_REASON,
+        via: 'input-required',
+        caller: 'agent',
+        since: A_TIME,
+        expiresAt: A_TIME,
+      });
+      expect(JSON.stringify(waiting)).not.toContain('nobody else');
+      expect((await api('/admin/v1/approvals', {}, AGENT_KEY)).status).toBe(403);
+      const declined = await asking.retry('fx_echo', args, requestState, { action: 'decline' });
+      expect(errorOf(declined)?.code).toBe('APPROVAL_DECLINED');
+      expect(await approvals()).toEqual([]);
+    } finally {
+      await asking.close();
+    }
+  });
+
   it('answers 409 for the ledger, saying what to configure', async () => {
     const bare = createGateway({ listen: { http: { port: 0 } }, admin: {} }, { logger: captureLogger().logger });
     try {
@@ -150,6 +192,11 @@ describe('a gateway without the risk plugin', () => {
       const list = new AdminClient(http?.url as URL, undefined).list();
       await expect(list).rejects.toMatchObject({ code: GatewayErrorCode.NO_LEDGER });
       expect((await fetch(new URL('/console/ledger', http?.url))).status).toBe(200);
+      // A loopback listener without auth needs no login: the login page leads straight to the console.
+      const login = await fetch(new URL('/console/login', http?.url), { redirect: 'manual' });
+      expect(login.status).toBe(303);
+      expect(login.headers.get('location')).toBe('/console/tools');
+      expect(await (await fetch(new URL('/admin/v1/approvals', http?.url))).json()).toEqual({ approvals: [] });
     } finally {
       await bare.close();
     }

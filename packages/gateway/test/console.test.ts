@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import puppeteer from 'puppeteer-core';
 import type { Browser, Page } from 'puppeteer-core';
-import type { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { createGateway, loadConfigFile } from '@sluice/gateway';
 import type { Gateway, GatewayConfigInput } from '@sluice/gateway';
@@ -30,6 +30,7 @@ if (!available && (process.env.CI || process.env.SLUICE_REQUIRE_BROWSER))
 let scratch: string;
 let gateway: Gateway;
 let origin: string;
+let mcpUrl: URL;
 let client: Client;
 let browser: Browser;
 let page: Page;
@@ -53,7 +54,12 @@ async function demoConfig(ledger: string): Promise<GatewayConfigInput> {
     upstreams: [...config.upstreams, rugPullUpstream()],
     plugins: {
       ...config.plugins,
-      risk: { ...risk, servers: { ...risk.servers, shop: { trust: 'vendor-official', docs: { url: 'README.md' } } } },
+      risk: {
+        ...risk,
+        servers: { ...risk.servers, shop: { trust: 'vendor-official', docs: { url: 'README.md' } } },
+        // A person approves each echo: the live page lists the calls that wait for them.
+        tools: [{ match: 'everything_echo', hitl: true }],
+      },
     },
     admin: { scopes: ['admin'] },
   };
@@ -72,7 +78,8 @@ beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'sluice-console-'));
   gateway = createGateway(await demoConfig(join(scratch, 'ledger.json')), { logger: captureLogger().logger });
   const { http } = await gateway.start();
-  origin = (http?.url as URL).origin;
+  mcpUrl = http?.url as URL;
+  origin = mcpUrl.origin;
   client = await httpClient(http?.url as URL, { authorization: `Bearer ${AGENT_KEY}` });
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
@@ -181,6 +188,43 @@ describe.skipIf(!available)('the console in a browser', () => {
     await shot('live');
   });
 
+  it('shows a call that waits for a person on the live page, and drops it once the client answers', async () => {
+    let answer = (): void => {};
+    let asked = (): void => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const wasAsked = new Promise<void>((resolve) => (asked = resolve));
+    const person = new Client(
+      { name: 'console-person', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    person.setRequestHandler('elicitation/create', async () => {
+      asked();
+      await answered;
+      return { action: 'accept', content: { approve: true } };
+    });
+    await person.connect(
+      new StreamableHTTPClientTransport(mcpUrl, { requestInit: { headers: { authorization: `Bearer ${AGENT_KEY}` } } }),
+    );
+    try {
+      const result = call(person, 'everything_echo', { message: 'words for the echo alone' });
+      await wasAsked;
+      await open('/console/live');
+      const row = 'tr[data-approval][data-tool="everything_echo"]';
+      expect(await text(row)).toMatch(
+        /everything_echo[\s\S]*L\d[\s\S]*risk L\d[\s\S]*agent[\s\S]*UTC[\s\S]*elicitation/,
+      );
+      expect(await text('main')).not.toContain('words for the echo alone');
+      await shot('live-approval');
+      answer();
+      expect(textOf(await result)).toContain('words for the echo alone');
+      // The open page refreshes itself: the row leaves without a reload.
+      await page.waitForFunction(() => document.querySelector('tr[data-approval]') === null, { timeout: 15_000 });
+      expect(await text('main')).toContain('No call waits for a person.');
+    } finally {
+      await person.close();
+    }
+  });
+
   it('refuses a browser without the admin scope', async () => {
     const other = await browser.newPage();
     try {
@@ -192,6 +236,10 @@ describe.skipIf(!available)('the console in a browser', () => {
     } finally {
       await other.close();
     }
-    expect((await fetch(`${origin}/console/tools`)).status).toBe(401);
+    // Without credentials a browser is sent to the login page, and a form post is refused outright.
+    const anonymous = await fetch(`${origin}/console/tools`, { redirect: 'manual' });
+    expect(anonymous.status).toBe(303);
+    expect(anonymous.headers.get('location')).toBe('/console/login');
+    expect((await fetch(`${origin}/console/ledger/revoke`, { method: 'POST' })).status).toBe(401);
   });
 });

@@ -20,7 +20,18 @@ describe('the deployment files', () => {
     const config = parseGatewayConfig(interpolateEnv(raw, env));
     expect(config.store).toMatchObject({ redis: 'redis://redis:6379' });
     expect(config.listen.http).toMatchObject({ host: '0.0.0.0', port: 3000, auth: { type: 'apiKeys' } });
-    expect(config.admin).toEqual({ console: true, scopes: ['admin'] });
+    expect(config.admin).toEqual({
+      console: true,
+      scopes: ['admin'],
+      session: {
+        ttlMs: 28_800_000,
+        idleMs: 1_800_000,
+        max: 100,
+        secureCookie: false,
+        maxFailures: 5,
+        failureWindowMs: 60_000,
+      },
+    });
     expect(config.health.enabled).toBe(true);
     // Without its keys it fails to start, rather than serve an open gateway.
     expect(() => interpolateEnv(raw, {})).toThrow(/SLUICE_AGENT_KEY/);
@@ -32,7 +43,10 @@ describe('the deployment files', () => {
       stdio: 'pipe',
     });
     expect(out).toContain('Configuration file is valid');
-    expect(readFileSync(deploy('haproxy.cfg'), 'utf8')).toContain('http-check send meth GET uri /readyz');
+    const cfg = readFileSync(deploy('haproxy.cfg'), 'utf8');
+    expect(cfg).toContain('http-check send meth GET uri /readyz');
+    // A console login is kept by the replica that made it: its cookie must lead back there.
+    expect(cfg).toContain('stick match req.cook(sluice_console)');
   });
 
   it.skipIf(!existsSync(SYSTEMD_ANALYZE))('ship a systemd unit that systemd accepts', () => {

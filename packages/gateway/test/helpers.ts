@@ -57,6 +57,36 @@ export async function httpClient(url: URL | string, headers?: Record<string, str
   return client;
 }
 
+/**
+ * A 2026-07-28 client that does not answer input-required rounds by itself:
+ * `first` returns the question (with its `requestState`), `retry` sends an answer.
+ */
+export async function roundTripClient(url: URL, headers: Record<string, string>) {
+  const client = new Client(
+    { name: 'gateway-round-trip', version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: { elicitation: { form: {} } },
+      inputRequired: { autoFulfill: false },
+    },
+  );
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
+  const send = (params: Record<string, unknown>) =>
+    client.callTool(params as never, { allowInputRequired: true }) as Promise<unknown>;
+  return {
+    first: async (name: string, args: Record<string, unknown>) =>
+      (await send({ name, arguments: args })) as { resultType?: string; requestState: string },
+    retry: async (name: string, args: Record<string, unknown>, requestState: string, answer: unknown) =>
+      (await send({
+        name,
+        arguments: args,
+        inputResponses: { sluice_approval: answer },
+        requestState,
+      })) as CallToolResult,
+    close: () => client.close(),
+  };
+}
+
 export function call(
   client: Client,
   name: string,

@@ -1,5 +1,5 @@
-import { newQuickJSWASMModuleFromVariant } from 'quickjs-emscripten-core';
-import type { QuickJSSyncVariant, QuickJSWASMModule } from 'quickjs-emscripten-core';
+import { newQuickJSWASMModuleFromVariant, newVariant } from 'quickjs-emscripten-core';
+import type { EmscriptenModuleLoaderOptions, QuickJSSyncVariant, QuickJSWASMModule } from 'quickjs-emscripten-core';
 import variantModule from '@jitl/quickjs-wasmfile-release-sync';
 
 // The package's types describe its CommonJS face; loaded as ESM, its default export is the variant itself.
@@ -7,24 +7,70 @@ const variant: QuickJSSyncVariant =
   (variantModule as unknown as { default?: QuickJSSyncVariant }).default ??
   (variantModule as unknown as QuickJSSyncVariant);
 
+// This build loads no DOM types, where the binding's options type WebAssembly's memory.
+const WasmMemory = (
+  globalThis as unknown as { WebAssembly: { Memory: new (limits: { initial: number; maximum: number }) => unknown } }
+).WebAssembly.Memory;
+
+const PAGE = 64 << 10;
+/** The module's largest memory (its build's maximum). */
+const MAX_MEMORY = 2 ** 31 - PAGE;
+/** Memory beyond a script's heap limit: the module's own data and stack. */
+const HEADROOM = 32 << 20;
 /**
- * The QuickJS WebAssembly module of one plugin instance, compiled on first
- * use. Each script gets its own runtime (heap, limits) inside it; a module
- * that faulted is dropped and compiled afresh for the next script.
+ * The allocator's memory per byte of heap a script may hold: a script that
+ * keeps growing an array leaves freed blocks it cannot reuse, and was measured
+ * to need up to about five times its limit before QuickJS refuses it.
+ */
+const SPREAD = 6;
+
+/**
+ * The memory of a module that runs scripts with a heap of `heapBytes`, fixed
+ * when the module is made (pages no script touched cost address space only).
+ * It does not grow, for two reasons: a script's memory then has a bound
+ * (QuickJS's heap limit does not count every allocation: typed arrays were
+ * seen to take a growing module to its 2 GB maximum under a 16 MB limit), and
+ * a memory that grows while the binding runs pending jobs makes it leave a
+ * stray context in the runtime, which freeing the runtime then aborts on (see
+ * `ScriptRun`).
+ */
+export function moduleMemoryBytes(heapBytes: number): number {
+  const wanted = heapBytes * SPREAD + HEADROOM;
+  return Math.min(MAX_MEMORY, Math.ceil(wanted / PAGE) * PAGE);
+}
+
+/**
+ * The QuickJS WebAssembly module of one worker, compiled on first use with
+ * a fixed memory for scripts with a heap of `heapBytes`. Each script gets its own runtime (heap,
+ * limits) inside it; a module that faulted is dropped and compiled afresh for
+ * the next script.
  */
 export class Engine {
   private module: Promise<QuickJSWASMModule> | undefined;
+  private size = 0;
 
-  get(): Promise<QuickJSWASMModule> {
-    this.module ??= newQuickJSWASMModuleFromVariant(variant).catch((error: unknown) => {
-      this.module = undefined;
-      throw error;
-    });
+  get(heapBytes: number): Promise<QuickJSWASMModule> {
+    const size = moduleMemoryBytes(heapBytes);
+    // A larger heap than the module was sized for: a fresh module, sized for it.
+    if (size > this.size) this.module = undefined;
+    if (this.module === undefined) {
+      this.size = size;
+      // A memory that cannot grow: past it, QuickJS's allocations fail and the script ends with MEMORY_LIMIT.
+      const wasmMemory = new WasmMemory({ initial: size / PAGE, maximum: size / PAGE });
+      const emscriptenModule: EmscriptenModuleLoaderOptions & { wasmMemory: unknown } = { wasmMemory };
+      this.module = newQuickJSWASMModuleFromVariant(newVariant(variant, { emscriptenModule })).catch(
+        (error: unknown) => {
+          this.module = undefined;
+          throw error;
+        },
+      );
+    }
     return this.module;
   }
 
   /** Forgets the module after a fault inside it, so the next script starts on a fresh one. */
   reset(): void {
     this.module = undefined;
+    this.size = 0;
   }
 }

@@ -1,11 +1,13 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { CodeModeErrorCode } from './errors.js';
 import type { SandboxLimits } from './options.js';
 import type { CallReply, ScriptOutcome } from './sandbox.js';
 import { replyText } from './sandbox.js';
+import { Control } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
 /** A script to run in a worker, with what the main thread does for it. */
@@ -62,13 +64,21 @@ export class ScriptPool {
   run(script: PoolScript): Promise<ScriptOutcome> {
     if (this.closed) return Promise.resolve(ending(CodeModeErrorCode.CANCELLED, 'The server is closing.', 0));
     const worker = this.take();
+    const link = linkOf(worker);
     return new Promise<ScriptOutcome>((resolve) => {
       const limits = script.limits;
-      const calls = new AbortController();
+      const signal = new AbortController();
       const requested = performance.now();
       // Set when the worker starts the script: its boot is not the script's time.
-      let started: { at: number; busy: EventLoopUtilization } | undefined;
-      const busyMs = () => (started ? worker.performance.eventLoopUtilization(started.busy).active : 0);
+      let started: { at: number; busy: EventLoopUtilization; waited: number } | undefined;
+      // The worker's event loop is busy while it waits for replies in Atomics.wait: that time is not the script's.
+      const busyMs = () => {
+        if (!started) return 0;
+        const since = link.times[Control.WAITING_SINCE] ?? 0;
+        const waiting = since > 0 ? performance.timeOrigin + performance.now() - since : 0;
+        const waited = (link.times[Control.WAITED] ?? 0) - started.waited + waiting;
+        return Math.max(0, worker.performance.eventLoopUtilization(started.busy).active - waited);
+      };
       let cancelTimer: ReturnType<typeof setTimeout> | undefined;
       let ended = false;
 
@@ -81,22 +91,56 @@ export class ScriptPool {
         worker.off('message', onMessage);
         worker.off('error', onGone);
         worker.off('exit', onGone);
-        calls.abort();
+        signal.abort();
         if (reusable) this.release(worker);
         else this.discard(worker);
         resolve(outcome);
       };
       const stop = (code: CodeModeErrorCode, message: string) => end(ending(code, message, busyMs()), false);
 
+      // Replies resolved in the same turn of the main thread go to the worker in one message.
+      let replies: string[] = [];
+      let flushing = false;
+      const flush = () => {
+        flushing = false;
+        if (ended || replies.length === 0) return;
+        link.replies.postMessage(`${replies.length}\n[${replies.join(',')}]`);
+        wake(link);
+        replies = [];
+      };
+      const reply = (id: number, answer: CallReply) => {
+        if (ended) return;
+        const text = replyText(answer, limits);
+        replies.push(`{"id":${id},${text.slice(1)}`);
+        if (flushing) return;
+        flushing = true;
+        queueMicrotask(flush);
+      };
+      const onCalls = (batch: string) => {
+        const calls = parseCalls(batch);
+        if (!calls) {
+          stop(CodeModeErrorCode.SCRIPT_ERROR, 'The sandbox failed while running the script.');
+          return;
+        }
+        for (const [id, tool, args] of calls) {
+          void script.call(tool, args, signal.signal).then((answer) => {
+            reply(id, answer);
+          });
+        }
+      };
+
       const onMessage = (message: FromWorker) => {
+        if (typeof message === 'string') {
+          onCalls(message);
+          return;
+        }
         switch (message.type) {
-          case 'call':
-            void script.call(message.tool, message.args, calls.signal).then((reply) => {
-              if (!ended) send(worker, { type: 'reply', id: message.id, text: replyText(reply, limits) });
-            });
-            break;
           case 'started':
-            started = { at: performance.now(), busy: worker.performance.eventLoopUtilization() };
+            started = {
+              at: performance.now(),
+              busy: worker.performance.eventLoopUtilization(),
+              waited: link.times[Control.WAITED] ?? 0,
+            };
             break;
           case 'done':
             end(message.outcome, true);
@@ -113,6 +157,8 @@ export class ScriptPool {
       };
       const onAbort = () => {
         send(worker, { type: 'cancel' });
+        Atomics.store(link.flags, Control.CANCEL, 1);
+        wake(link);
         // A worker held inside a builtin cannot hear it: end the script anyway, and the worker with it.
         cancelTimer = setTimeout(
           () => stop(CodeModeErrorCode.CANCELLED, 'The caller cancelled the script.'),
@@ -142,6 +188,7 @@ export class ScriptPool {
       worker.on('error', onGone);
       worker.on('exit', onGone);
       script.signal.addEventListener('abort', onAbort, { once: true });
+      Atomics.store(link.flags, Control.CANCEL, 0);
       send(worker, { type: 'run', source: script.source, layout: script.layout, limits });
       if (script.signal.aborted) onAbort();
     });
@@ -163,6 +210,14 @@ export class ScriptPool {
       return reused.worker;
     }
     const worker = startWorker();
+    const channel = new MessageChannel();
+    const control = new SharedArrayBuffer(Control.BYTES);
+    links.set(worker, {
+      replies: channel.port1,
+      flags: new Int32Array(control),
+      times: new Float64Array(control),
+    });
+    worker.postMessage({ type: 'init', replies: channel.port2, control } satisfies ToWorker, [channel.port2]);
     this.all.add(worker);
     // An error or exit while idle: forget the worker (a running script listens for itself).
     worker.on('error', () => this.discard(worker));
@@ -190,6 +245,49 @@ export class ScriptPool {
 
 function send(worker: Worker, message: ToWorker): void {
   worker.postMessage(message);
+}
+
+/** The main thread's side of what a worker shares with it (see `Control`). */
+interface Link {
+  readonly replies: MessagePort;
+  readonly flags: Int32Array;
+  readonly times: Float64Array;
+}
+
+const links = new WeakMap<Worker, Link>();
+
+function linkOf(worker: Worker): Link {
+  const link = links.get(worker);
+  if (!link) throw new Error('A sandbox worker without its control block.');
+  return link;
+}
+
+/** Wakes the worker if it waits for replies in Atomics.wait. */
+function wake(link: Link): void {
+  Atomics.add(link.flags, Control.REPLIES, 1);
+  Atomics.notify(link.flags, Control.REPLIES);
+}
+
+type Call = readonly [id: number, tool: string, args: Record<string, unknown>];
+
+/** The calls of a worker's message, or undefined when it is not what the sandbox writes. */
+function parseCalls(batch: string): Call[] | undefined {
+  let calls: unknown;
+  try {
+    calls = JSON.parse(batch);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(calls)) return undefined;
+  for (const call of calls as unknown[]) {
+    if (!Array.isArray(call) || call.length !== 3) return undefined;
+    const [id, tool, args] = call as unknown[];
+    if (typeof id !== 'number' || typeof tool !== 'string' || typeof args !== 'object' || args === null) {
+      return undefined;
+    }
+    if (Array.isArray(args)) return undefined;
+  }
+  return calls as Call[];
 }
 
 function ending(code: CodeModeErrorCode, message: string, cpuMs: number): ScriptOutcome {

@@ -1,16 +1,26 @@
 /**
  * The code that runs first in every sandbox, before the script. It receives
- * the host's three functions and the binding layout as arguments, so none of
- * them is ever a global the script could reach or replace, and it captures
- * `JSON` before the script can redefine it. It defines the globals a script
- * sees (`callTool`, `ToolError`, `console` and one object per server) and returns the function that runs the script.
+ * the host's three functions, the binding layout and the call limit as
+ * arguments, so none of them is ever a global the script could reach or
+ * replace, and it captures `JSON`, `Promise` and `Object.create` before the
+ * script can redefine them. It defines the globals a script sees (`callTool`,
+ * `ToolError`, `console` and one object per server) and returns the function
+ * that runs the script, the one that answers calls and the one that hands the
+ * host the calls made since it last asked.
+ *
+ * A call crosses no host function: it is appended to an outbox string (its
+ * number, the lengths of its name and arguments, a newline, the name, the
+ * arguments as JSON) that the host drains after each run of pending jobs, so
+ * that the calls a script makes in one turn leave together.
  */
-export const PRELUDE = String.raw`(function (hostCall, hostLog, hostDone, layout) {
+export const PRELUDE = String.raw`(function (hostLog, hostDone, hostOverLimit, layout, maxCalls) {
   'use strict';
   const stringify = JSON.stringify;
   const parse = JSON.parse;
   const keys = Object.keys;
   const freeze = Object.freeze;
+  const OwnPromise = Promise;
+  const rejected = (error) => new OwnPromise((resolve, reject) => reject(error));
   const define = (name, value) =>
     Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
 
@@ -25,22 +35,43 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, hostDone, layout
     }
   }
 
-  // The host answers a call through settle(), which the script cannot reach, with its number in the reply.
-  const waiting = new Map();
+  // The host answers calls through settle(), which the script cannot reach: a JSON array of numbered replies.
+  const pending = Object.create(null);
+  let nextId = 0;
+  let outbox = '';
   const settle = (json) => {
-    const reply = parse(json);
-    const resolve = waiting.get(reply.id);
-    waiting.delete(reply.id);
-    if (resolve) resolve(reply);
+    const replies = parse(json);
+    for (let i = 0; i < replies.length; i++) {
+      const reply = replies[i];
+      const waiter = pending[reply.id];
+      if (waiter === undefined) continue;
+      delete pending[reply.id];
+      if (reply.ok) waiter.resolve(reply.value);
+      else waiter.reject(new ToolError(reply.code, reply.message, reply.details));
+    }
+  };
+  const drain = () => {
+    const calls = outbox;
+    outbox = '';
+    return calls;
   };
 
-  async function callTool(name, args) {
-    if (typeof name !== 'string') throw new TypeError('callTool(name, args): name must be a string');
-    // One string crosses to the host: the name, a newline, the arguments as JSON.
-    const id = hostCall(name + '\n' + (args === undefined ? '{}' : stringify(args) ?? 'null'));
-    const reply = await new Promise((resolve) => waiting.set(id, resolve));
-    if (reply.ok) return reply.value;
-    throw new ToolError(reply.code, reply.message, reply.details);
+  function callTool(name, args) {
+    if (typeof name !== 'string') return rejected(new TypeError('callTool(name, args): name must be a string'));
+    let json;
+    try {
+      json = args === undefined ? '{}' : stringify(args);
+    } catch (error) {
+      return rejected(error);
+    }
+    if (json === undefined) json = 'null';
+    const id = nextId++;
+    outbox += id + ' ' + name.length + ' ' + json.length + '\n' + name + json;
+    // The host counts the calls too; this stops a script that never yields at the call past the limit.
+    if (nextId === maxCalls + 1) hostOverLimit();
+    return new OwnPromise((resolve, reject) => {
+      pending[id] = { resolve, reject };
+    });
   }
 
   const servers = {};
@@ -63,7 +94,11 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, hostDone, layout
       return String(value);
     }
   };
-  const log = (...values) => hostLog(values.map(format).join(' '));
+  // Once the host has cut the output, lines are neither formatted nor sent.
+  let logging = true;
+  const log = (...values) => {
+    if (logging && hostLog(values.map(format).join(' ')) === false) logging = false;
+  };
   define('console', freeze({ log, info: log, warn: log, error: log, debug: log }));
   define('callTool', callTool);
   define('ToolError', ToolError);
@@ -105,5 +140,5 @@ export const PRELUDE = String.raw`(function (hostCall, hostLog, hostDone, layout
     }
     Promise.resolve(running).then(succeed, fail);
   };
-  return [run, settle];
+  return [run, settle, drain];
 })`;

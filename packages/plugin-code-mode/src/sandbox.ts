@@ -16,8 +16,12 @@ export type CallReply =
 
 /** What the host does for a script. */
 export interface ScriptHost {
-  /** Runs one tool call of the script; answers its reply as `replyText()` writes it; never rejects. */
-  call(tool: string, args: Record<string, unknown>): Promise<string>;
+  /**
+   * Runs calls of the script: `calls` is a JSON array of `[id, tool, arguments]`
+   * (the arguments a JSON object), the calls one turn of the script made that
+   * found a free slot. The host answers them through `ScriptRun.deliver()`.
+   */
+  send(calls: string): void;
 }
 
 /**
@@ -82,21 +86,38 @@ const WRAP_END = '\n})';
 const IMPORT_REFUSED =
   'Scripts cannot import modules: every tool is already bound (see the files of list_tool_files), and nothing else is reachable.';
 
-/** Runs one script in a fresh QuickJS runtime of `engine`, within `limits`. */
-export function runScript(engine: QuickJSWASMModule, input: ScriptInput): Promise<ScriptOutcome> {
-  return new ScriptRun(engine, input).start();
+/** Runs one script in a fresh QuickJS runtime of `engine`, within `limits`; `done` settles when it ends. */
+export function runScript(engine: QuickJSWASMModule, input: ScriptInput): ScriptRun {
+  const run = new ScriptRun(engine, input);
+  run.done = run.start();
+  return run;
 }
 
-class ScriptRun {
+/** A call the script made, waiting for a free slot: its number, the tool's name and its arguments, as JSON. */
+interface QueuedCall {
+  readonly id: number;
+  readonly tool: string;
+  readonly args: string;
+}
+
+export class ScriptRun {
+  /** How the script ended; set by `runScript()`. */
+  done!: Promise<ScriptOutcome>;
   private readonly runtime: QuickJSRuntime;
   private readonly vm: QuickJSContext;
+  private readonly memory: GrowableMemory;
   private readonly limits: SandboxLimits;
-  private readonly allowed: ReadonlySet<string>;
-  /** The prelude's function that answers a call by its number; alive until the run is disposed. */
-  private settleCall: QuickJSHandle | undefined;
-  private nextCallId = 0;
+  /** The tools bound for the script, each with its name as JSON (as calls carry it to the host). */
+  private readonly allowed: ReadonlyMap<string, string>;
+  /** The prelude's functions that answer calls and hand over the outbox; alive until the run is disposed. */
+  private settleCalls: QuickJSHandle | undefined;
+  private drainCalls: QuickJSHandle | undefined;
   private readonly logs: string[] = [];
-  private readonly waiting: (() => void)[] = [];
+  /** Calls waiting for a slot, oldest first, from `queuedAt` on. */
+  private readonly queued: QueuedCall[] = [];
+  private queuedAt = 0;
+  /** Replies the sandbox gives itself (a call refused before reaching the host), as numbered JSON objects. */
+  private localReplies: string[] = [];
   private readonly deadline: number;
   private logBytes = 0;
   private logsCut = false;
@@ -109,14 +130,25 @@ class ScriptRun {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** A host exception out of the module: it is not used again, not even to free this run. */
   private fault: unknown;
+  /**
+   * The module's memory grew while pending jobs ran: the binding's job runner
+   * then reads its out-parameter through a stale view and leaves a stray
+   * context in the runtime, which freeing the runtime would abort on. The
+   * engine gives each module a memory that cannot grow; should one grow all
+   * the same, the module is dropped instead of freeing the runtime.
+   */
+  private strayContext = false;
 
   constructor(
     engine: QuickJSWASMModule,
     private readonly input: ScriptInput,
   ) {
     this.limits = input.limits;
-    this.allowed = new Set(Object.values(input.layout).flatMap((fns) => Object.values(fns)));
+    this.allowed = new Map(
+      Object.values(input.layout).flatMap((fns) => Object.values(fns).map((tool) => [tool, JSON.stringify(tool)])),
+    );
     this.deadline = performance.now() + this.limits.timeoutMs;
+    this.memory = memoryOf(engine);
     this.runtime = engine.newRuntime();
     this.runtime.setMemoryLimit(this.limits.memoryBytes);
     this.runtime.setMaxStackSize(this.limits.stackBytes);
@@ -129,10 +161,7 @@ class ScriptRun {
     const done = new Promise<ScriptOutcome>((resolve) => (this.settle = resolve));
     const onAbort = () => this.fail(CodeModeErrorCode.CANCELLED, 'The caller cancelled the script.');
     this.input.signal.addEventListener('abort', onAbort, { once: true });
-    this.timer = setTimeout(
-      () => this.fail(CodeModeErrorCode.SCRIPT_TIMEOUT, `The script ran past its ${this.limits.timeoutMs} ms.`),
-      this.limits.timeoutMs,
-    );
+    this.timer = setTimeout(() => this.expire(), this.limits.timeoutMs);
     try {
       if (this.input.signal.aborted) onAbort();
       else this.guarded(() => this.boot());
@@ -142,6 +171,15 @@ class ScriptRun {
       clearTimeout(this.timer);
       this.dispose();
     }
+  }
+
+  /**
+   * Hands the script the host's replies to `count` of its calls (a JSON array
+   * of numbered replies, each as `replyText()` writes it) and runs what they unblock.
+   */
+  deliver(replies: string, count: number): void {
+    this.active -= count;
+    this.answer(replies);
   }
 
   /** Evaluates the prelude and the script, and runs the jobs they queue. */
@@ -166,10 +204,11 @@ class ScriptRun {
         vm.callFunction(
           setup,
           vm.undefined,
-          own(vm.newFunction('hostCall', (request) => this.hostCall(request))),
           own(vm.newFunction('hostLog', (text) => this.hostLog(text))),
           own(vm.newFunction('hostDone', (ok, json) => this.hostDone(ok, json))),
+          own(vm.newFunction('hostOverLimit', () => this.overLimit())),
           own(parsed.value),
+          own(vm.newNumber(this.limits.maxToolCalls)),
         ),
       );
       if (functions.error) {
@@ -178,7 +217,8 @@ class ScriptRun {
       }
       own(functions.value);
       const run = own(vm.getProp(functions.value, 0));
-      this.settleCall = vm.getProp(functions.value, 1);
+      this.settleCalls = vm.getProp(functions.value, 1);
+      this.drainCalls = vm.getProp(functions.value, 2);
       const script = this.slice(() =>
         vm.evalCode(`${WRAP_START}${this.input.source}${WRAP_END}`, SCRIPT_FILE, { strict: true }),
       );
@@ -199,13 +239,123 @@ class ScriptRun {
     this.pump();
   }
 
-  /** Runs the jobs the script queued (promise reactions), counting the time as the script's CPU. */
+  /**
+   * Runs the jobs the script queued (promise reactions), counting the time as
+   * the script's CPU, then takes the calls they made.
+   */
   private pump(): void {
     if (this.outcome) return;
     this.guarded(() => {
+      const buffer = this.memory.buffer;
       const result = this.slice(() => this.runtime.executePendingJobs());
+      if (this.memory.buffer !== buffer) this.strayContext = true;
       if (result.error) this.failWith(result.error);
+      else this.takeCalls();
     });
+  }
+
+  /** Takes the calls the script made since the last time from its outbox: counted, checked, queued for a slot. */
+  private takeCalls(): void {
+    if (this.outcome || this.drainCalls === undefined) return;
+    const drain = this.drainCalls;
+    const drained = this.slice(() => this.vm.callFunction(drain, this.vm.undefined));
+    if (drained.error) {
+      this.failWith(drained.error);
+      return;
+    }
+    const outbox = this.vm.getString(drained.value);
+    drained.value.dispose();
+    const maxArgs = this.limits.maxOutputBytes * 4;
+    let at = 0;
+    while (at < outbox.length) {
+      const record = readRecord(outbox, at);
+      if (!record) {
+        // Only the prelude writes the outbox; a record it did not write means the sandbox is not what it was.
+        this.fail(CodeModeErrorCode.SCRIPT_ERROR, 'The sandbox failed while running the script.');
+        return;
+      }
+      at = record.end;
+      if (++this.callCount > this.limits.maxToolCalls) {
+        this.overLimit();
+        return;
+      }
+      const { id, tool, args } = record;
+      if (tool.length > 256 || !this.allowed.has(tool)) {
+        this.answerLocally(id, {
+          ok: false,
+          code: CodeModeErrorCode.TOOL_NOT_AVAILABLE,
+          message: `No tool named ${JSON.stringify(tool.slice(0, 256))} is bound for this script.`,
+        });
+      } else if (args.length > maxArgs || !isJsonObject(args)) {
+        this.answerLocally(id, {
+          ok: false,
+          code: CodeModeErrorCode.INVALID_ARGUMENTS,
+          message: `The arguments of ${tool} must be a JSON object (at most ${maxArgs} bytes).`,
+        });
+      } else {
+        this.queued.push({ id, tool: this.allowed.get(tool) ?? JSON.stringify(tool), args });
+      }
+    }
+    this.sendQueued();
+  }
+
+  /** Sends the host the queued calls that fit in the free slots, in one message. */
+  private sendQueued(): void {
+    if (this.outcome) return;
+    let batch = '';
+    while (this.active < this.limits.maxConcurrentCalls) {
+      const call = this.queued[this.queuedAt];
+      if (call === undefined) break;
+      this.queuedAt++;
+      this.active++;
+      batch += `${batch ? ',' : '['}[${call.id},${call.tool},${call.args}]`;
+    }
+    if (this.queuedAt === this.queued.length) {
+      this.queued.length = 0;
+      this.queuedAt = 0;
+    }
+    if (batch) this.input.host.send(`${batch}]`);
+  }
+
+  private overLimit(): void {
+    this.fail(
+      CodeModeErrorCode.TOOL_CALL_LIMIT,
+      `The script made more than ${this.limits.maxToolCalls} tool calls; it was stopped.`,
+    );
+  }
+
+  /** Answers a call the sandbox refuses itself, with the others refused in the same turn, at the next `flushLocal()`. */
+  private answerLocally(id: number, reply: CallReply): void {
+    this.localReplies.push(numbered(id, replyText(reply, this.limits)));
+  }
+
+  /** Hands the script the replies the sandbox gave itself since the last time, and runs what they unblock. */
+  flushLocal(): void {
+    while (this.localReplies.length > 0 && !this.outcome) {
+      const replies = this.localReplies;
+      this.localReplies = [];
+      this.answer(`[${replies.join(',')}]`);
+    }
+  }
+
+  /** Whether replies the sandbox gave itself wait for `flushLocal()`. */
+  hasLocalReplies(): boolean {
+    return this.localReplies.length > 0;
+  }
+
+  /** Whether the script has ended (its outcome is set; `done` settles soon after). */
+  isFinished(): boolean {
+    return this.outcome !== undefined;
+  }
+
+  /** Milliseconds left before the script's wall time; at or below zero, `expire()` ends it. */
+  msLeft(): number {
+    return this.deadline - performance.now();
+  }
+
+  /** Ends the script at its wall time (for a host that waits for replies without its event loop). */
+  expire(): void {
+    this.fail(CodeModeErrorCode.SCRIPT_TIMEOUT, `The script ran past its ${this.limits.timeoutMs} ms.`);
   }
 
   /**
@@ -247,101 +397,41 @@ class ScriptRun {
       return true;
     }
     if (now > this.deadline) {
-      this.fail(CodeModeErrorCode.SCRIPT_TIMEOUT, `The script ran past its ${this.limits.timeoutMs} ms.`);
+      this.expire();
       return true;
     }
     return false;
   }
 
-  /** One tool call from the script: counted, checked, queued for a slot, then run by the host; returns its number. */
-  private hostCall(requestHandle: QuickJSHandle): QuickJSHandle {
-    const id = this.nextCallId++;
-    const answer = (reply: CallReply) => this.answer(id, replyText(reply, this.limits));
-    if (++this.callCount > this.limits.maxToolCalls) {
-      this.fail(
-        CodeModeErrorCode.TOOL_CALL_LIMIT,
-        `The script made more than ${this.limits.maxToolCalls} tool calls; it was stopped.`,
-      );
-      return this.vm.newNumber(id);
-    }
-    const request = this.readString(requestHandle, 257 + this.limits.maxOutputBytes * 4);
-    const cut = request?.indexOf('\n') ?? -1;
-    const tool = cut < 0 || cut > 256 ? undefined : request?.slice(0, cut);
-    const parsedArgs = tool === undefined ? undefined : parseObject(request?.slice(cut + 1) ?? '');
-    if (tool === undefined || !this.allowed.has(tool)) {
-      queueMicrotask(() =>
-        answer({
-          ok: false,
-          code: CodeModeErrorCode.TOOL_NOT_AVAILABLE,
-          message: `No tool named ${JSON.stringify(tool ?? '')} is bound for this script.`,
-        }),
-      );
-    } else if (parsedArgs === undefined) {
-      queueMicrotask(() =>
-        answer({
-          ok: false,
-          code: CodeModeErrorCode.INVALID_ARGUMENTS,
-          message: `The arguments of ${tool} must be a JSON object (at most ${this.limits.maxOutputBytes * 4} bytes).`,
-        }),
-      );
-    } else {
-      void this.whenSlotFree().then(async () => {
-        if (this.outcome) return;
-        try {
-          this.answer(id, await this.input.host.call(tool, parsedArgs));
-        } finally {
-          this.releaseSlot();
-        }
-      });
-    }
-    return this.vm.newNumber(id);
-  }
-
-  /** Hands a call's reply (`replyText()`'s JSON object) to the script and runs what it unblocks. */
-  private answer(id: number, replyJson: string): void {
-    if (this.outcome || this.settleCall === undefined) return;
-    const settle = this.settleCall;
-    // The reply is a JSON object with at least `ok`: its number goes first.
-    const numbered = `{"id":${id},${replyJson.slice(1)}`;
+  /** Hands replies (a JSON array of numbered replies) to the script, then runs what they unblock and sends what fits. */
+  private answer(replies: string): void {
+    if (this.outcome || this.settleCalls === undefined) return;
+    const settle = this.settleCalls;
     this.guarded(() => {
-      const json = this.vm.newString(numbered);
+      const json = this.vm.newString(replies);
       const settled = this.slice(() => this.vm.callFunction(settle, this.vm.undefined, json));
       json.dispose();
       if (settled.error) this.failWith(settled.error);
       else settled.value.dispose();
     });
     this.pump();
+    // Slots freed by these replies go to calls queued before them.
+    this.sendQueued();
   }
 
-  private whenSlotFree(): Promise<void> {
-    if (this.active < this.limits.maxConcurrentCalls) {
-      this.active++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) =>
-      this.waiting.push(() => {
-        this.active++;
-        resolve();
-      }),
-    );
-  }
-
-  private releaseSlot(): void {
-    this.active--;
-    this.waiting.shift()?.();
-  }
-
-  private hostLog(textHandle: QuickJSHandle): void {
-    if (this.logsCut) return;
+  /** One line of console output; answers `false` once the output is cut, so the script stops sending more. */
+  private hostLog(textHandle: QuickJSHandle): QuickJSHandle | undefined {
+    if (this.logsCut) return this.vm.false;
     const room = this.limits.maxOutputBytes - this.logBytes;
     const text = this.readString(textHandle, room);
     if (text === undefined) {
       this.logsCut = true;
       this.logs.push(`[console output cut at ${this.limits.maxOutputBytes} bytes]`);
-      return;
+      return this.vm.false;
     }
     this.logBytes += Buffer.byteLength(text) + 1;
     this.logs.push(text);
+    return undefined;
   }
 
   private hostDone(okHandle: QuickJSHandle, jsonHandle: QuickJSHandle): void {
@@ -417,8 +507,12 @@ class ScriptRun {
       this.input.onFault(this.fault);
       return;
     }
+    if (this.strayContext) {
+      this.input.onFault(new Error('The sandbox memory grew while pending jobs ran; the module is replaced.'));
+      return;
+    }
     try {
-      if (this.settleCall?.alive) this.settleCall.dispose();
+      for (const handle of [this.settleCalls, this.drainCalls]) if (handle?.alive) handle.dispose();
       this.vm.dispose();
       this.runtime.dispose();
     } catch (error) {
@@ -428,14 +522,42 @@ class ScriptRun {
   }
 }
 
-function parseObject(text: string): Record<string, unknown> | undefined {
+/** What a run watches of the module's WebAssembly memory: its buffer is replaced when the memory grows. */
+interface GrowableMemory {
+  readonly buffer: ArrayBufferLike;
+}
+
+// The binding types the memory with the DOM's WebAssembly types, which this build does not load.
+const memoryOf = (engine: QuickJSWASMModule): GrowableMemory =>
+  (engine as unknown as { getWasmMemory(): GrowableMemory }).getWasmMemory();
+
+/** A reply's JSON object with the call's number first. */
+function numbered(id: number, replyJson: string): string {
+  return `{"id":${id},${replyJson.slice(1)}`;
+}
+
+/** One record of the prelude's outbox at `at`: `<id> <name length> <arguments length>\n<name><arguments>`. */
+const RECORD_HEADER = /(\d{1,15}) (\d{1,15}) (\d{1,15})\n/y;
+
+/** One record of the prelude's outbox at `at`: `<id> <name length> <arguments length>\n<name><arguments>`. */
+function readRecord(outbox: string, at: number): (QueuedCall & { readonly end: number }) | undefined {
+  RECORD_HEADER.lastIndex = at;
+  const header = RECORD_HEADER.exec(outbox);
+  if (!header) return undefined;
+  const nameStart = RECORD_HEADER.lastIndex;
+  const nameEnd = nameStart + Number(header[2]);
+  const end = nameEnd + Number(header[3]);
+  if (end > outbox.length) return undefined;
+  return { id: Number(header[1]), tool: outbox.slice(nameStart, nameEnd), args: outbox.slice(nameEnd, end), end };
+}
+
+function isJsonObject(text: string): boolean {
+  if (text === '{}') return true;
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
   } catch {
-    return undefined;
+    return false;
   }
 }
 

@@ -1,26 +1,52 @@
+import type { MessagePort } from 'node:worker_threads';
 import type { SandboxLimits } from './options.js';
 import type { ScriptOutcome } from './sandbox.js';
 
-/** What the main thread sends a sandbox worker. */
+/** What the main thread sends a sandbox worker on its own port (replies come on the replies port: see `Control`). */
 export type ToWorker =
+  /** First message: the port replies come on, and the control block shared with the main thread. */
+  | { readonly type: 'init'; readonly replies: MessagePort; readonly control: SharedArrayBuffer }
   | {
       readonly type: 'run';
       readonly source: string;
       readonly layout: Readonly<Record<string, Readonly<Record<string, string>>>>;
       readonly limits: SandboxLimits;
     }
-  /** The reply to the script's call `id`, as the JSON text the sandbox hands the script. */
-  | { readonly type: 'reply'; readonly id: number; readonly text: string }
-  /** The caller cancelled the script. */
+  /** The caller cancelled the script (heard when the worker is not waiting for replies; else see `Control.CANCEL`). */
   | { readonly type: 'cancel' };
 
-/** What a sandbox worker sends the main thread. */
+/**
+ * The control block a worker shares with the main thread. While its script
+ * waits for replies the worker blocks in `Atomics.wait` on `REPLIES` instead
+ * of returning to its event loop: the main thread posts replies (a string: the
+ * number of replies, a newline, then a JSON array of the replies, each as
+ * `replyText()` writes it with the call's `id` first) on the replies port, then
+ * bumps `REPLIES` and wakes it. The worker publishes how long it waited, so
+ * that the main thread does not count waiting as the script's CPU time.
+ */
+export const Control = Object.freeze({
+  BYTES: 24,
+  /** Int32 index: bumped after each message on the replies port, and on cancellation. */
+  REPLIES: 0,
+  /** Int32 index: 1 once the caller cancelled the current script (reset by the main thread before each run). */
+  CANCEL: 1,
+  /** Float64 index (of a Float64Array over the whole block): milliseconds the worker has spent waiting for replies. */
+  WAITED: 1,
+  /** Float64 index: when the worker's current wait began (ms since the epoch), or 0 when it is not waiting. */
+  WAITING_SINCE: 2,
+});
+
+/**
+ * What a sandbox worker sends the main thread. The hot message, calls of the
+ * script, is a string: a JSON array of `[id, tool, arguments]`, the calls one
+ * turn of the script made; the main thread runs each through the pipeline and
+ * replies with the same ids.
+ */
 export type FromWorker =
-  /** The script calls a tool: the main thread runs it through the pipeline and replies with the same `id`. */
-  | { readonly type: 'call'; readonly id: number; readonly tool: string; readonly args: Record<string, unknown> }
   /** The sandbox is ready and the script starts now: its CPU time counts from here. */
   | { readonly type: 'started' }
   /** The script ended; the worker is free for the next one. */
   | { readonly type: 'done'; readonly outcome: ScriptOutcome }
   /** The WebAssembly module faulted and was dropped; the worker compiles a fresh one for its next script. */
-  | { readonly type: 'fault'; readonly message: string };
+  | { readonly type: 'fault'; readonly message: string }
+  | string;

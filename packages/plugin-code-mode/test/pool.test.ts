@@ -110,4 +110,23 @@ describe('the workers', () => {
     );
     expect(results.map(resultOf)).toEqual([1, 2, 3]);
   });
+
+  it('do not count the time a script waits for its tools as its CPU time', async () => {
+    kit = await createTestKit({
+      plugins: [codeMode({ limits: { cpuMs: 250, timeoutMs: 20_000 } })],
+      tools: [
+        {
+          name: 'slow',
+          handler: async () => {
+            await new Promise((resolve) => setTimeout(resolve, 700));
+            return { content: [{ type: 'text' as const, text: 'done' }] };
+          },
+        },
+      ],
+    });
+    // Three waits of 700 ms, each past the CPU time plus the grace the main thread allows a worker.
+    const script = 'const a = await local.slow(); const b = await local.slow(); return [a, b, await local.slow()];';
+    expect(resultOf(await kit.call('execute_code', { code: script }))).toEqual(['done', 'done', 'done']);
+    expect(kit.logs.events(CodeModeEvent.ENGINE_RESET)).toEqual([]);
+  });
 });

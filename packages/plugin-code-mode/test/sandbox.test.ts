@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestKit, textOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
-import { CodeModeErrorCode, codeMode } from '@sluice/plugin-code-mode';
+import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import type { CodeModeOptions } from '@sluice/plugin-code-mode';
+import { moduleMemoryBytes } from '../src/engine.js';
 import { ping, price, resultOf, stoppedWith } from './helpers.js';
 
 let kit: TestKit | undefined;
@@ -51,6 +52,17 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     expect(stoppedWith(await run(k, 'const all = []; for (;;) all.push(new Uint8Array(1 << 20)); return 1;'))).toBe(
       CodeModeErrorCode.MEMORY_LIMIT,
     );
+    await stillServes(k);
+  });
+
+  it('bounds what typed arrays take, which the heap limit does not count, by the module memory', async () => {
+    const k = await start({ memoryBytes: 16 << 20, cpuMs: 25_000, timeoutMs: 25_000 });
+    const script =
+      'const all = []; try { for (;;) all.push(new Uint8Array(1 << 20)); } catch (e) { return [all.length, String(e)]; }';
+    const [megabytes, error] = resultOf(await run(k, script)) as [number, string];
+    expect(error).toMatch(/out of memory/);
+    // A module whose memory could grow took 2 GB here before the allocator failed.
+    expect(megabytes).toBeLessThanOrEqual(moduleMemoryBytes(16 << 20) / (1 << 20));
     await stillServes(k);
   });
 
@@ -108,7 +120,8 @@ describe('a hostile script is stopped with a clear error and the server keeps se
   });
 
   it('cuts console output at maxOutputBytes', async () => {
-    const k = await start({ maxOutputBytes: 1024 });
+    // Room in time for a loaded machine: the point here is the output cut, not the CPU limit.
+    const k = await start({ maxOutputBytes: 1024, cpuMs: 5_000, timeoutMs: 10_000 });
     const result = await run(k, 'for (let i = 0; i < 1000; i++) console.log("line " + i); return 1;');
     const logs = (result.structuredContent as { logs: string[] }).logs;
     expect(logs.at(-1)).toBe('[console output cut at 1024 bytes]');
@@ -174,6 +187,43 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     expect(stoppedWith(await run(kit, 'return 1'))).toBe(CodeModeErrorCode.SCRIPTS_BUSY);
     expect(stoppedWith(await slow)).toBe(CodeModeErrorCode.SCRIPT_TIMEOUT);
     expect(resultOf(await run(kit, 'return 1'))).toBe(1);
+  });
+});
+
+describe('the sandbox module', () => {
+  // A script that grows its heap after an await does so while the host runs its pending jobs. That
+  // once left a stray context in the runtime (the binding read its out-parameter through a view of
+  // the memory from before it grew), so freeing the runtime aborted the module and the worker had
+  // to compile a new one, printing "Assertion failed: list_empty(&rt->gc_obj_list)".
+  it('frees every runtime, however a script that grew its heap after an await ends, and is never replaced', async () => {
+    const k = await start({ cpuMs: 2_000, timeoutMs: 10_000 });
+    const grow = 'await local.ping(); const kept = []; for (let i = 0; i < 200000; i++) kept.push({ i });';
+    for (let round = 0; round < 2; round++) {
+      expect(resultOf(await run(k, `${grow} return kept.length;`))).toBe(200_000);
+      expect(stoppedWith(await run(k, `${grow} while (true) {}`))).toBe(CodeModeErrorCode.CPU_LIMIT);
+      expect(stoppedWith(await run(k, `${grow} for (;;) kept.push({ more: kept.length });`))).toBe(
+        CodeModeErrorCode.MEMORY_LIMIT,
+      );
+      expect(stoppedWith(await run(k, `${grow} throw new Error('after growing');`))).toBe(
+        CodeModeErrorCode.SCRIPT_ERROR,
+      );
+      const caller = new AbortController();
+      const cancelled = k.server.call(
+        'execute_code',
+        { code: `${grow} await local.ping(); while (true) {}` },
+        {
+          signal: caller.signal,
+        },
+      );
+      setTimeout(() => caller.abort(), 200);
+      await cancelled.catch(() => undefined);
+    }
+    await expect.poll(() => k.logs.events(CodeModeEvent.SCRIPT).length).toBe(10);
+    expect(k.logs.events(CodeModeEvent.SCRIPT)).toContainEqual(
+      expect.objectContaining({ outcome: CodeModeErrorCode.CANCELLED }),
+    );
+    expect(k.logs.events(CodeModeEvent.ENGINE_RESET)).toEqual([]);
+    await stillServes(k);
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
-import { MetaKey, createServer } from '@sluice/core';
+import { MetaKey, adopt, createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
 import { egress, interventionText } from '@sluice/plugin-egress';
@@ -84,5 +84,22 @@ describe('the egress guard on resources and prompts that cross the gateway', () 
     const read = await client.readResource({ uri: 'big://dump' }, { cacheMode: 'bypass' });
     expect((read.contents[0] as { text: string }).text).toHaveLength(BIG.length);
     await server.close();
+  });
+
+  it("caps an adopted server's own 30 MB resource and long prompt, which never cross a proxy", async () => {
+    const mcp = bigUpstream();
+    const sluice = adopt(mcp, [egress({ maxPayloadBytes: LIMIT })], { logger: captureLogger().logger });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await mcp.connect(serverSide);
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(clientSide);
+    const read = await client.readResource({ uri: 'big://dump' }, { cacheMode: 'bypass' });
+    expect(Buffer.byteLength(JSON.stringify(read))).toBeLessThanOrEqual(LIMIT);
+    expect(read.contents.at(-1)).toEqual({ uri: 'big://dump', mimeType: 'text/plain', text: interventionText(LIMIT) });
+    const got = await client.getPrompt({ name: 'long' });
+    expect(Buffer.byteLength(JSON.stringify(got))).toBeLessThanOrEqual(LIMIT);
+    expect(got.messages.at(-1)).toEqual({ role: 'user', content: { type: 'text', text: interventionText(LIMIT) } });
+    await client.close();
+    await sluice.close();
   });
 });

@@ -3,6 +3,8 @@
 export { PLUGIN_NAME, RiskTokens, risk } from './plugin.js';
 export { VERSION } from './version.js';
 export type { RiskPlugin } from './plugin.js';
+export { MAX_PENDING_APPROVALS } from './approval/pending.js';
+export type { PendingApproval } from './approval/pending.js';
 
 export { RiskOptions } from './options.js';
 export type { RiskConfig } from './options.js';

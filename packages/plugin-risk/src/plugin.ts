@@ -5,6 +5,8 @@ import type { Logger, Plugin, PluginApi, Services, ToolCatalog } from '@sluice/c
 import { ApprovalGate } from './approval/gate.js';
 import { ApprovalTargets } from './approval/targets.js';
 import { RiskApprover } from './approval/approver.js';
+import { PendingApprovals } from './approval/pending.js';
+import type { PendingApproval } from './approval/pending.js';
 import { RiskEngine } from './assess.js';
 import { CallEvents } from './calls/call-events.js';
 import { ResultScan } from './calls/result-scan.js';
@@ -46,6 +48,12 @@ export interface RiskPlugin extends Plugin {
   revoke(serverId: string, toolName: string, by?: string): Promise<void>;
   /** The ledger, once the plugin is applied (at once for `persist: 'file'` or `'memory'`). */
   readonly ledger: FingerprintLedger | undefined;
+  /**
+   * Calls waiting for a person's approval on this process, oldest first (at
+   * most `MAX_PENDING_APPROVALS`): tool, level, reason, caller, since when.
+   * Never the arguments or the question's text.
+   */
+  pendingApprovals(): Promise<PendingApproval[]>;
 }
 
 /**
@@ -59,6 +67,7 @@ export interface RiskPlugin extends Plugin {
 export function risk(options: RiskOptions = {}): RiskPlugin {
   const config = parseOptions(PLUGIN_NAME, RiskOptions, options);
   const lifecycles = new Set<LedgerLifecycle>();
+  const approvers = new Set<RiskApprover>();
   // Each server the plugin is applied to hears that its tool list changed after an operator's decision.
   const listChanged = new Set<() => void>();
   const mask = new SecretMask(config.secrets);
@@ -106,6 +115,7 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
           holds.filter(tools, (name) => importer.registry.sourceOf(name)),
         );
       const approver = createApprover(config, api, logger, mask, targets);
+      approvers.add(approver);
       api.services.container.register(Tokens.Approver, { useValue: approver });
       const approvals = new ApprovalGate(targets, approver, config.approval, api.mode, mask.text);
       api.hooks.preCall.tapPromise({ name: PLUGIN_NAME, stage: Stage.APPROVAL }, (ctx) => approvals.check(ctx));
@@ -124,6 +134,10 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       await requireLedger().approveRereview(serverId, toolName, by);
       for (const lifecycle of lifecycles) lifecycle.approve(serverId, toolName);
       for (const notify of listChanged) notify();
+    },
+    async pendingApprovals() {
+      const lists = await Promise.all([...approvers].map((approver) => approver.pending()));
+      return lists.flat().sort((a, b) => a.since - b.since);
     },
     async revoke(serverId: string, toolName: string, by?: string) {
       await requireLedger().revoke(serverId, toolName, by);
@@ -229,10 +243,12 @@ function createApprover(
     else logger.info(line, message);
   }
   const key = secret === undefined ? randomBytes(32) : Buffer.from(secret, 'utf8');
+  const now = () => api.services.clock.now();
   return new RiskApprover({
     codec: new RequestStateCodec(key),
     store: api.services.store,
-    now: () => api.services.clock.now(),
+    now,
+    pending: new PendingApprovals(now, mask.text),
     config: config.approval,
     logger,
     mask: mask.text,

@@ -3,10 +3,10 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
-import type { CallToolResult, SluiceServer } from '@sluice/core';
+import type { CallToolResult, SluiceServer, Store } from '@sluice/core';
 import { FakeClock, captureLogger } from '@sluice/core/testing';
 import type { CapturedLogger } from '@sluice/core/testing';
-import type { RiskOptions } from '@sluice/plugin-risk';
+import type { RiskOptions, RiskPlugin } from '@sluice/plugin-risk';
 import { risk } from '@sluice/plugin-risk';
 
 /** What a person does with the form; `hang` never answers. */
@@ -20,21 +20,24 @@ export interface ApprovalServer {
   readonly server: SluiceServer;
   readonly logs: CapturedLogger;
   readonly clock: FakeClock;
+  readonly plugin: RiskPlugin;
   /** How many times the gated tool's handler ran. */
   runs(): number;
   close(): Promise<void>;
 }
 
 /** A Sluice server whose local tool `deploy` asks a person first (and `status` does not). */
-export async function approvalServer(options: RiskOptions = {}): Promise<ApprovalServer> {
+export async function approvalServer(options: RiskOptions = {}, store?: Store): Promise<ApprovalServer> {
   const logs = captureLogger();
   const clock = new FakeClock(Date.now());
+  const plugin = risk({ ledger: { persist: 'memory' }, ...options });
   const server = createServer({
     name: 'approvals',
     version: '1.0.0',
-    plugins: [risk({ ledger: { persist: 'memory' }, ...options })],
+    plugins: [plugin],
     logger: logs.logger,
     clock,
+    ...(store ? { store } : {}),
   });
   let runs = 0;
   server.tool({
@@ -57,7 +60,7 @@ export async function approvalServer(options: RiskOptions = {}): Promise<Approva
     handler: () => ({ content: [{ type: 'text', text: 'up' }] }),
   });
   await server.ready();
-  return { server, logs, clock, runs: () => runs, close: () => server.close() };
+  return { server, logs, clock, plugin, runs: () => runs, close: () => server.close() };
 }
 
 function answering(client: Client, person: Person, forms: ElicitRequestFormParams[]): void {

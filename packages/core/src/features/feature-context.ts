@@ -25,8 +25,12 @@ export type FeatureMethod =
 /** One request for what an upstream offers besides tools, as the `featureAccess` and `featureResult` hooks see it. */
 export interface FeatureContext {
   readonly method: FeatureMethod;
-  /** The upstream whose resources or prompts are listed, or which serves the request. */
-  readonly upstream: string;
+  /**
+   * The upstream whose resources or prompts are listed, or which serves the
+   * request; undefined for an adopted server's own, which, like its tools,
+   * belong to no upstream.
+   */
+  readonly upstream: string | undefined;
   /** The resource URI, or the prompt's exposed name; absent on lists. */
   readonly target?: string;
   readonly headers: Headers;

@@ -20,7 +20,8 @@ import { isModernCaller, roundParams, sealed } from '../upstream/modern-call.js'
 import type { LogLevel } from './log-types.js';
 import { SluiceError, messageOf } from '../errors.js';
 import { identityOf } from '../auth/identity.js';
-import type { Transport } from '../context.js';
+import type { Headers, Transport } from '../context.js';
+import type { AuthInfo } from '../protocol.js';
 import type { Logger } from '../logger.js';
 import { toProtocolError } from '../protocol-errors.js';
 import { headersOf } from '../request-headers.js';
@@ -52,13 +53,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
     const access = serving.guards?.access;
     if (access === undefined) return everything;
     const base = contextOf(method, ctx);
-    return (upstream: string) => {
-      try {
-        return access({ ...base, upstream }) === undefined;
-      } catch (error) {
-        throw toProtocolError(error);
-      }
-    };
+    return (upstream: string) => accessRefusal(serving.guards, { ...base, upstream }) === undefined;
   };
   const free = (method: string): boolean => {
     try {
@@ -194,22 +189,37 @@ const everything = (): boolean => true;
 
 /** The hooks' view of one request; built only when a hook is tapped. */
 function featureContext(serving: FeatureServing, method: FeatureMethod, ctx: ServerContext): FeatureContext {
-  const authInfo = ctx.http?.authInfo;
+  return featureRequest(method, ctx.http?.authInfo, headersOf(ctx), serving.transport, serving.logger);
+}
+
+/** A `FeatureContext` before the upstream and target are known. */
+export function featureRequest(
+  method: FeatureMethod,
+  authInfo: AuthInfo | undefined,
+  headers: Headers | undefined,
+  transport: Transport,
+  logger: Logger,
+): FeatureContext {
   return {
     method,
-    upstream: '',
-    headers: headersOf(ctx) ?? {},
+    upstream: undefined,
+    headers: headers ?? {},
     authInfo,
     auth: identityOf(authInfo),
-    transport: serving.transport,
-    logger: serving.logger,
+    transport,
+    logger,
   };
 }
 
 /** Why the `featureAccess` hook refuses this request to an upstream, if it does. */
 function refused(serving: FeatureServing, ctx: FeatureContext, upstream: string, target: string): string | undefined {
+  return accessRefusal(serving.guards, { ...ctx, upstream, target });
+}
+
+/** Why the `featureAccess` hook refuses a request, if it does; a tap's error reaches the client as a protocol error. */
+export function accessRefusal(guards: FeatureGuards | undefined, ctx: FeatureContext): string | undefined {
   try {
-    return serving.guards?.access?.({ ...ctx, upstream, target });
+    return guards?.access?.(ctx);
   } catch (error) {
     throw toProtocolError(error);
   }
@@ -221,18 +231,27 @@ function owned(link: FeatureLink | undefined, uri: string, serving: FeatureServi
   return link;
 }
 
-/** Runs an answer through the `featureResult` hook when some plugin tapped it. */
-async function guarded<R extends FeatureResult>(
+/** Runs an upstream's answer through the `featureResult` hook when some plugin tapped it. */
+function guarded<R extends FeatureResult>(
   serving: FeatureServing,
   result: R,
   ctx: FeatureContext,
   link: FeatureLink,
   target: string,
 ): Promise<R> {
-  const hook = serving.guards?.result;
+  return rewrittenResult(serving.guards, result, { ...ctx, upstream: link.name, target });
+}
+
+/** Runs an answer through the `featureResult` hook when some plugin tapped it; a tap may not change its method. */
+export async function rewrittenResult<R extends FeatureResult>(
+  guards: FeatureGuards | undefined,
+  result: R,
+  ctx: FeatureContext,
+): Promise<R> {
+  const hook = guards?.result;
   // An input-required answer is a question for the client, not content to rewrite.
   if (hook === undefined || isInputRequiredResult(result.result)) return result;
-  const rewritten = await hook(result, { ...ctx, upstream: link.name, target }).catch((error: unknown) => {
+  const rewritten = await hook(result, ctx).catch((error: unknown) => {
     throw toProtocolError(error);
   });
   if (rewritten.method !== result.method)

@@ -3,11 +3,20 @@ import { messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { safeJsonSchemaValidator } from '../safe-json-schema.js';
 import { openTransport } from './connection.js';
+import { endOnExit } from './exit-guard.js';
 import type { ResolvedImportOptions } from './options.js';
 import { UPSTREAM_CLIENT_CAPABILITIES } from './upstream-features.js';
 
-/** Upstreams reached over these get a second connection for 2026-07-28 callers; a stdio child is not spawned twice. */
-const LANE_TRANSPORTS: ReadonlySet<string> = new Set(['http', 'in-process']);
+/**
+ * Whether an upstream gets a second connection for 2026-07-28 callers: over
+ * HTTP and in-process it costs a connection; over stdio it costs a second
+ * process, which shares no state with the first, so only when asked for.
+ * The legacy HTTP+SSE transport carries 2025-11-25 and older only.
+ */
+function laneAllowed(connection: ResolvedImportOptions['connection']): boolean {
+  if (connection.type === 'stdio') return connection.modernProcess === true;
+  return connection.type === 'http' || connection.type === 'in-process';
+}
 
 /**
  * A second connection to an upstream, speaking 2026-07-28, for the calls of
@@ -21,6 +30,8 @@ export class ModernLane {
   private opening: Promise<Client | undefined> | undefined;
   private legacyOnly: boolean;
   private closed = false;
+  /** Forgets a lane's stdio child in the exit guard. */
+  private forget: (() => void) | undefined;
 
   constructor(
     private readonly options: ResolvedImportOptions,
@@ -28,7 +39,7 @@ export class ModernLane {
     private readonly logger: Logger,
     private readonly redact: (text: string) => string,
   ) {
-    this.legacyOnly = !LANE_TRANSPORTS.has(options.connection.type);
+    this.legacyOnly = !laneAllowed(options.connection);
   }
 
   /** A connection speaking 2026-07-28, or undefined: the upstream does not, or cannot be reached this way now. */
@@ -46,6 +57,7 @@ export class ModernLane {
     const client = this.client;
     this.client = undefined;
     await client?.close().catch(() => {});
+    this.forget?.();
   }
 
   private async open(): Promise<Client | undefined> {
@@ -65,6 +77,10 @@ export class ModernLane {
         logger: this.logger,
         redact: this.redact,
       });
+      if (this.options.connection.type === 'stdio') {
+        this.forget?.();
+        this.forget = endOnExit(() => opened.pid());
+      }
       await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
     } catch (error) {
       this.logger.debug(

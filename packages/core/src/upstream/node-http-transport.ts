@@ -11,6 +11,7 @@ import {
   parseJSONRPCMessage,
 } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
+import type { ServerContext } from '@modelcontextprotocol/server';
 import { MessageMeter } from './message-meter.js';
 import type { ResponseBudget } from './response-limit.js';
 import { ResponseTooLargeError, messageCap } from './response-limit.js';
@@ -45,6 +46,8 @@ const NAME_SOURCE: Readonly<Record<string, string>> = {
 const RECONNECT = { initialMs: 1_000, maxMs: 30_000, grow: 1.5, maxRetries: 2 };
 /** How much of an error answer's body is read, for its message. */
 const MAX_ERROR_BODY = 4_096;
+/** Upstream requests awaiting an answer whose caller is remembered; past this, the oldest are forgotten. */
+const MAX_RELATED = 1_024;
 
 export interface NodeHttpTransportOptions {
   /** Sent with every request (authorization and the like). */
@@ -65,6 +68,14 @@ interface StreamOptions {
   /** Ids of the requests this stream answers, for a synthetic error if it is cut off. */
   readonly requestIds?: readonly (string | number)[];
   readonly budget?: ResponseBudget | undefined;
+  /** The caller of the call this stream answers: requests the upstream sends on it serve that call. */
+  readonly caller?: ServerContext | undefined;
+}
+
+/** What `carry` ties to one call: its response budget and, when known, its caller. */
+interface Carried {
+  readonly budget: ResponseBudget;
+  readonly caller: ServerContext | undefined;
 }
 
 type Incoming = http.IncomingMessage;
@@ -91,7 +102,9 @@ export class NodeHttpClientTransport implements Transport {
   private readonly agent: http.Agent;
   private readonly request: typeof http.request;
   private readonly open = new Set<http.ClientRequest>();
-  private readonly budgets = new Map<string, ResponseBudget>();
+  private readonly carried = new Map<string, Carried>();
+  /** The upstream's requests that arrived on a call's answer stream, by their id, and that call's caller. */
+  private readonly related = new Map<string | number, ServerContext>();
   private nextBudget = 0;
   private session: string | undefined;
   private version: string | undefined;
@@ -129,18 +142,30 @@ export class NodeHttpClientTransport implements Transport {
 
   /**
    * Per-request headers that tie the request sent with them to `budget`:
-   * the bytes of its answer are counted against it. Pass them as the
-   * request's `headers`; `release` them once the call has ended.
+   * the bytes of its answer are counted against it. A request the upstream
+   * sends on that answer's event stream serves this call, and `relatedCaller`
+   * names `caller` for it. Pass them as the request's `headers`; `release`
+   * them once the call has ended.
    */
-  carry(budget: ResponseBudget): Readonly<Record<string, string>> {
+  carry(budget: ResponseBudget, caller?: ServerContext): Readonly<Record<string, string>> {
     const key = String(this.nextBudget++);
-    this.budgets.set(key, budget);
+    this.carried.set(key, { budget, caller });
     return { [BUDGET_HEADER]: key };
   }
 
   release(headers: Readonly<Record<string, string>>): void {
     const key = headers[BUDGET_HEADER];
-    if (key !== undefined) this.budgets.delete(key);
+    if (key !== undefined) this.carried.delete(key);
+  }
+
+  /**
+   * The caller of the call whose answer stream carried the upstream's request
+   * `id` (the stream a Streamable HTTP server sends a call's related requests
+   * on), until that request is answered; undefined when it came on another
+   * stream.
+   */
+  relatedCaller(id: string | number): ServerContext | undefined {
+    return this.related.get(id);
   }
 
   close(): Promise<void> {
@@ -150,7 +175,8 @@ export class NodeHttpClientTransport implements Transport {
     for (const request of this.open) request.destroy();
     this.open.clear();
     this.agent.destroy();
-    this.budgets.clear();
+    this.carried.clear();
+    this.related.clear();
     this.onclose?.();
     return Promise.resolve();
   }
@@ -189,16 +215,18 @@ export class NodeHttpClientTransport implements Transport {
       return;
     }
     const messages = Array.isArray(message) ? message : [message];
+    // An answer to one of the upstream's requests: the request no longer needs its caller.
+    for (const m of messages) if ('id' in m && !('method' in m) && m.id !== undefined) this.related.delete(m.id);
     // Raised before a byte is written (a BigInt, a cycle): the caller can tell it from a failed connection.
     const body = JSON.stringify(message);
     const headers = this.commonHeaders();
     const handshake = messages.some((m) => isInitializeRequest(m));
     if (handshake) delete headers['mcp-session-id'];
     bodyDerivedHeaders(headers, message);
-    let budget: ResponseBudget | undefined;
+    let carried: Carried | undefined;
     for (const [name, value] of Object.entries(options?.headers ?? {})) {
       if (name === BUDGET_HEADER) {
-        budget = this.budgets.get(value);
+        carried = this.carried.get(value);
         continue;
       }
       if (!RESERVED.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
@@ -227,11 +255,13 @@ export class NodeHttpClientTransport implements Transport {
         requestSignal: options?.requestSignal,
         onRequestStreamEnd: options?.onRequestStreamEnd,
         requestIds,
-        budget,
+        budget: carried?.budget,
+        caller: carried?.caller,
       });
       return;
     }
     if (type === 'application/json') {
+      const budget = carried?.budget;
       const text = await this.readWhole(response, budget, messageCap(this.options.maxMessageBytes, budget));
       const data: unknown = JSON.parse(text);
       for (const item of Array.isArray(data) ? data : [data]) this.onmessage?.(asMessage(item));
@@ -391,6 +421,8 @@ export class NodeHttpClientTransport implements Transport {
     const isHeld = () => held;
     const deliver = (message: JSONRPCMessage) => {
       if (held) return void waiting.push(message);
+      if (options.caller !== undefined && 'method' in message && 'id' in message)
+        this.relate(message.id, options.caller);
       this.onmessage?.(message);
       if ('method' in message && !('id' in message)) {
         held = true;
@@ -449,6 +481,15 @@ export class NodeHttpClientTransport implements Transport {
         this.reconnect({ ...options, resumptionToken: lastEventId }, 0);
       } else options.onRequestStreamEnd?.();
     });
+  }
+
+  private relate(id: string | number, caller: ServerContext): void {
+    this.related.delete(id);
+    if (this.related.size >= MAX_RELATED) {
+      const oldest = this.related.keys().next();
+      if (oldest.done !== true) this.related.delete(oldest.value);
+    }
+    this.related.set(id, caller);
   }
 
   private reconnect(options: StreamOptions, attempt: number): void {

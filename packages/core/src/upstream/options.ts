@@ -39,6 +39,17 @@ export const StdioConnectionSchema = z
       .positive()
       .optional()
       .describe('The largest single message read from the child; a larger one closes the connection. Default 10 MiB.'),
+    /**
+     * Starts a second process of the same command for 2026-07-28 callers, so that their input-required round
+     * trips cross (one stdio connection speaks one protocol revision, and the first speaks 2025-11-25). Only for
+     * a server that keeps no state between calls: the two processes share none. Default false.
+     */
+    modernProcess: z
+      .boolean()
+      .optional()
+      .describe(
+        'Start a second process of the same command for 2026-07-28 callers, so that their input-required round trips cross (one stdio connection speaks one protocol revision, and the first speaks 2025-11-25). Only for a server that keeps no state between calls: the two processes share none. Default false.',
+      ),
   })
   .strict();
 

@@ -101,7 +101,7 @@ async function callUpstream(
   const budget = new ResponseBudget(limit ?? Number.POSITIVE_INFINITY);
   const transport = client.transport;
   // The node:http transport counts the answer's bytes itself and ends the call when they run out.
-  const carried = transport instanceof NodeHttpClientTransport ? transport.carry(budget) : undefined;
+  const carried = transport instanceof NodeHttpClientTransport ? transport.carry(budget, ctx.mcp) : undefined;
   // The SDK's fetch-based transports find the budget through the async context, and stop by its signal.
   const fetched = transport instanceof StreamableHTTPClientTransport || transport instanceof SSEClientTransport;
   const options: CallToolRequestOptions = {

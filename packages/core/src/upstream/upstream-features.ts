@@ -9,6 +9,7 @@ import { sessionLevelOf } from '../features/session-state.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ImportSource } from '../tool.js';
+import { NodeHttpClientTransport } from './node-http-transport.js';
 
 /**
  * What Sluice tells an upstream it can do as a client: whatever a client of
@@ -27,9 +28,10 @@ export const MAX_FEATURE_ITEMS = 10_000;
 
 /**
  * The calls in flight on one upstream. A request or log message an upstream
- * sends carries no mark of the call it serves, so Sluice relays it to the
- * caller only when exactly one call is in flight on that upstream; with
- * several, it cannot tell, and never guesses.
+ * sends carries no mark of the call it serves. Over Streamable HTTP the
+ * stream it arrives on tells (see `relatedCallerOf`); otherwise Sluice
+ * relays it to the caller only when exactly one call is in flight on that
+ * upstream; with several, it cannot tell, and never guesses.
  */
 export class CallRelay {
   private readonly active = new Set<ServerContext>();
@@ -103,17 +105,17 @@ export function wireUpstreamClient(client: Client, wiring: FeatureWiring): void 
   const { relay } = wiring;
   const logs = new LogBudget();
   client.setRequestHandler('sampling/createMessage', (request, ctx) =>
-    ask(wiring, ctx, (caller, options) =>
+    ask(client, wiring, ctx, (caller, options) =>
       caller.mcpReq.send({ method: 'sampling/createMessage', params: request.params }, options),
     ),
   );
   client.setRequestHandler('elicitation/create', (request, ctx) =>
-    ask(wiring, ctx, (caller, options) =>
+    ask(client, wiring, ctx, (caller, options) =>
       caller.mcpReq.send({ method: 'elicitation/create', params: request.params }, options),
     ),
   );
   client.setRequestHandler('roots/list', (request, ctx) =>
-    ask(wiring, ctx, (caller, options) =>
+    ask(client, wiring, ctx, (caller, options) =>
       caller.mcpReq.send({ method: 'roots/list', params: request.params }, options),
     ),
   );
@@ -139,13 +141,25 @@ export function wireUpstreamClient(client: Client, wiring: FeatureWiring): void 
   client.setNotificationHandler('notifications/prompts/list_changed', () => wiring.featuresChanged('prompts'));
 }
 
-/** Relays a request of the upstream to the caller of the one call in flight. */
+/**
+ * The caller of the call an upstream's request serves, when the transport
+ * knows it: a Streamable HTTP upstream sends a call's requests on that
+ * call's answer stream, and Sluice's own HTTP transport remembers whose call
+ * each stream answers.
+ */
+function relatedCallerOf(client: Client, id: string | number): ServerContext | undefined {
+  const transport = client.transport;
+  return transport instanceof NodeHttpClientTransport ? transport.relatedCaller(id) : undefined;
+}
+
+/** Relays a request of the upstream to the caller of the call it serves: the related one, or the one in flight. */
 async function ask<T>(
+  client: Client,
   wiring: FeatureWiring,
   ctx: ClientContext,
   send: (caller: ServerContext, options: { signal: AbortSignal; timeout: number }) => Promise<T>,
 ): Promise<T> {
-  const caller = wiring.relay.caller();
+  const caller = relatedCallerOf(client, ctx.mcpReq.id) ?? wiring.relay.caller();
   const method = ctx.mcpReq.method;
   if (caller === undefined) {
     const why =

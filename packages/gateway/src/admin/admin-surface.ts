@@ -1,6 +1,7 @@
 import type { RequestListener, ServerResponse } from 'node:http';
 import { SluiceError } from '@sluice/core';
 import type { Logger, RouteRequest } from '@sluice/core';
+import type { PendingApproval } from '@sluice/plugin-risk';
 import { GatewayErrorCode } from '../errors.js';
 import { operatorOf } from './caller.js';
 import { HttpProblem } from './http-io.js';
@@ -11,6 +12,8 @@ import type { AdminSources, LiveRates } from './snapshot.js';
 export interface AdminContext extends AdminSources {
   /** Undefined without `plugins.risk` (or in its `off` mode). */
   readonly ledger: () => LedgerView | undefined;
+  /** Calls waiting for a person's approval on this replica; empty without `plugins.risk`. */
+  readonly approvals: () => Promise<readonly PendingApproval[]>;
   readonly scopes: readonly string[];
   readonly logger: Logger;
   readonly live: LiveRates;
@@ -29,7 +32,7 @@ export type ProblemWriter = (res: ServerResponse, status: number, message: strin
 export function adminRoute(context: AdminContext, handler: AdminHandler, problem: ProblemWriter): RequestListener {
   return (req: RouteRequest, res: ServerResponse) => {
     const run = async (): Promise<void> => {
-      const operator = operatorOf(req, context.scopes);
+      const operator = operatorOf(req.auth, context.scopes);
       await handler(req, res, operator);
     };
     run().catch((error: unknown) => {

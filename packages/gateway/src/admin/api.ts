@@ -1,7 +1,7 @@
 import type { RequestListener } from 'node:http';
 import type { AdminContext, AdminHandler } from './admin-surface.js';
 import { adminRoute, requireLedger } from './admin-surface.js';
-import { allow, readBody, sendJson, toolOf } from './http-io.js';
+import { allow, fieldsOf, readBody, sendJson, toolOf } from './http-io.js';
 import { toolViews, upstreamViews } from './snapshot.js';
 
 /** The admin API's version prefix: a change that breaks a client gets a new one. */
@@ -16,6 +16,7 @@ export const AdminApiPath = Object.freeze({
   UPSTREAMS: `${ADMIN_API_PREFIX}/upstreams`,
   TOOLS: `${ADMIN_API_PREFIX}/tools`,
   LIVE: `${ADMIN_API_PREFIX}/live`,
+  APPROVALS: `${ADMIN_API_PREFIX}/approvals`,
 } as const);
 
 /** The JSON admin API, by path: what the console shows and `sluice ledger` uses. */
@@ -36,12 +37,12 @@ export function adminApiRoutes(context: AdminContext): Record<string, RequestLis
     }),
     [AdminApiPath.LEDGER_APPROVE]: route(async (req, res, operator) => {
       allow(req, ['POST']);
-      const { server, tool } = toolOf(await readBody(req), req.headers['content-type']);
+      const { server, tool } = toolOf(fieldsOf(await readBody(req), req.headers['content-type']));
       sendJson(res, 200, await requireLedger(context).approve(server, tool, operator));
     }),
     [AdminApiPath.LEDGER_REVOKE]: route(async (req, res, operator) => {
       allow(req, ['POST']);
-      const { server, tool } = toolOf(await readBody(req), req.headers['content-type']);
+      const { server, tool } = toolOf(fieldsOf(await readBody(req), req.headers['content-type']));
       sendJson(res, 200, await requireLedger(context).revoke(server, tool, operator));
     }),
     [AdminApiPath.UPSTREAMS]: route((req, res) => {
@@ -56,6 +57,10 @@ export function adminApiRoutes(context: AdminContext): Record<string, RequestLis
     [AdminApiPath.LIVE]: route((req, res) => {
       allow(req, ['GET']);
       sendJson(res, 200, context.live.read(context.metrics));
+    }),
+    [AdminApiPath.APPROVALS]: route(async (req, res) => {
+      allow(req, ['GET']);
+      sendJson(res, 200, { approvals: await context.approvals() });
     }),
   };
 }

@@ -1,9 +1,10 @@
-import type { RequestListener, ServerResponse } from 'node:http';
-import type { DiffLine } from '@sluice/plugin-risk';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { DiffLine, PendingApproval } from '@sluice/plugin-risk';
 import type { AdminContext, AdminHandler } from './admin-surface.js';
 import { adminRoute, requireLedger } from './admin-surface.js';
-import { esc, sendPage, when } from './html.js';
-import { allow, readBody, toolOf } from './http-io.js';
+import type { ConsoleLogin } from './console-login.js';
+import { csrfField, esc, sendPage, when } from './html.js';
+import { allow, fieldsOf, readBody, toolOf } from './http-io.js';
 import type { LedgerDiff, LedgerRow } from './ledger-view.js';
 import type { SkippedView, ToolView, UpstreamView } from './snapshot.js';
 import { toolViews, upstreamViews } from './snapshot.js';
@@ -11,61 +12,65 @@ import { toolViews, upstreamViews } from './snapshot.js';
 /** Where the console is served. */
 export const CONSOLE_PATH = '/console';
 
-/** The console's pages and form targets, by path. */
-export function consoleRoutes(context: AdminContext): Record<string, RequestListener> {
+/**
+ * The console's pages and form targets, by path, each behind `login` (the
+ * listener's header or a session cookie), and the login and logout routes.
+ */
+export function consoleRoutes(context: AdminContext, login: ConsoleLogin): Record<string, RequestListener> {
   const base = CONSOLE_PATH;
   const route = (handler: AdminHandler) =>
-    adminRoute(context, handler, (res, status, message) =>
-      sendPage(res, base, '', 'Refused', `<p class="note">${esc(message)}</p>`, status),
+    login.guard(
+      adminRoute(context, handler, (res, status, message) =>
+        sendPage(res, base, '', 'Refused', `<p class="note">${esc(message)}</p>`, { status }),
+      ),
     );
+  const page = (req: IncomingMessage, res: ServerResponse, current: string, title: string, main: string) =>
+    sendPage(res, base, current, title, main, { csrf: login.sessionOf(req)?.csrf });
   const decide = (action: 'approve' | 'revoke') =>
     route(async (req, res, operator) => {
       allow(req, ['POST']);
-      const { server, tool } = toolOf(await readBody(req), req.headers['content-type']);
+      const fields = fieldsOf(await readBody(req), req.headers['content-type']);
+      login.checkForm(req, fields);
+      const { server, tool } = toolOf(fields);
       const ledger = requireLedger(context);
       await (action === 'approve' ? ledger.approve(server, tool, operator) : ledger.revoke(server, tool, operator));
       redirect(res, `${base}/ledger`);
     });
   return {
+    ...login.routes(),
     [base]: route((req, res) => {
       allow(req, ['GET']);
       redirect(res, `${base}/tools`);
     }),
     [`${base}/upstreams`]: route((req, res) => {
       allow(req, ['GET', 'HEAD']);
-      sendPage(res, base, 'upstreams', 'Upstreams', upstreamsPage(upstreamViews(context)));
+      page(req, res, 'upstreams', 'Upstreams', upstreamsPage(upstreamViews(context)));
     }),
     [`${base}/tools`]: route(async (req, res) => {
       allow(req, ['GET', 'HEAD']);
       const params = new URL(req.url ?? '/', 'http://console.invalid').searchParams;
       const ledger = context.ledger();
       const tools = toolViews(context, ledger ? await ledger.list() : []);
-      sendPage(res, base, 'tools', 'Tools', toolsPage(tools, context.skipped(), params));
+      page(req, res, 'tools', 'Tools', toolsPage(tools, context.skipped(), params));
     }),
     [`${base}/ledger`]: route(async (req, res) => {
       allow(req, ['GET', 'HEAD']);
       const ledger = context.ledger();
       if (ledger === undefined) {
-        sendPage(
-          res,
-          base,
-          'ledger',
-          'Ledger',
-          '<p class="note">No risk ledger: configure <code>plugins.risk</code>.</p>',
-        );
+        page(req, res, 'ledger', 'Ledger', '<p class="note">No risk ledger: configure <code>plugins.risk</code>.</p>');
         return;
       }
       const rows = await ledger.list();
       const diffs = await Promise.all(
         rows.filter((row) => row.lifecycle !== 'ACTIVE' || row.changed).map((row) => ledger.diff(row.server, row.tool)),
       );
-      sendPage(res, base, 'ledger', 'Ledger', ledgerPage(rows, diffs, base));
+      page(req, res, 'ledger', 'Ledger', ledgerPage(rows, diffs, base, login.sessionOf(req)?.csrf));
     }),
     [`${base}/ledger/approve`]: decide('approve'),
     [`${base}/ledger/revoke`]: decide('revoke'),
-    [`${base}/live`]: route((req, res) => {
+    [`${base}/live`]: route(async (req, res) => {
       allow(req, ['GET', 'HEAD']);
-      sendPage(res, base, 'live', 'Live', livePage(context));
+      page(req, res, 'live', 'Live', approvalsSection(await context.approvals()) + livePage(context));
     }),
   };
 }
@@ -140,10 +145,15 @@ function toolsPage(tools: readonly ToolView[], skipped: readonly SkippedView[], 
 <h2>Skipped (${skipped.length})</h2>${table(['tool', 'upstream', 'by', 'why'], skippedRows, 'Nothing was skipped.')}`;
 }
 
-function ledgerPage(rows: readonly LedgerRow[], diffs: readonly LedgerDiff[], base: string): string {
+function ledgerPage(
+  rows: readonly LedgerRow[],
+  diffs: readonly LedgerDiff[],
+  base: string,
+  csrf: string | undefined,
+): string {
   const pending = diffs.map((d) => {
     const label = d.row.name ?? `${d.row.server}/${d.row.tool}`;
-    const hidden = `<input type="hidden" name="server" value="${esc(d.row.server)}"><input type="hidden" name="tool" value="${esc(d.row.tool)}">`;
+    const hidden = `<input type="hidden" name="server" value="${esc(d.row.server)}"><input type="hidden" name="tool" value="${esc(d.row.tool)}">${csrfField(csrf)}`;
     return `<section class="review" data-tool="${esc(label)}"><h3>${esc(label)} <span class="chip ${d.row.lifecycle === 'REVOKED' ? 'revoked' : 'held'}">${esc(d.row.lifecycle)}</span></h3>
 <p class="muted">upstream ${esc(d.row.server)}, its name ${esc(d.row.tool)}; changed ${esc(when(d.row.changedAt))}</p>
 ${diffBlock(d)}
@@ -152,7 +162,7 @@ ${diffBlock(d)}
   });
   const all = rows.map((r) => {
     const last = r.decisions.at(-1);
-    const hidden = `<input type="hidden" name="server" value="${esc(r.server)}"><input type="hidden" name="tool" value="${esc(r.tool)}">`;
+    const hidden = `<input type="hidden" name="server" value="${esc(r.server)}"><input type="hidden" name="tool" value="${esc(r.tool)}">${csrfField(csrf)}`;
     const action =
       r.lifecycle === 'ACTIVE'
         ? `<form class="inline" method="post" action="${esc(`${base}/ledger/revoke`)}">${hidden}<button class="revoke">Revoke</button></form>`
@@ -175,6 +185,23 @@ function diffBlock(d: LedgerDiff): string {
         ? `<ins>+ ${esc(l.text)}</ins>`
         : `<del>- ${esc(l.text)}</del>`;
   return `<pre class="diff">${d.diff.map(line).join('')}</pre>`;
+}
+
+/** Calls that wait for a person: who asked, for which tool, since when; never what they were called with. */
+function approvalsSection(approvals: readonly PendingApproval[]): string {
+  const rows = approvals.map(
+    (
+      a,
+    ) => `<tr data-approval="${esc(a.id)}" data-tool="${esc(a.tool)}"><td>${esc(a.tool)}<br><span class="muted">${esc(a.server)}</span></td>
+<td>${chip(a.level)}${a.reason ? ` <span class="muted">${esc(a.reason)}</span>` : ''}</td>
+<td>${a.caller === undefined ? '<span class="muted">unknown</span>' : esc(a.caller)}</td>
+<td>${esc(when(a.since))}<br><span class="muted">lapses ${esc(when(a.expiresAt))}</span></td><td>${esc(a.via)}</td></tr>`,
+  );
+  return `<h2>Pending approvals (${approvals.length})</h2>${table(
+    ['tool', 'risk, reason', 'caller', 'asked', 'via'],
+    rows,
+    'No call waits for a person.',
+  )}`;
 }
 
 function livePage(context: AdminContext): string {

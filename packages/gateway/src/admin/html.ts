@@ -26,6 +26,8 @@ pre.diff ins{background:#d8f3dc;text-decoration:none;display:block}pre.diff del{
 form.inline{display:inline}button{cursor:pointer;border:1px solid #8d99ae;border-radius:4px;padding:3px 10px;background:#fff}
 button.approve{border-color:#2a9d8f;color:#1b6f65}button.revoke{border-color:#e63946;color:#b3202c}
 .note{background:#fff3cd;border:1px solid #f0d48a;padding:8px 12px;margin-bottom:12px}
+form.logout{margin-left:auto}form.logout button{background:transparent;color:#cfd8ea;border-color:#5c6b8a}
+form.login{background:#fff;border:1px solid #e3e6eb;padding:16px;max-width:420px}form.login input{width:100%;box-sizing:border-box;padding:6px;margin:6px 0 12px}
 `;
 
 // Refreshes <main> every few seconds while nobody is typing; without JavaScript the page is complete as served.
@@ -43,6 +45,21 @@ const PAGES = [
   ['live', 'Live'],
 ] as const;
 
+export interface PageOptions {
+  readonly status?: number;
+  /** The session's form token: the page then offers to log out, and its forms carry it. */
+  readonly csrf?: string | undefined;
+  /** Whether to show the navigation (not on the login page). Default true. */
+  readonly nav?: boolean;
+  /** Further headers, such as `set-cookie`. */
+  readonly headers?: Readonly<Record<string, string | string[]>>;
+}
+
+/** The hidden field that carries a session's form token; empty without a session. */
+export function csrfField(csrf: string | undefined): string {
+  return csrf === undefined ? '' : `<input type="hidden" name="csrf" value="${esc(csrf)}">`;
+}
+
 /** A console page: the frame, the navigation, `main` as given; styles and the refresh script under a nonce. */
 export function sendPage(
   res: ServerResponse,
@@ -50,13 +67,19 @@ export function sendPage(
   current: string,
   title: string,
   main: string,
-  status = 200,
+  options: PageOptions = {},
 ): void {
   const nonce = randomBytes(16).toString('base64');
-  const nav = PAGES.map(
+  const links = PAGES.map(
     ([page, label]) => `<a href="${esc(`${base}/${page}`)}"${page === current ? ' class="on"' : ''}>${label}</a>`,
   ).join('');
-  res.writeHead(status, {
+  const logout =
+    options.csrf === undefined
+      ? ''
+      : `<form class="logout" method="post" action="${esc(`${base}/logout`)}">${csrfField(options.csrf)}<button>Log out</button></form>`;
+  const nav = options.nav === false ? '' : links + logout;
+  res.writeHead(options.status ?? 200, {
+    ...options.headers,
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',

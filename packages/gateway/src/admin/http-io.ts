@@ -27,23 +27,34 @@ export async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The `server` and `tool` a request names, from a JSON or a form body. */
-export function toolOf(body: string, contentType: string | undefined): { server: string; tool: string } {
-  let fields: Record<string, unknown>;
+/** The fields of a JSON object or a form body (`application/x-www-form-urlencoded`). */
+export function fieldsOf(body: string, contentType: string | undefined): Record<string, unknown> {
   if (contentType?.startsWith('application/x-www-form-urlencoded'))
-    fields = Object.fromEntries(new URLSearchParams(body));
-  else {
-    try {
-      fields = JSON.parse(body) as Record<string, unknown>;
-    } catch {
-      throw new HttpProblem(400, 'the body must be JSON: { "server": "...", "tool": "..." }');
-    }
+    return Object.fromEntries(new URLSearchParams(body));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new HttpProblem(400, 'the body must be JSON: { "server": "...", "tool": "..." }');
   }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new HttpProblem(400, 'the body must be a JSON object: { "server": "...", "tool": "..." }');
+  return parsed as Record<string, unknown>;
+}
+
+/** The `server` and `tool` a request's fields name. */
+export function toolOf(fields: Record<string, unknown>): { server: string; tool: string } {
   const server = fields.server;
   const tool = fields.tool;
   if (typeof server !== 'string' || typeof tool !== 'string' || server === '' || tool === '')
     throw new HttpProblem(400, 'name the tool by "server" (the upstream) and "tool" (its name there)');
   return { server, tool };
+}
+
+/** A string field of a form, or undefined. */
+export function stringField(fields: Record<string, unknown>, name: string): string | undefined {
+  const value = Object.hasOwn(fields, name) ? fields[name] : undefined;
+  return typeof value === 'string' ? value : undefined;
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {

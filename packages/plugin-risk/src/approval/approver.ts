@@ -13,9 +13,11 @@ import { z } from 'zod';
 import type { ApprovalConfig } from './options.js';
 import { APPROVAL_INPUT_KEY, APPROVE_FIELD, approvalForm } from './form.js';
 import { logApprovalDecided, logApprovalRequested } from '../events.js';
+import type { ApprovalChannel } from '../events.js';
 import type { ApprovalTarget } from './targets.js';
 import type { RequestStateCodec, StateBinding } from './request-state.js';
 import { argumentsDigest } from './request-state.js';
+import type { PendingApproval, PendingApprovals } from './pending.js';
 
 /** The input-required answer of a 2026-07-28 approval round. */
 export type InputRequired = Extract<ApprovalDecision, { reason: 'input-required' }>['result'];
@@ -31,6 +33,8 @@ export interface ApproverDeps {
   readonly logger: Logger;
   readonly targetOf: (ctx: CallContext) => ApprovalTarget;
   readonly mask: (text: string) => string;
+  /** Where waits for a person are listed while they last. */
+  readonly pending: PendingApprovals;
 }
 
 const PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
@@ -58,6 +62,11 @@ const AnswerSchema = z.object({
 export class RiskApprover implements Approver {
   constructor(private readonly deps: ApproverDeps) {}
 
+  /** The questions nobody has answered yet; a 2026-07-28 one answered on another replica leaves. */
+  pending(): Promise<PendingApproval[]> {
+    return this.deps.pending.list(async (nonce) => (await this.deps.store.get(NONCE_PREFIX + nonce)) !== undefined);
+  }
+
   async approve(ctx: CallContext, request: ApprovalRequest): Promise<ApprovalDecision> {
     const target = this.deps.targetOf(ctx);
     const decision = await this.decide(ctx, request, target);
@@ -80,6 +89,12 @@ export class RiskApprover implements Approver {
     request: ApprovalRequest,
     target: ApprovalTarget,
   ): Promise<ApprovalDecision> {
+    const since = this.deps.now();
+    const settled = this.deps.pending.add({
+      ...waitOf(ctx, request, target, 'elicitation'),
+      since,
+      expiresAt: since + this.deps.config.timeoutMs,
+    });
     try {
       logApprovalRequested(this.deps.logger, target, 'elicitation');
       const answer = await mcp.mcpReq.elicitInput(approvalForm(request.message), {
@@ -91,7 +106,7 @@ export class RiskApprover implements Approver {
       if (ctx.signal.aborted) throw error;
       switch (codeOf(error)) {
         case 'METHOD_NOT_SUPPORTED_BY_PROTOCOL_VERSION':
-          return this.overRoundTrip(ctx, mcp, request, target);
+          return await this.overRoundTrip(ctx, mcp, request, target);
         case 'REQUEST_TIMEOUT':
           return {
             approved: false,
@@ -103,6 +118,8 @@ export class RiskApprover implements Approver {
         default:
           return unsupported(`the client could not be asked: ${this.deps.mask(messageOf(error))}`);
       }
+    } finally {
+      settled();
     }
   }
 
@@ -123,7 +140,7 @@ export class RiskApprover implements Approver {
     if (state === undefined) {
       if (answer !== undefined) return invalid('the retry carried an answer without the approval state');
       if (!supportsForm(mcp)) return unsupported('the client cannot show a form (it declared no form elicitation)');
-      return this.ask(request, target, binding);
+      return this.ask(ctx, request, target, binding);
     }
     const now = this.deps.now();
     const check = this.deps.codec.check(state, binding, now);
@@ -143,6 +160,7 @@ export class RiskApprover implements Approver {
     // One answer per question: a state that was used once, on any replica, is spent.
     const ttlMs = Math.max(1, check.expiresAt - now) + this.deps.config.timeoutMs;
     const key = NONCE_PREFIX + check.nonce;
+    this.deps.pending.settle(check.nonce);
     if (!(await this.deps.store.setIfAbsent(key, USED, { ttlMs }))) {
       // The same call again, after an upstream asked its client for input in the round this approval answered:
       // Sluice sealed the upstream's round around this state, and the approval stands for that call.
@@ -156,8 +174,16 @@ export class RiskApprover implements Approver {
     return decision;
   }
 
-  private ask(request: ApprovalRequest, target: ApprovalTarget, binding: StateBinding): ApprovalDecision {
-    const { state } = this.deps.codec.mint(binding, this.deps.now() + this.deps.config.timeoutMs);
+  private ask(
+    ctx: CallContext,
+    request: ApprovalRequest,
+    target: ApprovalTarget,
+    binding: StateBinding,
+  ): ApprovalDecision {
+    const since = this.deps.now();
+    const expiresAt = since + this.deps.config.timeoutMs;
+    const { state, nonce } = this.deps.codec.mint(binding, expiresAt);
+    this.deps.pending.add({ ...waitOf(ctx, request, target, 'input-required'), since, expiresAt, nonce });
     const result: InputRequired = {
       resultType: 'input_required',
       inputRequests: { [APPROVAL_INPUT_KEY]: { method: 'elicitation/create', params: approvalForm(request.message) } },
@@ -166,6 +192,18 @@ export class RiskApprover implements Approver {
     logApprovalRequested(this.deps.logger, target, 'input-required');
     return { approved: false, reason: 'input-required', result };
   }
+}
+
+/** What the operator's view of a wait shows: what the audit log shows, never the arguments. */
+function waitOf(ctx: CallContext, request: ApprovalRequest, target: ApprovalTarget, via: ApprovalChannel) {
+  return {
+    tool: target.tool,
+    server: target.server,
+    level: target.level,
+    reason: request.reason,
+    via,
+    caller: ctx.auth?.subject,
+  };
 }
 
 function decisionOf(answer: unknown): ApprovalDecision {

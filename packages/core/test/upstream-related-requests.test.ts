@@ -1,0 +1,94 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { createServer } from '@sluice/core';
+import type { SluiceServer, UpstreamConnection } from '@sluice/core';
+import { captureLogger, textOf } from '@sluice/core/testing';
+
+// Several clients' calls in flight on one upstream connection at once, each upstream asking its own caller a
+// question during the call: which client is asked depends on what the connection can tell about the call a
+// request serves.
+
+const CALLERS = ['ada', 'bob', 'cy'];
+
+/** An upstream whose `confirm` waits until `expected` calls are in, then each asks its client who it is. */
+function askingUpstream(expected: number): SluiceServer {
+  const server = createServer({ name: 'asker', version: '1.0.0', logger: captureLogger().logger });
+  let arrived = 0;
+  let allIn!: () => void;
+  const everyoneIn = new Promise<void>((resolve) => (allIn = resolve));
+  server.tool({
+    name: 'confirm',
+    handler: async (args, ctx) => {
+      if (++arrived === expected) allIn();
+      await everyoneIn;
+      // Sent as related to the call: over Streamable HTTP it travels on that call's answer stream.
+      const answer = await ctx.mcp!.mcpReq.send({
+        method: 'elicitation/create',
+        params: {
+          mode: 'form',
+          message: `Who asked for ${String(args.ticket)}?`,
+          requestedSchema: { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] },
+        },
+      });
+      return { content: [{ type: 'text', text: `${String(args.ticket)} answered by ${String(answer.content?.who)}` }] };
+    },
+  });
+  return server;
+}
+
+/** A client of the gateway that answers every elicitation with its own name, and counts them. */
+async function caller(gateway: SluiceServer, name: string): Promise<{ client: Client; asked: () => number }> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await gateway.connect(serverSide);
+  const client = new Client({ name, version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+  let asked = 0;
+  client.setRequestHandler('elicitation/create', () => {
+    asked++;
+    return { action: 'accept', content: { who: name } };
+  });
+  await client.connect(clientSide);
+  return { client, asked: () => asked };
+}
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+async function gatewayTo(connection: UpstreamConnection): Promise<SluiceServer> {
+  const gateway = createServer({ name: 'gateway', version: '1.0.0', logger: captureLogger().logger });
+  cleanup.push(() => gateway.close());
+  await gateway.import({ name: 'asker', connection });
+  return gateway;
+}
+
+describe("an upstream's requests while several calls are in flight on its connection", () => {
+  it('over Streamable HTTP, reach the client whose call each serves, and each answer goes back to its call', async () => {
+    const upstream = askingUpstream(CALLERS.length);
+    cleanup.push(() => upstream.close());
+    const listener = await upstream.listen();
+    const gateway = await gatewayTo({ type: 'http', url: listener.url.href });
+    const clients = await Promise.all(CALLERS.map((name) => caller(gateway, name)));
+    const results = await Promise.all(
+      clients.map(({ client }, i) => client.callTool({ name: 'confirm', arguments: { ticket: `t${i}` } })),
+    );
+    expect(results.map((result) => textOf(result))).toEqual(CALLERS.map((name, i) => `t${i} answered by ${name}`));
+    expect(clients.map(({ asked }) => asked())).toEqual(CALLERS.map(() => 1));
+    for (const { client } of clients) await client.close();
+  });
+
+  it('over a connection that cannot tell which call a request serves, are refused rather than guessed', async () => {
+    const upstream = askingUpstream(2);
+    const gateway = await gatewayTo({ type: 'in-process', server: upstream });
+    const clients = await Promise.all(['ada', 'bob'].map((name) => caller(gateway, name)));
+    const results = await Promise.all(
+      clients.map(({ client }, i) => client.callTool({ name: 'confirm', arguments: { ticket: `t${i}` } })),
+    );
+    for (const result of results) {
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/several calls of this upstream are in flight/);
+    }
+    expect(clients.map(({ asked }) => asked())).toEqual([0, 0]);
+    for (const { client } of clients) await client.close();
+  });
+});
