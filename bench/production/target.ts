@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { writeHeapSnapshot } from 'node:v8';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -137,8 +138,24 @@ const starters: Record<string, () => Promise<URL>> = {
 const start = starters[kind];
 if (!start) throw new Error(`unknown target kind "${kind}"`);
 const url = await start();
+function collect(): number {
+  globalThis.gc?.();
+  globalThis.gc?.();
+  return process.memoryUsage().heapUsed;
+}
 process.on('message', (message) => {
   if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() });
+  // The soak's probe (the target runs with --expose-gc there): the heap after a full collection.
+  if (message === 'heap') {
+    const before = collect();
+    // FinalizationRegistry callbacks run in a task after a collection: what they release goes at the next one.
+    setTimeout(() => {
+      const settled = collect();
+      process.send?.({ heap: settled, unsettled: before });
+    }, 50);
+  }
+  if (typeof message === 'object' && message !== null && 'snapshot' in message)
+    process.send?.({ snapshot: writeHeapSnapshot(String(message.snapshot)) });
 });
 process.on('disconnect', () => process.exit(0));
 process.send?.({ url: url.href });

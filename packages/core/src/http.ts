@@ -1,7 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_MAX_REQUEST_BODY_SIZE, createMcpHandler, readRequestBody } from '@modelcontextprotocol/server';
-import { toNodeHandler } from '@modelcontextprotocol/node';
+import { DEFAULT_MAX_REQUEST_BODY_SIZE, createMcpHandler } from '@modelcontextprotocol/server';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
@@ -14,6 +13,8 @@ import { CoreErrorCode, SluiceError } from './errors.js';
 import { rpcErrorBody } from './rpc-error-body.js';
 import { formatIssues } from './issues.js';
 import { HttpLimits } from './http-limits.js';
+import { nodeFront } from './node-front.js';
+import type { FrontRoute } from './node-front.js';
 
 export interface ListenOptions {
   /** Default 0: any free port (read it from the listener). */
@@ -290,14 +291,15 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     maxInitializeBytes: options.maxInitializeBytes ?? HttpLimits.MAX_INITIALIZE_BYTES,
     maxBodyBytes: maxBody,
   });
-  const route = async (request: Request): Promise<Response> => {
+  const route: FrontRoute = async (front) => {
     if (!gate) return rpcErrorResponse(503, -32000, 'Starting: retry shortly');
+    const request = front.web();
     const authInfo = await gate.authenticate(request);
     if (authInfo instanceof Response) return authInfo;
     let body: unknown;
     let bodyBytes = 0;
-    if (request.method === 'POST') {
-      const read = await readRequestBody(request, maxBody);
+    if (front.method === 'POST') {
+      const read = await front.readBody();
       if (read.tooLarge) return rpcErrorResponse(413, -32000, `Request body too large: the limit is ${maxBody} bytes`);
       bodyBytes = read.text.length;
       try {
@@ -306,13 +308,15 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
         return rpcErrorResponse(400, -32700, 'Parse error: the body is not JSON');
       }
     }
+    // A session's transport learns of a client going away from its stream being cancelled; the stateless
+    // handler closes the request's server when the request's signal aborts, so only it gets one.
     if (sessions.owns(request, body)) return sessions.handle(request, body, bodyBytes, authInfo);
-    return modern.fetch(request, {
+    return modern.fetch(front.web({ signal: true }), {
       ...(body === undefined ? {} : { parsedBody: body }),
       ...(authInfo ? { authInfo } : {}),
     });
   };
-  const nodeHandler = toNodeHandler({ fetch: route }, { onerror, maxRequestBodySize: maxBody });
+  const nodeHandler = nodeFront(route, { onerror, maxBodyBytes: maxBody });
 
   const headersTimeout = options.headersTimeoutMs ?? HttpLimits.HEADERS_TIMEOUT_MS;
   const server = http.createServer(

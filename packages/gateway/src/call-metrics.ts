@@ -1,5 +1,5 @@
 import type { Outcome, UpstreamHealth, UpstreamStatus } from '@sluice/core';
-import type { GaugeReading } from './metrics-registry.js';
+import type { GaugeReading, HistogramSeries, Series } from './metrics-registry.js';
 import { CollectedGauge, Histogram, LabeledValue, MetricsRegistry } from './metrics-registry.js';
 
 /** Upper bounds of the latency buckets, in seconds: from a loopback hop to a slow upstream. */
@@ -69,16 +69,26 @@ export class GatewayMetrics {
     ),
   );
 
-  private readonly refusalCodes = new CodeLabels();
-  private readonly errorCodes = new CodeLabels();
+  readonly refusalCodes = new CodeLabels();
+  readonly errorCodes = new CodeLabels();
+  private readonly tools = new Map<string, ToolMetrics>();
+
+  /**
+   * One tool's series, their label keys built once: what a call updates.
+   * Kept per tool name, as the series themselves are.
+   */
+  forTool(tool: string): ToolMetrics {
+    let found = this.tools.get(tool);
+    if (found === undefined) {
+      found = new ToolMetrics(this, tool);
+      this.tools.set(tool, found);
+    }
+    return found;
+  }
 
   /** Records a call that ended. */
   settled(tool: string, outcome: Outcome): void {
-    const label = outcomeLabel(outcome);
-    this.calls.add([tool, label]);
-    if (label === 'refused') this.refusals.add([tool, this.refusalCodes.of(refusalCode(outcome))]);
-    else if (outcome.status === 'error') this.errors.add([tool, this.errorCodes.of(outcome.error.code)]);
-    this.duration.observe([tool], outcome.durationMs / 1000);
+    this.forTool(tool).settled(outcome);
   }
 
   /** Serves upstream health, read at each scrape. */
@@ -114,6 +124,38 @@ export class GatewayMetrics {
   }
 }
 
+/** One tool's metric series, held so that a call updates them without building a label key. */
+export class ToolMetrics {
+  /** `sluice_calls_in_flight` for this tool: add 1 when a call starts, -1 when it ends. */
+  readonly inFlight: Series;
+  private duration: HistogramSeries | undefined;
+  /** `sluice_calls_total` by outcome, made on the outcome's first call (a counter never moved is not shown). */
+  private readonly byOutcome = new Map<CallOutcomeLabel, Series>();
+
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    readonly tool: string,
+  ) {
+    this.inFlight = metrics.inFlight.at([tool]);
+  }
+
+  /** Records a call that ended. */
+  settled(outcome: Outcome): void {
+    const label = outcomeLabel(outcome);
+    let calls = this.byOutcome.get(label);
+    if (calls === undefined) {
+      calls = this.metrics.calls.at([this.tool, label]);
+      this.byOutcome.set(label, calls);
+    }
+    calls.value++;
+    const { metrics, tool } = this;
+    if (label === 'refused') metrics.refusals.add([tool, metrics.refusalCodes.of(refusalCode(outcome))]);
+    else if (outcome.status === 'error') metrics.errors.add([tool, metrics.errorCodes.of(outcome.error.code)]);
+    this.duration ??= metrics.duration.at([tool]);
+    metrics.duration.record(this.duration, outcome.durationMs / 1000);
+  }
+}
+
 export function outcomeLabel(outcome: Outcome): CallOutcomeLabel {
   switch (outcome.status) {
     case 'refused':
@@ -135,7 +177,7 @@ const CODE_SHAPE = /^[A-Z][A-Z0-9_]{0,63}$/;
 const MAX_CODES = 100;
 
 /** Maps codes onto a bounded set of labels: well-formed, short, and at most `MAX_CODES` distinct. */
-class CodeLabels {
+export class CodeLabels {
   private readonly seen = new Set<string>();
 
   of(code: string | undefined): string {

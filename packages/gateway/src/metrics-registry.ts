@@ -9,7 +9,8 @@ export interface MetricFamily {
 // Label values joined by a character that cannot be confused with their text.
 const keyOf = (values: readonly string[]): string => values.join('\u0000');
 
-interface Series {
+/** One labelled series of a `LabeledValue`: held by a caller that updates it often, so the key is built once. */
+export interface Series {
   readonly labels: readonly string[];
   value: number;
 }
@@ -26,10 +27,18 @@ export class LabeledValue implements MetricFamily {
   ) {}
 
   add(labels: readonly string[], by = 1): void {
+    this.at(labels).value += by;
+  }
+
+  /** The series of these labels, made (at 0) if it is not there yet: keep it and update its `value` directly. */
+  at(labels: readonly string[]): Series {
     const key = keyOf(labels);
-    const found = this.series.get(key);
-    if (found) found.value += by;
-    else this.series.set(key, { labels: [...labels], value: by });
+    let found = this.series.get(key);
+    if (found === undefined) {
+      found = { labels: [...labels], value: 0 };
+      this.series.set(key, found);
+    }
+    return found;
   }
 
   /** The current value of one series (0 when it never moved). */
@@ -71,7 +80,8 @@ export class CollectedGauge implements MetricFamily {
   }
 }
 
-interface HistogramSeries {
+/** One labelled series of a `Histogram`, to keep and pass to `record`. */
+export interface HistogramSeries {
   readonly labels: readonly string[];
   /** Per bucket (not cumulative); one more than `bounds` for +Inf. */
   readonly counts: number[];
@@ -91,14 +101,25 @@ export class Histogram implements MetricFamily {
   ) {}
 
   observe(labels: readonly string[], value: number): void {
+    this.record(this.at(labels), value);
+  }
+
+  /** The series of these labels, made (empty) if it is not there yet. */
+  at(labels: readonly string[]): HistogramSeries {
     const key = keyOf(labels);
     let series = this.series.get(key);
     if (series === undefined) {
       series = { labels: [...labels], counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
       this.series.set(key, series);
     }
-    let bucket = this.bounds.findIndex((bound) => value <= bound);
-    if (bucket === -1) bucket = this.bounds.length;
+    return series;
+  }
+
+  /** Counts one observation in a series of this histogram. */
+  record(series: HistogramSeries, value: number): void {
+    const { bounds } = this;
+    let bucket = 0;
+    while (bucket < bounds.length && value > (bounds[bucket] as number)) bucket++;
     series.counts[bucket] = (series.counts[bucket] ?? 0) + 1;
     series.sum += value;
     series.count++;

@@ -1,7 +1,8 @@
 import { context } from '@opentelemetry/api';
 import { Stage, definePlugin } from '@sluice/core';
 import type { CallContext, Executor, Outcome, Plugin, PluginHooks, SluiceTool } from '@sluice/core';
-import type { GatewayMetrics } from './call-metrics.js';
+import type { GatewayMetrics, ToolMetrics } from './call-metrics.js';
+import type { Series } from './metrics-registry.js';
 import type { CallSpan } from './call-span.js';
 import { endCallSpan, startCallSpan } from './call-span.js';
 import { VERSION } from './version.js';
@@ -23,6 +24,8 @@ export interface TelemetryOptions {
 /** What the gateway keeps about one running call. */
 interface CallRecord {
   readonly span: CallSpan | undefined;
+  /** The tool's metric series. */
+  readonly metrics: ToolMetrics | undefined;
   /** Between reaching admission control and being admitted (or turned away). */
   waiting: boolean;
 }
@@ -39,8 +42,9 @@ export function telemetry(options: TelemetryOptions): Plugin {
 
   const begin = (ctx: CallContext): undefined => {
     const parent = ctx.parent ? calls.get(ctx.parent)?.span : undefined;
-    calls.set(ctx, { span: tracing ? startCallSpan(ctx, parent) : undefined, waiting: false });
-    metrics?.inFlight.add([ctx.tool.name], 1);
+    const series = metrics?.forTool(ctx.tool.name);
+    calls.set(ctx, { span: tracing ? startCallSpan(ctx, parent) : undefined, metrics: series, waiting: false });
+    if (series) series.inFlight.value++;
     return undefined;
   };
 
@@ -48,8 +52,12 @@ export function telemetry(options: TelemetryOptions): Plugin {
     const record = calls.get(ctx);
     if (record) {
       calls.delete(ctx);
-      metrics?.inFlight.add([ctx.tool.name], -1);
+      if (record.metrics) {
+        record.metrics.inFlight.value--;
+        record.metrics.settled(outcome);
+      }
       if (record.span) endCallSpan(record.span, outcome);
+      return;
     } else if (tracing) {
       // Refused before preCall (invalid arguments): still one span per call.
       const span = startCallSpan(ctx, ctx.parent ? calls.get(ctx.parent)?.span : undefined);
@@ -86,12 +94,12 @@ export function telemetry(options: TelemetryOptions): Plugin {
 function watchAdmission(hooks: PluginHooks, metrics: GatewayMetrics, calls: WeakMap<CallContext, CallRecord>): void {
   const inner = new WeakMap<SluiceTool, { readonly wrapped: Executor; readonly base: Executor }>();
   hooks.execute.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.THROTTLE - 1 }, (next, tool) => {
-    const labels = [tool.name];
+    const queued = lazySeries(metrics, tool.name);
     const wrapped: Executor = (ctx) => {
       const record = calls.get(ctx);
       if (record?.waiting) {
         record.waiting = false;
-        metrics.queued.add(labels, -1);
+        queued().value--;
       }
       return next(ctx);
     };
@@ -101,18 +109,24 @@ function watchAdmission(hooks: PluginHooks, metrics: GatewayMetrics, calls: Weak
   hooks.execute.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.THROTTLE + 1 }, (next, tool) => {
     const mine = inner.get(tool);
     if (mine !== undefined && next === mine.wrapped) return mine.base;
-    const labels = [tool.name];
+    const queued = lazySeries(metrics, tool.name);
     return (ctx) => {
       const record = calls.get(ctx);
       if (record === undefined) return next(ctx);
       record.waiting = true;
-      metrics.queued.add(labels, 1);
+      queued().value++;
       return next(ctx).finally(() => {
         // Shed, or cancelled while waiting: it leaves the line without being admitted.
         if (!record.waiting) return;
         record.waiting = false;
-        metrics.queued.add(labels, -1);
+        queued().value--;
       });
     };
   });
+}
+
+/** A tool's `sluice_calls_queued` series, made on its first use (a tool no call waited for shows none). */
+function lazySeries(metrics: GatewayMetrics, tool: string): () => Series {
+  let series: Series | undefined;
+  return () => (series ??= metrics.queued.at([tool]));
 }
