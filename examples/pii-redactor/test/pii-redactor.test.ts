@@ -68,7 +68,10 @@ describe('pii redactor', () => {
     const events = kit.logs.events('pii.redacted');
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ tool: 'echo', email: 2, phone: 1 });
-    const logged = JSON.stringify(events);
+    // The logger's own numbers (the time, the process id) may hold any digits: what the plugin wrote may not.
+    const logged = JSON.stringify(
+      events.map((event) => Object.entries(event).filter(([key]) => key !== 'time' && key !== 'pid')),
+    );
     for (const secret of ['jane.doe', 'example.com', 'bob@', '555', '4567']) expect(logged).not.toContain(secret);
   });
 
