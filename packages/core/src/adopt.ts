@@ -1,4 +1,4 @@
-import { CoreErrorCode, RpcCode, SluiceError } from './errors.js';
+import { CoreErrorCode, SluiceError, unknownTool } from './errors.js';
 import type { CallContext, Executor } from './context.js';
 import type { Plugin } from './plugin.js';
 import type { CallToolResult, Tool } from './protocol.js';
@@ -103,9 +103,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
       const name = request.params?.name;
       if (typeof name !== 'string' || recordOf(name) === undefined) return original(request, extra);
       if (!(await admit(name))) {
-        throw await forClient(
-          new SluiceError(CoreErrorCode.UNKNOWN_TOOL, `Unknown tool: "${name}"`, { rpcCode: RpcCode.INVALID_PARAMS }),
-        );
+        throw await forClient(unknownTool(name));
       }
       try {
         return await internals.dispatch(name, request.params?.arguments, {

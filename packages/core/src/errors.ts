@@ -124,6 +124,14 @@ export function serverClosed(hook: string): SluiceError {
   return new SluiceError(CoreErrorCode.SERVER_CLOSED, 'The server is closed', { hook });
 }
 
+/** A call to a name no exposed tool has: the client's mistake, so -32602. */
+export function unknownTool(name: string, hook?: string): SluiceError {
+  return new SluiceError(CoreErrorCode.UNKNOWN_TOOL, `Unknown tool: "${name}"`, {
+    rpcCode: RpcCode.INVALID_PARAMS,
+    ...(hook === undefined ? {} : { hook }),
+  });
+}
+
 /** The message of anything thrown, without assuming it is an Error. */
 export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message;

@@ -1,9 +1,4 @@
-import type {
-  McpServer,
-  Server,
-  ServerOptions as SdkServerOptions,
-  Transport as SdkTransport,
-} from '@modelcontextprotocol/server';
+import type { McpServer, Server, Transport as SdkTransport } from '@modelcontextprotocol/server';
 import type { DependencyContainer } from 'tsyringe';
 import type { InProcessCallOptions, ServerOptions } from './server-options.js';
 import { ServerOptionsSchema } from './server-options.js';
@@ -13,7 +8,7 @@ import type { Services } from './container.js';
 import { Tokens, createServerContainer, servicesOf } from './container.js';
 import type { CallRequest, ContextRuntime, ListContext, Transport } from './context.js';
 import { Context, callArguments } from './context.js';
-import { CoreErrorCode, RpcCode, SluiceError, messageOf, serverClosed } from './errors.js';
+import { CoreErrorCode, SluiceError, messageOf, serverClosed, unknownTool } from './errors.js';
 import type { CoreHooks } from './hooks.js';
 import { createCoreHooks } from './hooks.js';
 import { formatIssues } from './issues.js';
@@ -24,7 +19,6 @@ import type { Plugin } from './plugin.js';
 import { applyPlugins } from './plugin.js';
 import type { CallToolResult, Tool } from './protocol.js';
 import { localDraft } from './local-tool.js';
-import { headersOf } from './request-headers.js';
 import type { SchemaInput } from './schema.js';
 import { MemoryStore } from './store/memory.js';
 import type { SkippedTool, SluiceTool, ToolDefinition } from './tool.js';
@@ -36,7 +30,6 @@ import type { StdioHandle, StdioOptions } from './stdio.js';
 import type { UpstreamStatus } from './upstream/health.js';
 import type { ImportOptions } from './upstream/options.js';
 import type { FeatureCatalog } from './features/catalog.js';
-import { presentRound } from './upstream/round-presentation.js';
 import { RoundStateSeal } from './upstream/round-state.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
 import { registerInternals } from './server-internals.js';
@@ -250,14 +243,7 @@ export class SluiceServer {
 
   private dispatchNow(name: string, args: unknown, request: CallRequest): Promise<CallToolResult> {
     const entry = this.table.get(name);
-    if (entry === undefined) {
-      return Promise.reject(
-        new SluiceError(CoreErrorCode.UNKNOWN_TOOL, `Unknown tool: "${name}"`, {
-          rpcCode: RpcCode.INVALID_PARAMS,
-          hook: 'call',
-        }),
-      );
-    }
+    if (entry === undefined) return Promise.reject(unknownTool(name, 'call'));
     let ctx: Context;
     try {
       ctx = new Context(this.runtime, entry.tool, callArguments(args), request);
@@ -275,44 +261,25 @@ export class SluiceServer {
    * `await server.ready()`; before it has loaded, it throws `INVALID_STATE`.
    */
   createSdkServer(transport: Transport = 'in-process'): Server {
-    const { McpServer, Server, guardsOf, rethrowForClient, serveFeatures } = loadedServerSdk();
-    const info = { name: this.name, version: this.version };
-    const options: SdkServerOptions = {
-      ...this.sdkOptions,
-      capabilities: { tools: { listChanged: true } },
-      ...(this.instructions ? { instructions: this.instructions } : {}),
-    };
-    let sdk: Server;
-    if (this.sdkExtensions.length === 0) {
-      sdk = new Server(info, options);
-    } else {
-      const mcp = new McpServer(info, options);
-      for (const extend of this.sdkExtensions) extend(mcp);
-      sdk = mcp.server;
-    }
-    sdk.setRequestHandler('tools/list', async (_request, ctx) => {
-      await this.table.settled();
-      return { tools: this.listTools({ headers: headersOf(ctx) ?? {}, authInfo: ctx.http?.authInfo, transport }) };
-    });
-    sdk.setRequestHandler('tools/call', (request, ctx) =>
-      this.dispatch(request.params.name, request.params.arguments, {
-        meta: request.params._meta,
-        signal: ctx.mcpReq.signal,
-        requestId: ctx.mcpReq.id,
-        authInfo: ctx.http?.authInfo,
-        headers: headersOf(ctx),
-        transport,
-        mcp: this.upstreamRegistry ? presentRound(ctx, this.roundSeal) : ctx,
-      }).catch(rethrowForClient),
-    );
-    if (this.featureCatalog)
-      serveFeatures(sdk, {
-        catalog: this.featureCatalog,
+    return loadedServerSdk().buildSdkServer(
+      {
+        info: { name: this.name, version: this.version },
+        options: {
+          ...this.sdkOptions,
+          capabilities: { tools: { listChanged: true } },
+          ...(this.instructions ? { instructions: this.instructions } : {}),
+        },
+        extensions: this.sdkExtensions,
         logger: this.logger,
-        transport,
-        guards: guardsOf(this.hooks),
-      });
-    return sdk;
+        hooks: this.hooks,
+        settled: () => this.table.settled(),
+        list: (context) => this.listTools(context),
+        dispatch: (name, args, request) => this.dispatch(name, args, request),
+        roundSeal: () => (this.upstreamRegistry ? this.roundSeal : undefined),
+        features: this.featureCatalog,
+      },
+      transport,
+    );
   }
 
   /**
