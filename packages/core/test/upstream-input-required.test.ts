@@ -1,10 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { CoreErrorCode, createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
+import { askingTool } from './fixtures/asking-tool.js';
 
 // A 2026-07-28 client, the gateway, and an upstream whose tools answer "input required", all over real loopback HTTP.
 
@@ -12,24 +12,7 @@ const STATE = 'upstream-own-state';
 
 function upstream(): SluiceServer {
   const server = createServer({ name: 'asker', version: '1.0.0', logger: captureLogger().logger });
-  for (const name of ['ask', 'other'])
-    server.tool({
-      name,
-      description: 'Asks for a name, then greets.',
-      handler: (_args, ctx) => {
-        const req = ctx.mcp?.mcpReq;
-        const view = inputResponse(req?.inputResponses, 'who');
-        if (view.kind === 'elicit' && view.action === 'accept') {
-          const state: unknown = req?.requestState();
-          return { content: [{ type: 'text', text: `hello ${String(view.content?.name)} (state ${String(state)})` }] };
-        }
-        const ask = inputRequired.elicit({
-          message: 'Your name?',
-          requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
-        });
-        return inputRequired({ inputRequests: { who: ask }, requestState: STATE });
-      },
-    });
+  for (const name of ['ask', 'other']) server.tool(askingTool(name, STATE));
   return server;
 }
 
