@@ -1,8 +1,10 @@
 // The cost of Sluice's proxy for resources and prompts, in one process, paired A/B:
 // (a) a client reading a resource / getting a prompt of an in-memory v2 McpServer directly;
 // (b) through a minimal pass-through proxy written with the bare SDK (client + server, nothing else);
-// (c) through a Sluice server that imported the upstream, no plugins.
-// Ratios c/b per method: the proxy's own overhead (goal: <= 1.10 at p50).
+// (c) through a Sluice server that imported the upstream, no plugins;
+// (s) for information: the bare proxy of (b) that also forwards the client's cancellation upstream, as Sluice does
+//     (the SDK client then listens on each request's AbortSignal, which costs microseconds on Node 20).
+// Ratios c/b per method: the proxy's own overhead (goal: <= 1.10 at p50); s/b: what forwarding cancellation costs.
 import { Client } from '@modelcontextprotocol/client';
 import { McpServer, Server } from '@modelcontextprotocol/server';
 import { pino } from 'pino';
@@ -21,12 +23,19 @@ function upstream(): McpServer {
   return server;
 }
 
-/** The least any proxy can do: forward resources/read and prompts/get with the bare SDK. */
-async function bareProxy(): Promise<Client> {
+/** The least any proxy can do: forward resources/read and prompts/get with the bare SDK (cancelling upstream too, if asked). */
+async function bareProxy(forwardCancellation = false): Promise<Client> {
   const up = await connect(upstream());
   const proxy = new Server({ name: 'proxy', version: '1' }, { capabilities: { resources: {}, prompts: {} } });
-  proxy.setRequestHandler('resources/read', (request) => up.readResource(request.params, { cacheMode: 'bypass' }));
-  proxy.setRequestHandler('prompts/get', (request) => up.getPrompt(request.params));
+  proxy.setRequestHandler('resources/read', (request, ctx) =>
+    up.readResource(request.params, {
+      cacheMode: 'bypass',
+      ...(forwardCancellation ? { signal: ctx.mcpReq.signal } : {}),
+    }),
+  );
+  proxy.setRequestHandler('prompts/get', (request, ctx) =>
+    up.getPrompt(request.params, forwardCancellation ? { signal: ctx.mcpReq.signal } : {}),
+  );
   return connect(proxy);
 }
 
@@ -36,7 +45,7 @@ async function sluice(): Promise<Client> {
   return connect(server);
 }
 
-const clients = { a: await connect(upstream()), b: await bareProxy(), c: await sluice() };
+const clients = { a: await connect(upstream()), b: await bareProxy(), c: await sluice(), s: await bareProxy(true) };
 const read = (client: Client) => () => client.readResource({ uri: URI }, { cacheMode: 'bypass' });
 const get = (client: Client) => () => client.getPrompt({ name: 'greet', arguments: { who: 'you' } });
 
@@ -47,6 +56,7 @@ const reads = await paired(
     { name: 'a: resources/read directly', run: read(clients.a) },
     { name: 'b: resources/read, bare SDK proxy', run: read(clients.b) },
     { name: 'c: resources/read, Sluice import', run: read(clients.c) },
+    { name: 's: resources/read, bare proxy forwarding cancellation', run: read(clients.s) },
   ],
   settings,
 );
@@ -55,6 +65,7 @@ const gets = await paired(
     { name: 'a: prompts/get directly', run: get(clients.a) },
     { name: 'b: prompts/get, bare SDK proxy', run: get(clients.b) },
     { name: 'c: prompts/get, Sluice import', run: get(clients.c) },
+    { name: 's: prompts/get, bare proxy forwarding cancellation', run: get(clients.s) },
   ],
   settings,
 );
@@ -63,13 +74,19 @@ printTable(
   'resources/read and prompts/get through an imported upstream',
   stats.map((s) => ({ variant: s.name, 'p50 µs': s.p50Us, 'p99 µs': s.p99Us, 'calls/s': Math.round(s.opsPerSec) })),
 );
-const [, rb, rc] = reads as [(typeof stats)[0], (typeof stats)[0], (typeof stats)[0]];
-const [, gb, gc] = gets as [(typeof stats)[0], (typeof stats)[0], (typeof stats)[0]];
+type Stat = (typeof stats)[0];
+const [, rb, rc, rs] = reads as [Stat, Stat, Stat, Stat];
+const [, gb, gc, gs] = gets as [Stat, Stat, Stat, Stat];
 const ratios = {
   'read c/b p50': ratio(rc.p50Us, rb.p50Us),
   'get c/b p50': ratio(gc.p50Us, gb.p50Us),
+  'read s/b p50': ratio(rs.p50Us, rb.p50Us),
+  'get s/b p50': ratio(gs.p50Us, gb.p50Us),
 };
-printTable('Ratios (c/b: Sluice proxy against the bare SDK proxy; goal <= 1.10)', [ratios]);
+printTable(
+  'Ratios (c/b: Sluice proxy against the bare SDK proxy, goal <= 1.10; s/b: the bare proxy forwarding cancellation, for information)',
+  [ratios],
+);
 writeResult('features', { stats, ratios });
 for (const client of Object.values(clients)) await client.close();
 process.exit(0);

@@ -17,6 +17,7 @@ import type {
 } from '@modelcontextprotocol/server';
 import { isInputRequired } from '../protocol.js';
 import { isModernCaller, roundParams, sealed } from '../upstream/modern-call.js';
+import type { RoundStateSeal } from '../upstream/round-state.js';
 import type { LogLevel } from './log-types.js';
 import { SluiceError, messageOf } from '../errors.js';
 import { identityOf } from '../auth/identity.js';
@@ -48,12 +49,16 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
   const { catalog } = serving;
   const caps: ServerCapabilities = catalog.capabilities();
   if (Object.keys(caps).length === 0) return;
-  const contextOf = (method: FeatureMethod, ctx: ServerContext) => featureContext(serving, method, ctx);
+  const { guards } = serving;
+  // With no feature hook tapped, a request builds no hook context at all (an unused hook costs nothing).
+  const hooked = guards?.access !== undefined || guards?.result !== undefined;
+  const contextOf = (method: FeatureMethod, ctx: ServerContext): FeatureContext | undefined =>
+    hooked ? featureContext(serving, method, ctx) : undefined;
   const visibleTo = (method: FeatureMethod, ctx: ServerContext) => {
-    const access = serving.guards?.access;
+    const access = guards?.access;
     if (access === undefined) return everything;
-    const base = contextOf(method, ctx);
-    return (upstream: string) => accessRefusal(serving.guards, { ...base, upstream }) === undefined;
+    const base = featureContext(serving, method, ctx);
+    return (upstream: string) => accessRefusal(guards, { ...base, upstream }) === undefined;
   };
   const free = (method: string): boolean => {
     try {
@@ -87,16 +92,20 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
     if (free('resources/read'))
       sdk.setRequestHandler('resources/read', async (request, ctx) => {
         const { uri } = request.params;
-        const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/read', ctx));
+        const fctx = contextOf('resources/read', ctx);
+        const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
         const result = await relay(
           link,
           (client, options, round) =>
-            client.readResource({ uri, ...round }, { ...options, cacheMode: 'bypass' }) as Promise<ReadResourceResult>,
+            client.readResource(round ? { uri, ...round } : { uri }, {
+              ...options,
+              cacheMode: 'bypass',
+            }) as Promise<ReadResourceResult>,
           ctx,
           `resource:${uri}`,
         );
-        const answer = { method: 'resources/read', result } as const;
-        return (await guarded(serving, answer, contextOf('resources/read', ctx), link, uri)).result;
+        if (fctx === undefined || guards?.result === undefined) return result;
+        return (await guarded(serving, { method: 'resources/read', result }, fctx, link, uri)).result;
       });
     if (caps.resources.subscribe) {
       if (free('resources/subscribe'))
@@ -147,8 +156,8 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
           ctx,
           `prompt:${route.original}`,
         );
-        const answer = { method: 'prompts/get', result } as const;
-        return (await guarded(serving, answer, fctx, route.link, name)).result;
+        if (fctx === undefined || guards?.result === undefined) return result;
+        return (await guarded(serving, { method: 'prompts/get', result }, fctx, route.link, name)).result;
       });
   }
 
@@ -212,7 +221,13 @@ export function featureRequest(
 }
 
 /** Why the `featureAccess` hook refuses this request to an upstream, if it does. */
-function refused(serving: FeatureServing, ctx: FeatureContext, upstream: string, target: string): string | undefined {
+function refused(
+  serving: FeatureServing,
+  ctx: FeatureContext | undefined,
+  upstream: string,
+  target: string,
+): string | undefined {
+  if (ctx === undefined || serving.guards?.access === undefined) return undefined;
   return accessRefusal(serving.guards, { ...ctx, upstream, target });
 }
 
@@ -226,7 +241,12 @@ export function accessRefusal(guards: FeatureGuards | undefined, ctx: FeatureCon
 }
 
 /** A URI's owner, unless there is none or the request may not reach it: then the URI is not found, as directly. */
-function owned(link: FeatureLink | undefined, uri: string, serving: FeatureServing, ctx: FeatureContext): FeatureLink {
+function owned(
+  link: FeatureLink | undefined,
+  uri: string,
+  serving: FeatureServing,
+  ctx: FeatureContext | undefined,
+): FeatureLink {
   if (link === undefined || refused(serving, ctx, link.name, uri) !== undefined) throw new ResourceNotFoundError(uri);
   return link;
 }
@@ -274,20 +294,36 @@ interface RoundFields {
  * (`target` names it) crosses the upstream's 2026-07-28 connection, and an
  * input-required answer comes back with the upstream's state sealed.
  */
-async function relay<T>(
+function relay<T>(
   link: FeatureLink,
   send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
   ctx: ServerContext,
   target?: string,
 ): Promise<T> {
   const seal = link.roundSeal;
-  const lane =
-    target !== undefined && seal !== undefined && isModernCaller(ctx) ? await link.modernLane?.() : undefined;
+  if (target !== undefined && seal !== undefined && link.modernLane !== undefined && isModernCaller(ctx))
+    return relayRound(link, send, ctx, target, seal);
+  const client = link.connected();
+  if (client === undefined) return Promise.reject(unavailable(link));
+  return send(client, { signal: ctx.mcpReq.signal, timeout: link.timeoutMs }).catch((error: unknown) => {
+    throw forClient(link, error);
+  });
+}
+
+/** `relay` for a 2026-07-28 caller: over the upstream's 2026-07-28 lane, with the round's answers and sealed state. */
+async function relayRound<T>(
+  link: FeatureLink,
+  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
+  ctx: ServerContext,
+  target: string,
+  seal: RoundStateSeal,
+): Promise<T> {
+  const lane = await link.modernLane?.();
   const client = lane ?? link.connected();
   if (client === undefined) throw unavailable(link);
   const options: RequestOptions = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
   try {
-    if (lane === undefined || seal === undefined || target === undefined) return await send(client, options);
+    if (lane === undefined) return await send(client, options);
     const round = roundParams(ctx, link.name, target, seal);
     const fields: RoundFields = {
       ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
