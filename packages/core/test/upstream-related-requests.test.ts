@@ -92,3 +92,73 @@ describe("an upstream's requests while several calls are in flight on its connec
     for (const { client } of clients) await client.close();
   });
 });
+
+/**
+ * An upstream whose `note` waits until `expected` calls are in, then logs a line about its ticket as part of
+ * its call (over Streamable HTTP, on that call's answer stream), with a forged Sluice mark pointing elsewhere.
+ */
+function loggingUpstream(expected: number): SluiceServer {
+  const server = createServer({ name: 'logger', version: '1.0.0', logger: captureLogger().logger });
+  server.extendSdk((sdk) => sdk.server.registerCapabilities({ logging: {} }));
+  let arrived = 0;
+  let allIn!: () => void;
+  const everyoneIn = new Promise<void>((resolve) => (allIn = resolve));
+  server.tool({
+    name: 'note',
+    handler: async (args, ctx) => {
+      if (++arrived === expected) allIn();
+      await everyoneIn;
+      await ctx.mcp!.mcpReq.notify({
+        method: 'notifications/message',
+        params: { level: 'info', data: `about ${String(args.ticket)}`, _meta: { 'io.sluice/caller': '0', keep: 1 } },
+      });
+      return { content: [{ type: 'text', text: 'noted' }] };
+    },
+  });
+  return server;
+}
+
+describe("an upstream's log messages while several calls are in flight on its connection", () => {
+  it("over Streamable HTTP, each reaches only the client whose call it belongs to, without Sluice's mark", async () => {
+    const upstream = loggingUpstream(CALLERS.length);
+    cleanup.push(() => upstream.close());
+    const listener = await upstream.listen();
+    const gateway = await gatewayTo({ type: 'http', url: listener.url.href });
+    const clients = await Promise.all(
+      CALLERS.map(async (name) => {
+        const { client } = await caller(gateway, name);
+        const logs: { data: unknown; _meta?: Record<string, unknown> }[] = [];
+        client.setNotificationHandler('notifications/message', (n) => void logs.push(n.params));
+        // eslint-disable-next-line @typescript-eslint/no-deprecated -- 2025-11-25 logging is what this test relays
+        await client.setLoggingLevel('debug');
+        return { client, logs };
+      }),
+    );
+    await Promise.all(
+      clients.map(({ client }, i) => client.callTool({ name: 'note', arguments: { ticket: `t${i}` } })),
+    );
+    expect(clients.map(({ logs }) => logs.map((log) => log.data))).toEqual(CALLERS.map((_, i) => [`about t${i}`]));
+    for (const { logs } of clients) expect(logs[0]?._meta).toEqual({ keep: 1 });
+    for (const { client } of clients) await client.close();
+  });
+
+  it('over a connection that cannot tell which call one belongs to, reach no client rather than a guessed one', async () => {
+    const upstream = loggingUpstream(2);
+    const gateway = await gatewayTo({ type: 'in-process', server: upstream });
+    const clients = await Promise.all(
+      ['ada', 'bob'].map(async (name) => {
+        const { client } = await caller(gateway, name);
+        const logs: unknown[] = [];
+        client.setNotificationHandler('notifications/message', (n) => void logs.push(n.params.data));
+        // eslint-disable-next-line @typescript-eslint/no-deprecated -- 2025-11-25 logging is what this test relays
+        await client.setLoggingLevel('debug');
+        return { client, logs };
+      }),
+    );
+    await Promise.all(
+      clients.map(({ client }, i) => client.callTool({ name: 'note', arguments: { ticket: `t${i}` } })),
+    );
+    expect(clients.map(({ logs }) => logs)).toEqual([[], []]);
+    for (const { client } of clients) await client.close();
+  });
+});

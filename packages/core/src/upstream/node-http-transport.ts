@@ -48,6 +48,12 @@ const RECONNECT = { initialMs: 1_000, maxMs: 30_000, grow: 1.5, maxRetries: 2 };
 const MAX_ERROR_BODY = 4_096;
 /** Upstream requests awaiting an answer whose caller is remembered; past this, the oldest are forgotten. */
 const MAX_RELATED = 1_024;
+/**
+ * The `_meta` key that marks an upstream's log message with the call whose
+ * answer stream carried it; set only by this transport (an upstream's own
+ * value under it is removed) and taken off again by `logCaller`.
+ */
+export const LOG_CALLER_META = 'io.sluice/caller';
 
 export interface NodeHttpTransportOptions {
   /** Sent with every request (authorization and the like). */
@@ -105,7 +111,10 @@ export class NodeHttpClientTransport implements Transport {
   private readonly carried = new Map<string, Carried>();
   /** The upstream's requests that arrived on a call's answer stream, by their id, and that call's caller. */
   private readonly related = new Map<string | number, ServerContext>();
+  /** Log messages that arrived on a call's answer stream, by the mark they carry, until their handler takes them. */
+  private readonly logCallers = new Map<string, ServerContext>();
   private nextBudget = 0;
+  private nextLog = 0;
   private session: string | undefined;
   private version: string | undefined;
   private started = false;
@@ -168,6 +177,21 @@ export class NodeHttpClientTransport implements Transport {
     return this.related.get(id);
   }
 
+  /**
+   * The caller of the call whose answer stream carried this log message, if
+   * one did; takes the mark off the message's params (it is Sluice's, not the
+   * upstream's) and forgets it.
+   */
+  logCaller(params: { _meta?: Record<string, unknown> }): ServerContext | undefined {
+    const meta = params._meta;
+    const mark = meta?.[LOG_CALLER_META];
+    if (meta === undefined || typeof mark !== 'string') return undefined;
+    unmark(params, meta);
+    const caller = this.logCallers.get(mark);
+    this.logCallers.delete(mark);
+    return caller;
+  }
+
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
@@ -177,6 +201,7 @@ export class NodeHttpClientTransport implements Transport {
     this.agent.destroy();
     this.carried.clear();
     this.related.clear();
+    this.logCallers.clear();
     this.onclose?.();
     return Promise.resolve();
   }
@@ -423,6 +448,7 @@ export class NodeHttpClientTransport implements Transport {
       if (held) return void waiting.push(message);
       if (options.caller !== undefined && 'method' in message && 'id' in message)
         this.relate(message.id, options.caller);
+      if ('method' in message && message.method === 'notifications/message') this.markLog(message, options.caller);
       this.onmessage?.(message);
       if ('method' in message && !('id' in message)) {
         held = true;
@@ -481,6 +507,25 @@ export class NodeHttpClientTransport implements Transport {
         this.reconnect({ ...options, resumptionToken: lastEventId }, 0);
       } else options.onRequestStreamEnd?.();
     });
+  }
+
+  /** Marks a log message with the call whose stream carried it (see `logCaller`); removes any mark the upstream set. */
+  private markLog(message: JSONRPCMessage, caller: ServerContext | undefined): void {
+    // The upstream's JSON, unchecked yet: a `_meta` that is not an object is left for the SDK to refuse.
+    const params: unknown = (message as { params?: unknown }).params;
+    if (params === null || typeof params !== 'object') return;
+    const holder = params as { _meta?: unknown };
+    const meta = holder._meta;
+    if (meta !== undefined && (meta === null || typeof meta !== 'object' || Array.isArray(meta))) return;
+    if (meta !== undefined && LOG_CALLER_META in meta) unmark(holder, meta);
+    if (caller === undefined) return;
+    const mark = String(this.nextLog++);
+    if (this.logCallers.size >= MAX_RELATED) {
+      const oldest = this.logCallers.keys().next();
+      if (oldest.done !== true) this.logCallers.delete(oldest.value);
+    }
+    this.logCallers.set(mark, caller);
+    holder._meta = { ...(holder._meta as Record<string, unknown> | undefined), [LOG_CALLER_META]: mark };
   }
 
   private relate(id: string | number, caller: ServerContext): void {
@@ -598,4 +643,11 @@ function encodeFieldValue(value: string): string {
     !(value.startsWith(BASE64_PREFIX) && value.endsWith(BASE64_SUFFIX)) &&
     /^[\t\x20-\x7e]*$/.test(value);
   return plain ? value : `${BASE64_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${BASE64_SUFFIX}`;
+}
+
+/** Takes Sluice's log mark off a message's params, and the `_meta` it leaves empty. */
+function unmark(params: { _meta?: unknown }, meta: Record<string, unknown>): void {
+  const rest = Object.fromEntries(Object.entries(meta).filter(([key]) => key !== LOG_CALLER_META));
+  if (Object.keys(rest).length === 0) delete params._meta;
+  else params._meta = rest;
 }

@@ -127,12 +127,15 @@ export function wireUpstreamClient(client: Client, wiring: FeatureWiring): void 
         { event: 'upstream.logs_dropped', upstream: wiring.upstream, dropped: admitted.droppedBefore },
         'log messages of an upstream were dropped: it sent them faster than they are relayed',
       );
-    const caller = relay.caller();
+    const params = notification.params;
+    // On a call's answer stream (Sluice's HTTP transport), the log message is that call's, whatever else is in flight.
+    const marked = logCallerOf(client, params);
+    const caller = marked ?? relay.caller();
     if (caller !== undefined) {
-      relayLog(caller, notification.params);
+      relayLog(caller, params);
       return;
     }
-    if (relay.inFlight === 0) wiring.catalog?.broadcastLog(notification.params);
+    if (relay.inFlight === 0) wiring.catalog?.broadcastLog(params);
   });
   client.setNotificationHandler('notifications/resources/updated', (notification) =>
     wiring.catalog?.resourceUpdated(wiring.upstream, notification.params.uri),
@@ -150,6 +153,12 @@ export function wireUpstreamClient(client: Client, wiring: FeatureWiring): void 
 function relatedCallerOf(client: Client, id: string | number): ServerContext | undefined {
   const transport = client.transport;
   return transport instanceof NodeHttpClientTransport ? transport.relatedCaller(id) : undefined;
+}
+
+/** The caller of the call whose answer stream carried a log message, when the transport knows it (see `relatedCallerOf`). */
+function logCallerOf(client: Client, params: LogMessage): ServerContext | undefined {
+  const transport = client.transport;
+  return transport instanceof NodeHttpClientTransport ? transport.logCaller(params) : undefined;
 }
 
 /** Relays a request of the upstream to the caller of the call it serves: the related one, or the one in flight. */
