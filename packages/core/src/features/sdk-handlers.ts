@@ -97,10 +97,12 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         const result = await relay(
           link,
           (client, options, round) =>
-            client.readResource(round ? { uri, ...round } : { uri }, {
-              ...options,
-              cacheMode: 'bypass',
-            }) as Promise<ReadResourceResult>,
+            // request() rather than readResource(): the same validation without the client's response cache,
+            // which a gateway never serves from (each read is the upstream's answer now).
+            client.request(
+              { method: 'resources/read', params: round ? { uri, ...round } : { uri } },
+              options,
+            ) as Promise<ReadResourceResult>,
           ctx,
           `resource:${uri}`,
         );
@@ -149,8 +151,11 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         const result = await relay(
           route.link,
           (client, options, round) =>
-            client.getPrompt(
-              { name: route.original, ...(args ? { arguments: args } : {}), ...round },
+            client.request(
+              {
+                method: 'prompts/get',
+                params: { name: route.original, ...(args ? { arguments: args } : {}), ...round },
+              },
               options,
             ) as Promise<GetPromptResult>,
           ctx,
