@@ -23,18 +23,46 @@ export type ToWorker =
  * `replyText()` writes it with the call's `id` first) on the replies port, then
  * bumps `REPLIES` and wakes it. The worker publishes how long it waited, so
  * that the main thread does not count waiting as the script's CPU time.
+ *
+ * Each side also publishes how long it took, the last time, to answer the
+ * other (the main thread: from a batch of calls to its replies; the worker:
+ * from replies to its next calls), without the time either spent asleep. A
+ * side whose peer answers fast waits for the answer awake for a bounded time
+ * (`SPIN_MS`, `POLL_MS`) instead of going to sleep: waking a
+ * sleeping thread costs more than the answer.
  */
 export const Control = Object.freeze({
-  BYTES: 24,
+  BYTES: 48,
   /** Int32 index: bumped after each message on the replies port, and on cancellation. */
   REPLIES: 0,
   /** Int32 index: 1 once the caller cancelled the current script (reset by the main thread before each run). */
   CANCEL: 1,
+  /** Int32 index: bumped by the worker after each message it posts on the replies port. */
+  CALLS: 2,
   /** Float64 index (of a Float64Array over the whole block): milliseconds the worker has spent waiting for replies. */
-  WAITED: 1,
+  WAITED: 2,
   /** Float64 index: when the worker's current wait began (ms since the epoch), or 0 when it is not waiting. */
-  WAITING_SINCE: 2,
+  WAITING_SINCE: 3,
+  /** Float64 index: ms the main thread took, the last time, from receiving calls to posting their replies. */
+  MAIN_WORK: 4,
+  /** Float64 index: ms the worker took, the last time, from receiving replies to being ready to wait again. */
+  WORKER_WORK: 5,
 });
+
+/**
+ * How long a worker waiting for replies checks for them awake before it
+ * sleeps in `Atomics.wait`, when the main thread answered its last calls
+ * faster than this. The time counts as waiting, not as the script's CPU time.
+ */
+export const SPIN_MS = 0.05;
+
+/**
+ * How long the main thread, after posting a script's replies, checks for the
+ * script's next calls without returning to its event loop, when the worker
+ * answered its last replies faster than this (and at most `CHAIN_MS` in a row:
+ * see pool.ts). Other clients wait for it: keep it small.
+ */
+export const POLL_MS = 0.05;
 
 /**
  * What a sandbox worker sends the main thread. The hot message, calls of the

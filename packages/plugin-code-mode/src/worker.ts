@@ -9,7 +9,7 @@ import { Engine } from './engine.js';
 import { CodeModeErrorCode } from './errors.js';
 import { runScript } from './sandbox.js';
 import type { ScriptRun } from './sandbox.js';
-import { Control } from './worker-protocol.js';
+import { Control, POLL_MS, SPIN_MS } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
 /** The replies port and control block a worker shares with the main thread (see `Control`). */
@@ -23,13 +23,19 @@ function serve(port: MessagePort): void {
   const engine = new Engine();
   let link: Link | undefined;
   let cancelled: AbortController | undefined;
+  // Everything goes on the replies port, in order, where the main thread can also take it without its event loop.
   const post = (message: FromWorker): void => {
-    port.postMessage(message);
+    if (!link) throw new Error('A sandbox worker asked to run a script before it was given its control block.');
+    link.replies.postMessage(message);
+    Atomics.add(link.flags, Control.CALLS, 1);
   };
 
   const run = async (message: Extract<ToWorker, { type: 'run' }>): Promise<void> => {
     const cancel = new AbortController();
     cancelled = cancel;
+    // Replies the last script did not take (it ended first, cancelled) must not answer this one's calls:
+    // the main thread posted them before this run, so they are all queued now.
+    if (link) while (receiveMessageOnPort(link.replies) !== undefined);
     try {
       const module = await engine.get(message.limits.memoryBytes);
       post({ type: 'started' });
@@ -89,6 +95,9 @@ function serve(port: MessagePort): void {
  * they come on the replies port, and between them blocks in `Atomics.wait`
  * (a thread waking from it costs less than one woken by a message), up to the
  * script's wall time, or until the main thread says the caller cancelled.
+ * When the main thread answered the last calls within `SPIN_MS`, the worker
+ * first checks for the replies awake for up to that long, so that a fast
+ * tool's reply needs no wake-up at all; that time counts as waiting too.
  */
 function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): void {
   const { replies, flags, times } = link;
@@ -102,11 +111,15 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
     // Read before draining: a reply posted after the drain has changed it, and the wait returns at once.
     const seen = Atomics.load(flags, Control.REPLIES);
     let received = receiveMessageOnPort(replies);
-    while (received !== undefined && !run.isFinished()) {
-      const text = received.message as string;
-      const cut = text.indexOf('\n');
-      run.deliver(text.slice(cut + 1), Number(text.slice(0, cut)));
-      received = receiveMessageOnPort(replies);
+    if (received !== undefined) {
+      const began = performance.now();
+      while (received !== undefined && !run.isFinished()) {
+        const text = received.message as string;
+        const cut = text.indexOf('\n');
+        run.deliver(text.slice(cut + 1), Number(text.slice(0, cut)));
+        received = receiveMessageOnPort(replies);
+      }
+      times[Control.WORKER_WORK] = performance.now() - began;
     }
     if (run.isFinished()) return;
     if (!run.hasLocalReplies()) {
@@ -117,11 +130,33 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
       }
       const began = performance.timeOrigin + performance.now();
       times[Control.WAITING_SINCE] = began;
-      Atomics.wait(flags, Control.REPLIES, seen, left);
+      if (!spin(link, seen, Math.min(left, spinMs(times)))) {
+        Atomics.wait(flags, Control.REPLIES, seen, left - (performance.timeOrigin + performance.now() - began));
+      }
       times[Control.WAITED] = (times[Control.WAITED] ?? 0) + performance.timeOrigin + performance.now() - began;
       times[Control.WAITING_SINCE] = 0;
     }
   }
+}
+
+/**
+ * How long to wait for replies awake: `SPIN_MS` while the main thread answers
+ * within it and, as the worker answered within `POLL_MS`, picks the calls up
+ * without waiting for its event loop (else the reply comes later than a spin
+ * would last); zero otherwise.
+ */
+function spinMs(times: Float64Array): number {
+  return (times[Control.MAIN_WORK] ?? 0) <= SPIN_MS && (times[Control.WORKER_WORK] ?? 0) <= POLL_MS ? SPIN_MS : 0;
+}
+
+/** Checks for up to `ms` whether `REPLIES` moved past `seen` (a reply, or cancellation); true when it did. */
+function spin(link: Link, seen: number, ms: number): boolean {
+  if (ms <= 0) return false;
+  const until = performance.now() + ms;
+  do {
+    if (Atomics.load(link.flags, Control.REPLIES) !== seen) return true;
+  } while (performance.now() < until);
+  return Atomics.load(link.flags, Control.REPLIES) !== seen;
 }
 
 if (parentPort) serve(parentPort);

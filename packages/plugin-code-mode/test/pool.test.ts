@@ -130,3 +130,46 @@ describe('the workers', () => {
     expect(kit.logs.events(CodeModeEvent.ENGINE_RESET)).toEqual([]);
   });
 });
+
+// A script that makes its calls back to back: the worker waits for each reply awake and the
+// main thread takes the next call without its event loop (see POLL_MS and CHAIN_MS in pool.ts).
+const BACK_TO_BACK = 'await local.mark(); for (let i = 0; i < 50000; i++) await local.ping(); return "done";';
+
+describe('a script making calls back to back', () => {
+  it('lets the main thread turn its event loop while it runs: a timer fires before it ends', async () => {
+    const { kit, started } = await start({ maxToolCalls: 100_000, timeoutMs: 60_000, cpuMs: 60_000 });
+    const running = kit.call('execute_code', { code: BACK_TO_BACK });
+    await started;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // The timer ran while the script was still calling.
+    expect(kit.logs.events(CodeModeEvent.SCRIPT)).toEqual([]);
+    expect(resultOf(await running)).toBe('done');
+    expect(kit.logs.events(CodeModeEvent.SCRIPT)).toMatchObject([{ outcome: 'ok' }]);
+  });
+
+  it('lets another client be served while it runs', async () => {
+    const { kit, other, started } = await start({ maxToolCalls: 100_000, timeoutMs: 60_000, cpuMs: 60_000 });
+    const running = kit.call('execute_code', { code: BACK_TO_BACK });
+    await started;
+    expect(textOf(await other.callTool({ name: 'ping' }))).toBe('pong');
+    expect(kit.logs.events(CodeModeEvent.SCRIPT)).toEqual([]);
+    expect(resultOf(await running)).toBe('done');
+  });
+
+  it('ends as CANCELLED when its caller cancels, and no reply it left answers the next script on its worker', async () => {
+    const { kit, started } = await start({ maxToolCalls: 100_000, timeoutMs: 60_000, cpuMs: 60_000 });
+    const caller = new AbortController();
+    const running = kit.server.call(
+      'execute_code',
+      { code: 'await local.mark(); for (;;) await local.ping();' },
+      { signal: caller.signal },
+    );
+    await started;
+    caller.abort();
+    await running.catch(() => undefined);
+    await expect
+      .poll(() => kit.logs.events(CodeModeEvent.SCRIPT))
+      .toMatchObject([{ outcome: CodeModeErrorCode.CANCELLED }]);
+    expect(resultOf(await kit.call('execute_code', { code: 'return await local.ping()' }))).toBe('pong');
+  });
+});
