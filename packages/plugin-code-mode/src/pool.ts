@@ -116,10 +116,21 @@ export class ScriptPool {
         replies = [];
         link.times[Control.MAIN_WORK] = performance.now() - callsAt;
         // A script that answers fast sends its next calls within microseconds: take them now, without a wake-up.
-        if ((link.times[Control.WORKER_WORK] ?? 0) <= POLL_MS) {
-          const message = poll(link);
-          if (message !== undefined) onMessage(message);
+        if ((link.times[Control.WORKER_WORK] ?? 0) <= POLL_MS) takeNext();
+      };
+      // Polls for the worker's next message; once the chain is long, lets the event loop turn first, then polls.
+      let received = 0;
+      const takeNext = (): void => {
+        if (!chainAllows()) {
+          const seen = received;
+          setImmediate(() => {
+            // Unless the event loop brought the message meanwhile.
+            if (!ended && received === seen) takeNext();
+          });
+          return;
         }
+        const message = poll(link);
+        if (message !== undefined) onMessage(message);
       };
       const reply = (id: number, answer: CallReply) => {
         if (ended) return;
@@ -144,6 +155,7 @@ export class ScriptPool {
       };
 
       const onMessage = (message: FromWorker) => {
+        received++;
         if (typeof message === 'string') {
           onCalls(message);
           return;
@@ -294,31 +306,31 @@ function linkOf(worker: Worker): Link {
   return link;
 }
 
-/** Wakes the worker if it waits for replies in Atomics.wait. */
+/** Tells the worker replies (or a cancellation) came, and wakes it if it sleeps in Atomics.wait for them. */
 function wake(link: Link): void {
   Atomics.add(link.flags, Control.REPLIES, 1);
-  Atomics.notify(link.flags, Control.REPLIES);
+  // A worker that checks awake sees the bump; a notify costs a lock and, to a sleeper, a system call.
+  if (Atomics.load(link.flags, Control.SLEEPING) === 1) Atomics.notify(link.flags, Control.REPLIES);
 }
 
 /** When the main thread began running calls it polled for without its event loop turning since; 0 once it turned. */
 let chainSince = 0;
 
-/**
- * The worker's next message if it comes within `POLL_MS`, taken without the
- * event loop; undefined when it does not, or when the main thread has run
- * polled calls for `CHAIN_MS` already since its event loop last turned.
- */
-function poll(link: Link): FromWorker | undefined {
-  const now = performance.now();
+/** Whether the main thread may poll now: it has not run polled calls for `CHAIN_MS` since its event loop last turned. */
+function chainAllows(): boolean {
   if (chainSince === 0) {
-    chainSince = now;
+    chainSince = performance.now();
     setImmediate(() => {
       chainSince = 0;
     });
-  } else if (now - chainSince > CHAIN_MS) {
-    return undefined;
+    return true;
   }
-  const until = now + POLL_MS;
+  return performance.now() - chainSince <= CHAIN_MS;
+}
+
+/** The worker's next message if it comes within `POLL_MS`, taken without the event loop; else undefined. */
+function poll(link: Link): FromWorker | undefined {
+  const until = performance.now() + POLL_MS;
   for (;;) {
     // Read before taking: a message posted after the take has moved it.
     const seen = Atomics.load(link.flags, Control.CALLS);

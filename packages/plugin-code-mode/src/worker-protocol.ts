@@ -39,6 +39,8 @@ export const Control = Object.freeze({
   CANCEL: 1,
   /** Int32 index: bumped by the worker after each message it posts on the replies port. */
   CALLS: 2,
+  /** Int32 index: 1 while the worker sleeps in `Atomics.wait` (or is about to): only then does a reply need a notify. */
+  SLEEPING: 3,
   /** Float64 index (of a Float64Array over the whole block): milliseconds the worker has spent waiting for replies. */
   WAITED: 2,
   /** Float64 index: when the worker's current wait began (ms since the epoch), or 0 when it is not waiting. */

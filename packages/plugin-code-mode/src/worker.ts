@@ -12,6 +12,9 @@ import type { ScriptRun } from './sandbox.js';
 import { Control, POLL_MS, SPIN_MS } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
+// Read once: the worker may run from source through a CommonJS transform, where each `Control.X` is a getter call.
+const { REPLIES, CANCEL, CALLS, SLEEPING, WAITED, WAITING_SINCE, MAIN_WORK, WORKER_WORK } = Control;
+
 /** The replies port and control block a worker shares with the main thread (see `Control`). */
 interface Link {
   readonly replies: MessagePort;
@@ -27,7 +30,7 @@ function serve(port: MessagePort): void {
   const post = (message: FromWorker): void => {
     if (!link) throw new Error('A sandbox worker asked to run a script before it was given its control block.');
     link.replies.postMessage(message);
-    Atomics.add(link.flags, Control.CALLS, 1);
+    Atomics.add(link.flags, CALLS, 1);
   };
 
   const run = async (message: Extract<ToWorker, { type: 'run' }>): Promise<void> => {
@@ -104,12 +107,12 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
   for (;;) {
     run.flushLocal();
     if (run.isFinished()) return;
-    if (Atomics.load(flags, Control.CANCEL) === 1) {
+    if (Atomics.load(flags, CANCEL) === 1) {
       cancel.abort();
       return;
     }
     // Read before draining: a reply posted after the drain has changed it, and the wait returns at once.
-    const seen = Atomics.load(flags, Control.REPLIES);
+    const seen = Atomics.load(flags, REPLIES);
     let received = receiveMessageOnPort(replies);
     if (received !== undefined) {
       const began = performance.now();
@@ -119,7 +122,7 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
         run.deliver(text.slice(cut + 1), Number(text.slice(0, cut)));
         received = receiveMessageOnPort(replies);
       }
-      times[Control.WORKER_WORK] = performance.now() - began;
+      times[WORKER_WORK] = performance.now() - began;
     }
     if (run.isFinished()) return;
     if (!run.hasLocalReplies()) {
@@ -129,12 +132,15 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
         return;
       }
       const began = performance.timeOrigin + performance.now();
-      times[Control.WAITING_SINCE] = began;
+      times[WAITING_SINCE] = began;
       if (!spin(link, seen, Math.min(left, spinMs(times)))) {
-        Atomics.wait(flags, Control.REPLIES, seen, left - (performance.timeOrigin + performance.now() - began));
+        // Said before the wait compares: a reply bumped after this store is notified, one before it is seen.
+        Atomics.store(flags, SLEEPING, 1);
+        Atomics.wait(flags, REPLIES, seen, left - (performance.timeOrigin + performance.now() - began));
+        Atomics.store(flags, SLEEPING, 0);
       }
-      times[Control.WAITED] = (times[Control.WAITED] ?? 0) + performance.timeOrigin + performance.now() - began;
-      times[Control.WAITING_SINCE] = 0;
+      times[WAITED] = (times[WAITED] ?? 0) + performance.timeOrigin + performance.now() - began;
+      times[WAITING_SINCE] = 0;
     }
   }
 }
@@ -146,7 +152,7 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
  * would last); zero otherwise.
  */
 function spinMs(times: Float64Array): number {
-  return (times[Control.MAIN_WORK] ?? 0) <= SPIN_MS && (times[Control.WORKER_WORK] ?? 0) <= POLL_MS ? SPIN_MS : 0;
+  return (times[MAIN_WORK] ?? 0) <= SPIN_MS && (times[WORKER_WORK] ?? 0) <= POLL_MS ? SPIN_MS : 0;
 }
 
 /** Checks for up to `ms` whether `REPLIES` moved past `seen` (a reply, or cancellation); true when it did. */
@@ -154,9 +160,9 @@ function spin(link: Link, seen: number, ms: number): boolean {
   if (ms <= 0) return false;
   const until = performance.now() + ms;
   do {
-    if (Atomics.load(link.flags, Control.REPLIES) !== seen) return true;
+    if (Atomics.load(link.flags, REPLIES) !== seen) return true;
   } while (performance.now() < until);
-  return Atomics.load(link.flags, Control.REPLIES) !== seen;
+  return Atomics.load(link.flags, REPLIES) !== seen;
 }
 
 if (parentPort) serve(parentPort);
