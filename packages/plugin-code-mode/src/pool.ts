@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
+// Imported, not the global: the global is a lazy getter, and the hot paths read the clock several times a call.
+import { performance } from 'node:perf_hooks';
 import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { CodeModeErrorCode } from './errors.js';

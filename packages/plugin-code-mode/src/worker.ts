@@ -4,6 +4,8 @@
 // that overruns its limits inside a builtin is terminated by the main thread
 // (see pool.ts); nothing here needs to be trusted to stop.
 import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
+// Imported, not the global: the global is a lazy getter, and the hot paths read the clock several times a call.
+import { performance } from 'node:perf_hooks';
 import type { MessagePort } from 'node:worker_threads';
 import { Engine } from './engine.js';
 import { CodeModeErrorCode } from './errors.js';
