@@ -59,6 +59,14 @@ export const Control = Object.freeze({
 export const SPIN_MS = 0.05;
 
 /**
+ * How long a worker waits for replies awake after its last wait ended asleep
+ * (see `spinMs` in worker.ts): long enough for the main thread to wake up
+ * through its event loop and answer, so that the two leave the state where
+ * each hears the other only after a wake-up.
+ */
+export const SPIN_AFTER_SLEEP_MS = 0.25;
+
+/**
  * How long the main thread, after posting a script's replies, checks for the
  * script's next calls without returning to its event loop, when the worker
  * answered its last replies faster than this (and at most `CHAIN_MS` in a row:

@@ -11,7 +11,7 @@ import { Engine } from './engine.js';
 import { CodeModeErrorCode } from './errors.js';
 import { runScript } from './sandbox.js';
 import type { ScriptRun } from './sandbox.js';
-import { Control, POLL_MS, SPIN_MS } from './worker-protocol.js';
+import { Control, POLL_MS, SPIN_AFTER_SLEEP_MS, SPIN_MS } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
 // Read once: the worker may run from source through a CommonJS transform, where each `Control.X` is a getter call.
@@ -106,6 +106,8 @@ function serve(port: MessagePort): void {
  */
 function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): void {
   const { replies, flags, times } = link;
+  // Whether the last wait ended asleep: the main thread, done polling, then hears the next calls late.
+  let slept = false;
   for (;;) {
     run.flushLocal();
     if (run.isFinished()) return;
@@ -135,7 +137,8 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
       }
       const began = performance.timeOrigin + performance.now();
       times[WAITING_SINCE] = began;
-      if (!spin(link, seen, Math.min(left, spinMs(times)))) {
+      slept = !spin(link, seen, Math.min(left, spinMs(times, slept)));
+      if (slept) {
         // Said before the wait compares: a reply bumped after this store is notified, one before it is seen.
         Atomics.store(flags, SLEEPING, 1);
         Atomics.wait(flags, REPLIES, seen, left - (performance.timeOrigin + performance.now() - began));
@@ -151,10 +154,13 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
  * How long to wait for replies awake: `SPIN_MS` while the main thread answers
  * within it and, as the worker answered within `POLL_MS`, picks the calls up
  * without waiting for its event loop (else the reply comes later than a spin
- * would last); zero otherwise.
+ * would last); zero otherwise. After a wait that ended asleep, the main thread
+ * has stopped polling and hears these calls through its event loop: the worker
+ * waits awake for `SPIN_AFTER_SLEEP_MS` once, so that both are awake again.
  */
-function spinMs(times: Float64Array): number {
-  return (times[MAIN_WORK] ?? 0) <= SPIN_MS && (times[WORKER_WORK] ?? 0) <= POLL_MS ? SPIN_MS : 0;
+function spinMs(times: Float64Array, slept: boolean): number {
+  if ((times[MAIN_WORK] ?? 0) > SPIN_MS || (times[WORKER_WORK] ?? 0) > POLL_MS) return 0;
+  return slept ? SPIN_AFTER_SLEEP_MS : SPIN_MS;
 }
 
 /** Checks for up to `ms` whether `REPLIES` moved past `seen` (a reply, or cancellation); true when it did. */
