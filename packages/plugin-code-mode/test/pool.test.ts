@@ -4,6 +4,7 @@ import { createTestKit, textOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import type { CodeModeOptions } from '@sluice/plugin-code-mode';
+import { z } from 'zod';
 import { ping, resultOf, stoppedWith } from './helpers.js';
 
 // One builtin call that runs for seconds without reaching QuickJS's interrupt check:
@@ -171,5 +172,34 @@ describe('a script making calls back to back', () => {
       .poll(() => kit.logs.events(CodeModeEvent.SCRIPT))
       .toMatchObject([{ outcome: CodeModeErrorCode.CANCELLED }]);
     expect(resultOf(await kit.call('execute_code', { code: 'return await local.ping()' }))).toBe('pong');
+  });
+});
+
+describe('replies while the worker and the main thread switch between waiting awake and asleep', () => {
+  it('each reach the call they answer, with fast and slow tools mixed, one by one and together', async () => {
+    const echo = (n: number) => ({ content: [{ type: 'text' as const, text: String(n) }] });
+    kit = await createTestKit({
+      plugins: [codeMode({ limits: { maxToolCalls: 1_000 } })],
+      tools: [
+        { name: 'fast', inputSchema: z.object({ n: z.number() }), handler: ({ n }: { n: number }) => echo(n) },
+        {
+          name: 'slow',
+          inputSchema: z.object({ n: z.number() }),
+          handler: async ({ n }: { n: number }) => {
+            await new Promise((resolve) => setTimeout(resolve, 2));
+            return echo(n);
+          },
+        },
+      ],
+    });
+    const code = `
+      const one = (i) => (i % 3 === 0 ? local.slow({ n: i }) : local.fast({ n: i }));
+      const out = [];
+      for (let i = 0; i < 60; i++) out.push(await one(i));
+      for (let i = 60; i < 120; i += 10) out.push(...(await Promise.all([...Array(10).keys()].map((k) => one(i + k)))));
+      return out.join(',');`;
+    const expected = Array.from({ length: 120 }, (_, i) => i).join(',');
+    expect(resultOf(await kit.call('execute_code', { code }))).toBe(expected);
+    expect(resultOf(await kit.call('execute_code', { code }))).toBe(expected);
   });
 });
