@@ -9,7 +9,7 @@ import { CodeModeErrorCode } from './errors.js';
 import type { SandboxLimits } from './options.js';
 import type { CallReply, ScriptOutcome } from './sandbox.js';
 import { replyText } from './sandbox.js';
-import { Control, POLL_MS } from './worker-protocol.js';
+import { AwakeWaits, Control, POLL_MS } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
 /** A script to run in a worker, with what the main thread does for it. */
@@ -131,8 +131,14 @@ export class ScriptPool {
           });
           return;
         }
+        if (!link.polls.shouldTry()) return;
         const message = poll(link);
-        if (message !== undefined) onMessage(message);
+        if (message === undefined) {
+          link.polls.miss();
+          return;
+        }
+        link.polls.hit();
+        onMessage(message);
       };
       const reply = (id: number, answer: CallReply) => {
         if (ended) return;
@@ -252,6 +258,7 @@ export class ScriptPool {
       replies: channel.port1,
       flags: new Int32Array(control),
       times: new Float64Array(control),
+      polls: new AwakeWaits(),
       onMessage: undefined,
     };
     links.set(worker, link);
@@ -297,6 +304,8 @@ interface Link {
   readonly replies: MessagePort;
   readonly flags: Int32Array;
   readonly times: Float64Array;
+  /** Whether polling for this worker's messages pays (see `AwakeWaits`). */
+  readonly polls: AwakeWaits;
   onMessage: ((message: FromWorker) => void) | undefined;
 }
 

@@ -88,3 +88,37 @@ export type FromWorker =
   /** The WebAssembly module faulted and was dropped; the worker compiles a fresh one for its next script. */
   | { readonly type: 'fault'; readonly message: string }
   | string;
+
+/**
+ * Whether waiting awake pays, for one side of a worker's link: after three
+ * waits in a row in which the answer did not come in time (a loaded machine
+ * deschedules the other side; a script computes), the next ones are skipped,
+ * 8 at first and twice as many after each further run of misses, up to 256;
+ * one answer in time resets it. Waiting awake is then tried again.
+ */
+export class AwakeWaits {
+  private misses = 0;
+  private skipping = 0;
+  private nextSkip = 8;
+
+  /** Whether to wait awake this time. */
+  shouldTry(): boolean {
+    if (this.skipping === 0) return true;
+    this.skipping--;
+    return false;
+  }
+
+  /** The answer came while waiting awake. */
+  hit(): void {
+    this.misses = 0;
+    this.nextSkip = 8;
+  }
+
+  /** The wait ended without the answer. */
+  miss(): void {
+    if (++this.misses < 3) return;
+    this.misses = 0;
+    this.skipping = this.nextSkip;
+    this.nextSkip = Math.min(256, this.nextSkip * 2);
+  }
+}

@@ -11,7 +11,7 @@ import { Engine } from './engine.js';
 import { CodeModeErrorCode } from './errors.js';
 import { runScript } from './sandbox.js';
 import type { ScriptRun } from './sandbox.js';
-import { Control, POLL_MS, SPIN_AFTER_SLEEP_MS, SPIN_MS } from './worker-protocol.js';
+import { AwakeWaits, Control, POLL_MS, SPIN_AFTER_SLEEP_MS, SPIN_MS } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
 // Read once: the worker may run from source through a CommonJS transform, where each `Control.X` is a getter call.
@@ -108,6 +108,7 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
   const { replies, flags, times } = link;
   // Whether the last wait ended asleep: the main thread, done polling, then hears the next calls late.
   let slept = false;
+  const awake = new AwakeWaits();
   for (;;) {
     run.flushLocal();
     if (run.isFinished()) return;
@@ -137,7 +138,12 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
       }
       const began = performance.timeOrigin + performance.now();
       times[WAITING_SINCE] = began;
-      slept = !spin(link, seen, Math.min(left, spinMs(times, slept)));
+      const spinFor: number = awake.shouldTry() ? Math.min(left, spinMs(times, slept)) : 0;
+      slept = !spin(link, seen, spinFor);
+      if (spinFor > 0) {
+        if (slept) awake.miss();
+        else awake.hit();
+      }
       if (slept) {
         // Said before the wait compares: a reply bumped after this store is notified, one before it is seen.
         Atomics.store(flags, SLEEPING, 1);
