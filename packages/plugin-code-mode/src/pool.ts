@@ -1,13 +1,15 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
-import { MessageChannel, Worker } from 'node:worker_threads';
+// Imported, not the global: the global is a lazy getter, and the hot paths read the clock several times a call.
+import { performance } from 'node:perf_hooks';
+import { MessageChannel, Worker, receiveMessageOnPort } from 'node:worker_threads';
 import type { MessagePort } from 'node:worker_threads';
 import { CodeModeErrorCode } from './errors.js';
 import type { SandboxLimits } from './options.js';
 import type { CallReply, ScriptOutcome } from './sandbox.js';
 import { replyText } from './sandbox.js';
-import { Control } from './worker-protocol.js';
+import { AwakeWaits, Control, POLL_MS } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
 /** A script to run in a worker, with what the main thread does for it. */
@@ -34,6 +36,12 @@ export const OVERRUN_GRACE_MS = 250;
 const BOOT_MS = 10_000;
 /** An idle worker (and the module memory it holds) is ended after this long unused. */
 const IDLE_MS = 30_000;
+/**
+ * The longest the main thread runs scripts' calls it picked up by polling
+ * (see `POLL_MS`) before it lets its event loop turn: other clients' requests
+ * and timers wait at most this long (plus one tool call) for a script.
+ */
+export const CHAIN_MS = 1;
 
 // The worker entry beside this file: `worker.js` in both builds; `worker.ts` when the
 // monorepo runs from source, loaded through the TypeScript loader its own scripts use.
@@ -88,7 +96,7 @@ export class ScriptPool {
         clearInterval(watchdog);
         clearTimeout(cancelTimer);
         script.signal.removeEventListener('abort', onAbort);
-        worker.off('message', onMessage);
+        link.onMessage = undefined;
         worker.off('error', onGone);
         worker.off('exit', onGone);
         signal.abort();
@@ -101,12 +109,36 @@ export class ScriptPool {
       // Replies resolved in the same turn of the main thread go to the worker in one message.
       let replies: string[] = [];
       let flushing = false;
+      let callsAt = 0;
       const flush = () => {
         flushing = false;
         if (ended || replies.length === 0) return;
         link.replies.postMessage(`${replies.length}\n[${replies.join(',')}]`);
         wake(link);
         replies = [];
+        link.times[Control.MAIN_WORK] = performance.now() - callsAt;
+        // A script that answers fast sends its next calls within microseconds: take them now, without a wake-up.
+        if ((link.times[Control.WORKER_WORK] ?? 0) <= POLL_MS) takeNext();
+      };
+      // Polls for the worker's next message; once the chain is long, lets the event loop turn first, then polls.
+      let received = 0;
+      const takeNext = (): void => {
+        if (!chainAllows()) {
+          const seen = received;
+          setImmediate(() => {
+            // Unless the event loop brought the message meanwhile.
+            if (!ended && received === seen) takeNext();
+          });
+          return;
+        }
+        if (!link.polls.shouldTry()) return;
+        const message = poll(link);
+        if (message === undefined) {
+          link.polls.miss();
+          return;
+        }
+        link.polls.hit();
+        onMessage(message);
       };
       const reply = (id: number, answer: CallReply) => {
         if (ended) return;
@@ -117,6 +149,7 @@ export class ScriptPool {
         queueMicrotask(flush);
       };
       const onCalls = (batch: string) => {
+        callsAt = performance.now();
         const calls = parseCalls(batch);
         if (!calls) {
           stop(CodeModeErrorCode.SCRIPT_ERROR, 'The sandbox failed while running the script.');
@@ -130,6 +163,7 @@ export class ScriptPool {
       };
 
       const onMessage = (message: FromWorker) => {
+        received++;
         if (typeof message === 'string') {
           onCalls(message);
           return;
@@ -184,11 +218,13 @@ export class ScriptPool {
       );
       watchdog.unref();
 
-      worker.on('message', onMessage);
+      link.onMessage = onMessage;
       worker.on('error', onGone);
       worker.on('exit', onGone);
       script.signal.addEventListener('abort', onAbort, { once: true });
       Atomics.store(link.flags, Control.CANCEL, 0);
+      link.times[Control.MAIN_WORK] = 0;
+      link.times[Control.WORKER_WORK] = 0;
       send(worker, { type: 'run', source: script.source, layout: script.layout, limits });
       if (script.signal.aborted) onAbort();
     });
@@ -198,7 +234,12 @@ export class ScriptPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const { timer } of this.idle.splice(0)) clearTimeout(timer);
-    await Promise.all([...this.all].map((worker) => worker.terminate()));
+    await Promise.all(
+      [...this.all].map((worker) => {
+        links.get(worker)?.replies.close();
+        return worker.terminate();
+      }),
+    );
     this.all.clear();
   }
 
@@ -207,16 +248,22 @@ export class ScriptPool {
     if (reused) {
       clearTimeout(reused.timer);
       reused.worker.ref();
+      linkOf(reused.worker).replies.ref();
       return reused.worker;
     }
     const worker = startWorker();
     const channel = new MessageChannel();
     const control = new SharedArrayBuffer(Control.BYTES);
-    links.set(worker, {
+    const link: Link = {
       replies: channel.port1,
       flags: new Int32Array(control),
       times: new Float64Array(control),
-    });
+      polls: new AwakeWaits(),
+      onMessage: undefined,
+    };
+    links.set(worker, link);
+    // What the worker sends while no poll takes it (see `poll`), to the script it runs now.
+    channel.port1.on('message', (message: FromWorker) => link.onMessage?.(message));
     worker.postMessage({ type: 'init', replies: channel.port2, control } satisfies ToWorker, [channel.port2]);
     this.all.add(worker);
     // An error or exit while idle: forget the worker (a running script listens for itself).
@@ -231,6 +278,7 @@ export class ScriptPool {
       return;
     }
     worker.unref();
+    linkOf(worker).replies.unref();
     const timer = setTimeout(() => this.discard(worker), IDLE_MS);
     timer.unref();
     this.idle.push({ worker, timer });
@@ -239,7 +287,10 @@ export class ScriptPool {
   private discard(worker: Worker): void {
     const at = this.idle.findIndex((entry) => entry.worker === worker);
     if (at >= 0) clearTimeout(this.idle.splice(at, 1)[0]?.timer);
-    if (this.all.delete(worker)) void worker.terminate();
+    if (this.all.delete(worker)) {
+      links.get(worker)?.replies.close();
+      void worker.terminate();
+    }
   }
 }
 
@@ -247,11 +298,15 @@ function send(worker: Worker, message: ToWorker): void {
   worker.postMessage(message);
 }
 
-/** The main thread's side of what a worker shares with it (see `Control`). */
+/** The main thread's side of what a worker shares with it (see `Control`), and who hears its messages now. */
 interface Link {
+  /** Replies go out on it; everything the worker sends comes back on it. */
   readonly replies: MessagePort;
   readonly flags: Int32Array;
   readonly times: Float64Array;
+  /** Whether polling for this worker's messages pays (see `AwakeWaits`). */
+  readonly polls: AwakeWaits;
+  onMessage: ((message: FromWorker) => void) | undefined;
 }
 
 const links = new WeakMap<Worker, Link>();
@@ -262,10 +317,40 @@ function linkOf(worker: Worker): Link {
   return link;
 }
 
-/** Wakes the worker if it waits for replies in Atomics.wait. */
+/** Tells the worker replies (or a cancellation) came, and wakes it if it sleeps in Atomics.wait for them. */
 function wake(link: Link): void {
   Atomics.add(link.flags, Control.REPLIES, 1);
-  Atomics.notify(link.flags, Control.REPLIES);
+  // A worker that checks awake sees the bump; a notify costs a lock and, to a sleeper, a system call.
+  if (Atomics.load(link.flags, Control.SLEEPING) === 1) Atomics.notify(link.flags, Control.REPLIES);
+}
+
+/** When the main thread began running calls it polled for without its event loop turning since; 0 once it turned. */
+let chainSince = 0;
+
+/** Whether the main thread may poll now: it has not run polled calls for `CHAIN_MS` since its event loop last turned. */
+function chainAllows(): boolean {
+  if (chainSince === 0) {
+    chainSince = performance.now();
+    setImmediate(() => {
+      chainSince = 0;
+    });
+    return true;
+  }
+  return performance.now() - chainSince <= CHAIN_MS;
+}
+
+/** The worker's next message if it comes within `POLL_MS`, taken without the event loop; else undefined. */
+function poll(link: Link): FromWorker | undefined {
+  const until = performance.now() + POLL_MS;
+  for (;;) {
+    // Read before taking: a message posted after the take has moved it.
+    const seen = Atomics.load(link.flags, Control.CALLS);
+    const received = receiveMessageOnPort(link.replies);
+    if (received !== undefined) return received.message as FromWorker;
+    while (Atomics.load(link.flags, Control.CALLS) === seen) {
+      if (performance.now() >= until) return undefined;
+    }
+  }
 }
 
 type Call = readonly [id: number, tool: string, args: Record<string, unknown>];

@@ -1,3 +1,5 @@
+// Imported, not the global: the global is a lazy getter, and the hot paths read the clock several times a call.
+import { performance } from 'node:perf_hooks';
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { CodeModeErrorCode } from './errors.js';

@@ -23,18 +23,56 @@ export type ToWorker =
  * `replyText()` writes it with the call's `id` first) on the replies port, then
  * bumps `REPLIES` and wakes it. The worker publishes how long it waited, so
  * that the main thread does not count waiting as the script's CPU time.
+ *
+ * Each side also publishes how long it took, the last time, to answer the
+ * other (the main thread: from a batch of calls to its replies; the worker:
+ * from replies to its next calls), without the time either spent asleep. A
+ * side whose peer answers fast waits for the answer awake for a bounded time
+ * (`SPIN_MS`, `POLL_MS`) instead of going to sleep: waking a
+ * sleeping thread costs more than the answer.
  */
 export const Control = Object.freeze({
-  BYTES: 24,
+  BYTES: 48,
   /** Int32 index: bumped after each message on the replies port, and on cancellation. */
   REPLIES: 0,
   /** Int32 index: 1 once the caller cancelled the current script (reset by the main thread before each run). */
   CANCEL: 1,
+  /** Int32 index: bumped by the worker after each message it posts on the replies port. */
+  CALLS: 2,
+  /** Int32 index: 1 while the worker sleeps in `Atomics.wait` (or is about to): only then does a reply need a notify. */
+  SLEEPING: 3,
   /** Float64 index (of a Float64Array over the whole block): milliseconds the worker has spent waiting for replies. */
-  WAITED: 1,
+  WAITED: 2,
   /** Float64 index: when the worker's current wait began (ms since the epoch), or 0 when it is not waiting. */
-  WAITING_SINCE: 2,
+  WAITING_SINCE: 3,
+  /** Float64 index: ms the main thread took, the last time, from receiving calls to posting their replies. */
+  MAIN_WORK: 4,
+  /** Float64 index: ms the worker took, the last time, from receiving replies to being ready to wait again. */
+  WORKER_WORK: 5,
 });
+
+/**
+ * How long a worker waiting for replies checks for them awake before it
+ * sleeps in `Atomics.wait`, when the main thread answered its last calls
+ * faster than this. The time counts as waiting, not as the script's CPU time.
+ */
+export const SPIN_MS = 0.05;
+
+/**
+ * How long a worker waits for replies awake after its last wait ended asleep
+ * (see `spinMs` in worker.ts): long enough for the main thread to wake up
+ * through its event loop and answer, so that the two leave the state where
+ * each hears the other only after a wake-up.
+ */
+export const SPIN_AFTER_SLEEP_MS = 0.25;
+
+/**
+ * How long the main thread, after posting a script's replies, checks for the
+ * script's next calls without returning to its event loop, when the worker
+ * answered its last replies faster than this (and at most `CHAIN_MS` in a row:
+ * see pool.ts). Other clients wait for it: keep it small.
+ */
+export const POLL_MS = 0.05;
 
 /**
  * What a sandbox worker sends the main thread. The hot message, calls of the
@@ -50,3 +88,37 @@ export type FromWorker =
   /** The WebAssembly module faulted and was dropped; the worker compiles a fresh one for its next script. */
   | { readonly type: 'fault'; readonly message: string }
   | string;
+
+/**
+ * Whether waiting awake pays, for one side of a worker's link: after three
+ * waits in a row in which the answer did not come in time (a loaded machine
+ * deschedules the other side; a script computes), the next ones are skipped,
+ * 8 at first and twice as many after each further run of misses, up to 256;
+ * one answer in time resets it. Waiting awake is then tried again.
+ */
+export class AwakeWaits {
+  private misses = 0;
+  private skipping = 0;
+  private nextSkip = 8;
+
+  /** Whether to wait awake this time. */
+  shouldTry(): boolean {
+    if (this.skipping === 0) return true;
+    this.skipping--;
+    return false;
+  }
+
+  /** The answer came while waiting awake. */
+  hit(): void {
+    this.misses = 0;
+    this.nextSkip = 8;
+  }
+
+  /** The wait ended without the answer. */
+  miss(): void {
+    if (++this.misses < 3) return;
+    this.misses = 0;
+    this.skipping = this.nextSkip;
+    this.nextSkip = Math.min(256, this.nextSkip * 2);
+  }
+}

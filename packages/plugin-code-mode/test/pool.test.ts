@@ -4,6 +4,7 @@ import { createTestKit, textOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import type { CodeModeOptions } from '@sluice/plugin-code-mode';
+import { z } from 'zod';
 import { ping, resultOf, stoppedWith } from './helpers.js';
 
 // One builtin call that runs for seconds without reaching QuickJS's interrupt check:
@@ -128,5 +129,77 @@ describe('the workers', () => {
     const script = 'const a = await local.slow(); const b = await local.slow(); return [a, b, await local.slow()];';
     expect(resultOf(await kit.call('execute_code', { code: script }))).toEqual(['done', 'done', 'done']);
     expect(kit.logs.events(CodeModeEvent.ENGINE_RESET)).toEqual([]);
+  });
+});
+
+// A script that makes its calls back to back: the worker waits for each reply awake and the
+// main thread takes the next call without its event loop (see POLL_MS and CHAIN_MS in pool.ts).
+const BACK_TO_BACK = 'await local.mark(); for (let i = 0; i < 50000; i++) await local.ping(); return "done";';
+
+describe('a script making calls back to back', () => {
+  it('lets the main thread turn its event loop while it runs: a timer fires before it ends', async () => {
+    const { kit, started } = await start({ maxToolCalls: 100_000, timeoutMs: 60_000, cpuMs: 60_000 });
+    const running = kit.call('execute_code', { code: BACK_TO_BACK });
+    await started;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // The timer ran while the script was still calling.
+    expect(kit.logs.events(CodeModeEvent.SCRIPT)).toEqual([]);
+    expect(resultOf(await running)).toBe('done');
+    expect(kit.logs.events(CodeModeEvent.SCRIPT)).toMatchObject([{ outcome: 'ok' }]);
+  });
+
+  it('lets another client be served while it runs', async () => {
+    const { kit, other, started } = await start({ maxToolCalls: 100_000, timeoutMs: 60_000, cpuMs: 60_000 });
+    const running = kit.call('execute_code', { code: BACK_TO_BACK });
+    await started;
+    expect(textOf(await other.callTool({ name: 'ping' }))).toBe('pong');
+    expect(kit.logs.events(CodeModeEvent.SCRIPT)).toEqual([]);
+    expect(resultOf(await running)).toBe('done');
+  });
+
+  it('ends as CANCELLED when its caller cancels, and no reply it left answers the next script on its worker', async () => {
+    const { kit, started } = await start({ maxToolCalls: 100_000, timeoutMs: 60_000, cpuMs: 60_000 });
+    const caller = new AbortController();
+    const running = kit.server.call(
+      'execute_code',
+      { code: 'await local.mark(); for (;;) await local.ping();' },
+      { signal: caller.signal },
+    );
+    await started;
+    caller.abort();
+    await running.catch(() => undefined);
+    await expect
+      .poll(() => kit.logs.events(CodeModeEvent.SCRIPT))
+      .toMatchObject([{ outcome: CodeModeErrorCode.CANCELLED }]);
+    expect(resultOf(await kit.call('execute_code', { code: 'return await local.ping()' }))).toBe('pong');
+  });
+});
+
+describe('replies while the worker and the main thread switch between waiting awake and asleep', () => {
+  it('each reach the call they answer, with fast and slow tools mixed, one by one and together', async () => {
+    const echo = (n: number) => ({ content: [{ type: 'text' as const, text: String(n) }] });
+    kit = await createTestKit({
+      plugins: [codeMode({ limits: { maxToolCalls: 1_000 } })],
+      tools: [
+        { name: 'fast', inputSchema: z.object({ n: z.number() }), handler: ({ n }: { n: number }) => echo(n) },
+        {
+          name: 'slow',
+          inputSchema: z.object({ n: z.number() }),
+          handler: async ({ n }: { n: number }) => {
+            await new Promise((resolve) => setTimeout(resolve, 2));
+            return echo(n);
+          },
+        },
+      ],
+    });
+    const code = `
+      const one = (i) => (i % 3 === 0 ? local.slow({ n: i }) : local.fast({ n: i }));
+      const out = [];
+      for (let i = 0; i < 60; i++) out.push(await one(i));
+      for (let i = 60; i < 120; i += 10) out.push(...(await Promise.all([...Array(10).keys()].map((k) => one(i + k)))));
+      return out.join(',');`;
+    const expected = Array.from({ length: 120 }, (_, i) => i).join(',');
+    expect(resultOf(await kit.call('execute_code', { code }))).toBe(expected);
+    expect(resultOf(await kit.call('execute_code', { code }))).toBe(expected);
   });
 });
