@@ -232,27 +232,45 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
     else target.tapPromise?.(tapArgs, wrapped as RawTapFn);
   };
 
+  // Every core hook takes at most two arguments: fixed-arity wrappers allocate nothing per call.
+  type TwoArgs = (a: never, b: never) => unknown;
+
   const wrapSync = (hook: HookName, fn: AnyFn): AnyFn => {
     if (hook === 'execute') return wrapExecuteTap(fn as ExecuteTap);
-    const answers = ANSWERING.has(hook);
-    const guarded = (...args: never[]): unknown => {
-      try {
-        return answers ? attributeRefusal(fn(...args), plugin) : fn(...args);
-      } catch (error) {
-        throw attribute(error, plugin, hook);
-      }
-    };
+    const tapFn: TwoArgs = fn;
+    const guarded: TwoArgs = ANSWERING.has(hook)
+      ? (a, b) => {
+          try {
+            return attributeRefusal(tapFn(a, b), plugin);
+          } catch (error) {
+            throw attribute(error, plugin, hook);
+          }
+        }
+      : (a, b) => {
+          try {
+            return tapFn(a, b);
+          } catch (error) {
+            throw attribute(error, plugin, hook);
+          }
+        };
     return hook === 'preCall' && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
   };
 
+  // One `then` per call, with handlers made once per tap: no async function frame, no extra await.
   const wrapPromise = (hook: HookName, fn: AnyFn): AnyFn => {
-    const answers = ANSWERING.has(hook);
-    const guarded = async (...args: never[]): Promise<unknown> => {
+    const tapFn: TwoArgs = fn;
+    const onResult = ANSWERING.has(hook) ? (result: unknown) => attributeRefusal(result, plugin) : undefined;
+    const onError = (error: unknown): never => {
+      throw attribute(error, plugin, hook);
+    };
+    const guarded: TwoArgs = (a, b) => {
+      let out: unknown;
       try {
-        return answers ? attributeRefusal(await fn(...args), plugin) : await fn(...args);
+        out = tapFn(a, b);
       } catch (error) {
-        throw attribute(error, plugin, hook);
+        return Promise.reject(attribute(error, plugin, hook));
       }
+      return Promise.resolve(out).then(onResult, onError);
     };
     return hook === 'preCall' && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
   };
