@@ -130,11 +130,27 @@ interface AsyncTappable<Args extends unknown[], R> extends SyncTappable<Args, R>
 type ArgsOf<H> = H extends { promise(...args: infer A): Promise<unknown> } ? A : never;
 type ResultOf<H> = H extends { promise(...args: never[]): Promise<infer R> } ? R : never;
 
+/**
+ * A per-call hook the pipeline runs itself (`preCall`, `postCall`): a `tap`
+ * answers at once, or returns a promise only on the calls where it must wait
+ * (the pipeline waits for it then, and for nothing otherwise).
+ */
+interface CallTappable<Args extends unknown[], R> {
+  tap(options: TapArg, fn: (...args: Args) => R | Promise<R>): void;
+  tapPromise(options: TapArg, fn: (...args: Args) => Promise<R>): void;
+  isUsed(): boolean;
+}
+
+/** The hooks the pipeline runs per call, tap by tap. */
+type CallHookName = 'preCall' | 'postCall';
+
 /** The hooks as a plugin sees them inside `apply()`: `tapPromise` only where the hook is async. */
 export type PluginHooks = {
-  readonly [K in HookName]: HookTable[K]['async'] extends true
-    ? AsyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>
-    : SyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>;
+  readonly [K in HookName]: K extends CallHookName
+    ? CallTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>
+    : HookTable[K]['async'] extends true
+      ? AsyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>
+      : SyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>;
 };
 
 /** Shared between the facades of one server: who may tap, and what was tapped. */
@@ -238,10 +254,16 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
   const wrapSync = (hook: HookName, fn: AnyFn): AnyFn => {
     if (hook === 'execute') return wrapExecuteTap(fn as ExecuteTap);
     const tapFn: TwoArgs = fn;
+    const onResult = (result: unknown) => attributeRefusal(result, plugin);
+    const onError = (error: unknown): never => {
+      throw attribute(error, plugin, hook);
+    };
+    // preCall and postCall taps may answer with a promise on the calls where they must wait.
     const guarded: TwoArgs = ANSWERING.has(hook)
       ? (a, b) => {
           try {
-            return attributeRefusal(tapFn(a, b), plugin);
+            const out = tapFn(a, b);
+            return isThenable(out) ? Promise.resolve(out).then(onResult, onError) : attributeRefusal(out, plugin);
           } catch (error) {
             throw attribute(error, plugin, hook);
           }
@@ -341,6 +363,11 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
     facades[hook] = Object.freeze(base);
   }
   return Object.freeze(facades as PluginHooks);
+}
+
+/** Whether a tap answered with a promise (or any thenable) to wait for. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 function readRefusalCode(result: unknown): string | undefined {

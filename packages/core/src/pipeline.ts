@@ -1,6 +1,7 @@
 import type { CallContext, Executor, Outcome } from './context.js';
 import { CoreErrorCode, RpcCode, SluiceError, messageOf } from './errors.js';
 import type { CoreHooks, PreCallAnswer } from './hooks.js';
+import { isThenable } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { CallToolResult } from './protocol.js';
 import { isInputRequired } from './protocol.js';
@@ -24,11 +25,6 @@ type PostCallFn = (result: CallToolResult, ctx: CallContext) => CallToolResult |
 /** The tap functions of a hook, in the order tapable sorted them (stages, `before`). */
 function tapFunctions(hook: { readonly taps: readonly { readonly fn: unknown }[] }): readonly unknown[] {
   return Object.freeze(hook.taps.map((tap) => tap.fn));
-}
-
-/** Whether a tap answered with a promise (or any thenable) to wait for. */
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /**

@@ -143,6 +143,27 @@ describe('the call pipeline', () => {
     await kit.close();
   });
 
+  it('names the plugin of a sync tap whose promise refuses or rejects', async () => {
+    const kit = await createTestKit({
+      plugins: [
+        plugin('later', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'later', stage: Stage.RISK }, (ctx) => {
+            if (ctx.arguments.text === 'answer') return undefined;
+            return ctx.arguments.text === 'refuse'
+              ? Promise.resolve(refusal({ code: 'LATER_NO', message: 'refused after a wait' }))
+              : Promise.reject(new Error('broke while waiting'));
+          }),
+        ),
+      ],
+      tools: [echo],
+    });
+    expect(errorOf(await kit.call('echo', { text: 'refuse' }))).toMatchObject({ code: 'LATER_NO', plugin: 'later' });
+    const failure = await kit.server.call('echo', { text: 'reject' }).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ code: CoreErrorCode.PLUGIN_FAILED, plugin: 'later', hook: 'preCall' });
+    expect(textOf(await kit.call('echo', { text: 'answer' }))).toBe('answer');
+    await kit.close();
+  });
+
   it('threads a result through a sync postCall tap after a promise one, and keeps it when a tap returns nothing', async () => {
     const kit = await createTestKit({
       plugins: [
