@@ -107,6 +107,9 @@ export interface TapOptions {
 
 type TapArg = TapOptions | string;
 
+/** The executors the facades built around plugins' wrappers: whatever they return has its refusals attributed. */
+const ATTRIBUTING = new WeakSet<Executor>();
+
 /** The hooks whose taps may answer a call with a result: a refusal there names its plugin. */
 const ANSWERING: ReadonlySet<HookName> = new Set(['preCall', 'postCall']);
 
@@ -322,13 +325,19 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
   const wrapExecuteTap =
     (fn: ExecuteTap): ExecuteTap =>
     (next, tool) => {
+      // What the inner executor last returned: a wrapper that hands it back unchanged (it only looked at the
+      // call) passes on a result an inner plugin's wrapper attributed already, and needs no `then` of its own.
+      // Around the tool's own executor there is no such wrapper: the innermost plugin attributes what it returns.
+      const attributed = ATTRIBUTING.has(next);
+      let passed: Promise<CallToolResult> | undefined;
+      const inner: Executor = (ctx) => (passed = next(ctx));
       let built: Executor;
       try {
-        built = fn(next, tool);
+        built = fn(inner, tool);
       } catch (error) {
         throw attribute(error, plugin, 'execute');
       }
-      if (built === next) return next; // the plugin does not apply to this tool: zero cost
+      if (built === inner || built === next) return next; // the plugin does not apply to this tool: zero cost
       if (typeof built !== 'function') {
         throw new SluiceError(
           CoreErrorCode.INVALID_TAP,
@@ -343,13 +352,21 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
         throw attribute(error, plugin, 'execute');
       };
       const onResult = (result: CallToolResult): CallToolResult => attributeRefusal(result, plugin);
-      return (ctx) => {
+      const wrapped: Executor = (ctx) => {
+        let running: Promise<CallToolResult>;
         try {
-          return built(ctx).then(onResult, onError);
+          running = built(ctx);
         } catch (error) {
+          passed = undefined;
           return Promise.reject(attribute(error, plugin, 'execute'));
         }
+        // Assigned after the inner call returned, so a nested call of the same tool made meanwhile cannot mix them up.
+        const through = attributed && running === passed;
+        passed = undefined;
+        return through ? running : running.then(onResult, onError);
       };
+      ATTRIBUTING.add(wrapped);
+      return wrapped;
     };
 
   const facades: Partial<Record<HookName, Readonly<RawFacade>>> = {};

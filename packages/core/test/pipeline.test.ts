@@ -234,6 +234,58 @@ describe('the call pipeline', () => {
     await kit.close();
   });
 
+  it("keeps the inner plugin's name on a refusal that outer wrappers pass through unchanged or rewrap", async () => {
+    const kit = await createTestKit({
+      plugins: [
+        plugin('inner', ({ hooks }) =>
+          hooks.execute.tap(
+            { name: 'inner', stage: Stage.DEFAULT },
+            () => () => Promise.resolve(refusal({ code: 'INNER_NO', message: 'refused inside' })),
+          ),
+        ),
+        // Looks at the call and hands the inner promise back as it is.
+        plugin('looks', ({ hooks }) =>
+          hooks.execute.tap({ name: 'looks', stage: Stage.THROTTLE }, (next) => (ctx) => next(ctx)),
+        ),
+        // Waits on the inner promise and returns its result: a promise of its own.
+        plugin('rewraps', ({ hooks }) =>
+          hooks.execute.tap({ name: 'rewraps', stage: Stage.TRANSFORM }, (next) => async (ctx) => await next(ctx)),
+        ),
+        plugin('outer', ({ hooks }) =>
+          hooks.execute.tap({ name: 'outer', stage: Stage.LAST }, (next) => (ctx) => next(ctx)),
+        ),
+      ],
+      tools: [echo],
+    });
+    expect(errorOf(await kit.call('echo', { text: 'hi' }))).toMatchObject({ code: 'INNER_NO', plugin: 'inner' });
+    await kit.close();
+  });
+
+  it('names the plugin whose pass-through wrapper throws before calling next, and the inner one for its rejection', async () => {
+    const kit = await createTestKit({
+      plugins: [
+        plugin('fails', ({ hooks }) =>
+          hooks.execute.tap(
+            { name: 'fails', stage: Stage.DEFAULT },
+            () => () => Promise.reject(new Error('inner broke')),
+          ),
+        ),
+        plugin('looks', ({ hooks }) =>
+          hooks.execute.tap({ name: 'looks', stage: Stage.THROTTLE }, (next) => (ctx) => {
+            if (ctx.arguments.text === 'throw') throw new Error('outer broke');
+            return next(ctx);
+          }),
+        ),
+      ],
+      tools: [echo],
+    });
+    const inner = await kit.server.call('echo', { text: 'hi' }).catch((e: unknown) => e);
+    expect(inner).toMatchObject({ code: CoreErrorCode.PLUGIN_FAILED, plugin: 'fails', hook: 'execute' });
+    const outer = await kit.server.call('echo', { text: 'throw' }).catch((e: unknown) => e);
+    expect(outer).toMatchObject({ code: CoreErrorCode.PLUGIN_FAILED, plugin: 'looks', hook: 'execute' });
+    await kit.close();
+  });
+
   it('leaves a tool untouched when an execute tap returns next unchanged', async () => {
     let wrappedCalls = 0;
     const kit = await createTestKit({
