@@ -17,7 +17,9 @@ function start(args: string[], prof: boolean) {
       '--conditions=sluice:source',
       '--import',
       'tsx',
-      ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${process.env.PROF_INTERVAL_US ?? '1000'}`] : []),
+      ...(prof
+        ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${process.env.PROF_INTERVAL_US ?? '1000'}`]
+        : []),
     ],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
