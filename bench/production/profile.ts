@@ -17,7 +17,9 @@ function start(args: string[], prof: boolean) {
       '--conditions=sluice:source',
       '--import',
       'tsx',
-      ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []),
+      ...(prof
+        ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${process.env.PROF_INTERVAL_US ?? '1000'}`]
+        : []),
     ],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -84,6 +86,6 @@ const top = (m: Map<string, number>, n: number) =>
     .slice(0, n)
     .map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
 process.stdout.write(
-  `samples ${total}\n-- self --\n${top(selfBy, 40).join('\n')}\n-- inclusive by module --\n${top(inclusiveBy, 40).join('\n')}\n`,
+  `profile ${join(dir, file)}\nsamples ${total}\n-- self --\n${top(selfBy, 40).join('\n')}\n-- inclusive by module --\n${top(inclusiveBy, 40).join('\n')}\n`,
 );
 process.exit(0);

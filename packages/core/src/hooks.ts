@@ -107,6 +107,9 @@ export interface TapOptions {
 
 type TapArg = TapOptions | string;
 
+/** The executors the facades built around plugins' wrappers: whatever they return has its refusals attributed. */
+const ATTRIBUTING = new WeakSet<Executor>();
+
 /** The hooks whose taps may answer a call with a result: a refusal there names its plugin. */
 const ANSWERING: ReadonlySet<HookName> = new Set(['preCall', 'postCall']);
 
@@ -130,11 +133,27 @@ interface AsyncTappable<Args extends unknown[], R> extends SyncTappable<Args, R>
 type ArgsOf<H> = H extends { promise(...args: infer A): Promise<unknown> } ? A : never;
 type ResultOf<H> = H extends { promise(...args: never[]): Promise<infer R> } ? R : never;
 
+/**
+ * A per-call hook the pipeline runs itself (`preCall`, `postCall`): a `tap`
+ * answers at once, or returns a promise only on the calls where it must wait
+ * (the pipeline waits for it then, and for nothing otherwise).
+ */
+interface CallTappable<Args extends unknown[], R> {
+  tap(options: TapArg, fn: (...args: Args) => R | Promise<R>): void;
+  tapPromise(options: TapArg, fn: (...args: Args) => Promise<R>): void;
+  isUsed(): boolean;
+}
+
+/** The hooks the pipeline runs per call, tap by tap. */
+type CallHookName = 'preCall' | 'postCall';
+
 /** The hooks as a plugin sees them inside `apply()`: `tapPromise` only where the hook is async. */
 export type PluginHooks = {
-  readonly [K in HookName]: HookTable[K]['async'] extends true
-    ? AsyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>
-    : SyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>;
+  readonly [K in HookName]: K extends CallHookName
+    ? CallTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>
+    : HookTable[K]['async'] extends true
+      ? AsyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>
+      : SyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>;
 };
 
 /** Shared between the facades of one server: who may tap, and what was tapped. */
@@ -232,27 +251,51 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
     else target.tapPromise?.(tapArgs, wrapped as RawTapFn);
   };
 
+  // Every core hook takes at most two arguments: fixed-arity wrappers allocate nothing per call.
+  type TwoArgs = (a: never, b: never) => unknown;
+
   const wrapSync = (hook: HookName, fn: AnyFn): AnyFn => {
     if (hook === 'execute') return wrapExecuteTap(fn as ExecuteTap);
-    const answers = ANSWERING.has(hook);
-    const guarded = (...args: never[]): unknown => {
-      try {
-        return answers ? attributeRefusal(fn(...args), plugin) : fn(...args);
-      } catch (error) {
-        throw attribute(error, plugin, hook);
-      }
+    const tapFn: TwoArgs = fn;
+    const onResult = (result: unknown) => attributeRefusal(result, plugin);
+    const onError = (error: unknown): never => {
+      throw attribute(error, plugin, hook);
     };
+    // preCall and postCall taps may answer with a promise on the calls where they must wait.
+    const guarded: TwoArgs = ANSWERING.has(hook)
+      ? (a, b) => {
+          try {
+            const out = tapFn(a, b);
+            return isThenable(out) ? Promise.resolve(out).then(onResult, onError) : attributeRefusal(out, plugin);
+          } catch (error) {
+            throw attribute(error, plugin, hook);
+          }
+        }
+      : (a, b) => {
+          try {
+            return tapFn(a, b);
+          } catch (error) {
+            throw attribute(error, plugin, hook);
+          }
+        };
     return hook === 'preCall' && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
   };
 
+  // One `then` per call, with handlers made once per tap: no async function frame, no extra await.
   const wrapPromise = (hook: HookName, fn: AnyFn): AnyFn => {
-    const answers = ANSWERING.has(hook);
-    const guarded = async (...args: never[]): Promise<unknown> => {
+    const tapFn: TwoArgs = fn;
+    const onResult = ANSWERING.has(hook) ? (result: unknown) => attributeRefusal(result, plugin) : undefined;
+    const onError = (error: unknown): never => {
+      throw attribute(error, plugin, hook);
+    };
+    const guarded: TwoArgs = (a, b) => {
+      let out: unknown;
       try {
-        return answers ? attributeRefusal(await fn(...args), plugin) : await fn(...args);
+        out = tapFn(a, b);
       } catch (error) {
-        throw attribute(error, plugin, hook);
+        return Promise.reject(attribute(error, plugin, hook));
       }
+      return Promise.resolve(out).then(onResult, onError);
     };
     return hook === 'preCall' && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
   };
@@ -282,13 +325,19 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
   const wrapExecuteTap =
     (fn: ExecuteTap): ExecuteTap =>
     (next, tool) => {
+      // What the inner executor last returned: a wrapper that hands it back unchanged (it only looked at the
+      // call) passes on a result an inner plugin's wrapper attributed already, and needs no `then` of its own.
+      // Around the tool's own executor there is no such wrapper: the innermost plugin attributes what it returns.
+      const attributed = ATTRIBUTING.has(next);
+      let passed: Promise<CallToolResult> | undefined;
+      const inner: Executor = (ctx) => (passed = next(ctx));
       let built: Executor;
       try {
-        built = fn(next, tool);
+        built = fn(inner, tool);
       } catch (error) {
         throw attribute(error, plugin, 'execute');
       }
-      if (built === next) return next; // the plugin does not apply to this tool: zero cost
+      if (built === inner || built === next) return next; // the plugin does not apply to this tool: zero cost
       if (typeof built !== 'function') {
         throw new SluiceError(
           CoreErrorCode.INVALID_TAP,
@@ -303,13 +352,21 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
         throw attribute(error, plugin, 'execute');
       };
       const onResult = (result: CallToolResult): CallToolResult => attributeRefusal(result, plugin);
-      return (ctx) => {
+      const wrapped: Executor = (ctx) => {
+        let running: Promise<CallToolResult>;
         try {
-          return built(ctx).then(onResult, onError);
+          running = built(ctx);
         } catch (error) {
+          passed = undefined;
           return Promise.reject(attribute(error, plugin, 'execute'));
         }
+        // Assigned after the inner call returned, so a nested call of the same tool made meanwhile cannot mix them up.
+        const through = attributed && running === passed;
+        passed = undefined;
+        return through ? running : running.then(onResult, onError);
       };
+      ATTRIBUTING.add(wrapped);
+      return wrapped;
     };
 
   const facades: Partial<Record<HookName, Readonly<RawFacade>>> = {};
@@ -323,6 +380,11 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
     facades[hook] = Object.freeze(base);
   }
   return Object.freeze(facades as PluginHooks);
+}
+
+/** Whether a tap answered with a promise (or any thenable) to wait for. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 function readRefusalCode(result: unknown): string | undefined {

@@ -7,6 +7,7 @@ import {
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { Logger } from './logger.js';
 import type { AuthInfo } from './protocol.js';
+import { namesMethod } from './protocol.js';
 import { identityOf } from './auth/identity.js';
 import type { ListChange } from './transport-hooks.js';
 import { sendChange } from './transport-hooks.js';
@@ -70,7 +71,12 @@ function ownerOf(authInfo: AuthInfo | undefined): string | undefined {
  * its id.
  */
 function opensSession(request: Request, body: unknown): boolean {
-  return request.method === 'POST' && isInitializeRequest(body) && !hasModernEnvelope(request, body);
+  return (
+    request.method === 'POST' &&
+    namesMethod(body, 'initialize') &&
+    isInitializeRequest(body) &&
+    !hasModernEnvelope(request, body)
+  );
 }
 
 /** The first protocol revision without sessions or `initialize`. */

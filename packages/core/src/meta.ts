@@ -56,12 +56,23 @@ export function initialOutgoingMeta(incoming: Readonly<Meta>): Meta {
   return out;
 }
 
-/** A plain-object copy of a prototype-free `_meta`, for handing to the SDK. */
-export function toPlainMeta(meta: Readonly<Meta>): Meta | undefined {
-  const keys = Object.keys(meta);
-  if (keys.length === 0) return undefined;
-  const out: Meta = {};
-  for (const key of keys)
-    Object.defineProperty(out, key, { value: meta[key], enumerable: true, writable: true, configurable: true });
+/**
+ * A plain-object copy of a prototype-free `_meta`, for handing to the SDK.
+ * Keys are assigned, which keeps the object in V8's fast mode (it is
+ * serialized on every proxied call); only a `__proto__` key is defined, so
+ * that it stays a key and never becomes the prototype. `base`, when given,
+ * is copied first and its keys are overridden by `meta`'s.
+ */
+export function toPlainMeta(meta: Readonly<Meta>, base?: Readonly<Meta>): Meta | undefined {
+  let out: Meta | undefined;
+  if (base !== undefined) for (const key of Object.keys(base)) out = put(out ?? {}, key, base[key]);
+  for (const key in meta) out = put(out ?? {}, key, meta[key]);
+  return out;
+}
+
+function put(out: Meta, key: string, value: unknown): Meta {
+  if (key === '__proto__')
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
   return out;
 }

@@ -1,6 +1,7 @@
 import type { CallContext, Executor, Outcome } from './context.js';
 import { CoreErrorCode, RpcCode, SluiceError, messageOf } from './errors.js';
-import type { CoreHooks } from './hooks.js';
+import type { CoreHooks, PreCallAnswer } from './hooks.js';
+import { isThenable } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { CallToolResult } from './protocol.js';
 import { isInputRequired } from './protocol.js';
@@ -16,11 +17,26 @@ export interface RegisteredTool {
   readonly input: CompiledSchema | undefined;
 }
 
+/** A `preCall` tap as the facade wrapped it: an answer, nothing, or a promise of either. */
+type PreCallFn = (ctx: CallContext) => PreCallAnswer | Promise<PreCallAnswer>;
+/** A `postCall` tap as the facade wrapped it: a result (undefined keeps the one it was given), or a promise of one. */
+type PostCallFn = (result: CallToolResult, ctx: CallContext) => CallToolResult | undefined | Promise<CallToolResult>;
+
+/** The tap functions of a hook, in the order tapable sorted them (stages, `before`). */
+function tapFunctions(hook: { readonly taps: readonly { readonly fn: unknown }[] }): readonly unknown[] {
+  return Object.freeze(hook.taps.map((tap) => tap.fn));
+}
+
 /**
  * Runs calls through the hooks. Which hooks are tapped is read once, when the
  * hooks are locked, so an untapped hook costs a boolean test per call.
+ * `preCall` and `postCall` taps run here, in tapable's order, rather than
+ * through tapable's generated promise chain: a tap that answers at once
+ * costs a function call, and only a tap that returns a promise is awaited.
  */
 export class Pipeline {
+  private readonly preCallTaps: readonly PreCallFn[];
+  private readonly postCallTaps: readonly PostCallFn[];
   private readonly preCallUsed: boolean;
   private readonly postCallUsed: boolean;
   private readonly settledUsed: boolean;
@@ -32,8 +48,10 @@ export class Pipeline {
     readonly hooks: CoreHooks,
     private readonly logger: Logger,
   ) {
-    this.preCallUsed = hooks.preCall.isUsed();
-    this.postCallUsed = hooks.postCall.isUsed();
+    this.preCallTaps = tapFunctions(hooks.preCall) as readonly PreCallFn[];
+    this.postCallTaps = tapFunctions(hooks.postCall) as readonly PostCallFn[];
+    this.preCallUsed = this.preCallTaps.length > 0;
+    this.postCallUsed = this.postCallTaps.length > 0;
     this.settledUsed = hooks.settled.isUsed();
     this.executeUsed = hooks.execute.isUsed();
     this.listToolsUsed = hooks.listTools.isUsed();
@@ -91,7 +109,8 @@ export class Pipeline {
         }
       }
       if (this.preCallUsed) {
-        const answered = await this.hooks.preCall.promise(ctx);
+        let answered = this.preCall(ctx);
+        if (isThenable(answered)) answered = await answered;
         if (answered !== undefined) {
           // An input-required answer (see `CoreHooks.preCall`) goes back to the SDK as it is.
           const refused = answered as CallToolResult;
@@ -103,7 +122,10 @@ export class Pipeline {
       }
       let result = await entry.executor(ctx);
       // An input-required answer is a question for the client, not a result to rewrite.
-      if (this.postCallUsed && !isInputRequired(result)) result = await this.hooks.postCall.promise(result, ctx);
+      if (this.postCallUsed && !isInputRequired(result)) {
+        const rewritten = this.postCall(result, ctx);
+        result = isThenable(rewritten) ? await rewritten : rewritten;
+      }
       if (observed) outcome = settledOutcome(result, performance.now() - started);
       return result;
     } catch (error) {
@@ -120,6 +142,53 @@ export class Pipeline {
       if (outcome !== undefined) this.settle(ctx, outcome);
       if (--this.inflight === 0) this.onDrained?.();
     }
+  }
+
+  /**
+   * The `preCall` taps in order until one answers. A tap that answers at
+   * once is not awaited: when none returns a promise, neither does this. A
+   * promise that settles to nothing goes on to the next tap, whichever way
+   * the tap was registered.
+   */
+  private preCall(ctx: CallContext): PreCallAnswer | Promise<PreCallAnswer> {
+    const taps = this.preCallTaps;
+    for (let i = 0; i < taps.length; i++) {
+      const answered = (taps[i] as PreCallFn)(ctx);
+      if (isThenable(answered)) return this.preCallFrom(i, answered, ctx);
+      if (answered !== undefined) return answered;
+    }
+    return undefined;
+  }
+
+  private async preCallFrom(at: number, pending: Promise<PreCallAnswer>, ctx: CallContext): Promise<PreCallAnswer> {
+    let answered = await pending;
+    const taps = this.preCallTaps;
+    for (let i = at + 1; answered === undefined && i < taps.length; i++) answered = await (taps[i] as PreCallFn)(ctx);
+    return answered;
+  }
+
+  /** The `postCall` taps in order, each given the result the one before left (a waterfall). */
+  private postCall(result: CallToolResult, ctx: CallContext): CallToolResult | Promise<CallToolResult> {
+    const taps = this.postCallTaps;
+    let current = result;
+    for (let i = 0; i < taps.length; i++) {
+      const next = (taps[i] as PostCallFn)(current, ctx);
+      if (isThenable(next)) return this.postCallFrom(i, next, current, ctx);
+      if (next !== undefined) current = next;
+    }
+    return current;
+  }
+
+  private async postCallFrom(
+    at: number,
+    pending: Promise<CallToolResult | undefined>,
+    result: CallToolResult,
+    ctx: CallContext,
+  ): Promise<CallToolResult> {
+    let current = (await pending) ?? result;
+    const taps = this.postCallTaps;
+    for (let i = at + 1; i < taps.length; i++) current = (await (taps[i] as PostCallFn)(current, ctx)) ?? current;
+    return current;
   }
 
   private failure(error: unknown, ctx: CallContext): SluiceError {

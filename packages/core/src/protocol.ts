@@ -25,3 +25,12 @@ export function isInputRequired(value: unknown): boolean {
     (value as { resultType?: unknown }).resultType === 'input_required'
   );
 }
+
+/**
+ * Whether a JSON-RPC message names this method: the cheap test before a
+ * schema check. Most messages are not `initialize`, and a schema that fails
+ * builds a whole error to say so.
+ */
+export function namesMethod(value: unknown, method: string): boolean {
+  return typeof value === 'object' && value !== null && (value as { method?: unknown }).method === method;
+}

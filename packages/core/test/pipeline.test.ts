@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CoreErrorCode, SluiceError, Stage, definePlugin, refusal } from '@sluice/core';
 import type { CallContext, Executor, Outcome, Plugin } from '@sluice/core';
+
+type CallToolResultLike = Parameters<typeof textOf>[0];
 import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
 
 const echo = {
@@ -81,6 +83,131 @@ describe('the call pipeline', () => {
     await kit.close();
   });
 
+  it('runs sync and promise preCall taps in stage order, waiting for each promise before the next tap', async () => {
+    const seen: string[] = [];
+    const kit = await createTestKit({
+      plugins: [
+        plugin('first', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'first', stage: Stage.FILTER }, () => void seen.push('1')),
+        ),
+        plugin('slow', ({ hooks }) =>
+          hooks.preCall.tapPromise({ name: 'slow', stage: Stage.LOOP }, async () => {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            seen.push('2');
+            return undefined;
+          }),
+        ),
+        plugin('third', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'third', stage: Stage.RISK }, () => void seen.push('3')),
+        ),
+        plugin('refuses', ({ hooks }) =>
+          hooks.preCall.tapPromise({ name: 'refuses', stage: Stage.APPROVAL }, () => {
+            seen.push('4');
+            return Promise.resolve(refusal({ code: 'LATE_NO', message: 'refused after a wait' }));
+          }),
+        ),
+        plugin('never', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'never', stage: Stage.DEFAULT }, () => void seen.push('5')),
+        ),
+      ],
+      tools: [echo],
+    });
+    const result = await kit.call('echo', { text: 'hi' });
+    expect(errorOf(result)).toMatchObject({ code: 'LATE_NO', plugin: 'refuses' });
+    expect(seen).toEqual(['1', '2', '3', '4']);
+    await kit.close();
+  });
+
+  it('waits for a promise that a sync preCall tap returns, and goes on to the next tap when it settles to nothing', async () => {
+    const seen: string[] = [];
+    const kit = await createTestKit({
+      plugins: [
+        // A plain-JavaScript plugin's slip: an async function tapped with tap(). Its guard must still run in full.
+        plugin('slip', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'slip', stage: Stage.FILTER }, (async () => {
+            await Promise.resolve();
+            seen.push('slip');
+          }) as unknown as () => undefined),
+        ),
+        plugin('guard', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'guard', stage: Stage.RISK }, () => {
+            seen.push('guard');
+            return refusal({ code: 'GUARDED', message: 'the later guard still runs' });
+          }),
+        ),
+      ],
+      tools: [echo],
+    });
+    expect(errorOf(await kit.call('echo', { text: 'hi' }))?.code).toBe('GUARDED');
+    expect(seen).toEqual(['slip', 'guard']);
+    await kit.close();
+  });
+
+  it('names the plugin of a sync tap whose promise refuses or rejects', async () => {
+    const kit = await createTestKit({
+      plugins: [
+        plugin('later', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'later', stage: Stage.RISK }, (ctx) => {
+            if (ctx.arguments.text === 'answer') return undefined;
+            return ctx.arguments.text === 'refuse'
+              ? Promise.resolve(refusal({ code: 'LATER_NO', message: 'refused after a wait' }))
+              : Promise.reject(new Error('broke while waiting'));
+          }),
+        ),
+      ],
+      tools: [echo],
+    });
+    expect(errorOf(await kit.call('echo', { text: 'refuse' }))).toMatchObject({ code: 'LATER_NO', plugin: 'later' });
+    const failure = await kit.server.call('echo', { text: 'reject' }).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ code: CoreErrorCode.PLUGIN_FAILED, plugin: 'later', hook: 'preCall' });
+    expect(textOf(await kit.call('echo', { text: 'answer' }))).toBe('answer');
+    await kit.close();
+  });
+
+  it('threads a result through a sync postCall tap after a promise one, and keeps it when a tap returns nothing', async () => {
+    const kit = await createTestKit({
+      plugins: [
+        plugin('waits', ({ hooks }) =>
+          hooks.postCall.tapPromise({ name: 'waits', stage: Stage.TRANSFORM }, async (r) => {
+            await new Promise((resolve) => setTimeout(resolve, 2));
+            return { ...r, content: [{ type: 'text' as const, text: `${textOf(r)}-waited` }] };
+          }),
+        ),
+        plugin('looks', ({ hooks }) =>
+          hooks.postCall.tap(
+            { name: 'looks', stage: Stage.CHAIN },
+            (() => undefined) as unknown as (r: CallToolResultLike) => CallToolResultLike,
+          ),
+        ),
+        plugin('last', ({ hooks }) =>
+          hooks.postCall.tap({ name: 'last', stage: Stage.LAST }, (r) => ({
+            ...r,
+            content: [{ type: 'text' as const, text: `${textOf(r)}-last` }],
+          })),
+        ),
+      ],
+      tools: [echo],
+    });
+    expect(textOf(await kit.call('echo', { text: 'v' }))).toBe('v-waited-last');
+    await kit.close();
+  });
+
+  it('names the plugin when a promise preCall tap rejects', async () => {
+    const kit = await createTestKit({
+      plugins: [
+        plugin('rejects', ({ hooks }) =>
+          hooks.preCall.tapPromise({ name: 'rejects', stage: Stage.RISK }, () => Promise.reject(new Error('boom'))),
+        ),
+      ],
+      tools: [echo],
+    });
+    const failure = await kit.server.call('echo', { text: 'hi' }).catch((e: unknown) => e);
+    expect(SluiceError.is(failure)).toBe(true);
+    expect(failure).toMatchObject({ code: CoreErrorCode.PLUGIN_FAILED, plugin: 'rejects', hook: 'preCall' });
+    await expect(kit.call('echo', { text: 'hi' })).rejects.toThrow(/plugin "rejects" \(preCall\)/);
+    await kit.close();
+  });
+
   it('composes execute wrappers once per tool, the highest stage outermost', async () => {
     const order: string[] = [];
     let compositions = 0;
@@ -104,6 +231,58 @@ describe('the call pipeline', () => {
     await kit.call('echo', { text: '2' });
     expect(compositions).toBe(2);
     expect(order.slice(0, 4)).toEqual(['outer:in', 'inner:in', 'inner:out', 'outer:out']);
+    await kit.close();
+  });
+
+  it("keeps the inner plugin's name on a refusal that outer wrappers pass through unchanged or rewrap", async () => {
+    const kit = await createTestKit({
+      plugins: [
+        plugin('inner', ({ hooks }) =>
+          hooks.execute.tap(
+            { name: 'inner', stage: Stage.DEFAULT },
+            () => () => Promise.resolve(refusal({ code: 'INNER_NO', message: 'refused inside' })),
+          ),
+        ),
+        // Looks at the call and hands the inner promise back as it is.
+        plugin('looks', ({ hooks }) =>
+          hooks.execute.tap({ name: 'looks', stage: Stage.THROTTLE }, (next) => (ctx) => next(ctx)),
+        ),
+        // Waits on the inner promise and returns its result: a promise of its own.
+        plugin('rewraps', ({ hooks }) =>
+          hooks.execute.tap({ name: 'rewraps', stage: Stage.TRANSFORM }, (next) => async (ctx) => await next(ctx)),
+        ),
+        plugin('outer', ({ hooks }) =>
+          hooks.execute.tap({ name: 'outer', stage: Stage.LAST }, (next) => (ctx) => next(ctx)),
+        ),
+      ],
+      tools: [echo],
+    });
+    expect(errorOf(await kit.call('echo', { text: 'hi' }))).toMatchObject({ code: 'INNER_NO', plugin: 'inner' });
+    await kit.close();
+  });
+
+  it('names the plugin whose pass-through wrapper throws before calling next, and the inner one for its rejection', async () => {
+    const kit = await createTestKit({
+      plugins: [
+        plugin('fails', ({ hooks }) =>
+          hooks.execute.tap(
+            { name: 'fails', stage: Stage.DEFAULT },
+            () => () => Promise.reject(new Error('inner broke')),
+          ),
+        ),
+        plugin('looks', ({ hooks }) =>
+          hooks.execute.tap({ name: 'looks', stage: Stage.THROTTLE }, (next) => (ctx) => {
+            if (ctx.arguments.text === 'throw') throw new Error('outer broke');
+            return next(ctx);
+          }),
+        ),
+      ],
+      tools: [echo],
+    });
+    const inner = await kit.server.call('echo', { text: 'hi' }).catch((e: unknown) => e);
+    expect(inner).toMatchObject({ code: CoreErrorCode.PLUGIN_FAILED, plugin: 'fails', hook: 'execute' });
+    const outer = await kit.server.call('echo', { text: 'throw' }).catch((e: unknown) => e);
+    expect(outer).toMatchObject({ code: CoreErrorCode.PLUGIN_FAILED, plugin: 'looks', hook: 'execute' });
     await kit.close();
   });
 

@@ -52,6 +52,11 @@ definePlugin({
       return ctx.arguments.x === 1 ? refusal({ code: 'X', message: 'x' }) : undefined;
     });
     hooks.preCall.tapPromise('taps', async () => undefined);
+    // A preCall or postCall tap answers at once, or with a promise on the calls where it must wait.
+    hooks.preCall.tap('taps', (ctx) => (ctx.arguments.wait === true ? Promise.resolve(undefined) : undefined));
+    hooks.postCall.tap('taps', (result, ctx) => (ctx.arguments.wait === true ? Promise.resolve(result) : result));
+    // @ts-expect-error a listTools tap answers at once: it runs inside tools/list, which waits for nothing
+    hooks.listTools.tap('taps', (tools) => Promise.resolve(tools));
     hooks.execute.tap('taps', (next, tool) => {
       expectTypeOf(next).toEqualTypeOf<Executor>();
       expectTypeOf(tool).toEqualTypeOf<SluiceTool>();

@@ -28,6 +28,8 @@ interface CallRecord {
   readonly metrics: ToolMetrics | undefined;
   /** Between reaching admission control and being admitted (or turned away). */
   waiting: boolean;
+  /** Counted in `sluice_calls_queued`: still waiting once admission control returned. */
+  counted: boolean;
 }
 
 /**
@@ -43,7 +45,12 @@ export function telemetry(options: TelemetryOptions): Plugin {
   const begin = (ctx: CallContext): undefined => {
     const parent = ctx.parent ? calls.get(ctx.parent)?.span : undefined;
     const series = metrics?.forTool(ctx.tool.name);
-    calls.set(ctx, { span: tracing ? startCallSpan(ctx, parent) : undefined, metrics: series, waiting: false });
+    calls.set(ctx, {
+      span: tracing ? startCallSpan(ctx, parent) : undefined,
+      metrics: series,
+      waiting: false,
+      counted: false,
+    });
     if (series) series.inFlight.value++;
     return undefined;
   };
@@ -99,7 +106,10 @@ function watchAdmission(hooks: PluginHooks, metrics: GatewayMetrics, calls: Weak
       const record = calls.get(ctx);
       if (record?.waiting) {
         record.waiting = false;
-        queued().value--;
+        if (record.counted) {
+          record.counted = false;
+          queued().value--;
+        }
       }
       return next(ctx);
     };
@@ -114,11 +124,17 @@ function watchAdmission(hooks: PluginHooks, metrics: GatewayMetrics, calls: Weak
       const record = calls.get(ctx);
       if (record === undefined) return next(ctx);
       record.waiting = true;
+      const running = next(ctx);
+      // Admitted at once (the inner wrapper ran before `next` returned): it never waited, so the gauge never moves.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- `next` ran the inner wrapper, which may have cleared it
+      if (!record.waiting) return running;
+      record.counted = true;
       queued().value++;
-      return next(ctx).finally(() => {
+      return running.finally(() => {
         // Shed, or cancelled while waiting: it leaves the line without being admitted.
         if (!record.waiting) return;
         record.waiting = false;
+        record.counted = false;
         queued().value--;
       });
     };

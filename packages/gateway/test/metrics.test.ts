@@ -25,7 +25,9 @@ beforeAll(async () => {
           retry: { initialDelayMs: 600_000, maxDelayMs: 600_000 },
         },
       ],
-      plugins: { concurrency: { tools: { up_hold: { maxActive: 1, maxQueue: 2 } } } },
+      plugins: {
+        concurrency: { tools: { up_hold: { maxActive: 1, maxQueue: 2 }, up_echo: { maxActive: 8, maxQueue: 8 } } },
+      },
     },
     { logger: captureLogger().logger },
   );
@@ -55,6 +57,8 @@ describe('/metrics', () => {
     expect(sample(body, 'sluice_calls_total{tool="up_echo",outcome="refused"}')).toBe(1);
     expect(sample(body, 'sluice_refusals_total{tool="up_echo",code="TOOL_NOT_AVAILABLE"}')).toBe(1);
     expect(sample(body, 'sluice_calls_in_flight{tool="up_echo"}')).toBe(0);
+    // Every call of the guarded tool was admitted at once: none waited, so it has no queued series at all.
+    expect(body).not.toContain('sluice_calls_queued{tool="up_echo"}');
     expect(sample(body, 'sluice_call_duration_seconds_count{tool="up_echo"}')).toBe(4);
     expect(sample(body, 'sluice_call_duration_seconds_bucket{tool="up_echo",le="+Inf"}')).toBe(4);
     expect(sample(body, 'sluice_call_duration_seconds_bucket{tool="up_echo",le="60"}')).toBe(4);

@@ -26,9 +26,10 @@ export function chaining(options: ChainingOptions = {}): Plugin {
     mode: config.mode,
     apply({ hooks, logger, mode, tools }) {
       const catalog = new ChainCatalog(tools, rules, logger);
-      hooks.postCall.tapPromise({ name: PLUGIN_NAME, stage: Stage.CHAIN }, (result, ctx) => {
-        if (!hasDirective(result) || isChainStep(ctx)) return Promise.resolve(result);
-        if (readRefusal(result) !== undefined) return Promise.resolve(result);
+      // A sync tap: a result without a directive (nearly every call) passes at once; only a chain is waited for.
+      hooks.postCall.tap({ name: PLUGIN_NAME, stage: Stage.CHAIN }, (result, ctx) => {
+        if (!hasDirective(result) || isChainStep(ctx)) return result;
+        if (readRefusal(result) !== undefined) return result;
         if (!catalog.follows(ctx.tool)) {
           if (logger.isLevelEnabled('debug')) {
             logger.debug(
@@ -36,7 +37,7 @@ export function chaining(options: ChainingOptions = {}): Plugin {
               'next-tool directive left to the client',
             );
           }
-          return Promise.resolve(result);
+          return result;
         }
         if (mode === 'audit') return audit(config, catalog, ctx, result);
         return runChain(config, catalog, logger, ctx, result);

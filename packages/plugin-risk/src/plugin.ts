@@ -118,7 +118,7 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       approvers.add(approver);
       api.services.container.register(Tokens.Approver, { useValue: approver });
       const approvals = new ApprovalGate(targets, approver, config.approval, api.mode, mask.text);
-      api.hooks.preCall.tapPromise({ name: PLUGIN_NAME, stage: Stage.APPROVAL }, (ctx) => approvals.check(ctx));
+      api.hooks.preCall.tap({ name: PLUGIN_NAME, stage: Stage.APPROVAL }, (ctx) => approvals.check(ctx));
       tapCallEvents(api, new CallEvents(logger, config.calls.events, config.calls.level, mask));
       if (config.scanResults) {
         const scan = new ResultScan(

@@ -12,6 +12,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 import type { ServerContext } from '@modelcontextprotocol/server';
+import { namesMethod } from '../protocol.js';
 import { MessageMeter } from './message-meter.js';
 import type { ResponseBudget } from './response-limit.js';
 import { ResponseTooLargeError, messageCap } from './response-limit.js';
@@ -245,7 +246,7 @@ export class NodeHttpClientTransport implements Transport {
     // Raised before a byte is written (a BigInt, a cycle): the caller can tell it from a failed connection.
     const body = JSON.stringify(message);
     const headers = this.commonHeaders();
-    const handshake = messages.some((m) => isInitializeRequest(m));
+    const handshake = messages.some((m) => namesMethod(m, 'initialize') && isInitializeRequest(m));
     if (handshake) delete headers['mcp-session-id'];
     bodyDerivedHeaders(headers, message);
     let carried: Carried | undefined;

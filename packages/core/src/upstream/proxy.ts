@@ -87,13 +87,13 @@ async function callUpstream(
   const client = lane ?? link.connected();
   if (client === undefined) return unavailable(link);
   const limit = ctx.tool.responseLimitBytes;
-  const meta = { ...round?.meta, ...toPlainMeta(ctx.outgoingMeta) };
-  if (spanContext !== undefined) injectTraceContext(meta, spanContext);
+  let meta = toPlainMeta(ctx.outgoingMeta, round?.meta);
+  if (spanContext !== undefined) injectTraceContext((meta ??= {}), spanContext);
   const relay = progressRelay(ctx);
   const params = {
     name: original.name,
     arguments: ctx.arguments,
-    ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}),
+    ...(meta !== undefined && Object.keys(meta).length > 0 ? { _meta: meta } : {}),
     ...(round?.inputResponses ? { inputResponses: round.inputResponses } : {}),
     ...(round?.requestState === undefined ? {} : { requestState: round.requestState }),
   };

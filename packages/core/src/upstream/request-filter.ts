@@ -75,6 +75,14 @@ export function requestFilter(options: RequestFilterOptions = {}): Plugin {
         return matcher;
       };
       const rulesOf = (headers: Headers): Rules | undefined => {
+        // Most requests carry none of the headers: they cost four lookups and no allocation.
+        if (
+          headers[RequestFilterHeader.INCLUDE_TOOLS] === undefined &&
+          headers[RequestFilterHeader.EXCLUDE_TOOLS] === undefined &&
+          headers[RequestFilterHeader.INCLUDE_SERVERS] === undefined &&
+          headers[RequestFilterHeader.EXCLUDE_SERVERS] === undefined
+        )
+          return undefined;
         const rules: Rules = {
           includeTools: matcherOf(headers, RequestFilterHeader.INCLUDE_TOOLS),
           excludeTools: matcherOf(headers, RequestFilterHeader.EXCLUDE_TOOLS),

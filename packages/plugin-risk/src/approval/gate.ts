@@ -24,12 +24,21 @@ export class ApprovalGate {
     private readonly mask: (text: string) => string,
   ) {}
 
-  async check(ctx: CallContext): Promise<CallToolResult | InputRequired | undefined> {
+  /** Answers at once for a tool that does not ask (nearly every call); only asking a person is waited for. */
+  check(ctx: CallContext): CallToolResult | undefined | Promise<CallToolResult | InputRequired | undefined> {
     const target = this.targets.of(ctx.tool);
     if (target === undefined) return undefined;
     if (this.mode !== 'enforce') return wouldAsk(ctx.tool.name);
     const message = this.message(ctx, target);
     if (message === undefined) return cannotShow(ctx.tool.name, this.config.maxArgumentChars);
+    return this.ask(ctx, target, message);
+  }
+
+  private async ask(
+    ctx: CallContext,
+    target: ApprovalTarget,
+    message: string,
+  ): Promise<CallToolResult | InputRequired | undefined> {
     const decision = await this.approver.approve(ctx, { message, reason: `risk ${target.level}` });
     if (decision.approved) return undefined;
     if (decision.reason === 'input-required') return decision.result;

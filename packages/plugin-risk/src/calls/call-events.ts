@@ -95,9 +95,11 @@ export class CallEvents {
   /** `settled`: exactly one of done and crash. `tool.crash` is always written (at warn); the rest at `calls.level`. */
   settle(ctx: CallContext, outcome: Outcome): void {
     if (!this.applies(ctx.tool)) return;
-    const record = this.calls.get(ctx);
     const end = endOf(outcome);
     const logging = this.logger.isLevelEnabled(this.level);
+    const record = this.calls.get(ctx);
+    // Nothing to write and no span to tag: the common case costs a lookup.
+    if (!logging && !end.crash && record === undefined) return;
     if (end.crash || logging) {
       // Refused before preCall (invalid arguments, or a tap ahead of ours): the pair is still whole.
       if (logging && record?.started !== true) this.logStart(ctx);
@@ -202,21 +204,26 @@ interface End {
  * work. An upstream failure (the core's `UPSTREAM_*` refusals) and a tool's
  * own error result are crashes of the call.
  */
+// The ends without a code, built once: `settle` runs on every call and most end `ok`.
+const NO_EXTRA: Readonly<Record<string, unknown>> = Object.freeze({});
+const OK: End = Object.freeze({ kind: 'ok', crash: false, extra: NO_EXTRA });
+const TOOL_ERROR: End = Object.freeze({ kind: 'tool-error', crash: true, extra: NO_EXTRA });
+const INPUT_REQUIRED: End = Object.freeze({ kind: 'input-required', crash: false, extra: NO_EXTRA });
+const CANCELLED: End = Object.freeze({ kind: 'cancelled', crash: true, extra: NO_EXTRA });
+
 function endOf(outcome: Outcome): End {
   switch (outcome.status) {
     case 'ok':
-      return outcome.result.isError
-        ? { kind: 'tool-error', crash: true, extra: {} }
-        : { kind: 'ok', crash: false, extra: {} };
+      return outcome.result.isError ? TOOL_ERROR : OK;
     case 'refused':
-      if (isInputRequired(outcome.result)) return { kind: 'input-required', crash: false, extra: {} };
+      if (isInputRequired(outcome.result)) return INPUT_REQUIRED;
       if (outcome.code.startsWith('UPSTREAM_'))
         return { kind: 'upstream-error', crash: true, extra: { code: outcome.code } };
       return { kind: 'refused', crash: false, extra: { code: outcome.code } };
     case 'error':
       return { kind: 'error', crash: true, extra: { code: outcome.error.code, error: outcome.error.message } };
     case 'cancelled':
-      return { kind: 'cancelled', crash: true, extra: {} };
+      return CANCELLED;
   }
 }
 
