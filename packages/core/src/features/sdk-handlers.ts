@@ -72,7 +72,11 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
       return false;
     }
   };
+  // Asked before the capabilities are registered: registering logging makes the SDK server set a
+  // logging/setLevel handler of its own, which would keep the level from Sluice (and from the upstreams).
+  const loggingFree = caps.logging !== undefined && free('logging/setLevel');
   sdk.registerCapabilities(caps);
+  if (loggingFree) sdk.removeRequestHandler('logging/setLevel');
 
   if (caps.resources) {
     if (free('resources/list'))
@@ -186,7 +190,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
       return relay(link, (client, options) => client.complete(request.params, options), ctx);
     });
 
-  if (caps.logging && free('logging/setLevel'))
+  if (loggingFree)
     sdk.setRequestHandler('logging/setLevel', (request, ctx) => {
       const level: LogLevel = request.params.level;
       setLevel(sdk, level);
