@@ -10,17 +10,25 @@ import { captureLogger, textOf } from '@sluice/core/testing';
 
 const CALLERS = ['ada', 'bob', 'cy'];
 
-/** An upstream whose `confirm` waits until `expected` calls are in, then each asks its client who it is. */
-function askingUpstream(expected: number): SluiceServer {
-  const server = createServer({ name: 'asker', version: '1.0.0', logger: captureLogger().logger });
+/** A gate for `expected` calls: each call's `arrive()` resolves once all of them have arrived, so all are in flight. */
+function allInFlight(expected: number): () => Promise<void> {
   let arrived = 0;
   let allIn!: () => void;
   const everyoneIn = new Promise<void>((resolve) => (allIn = resolve));
+  return () => {
+    if (++arrived === expected) allIn();
+    return everyoneIn;
+  };
+}
+
+/** An upstream whose `confirm` waits until `expected` calls are in, then each asks its client who it is. */
+function askingUpstream(expected: number): SluiceServer {
+  const server = createServer({ name: 'asker', version: '1.0.0', logger: captureLogger().logger });
+  const arrive = allInFlight(expected);
   server.tool({
     name: 'confirm',
     handler: async (args, ctx) => {
-      if (++arrived === expected) allIn();
-      await everyoneIn;
+      await arrive();
       // Sent as related to the call: over Streamable HTTP it travels on that call's answer stream.
       const answer = await ctx.mcp!.mcpReq.send({
         method: 'elicitation/create',
@@ -100,14 +108,11 @@ describe("an upstream's requests while several calls are in flight on its connec
 function loggingUpstream(expected: number): SluiceServer {
   const server = createServer({ name: 'logger', version: '1.0.0', logger: captureLogger().logger });
   server.extendSdk((sdk) => sdk.server.registerCapabilities({ logging: {} }));
-  let arrived = 0;
-  let allIn!: () => void;
-  const everyoneIn = new Promise<void>((resolve) => (allIn = resolve));
+  const arrive = allInFlight(expected);
   server.tool({
     name: 'note',
     handler: async (args, ctx) => {
-      if (++arrived === expected) allIn();
-      await everyoneIn;
+      await arrive();
       await ctx.mcp!.mcpReq.notify({
         method: 'notifications/message',
         params: { level: 'info', data: `about ${String(args.ticket)}`, _meta: { 'io.sluice/caller': '0', keep: 1 } },
