@@ -38,6 +38,20 @@ describe('the bounds on call arguments and _meta', () => {
     expect(refusal(() => assertBoundedValue(wide, 'arguments'))?.message).toMatch(/more than/);
   });
 
+  it('refuses a value that contains itself instead of walking it forever', () => {
+    const loop: Record<string, unknown> = { name: 'loop' };
+    loop.self = [loop];
+    expect(refusal(() => assertBoundedValue(loop, 'arguments'))?.message).toMatch(/nested too deep/);
+  });
+
+  it('counts the values of objects and arrays alike, and only their own', () => {
+    const inherited = Object.create({ hidden: nested(ValueLimits.MAX_DEPTH + 1) }) as Record<string, unknown>;
+    inherited.own = 'value';
+    expect(refusal(() => assertBoundedValue(inherited, 'arguments'))).toBeUndefined();
+    const wide = Object.fromEntries(Array.from({ length: ValueLimits.MAX_NODES }, (_, i) => [`k${i}`, i]));
+    expect(refusal(() => assertBoundedValue(wide, '_meta'))?.message).toMatch(/_meta holds more than/);
+  });
+
   it('accepts any JSON within the bounds (fuzzed)', () => {
     fc.assert(
       fc.property(fc.jsonValue({ depthSize: 'medium', maxDepth: 20 }), (value) => {
