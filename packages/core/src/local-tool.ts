@@ -9,46 +9,84 @@ import type { SluiceTool, ToolDefinition } from './tool.js';
 import { assertToolName } from './tool.js';
 import type { Tool } from './protocol.js';
 import { isInputRequired } from './protocol.js';
+import { isThenable } from './hooks.js';
 import type { ToolHandler } from './tool.js';
 
 /**
  * The innermost executor of a local tool. A handler that throws produces an
  * `isError` result the model can read (a tool failure, not a protocol
  * error); a result that breaks the declared output schema is a server bug.
+ * A handler that answers at once is not awaited: its result is checked and
+ * handed back in a resolved promise, without a turn of the microtask queue.
  */
 export function localExecutor(
   handler: ToolHandler<Record<string, unknown>>,
   output: CompiledSchema | undefined,
 ): Executor {
-  return async (ctx: CallContext): Promise<CallToolResult> => {
-    let result: Awaited<ReturnType<typeof handler>>;
+  const finish = (result: unknown, ctx: CallContext): CallToolResult | Promise<CallToolResult> =>
+    checkedResult(result, output, ctx);
+  const failed = (error: unknown, ctx: CallContext): CallToolResult => handlerFailed(error, ctx);
+  return (ctx) => {
+    let answer: ReturnType<typeof handler>;
     try {
-      result = await handler(ctx.arguments, ctx);
+      answer = handler(ctx.arguments, ctx);
     } catch (error) {
-      if (ctx.signal.aborted) throw error;
-      // A deliberate protocol error (e.g. invalidParams() for tampered request state) stays one.
-      if (SluiceError.is(error) && error.rpcCode !== undefined) throw error;
-      ctx.logger.warn({ event: 'tool.error', err: error }, `tool handler threw: ${messageOf(error)}`);
-      return toolError({
-        code: CoreErrorCode.TOOL_ERROR,
-        message: `Tool "${ctx.tool.name}" failed: ${messageOf(error)}`,
-        suggestion: 'Check the arguments, or try another approach.',
-      });
+      return settle(failed, error, ctx);
     }
-    // A 2026-07-28 handler may ask the client for input; the SDK carries that result as it is.
-    if (isInputRequired(result)) return result as unknown as CallToolResult;
-    if (!isCallToolResult(result)) {
-      throw new SluiceError(
-        CoreErrorCode.INVALID_RESULT,
-        `Tool "${ctx.tool.name}" returned something that is not a tool result`,
-        {
-          hook: 'handler',
-        },
+    if (isThenable(answer))
+      return Promise.resolve(answer).then(
+        (result) => finish(result, ctx),
+        (error: unknown) => failed(error, ctx),
       );
-    }
-    if (output && !result.isError) await checkOutput(output, result, ctx);
-    return result;
+    return settle(finish, answer, ctx);
   };
+}
+
+/** `step(value, ctx)` as a promise: what it returns, resolved, or what it throws, rejected. */
+function settle<T>(
+  step: (value: T, ctx: CallContext) => CallToolResult | Promise<CallToolResult>,
+  value: T,
+  ctx: CallContext,
+): Promise<CallToolResult> {
+  try {
+    return Promise.resolve(step(value, ctx));
+  } catch (error) {
+    // Passed on unchanged, as an async function would reject with it.
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+    return Promise.reject(error);
+  }
+}
+
+/** What a handler that threw or rejected leaves: an error result the model reads, or the error itself. */
+function handlerFailed(error: unknown, ctx: CallContext): CallToolResult {
+  if (ctx.signal.aborted) throw error;
+  // A deliberate protocol error (e.g. invalidParams() for tampered request state) stays one.
+  if (SluiceError.is(error) && error.rpcCode !== undefined) throw error;
+  ctx.logger.warn({ event: 'tool.error', err: error }, `tool handler threw: ${messageOf(error)}`);
+  return toolError({
+    code: CoreErrorCode.TOOL_ERROR,
+    message: `Tool "${ctx.tool.name}" failed: ${messageOf(error)}`,
+    suggestion: 'Check the arguments, or try another approach.',
+  });
+}
+
+/** A handler's result as the pipeline takes it: checked to be a tool result, and against the output schema. */
+function checkedResult(
+  result: unknown,
+  output: CompiledSchema | undefined,
+  ctx: CallContext,
+): CallToolResult | Promise<CallToolResult> {
+  // A 2026-07-28 handler may ask the client for input; the SDK carries that result as it is.
+  if (isInputRequired(result)) return result as CallToolResult;
+  if (!isCallToolResult(result)) {
+    throw new SluiceError(
+      CoreErrorCode.INVALID_RESULT,
+      `Tool "${ctx.tool.name}" returned something that is not a tool result`,
+      { hook: 'handler' },
+    );
+  }
+  if (output && !result.isError) return checkOutput(output, result, ctx).then(() => result);
+  return result;
 }
 
 function isCallToolResult(value: unknown): value is CallToolResult {

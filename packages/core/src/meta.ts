@@ -27,15 +27,18 @@ export function emptyMeta(): Meta {
   return Object.create(null) as Meta;
 }
 
+/** The `_meta` of a call that came without one: shared, so frozen. */
+const NO_META: Readonly<Meta> = Object.freeze(emptyMeta());
+
 /**
  * Copies an incoming `_meta` into a prototype-free object. Every value is
  * attacker-controlled: a `_meta` that is not a plain object, or has too many
  * keys, is a -32602; `__proto__` is dropped.
  */
 export function readIncomingMeta(raw: unknown): Readonly<Meta> {
-  const meta = emptyMeta();
-  if (raw === undefined || raw === null) return meta;
+  if (raw === undefined || raw === null) return NO_META;
   if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidParams('_meta must be an object');
+  const meta = emptyMeta();
   const keys = Object.keys(raw);
   if (keys.length > MAX_META_KEYS)
     throw invalidParams(`_meta has ${keys.length} keys; at most ${MAX_META_KEYS} are accepted`);
