@@ -103,15 +103,25 @@ export interface TapOptions {
   stage?: number;
   /** Run before the taps of these plugins. Every name must be a registered plugin. */
   before?: string | readonly string[];
+  /**
+   * `preCall`, `postCall` and `settled` only: the tools this tap is for.
+   * Asked once per tool as it is registered (a registered tool is frozen);
+   * calls of other tools skip the tap at no cost, and a call that no
+   * `settled` tap is for is not timed. Default: every tool.
+   */
+  tools?: (tool: SluiceTool) => boolean;
 }
 
 type TapArg = TapOptions | string;
 
-/** The executors the facades built around plugins' wrappers: whatever they return has its refusals attributed. */
-const ATTRIBUTING = new WeakSet<Executor>();
-
 /** The hooks whose taps may answer a call with a result: a refusal there names its plugin. */
 const ANSWERING: ReadonlySet<HookName> = new Set(['preCall', 'postCall']);
+
+/** The hooks the pipeline runs per call: their taps may name the tools they are for (`TapOptions.tools`). */
+const PER_TOOL: ReadonlySet<HookName> = new Set(['preCall', 'postCall', 'settled']);
+
+/** Which tools a per-call tap is for; see `TapOptions.tools`. */
+export type ToolFilter = (tool: SluiceTool) => boolean;
 
 /** One hook's facade before its types are read back from the table. */
 interface RawFacade {
@@ -172,6 +182,8 @@ interface RawTap {
   name: string;
   stage?: number;
   before?: string;
+  /** Kept on tapable's tap object, where the pipeline reads it. */
+  tools?: ToolFilter;
 }
 
 /**
@@ -185,7 +197,11 @@ interface RawHook {
   isUsed(): boolean;
 }
 
-function normalize(options: TapArg, plugin: string, hook: HookName): { name: string; stage: number; before: string[] } {
+function normalize(
+  options: TapArg,
+  plugin: string,
+  hook: HookName,
+): { name: string; stage: number; before: string[]; tools: ToolFilter | undefined } {
   // Plugins may be plain JavaScript: check the shape rather than trust the type.
   const opts = (typeof options === 'string' ? { name: options } : options) as Partial<TapOptions> | null | undefined;
   if (typeof opts !== 'object' || opts === null || typeof opts.name !== 'string' || opts.name.length === 0) {
@@ -206,7 +222,28 @@ function normalize(options: TapArg, plugin: string, hook: HookName): { name: str
     );
   }
   const before = opts.before === undefined ? [] : typeof opts.before === 'string' ? [opts.before] : [...opts.before];
-  return { name: opts.name, stage, before };
+  const tools = opts.tools;
+  if (tools !== undefined && (typeof tools !== 'function' || !PER_TOOL.has(hook))) {
+    const problem =
+      typeof tools !== 'function' ? 'that is not a function' : 'but only preCall, postCall and settled taps take it';
+    throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" with \`tools\` ${problem}`, {
+      plugin,
+      hook,
+    });
+  }
+  return { name: opts.name, stage, before, tools: tools === undefined ? undefined : forTools(tools, plugin, hook) };
+}
+
+/** A tap's tool filter, asked once per tool: `true` means the tap is for it, a throw names the plugin. */
+function forTools(tools: ToolFilter, plugin: string, hook: HookName): ToolFilter {
+  return (tool) => {
+    try {
+      // Plugins may be plain JavaScript: only `true` takes the tool.
+      return (tools(tool) as unknown) === true;
+    } catch (error) {
+      throw attribute(error, plugin, hook);
+    }
+  };
 }
 
 interface FacadeOptions {
@@ -239,12 +276,17 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
         hook,
       });
     }
-    const { name, stage, before } = normalize(tapOptions, plugin, hook);
+    const { name, stage, before, tools } = normalize(tapOptions, plugin, hook);
     for (const ref of before) registry.references.push({ plugin, hook, before: ref });
     registry.tapNames.add(name);
     const wrapped = kind === 'tap' ? wrapSync(hook, fn) : wrapPromise(hook, fn);
     // tapable reads `before` as a name or an array of names; its typings only say a name.
-    const tapArgs: RawTap = { name, stage, ...(before.length > 0 ? { before: before as unknown as string } : {}) };
+    const tapArgs: RawTap = {
+      name,
+      stage,
+      ...(before.length > 0 ? { before: before as unknown as string } : {}),
+      ...(tools === undefined ? {} : { tools }),
+    };
     const target: RawHook = core[hook];
     // The facade checked the tap's kind against the hook; its arguments and result are the hook's own.
     if (kind === 'tap') target.tap(tapArgs, wrapped as RawTapFn);
@@ -325,10 +367,9 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
   const wrapExecuteTap =
     (fn: ExecuteTap): ExecuteTap =>
     (next, tool) => {
-      // What the inner executor last returned: a wrapper that hands it back unchanged (it only looked at the
-      // call) passes on a result an inner plugin's wrapper attributed already, and needs no `then` of its own.
-      // Around the tool's own executor there is no such wrapper: the innermost plugin attributes what it returns.
-      const attributed = ATTRIBUTING.has(next);
+      // What the inner executor last returned. A wrapper that hands it back unchanged (it only looked at the call)
+      // passes on nothing of its own: the inner plugin's wrapper attributed its refusals and errors already, and
+      // the tool's own executor's are the tool's or the core's. Such a wrapper needs no `then` here.
       let passed: Promise<CallToolResult> | undefined;
       const inner: Executor = (ctx) => (passed = next(ctx));
       let built: Executor;
@@ -361,11 +402,10 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
           return Promise.reject(attribute(error, plugin, 'execute'));
         }
         // Assigned after the inner call returned, so a nested call of the same tool made meanwhile cannot mix them up.
-        const through = attributed && running === passed;
+        const through = running === passed;
         passed = undefined;
         return through ? running : running.then(onResult, onError);
       };
-      ATTRIBUTING.add(wrapped);
       return wrapped;
     };
 

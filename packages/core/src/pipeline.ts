@@ -1,6 +1,6 @@
 import type { CallContext, Executor, Outcome } from './context.js';
 import { CoreErrorCode, RpcCode, SluiceError, messageOf } from './errors.js';
-import type { CoreHooks, PreCallAnswer } from './hooks.js';
+import type { CoreHooks, PreCallAnswer, ToolFilter } from './hooks.js';
 import { isThenable } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { CallToolResult } from './protocol.js';
@@ -9,37 +9,67 @@ import { attributeRefusal, isRefusal, readRefusal, refusal } from './refusal.js'
 import type { CompiledSchema, ValidationResult } from './schema.js';
 import type { SluiceTool } from './tool.js';
 
-/** A tool ready to be called: its frozen description and its composed executor. */
+/** A tool ready to be called: its frozen description, its composed executor and the taps its calls run. */
 export interface RegisteredTool {
   readonly tool: SluiceTool;
   readonly executor: Executor;
   /** Validates arguments before `preCall`; absent for tools whose upstream validates. */
   readonly input: CompiledSchema | undefined;
+  readonly plan: CallPlan;
 }
 
 /** A `preCall` tap as the facade wrapped it: an answer, nothing, or a promise of either. */
 type PreCallFn = (ctx: CallContext) => PreCallAnswer | Promise<PreCallAnswer>;
 /** A `postCall` tap as the facade wrapped it: a result (undefined keeps the one it was given), or a promise of one. */
 type PostCallFn = (result: CallToolResult, ctx: CallContext) => CallToolResult | undefined | Promise<CallToolResult>;
+/** Maps how a call failed onto the error its client sees (a transport's request handler gives one). */
+export type ToClientError = (error: unknown) => Error;
 
-/** The tap functions of a hook, in the order tapable sorted them (stages, `before`). */
-function tapFunctions(hook: { readonly taps: readonly { readonly fn: unknown }[] }): readonly unknown[] {
-  return Object.freeze(hook.taps.map((tap) => tap.fn));
+/** A `settled` tap as the facade wrapped it. */
+type SettledFn = (ctx: CallContext, outcome: Outcome) => void;
+
+/**
+ * The per-call taps one tool's calls run, in tapable's order (stages,
+ * `before`): those whose `tools` filter took the tool, or that have none.
+ * A call with no `settled` tap is not timed and builds no outcome.
+ */
+export interface CallPlan {
+  readonly preCall: readonly PreCallFn[];
+  readonly postCall: readonly PostCallFn[];
+  readonly settled: readonly SettledFn[];
+}
+
+/** A per-call tap as tapable keeps it: the facade's function, and the tools it is for when it said. */
+interface CallTap {
+  readonly fn: unknown;
+  readonly tools?: ToolFilter;
+}
+
+function callTaps(hook: { readonly taps: readonly CallTap[] }): readonly CallTap[] {
+  return Object.freeze([...hook.taps]);
+}
+
+/** The tap functions for `tool` (every one when no tool is given), in order. */
+function tapsFor(taps: readonly CallTap[], tool: SluiceTool | undefined): readonly unknown[] {
+  return Object.freeze(
+    taps.filter((tap) => tool === undefined || tap.tools === undefined || tap.tools(tool)).map((tap) => tap.fn),
+  );
 }
 
 /**
- * Runs calls through the hooks. Which hooks are tapped is read once, when the
- * hooks are locked, so an untapped hook costs a boolean test per call.
- * `preCall` and `postCall` taps run here, in tapable's order, rather than
- * through tapable's generated promise chain: a tap that answers at once
- * costs a function call, and only a tap that returns a promise is awaited.
+ * Runs calls through the hooks. Which taps a tool's calls run is decided
+ * once, when the tool is registered, so a hook with no tap for the tool
+ * costs a length test per call. `preCall` and `postCall` taps run here, in
+ * tapable's order, rather than through tapable's generated promise chain: a
+ * tap that answers at once costs a function call, and only a tap that
+ * returns a promise is awaited.
  */
 export class Pipeline {
-  private readonly preCallTaps: readonly PreCallFn[];
-  private readonly postCallTaps: readonly PostCallFn[];
-  private readonly preCallUsed: boolean;
-  private readonly postCallUsed: boolean;
-  private readonly settledUsed: boolean;
+  private readonly preCallTaps: readonly CallTap[];
+  private readonly postCallTaps: readonly CallTap[];
+  private readonly settledTaps: readonly CallTap[];
+  /** The plan of every tool when no per-call tap names its tools: shared, not built per tool. */
+  private readonly everyTool: CallPlan | undefined;
   private readonly executeUsed: boolean;
   readonly listToolsUsed: boolean;
   readonly importUsed: boolean;
@@ -48,14 +78,27 @@ export class Pipeline {
     readonly hooks: CoreHooks,
     private readonly logger: Logger,
   ) {
-    this.preCallTaps = tapFunctions(hooks.preCall) as readonly PreCallFn[];
-    this.postCallTaps = tapFunctions(hooks.postCall) as readonly PostCallFn[];
-    this.preCallUsed = this.preCallTaps.length > 0;
-    this.postCallUsed = this.postCallTaps.length > 0;
-    this.settledUsed = hooks.settled.isUsed();
+    this.preCallTaps = callTaps(hooks.preCall);
+    this.postCallTaps = callTaps(hooks.postCall);
+    this.settledTaps = callTaps(hooks.settled);
+    const filtered = [...this.preCallTaps, ...this.postCallTaps, ...this.settledTaps].some((t) => t.tools);
+    this.everyTool = filtered ? undefined : this.planFor(undefined);
     this.executeUsed = hooks.execute.isUsed();
     this.listToolsUsed = hooks.listTools.isUsed();
     this.importUsed = hooks.import.isUsed();
+  }
+
+  /** The per-call taps of a tool's calls, decided once, at registration. */
+  plan(tool: SluiceTool): CallPlan {
+    return this.everyTool ?? this.planFor(tool);
+  }
+
+  private planFor(tool: SluiceTool | undefined): CallPlan {
+    return Object.freeze({
+      preCall: tapsFor(this.preCallTaps, tool) as readonly PreCallFn[],
+      postCall: tapsFor(this.postCallTaps, tool) as readonly PostCallFn[],
+      settled: tapsFor(this.settledTaps, tool) as readonly SettledFn[],
+    });
   }
 
   /** Composes a tool's executor once, at registration. */
@@ -87,9 +130,11 @@ export class Pipeline {
     });
   }
 
-  async run(entry: RegisteredTool, ctx: CallContext): Promise<CallToolResult> {
+  /** Runs one call; a failure rejects with a `SluiceError`, or with what `toClient` makes of it. */
+  async run(entry: RegisteredTool, ctx: CallContext, toClient?: ToClientError): Promise<CallToolResult> {
+    const plan = entry.plan;
     // Timing and outcomes exist for `settled`; without observers they are not built.
-    const observed = this.settledUsed;
+    const observed = plan.settled.length > 0;
     const started = observed ? performance.now() : 0;
     let outcome: Outcome | undefined;
     this.inflight++;
@@ -108,8 +153,8 @@ export class Pipeline {
           return invalid;
         }
       }
-      if (this.preCallUsed) {
-        let answered = this.preCall(ctx);
+      if (plan.preCall.length > 0) {
+        let answered = this.preCall(plan.preCall, ctx);
         if (isThenable(answered)) answered = await answered;
         if (answered !== undefined) {
           // An input-required answer (see `CoreHooks.preCall`) goes back to the SDK as it is.
@@ -122,8 +167,8 @@ export class Pipeline {
       }
       let result = await entry.executor(ctx);
       // An input-required answer is a question for the client, not a result to rewrite.
-      if (this.postCallUsed && !isInputRequired(result)) {
-        const rewritten = this.postCall(result, ctx);
+      if (plan.postCall.length > 0 && !isInputRequired(result)) {
+        const rewritten = this.postCall(plan.postCall, result, ctx);
         result = isThenable(rewritten) ? await rewritten : rewritten;
       }
       if (observed) outcome = settledOutcome(result, performance.now() - started);
@@ -137,9 +182,9 @@ export class Pipeline {
             ? { status: 'cancelled', durationMs }
             : { status: 'error', error: failure, durationMs };
       }
-      throw failure;
+      throw toClient === undefined ? failure : toClient(failure);
     } finally {
-      if (outcome !== undefined) this.settle(ctx, outcome);
+      if (outcome !== undefined) this.settle(plan.settled, ctx, outcome);
       if (--this.inflight === 0) this.onDrained?.();
     }
   }
@@ -150,43 +195,49 @@ export class Pipeline {
    * promise that settles to nothing goes on to the next tap, whichever way
    * the tap was registered.
    */
-  private preCall(ctx: CallContext): PreCallAnswer | Promise<PreCallAnswer> {
-    const taps = this.preCallTaps;
+  private preCall(taps: readonly PreCallFn[], ctx: CallContext): PreCallAnswer | Promise<PreCallAnswer> {
     for (let i = 0; i < taps.length; i++) {
       const answered = (taps[i] as PreCallFn)(ctx);
-      if (isThenable(answered)) return this.preCallFrom(i, answered, ctx);
+      if (isThenable(answered)) return this.preCallFrom(taps, i, answered, ctx);
       if (answered !== undefined) return answered;
     }
     return undefined;
   }
 
-  private async preCallFrom(at: number, pending: Promise<PreCallAnswer>, ctx: CallContext): Promise<PreCallAnswer> {
+  private async preCallFrom(
+    taps: readonly PreCallFn[],
+    at: number,
+    pending: Promise<PreCallAnswer>,
+    ctx: CallContext,
+  ): Promise<PreCallAnswer> {
     let answered = await pending;
-    const taps = this.preCallTaps;
     for (let i = at + 1; answered === undefined && i < taps.length; i++) answered = await (taps[i] as PreCallFn)(ctx);
     return answered;
   }
 
   /** The `postCall` taps in order, each given the result the one before left (a waterfall). */
-  private postCall(result: CallToolResult, ctx: CallContext): CallToolResult | Promise<CallToolResult> {
-    const taps = this.postCallTaps;
+  private postCall(
+    taps: readonly PostCallFn[],
+    result: CallToolResult,
+    ctx: CallContext,
+  ): CallToolResult | Promise<CallToolResult> {
     let current = result;
     for (let i = 0; i < taps.length; i++) {
       const next = (taps[i] as PostCallFn)(current, ctx);
-      if (isThenable(next)) return this.postCallFrom(i, next, current, ctx);
+      if (isThenable(next)) return this.postCallFrom(taps, i, next, current, ctx);
       if (next !== undefined) current = next;
     }
     return current;
   }
 
   private async postCallFrom(
+    taps: readonly PostCallFn[],
     at: number,
     pending: Promise<CallToolResult | undefined>,
     result: CallToolResult,
     ctx: CallContext,
   ): Promise<CallToolResult> {
     let current = (await pending) ?? result;
-    const taps = this.postCallTaps;
     for (let i = at + 1; i < taps.length; i++) current = (await (taps[i] as PostCallFn)(current, ctx)) ?? current;
     return current;
   }
@@ -212,16 +263,19 @@ export class Pipeline {
     });
   }
 
-  private settle(ctx: CallContext, outcome: Outcome): void {
-    try {
-      this.hooks.settled.call(ctx, outcome);
-    } catch (error) {
-      // An observer must never change how a call ends; its failure is still a bug to see.
-      const plugin = SluiceError.is(error) ? error.plugin : undefined;
-      ctx.logger.error(
-        { event: 'plugin.failed', plugin, hook: 'settled', err: error },
-        `settled observer failed: ${messageOf(error)}`,
-      );
+  /** Every observer sees the outcome, whatever another one did: an observer never changes how a call ends. */
+  private settle(taps: readonly SettledFn[], ctx: CallContext, outcome: Outcome): void {
+    for (const observe of taps) {
+      try {
+        observe(ctx, outcome);
+      } catch (error) {
+        // Its failure is still a bug to see.
+        const plugin = SluiceError.is(error) ? error.plugin : undefined;
+        ctx.logger.error(
+          { event: 'plugin.failed', plugin, hook: 'settled', err: error },
+          `settled observer failed: ${messageOf(error)}`,
+        );
+      }
     }
   }
 }

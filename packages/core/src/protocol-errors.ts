@@ -1,11 +1,6 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { CoreErrorCode, RpcCode, SluiceError } from './errors.js';
 
-/** Rethrows a pipeline failure as the JSON-RPC error a client sees. */
-export function rethrowForClient(error: unknown): never {
-  throw toProtocolError(error);
-}
-
 /** Maps a pipeline failure onto the JSON-RPC error a client sees. */
 export function toProtocolError(error: unknown): Error {
   if (error instanceof ProtocolError) return error;

@@ -8,7 +8,8 @@ import type { FeatureCatalog } from './features/catalog.js';
 import { guardsOf, serveFeatures } from './features/sdk-handlers.js';
 import type { CoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
-import { rethrowForClient } from './protocol-errors.js';
+import { toProtocolError } from './protocol-errors.js';
+import type { ToClientError } from './pipeline.js';
 import type { CallToolResult, Tool } from './protocol.js';
 import { headersOf } from './request-headers.js';
 import { presentRound } from './upstream/round-presentation.js';
@@ -28,7 +29,8 @@ export interface SdkServerParts {
   /** Resolves when no tool registration is pending. */
   settled(): Promise<void>;
   list(context: Partial<ListContext>): Tool[];
-  dispatch(name: string, args: unknown, request: CallRequest): Promise<CallToolResult>;
+  /** Runs a call; with `toClient`, a failure rejects with what it makes of it. */
+  dispatch(name: string, args: unknown, request: CallRequest, toClient?: ToClientError): Promise<CallToolResult>;
   /** The seal of upstream round trips, asked per call: undefined until the first import. */
   roundSeal(): RoundStateSeal | undefined;
   /** The imported resources, templates and prompts, when there are upstreams. */
@@ -51,8 +53,10 @@ export function buildSdkServer(parts: SdkServerParts, transport: Transport): Ser
   });
   sdk.setRequestHandler('tools/call', (request, ctx) => {
     const seal = parts.roundSeal();
-    return parts
-      .dispatch(request.params.name, request.params.arguments, {
+    return parts.dispatch(
+      request.params.name,
+      request.params.arguments,
+      {
         meta: request.params._meta,
         signal: ctx.mcpReq.signal,
         requestId: ctx.mcpReq.id,
@@ -60,8 +64,9 @@ export function buildSdkServer(parts: SdkServerParts, transport: Transport): Ser
         headers: headersOf(ctx),
         transport,
         mcp: seal ? presentRound(ctx, seal) : ctx,
-      })
-      .catch(rethrowForClient);
+      },
+      toProtocolError,
+    );
   });
   if (parts.features)
     serveFeatures(sdk, { catalog: parts.features, logger: parts.logger, transport, guards: guardsOf(parts.hooks) });

@@ -15,6 +15,7 @@ import { formatIssues } from './issues.js';
 import type { Logger } from './logger.js';
 import { createDefaultLogger } from './logger.js';
 import { Pipeline } from './pipeline.js';
+import type { ToClientError } from './pipeline.js';
 import type { Plugin } from './plugin.js';
 import { applyPlugins } from './plugin.js';
 import type { CallToolResult, Tool } from './protocol.js';
@@ -232,26 +233,43 @@ export class SluiceServer {
     return this.dispatch(name, args, { meta: options.meta, signal: options.signal, transport: 'in-process' });
   }
 
-  private dispatch(name: string, args: unknown, request: CallRequest): Promise<CallToolResult> {
-    if (this.closed) return Promise.reject(serverClosed('call'));
-    if (!this.table.busy) return this.dispatchNow(name, args, request);
+  /**
+   * Runs a call. `toClient`, given by a transport's request handler, maps
+   * how the call failed onto the error its client sees: the rejection is
+   * the client's error already, with no `catch` of the transport's own.
+   */
+  private dispatch(
+    name: string,
+    args: unknown,
+    request: CallRequest,
+    toClient?: ToClientError,
+  ): Promise<CallToolResult> {
+    if (this.closed) return rejectWith(serverClosed('call'), toClient);
+    if (!this.table.busy) return this.dispatchNow(name, args, request, toClient);
     // One tool's failed registration is reported by ready(), not to calls of other tools.
     return this.table
       .settled()
-      .then(() => (this.closed ? Promise.reject(serverClosed('call')) : this.dispatchNow(name, args, request)));
+      .then(() =>
+        this.closed ? rejectWith(serverClosed('call'), toClient) : this.dispatchNow(name, args, request, toClient),
+      );
   }
 
-  private dispatchNow(name: string, args: unknown, request: CallRequest): Promise<CallToolResult> {
+  private dispatchNow(
+    name: string,
+    args: unknown,
+    request: CallRequest,
+    toClient: ToClientError | undefined,
+  ): Promise<CallToolResult> {
     const entry = this.table.get(name);
-    if (entry === undefined) return Promise.reject(unknownTool(name, 'call'));
+    if (entry === undefined) return rejectWith(unknownTool(name, 'call'), toClient);
     let ctx: Context;
     try {
       ctx = new Context(this.runtime, entry.tool, callArguments(args), request);
     } catch (error) {
-      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on what the constructor threw, unchanged
-      return Promise.reject(error);
+      // What the constructor threw, unchanged (or as the client sees it).
+      return rejectWith(error, toClient);
     }
-    return this.pipeline.run(entry, ctx);
+    return this.pipeline.run(entry, ctx, toClient);
   }
 
   /**
@@ -274,7 +292,7 @@ export class SluiceServer {
         hooks: this.hooks,
         settled: () => this.table.settled(),
         list: (context) => this.listTools(context),
-        dispatch: (name, args, request) => this.dispatch(name, args, request),
+        dispatch: (name, args, request, toClient) => this.dispatch(name, args, request, toClient),
         roundSeal: () => (this.upstreamRegistry ? this.roundSeal : undefined),
         features: this.featureCatalog,
       },
@@ -389,4 +407,10 @@ export class SluiceServer {
 
 export function createServer(options: ServerOptions): SluiceServer {
   return new SluiceServer(options);
+}
+
+/** A failure as a rejection: as it is, or as the client sees it. */
+function rejectWith(error: unknown, toClient: ToClientError | undefined): Promise<never> {
+  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on what was thrown, unchanged unless mapped
+  return Promise.reject(toClient === undefined ? error : toClient(error));
 }

@@ -199,7 +199,7 @@ export class ToolTable {
       Object.freeze(tool);
       const executor = pipeline.compose(draft.base, tool);
       if (existing) this.forgetOrigin(existing.tool);
-      this.registered.set(tool.name, { tool, executor, input: draft.input });
+      this.registered.set(tool.name, { tool, executor, input: draft.input, plan: pipeline.plan(tool) });
       this.rememberOrigin(tool);
       added.push(tool);
     }

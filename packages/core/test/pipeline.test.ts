@@ -261,6 +261,21 @@ describe('the call pipeline', () => {
     await kit.close();
   });
 
+  it("leaves the tool's own refusal-shaped result unattributed when a wrapper only passes it on", async () => {
+    const kit = await createTestKit({
+      plugins: [
+        plugin('looks', ({ hooks }) =>
+          hooks.execute.tap({ name: 'looks', stage: Stage.THROTTLE }, (next) => (ctx) => next(ctx)),
+        ),
+      ],
+      tools: [{ ...echo, handler: () => refusal({ code: 'TOOL_SAYS_NO', message: 'the tool refused' }) }],
+    });
+    const refused = errorOf(await kit.call('echo', { text: 'hi' }));
+    expect(refused?.code).toBe('TOOL_SAYS_NO');
+    expect(refused?.plugin).toBeUndefined();
+    await kit.close();
+  });
+
   it('names the plugin whose pass-through wrapper throws before calling next, and the inner one for its rejection', async () => {
     const kit = await createTestKit({
       plugins: [
@@ -364,6 +379,87 @@ describe('the call pipeline', () => {
     });
     expect(textOf(await kit.call('echo', { text: 'fine' }))).toBe('fine');
     expect(kit.logs.events('plugin.failed')[0]).toMatchObject({ hook: 'settled' });
+    await kit.close();
+  });
+
+  it('runs a tap that names its tools only on calls of those tools, and times no call that nothing observes', async () => {
+    const seen: string[] = [];
+    const onlyGuarded = { tools: (tool: { name: string }) => tool.name === 'guarded' };
+    const kit = await createTestKit({
+      plugins: [
+        plugin('picky', ({ hooks }) => {
+          hooks.preCall.tap({ name: 'picky', ...onlyGuarded }, (ctx) => void seen.push(`pre:${ctx.tool.name}`));
+          hooks.postCall.tap({ name: 'picky', ...onlyGuarded }, (result, ctx) => {
+            seen.push(`post:${ctx.tool.name}`);
+            return result;
+          });
+          hooks.settled.tap(
+            { name: 'picky', ...onlyGuarded },
+            (ctx, o) => void seen.push(`settled:${ctx.tool.name}:${o.status}`),
+          );
+        }),
+        plugin('everywhere', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'everywhere', stage: Stage.LAST }, (ctx) => void seen.push(`all:${ctx.tool.name}`)),
+        ),
+      ],
+      tools: [echo, { ...echo, name: 'guarded' }],
+    });
+    await kit.call('echo', { text: 'a' });
+    expect(seen).toEqual(['all:echo']);
+    seen.length = 0;
+    await kit.call('guarded', { text: 'b' });
+    expect(seen).toEqual(['pre:guarded', 'all:guarded', 'post:guarded', 'settled:guarded:ok']);
+    await kit.close();
+  });
+
+  it('asks a tools filter once per tool, and names the plugin when the filter throws', async () => {
+    let asked = 0;
+    const kit = await createTestKit({
+      plugins: [
+        plugin('counts', ({ hooks }) =>
+          hooks.settled.tap({ name: 'counts', tools: () => (asked++, true) }, () => undefined),
+        ),
+      ],
+      tools: [echo],
+    });
+    for (let i = 0; i < 3; i++) await kit.call('echo', { text: `${i}` });
+    expect(asked).toBe(1);
+    await kit.close();
+    const broken = plugin('broken', ({ hooks }) =>
+      hooks.preCall.tap(
+        {
+          name: 'broken',
+          tools: () => {
+            throw new Error('filter bug');
+          },
+        },
+        () => undefined,
+      ),
+    );
+    await expect(createTestKit({ plugins: [broken], tools: [echo] })).rejects.toMatchObject({
+      plugin: 'broken',
+      hook: 'preCall',
+    });
+  });
+
+  it('tells every settled observer how a call ended, even after one of them threw', async () => {
+    const seen: string[] = [];
+    const kit = await createTestKit({
+      plugins: [
+        plugin('noisy', ({ hooks }) =>
+          hooks.settled.tap({ name: 'noisy', stage: Stage.FIRST }, () => {
+            throw new Error('observer bug');
+          }),
+        ),
+        plugin('quiet', ({ hooks }) =>
+          hooks.settled.tap({ name: 'quiet', stage: Stage.LAST }, (_ctx, o) => void seen.push(o.status)),
+        ),
+      ],
+      tools: [echo],
+    });
+    expect(textOf(await kit.call('echo', { text: 'fine' }))).toBe('fine');
+    expect(seen).toEqual(['ok']);
+    expect(kit.logs.events('plugin.failed')).toMatchObject([{ hook: 'settled', plugin: 'noisy' }]);
     await kit.close();
   });
 

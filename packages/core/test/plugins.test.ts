@@ -105,6 +105,27 @@ describe('plugin registration', () => {
     );
   });
 
+  it('rejects a tools filter that is not a function, or on a hook that does not run per call', () => {
+    const notAFunction = definePlugin({
+      name: 'odd',
+      version: '1.0.0',
+      apply: ({ hooks }) => hooks.preCall.tap({ name: 'odd', tools: 'echo' as never }, () => undefined),
+    });
+    const wrongHook = definePlugin({
+      name: 'lister',
+      version: '1.0.0',
+      apply: ({ hooks }) => hooks.listTools.tap({ name: 'lister', tools: () => true }, (tools) => tools),
+    });
+    for (const plugin of [notAFunction, wrongHook]) {
+      expect(codeOf(() => createServer({ name: 's', version: '1', logger: quiet(), plugins: [plugin] }))).toBe(
+        CoreErrorCode.INVALID_TAP,
+      );
+    }
+    expect(() => createServer({ name: 's', version: '1', logger: quiet(), plugins: [wrongHook] })).toThrow(
+      /only preCall, postCall and settled taps take it/,
+    );
+  });
+
   it('parseOptions names every bad field', () => {
     const Options = z.object({ maxActive: z.number().int().min(1), nested: z.object({ keys: z.array(z.string()) }) });
     expect(() => parseOptions('demo', Options, { maxActive: 0, nested: { keys: [1] } })).toThrow(

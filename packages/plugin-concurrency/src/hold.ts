@@ -5,8 +5,13 @@ import type { CallContext, CallToolResult, Executor, Permit } from '@sluice/core
  * back exactly once however the call ends: a result, a throw, or an abort.
  * `postCall` taps (truncation) run after the executor returns, so the slot
  * is already free when they rewrite the result. A call whose signal fired
- * before it got here runs none of the chain. Written with `then` rather
- * than `async`: this is every guarded call's path, and it costs less.
+ * before it got here runs none of the chain.
+ *
+ * This is every guarded call's path: the permit goes back on a branch of
+ * its own, and the inner promise is returned as it is, so the wrapper adds
+ * one reaction per call and no promise for the core to attribute. The
+ * branch is registered before anyone else can wait on the inner promise,
+ * so the slot is free before the pipeline sees the result.
  */
 export function runHolding(next: Executor, ctx: CallContext, permit: Permit): Promise<CallToolResult> {
   if (ctx.signal.aborted) {
@@ -24,14 +29,8 @@ export function runHolding(next: Executor, ctx: CallContext, permit: Permit): Pr
     // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
     return Promise.reject(error);
   }
-  return running.then(
-    (result) => {
-      permit.release();
-      return result;
-    },
-    (error: unknown) => {
-      permit.release();
-      throw error;
-    },
-  );
+  const release = (): void => permit.release();
+  // The branch settles either way (its handlers do not throw): it never leaves a rejection unhandled.
+  void running.then(release, release);
+  return running;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { CoreErrorCode, MemoryStore, SluiceError, Stage, Tokens, definePlugin, parseOptions } from '@sluice/core';
-import type { Logger, Plugin, PluginApi, Services, ToolCatalog } from '@sluice/core';
+import type { Logger, Plugin, PluginApi, Services, SluiceTool, ToolCatalog } from '@sluice/core';
 import { ApprovalGate } from './approval/gate.js';
 import { ApprovalTargets } from './approval/targets.js';
 import { RiskApprover } from './approval/approver.js';
@@ -217,12 +217,15 @@ function tapHolds(api: PluginApi, holds: CallHolds, sync: LedgerSync | undefined
   });
 }
 
+/** The events' taps are for the tools they apply to: calls of the others (local tools, by default) skip them. */
 function tapCallEvents(api: PluginApi, events: CallEvents): void {
-  const tap = { name: PLUGIN_NAME, stage: Stage.FIRST };
   api.hooks.execute.tap({ name: PLUGIN_NAME, stage: Stage.DEFAULT }, (next, tool) => events.wrap(next, tool));
   if (!events.enabled) return;
-  api.hooks.preCall.tap(tap, (ctx) => events.start(ctx));
-  api.hooks.settled.tap({ name: PLUGIN_NAME, stage: Stage.DEFAULT }, (ctx, outcome) => events.settle(ctx, outcome));
+  const tools = (tool: SluiceTool) => events.applies(tool);
+  api.hooks.preCall.tap({ name: PLUGIN_NAME, stage: Stage.FIRST, tools }, (ctx) => events.start(ctx));
+  api.hooks.settled.tap({ name: PLUGIN_NAME, stage: Stage.DEFAULT, tools }, (ctx, outcome) =>
+    events.settle(ctx, outcome),
+  );
 }
 
 /** The approver `ctx.approve()` reaches, with the key that seals 2026-07-28 state. */
