@@ -24,6 +24,16 @@ export type CallGuard = (ctx: CallContext) => CallToolResult | undefined;
 export function createCallGuard(settings: CallGuardSettings): CallGuard {
   const { maxDepth, originService, audit } = settings;
   const entryOf = entryNamer(originService);
+  // What a call of a local tool that nothing led to sends on: its entry alone, built once per tool (and frozen).
+  const firstStacks = new WeakMap<SluiceTool, CallStack>();
+  const firstStack = (tool: SluiceTool, name: string): CallStack => {
+    let stack = firstStacks.get(tool);
+    if (stack === undefined) {
+      stack = Object.freeze([name]);
+      firstStacks.set(tool, stack);
+    }
+    return stack;
+  };
   return (ctx) => {
     const stack = readStack(ctx, audit);
     const source = ctx.tool.source;
@@ -32,7 +42,8 @@ export function createCallGuard(settings: CallGuardSettings): CallGuard {
     const refused = check(ctx, stack, name, imported, maxDepth);
     if (refused !== undefined && !audit) return refused;
     const out = ctx.outgoingMeta;
-    const next = copyStack(stack, imported ? undefined : name);
+    const next =
+      imported || stack.length > 0 ? copyStack(stack, imported ? undefined : name) : firstStack(ctx.tool, name);
     out[MetaKey.CALL_STACK] = next;
     out[PLAIN_CALL_STACK_KEY] = next;
     if (originService !== undefined) out[MetaKey.ORIGIN] = originService;
