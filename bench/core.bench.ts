@@ -3,18 +3,27 @@
 // hook and let the call through, (d) a Sluice server with the five real plugins
 // (loop guard, risk, concurrency, egress, chaining) at settings that let the call
 // through. Ratios b/a, c/a and d/a; goals 1.02, 1.05 and 1.05.
+//
+// Each variant runs in a process of its own, as a deployment runs one kind of server
+// per process, and Sluice runs as users get it: the built packages (`pnpm build`; `pnpm
+// bench` builds first). BENCH_SOURCE=1 runs the TypeScript sources through tsx instead,
+// whose transform names every function expression when it is created (a cost the built
+// packages do not have).
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { createServer, definePlugin } from '../packages/core/src/index.js';
-import type { Plugin } from '../packages/core/src/index.js';
-import { chaining } from '../packages/plugin-chaining/src/index.js';
-import { concurrency } from '../packages/plugin-concurrency/src/index.js';
-import { egress } from '../packages/plugin-egress/src/index.js';
-import { loopGuard } from '../packages/plugin-loop-guard/src/index.js';
-import { risk } from '../packages/plugin-risk/src/index.js';
-import { connectInMemory as connect, paired, printTable, ratio, writeResult } from './lib.js';
+import { createServer, definePlugin } from '@sluice/core';
+import type { Plugin } from '@sluice/core';
+import { chaining } from '@sluice/plugin-chaining';
+import { concurrency } from '@sluice/plugin-concurrency';
+import { egress } from '@sluice/plugin-egress';
+import { loopGuard } from '@sluice/plugin-loop-guard';
+import { risk } from '@sluice/plugin-risk';
+import { connectInMemory as connect, pairedInProcesses, printTable, ratio, serveRounds, writeResult } from './lib.js';
+import type { Stats } from './lib.js';
 
 const input = z.object({ text: z.string() });
 const reply = (text: string) => ({ content: [{ type: 'text' as const, text }] });
@@ -40,48 +49,71 @@ async function sluice(plugins: Plugin[]): Promise<Client> {
   return connect(server);
 }
 
-const bare = new McpServer({ name: 'bench', version: '1' });
-bare.registerTool('echo', { inputSchema: input }, ({ text }) => reply(text));
+async function bare(): Promise<Client> {
+  const server = new McpServer({ name: 'bench', version: '1' });
+  server.registerTool('echo', { inputSchema: input }, ({ text }) => reply(text));
+  return connect(server);
+}
 
-const clients = {
-  a: await connect(bare),
-  b: await sluice([]),
-  c: await sluice(['p1', 'p2', 'p3', 'p4', 'p5'].map(passThrough)),
-  d: await sluice([
-    loopGuard({ originService: 'bench' }),
-    risk({ ledger: { persist: 'memory' } }),
-    concurrency({ default: { maxActive: 256, maxQueue: 256 } }),
-    egress({ maxPayloadBytes: 1024 * 1024 }),
-    chaining({}),
-  ]),
+const variants = {
+  a: { name: 'a: bare SDK v2', connect: bare },
+  b: { name: 'b: Sluice, no plugins', connect: () => sluice([]) },
+  c: {
+    name: 'c: Sluice, 5 pass-through plugins',
+    connect: () => sluice(['p1', 'p2', 'p3', 'p4', 'p5'].map(passThrough)),
+  },
+  d: {
+    name: 'd: Sluice, the 5 real plugins',
+    connect: () =>
+      sluice([
+        loopGuard({ originService: 'bench' }),
+        risk({ ledger: { persist: 'memory' } }),
+        concurrency({ default: { maxActive: 256, maxQueue: 256 } }),
+        egress({ maxPayloadBytes: 1024 * 1024 }),
+        chaining({}),
+      ]),
+  },
 };
-const call = (client: Client) => () => client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+type Key = keyof typeof variants;
 
-const quick = process.env.BENCH_QUICK === '1';
-const stats = await paired(
-  [
-    { name: 'a: bare SDK v2', run: call(clients.a) },
-    { name: 'b: Sluice, no plugins', run: call(clients.b) },
-    { name: 'c: Sluice, 5 pass-through plugins', run: call(clients.c) },
-    { name: 'd: Sluice, the 5 real plugins', run: call(clients.d) },
-  ],
-  quick ? { warmup: 1_000, rounds: 4, perRound: 500 } : { warmup: 5_000, rounds: 30, perRound: 1_000 },
-);
-const [a, b, c, d] = stats as [(typeof stats)[0], (typeof stats)[0], (typeof stats)[0], (typeof stats)[0]];
-printTable(
-  'In-memory tools/call round trip',
-  stats.map((s) => ({ variant: s.name, 'p50 µs': s.p50Us, 'p99 µs': s.p99Us, 'calls/s': Math.round(s.opsPerSec) })),
-);
-const ratios = {
-  'b/a p50': ratio(b.p50Us, a.p50Us),
-  'c/a p50': ratio(c.p50Us, a.p50Us),
-  'd/a p50': ratio(d.p50Us, a.p50Us),
-  'b/a mean': ratio(b.meanUs, a.meanUs),
-  'c/a mean': ratio(c.meanUs, a.meanUs),
-  'd/a mean': ratio(d.meanUs, a.meanUs),
-  'c-b per call µs (5 plugins)': Math.round((c.meanUs - b.meanUs) * 1000) / 1000,
-  'd-b per call µs (5 real plugins)': Math.round((d.meanUs - b.meanUs) * 1000) / 1000,
-};
-printTable('Ratios (goals: b/a <= 1.02, c/a <= 1.05, d/a <= 1.05)', [ratios]);
-writeResult('core', { stats, ratios, goals: { 'b/a': 1.02, 'c/a': 1.05, 'd/a': 1.05 } });
-for (const client of Object.values(clients)) await client.close();
+const child = process.env.BENCH_VARIANT as Key | undefined;
+if (child !== undefined) {
+  const client = await variants[child].connect();
+  serveRounds(() => client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
+} else {
+  const source = process.env.BENCH_SOURCE === '1';
+  if (!source && !existsSync(fileURLToPath(new URL('../packages/core/dist/index.js', import.meta.url)))) {
+    throw new Error('core.bench measures the built packages: run `pnpm build` first, or set BENCH_SOURCE=1');
+  }
+  const quick = process.env.BENCH_QUICK === '1';
+  const stats = await pairedInProcesses(
+    fileURLToPath(import.meta.url),
+    (Object.keys(variants) as Key[]).map((key) => ({ name: variants[key].name, key })),
+    {
+      ...(quick ? { warmup: 1_000, rounds: 4, perRound: 500 } : { warmup: 5_000, rounds: 100, perRound: 1_000 }),
+      // The `sluice:source` condition picks the TypeScript sources over the built packages.
+      execArgv: [...(source ? ['--conditions=sluice:source'] : []), '--import', 'tsx'],
+    },
+  );
+  report(stats, source ? 'sources through tsx' : 'built packages');
+}
+
+function report(stats: Stats[], running: string): void {
+  const [a, b, c, d] = stats as [Stats, Stats, Stats, Stats];
+  printTable(
+    `In-memory tools/call round trip (each variant in its own process; Sluice's ${running})`,
+    stats.map((s) => ({ variant: s.name, 'p50 µs': s.p50Us, 'p99 µs': s.p99Us, 'calls/s': Math.round(s.opsPerSec) })),
+  );
+  const ratios = {
+    'b/a p50': ratio(b.p50Us, a.p50Us),
+    'c/a p50': ratio(c.p50Us, a.p50Us),
+    'd/a p50': ratio(d.p50Us, a.p50Us),
+    'b/a mean': ratio(b.meanUs, a.meanUs),
+    'c/a mean': ratio(c.meanUs, a.meanUs),
+    'd/a mean': ratio(d.meanUs, a.meanUs),
+    'c-b p50 µs (5 plugins)': Math.round((c.p50Us - b.p50Us) * 1000) / 1000,
+    'd-b p50 µs (5 real plugins)': Math.round((d.p50Us - b.p50Us) * 1000) / 1000,
+  };
+  printTable('Ratios (goals: b/a <= 1.02, c/a <= 1.05, d/a <= 1.05)', [ratios]);
+  writeResult('core', { running, stats, ratios, goals: { 'b/a': 1.02, 'c/a': 1.05, 'd/a': 1.05 } });
+}

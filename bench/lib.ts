@@ -1,4 +1,6 @@
 // Shared helpers for the benchmarks: paired A/B runs, percentiles, a table, JSON results.
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
@@ -58,18 +60,108 @@ export async function paired(variants: readonly Variant[], options: PairedOption
       busy[index]! += process.hrtime.bigint() - roundStart;
     }
   }
-  return variants.map((v, i) => {
-    const sorted = samples[i]!.slice().sort();
-    const total = sorted.reduce((a, b) => a + b, 0);
-    return {
-      name: v.name,
-      samples: sorted.length,
-      p50Us: percentile(sorted, 50),
-      p99Us: percentile(sorted, 99),
-      meanUs: total / sorted.length,
-      opsPerSec: sorted.length / (Number(busy[i]!) / 1e9),
-    };
+  return variants.map((v, i) => summarize(v.name, samples[i]!, busy[i]!));
+}
+
+/** Percentiles, mean and throughput of one variant's samples (µs each), over the time its rounds took. */
+function summarize(name: string, samples: Float64Array, busyNs: bigint): Stats {
+  const sorted = samples.slice().sort();
+  const total = sorted.reduce((a, b) => a + b, 0);
+  return {
+    name,
+    samples: sorted.length,
+    p50Us: percentile(sorted, 50),
+    p99Us: percentile(sorted, 99),
+    meanUs: total / sorted.length,
+    opsPerSec: sorted.length / (Number(busyNs) / 1e9),
+  };
+}
+
+/** A variant that runs in a process of its own: the bench file, forked with `BENCH_VARIANT` set to `key`. */
+export interface ProcessVariant {
+  readonly name: string;
+  readonly key: string;
+}
+
+type RoundRequest = { readonly warmup: number } | { readonly perRound: number };
+interface RoundReply {
+  readonly samples?: number[];
+  readonly busyNs?: string;
+}
+
+/**
+ * `paired`, with each variant in a process of its own, as a deployment runs
+ * one kind of server per process: no variant warms up, or makes polymorphic,
+ * the SDK code another variant is measured on. Rounds still alternate (one
+ * process runs at a time, who goes first rotates), so drift hits them all.
+ * `file` is the bench itself; in the child it calls `serveRounds`.
+ */
+export async function pairedInProcesses(
+  file: string,
+  variants: readonly ProcessVariant[],
+  options: PairedOptions & {
+    /** Node's options for the processes; default this process's. */
+    readonly execArgv?: readonly string[];
+  } = {},
+): Promise<Stats[]> {
+  const warmup = options.warmup ?? 5_000;
+  const rounds = options.rounds ?? 20;
+  const perRound = options.perRound ?? 1_000;
+  const children = variants.map((v) =>
+    fork(file, [], {
+      execArgv: [...(options.execArgv ?? process.execArgv)],
+      env: { ...process.env, BENCH_VARIANT: v.key },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
+  const ask = (child: ChildProcess, request: RoundRequest) =>
+    new Promise<RoundReply>((resolve, reject) => {
+      const exited = (code: number | null) => reject(new Error(`a bench variant exited (${code}) mid-run`));
+      child.once('exit', exited);
+      child.once('message', (reply) => {
+        child.off('exit', exited);
+        resolve(reply as RoundReply);
+      });
+      child.send(request);
+    });
+  try {
+    for (const child of children) await ask(child, { warmup });
+    const samples = variants.map(() => new Float64Array(rounds * perRound));
+    const busy = variants.map(() => 0n);
+    for (let r = 0; r < rounds; r++) {
+      for (let k = 0; k < variants.length; k++) {
+        const index = (r + k) % variants.length;
+        const reply = await ask(children[index]!, { perRound });
+        samples[index]!.set(reply.samples!, r * perRound);
+        busy[index]! += BigInt(reply.busyNs!);
+      }
+    }
+    return variants.map((v, i) => summarize(v.name, samples[i]!, busy[i]!));
+  } finally {
+    for (const child of children) child.kill();
+  }
+}
+
+/** The child's half of `pairedInProcesses`: warms up, then times rounds of `run` as the parent asks. */
+export function serveRounds(run: () => Promise<unknown>): void {
+  process.on('message', (request: RoundRequest) => {
+    void (async () => {
+      if ('warmup' in request) {
+        for (let i = 0; i < request.warmup; i++) await run();
+        process.send!({});
+        return;
+      }
+      const samples = new Array<number>(request.perRound);
+      const roundStart = process.hrtime.bigint();
+      for (let i = 0; i < request.perRound; i++) {
+        const t0 = process.hrtime.bigint();
+        await run();
+        samples[i] = Number(process.hrtime.bigint() - t0) / 1_000;
+      }
+      process.send!({ samples, busyNs: String(process.hrtime.bigint() - roundStart) });
+    })();
   });
+  process.on('disconnect', () => process.exit(0));
 }
 
 /** Times a synchronous function over many iterations: nanoseconds per call. */
