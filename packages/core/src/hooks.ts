@@ -184,6 +184,11 @@ interface RawTap {
   before?: string;
   /** Kept on tapable's tap object, where the pipeline reads it. */
   tools?: ToolFilter;
+  /**
+   * A per-call `tap` the pipeline may run directly, without the facade's
+   * wrapper, naming `plugin` itself in what it throws or refuses.
+   */
+  direct?: { readonly fn: AnyFn; readonly plugin: string };
 }
 
 /**
@@ -280,12 +285,15 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
     for (const ref of before) registry.references.push({ plugin, hook, before: ref });
     registry.tapNames.add(name);
     const wrapped = kind === 'tap' ? wrapSync(hook, fn) : wrapPromise(hook, fn);
+    // An audited preCall tap keeps its wrapper: the wrapper is what turns its refusals into log lines.
+    const direct = kind === 'tap' && PER_TOOL.has(hook) && !(hook === 'preCall' && options.audit);
     // tapable reads `before` as a name or an array of names; its typings only say a name.
     const tapArgs: RawTap = {
       name,
       stage,
       ...(before.length > 0 ? { before: before as unknown as string } : {}),
       ...(tools === undefined ? {} : { tools }),
+      ...(direct ? { direct: { fn, plugin } } : {}),
     };
     const target: RawHook = core[hook];
     // The facade checked the tap's kind against the hook; its arguments and result are the hook's own.

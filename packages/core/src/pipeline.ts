@@ -1,6 +1,6 @@
 import type { CallContext, Executor, Outcome } from './context.js';
-import { CoreErrorCode, RpcCode, SluiceError, messageOf } from './errors.js';
-import type { CoreHooks, PreCallAnswer, ToolFilter } from './hooks.js';
+import { CoreErrorCode, RpcCode, SluiceError, attribute, messageOf } from './errors.js';
+import type { CoreHooks, HookName, PreCallAnswer, ToolFilter } from './hooks.js';
 import { isThenable } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { CallToolResult } from './protocol.js';
@@ -18,15 +18,27 @@ export interface RegisteredTool {
   readonly plan: CallPlan;
 }
 
-/** A `preCall` tap as the facade wrapped it: an answer, nothing, or a promise of either. */
+/** What a `preCall` tap may return: an answer, nothing, or a promise of either. */
 type PreCallFn = (ctx: CallContext) => PreCallAnswer | Promise<PreCallAnswer>;
-/** A `postCall` tap as the facade wrapped it: a result (undefined keeps the one it was given), or a promise of one. */
+/** What a `postCall` tap may return: a result (undefined keeps the one it was given), or a promise of one. */
 type PostCallFn = (result: CallToolResult, ctx: CallContext) => CallToolResult | undefined | Promise<CallToolResult>;
+type SettledFn = (ctx: CallContext, outcome: Outcome) => void;
+/** Any answer a `preCall` or `postCall` tap may give besides a tool result. */
+type InputRequiredLike = Exclude<PreCallAnswer, CallToolResult | undefined>;
 /** Maps how a call failed onto the error its client sees (a transport's request handler gives one). */
 export type ToClientError = (error: unknown) => Error;
 
-/** A `settled` tap as the facade wrapped it. */
-type SettledFn = (ctx: CallContext, outcome: Outcome) => void;
+/**
+ * A per-call tap as the pipeline runs it. A plugin's synchronous `tap` runs
+ * as the plugin wrote it, and the pipeline names `plugin` in what it throws
+ * or refuses: one function call per tap. Others (`tapPromise`, audited
+ * `preCall`) run through the facade's wrapper, which names the plugin.
+ */
+interface PlannedTap<F> {
+  readonly fn: F;
+  /** Set when `fn` is the plugin's own function. */
+  readonly plugin: string | undefined;
+}
 
 /**
  * The per-call taps one tool's calls run, in tapable's order (stages,
@@ -34,25 +46,42 @@ type SettledFn = (ctx: CallContext, outcome: Outcome) => void;
  * A call with no `settled` tap is not timed and builds no outcome.
  */
 export interface CallPlan {
-  readonly preCall: readonly PreCallFn[];
-  readonly postCall: readonly PostCallFn[];
-  readonly settled: readonly SettledFn[];
+  readonly preCall: readonly PlannedTap<PreCallFn>[];
+  readonly postCall: readonly PlannedTap<PostCallFn>[];
+  readonly settled: readonly PlannedTap<SettledFn>[];
 }
 
-/** A per-call tap as tapable keeps it: the facade's function, and the tools it is for when it said. */
+/** A per-call tap as tapable keeps it (see the facade's `RawTap`). */
 interface CallTap {
   readonly fn: unknown;
   readonly tools?: ToolFilter;
+  readonly direct?: { readonly fn: unknown; readonly plugin: string };
 }
 
 function callTaps(hook: { readonly taps: readonly CallTap[] }): readonly CallTap[] {
   return Object.freeze([...hook.taps]);
 }
 
-/** The tap functions for `tool` (every one when no tool is given), in order. */
-function tapsFor(taps: readonly CallTap[], tool: SluiceTool | undefined): readonly unknown[] {
+/** The taps for `tool` (every one when no tool is given), in order, as the pipeline runs them. */
+function tapsFor(taps: readonly CallTap[], tool: SluiceTool | undefined): readonly PlannedTap<unknown>[] {
   return Object.freeze(
-    taps.filter((tap) => tool === undefined || tap.tools === undefined || tap.tools(tool)).map((tap) => tap.fn),
+    taps
+      .filter((tap) => tool === undefined || tap.tools === undefined || tap.tools(tool))
+      .map((tap) => Object.freeze(tap.direct ?? { fn: tap.fn, plugin: undefined })),
+  );
+}
+
+/** A promise a directly run tap returned, with what it refuses or throws naming its plugin. */
+function attributed<T extends CallToolResult | InputRequiredLike | undefined>(
+  pending: PromiseLike<T>,
+  plugin: string,
+  hook: HookName,
+): Promise<T> {
+  return Promise.resolve(pending).then(
+    (result) => attributeRefusal(result as unknown, plugin) as T,
+    (error: unknown) => {
+      throw attribute(error, plugin, hook);
+    },
   );
 }
 
@@ -95,9 +124,9 @@ export class Pipeline {
 
   private planFor(tool: SluiceTool | undefined): CallPlan {
     return Object.freeze({
-      preCall: tapsFor(this.preCallTaps, tool) as readonly PreCallFn[],
-      postCall: tapsFor(this.postCallTaps, tool) as readonly PostCallFn[],
-      settled: tapsFor(this.settledTaps, tool) as readonly SettledFn[],
+      preCall: tapsFor(this.preCallTaps, tool) as readonly PlannedTap<PreCallFn>[],
+      postCall: tapsFor(this.postCallTaps, tool) as readonly PlannedTap<PostCallFn>[],
+      settled: tapsFor(this.settledTaps, tool) as readonly PlannedTap<SettledFn>[],
     });
   }
 
@@ -195,9 +224,9 @@ export class Pipeline {
    * promise that settles to nothing goes on to the next tap, whichever way
    * the tap was registered.
    */
-  private preCall(taps: readonly PreCallFn[], ctx: CallContext): PreCallAnswer | Promise<PreCallAnswer> {
+  private preCall(taps: readonly PlannedTap<PreCallFn>[], ctx: CallContext): PreCallAnswer | Promise<PreCallAnswer> {
     for (let i = 0; i < taps.length; i++) {
-      const answered = (taps[i] as PreCallFn)(ctx);
+      const answered = preCallOf(taps[i] as PlannedTap<PreCallFn>, ctx);
       if (isThenable(answered)) return this.preCallFrom(taps, i, answered, ctx);
       if (answered !== undefined) return answered;
     }
@@ -205,25 +234,26 @@ export class Pipeline {
   }
 
   private async preCallFrom(
-    taps: readonly PreCallFn[],
+    taps: readonly PlannedTap<PreCallFn>[],
     at: number,
     pending: Promise<PreCallAnswer>,
     ctx: CallContext,
   ): Promise<PreCallAnswer> {
     let answered = await pending;
-    for (let i = at + 1; answered === undefined && i < taps.length; i++) answered = await (taps[i] as PreCallFn)(ctx);
+    for (let i = at + 1; answered === undefined && i < taps.length; i++)
+      answered = await preCallOf(taps[i] as PlannedTap<PreCallFn>, ctx);
     return answered;
   }
 
   /** The `postCall` taps in order, each given the result the one before left (a waterfall). */
   private postCall(
-    taps: readonly PostCallFn[],
+    taps: readonly PlannedTap<PostCallFn>[],
     result: CallToolResult,
     ctx: CallContext,
   ): CallToolResult | Promise<CallToolResult> {
     let current = result;
     for (let i = 0; i < taps.length; i++) {
-      const next = (taps[i] as PostCallFn)(current, ctx);
+      const next = postCallOf(taps[i] as PlannedTap<PostCallFn>, current, ctx);
       if (isThenable(next)) return this.postCallFrom(taps, i, next, current, ctx);
       if (next !== undefined) current = next;
     }
@@ -231,14 +261,15 @@ export class Pipeline {
   }
 
   private async postCallFrom(
-    taps: readonly PostCallFn[],
+    taps: readonly PlannedTap<PostCallFn>[],
     at: number,
     pending: Promise<CallToolResult | undefined>,
     result: CallToolResult,
     ctx: CallContext,
   ): Promise<CallToolResult> {
     let current = (await pending) ?? result;
-    for (let i = at + 1; i < taps.length; i++) current = (await (taps[i] as PostCallFn)(current, ctx)) ?? current;
+    for (let i = at + 1; i < taps.length; i++)
+      current = (await postCallOf(taps[i] as PlannedTap<PostCallFn>, current, ctx)) ?? current;
     return current;
   }
 
@@ -264,12 +295,13 @@ export class Pipeline {
   }
 
   /** Every observer sees the outcome, whatever another one did: an observer never changes how a call ends. */
-  private settle(taps: readonly SettledFn[], ctx: CallContext, outcome: Outcome): void {
-    for (const observe of taps) {
+  private settle(taps: readonly PlannedTap<SettledFn>[], ctx: CallContext, outcome: Outcome): void {
+    for (const tap of taps) {
       try {
-        observe(ctx, outcome);
-      } catch (error) {
+        tap.fn(ctx, outcome);
+      } catch (thrown) {
         // Its failure is still a bug to see.
+        const error = tap.plugin === undefined ? thrown : attribute(thrown, tap.plugin, 'settled');
         const plugin = SluiceError.is(error) ? error.plugin : undefined;
         ctx.logger.error(
           { event: 'plugin.failed', plugin, hook: 'settled', err: error },
@@ -278,6 +310,41 @@ export class Pipeline {
       }
     }
   }
+}
+
+/** One `preCall` tap's answer; a directly run tap's refusal or throw names its plugin. */
+function preCallOf(tap: PlannedTap<PreCallFn>, ctx: CallContext): PreCallAnswer | Promise<PreCallAnswer> {
+  if (tap.plugin === undefined) return tap.fn(ctx);
+  let answered: PreCallAnswer | Promise<PreCallAnswer>;
+  try {
+    answered = tap.fn(ctx);
+  } catch (error) {
+    throw attribute(error, tap.plugin, 'preCall');
+  }
+  if (answered === undefined) return undefined;
+  return isThenable(answered)
+    ? attributed(answered, tap.plugin, 'preCall')
+    : (attributeRefusal(answered as unknown, tap.plugin) as PreCallAnswer);
+}
+
+/**
+ * One `postCall` tap's result. A directly run tap's throw names its plugin,
+ * and so does a refusal it built; a result it hands back unchanged is not its own.
+ */
+function postCallOf(
+  tap: PlannedTap<PostCallFn>,
+  result: CallToolResult,
+  ctx: CallContext,
+): CallToolResult | undefined | Promise<CallToolResult> {
+  if (tap.plugin === undefined) return tap.fn(result, ctx);
+  let next: CallToolResult | undefined | Promise<CallToolResult>;
+  try {
+    next = tap.fn(result, ctx);
+  } catch (error) {
+    throw attribute(error, tap.plugin, 'postCall');
+  }
+  if (next === undefined || next === result) return next;
+  return isThenable(next) ? attributed(next, tap.plugin, 'postCall') : attributeRefusal(next, tap.plugin);
 }
 
 /** A result a plugin's wrapper or tap built with `refusal()` is a refusal; anything else is the tool's. */
