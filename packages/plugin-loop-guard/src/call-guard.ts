@@ -23,27 +23,25 @@ export type CallGuard = (ctx: CallContext) => CallToolResult | undefined;
  */
 export function createCallGuard(settings: CallGuardSettings): CallGuard {
   const { maxDepth, originService, audit } = settings;
-  const entryOf = entryNamer(originService);
-  // What a call of a local tool that nothing led to sends on: its entry alone, built once per tool (and frozen).
-  const firstStacks = new WeakMap<SluiceTool, CallStack>();
-  const firstStack = (tool: SluiceTool, name: string): CallStack => {
-    let stack = firstStacks.get(tool);
-    if (stack === undefined) {
-      stack = Object.freeze([name]);
-      firstStacks.set(tool, stack);
-    }
-    return stack;
-  };
+  const entryOf = entryFinder(originService);
   return (ctx) => {
-    const stack = readStack(ctx, audit);
-    const source = ctx.tool.source;
+    const tool = ctx.tool;
+    const source = tool.source;
     const imported = source.kind === 'upstream';
-    const name = imported ? source.originalName : entryOf(ctx.tool);
-    const refused = check(ctx, stack, name, imported, maxDepth);
-    if (refused !== undefined && !audit) return refused;
+    const meta = ctx.meta;
+    let next: CallStack;
+    let refused: CallToolResult | undefined;
+    if (!Object.hasOwn(meta, MetaKey.CALL_STACK) && !Object.hasOwn(meta, PLAIN_CALL_STACK_KEY)) {
+      // Nothing led to this call (most calls): nothing to refuse, and what goes on is known per tool.
+      next = imported ? EMPTY_STACK : entryOf(tool).first;
+    } else {
+      const stack = readStack(ctx, audit);
+      const name = imported ? source.originalName : entryOf(tool).name;
+      refused = check(ctx, stack, name, imported, maxDepth);
+      if (refused !== undefined && !audit) return refused;
+      next = copyStack(stack, imported ? undefined : name);
+    }
     const out = ctx.outgoingMeta;
-    const next =
-      imported || stack.length > 0 ? copyStack(stack, imported ? undefined : name) : firstStack(ctx.tool, name);
     out[MetaKey.CALL_STACK] = next;
     out[PLAIN_CALL_STACK_KEY] = next;
     if (originService !== undefined) out[MetaKey.ORIGIN] = originService;
@@ -51,16 +49,25 @@ export function createCallGuard(settings: CallGuardSettings): CallGuard {
   };
 }
 
-/** How this service names its own tools in a stack: bare, or `service/tool` when it has a name. */
-function entryNamer(originService: string | undefined): (tool: SluiceTool) => string {
-  if (originService === undefined) return (tool) => tool.name;
-  // Tools are frozen once registered, so the qualified name is built once per tool, not per call.
-  const cache = new WeakMap<SluiceTool, string>();
+/** A local tool's entry in a stack, and the stack a call of it that nothing led to sends on. */
+interface ToolEntry {
+  readonly name: string;
+  readonly first: CallStack;
+}
+
+/**
+ * How this service names its own tools in a stack: bare, or `service/tool`
+ * when it has a name. Tools are frozen once registered, so each tool's
+ * entry (and its one-entry stack, frozen: calls share it) is made once.
+ */
+function entryFinder(originService: string | undefined): (tool: SluiceTool) => ToolEntry {
+  const entries = new WeakMap<SluiceTool, ToolEntry>();
   return (tool) => {
-    let entry = cache.get(tool);
+    let entry = entries.get(tool);
     if (entry === undefined) {
-      entry = `${originService}/${tool.name}`;
-      cache.set(tool, entry);
+      const name = originService === undefined ? tool.name : `${originService}/${tool.name}`;
+      entry = { name, first: Object.freeze([name]) };
+      entries.set(tool, entry);
     }
     return entry;
   };
