@@ -52,6 +52,7 @@ export function readIncomingMeta(raw: unknown): Readonly<Meta> {
 /** The outgoing `_meta` a call starts with: the incoming trace context, nothing else. */
 export function initialOutgoingMeta(incoming: Readonly<Meta>): Meta {
   const out = emptyMeta();
+  if (incoming === NO_META) return out;
   for (const key of FORWARDED) {
     const value = incoming[key];
     if (typeof value === 'string') out[key] = value;

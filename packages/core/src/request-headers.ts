@@ -10,9 +10,9 @@ export interface HeaderSource {
 
 /** The request's headers as a plain record with lower-case names; undefined when the request came without any. */
 export function headersOf(source: HeaderSource): Headers | undefined {
-  const out: Record<string, string> = {};
   const req = source.http?.req;
   if (req) {
+    const out: Record<string, string> = {};
     req.headers.forEach((value, key) => {
       out[key] = value;
     });
@@ -20,6 +20,7 @@ export function headersOf(source: HeaderSource): Headers | undefined {
   }
   const raw = source.requestInfo?.headers;
   if (!raw) return undefined;
+  const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(raw))
     if (value !== undefined) out[key.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   return out;

@@ -59,6 +59,8 @@ export class LocalSemaphore implements Semaphore {
 
   /** Later calls may change the limits; waiting calls keep their places. */
   configure(options: SemaphoreOptions): void {
+    // The same options (a guard passes its frozen ones on every call) change nothing.
+    if (options === this.options) return;
     this.options = options;
     this.drain();
   }
@@ -91,7 +93,7 @@ export class LocalSemaphore implements Semaphore {
 
   releaseOne(): void {
     this.active--;
-    this.drain();
+    if (this.head !== undefined) this.drain();
     if (this.active === 0 && this.queued === 0) this.onIdle(this);
   }
 
