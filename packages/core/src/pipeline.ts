@@ -88,10 +88,10 @@ function attributed<T extends CallToolResult | InputRequiredLike | undefined>(
 /**
  * Runs calls through the hooks. Which taps a tool's calls run is decided
  * once, when the tool is registered, so a hook with no tap for the tool
- * costs a length test per call. `preCall` and `postCall` taps run here, in
- * tapable's order, rather than through tapable's generated promise chain: a
- * tap that answers at once costs a function call, and only a tap that
- * returns a promise is awaited.
+ * costs a length test per call. `preCall`, `postCall` and `settled` taps
+ * run here, in tapable's order, rather than through tapable's generated
+ * code: a tap that answers at once costs a function call, and only a tap
+ * that returns a promise is awaited.
  */
 export class Pipeline {
   private readonly preCallTaps: readonly CallTap[];
