@@ -25,18 +25,17 @@ export function localExecutor(
 ): Executor {
   const finish = (result: unknown, ctx: CallContext): CallToolResult | Promise<CallToolResult> =>
     checkedResult(result, output, ctx);
-  const failed = (error: unknown, ctx: CallContext): CallToolResult => handlerFailed(error, ctx);
   return (ctx) => {
     let answer: ReturnType<typeof handler>;
     try {
       answer = handler(ctx.arguments, ctx);
     } catch (error) {
-      return settle(failed, error, ctx);
+      return settle(handlerFailed, error, ctx);
     }
     if (isThenable(answer))
       return Promise.resolve(answer).then(
         (result) => finish(result, ctx),
-        (error: unknown) => failed(error, ctx),
+        (error: unknown) => handlerFailed(error, ctx),
       );
     return settle(finish, answer, ctx);
   };
