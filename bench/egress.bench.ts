@@ -53,7 +53,11 @@ printTable('(1) Counting UTF-8 bytes, ns per string', counting);
 type PostCall = (result: CallToolResult, ctx: CallContext) => CallToolResult;
 function postCallTap(limit: number): PostCall {
   let tap: PostCall | undefined;
-  const hooks = { import: { tap: () => {} }, postCall: { tap: (_o: unknown, fn: PostCall) => (tap = fn) } };
+  const hooks = {
+    import: { tap: () => {} },
+    featureResult: { tap: () => {} },
+    postCall: { tap: (_o: unknown, fn: PostCall) => (tap = fn) },
+  };
   egress({ maxPayloadBytes: limit }).apply({ hooks, logger: silent, mode: 'enforce' } as unknown as PluginApi);
   return tap!;
 }

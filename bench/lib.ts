@@ -49,18 +49,21 @@ export async function paired(variants: readonly Variant[], options: PairedOption
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < variants.length; k++) {
       const index = (r + k) % variants.length;
-      const v = variants[index]!;
-      const out = samples[index]!;
-      const roundStart = process.hrtime.bigint();
-      for (let i = 0; i < perRound; i++) {
-        const t0 = process.hrtime.bigint();
-        await v.run();
-        out[r * perRound + i] = Number(process.hrtime.bigint() - t0) / 1_000;
-      }
-      busy[index]! += process.hrtime.bigint() - roundStart;
+      busy[index]! += await timeRound(variants[index]!.run, perRound, samples[index]!, r * perRound);
     }
   }
   return variants.map((v, i) => summarize(v.name, samples[i]!, busy[i]!));
+}
+
+/** Runs `run` `count` times, each call's µs into `out` from `at` on; returns the nanoseconds the round took. */
+async function timeRound(run: () => Promise<unknown>, count: number, out: Float64Array, at: number): Promise<bigint> {
+  const roundStart = process.hrtime.bigint();
+  for (let i = 0; i < count; i++) {
+    const t0 = process.hrtime.bigint();
+    await run();
+    out[at + i] = Number(process.hrtime.bigint() - t0) / 1_000;
+  }
+  return process.hrtime.bigint() - roundStart;
 }
 
 /** Percentiles, mean and throughput of one variant's samples (µs each), over the time its rounds took. */
@@ -151,14 +154,9 @@ export function serveRounds(run: () => Promise<unknown>): void {
         process.send!({});
         return;
       }
-      const samples = new Array<number>(request.perRound);
-      const roundStart = process.hrtime.bigint();
-      for (let i = 0; i < request.perRound; i++) {
-        const t0 = process.hrtime.bigint();
-        await run();
-        samples[i] = Number(process.hrtime.bigint() - t0) / 1_000;
-      }
-      process.send!({ samples, busyNs: String(process.hrtime.bigint() - roundStart) });
+      const samples = new Float64Array(request.perRound);
+      const busyNs = await timeRound(run, request.perRound, samples, 0);
+      process.send!({ samples: Array.from(samples), busyNs: String(busyNs) });
     })();
   });
   process.on('disconnect', () => process.exit(0));
