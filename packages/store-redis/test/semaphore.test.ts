@@ -197,7 +197,8 @@ describe('the distributed semaphore', () => {
     const options = { maxActive: 1, maxQueue: 1 };
     const held = permitOf(await store.semaphore('idle', options).acquire());
     const waiting = store.semaphore('idle', options).acquire();
-    await eventually('the call waits', async () => (await queueLength('idle')) === 1);
+    // Redis holds the queue entry before this store has read the script's reply: wait for the store's side too.
+    await eventually('the call waits', async () => (await queueLength('idle')) === 1 && store.channelCount > 0);
     expect(store.channelCount).toBe(1);
     held.release();
     permitOf(await waiting).release();
