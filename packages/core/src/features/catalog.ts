@@ -12,6 +12,7 @@ import type { ListChange } from '../transport-hooks.js';
 import type { LogLevel, LogMessage } from './log-types.js';
 import { levelRank } from './log-types.js';
 import { ResourceRouter } from './resource-router.js';
+import { canonicalUri } from './canonical-uri.js';
 
 /** What the catalog needs from one upstream. */
 export interface FeatureLink {
@@ -40,12 +41,16 @@ export interface FeatureSnapshot {
   readonly source: ImportSource;
   /** Why the upstream's own settings leave an item out (a prompt by its upstream name), or undefined. */
   readonly exclusion?: (kind: FeatureKind, id: string) => string | undefined;
+  /** Why the upstream's own settings refuse a request for a (canonical) resource URI, or undefined. */
+  readonly denial?: (uri: string) => string | undefined;
 }
 
 interface Entry {
   readonly link: FeatureLink;
   /** What a plugin kept out of this upstream: never reached through the sole-upstream fallback either. */
   refused: { readonly uris: ReadonlySet<string>; readonly templates: readonly UriTemplate[] };
+  /** The upstream's `denyResources`, asked of every URI a request names, a template's URIs included. */
+  denial: ((uri: string) => string | undefined) | undefined;
   capabilities: ServerCapabilities;
   resources: Resource[];
   templates: ResourceTemplateType[];
@@ -99,7 +104,9 @@ export class FeatureCatalog {
       originals.set(definition, prompt.name);
       return definition;
     });
-    let batch = createFeatureBatch(snapshot.source, offered, [...snapshot.resources], [...snapshot.templates]);
+    const { resources, invalid } = canonicalResources(snapshot.resources, link.name);
+    let batch = createFeatureBatch(snapshot.source, offered, resources, [...snapshot.templates]);
+    batch.skipped.push(...invalid);
     excludeBySettings(batch, snapshot, originals);
     if (this.admit !== undefined) batch = await this.admit(batch);
     const before = this.entries.get(link.name);
@@ -133,6 +140,7 @@ export class FeatureCatalog {
     this.entries.set(link.name, {
       link,
       refused: refusedOf(batch),
+      denial: snapshot.denial,
       capabilities: snapshot.capabilities,
       resources: claimed.resources,
       templates: claimed.templates,
@@ -192,12 +200,14 @@ export class FeatureCatalog {
    */
   resourceOwner(uri: string): FeatureLink | undefined {
     const owner = this.router.ownerOf(uri);
-    if (owner !== undefined) return this.entries.get(owner)?.link;
+    if (owner !== undefined) {
+      const entry = this.entries.get(owner);
+      return entry === undefined || kept(entry, uri) ? undefined : entry.link;
+    }
     const serving = [...this.entries.values()].filter((e) => e.capabilities.resources !== undefined);
     const [only, ...others] = serving;
     if (only === undefined || others.length > 0) return undefined;
-    const { refused } = only;
-    return refused.uris.has(uri) || refused.templates.some((t) => t.match(uri) !== null) ? undefined : only.link;
+    return kept(only, uri) ? undefined : only.link;
   }
 
   /** The upstream whose template (or listed URI) a `ref/resource` completion names. */
@@ -235,8 +245,9 @@ export class FeatureCatalog {
 
   /** An upstream said a resource changed: only the clients subscribed to it hear. */
   resourceUpdated(upstream: string, uri: string): void {
-    if (this.router.ownerOf(uri) !== upstream) return;
-    this.notify({ resourceUpdated: uri, subscribersOnly: true });
+    const canonical = canonicalOrUndefined(uri);
+    if (canonical === undefined || this.router.ownerOf(canonical) !== upstream) return;
+    this.notify({ resourceUpdated: canonical, subscribersOnly: true });
   }
 
   /** Relays a log message an upstream sent outside any call to clients, each filtered by its own level. */
@@ -268,6 +279,46 @@ export class FeatureCatalog {
     const all: T[] = [];
     for (const [name, entry] of this.entries) if (visible(name)) all.push(...pick(entry));
     return all;
+  }
+}
+
+/**
+ * Whether a URI is kept out of an upstream: refused at import (by the upstream's settings or a plugin), or
+ * denied by its `denyResources`; a URI that one of its templates matches is no exception.
+ */
+function kept(entry: Entry, uri: string): boolean {
+  const { refused } = entry;
+  if (refused.uris.has(uri) || refused.templates.some((t) => t.match(uri) !== null)) return true;
+  return entry.denial?.(uri) !== undefined;
+}
+
+/** An upstream's resources under their canonical URIs; those whose URI names no resource are left out. */
+function canonicalResources(
+  listed: readonly Resource[],
+  upstream: string,
+): { resources: Resource[]; invalid: SkippedTool[] } {
+  const resources: Resource[] = [];
+  const invalid: SkippedTool[] = [];
+  for (const resource of listed) {
+    try {
+      const uri = canonicalUri(resource.uri);
+      resources.push(uri === resource.uri ? resource : { ...resource, uri });
+    } catch (error) {
+      invalid.push({
+        name: resource.uri.slice(0, 200),
+        reason: `Upstream "${upstream}" lists a resource whose URI is refused: ${messageOf(error)}`,
+        by: 'core',
+      });
+    }
+  }
+  return { resources, invalid };
+}
+
+function canonicalOrUndefined(uri: string): string | undefined {
+  try {
+    return canonicalUri(uri);
+  } catch {
+    return undefined;
   }
 }
 

@@ -7,6 +7,7 @@ import {
   ResourceNotFoundError,
   SdkError,
   SdkErrorCode,
+  UriTemplate,
 } from '@modelcontextprotocol/server';
 import type {
   GetPromptResult,
@@ -30,6 +31,7 @@ import type { FeatureCatalog, FeatureLink } from './catalog.js';
 import type { CoreHooks } from '../hooks.js';
 import type { FeatureContext, FeatureGuards, FeatureMethod, FeatureResult } from './feature-context.js';
 import { pageOf } from './paging.js';
+import { canonicalUri } from './canonical-uri.js';
 import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from './session-state.js';
 
 export interface FeatureServing {
@@ -95,7 +97,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
       });
     if (free('resources/read'))
       sdk.setRequestHandler('resources/read', async (request, ctx) => {
-        const { uri } = request.params;
+        const uri = requestedUri(request.params.uri);
         const fctx = contextOf('resources/read', ctx);
         const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
         const result = await relay(
@@ -116,7 +118,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
     if (caps.resources.subscribe) {
       if (free('resources/subscribe'))
         sdk.setRequestHandler('resources/subscribe', async (request, ctx) => {
-          const { uri } = request.params;
+          const uri = requestedUri(request.params.uri);
           const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/subscribe', ctx));
           if (!catalog.canSubscribe(link))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
@@ -131,7 +133,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         });
       if (free('resources/unsubscribe'))
         sdk.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
-          const { uri } = request.params;
+          const uri = requestedUri(request.params.uri);
           const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/unsubscribe', ctx));
           if (unsubscribe(sdk, uri)) await guard(link, () => catalog.unsubscribe(link, uri));
           return {};
@@ -181,13 +183,16 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         const params = { ...request.params, ref: { ...ref, name: route.original } };
         return relay(route.link, (client, options) => client.complete(params, options), ctx);
       }
+      // A template is named as listed; a URI is named in its canonical spelling, which the deny globs see.
+      const uri = UriTemplate.isTemplate(ref.uri) ? ref.uri : requestedUri(ref.uri);
       const link = owned(
-        catalog.templateOwner(ref.uri) ?? catalog.resourceOwner(ref.uri),
-        ref.uri,
+        catalog.templateOwner(uri) ?? catalog.resourceOwner(uri),
+        uri,
         serving,
         contextOf('completion/complete', ctx),
       );
-      return relay(link, (client, options) => client.complete(request.params, options), ctx);
+      const params = uri === ref.uri ? request.params : { ...request.params, ref: { ...ref, uri } };
+      return relay(link, (client, options) => client.complete(params, options), ctx);
     });
 
   if (loggingFree)
@@ -204,6 +209,15 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
 export { levelOf };
 
 const everything = (): boolean => true;
+
+/** A requested resource URI in its canonical spelling; one that names no resource is an invalid request. */
+export function requestedUri(uri: string): string {
+  try {
+    return canonicalUri(uri);
+  } catch (error) {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, messageOf(error));
+  }
+}
 
 /** The hooks' view of one request; built only when a hook is tapped. */
 function featureContext(serving: FeatureServing, method: FeatureMethod, ctx: ServerContext): FeatureContext {

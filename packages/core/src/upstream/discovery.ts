@@ -5,6 +5,7 @@ import type { ConnectionSummary, SkippedTool, SluiceTool, ToolSource } from '../
 import { isToolName } from '../tool.js';
 import type { GlobMatcher } from './glob.js';
 import { compileGlobs } from './glob.js';
+import { canonicalUri } from '../features/canonical-uri.js';
 import type { ResolvedImportOptions } from './options.js';
 
 /** Which of an upstream's tools to import, and under what names. */
@@ -22,6 +23,11 @@ export interface ToolSelection {
    * `allowResources` / `denyResources`; undefined to import it.
    */
   featureExclusion(kind: 'prompt' | 'resource' | 'template', id: string): string | undefined;
+  /**
+   * Why a request for a resource URI (canonical, see `canonicalUri`) is refused by the `denyResources`
+   * patterns, or undefined: asked on every read, subscription and completion, templates' URIs included.
+   */
+  resourceDenial(uri: string): string | undefined;
 }
 
 export function createSelection(options: ResolvedImportOptions): ToolSelection {
@@ -29,7 +35,10 @@ export function createSelection(options: ResolvedImportOptions): ToolSelection {
   const deny: GlobMatcher | undefined = options.denyTools ? compileGlobs(options.denyTools) : undefined;
   const prefix = options.namespace === undefined ? '' : `${options.namespace}${options.separator}`;
   const prompts = globPair(options.allowPrompts, options.denyPrompts, 'Prompts', options.name);
-  const resources = globPair(options.allowResources, options.denyResources, 'Resources', options.name);
+  const allowResources = options.allowResources?.map(canonicalPattern);
+  const denyResources = options.denyResources?.map(canonicalPattern);
+  const resources = globPair(allowResources, denyResources, 'Resources', options.name);
+  const deniedResource = denyResources ? compileGlobs(denyResources) : undefined;
   return {
     upstream: options.name,
     trusted: options.trusted,
@@ -41,7 +50,18 @@ export function createSelection(options: ResolvedImportOptions): ToolSelection {
       return undefined;
     },
     featureExclusion: (kind, id) => (kind === 'prompt' ? prompts(id) : resources(id)),
+    resourceDenial: (uri) =>
+      deniedResource?.(uri) ? `Denied by the denyResources patterns of upstream "${options.name}"` : undefined,
   };
+}
+
+/** A resource glob in the canonical spelling its URIs are matched in; a pattern that is no URI stays as written. */
+function canonicalPattern(pattern: string): string {
+  try {
+    return canonicalUri(pattern);
+  } catch {
+    return pattern;
+  }
 }
 
 /** The exclusion rule of one `allow<Kind>` / `deny<Kind>` pair. */

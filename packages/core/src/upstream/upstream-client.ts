@@ -279,6 +279,7 @@ export class UpstreamClient implements UpstreamLink {
       (name) => this.selection.exposedName(name),
       this.source(),
       (kind, id) => this.selection.featureExclusion(kind, id),
+      (uri) => this.selection.resourceDenial(uri),
     );
     const skipped = await catalog.update(this, listed.snapshot, announced);
     for (const kind of listed.truncated)

@@ -219,6 +219,7 @@ export async function listFeatures(
   exposedName: (original: string) => string,
   source: ImportSource,
   exclusion?: FeatureSnapshot['exclusion'],
+  denial?: FeatureSnapshot['denial'],
 ): Promise<{ snapshot: FeatureSnapshot; truncated: string[] }> {
   const capabilities = client.getServerCapabilities() ?? {};
   const options = { timeout, cacheMode: 'refresh' as const };
@@ -236,7 +237,16 @@ export async function listFeatures(
     : [];
   const prompts = capabilities.prompts ? bound('prompts', (await client.listPrompts(undefined, options)).prompts) : [];
   return {
-    snapshot: { capabilities, resources, templates, prompts, exposedName, source, ...(exclusion ? { exclusion } : {}) },
+    snapshot: {
+      capabilities,
+      resources,
+      templates,
+      prompts,
+      exposedName,
+      source,
+      ...(exclusion ? { exclusion } : {}),
+      ...(denial ? { denial } : {}),
+    },
     truncated,
   };
 }
