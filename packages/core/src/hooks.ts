@@ -4,6 +4,7 @@ import type { CallToolResult, Tool } from './protocol.js';
 import type { CallContext, Executor, ListContext, Outcome } from './context.js';
 import type { ImportBatch, SluiceTool } from './tool.js';
 import type { FeatureBatch, FeatureContext, FeatureResult } from './features/feature-context.js';
+import type { RequestExecutor, RequestTarget } from './request.js';
 import { CoreErrorCode, SluiceError, attribute } from './errors.js';
 import { attributeRefusal } from './refusal.js';
 import type { Logger } from './logger.js';
@@ -43,6 +44,17 @@ const HOOKS = {
   execute: {
     async: false,
     create: (t: Tapable) => new t.SyncWaterfallHook<[Executor, SluiceTool]>(['next', 'tool'], 'execute'),
+  },
+  /**
+   * Once per tool, and once per kind of feature request and upstream, when
+   * first planned: wrap the executor of every guarded request (tool calls,
+   * resource reads and subscriptions, prompt gets, completions). A guard
+   * written once sees every kind; it opts out of a kind or target by
+   * returning `next` unchanged, which costs nothing per request.
+   */
+  guard: {
+    async: false,
+    create: (t: Tapable) => new t.SyncWaterfallHook<[RequestExecutor, RequestTarget]>(['next', 'target'], 'guard'),
   },
   /** After each call that produced a result: rewrite it. */
   postCall: {
@@ -306,6 +318,7 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
 
   const wrapSync = (hook: HookName, fn: AnyFn): AnyFn => {
     if (hook === 'execute') return wrapExecuteTap(fn as ExecuteTap);
+    if (hook === 'guard') return wrapGuardTap(fn as GuardTap);
     const tapFn: TwoArgs = fn;
     const onResult = (result: unknown) => attributeRefusal(result, plugin);
     const onError = (error: unknown): never => {
@@ -372,42 +385,51 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
   };
 
   type ExecuteTap = (next: Executor, tool: SluiceTool) => Executor;
-  const wrapExecuteTap =
-    (fn: ExecuteTap): ExecuteTap =>
-    (next, tool) => {
+  type GuardTap = (next: RequestExecutor, target: RequestTarget) => RequestExecutor;
+  const wrapExecuteTap = (fn: ExecuteTap): ExecuteTap => wrapWrapper(fn, 'execute', (tool) => `tool "${tool.name}"`);
+  // A guard wraps executors as `execute` does, with the same attribution; only what it plans for differs.
+  const wrapGuardTap = (fn: GuardTap): GuardTap =>
+    wrapWrapper(fn, 'guard', (target) =>
+      target.kind === 'tools/call' ? `tool "${target.tool.name}"` : `${target.kind} of "${target.upstream ?? 'local'}"`,
+    );
+  const wrapWrapper =
+    <C, R, T>(
+      fn: (next: (ctx: C) => Promise<R>, target: T) => (ctx: C) => Promise<R>,
+      hook: 'execute' | 'guard',
+      describe: (target: T) => string,
+    ) =>
+    (next: (ctx: C) => Promise<R>, target: T): ((ctx: C) => Promise<R>) => {
+      type Run = (ctx: C) => Promise<R>;
       // What the inner executor last returned. A wrapper that hands it back unchanged (it only looked at the call)
       // passes on nothing of its own: the inner plugin's wrapper attributed its refusals and errors already, and
       // the tool's own executor's are the tool's or the core's. Such a wrapper needs no `then` here.
-      let passed: Promise<CallToolResult> | undefined;
-      const inner: Executor = (ctx) => (passed = next(ctx));
-      let built: Executor;
+      let passed: Promise<R> | undefined;
+      const inner: Run = (ctx) => (passed = next(ctx));
+      let built: Run;
       try {
-        built = fn(inner, tool);
+        built = fn(inner, target);
       } catch (error) {
-        throw attribute(error, plugin, 'execute');
+        throw attribute(error, plugin, hook);
       }
-      if (built === inner || built === next) return next; // the plugin does not apply to this tool: zero cost
+      if (built === inner || built === next) return next; // the plugin does not apply to this target: zero cost
       if (typeof built !== 'function') {
         throw new SluiceError(
           CoreErrorCode.INVALID_TAP,
-          `Plugin "${plugin}" returned a non-function executor for tool "${tool.name}"`,
-          {
-            plugin,
-            hook: 'execute',
-          },
+          `Plugin "${plugin}" returned a non-function executor for ${describe(target)}`,
+          { plugin, hook },
         );
       }
       const onError = (error: unknown): never => {
-        throw attribute(error, plugin, 'execute');
+        throw attribute(error, plugin, hook);
       };
-      const onResult = (result: CallToolResult): CallToolResult => attributeRefusal(result, plugin);
-      const wrapped: Executor = (ctx) => {
-        let running: Promise<CallToolResult>;
+      const onResult = (result: R): R => attributeRefusal(result, plugin) as R;
+      const wrapped: Run = (ctx) => {
+        let running: Promise<R>;
         try {
           running = built(ctx);
         } catch (error) {
           passed = undefined;
-          return Promise.reject(attribute(error, plugin, 'execute'));
+          return Promise.reject(attribute(error, plugin, hook));
         }
         // Assigned after the inner call returned, so a nested call of the same tool made meanwhile cannot mix them up.
         const through = running === passed;

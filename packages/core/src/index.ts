@@ -31,6 +31,7 @@ export { CoreErrorCode, RpcCode, SluiceError, invalidParams, messageOf } from '.
 export type { SluiceErrorOptions } from './errors.js';
 
 export { createFeatureBatch } from './features/feature-context.js';
+export { MAX_URI_LENGTH, UriError, canonicalUri } from './features/canonical-uri.js';
 export type {
   FeatureBatch,
   FeatureContext,
@@ -66,6 +67,8 @@ export type {
 } from './protocol.js';
 
 export { readRefusal, refusal, toolError } from './refusal.js';
+export { GUARDED_KINDS } from './request.js';
+export type { GuardedKind, RequestContext, RequestExecutor, RequestKind, RequestTarget } from './request.js';
 export type { RefusalInit, RefusalMeta } from './refusal.js';
 
 export { compileSchema } from './schema.js';

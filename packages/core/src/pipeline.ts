@@ -5,6 +5,7 @@ import { isThenable } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { CallToolResult } from './protocol.js';
 import { isInputRequired } from './protocol.js';
+import type { RequestExecutor } from './request.js';
 import { attributeRefusal, isRefusal, readRefusal, refusal } from './refusal.js';
 import type { CompiledSchema, ValidationResult } from './schema.js';
 import type { SluiceTool } from './tool.js';
@@ -100,6 +101,7 @@ export class Pipeline {
   /** The plan of every tool when no per-call tap names its tools: shared, not built per tool. */
   private readonly everyTool: CallPlan | undefined;
   private readonly executeUsed: boolean;
+  private readonly guardUsed: boolean;
   readonly listToolsUsed: boolean;
   readonly importUsed: boolean;
 
@@ -113,6 +115,7 @@ export class Pipeline {
     const filtered = [...this.preCallTaps, ...this.postCallTaps, ...this.settledTaps].some((t) => t.tools);
     this.everyTool = filtered ? undefined : this.planFor(undefined);
     this.executeUsed = hooks.execute.isUsed();
+    this.guardUsed = hooks.guard.isUsed();
     this.listToolsUsed = hooks.listTools.isUsed();
     this.importUsed = hooks.import.isUsed();
   }
@@ -130,9 +133,13 @@ export class Pipeline {
     });
   }
 
-  /** Composes a tool's executor once, at registration. */
+  /** Composes a tool's executor once, at registration: `execute` wrappers inside, `guard` wrappers around them. */
   compose(base: Executor, tool: SluiceTool): Executor {
-    return this.executeUsed ? this.hooks.execute.call(base, tool) : base;
+    const executed = this.executeUsed ? this.hooks.execute.call(base, tool) : base;
+    if (!this.guardUsed) return executed;
+    const upstream = tool.source.kind === 'upstream' ? tool.source.upstream : undefined;
+    // A tool call's context is a request context, and a guard answers a tool call with a tool result or a refusal.
+    return this.hooks.guard.call(executed as RequestExecutor, { kind: 'tools/call', tool, upstream }) as Executor;
   }
 
   /** Calls running now; `drain()` waits for them. */

@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, tempConfig } from './helpers.js';
+import { call, eventually, runCli, tempConfig } from './helpers.js';
 import type { CliRun } from './helpers.js';
 
 const FILE_UPSTREAM = fileURLToPath(new URL('./fixtures/file-upstream.mjs', import.meta.url));
@@ -101,6 +101,113 @@ describe('denyResources is enforced on every request, in every spelling', () => 
         if (version === '2025-11-25')
           for (const uri of ['file:///secret/key', 'file:///%73ecret/key'])
             await expect(client.subscribeResource({ uri }), uri).rejects.toThrow(/not found/i);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+});
+describe('a per-caller authz policy covers resources, prompts and completions', () => {
+  const KEY = 'policy-plane-key-0123456789';
+  let gateway: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    gateway = await serve({
+      http: {
+        auth: {
+          type: 'apiKeys',
+          keys: [
+            { name: 'nobody', key: `${KEY}-nobody` },
+            { name: 'reader', key: `${KEY}-reader`, scopes: ['read'] },
+          ],
+        },
+      },
+      upstreams: [upstream({ namespace: 'fs' })],
+      plugins: {
+        authz: {
+          rules: [
+            { when: { scopes: ['read'] }, allow: ['fs_echo'], resources: ['file:///public/*'], prompts: ['fs_greet'] },
+          ],
+        },
+      },
+    });
+  }, 60_000);
+  afterAll(() => gateway.stop());
+
+  for (const version of VERSIONS) {
+    it(`a key granted no tool sees and reads nothing (${version})`, async () => {
+      const client = await clientOf(gateway.url, version, { authorization: `Bearer ${KEY}-nobody` });
+      try {
+        expect((await client.listTools()).tools).toEqual([]);
+        expect((await client.listResources()).resources).toEqual([]);
+        expect((await client.listResourceTemplates()).resourceTemplates).toEqual([]);
+        expect((await client.listPrompts()).prompts).toEqual([]);
+        await expect(client.readResource({ uri: 'file:///etc/passwd' })).rejects.toThrow(/FORBIDDEN/);
+        await expect(client.readResource({ uri: 'file:///public/readme' })).rejects.toThrow(/FORBIDDEN/);
+        await expect(client.getPrompt({ name: 'fs_greet', arguments: { who: 'x' } })).rejects.toThrow(/FORBIDDEN/);
+        await expect(
+          client.complete({
+            ref: { type: 'ref/resource', uri: 'file:///{+path}' },
+            argument: { name: 'path', value: '' },
+          }),
+        ).rejects.toThrow(/FORBIDDEN/);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it(`a rule's resource globs and prompt names grant exactly those (${version})`, async () => {
+      const client = await clientOf(gateway.url, version, { authorization: `Bearer ${KEY}-reader` });
+      try {
+        expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['fs_echo']);
+        expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['file:///public/readme']);
+        expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(['fs_greet']);
+        expect(textOf(await client.readResource({ uri: 'file:///public/readme' }))).toContain('public/readme');
+        expect(textOf(await client.readResource({ uri: 'file:///public/../public/readme' }))).toContain(
+          'file:///public/readme',
+        );
+        await expect(client.readResource({ uri: 'file:///etc/passwd' })).rejects.toThrow(/FORBIDDEN/);
+        await expect(client.readResource({ uri: 'file:///public/../etc/passwd' })).rejects.toThrow(/FORBIDDEN/);
+        const prompt = await client.getPrompt({ name: 'fs_greet', arguments: { who: 'ann' } });
+        expect(JSON.stringify(prompt.messages)).toContain('hello ann');
+      } finally {
+        await client.close();
+      }
+    });
+  }
+});
+
+describe('the concurrency guard meets resource reads', () => {
+  let gateway: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    gateway = await serve({
+      upstreams: [upstream()],
+      plugins: { concurrency: { default: { maxActive: 2, maxQueue: 2 } } },
+    });
+  }, 60_000);
+  afterAll(() => gateway.stop());
+
+  for (const version of VERSIONS) {
+    it(`sheds 56 of 60 concurrent resources/read with SERVER_BUSY when 2 run and 2 wait (${version})`, async () => {
+      const client = await clientOf(gateway.url, version);
+      try {
+        const reads = Array.from({ length: 60 }, (_, i) =>
+          client.readResource({ uri: `file:///hold/${version}/${i}` }).then(
+            () => 'served',
+            (error: unknown) => String(error),
+          ),
+        );
+        let settled = 0;
+        const counted = reads.map((r) => r.then((outcome) => (settled++, outcome)));
+        const held = async () =>
+          Number((await call(client, 'held')).content.map((c) => ('text' in c ? c.text : '')).join(''));
+        // Every read either reached the upstream (and waits there) or was shed; two may still wait in the queue.
+        await eventually(async () => settled >= 56 || (await held()) === 60, 'the reads to be held or shed');
+        const heldNow = await held();
+        await call(client, 'release', { gate: version });
+        const outcomes = await Promise.all(counted);
+        expect(heldNow).toBeLessThanOrEqual(2);
+        expect(outcomes.filter((o) => o.includes('SERVER_BUSY'))).toHaveLength(56);
+        expect(outcomes.filter((o) => o === 'served')).toHaveLength(4);
       } finally {
         await client.close();
       }

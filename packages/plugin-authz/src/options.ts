@@ -30,14 +30,42 @@ export const CallerMatch = z
   .strict();
 export type CallerMatch = z.output<typeof CallerMatch>;
 
+const UriGlobs = z.array(z.string().min(1).max(2048)).min(1).max(256);
+
 export const AuthzRule = z
   .object({
     /** Which callers; omitted, every verified caller. */
     when: CallerMatch.default({}).describe('Which callers; omitted, every verified caller.'),
     /** The tools this rule grants, as tool selectors (`!` carves out). */
-    allow: ToolSelectorListSchema.min(1).describe('The tools this rule grants, as tool selectors (`!` carves out).'),
+    allow: ToolSelectorListSchema.min(1)
+      .optional()
+      .describe('The tools this rule grants, as tool selectors (`!` carves out).'),
+    /**
+     * The resources this rule grants: globs over canonical resource URIs (`file:///public/*`); they also
+     * grant a URI template whose text they match, and completions on such URIs and templates.
+     */
+    resources: UriGlobs.optional().describe(
+      'The resources this rule grants: globs over canonical resource URIs (`file:///public/*`); they also grant a URI template whose text they match, and completions on such URIs and templates.',
+    ),
+    /** The prompts this rule grants, by exposed name, as selectors; they also grant completions on those prompts. */
+    prompts: ToolSelectorListSchema.min(1)
+      .optional()
+      .describe(
+        'The prompts this rule grants, by exposed name, as selectors; they also grant completions on those prompts.',
+      ),
+    /** Upstreams (by name) whose every tool, resource, template, prompt and completion this rule grants. */
+    upstreams: z
+      .array(z.string().min(1).max(64))
+      .min(1)
+      .max(256)
+      .optional()
+      .describe('Upstreams (by name) whose every tool, resource, template, prompt and completion this rule grants.'),
   })
-  .strict();
+  .strict()
+  .refine(
+    (rule) => rule.allow ?? rule.resources ?? rule.prompts ?? rule.upstreams,
+    'a rule grants something: give allow, resources, prompts or upstreams',
+  );
 export type AuthzRule = z.output<typeof AuthzRule>;
 
 export const AuthzOptions = z

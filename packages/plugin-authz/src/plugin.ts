@@ -1,5 +1,5 @@
 import { Stage, definePlugin, parseOptions, refusal } from '@sluice/core';
-import type { CallContext, CallToolResult, Plugin, PluginApi } from '@sluice/core';
+import type { CallContext, CallToolResult, Plugin, PluginApi, RequestContext, RequestTarget } from '@sluice/core';
 import { AuthzErrorCode } from './errors.js';
 import type { ParsedAuthzOptions } from './options.js';
 import { AuthzOptions } from './options.js';
@@ -9,9 +9,11 @@ import { VERSION } from './version.js';
 export const PLUGIN_NAME = 'authz';
 
 /**
- * Per-caller tool policy: a caller sees in `tools/list` only the tools its
- * verified identity grants, and a call to any other tool, direct, chained
- * or made through `ctx.call()`, is refused with `FORBIDDEN`.
+ * Per-caller policy over every request kind: a caller sees in `tools/list`,
+ * `resources/list`, `resources/templates/list` and `prompts/list` only what
+ * its verified identity grants; a call to any other tool (direct, chained or
+ * made through `ctx.call()`), and a read, subscription, prompt get or
+ * completion of anything else, is refused with `FORBIDDEN`.
  */
 export function authz(options: AuthzOptions = {}): Plugin {
   const config = parseOptions(PLUGIN_NAME, AuthzOptions, options);
@@ -33,6 +35,42 @@ function applyAuthz({ hooks, mode }: PluginApi, config: ParsedAuthzOptions): voi
   hooks.preCall.tap({ name: PLUGIN_NAME, stage: Stage.FILTER }, (ctx) =>
     policy.allows(ctx.auth, ctx.tool) ? undefined : forbidden(ctx),
   );
+  // Lists of resources, templates and prompts, item by item; requests for one item are the guard's below.
+  if (mode === 'enforce')
+    hooks.featureAccess.tap({ name: PLUGIN_NAME, stage: Stage.FILTER }, (ctx) => {
+      if (!ctx.method.endsWith('/list')) return undefined;
+      const request = { kind: ctx.method, upstream: ctx.upstream, target: ctx.target };
+      return policy.allowsFeature(ctx.auth, request) ? undefined : 'not granted to this caller';
+    });
+  hooks.guard.tap({ name: PLUGIN_NAME, stage: Stage.FILTER }, (next, target) => {
+    // Tool calls meet preCall above, where chained calls and ctx.call() meet it too.
+    if (target.kind === 'tools/call') return next;
+    const audit = mode === 'audit';
+    return (ctx) => {
+      const request = { kind: target.kind, upstream: target.upstream, target: ctx.target, completing: ctx.completing };
+      if (policy.allowsFeature(ctx.auth, request)) return next(ctx);
+      if (!audit) return Promise.resolve(forbiddenRequest(ctx, target));
+      ctx.logger.warn(
+        { event: 'audit.refusal', plugin: PLUGIN_NAME, kind: target.kind, target: ctx.target, code: 'FORBIDDEN' },
+        `audit: ${PLUGIN_NAME} would have refused this ${target.kind}`,
+      );
+      return next(ctx);
+    };
+  });
+}
+
+function forbiddenRequest(ctx: RequestContext, target: RequestTarget): CallToolResult {
+  const who = ctx.auth ? `"${ctx.auth.subject}"` : 'an unauthenticated caller';
+  const item = ctx.target === undefined ? target.kind : `${target.kind} of "${ctx.target}"`;
+  ctx.logger.info(
+    { event: 'authz.forbidden', kind: target.kind, target: ctx.target, caller: ctx.auth?.subject },
+    'request refused',
+  );
+  return refusal({
+    code: AuthzErrorCode.FORBIDDEN,
+    message: `The ${item} is not available to ${who}.`,
+    suggestion: 'Use what resources/list and prompts/list show, or ask an operator for a grant that includes it.',
+  });
 }
 
 function forbidden(ctx: CallContext): CallToolResult {

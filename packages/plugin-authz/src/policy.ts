@@ -1,10 +1,61 @@
-import { selectTools } from '@sluice/core';
-import type { CallerIdentity, ToolMatcher, ToolSubject } from '@sluice/core';
-import type { CallerMatch, ParsedAuthzOptions } from './options.js';
+import { canonicalUri, matchGlob, selectTools } from '@sluice/core';
+import type { CallerIdentity, RequestKind, ToolMatcher, ToolSubject } from '@sluice/core';
+import type { AuthzRule, CallerMatch, ParsedAuthzOptions } from './options.js';
 
 interface CompiledRule {
   readonly when: CallerMatch;
-  readonly allows: ToolMatcher;
+  readonly tools: ToolMatcher | undefined;
+  readonly resources: readonly string[] | undefined;
+  readonly prompts: ToolMatcher | undefined;
+  readonly upstreams: ReadonlySet<string> | undefined;
+}
+
+/** One request for something other than a tool, as the policy decides it. */
+export interface FeatureRequest {
+  readonly kind: Exclude<RequestKind, 'tools/call'>;
+  /** The upstream that serves it; undefined for an adopted server's own. */
+  readonly upstream: string | undefined;
+  /** The canonical URI, URI template or exposed prompt name; undefined for a whole list. */
+  readonly target: string | undefined;
+  /** On a completion: whether the target is a prompt or a resource (template). */
+  readonly completing?: 'prompt' | 'resource' | undefined;
+}
+
+const PROMPT_KINDS: ReadonlySet<string> = new Set(['prompts/list', 'prompts/get']);
+
+/** A resource glob in the canonical spelling URIs are matched in; a pattern that is no URI stays as written. */
+function canonicalPattern(pattern: string): string {
+  try {
+    return canonicalUri(pattern);
+  } catch {
+    return pattern;
+  }
+}
+
+function compile(rule: AuthzRule): CompiledRule {
+  return {
+    when: rule.when,
+    tools: rule.allow ? selectTools(rule.allow) : undefined,
+    resources: rule.resources?.map(canonicalPattern),
+    prompts: rule.prompts ? selectTools(rule.prompts) : undefined,
+    upstreams: rule.upstreams ? new Set(rule.upstreams) : undefined,
+  };
+}
+
+function grantsTool(rule: CompiledRule, tool: string | ToolSubject): boolean {
+  if (rule.tools?.(tool) === true) return true;
+  const upstream = typeof tool === 'string' ? undefined : tool.source?.upstream;
+  return upstream !== undefined && rule.upstreams?.has(upstream) === true;
+}
+
+/** Whether a rule grants a feature request: its upstream, or the item by prompt selectors or resource globs. */
+function grantsFeature(rule: CompiledRule, request: FeatureRequest): boolean {
+  if (request.upstream !== undefined && rule.upstreams?.has(request.upstream) === true) return true;
+  const { target } = request;
+  if (target === undefined) return false;
+  const prompt = request.completing === undefined ? PROMPT_KINDS.has(request.kind) : request.completing === 'prompt';
+  if (prompt) return rule.prompts?.(target) === true;
+  return rule.resources?.some((pattern) => matchGlob(pattern, target)) === true;
 }
 
 const oneOf = (wanted: readonly string[] | undefined, actual: string | undefined): boolean =>
@@ -43,13 +94,22 @@ export class AuthzPolicy {
   private readonly matching = new WeakMap<CallerIdentity, readonly CompiledRule[]>();
 
   constructor(private readonly options: ParsedAuthzOptions) {
-    this.rules = options.rules.map((rule) => ({ when: rule.when, allows: selectTools(rule.allow) }));
+    this.rules = options.rules.map(compile);
   }
 
   /** Whether the caller may use the tool. An undefined caller is anonymous. */
   allows(caller: CallerIdentity | undefined, tool: string | ToolSubject): boolean {
     if (!caller) return this.options.anonymous === 'allow';
-    return this.rulesFor(caller).some((rule) => rule.allows(tool));
+    return this.rulesFor(caller).some((rule) => grantsTool(rule, tool));
+  }
+
+  /**
+   * Whether the caller may see or use a resource, template, prompt or
+   * completion. A rule that names only tools grants none of them.
+   */
+  allowsFeature(caller: CallerIdentity | undefined, request: FeatureRequest): boolean {
+    if (!caller) return this.options.anonymous === 'allow';
+    return this.rulesFor(caller).some((rule) => grantsFeature(rule, request));
   }
 
   private rulesFor(caller: CallerIdentity): readonly CompiledRule[] {

@@ -1,4 +1,4 @@
-import type { CallContext, CallToolResult, Executor, Permit } from '@sluice/core';
+import type { Permit, RequestContext } from '@sluice/core';
 
 /**
  * Runs the rest of the chain while holding a permit, and gives the permit
@@ -13,14 +13,18 @@ import type { CallContext, CallToolResult, Executor, Permit } from '@sluice/core
  * branch is registered before anyone else can wait on the inner promise,
  * so the slot is free before the pipeline sees the result.
  */
-export function runHolding(next: Executor, ctx: CallContext, permit: Permit): Promise<CallToolResult> {
+export function runHolding<C extends RequestContext, R>(
+  next: (ctx: C) => Promise<R>,
+  ctx: C,
+  permit: Permit,
+): Promise<R> {
   if (ctx.signal.aborted) {
     permit.release();
     // The caller's abort reason, passed on unchanged as an async function would reject with it.
     // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
     return Promise.reject(ctx.signal.reason);
   }
-  let running: Promise<CallToolResult>;
+  let running: Promise<R>;
   try {
     running = next(ctx);
   } catch (error) {

@@ -1,12 +1,18 @@
-import type { CallContext, CallToolResult, Executor, Semaphore, SemaphoreOptions, Store } from '@sluice/core';
+import type { CallToolResult, RequestContext, Semaphore, SemaphoreOptions, Store } from '@sluice/core';
 import { KEY_PREFIX } from './action-key.js';
 import { busy } from './busy.js';
 import { runHolding } from './hold.js';
 import type { Limit } from './options.js';
 
+/** One guarded run, of a tool call or of any other request kind. */
+export type Run<C extends RequestContext, R> = (ctx: C) => Promise<R>;
+
 export interface LimiterSpec {
   readonly store: Store;
+  /** The tool, or `<kind> <upstream>` for other requests: names the slots. */
   readonly tool: string;
+  /** How refusals name what is full; default `Tool "<tool>"`. */
+  readonly subject?: string;
   readonly limit: Limit;
   readonly retryAfterMs: number;
 }
@@ -17,7 +23,7 @@ export const slotsKey = (tool: string): string => `${KEY_PREFIX}slots/${tool}`;
 const MAX_SUBJECT_IN_KEY = 256;
 
 /** The slots a call takes: the tool's, or the tool's for this caller when limits are per caller. */
-export function slotsKeyOf(spec: LimiterSpec, base: string): (ctx: CallContext) => string {
+export function slotsKeyOf(spec: LimiterSpec, base: string): (ctx: RequestContext) => string {
   if (spec.limit.per !== 'caller') return () => base;
   return (ctx) => {
     const subject = ctx.auth ? `${ctx.auth.method}:${ctx.auth.subject}` : 'anonymous';
@@ -31,7 +37,10 @@ export function slotsKeyOf(spec: LimiterSpec, base: string): (ctx: CallContext) 
  * `SERVER_BUSY`. The semaphore is asked of the store on every call, since
  * the store collects idle ones.
  */
-export function limitExecutor(next: Executor, spec: LimiterSpec): Executor {
+export function limitExecutor<C extends RequestContext, R>(
+  next: Run<C, R>,
+  spec: LimiterSpec,
+): Run<C, R | CallToolResult> {
   const keyOf = slotsKeyOf(spec, slotsKey(spec.tool));
   const options: SemaphoreOptions = Object.freeze({ maxActive: spec.limit.maxActive, maxQueue: spec.limit.maxQueue });
   return (ctx) => {
@@ -43,19 +52,21 @@ export function limitExecutor(next: Executor, spec: LimiterSpec): Executor {
 }
 
 /** Waits in line (`then` rather than `async`: a waiting call's frame is what 100,000 waiters multiply). */
-function waitForSlot(
-  next: Executor,
-  ctx: CallContext,
+function waitForSlot<C extends RequestContext, R>(
+  next: Run<C, R>,
+  ctx: C,
   semaphore: Semaphore,
   spec: LimiterSpec,
-): Promise<CallToolResult> {
+): Promise<R | CallToolResult> {
   return semaphore
     .acquire(ctx.signal)
-    .then((admission) => (admission.admitted ? runHolding(next, ctx, admission.permit) : shed(ctx, spec, admission)));
+    .then((admission): Promise<R | CallToolResult> | CallToolResult =>
+      admission.admitted ? runHolding(next, ctx, admission.permit) : shed(ctx, spec, admission),
+    );
 }
 
 function shed(
-  ctx: CallContext,
+  ctx: RequestContext,
   spec: LimiterSpec,
   { active, queued }: { active: number; queued: number },
 ): CallToolResult {
@@ -64,7 +75,7 @@ function shed(
     { event: 'concurrency.shed', active, queued, maxActive, maxQueue },
     `shed a call to "${spec.tool}": at capacity`,
   );
-  return busy({ tool: spec.tool, active, queued, retryAfterMs: spec.retryAfterMs });
+  return busy({ tool: spec.tool, subject: spec.subject, active, queued, retryAfterMs: spec.retryAfterMs });
 }
 
 /**
@@ -72,11 +83,11 @@ function shed(
  * of a semaphore as large as the limit plus its queue, and a call that finds
  * it full (one that enforce mode would have shed) is logged and runs anyway.
  */
-export function auditLimitExecutor(next: Executor, spec: LimiterSpec): Executor {
+export function auditLimitExecutor<C extends RequestContext, R>(next: Run<C, R>, spec: LimiterSpec): Run<C, R> {
   const keyOf = slotsKeyOf(spec, `${slotsKey(spec.tool)}/audit`);
   const { maxActive, maxQueue } = spec.limit;
   const options: SemaphoreOptions = Object.freeze({ maxActive: maxActive + maxQueue, maxQueue: 0 });
-  const runAnyway = (ctx: CallContext, running: number): Promise<CallToolResult> => {
+  const runAnyway = (ctx: C, running: number): Promise<R> => {
     ctx.logger.warn(
       { event: 'concurrency.would_shed', running, maxActive, maxQueue },
       `audit: would have shed a call to "${spec.tool}"`,

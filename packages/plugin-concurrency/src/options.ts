@@ -108,6 +108,20 @@ export const ConcurrencyOptions = z
       .record(ToolSelectorSchema, LimitOptions)
       .default({})
       .describe('Limits by tool selector: the way to limit imported tools.'),
+    /**
+     * Limits by request kind for what is not a tool call (`resources/read`, `resources/subscribe`,
+     * `prompts/get`, `completion/complete`): one set of slots per kind and upstream. A kind without
+     * one takes `default`; `false` leaves the kind unguarded.
+     */
+    requests: z
+      .partialRecord(
+        z.enum(['resources/read', 'resources/subscribe', 'prompts/get', 'completion/complete']),
+        z.union([z.literal(false), LimitOptions]),
+      )
+      .default({})
+      .describe(
+        'Limits by request kind for what is not a tool call (`resources/read`, `resources/subscribe`, `prompts/get`, `completion/complete`): one set of slots per kind and upstream. A kind without one takes `default`; `false` leaves the kind unguarded.',
+      ),
     /** The intent mutex for destructive tools; `false` turns it off. */
     mutex: z
       .union([z.literal(false), MutexOptions])

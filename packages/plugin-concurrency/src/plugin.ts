@@ -65,6 +65,26 @@ export function concurrency(options: ConcurrencyOptions = {}): Plugin {
         );
         return guard(next, tool, toolGuard, store, mode, config.retryAfterMs);
       });
+      // Every other request kind: the same slots, queue and rate, one set per kind and upstream.
+      hooks.guard.tap({ name: PLUGIN_NAME, stage: Stage.THROTTLE }, (next, target) => {
+        // Tool calls are guarded per tool above; an unsubscribe only gives something back.
+        if (target.kind === 'tools/call' || target.kind === 'resources/unsubscribe') return next;
+        const setting = config.requests[target.kind];
+        const limit = setting === false ? undefined : (setting ?? config.default);
+        if (limit === undefined) return next;
+        store ??= services.store;
+        const upstream = target.upstream ?? 'local';
+        const spec = {
+          store,
+          tool: `${target.kind} ${upstream}`,
+          subject: `${target.kind} on upstream "${upstream}"`,
+          limit,
+          retryAfterMs: config.retryAfterMs,
+        };
+        const audit = mode === 'audit';
+        const limited = audit ? auditLimitExecutor(next, spec) : limitExecutor(next, spec);
+        return rateExecutor(limited, spec, audit);
+      });
     },
   });
 }

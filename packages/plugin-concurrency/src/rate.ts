@@ -1,7 +1,7 @@
 import { refusal } from '@sluice/core';
-import type { CallContext, CallToolResult, Executor } from '@sluice/core';
+import type { CallToolResult, RequestContext } from '@sluice/core';
 import { ConcurrencyErrorCode } from './errors.js';
-import type { LimiterSpec } from './limiter.js';
+import type { LimiterSpec, Run } from './limiter.js';
 import { slotsKey, slotsKeyOf } from './limiter.js';
 
 /**
@@ -9,7 +9,11 @@ import { slotsKey, slotsKeyOf } from './limiter.js';
  * counter per window in the store (so replicas sharing a store share it),
  * kept two windows long. Audit mode logs what it would refuse and runs the call.
  */
-export function rateExecutor(next: Executor, spec: LimiterSpec, audit: boolean): Executor {
+export function rateExecutor<C extends RequestContext, R>(
+  next: Run<C, R>,
+  spec: LimiterSpec,
+  audit: boolean,
+): Run<C, R | CallToolResult> {
   const rate = spec.limit.rate;
   if (rate === undefined) return next;
   const keyOf = slotsKeyOf(spec, `${slotsKey(spec.tool)}/rate`);
@@ -24,20 +28,20 @@ export function rateExecutor(next: Executor, spec: LimiterSpec, audit: boolean):
       ctx.logger.warn({ event: 'concurrency.would_rate_limit', count, ...rate }, `audit: would refuse "${spec.tool}"`);
       return next(ctx);
     }
-    return rateLimited(ctx, spec.tool, rate, retryAfterMs);
+    return rateLimited(ctx, spec.subject ?? `Tool "${spec.tool}"`, rate, retryAfterMs);
   };
 }
 
 function rateLimited(
-  ctx: CallContext,
-  tool: string,
+  ctx: RequestContext,
+  subject: string,
   rate: { calls: number; perMs: number },
   retryAfterMs: number,
 ): CallToolResult {
-  ctx.logger.warn({ event: 'concurrency.rate_limited', ...rate, retryAfterMs }, `rate-limited a call to "${tool}"`);
+  ctx.logger.warn({ event: 'concurrency.rate_limited', ...rate, retryAfterMs }, `rate-limited ${subject}`);
   return refusal({
     code: ConcurrencyErrorCode.RATE_LIMITED,
-    message: `Tool "${tool}" allows ${rate.calls} calls per ${rate.perMs} ms, and they are used up.`,
+    message: `${subject} allows ${rate.calls} calls per ${rate.perMs} ms, and they are used up.`,
     suggestion: `Wait ${Math.ceil(retryAfterMs / 1000)} s before calling it again, and batch the work into fewer calls.`,
     retryAfterMs,
     details: { ...rate },

@@ -57,6 +57,9 @@ interface Entry {
   prompts: Prompt[];
 }
 
+/** Whether a list request may see one item of an upstream (by URI, URI template or exposed prompt name). */
+export type Visible = (upstream: string, item: string) => boolean;
+
 /** The lists besides tools an upstream can announce as changed. */
 export type FeatureList = 'resources' | 'prompts';
 
@@ -181,16 +184,31 @@ export class FeatureCatalog {
     return caps;
   }
 
-  resources(visible: (upstream: string) => boolean): Resource[] {
-    return this.collect(visible, (entry) => entry.resources);
+  /** The resources a request may see: `visible` is asked per upstream and item (its canonical URI). */
+  resources(visible: Visible): Resource[] {
+    return this.collect(
+      visible,
+      (entry) => entry.resources,
+      (r) => r.uri,
+    );
   }
 
-  templates(visible: (upstream: string) => boolean): ResourceTemplateType[] {
-    return this.collect(visible, (entry) => entry.templates);
+  /** The templates a request may see: `visible` is asked per upstream and item (its URI template). */
+  templates(visible: Visible): ResourceTemplateType[] {
+    return this.collect(
+      visible,
+      (entry) => entry.templates,
+      (t) => t.uriTemplate,
+    );
   }
 
-  prompts(visible: (upstream: string) => boolean): Prompt[] {
-    return this.collect(visible, (entry) => entry.prompts);
+  /** The prompts a request may see: `visible` is asked per upstream and item (its exposed name). */
+  prompts(visible: Visible): Prompt[] {
+    return this.collect(
+      visible,
+      (entry) => entry.prompts,
+      (p) => p.name,
+    );
   }
 
   /**
@@ -275,9 +293,10 @@ export class FeatureCatalog {
     });
   }
 
-  private collect<T>(visible: (upstream: string) => boolean, pick: (entry: Entry) => readonly T[]): T[] {
+  private collect<T>(visible: Visible, pick: (entry: Entry) => readonly T[], id: (item: T) => string): T[] {
     const all: T[] = [];
-    for (const [name, entry] of this.entries) if (visible(name)) all.push(...pick(entry));
+    for (const [name, entry] of this.entries)
+      for (const item of pick(entry)) if (visible(name, id(item))) all.push(item);
     return all;
   }
 }

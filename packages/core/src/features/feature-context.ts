@@ -10,6 +10,7 @@ import type { CallerIdentity } from '../auth/identity.js';
 import type { Headers, Transport } from '../context.js';
 import type { Logger } from '../logger.js';
 import type { AuthInfo } from '../protocol.js';
+import type { RequestExecutor, RequestTarget } from '../request.js';
 
 /** The requests for an upstream's resources, templates and prompts that the gateway serves. */
 export type FeatureMethod =
@@ -31,7 +32,11 @@ export interface FeatureContext {
    * belong to no upstream.
    */
   readonly upstream: string | undefined;
-  /** The resource URI, or the prompt's exposed name; absent on lists. */
+  /**
+   * The resource URI (canonical, see `canonicalUri`), the prompt's exposed
+   * name or the completion's reference; on a gateway's lists, the item
+   * listed (URI, URI template or prompt name), asked item by item.
+   */
   readonly target?: string;
   readonly headers: Headers;
   readonly authInfo: AuthInfo | undefined;
@@ -51,6 +56,8 @@ export interface FeatureGuards {
   /** A reason to hide (on lists) or refuse (on requests), or undefined to allow. */
   readonly access?: (ctx: FeatureContext) => string | undefined;
   readonly result?: (result: FeatureResult, ctx: FeatureContext) => Promise<FeatureResult>;
+  /** The `guard` wrappers of one kind of request to one upstream, composed once. */
+  readonly plan?: (target: Exclude<RequestTarget, { kind: 'tools/call' }>) => RequestExecutor;
 }
 
 /** What kind of item a feature batch holds. */

@@ -31,6 +31,8 @@ import type { FeatureCatalog, FeatureLink } from './catalog.js';
 import type { CoreHooks } from '../hooks.js';
 import type { FeatureContext, FeatureGuards, FeatureMethod, FeatureResult } from './feature-context.js';
 import { pageOf } from './paging.js';
+import { isRefusalAnswer, refusalError } from '../request.js';
+import type { GuardedKind, RequestContext, RequestExecutor, RequestTarget } from '../request.js';
 import { canonicalUri } from './canonical-uri.js';
 import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from './session-state.js';
 
@@ -53,14 +55,15 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
   if (Object.keys(caps).length === 0) return;
   const { guards } = serving;
   // With no feature hook tapped, a request builds no hook context at all (an unused hook costs nothing).
-  const hooked = guards?.access !== undefined || guards?.result !== undefined;
+  const hooked = guards?.access !== undefined || guards?.result !== undefined || guards?.plan !== undefined;
+  const guarded = guardedRunner(guards);
   const contextOf = (method: FeatureMethod, ctx: ServerContext): FeatureContext | undefined =>
     hooked ? featureContext(serving, method, ctx) : undefined;
   const visibleTo = (method: FeatureMethod, ctx: ServerContext) => {
     const access = guards?.access;
     if (access === undefined) return everything;
     const base = featureContext(serving, method, ctx);
-    return (upstream: string) => accessRefusal(guards, { ...base, upstream }) === undefined;
+    return (upstream: string, target: string) => accessRefusal(guards, { ...base, upstream, target }) === undefined;
   };
   const free = (method: string): boolean => {
     try {
@@ -100,43 +103,51 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         const uri = requestedUri(request.params.uri);
         const fctx = contextOf('resources/read', ctx);
         const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
-        const result = await relay(
-          link,
-          (client, options, round) =>
-            // request() rather than readResource(): the same validation without the client's response cache,
-            // which a gateway never serves from (each read is the upstream's answer now).
-            client.request(
-              { method: 'resources/read', params: round ? { uri, ...round } : { uri } },
-              options,
-            ) as Promise<ReadResourceResult>,
-          ctx,
-          `resource:${uri}`,
+        const result = await guarded('resources/read', link, fctx, ctx, { target: uri }, () =>
+          relay(
+            link,
+            (client, options, round) =>
+              // request() rather than readResource(): the same validation without the client's response cache,
+              // which a gateway never serves from (each read is the upstream's answer now).
+              client.request(
+                { method: 'resources/read', params: round ? { uri, ...round } : { uri } },
+                options,
+              ) as Promise<ReadResourceResult>,
+            ctx,
+            `resource:${uri}`,
+          ),
         );
         if (fctx === undefined || guards?.result === undefined) return result;
-        return (await guarded(serving, { method: 'resources/read', result }, fctx, link, uri)).result;
+        return (await rewritten(serving, { method: 'resources/read', result }, fctx, link, uri)).result;
       });
     if (caps.resources.subscribe) {
       if (free('resources/subscribe'))
         sdk.setRequestHandler('resources/subscribe', async (request, ctx) => {
           const uri = requestedUri(request.params.uri);
-          const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/subscribe', ctx));
+          const fctx = contextOf('resources/subscribe', ctx);
+          const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
           if (!catalog.canSubscribe(link))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
-          // Counted once per client and URI, so that a repeated subscribe does not pin the upstream's.
-          if (subscribe(sdk, uri))
-            await guard(link, () => catalog.subscribe(link, uri)).catch((error: unknown) => {
-              // Not subscribed upstream, so not subscribed here either.
-              unsubscribe(sdk, uri);
-              throw error;
-            });
-          return {};
+          return guarded('resources/subscribe', link, fctx, ctx, { target: uri }, async () => {
+            // Counted once per client and URI, so that a repeated subscribe does not pin the upstream's.
+            if (subscribe(sdk, uri))
+              await guard(link, () => catalog.subscribe(link, uri)).catch((error: unknown) => {
+                // Not subscribed upstream, so not subscribed here either.
+                unsubscribe(sdk, uri);
+                throw error;
+              });
+            return {};
+          });
         });
       if (free('resources/unsubscribe'))
         sdk.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
           const uri = requestedUri(request.params.uri);
-          const link = owned(catalog.resourceOwner(uri), uri, serving, contextOf('resources/unsubscribe', ctx));
-          if (unsubscribe(sdk, uri)) await guard(link, () => catalog.unsubscribe(link, uri));
-          return {};
+          const fctx = contextOf('resources/unsubscribe', ctx);
+          const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
+          return guarded('resources/unsubscribe', link, fctx, ctx, { target: uri }, async () => {
+            if (unsubscribe(sdk, uri)) await guard(link, () => catalog.unsubscribe(link, uri));
+            return {};
+          });
         });
     }
   }
@@ -154,21 +165,23 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         const fctx = contextOf('prompts/get', ctx);
         if (route === undefined || refused(serving, fctx, route.link.name, name) !== undefined)
           throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
-        const result = await relay(
-          route.link,
-          (client, options, round) =>
-            client.request(
-              {
-                method: 'prompts/get',
-                params: { name: route.original, ...(args ? { arguments: args } : {}), ...round },
-              },
-              options,
-            ) as Promise<GetPromptResult>,
-          ctx,
-          `prompt:${route.original}`,
+        const result = await guarded('prompts/get', route.link, fctx, ctx, { target: name }, () =>
+          relay(
+            route.link,
+            (client, options, round) =>
+              client.request(
+                {
+                  method: 'prompts/get',
+                  params: { name: route.original, ...(args ? { arguments: args } : {}), ...round },
+                },
+                options,
+              ) as Promise<GetPromptResult>,
+            ctx,
+            `prompt:${route.original}`,
+          ),
         );
         if (fctx === undefined || guards?.result === undefined) return result;
-        return (await guarded(serving, { method: 'prompts/get', result }, fctx, route.link, name)).result;
+        return (await rewritten(serving, { method: 'prompts/get', result }, fctx, route.link, name)).result;
       });
   }
 
@@ -181,18 +194,18 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         if (route === undefined || refused(serving, fctx, route.link.name, ref.name) !== undefined)
           throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${ref.name}" not found`);
         const params = { ...request.params, ref: { ...ref, name: route.original } };
-        return relay(route.link, (client, options) => client.complete(params, options), ctx);
+        return guarded('completion/complete', route.link, fctx, ctx, { target: ref.name, completing: 'prompt' }, () =>
+          relay(route.link, (client, options) => client.complete(params, options), ctx),
+        );
       }
       // A template is named as listed; a URI is named in its canonical spelling, which the deny globs see.
       const uri = UriTemplate.isTemplate(ref.uri) ? ref.uri : requestedUri(ref.uri);
-      const link = owned(
-        catalog.templateOwner(uri) ?? catalog.resourceOwner(uri),
-        uri,
-        serving,
-        contextOf('completion/complete', ctx),
-      );
+      const fctx = contextOf('completion/complete', ctx);
+      const link = owned(catalog.templateOwner(uri) ?? catalog.resourceOwner(uri), uri, serving, fctx);
       const params = uri === ref.uri ? request.params : { ...request.params, ref: { ...ref, uri } };
-      return relay(link, (client, options) => client.complete(params, options), ctx);
+      return guarded('completion/complete', link, fctx, ctx, { target: uri, completing: 'resource' }, () =>
+        relay(link, (client, options) => client.complete(params, options), ctx),
+      );
     });
 
   if (loggingFree)
@@ -209,6 +222,9 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
 export { levelOf };
 
 const everything = (): boolean => true;
+
+/** A feature request's target, as the `guard` hook plans for it. */
+type FeatureTarget = Exclude<RequestTarget, { kind: 'tools/call' }>;
 
 /** A requested resource URI in its canonical spelling; one that names no resource is an invalid request. */
 export function requestedUri(uri: string): string {
@@ -275,7 +291,7 @@ function owned(
 }
 
 /** Runs an upstream's answer through the `featureResult` hook when some plugin tapped it. */
-function guarded<R extends FeatureResult>(
+function rewritten<R extends FeatureResult>(
   serving: FeatureServing,
   result: R,
   ctx: FeatureContext,
@@ -302,6 +318,52 @@ export async function rewrittenResult<R extends FeatureResult>(
   // Same method, so the same variant of the union.
   return rewritten as R;
 }
+
+/** The item a guarded feature request names, as its `RequestContext` carries it. */
+type Named = Pick<RequestContext, 'target' | 'completing'>;
+
+/** Runs one feature request through the `guard` wrappers planned for its kind and upstream. */
+type GuardedRun = <T>(
+  kind: Exclude<GuardedKind, 'tools/call'>,
+  link: FeatureLink,
+  fctx: FeatureContext | undefined,
+  ctx: ServerContext,
+  named: Named,
+  send: () => Promise<T>,
+) => Promise<T>;
+
+/**
+ * The `guard` hook for one server's feature requests: wrappers are planned
+ * once per kind and upstream, when first requested. With no guard tapped a
+ * request runs as it is, building nothing.
+ */
+function guardedRunner(guards: FeatureGuards | undefined): GuardedRun {
+  const plan = guards?.plan;
+  if (plan === undefined) return (_kind, _link, _fctx, _ctx, _named, send) => send();
+  const planned = new Map<string, RequestExecutor>();
+  return async (kind, link, fctx, ctx, named, send) => {
+    if (fctx === undefined) return send();
+    const key = `${kind} ${link.name}`;
+    let executor = planned.get(key);
+    if (executor === undefined) planned.set(key, (executor = plan({ kind, upstream: link.name })));
+    const request: Sending = { ...fctx, ...named, upstream: link.name, signal: ctx.mcpReq.signal, [SEND]: send };
+    let answer: unknown;
+    try {
+      answer = await executor(request);
+    } catch (error) {
+      throw toProtocolError(error);
+    }
+    if (isRefusalAnswer(answer)) throw refusalError(answer);
+    // The innermost executor is `send`: what comes back unrefused is its answer.
+    return answer as Awaited<ReturnType<typeof send>>;
+  };
+}
+
+const SEND = Symbol('send');
+type Sending = RequestContext & Omit<FeatureContext, 'target'> & { readonly [SEND]: () => Promise<unknown> };
+
+/** The innermost executor of every guarded feature request: the request itself. */
+export const sendRequest: RequestExecutor = (ctx) => (ctx as Sending)[SEND]();
 
 /** What a 2026-07-28 caller's request adds upstream: its answers, the upstream's state, its capabilities. */
 interface RoundFields {
@@ -400,8 +462,9 @@ function forClient(link: FeatureLink, error: unknown): Error {
 }
 
 /** The feature hooks as the handlers call them: each only when some plugin tapped it (an unused hook costs nothing). */
-export function guardsOf(hooks: Pick<CoreHooks, 'featureAccess' | 'featureResult'>): FeatureGuards {
+export function guardsOf(hooks: Pick<CoreHooks, 'featureAccess' | 'featureResult' | 'guard'>): FeatureGuards {
   return {
+    ...(hooks.guard.isUsed() ? { plan: (target: FeatureTarget) => hooks.guard.call(sendRequest, target) } : {}),
     ...(hooks.featureAccess.isUsed() ? { access: (ctx: FeatureContext) => hooks.featureAccess.call(ctx) } : {}),
     ...(hooks.featureResult.isUsed()
       ? { result: (result: FeatureResult, ctx: FeatureContext) => hooks.featureResult.promise(result, ctx) }

@@ -3,5 +3,7 @@
 export { captureLogger } from './capture-logger.js';
 export type { CapturedLogger, LogRecord } from './capture-logger.js';
 export { FakeClock } from './fake-clock.js';
+export { requestRecorder } from './request-recorder.js';
+export type { RequestRecorderOptions, SeenRequest } from './request-recorder.js';
 export { MetaKey, TestServer, createTestKit, errorOf, metaOf, textOf } from './kit.js';
 export type { KitCallOptions, TestKit, TestKitOptions } from './kit.js';

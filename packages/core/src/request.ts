@@ -1,0 +1,78 @@
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { CallerIdentity } from './auth/identity.js';
+import type { FeatureMethod } from './features/feature-context.js';
+import type { Logger } from './logger.js';
+import type { AuthInfo, CallToolResult } from './protocol.js';
+import { isRefusal, readRefusal } from './refusal.js';
+import type { SluiceTool } from './tool.js';
+
+/** Every kind of request a client makes toward a tool, an upstream item or a local handler. */
+export type RequestKind = 'tools/call' | FeatureMethod;
+
+/** The kinds the `guard` hook wraps: every request that acts on one item (lists are filtered, not guarded). */
+export type GuardedKind = Exclude<RequestKind, 'resources/list' | 'resources/templates/list' | 'prompts/list'>;
+
+/** The request kinds the `guard` hook wraps, in a stable order. */
+export const GUARDED_KINDS: readonly GuardedKind[] = Object.freeze([
+  'tools/call',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/get',
+  'completion/complete',
+]);
+
+/**
+ * What a `guard` tap plans for, once: one tool, or one kind of feature
+ * request to one upstream (undefined: the server's own handlers).
+ */
+export type RequestTarget =
+  | { readonly kind: 'tools/call'; readonly tool: SluiceTool; readonly upstream: string | undefined }
+  | { readonly kind: Exclude<GuardedKind, 'tools/call'>; readonly upstream: string | undefined };
+
+/**
+ * What every guarded request carries: a tool call's `CallContext` has all of
+ * it; a feature request's context adds the item it names.
+ */
+export interface RequestContext {
+  /** The verified caller, when the listener authenticated the request. */
+  readonly auth: CallerIdentity | undefined;
+  readonly authInfo: AuthInfo | undefined;
+  /** Fires when the client cancels the request or the connection drops. */
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+  /**
+   * The item a feature request names: the canonical resource URI (see
+   * `canonicalUri`), the prompt's exposed name, or a completion's prompt
+   * name or URI (template); absent on tool calls, whose tool the plan names.
+   */
+  readonly target?: string;
+  /** On `completion/complete`: whether `target` names a prompt or a resource (template). */
+  readonly completing?: 'prompt' | 'resource';
+}
+
+/**
+ * Runs one guarded request. A wrapper answers a refusal by returning a
+ * result built by `refusal()`: a tool call's client reads it as a tool
+ * result; any other request's client gets a JSON-RPC error carrying the
+ * same code and message. Anything else is the request's own answer.
+ */
+export type RequestExecutor = (ctx: RequestContext) => Promise<unknown>;
+
+/** Whether a guarded request's answer is a refusal built by `refusal()`. */
+export function isRefusalAnswer(answer: unknown): answer is CallToolResult {
+  return (
+    typeof answer === 'object' &&
+    answer !== null &&
+    (answer as CallToolResult).isError === true &&
+    isRefusal(answer as CallToolResult)
+  );
+}
+
+/** A refusal of a request other than a tool call, as the JSON-RPC error its client gets. */
+export function refusalError(result: CallToolResult): ProtocolError {
+  const meta = readRefusal(result);
+  const code = meta?.code ?? 'REFUSED';
+  const message = `${code}: ${meta?.message ?? 'refused by policy'}`;
+  return new ProtocolError(ProtocolErrorCode.InvalidRequest, message, { ...meta, code });
+}
