@@ -214,3 +214,46 @@ describe('the concurrency guard meets resource reads', () => {
     });
   }
 });
+
+describe('logging levels are per caller', () => {
+  let gateway: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    gateway = await serve({ upstreams: [upstream({ namespace: 'fs' })] });
+  }, 60_000);
+  afterAll(() => gateway.stop());
+
+  /** A 2025-11-25 client that keeps the log lines it receives. */
+  async function listener(): Promise<{ client: Client; transport: StreamableHTTPClientTransport; lines: string[] }> {
+    const lines: string[] = [];
+    const client = new Client({ name: 'log-listener', version: '1.0.0' });
+    client.setNotificationHandler('notifications/message', (n) => {
+      lines.push(`${n.params.level}:${String(n.params.data)}`);
+    });
+    const transport = new StreamableHTTPClientTransport(gateway.url);
+    await client.connect(transport);
+    return { client, transport, lines };
+  }
+  const upstreamLevel = async (client: Client) => textOf(await client.readResource({ uri: 'file:///level' }));
+
+  it("filters each client's log lines by its own level, and restores the upstream's level when a client leaves", async () => {
+    const verbose = await listener();
+    const quiet = await listener();
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- 2025-11-25 logging is what this test drives
+      await verbose.client.setLoggingLevel('debug');
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- as above
+      await quiet.client.setLoggingLevel('error');
+      expect(await upstreamLevel(quiet.client)).toBe('debug');
+      await call(quiet.client, 'fs_shout');
+      await call(verbose.client, 'fs_shout');
+      await eventually(() => verbose.lines.includes('debug:a debug line'), 'the verbose client to hear debug');
+      expect(quiet.lines.some((l) => l.startsWith('debug:'))).toBe(false);
+      expect(quiet.lines).toContain('error:an error line');
+      await verbose.transport.terminateSession();
+      await verbose.client.close();
+      await eventually(async () => (await upstreamLevel(quiet.client)) === 'error', 'the upstream back at error');
+    } finally {
+      await quiet.client.close();
+    }
+  });
+});

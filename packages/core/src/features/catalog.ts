@@ -80,7 +80,9 @@ export class FeatureCatalog {
   private readonly router = new ResourceRouter();
   private readonly promptRoutes = new Map<string, PromptRoute & { readonly definition: Prompt }>();
   private readonly subscriptions = new Map<string, number>();
-  /** The most verbose level a client asked for; upstreams are set to it. */
+  /** The level each connected client asked for, until it leaves. */
+  private readonly clientLevels = new Map<object, LogLevel>();
+  /** The most verbose level a connected client asked for; upstreams are set to it. */
   private upstreamLevel: LogLevel | undefined;
 
   constructor(
@@ -273,12 +275,33 @@ export class FeatureCatalog {
     this.notify({ log: params });
   }
 
-  /** A client set its log level: upstreams are set to the most verbose level any client asked for. */
-  levelRequested(level: LogLevel): void {
-    if (this.upstreamLevel !== undefined && levelRank(level) >= levelRank(this.upstreamLevel)) return;
-    this.upstreamLevel = level;
+  /**
+   * A client set its log level: upstreams are set to the most verbose level
+   * any connected client asked for. Each client still receives only what its
+   * own level lets through.
+   */
+  levelRequested(client: object, level: LogLevel): void {
+    this.clientLevels.set(client, level);
+    this.applyLevel();
+  }
+
+  /**
+   * A client that set a level left: upstreams go back to the most verbose
+   * level the clients still connected asked for. When none is left, they keep
+   * the last one (the protocol has no way to unset a level).
+   */
+  clientLeft(client: object): void {
+    if (this.clientLevels.delete(client)) this.applyLevel();
+  }
+
+  private applyLevel(): void {
+    let lowest: LogLevel | undefined;
+    for (const level of this.clientLevels.values())
+      if (lowest === undefined || levelRank(level) < levelRank(lowest)) lowest = level;
+    if (lowest === undefined || lowest === this.upstreamLevel) return;
+    this.upstreamLevel = lowest;
     for (const entry of this.entries.values())
-      if (entry.capabilities.logging !== undefined) this.setUpstreamLevel(entry.link, level);
+      if (entry.capabilities.logging !== undefined) this.setUpstreamLevel(entry.link, lowest);
   }
 
   private setUpstreamLevel(link: FeatureLink, level: LogLevel): void {

@@ -211,15 +211,25 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
   if (loggingFree)
     sdk.setRequestHandler('logging/setLevel', (request, ctx) => {
       const level: LogLevel = request.params.level;
+      if (levelOf(sdk) === undefined) whenClosed(sdk, () => catalog.clientLeft(sdk));
       setLevel(sdk, level);
       setSessionLevel(ctx.sessionId, level);
-      catalog.levelRequested(level);
+      catalog.levelRequested(sdk, level);
       return {};
     });
 }
 
 /** The log level one client of a gateway asked for, if it asked. */
 export { levelOf };
+
+/** Runs `then` when a connected SDK server closes, after whatever its transport's owner set to run then. */
+function whenClosed(sdk: Server, then: () => void): void {
+  const prior = sdk.onclose;
+  sdk.onclose = () => {
+    prior?.();
+    then();
+  };
+}
 
 const everything = (): boolean => true;
 
