@@ -31,8 +31,8 @@ import type { FeatureCatalog, FeatureLink } from './catalog.js';
 import type { CoreHooks } from '../hooks.js';
 import type { FeatureContext, FeatureGuards, FeatureMethod, FeatureResult } from './feature-context.js';
 import { pageOf } from './paging.js';
-import { isRefusalAnswer, refusalError } from '../request.js';
-import type { GuardedKind, RequestContext, RequestExecutor, RequestTarget } from '../request.js';
+import { guardedRunner, sendRequest } from './guarded-run.js';
+import type { FeatureTarget } from './guarded-run.js';
 import { canonicalUri } from './canonical-uri.js';
 import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from './session-state.js';
 
@@ -233,9 +233,6 @@ function whenClosed(sdk: Server, then: () => void): void {
 
 const everything = (): boolean => true;
 
-/** A feature request's target, as the `guard` hook plans for it. */
-type FeatureTarget = Exclude<RequestTarget, { kind: 'tools/call' }>;
-
 /** A requested resource URI in its canonical spelling; one that names no resource is an invalid request. */
 export function requestedUri(uri: string): string {
   try {
@@ -328,52 +325,6 @@ export async function rewrittenResult<R extends FeatureResult>(
   // Same method, so the same variant of the union.
   return rewritten as R;
 }
-
-/** The item a guarded feature request names, as its `RequestContext` carries it. */
-type Named = Pick<RequestContext, 'target' | 'completing'>;
-
-/** Runs one feature request through the `guard` wrappers planned for its kind and upstream. */
-type GuardedRun = <T>(
-  kind: Exclude<GuardedKind, 'tools/call'>,
-  link: FeatureLink,
-  fctx: FeatureContext | undefined,
-  ctx: ServerContext,
-  named: Named,
-  send: () => Promise<T>,
-) => Promise<T>;
-
-/**
- * The `guard` hook for one server's feature requests: wrappers are planned
- * once per kind and upstream, when first requested. With no guard tapped a
- * request runs as it is, building nothing.
- */
-function guardedRunner(guards: FeatureGuards | undefined): GuardedRun {
-  const plan = guards?.plan;
-  if (plan === undefined) return (_kind, _link, _fctx, _ctx, _named, send) => send();
-  const planned = new Map<string, RequestExecutor>();
-  return async (kind, link, fctx, ctx, named, send) => {
-    if (fctx === undefined) return send();
-    const key = `${kind} ${link.name}`;
-    let executor = planned.get(key);
-    if (executor === undefined) planned.set(key, (executor = plan({ kind, upstream: link.name })));
-    const request: Sending = { ...fctx, ...named, upstream: link.name, signal: ctx.mcpReq.signal, [SEND]: send };
-    let answer: unknown;
-    try {
-      answer = await executor(request);
-    } catch (error) {
-      throw toProtocolError(error);
-    }
-    if (isRefusalAnswer(answer)) throw refusalError(answer);
-    // The innermost executor is `send`: what comes back unrefused is its answer.
-    return answer as Awaited<ReturnType<typeof send>>;
-  };
-}
-
-const SEND = Symbol('send');
-type Sending = RequestContext & Omit<FeatureContext, 'target'> & { readonly [SEND]: () => Promise<unknown> };
-
-/** The innermost executor of every guarded feature request: the request itself. */
-export const sendRequest: RequestExecutor = (ctx) => (ctx as Sending)[SEND]();
 
 /** What a 2026-07-28 caller's request adds upstream: its answers, the upstream's state, its capabilities. */
 interface RoundFields {
