@@ -35,6 +35,7 @@ export function requestRecorder(options: RequestRecorderOptions = {}): { plugin:
     name,
     version: '1.0.0',
     apply({ hooks }) {
+      // #region guard
       hooks.guard.tap({ name, stage: Stage.FILTER }, (next, target) => {
         const tool = target.kind === 'tools/call' ? target.tool.name : undefined;
         return (ctx: RequestContext) => {
@@ -51,6 +52,7 @@ export function requestRecorder(options: RequestRecorderOptions = {}): { plugin:
           );
         };
       });
+      // #endregion guard
     },
   });
   return { plugin, seen };

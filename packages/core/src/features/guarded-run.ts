@@ -1,0 +1,55 @@
+import type { ServerContext } from '@modelcontextprotocol/server';
+import { toProtocolError } from '../protocol-errors.js';
+import { isRefusalAnswer, refusalError } from '../request.js';
+import type { GuardedKind, RequestContext, RequestExecutor, RequestTarget } from '../request.js';
+import type { FeatureLink } from './catalog.js';
+import type { FeatureContext, FeatureGuards } from './feature-context.js';
+
+/** A feature request's target, as the `guard` hook plans for it. */
+export type FeatureTarget = Exclude<RequestTarget, { kind: 'tools/call' }>;
+
+/** The item a guarded feature request names, as its `RequestContext` carries it. */
+type Named = Pick<RequestContext, 'target' | 'completing'>;
+
+/** Runs one feature request through the `guard` wrappers planned for its kind and upstream. */
+export type GuardedRun = <T>(
+  kind: Exclude<GuardedKind, 'tools/call'>,
+  link: FeatureLink,
+  fctx: FeatureContext | undefined,
+  ctx: ServerContext,
+  named: Named,
+  send: () => Promise<T>,
+) => Promise<T>;
+
+/**
+ * The `guard` hook for one server's feature requests: wrappers are planned
+ * once per kind and upstream, when first requested. With no guard tapped a
+ * request runs as it is, building nothing.
+ */
+export function guardedRunner(guards: FeatureGuards | undefined): GuardedRun {
+  const plan = guards?.plan;
+  if (plan === undefined) return (_kind, _link, _fctx, _ctx, _named, send) => send();
+  const planned = new Map<string, RequestExecutor>();
+  return async (kind, link, fctx, ctx, named, send) => {
+    if (fctx === undefined) return send();
+    const key = `${kind} ${link.name}`;
+    let executor = planned.get(key);
+    if (executor === undefined) planned.set(key, (executor = plan({ kind, upstream: link.name })));
+    const request: Sending = { ...fctx, ...named, upstream: link.name, signal: ctx.mcpReq.signal, [SEND]: send };
+    let answer: unknown;
+    try {
+      answer = await executor(request);
+    } catch (error) {
+      throw toProtocolError(error);
+    }
+    if (isRefusalAnswer(answer)) throw refusalError(answer);
+    // The innermost executor is `send`: what comes back unrefused is its answer.
+    return answer as Awaited<ReturnType<typeof send>>;
+  };
+}
+
+const SEND = Symbol('send');
+type Sending = RequestContext & Omit<FeatureContext, 'target'> & { readonly [SEND]: () => Promise<unknown> };
+
+/** The innermost executor of every guarded feature request: the request itself. */
+export const sendRequest: RequestExecutor = (ctx) => (ctx as Sending)[SEND]();
