@@ -69,9 +69,11 @@ const HOOKS = {
   },
   /**
    * Each request for an upstream's resources, templates or prompts (lists,
-   * reads, gets, completion, subscriptions), once per upstream concerned:
-   * return a reason to hide that upstream's items from a list, or to refuse
-   * the request (the client sees the resource or prompt as not found).
+   * reads, gets, completion, subscriptions): on a gateway's lists once per
+   * item (`ctx.target` names it), otherwise once per upstream concerned.
+   * Return a reason to hide the item from a list, or to refuse the request
+   * (the client sees the resource or prompt as not found). To refuse with a
+   * code of your own, and to wait or count, use `guard`.
    */
   featureAccess: {
     async: false,
