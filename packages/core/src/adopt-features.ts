@@ -3,7 +3,9 @@ import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/
 import type { NativeExtra, NativeHandler, NativeRequest } from './adopt-native.js';
 import { authInfoOf, transportOf } from './adopt-native.js';
 import type { FeatureContext, FeatureGuards, FeatureMethod } from './features/feature-context.js';
-import { accessRefusal, featureRequest, rewrittenResult } from './features/sdk-handlers.js';
+import { accessRefusal, featureRequest, requestedUri, rewrittenResult } from './features/sdk-handlers.js';
+import { guardedRunner } from './features/guarded-run.js';
+import type { GuardedKind, RequestContext } from './request.js';
 import type { Logger } from './logger.js';
 import { headersOf } from './request-headers.js';
 
@@ -19,9 +21,11 @@ const LISTS = {
 /**
  * The guards `adopt()` puts on an adopted server's own resources, prompts and
  * completion: `featureAccess` hides its lists or refuses a request (the client
- * sees the resource or prompt as not found), `featureResult` rewrites its
- * `resources/read` and `prompts/get` answers. Only the methods a tapped hook
- * concerns are wrapped, so an unused hook costs nothing.
+ * sees the resource or prompt as not found), `guard` wraps its reads,
+ * subscriptions, prompt gets and completions as requests of the server's own
+ * (upstream undefined), `featureResult` rewrites its `resources/read` and
+ * `prompts/get` answers. Only the methods a tapped hook concerns are wrapped,
+ * so an unused hook costs nothing.
  */
 export function featureWrappers(guards: FeatureGuards, logger: Logger): Record<string, Wrap> {
   const wrappers: Record<string, Wrap> = {};
@@ -31,42 +35,58 @@ export function featureWrappers(guards: FeatureGuards, logger: Logger): Record<s
   });
   const refusedTo = (method: FeatureMethod, extra: NativeExtra, target?: string): boolean =>
     accessRefusal(guards, contextOf(method, extra, target)) !== undefined;
+  const runGuarded = guardedRunner(guards);
+  // Through the `guard` wrappers when some plugin tapped it; as it is otherwise.
+  const guarded = <T>(
+    kind: Exclude<GuardedKind, 'tools/call'>,
+    extra: NativeExtra,
+    named: Pick<RequestContext, 'target' | 'completing'>,
+    send: () => Promise<T>,
+  ): Promise<T> =>
+    guards.plan === undefined
+      ? send()
+      : runGuarded(kind, undefined, contextOf(kind, extra), signalOf(extra), named, send);
 
-  if (guards.access !== undefined) {
+  if (guards.access !== undefined)
     for (const [method, key] of Object.entries(LISTS) as [keyof typeof LISTS, string][])
       wrappers[method] = (original) => async (request, extra) =>
         refusedTo(method, extra) ? { [key]: [] } : original(request, extra);
+  if (guards.access === undefined && guards.plan === undefined && guards.result === undefined) return wrappers;
+
+  if (guards.access !== undefined || guards.plan !== undefined) {
     for (const method of ['resources/subscribe', 'resources/unsubscribe'] as const)
       wrappers[method] = (original) => async (request, extra) => {
         const uri = stringParam(request, 'uri');
-        if (uri !== undefined && refusedTo(method, extra, uri)) throw new ResourceNotFoundError(uri);
-        return original(request, extra);
+        if (uri === undefined) return original(request, extra);
+        if (refusedTo(method, extra, uri)) throw new ResourceNotFoundError(uri);
+        return guarded(method, extra, { target: requestedUri(uri) }, () => original(request, extra));
       };
     wrappers['completion/complete'] = (original) => async (request, extra) => {
       const ref = request.params?.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
-      if (
-        ref?.type === 'ref/prompt' &&
-        typeof ref.name === 'string' &&
-        refusedTo('completion/complete', extra, ref.name)
-      )
-        throw promptNotFound(ref.name);
-      if (
-        ref?.type === 'ref/resource' &&
-        typeof ref.uri === 'string' &&
-        refusedTo('completion/complete', extra, ref.uri)
-      )
-        throw new ResourceNotFoundError(ref.uri);
+      if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
+        if (refusedTo('completion/complete', extra, ref.name)) throw promptNotFound(ref.name);
+        return guarded('completion/complete', extra, { target: ref.name, completing: 'prompt' }, () =>
+          original(request, extra),
+        );
+      }
+      if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
+        if (refusedTo('completion/complete', extra, ref.uri)) throw new ResourceNotFoundError(ref.uri);
+        return guarded('completion/complete', extra, { target: ref.uri, completing: 'resource' }, () =>
+          original(request, extra),
+        );
+      }
       return original(request, extra);
     };
   }
-  if (guards.access === undefined && guards.result === undefined) return wrappers;
 
   wrappers['resources/read'] = (original) => async (request, extra) => {
     const uri = stringParam(request, 'uri');
     if (uri === undefined) return original(request, extra);
     const ctx = contextOf('resources/read', extra, uri);
     if (accessRefusal(guards, ctx) !== undefined) throw new ResourceNotFoundError(uri);
-    const result = (await original(request, extra)) as ReadResourceResult;
+    const result = (await guarded('resources/read', extra, { target: requestedUri(uri) }, () =>
+      original(request, extra),
+    )) as ReadResourceResult;
     return (await rewrittenResult(guards, { method: 'resources/read', result }, ctx)).result;
   };
   wrappers['prompts/get'] = (original) => async (request, extra) => {
@@ -74,11 +94,20 @@ export function featureWrappers(guards: FeatureGuards, logger: Logger): Record<s
     if (name === undefined) return original(request, extra);
     const ctx = contextOf('prompts/get', extra, name);
     if (accessRefusal(guards, ctx) !== undefined) throw promptNotFound(name);
-    const result = (await original(request, extra)) as GetPromptResult;
+    const result = (await guarded('prompts/get', extra, { target: name }, () =>
+      original(request, extra),
+    )) as GetPromptResult;
     return (await rewrittenResult(guards, { method: 'prompts/get', result }, ctx)).result;
   };
   return wrappers;
 }
+
+/** The request's cancellation, as the SDK version that serves it hands it over. */
+function signalOf(extra: NativeExtra): AbortSignal {
+  return extra.mcpReq?.signal ?? extra.signal ?? NEVER;
+}
+
+const NEVER = new AbortController().signal;
 
 /** A string parameter of a request the SDK has not validated yet (its own handler does, after ours). */
 function stringParam(request: NativeRequest, key: string): string | undefined {

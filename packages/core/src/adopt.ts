@@ -154,15 +154,15 @@ const FEATURE_METHODS = [
 ] as const;
 
 /**
- * The wrappers of adopt-features.ts when a plugin taps `featureAccess` or
- * `featureResult`, none otherwise. They build on the SDK's server package, so
+ * The wrappers of adopt-features.ts when a plugin taps `featureAccess`,
+ * `featureResult` or `guard`, none otherwise. They build on the SDK's server package, so
  * they load with the first request of a feature method, not with adopt(): a
  * v1 server guarding its tools only never loads it. A method the guards
  * leave alone passes through.
  */
 function featureGuards(sluice: SluiceServer): Record<string, (original: NativeHandler) => NativeHandler> {
-  const { featureAccess, featureResult } = sluice.hooks;
-  if (!featureAccess.isUsed() && !featureResult.isUsed()) return {};
+  const { featureAccess, featureResult, guard } = sluice.hooks;
+  if (!featureAccess.isUsed() && !featureResult.isUsed() && !guard.isUsed()) return {};
   let loading: Promise<Record<string, (original: NativeHandler) => NativeHandler>> | undefined;
   const load = () =>
     (loading ??= Promise.all([import('./adopt-features.js'), import('./features/sdk-handlers.js')]).then(

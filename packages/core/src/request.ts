@@ -1,9 +1,8 @@
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+// Types and constants only: this module loads with core's index, where adopt() must not load the v2 SDK.
 import type { CallerIdentity } from './auth/identity.js';
 import type { FeatureMethod } from './features/feature-context.js';
 import type { Logger } from './logger.js';
-import type { AuthInfo, CallToolResult } from './protocol.js';
-import { isRefusal, readRefusal } from './refusal.js';
+import type { AuthInfo } from './protocol.js';
 import type { SluiceTool } from './tool.js';
 
 /** Every kind of request a client makes toward a tool, an upstream item or a local handler. */
@@ -58,21 +57,3 @@ export interface RequestContext {
  * same code and message. Anything else is the request's own answer.
  */
 export type RequestExecutor = (ctx: RequestContext) => Promise<unknown>;
-
-/** Whether a guarded request's answer is a refusal built by `refusal()`. */
-export function isRefusalAnswer(answer: unknown): answer is CallToolResult {
-  return (
-    typeof answer === 'object' &&
-    answer !== null &&
-    (answer as CallToolResult).isError === true &&
-    isRefusal(answer as CallToolResult)
-  );
-}
-
-/** A refusal of a request other than a tool call, as the JSON-RPC error its client gets. */
-export function refusalError(result: CallToolResult): ProtocolError {
-  const meta = readRefusal(result);
-  const code = meta?.code ?? 'REFUSED';
-  const message = `${code}: ${meta?.message ?? 'refused by policy'}`;
-  return new ProtocolError(ProtocolErrorCode.InvalidRequest, message, { ...meta, code });
-}

@@ -14,7 +14,7 @@ import {
 import { Client } from '@modelcontextprotocol/client';
 import { adopt, definePlugin } from '@sluice/core';
 import type { FeatureContext, Plugin } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger, requestRecorder } from '@sluice/core/testing';
 
 // The feature hooks on an adopted server's own resources and prompts, on a real v1 and a real v2 McpServer.
 
@@ -194,6 +194,40 @@ describe('adopt() on resources and prompts', () => {
     await guardsResourcesAndPrompts(client, state);
     await client.close();
     await sluice.close();
+  });
+
+  it('runs an adopted server’s own reads, prompt gets and completions through the guard hook, v1 and v2', async () => {
+    for (const version of ['v1', 'v2'] as const) {
+      const recorder = requestRecorder({ refuse: (r) => r.target === SECRET });
+      let client: AnyClient;
+      let sluice: { close(): Promise<void> };
+      if (version === 'v1') {
+        const server = new McpServerV1({ name: 'legacy-app', version: '1.0.0' });
+        sluice = adopt(server, [recorder.plugin], { logger: captureLogger().logger });
+        registerV1(server);
+        client = await connectV1(server);
+      } else {
+        const server = new McpServerV2({ name: 'modern-app', version: '1.0.0' });
+        registerV2(server);
+        sluice = adopt(server, [recorder.plugin], { logger: captureLogger().logger });
+        client = await connectV2(server);
+      }
+      await client.readResource({ uri: 'docs://readme' });
+      expect((await failure(client.readResource({ uri: SECRET }))).message).toContain('REFUSED_BY_RECORDER');
+      await client.getPrompt({ name: 'greet', arguments: { who: 'Ada' } });
+      await client.complete({
+        ref: { type: 'ref/resource', uri: 'docs://page/{n}' },
+        argument: { name: 'n', value: '' },
+      });
+      expect(recorder.seen.map((r) => [r.kind, r.target, r.upstream])).toEqual([
+        ['resources/read', 'docs://readme', undefined],
+        ['resources/read', SECRET, undefined],
+        ['prompts/get', 'greet', undefined],
+        ['completion/complete', 'docs://page/{n}', undefined],
+      ]);
+      await client.close();
+      await sluice.close();
+    }
   });
 
   it('leaves the server’s resource and prompt handlers as they were when no plugin taps the feature hooks', () => {

@@ -1,8 +1,8 @@
-import type { ServerContext } from '@modelcontextprotocol/server';
 import { toProtocolError } from '../protocol-errors.js';
-import { isRefusalAnswer, refusalError } from '../request.js';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { CallToolResult } from '../protocol.js';
+import { isRefusal, readRefusal } from '../refusal.js';
 import type { GuardedKind, RequestContext, RequestExecutor, RequestTarget } from '../request.js';
-import type { FeatureLink } from './catalog.js';
 import type { FeatureContext, FeatureGuards } from './feature-context.js';
 
 /** A feature request's target, as the `guard` hook plans for it. */
@@ -14,9 +14,9 @@ type Named = Pick<RequestContext, 'target' | 'completing'>;
 /** Runs one feature request through the `guard` wrappers planned for its kind and upstream. */
 export type GuardedRun = <T>(
   kind: Exclude<GuardedKind, 'tools/call'>,
-  link: FeatureLink,
+  upstream: string | undefined,
   fctx: FeatureContext | undefined,
-  ctx: ServerContext,
+  signal: AbortSignal,
   named: Named,
   send: () => Promise<T>,
 ) => Promise<T>;
@@ -28,14 +28,14 @@ export type GuardedRun = <T>(
  */
 export function guardedRunner(guards: FeatureGuards | undefined): GuardedRun {
   const plan = guards?.plan;
-  if (plan === undefined) return (_kind, _link, _fctx, _ctx, _named, send) => send();
+  if (plan === undefined) return (_kind, _upstream, _fctx, _signal, _named, send) => send();
   const planned = new Map<string, RequestExecutor>();
-  return async (kind, link, fctx, ctx, named, send) => {
+  return async (kind, upstream, fctx, signal, named, send) => {
     if (fctx === undefined) return send();
-    const key = `${kind} ${link.name}`;
+    const key = `${kind} ${upstream ?? ''}`;
     let executor = planned.get(key);
-    if (executor === undefined) planned.set(key, (executor = plan({ kind, upstream: link.name })));
-    const request: Sending = { ...fctx, ...named, upstream: link.name, signal: ctx.mcpReq.signal, [SEND]: send };
+    if (executor === undefined) planned.set(key, (executor = plan({ kind, upstream })));
+    const request: Sending = { ...fctx, ...named, upstream, signal, [SEND]: send };
     let answer: unknown;
     try {
       answer = await executor(request);
@@ -53,3 +53,21 @@ type Sending = RequestContext & Omit<FeatureContext, 'target'> & { readonly [SEN
 
 /** The innermost executor of every guarded feature request: the request itself. */
 export const sendRequest: RequestExecutor = (ctx) => (ctx as Sending)[SEND]();
+
+/** Whether a guarded request's answer is a refusal built by `refusal()`. */
+export function isRefusalAnswer(answer: unknown): answer is CallToolResult {
+  return (
+    typeof answer === 'object' &&
+    answer !== null &&
+    (answer as CallToolResult).isError === true &&
+    isRefusal(answer as CallToolResult)
+  );
+}
+
+/** A refusal of a request other than a tool call, as the JSON-RPC error its client gets. */
+export function refusalError(result: CallToolResult): ProtocolError {
+  const meta = readRefusal(result);
+  const code = meta?.code ?? 'REFUSED';
+  const message = `${code}: ${meta?.message ?? 'refused by policy'}`;
+  return new ProtocolError(ProtocolErrorCode.InvalidRequest, message, { ...meta, code });
+}

@@ -103,7 +103,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         const uri = requestedUri(request.params.uri);
         const fctx = contextOf('resources/read', ctx);
         const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
-        const result = await guarded('resources/read', link, fctx, ctx, { target: uri }, () =>
+        const result = await guarded('resources/read', link.name, fctx, ctx.mcpReq.signal, { target: uri }, () =>
           relay(
             link,
             (client, options, round) =>
@@ -128,7 +128,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
           const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
           if (!catalog.canSubscribe(link))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
-          return guarded('resources/subscribe', link, fctx, ctx, { target: uri }, async () => {
+          return guarded('resources/subscribe', link.name, fctx, ctx.mcpReq.signal, { target: uri }, async () => {
             // Counted once per client and URI, so that a repeated subscribe does not pin the upstream's.
             if (subscribe(sdk, uri))
               await guard(link, () => catalog.subscribe(link, uri)).catch((error: unknown) => {
@@ -144,7 +144,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
           const uri = requestedUri(request.params.uri);
           const fctx = contextOf('resources/unsubscribe', ctx);
           const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
-          return guarded('resources/unsubscribe', link, fctx, ctx, { target: uri }, async () => {
+          return guarded('resources/unsubscribe', link.name, fctx, ctx.mcpReq.signal, { target: uri }, async () => {
             if (unsubscribe(sdk, uri)) await guard(link, () => catalog.unsubscribe(link, uri));
             return {};
           });
@@ -165,7 +165,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         const fctx = contextOf('prompts/get', ctx);
         if (route === undefined || refused(serving, fctx, route.link.name, name) !== undefined)
           throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
-        const result = await guarded('prompts/get', route.link, fctx, ctx, { target: name }, () =>
+        const result = await guarded('prompts/get', route.link.name, fctx, ctx.mcpReq.signal, { target: name }, () =>
           relay(
             route.link,
             (client, options, round) =>
@@ -194,8 +194,13 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         if (route === undefined || refused(serving, fctx, route.link.name, ref.name) !== undefined)
           throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${ref.name}" not found`);
         const params = { ...request.params, ref: { ...ref, name: route.original } };
-        return guarded('completion/complete', route.link, fctx, ctx, { target: ref.name, completing: 'prompt' }, () =>
-          relay(route.link, (client, options) => client.complete(params, options), ctx),
+        return guarded(
+          'completion/complete',
+          route.link.name,
+          fctx,
+          ctx.mcpReq.signal,
+          { target: ref.name, completing: 'prompt' },
+          () => relay(route.link, (client, options) => client.complete(params, options), ctx),
         );
       }
       // A template is named as listed; a URI is named in its canonical spelling, which the deny globs see.
@@ -203,8 +208,13 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
       const fctx = contextOf('completion/complete', ctx);
       const link = owned(catalog.templateOwner(uri) ?? catalog.resourceOwner(uri), uri, serving, fctx);
       const params = uri === ref.uri ? request.params : { ...request.params, ref: { ...ref, uri } };
-      return guarded('completion/complete', link, fctx, ctx, { target: uri, completing: 'resource' }, () =>
-        relay(link, (client, options) => client.complete(params, options), ctx),
+      return guarded(
+        'completion/complete',
+        link.name,
+        fctx,
+        ctx.mcpReq.signal,
+        { target: uri, completing: 'resource' },
+        () => relay(link, (client, options) => client.complete(params, options), ctx),
       );
     });
 
