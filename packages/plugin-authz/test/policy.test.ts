@@ -5,7 +5,13 @@ import { AuthzOptions } from '../src/options.js';
 import { AuthzPolicy } from '../src/policy.js';
 import type { FeatureRequest } from '../src/policy.js';
 
-const caller = (scopes: string[]): CallerIdentity => ({ method: 'apiKey', subject: 'k', clientId: 'k', scopes, keyName: 'k' });
+const caller = (scopes: string[]): CallerIdentity => ({
+  method: 'apiKey',
+  subject: 'k',
+  clientId: 'k',
+  scopes,
+  keyName: 'k',
+});
 
 const policy = new AuthzPolicy(
   AuthzOptions.parse({
