@@ -168,6 +168,25 @@ function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, max
   req.on('error', () => res.destroy());
 }
 
+/**
+ * Once a request is answered, the rest of a body nobody read (after a 401, a
+ * 413 or any answer given before the body) is read and thrown away only up to
+ * `bound` bytes, so that a client still sending sees the answer rather than a
+ * reset; past it the connection is cut. Node would otherwise read it to its
+ * end, and a chunked body need never end.
+ */
+function boundUnreadBody(req: http.IncomingMessage, res: http.ServerResponse, bound: number): void {
+  // Before 'finish', where Node starts discarding the body unseen and unbounded.
+  res.once('prefinish', () => {
+    if (req.complete) return;
+    let read = 0;
+    req.on('data', (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > bound) req.socket.destroy();
+    });
+  });
+}
+
 /** An extra route's request: `auth` is the verified caller (absent with `auth: none` or on a public route). */
 export type RouteRequest = http.IncomingMessage & { auth?: AuthInfo };
 
@@ -328,6 +347,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
       connectionsCheckingInterval: Math.min(1_000, Math.max(100, Math.floor(headersTimeout / 4))),
     },
     (req, res) => {
+      boundUnreadBody(req, res, maxBody);
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (!hostAllowed(req.headers.host, allowedHosts)) {
         jsonError(res, 403, 'Forbidden: Host not allowed');

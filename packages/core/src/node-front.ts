@@ -155,15 +155,24 @@ class Exchange implements FrontRequest {
   }
 }
 
-/** Reads a body into one buffer, up to `max` bytes; past it, stops keeping what arrives. */
+/**
+ * Reads a body into one buffer, up to `max` bytes. Past it, resolves at once
+ * as too large: the answer is a refusal, and the listener bounds what more it
+ * reads of that body (see `boundRefusedBody`), so a body that never ends is
+ * not read to its end.
+ */
 function readBody(req: http.IncomingMessage, max: number): Promise<BodyRead> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       bytes += chunk.byteLength;
-      if (bytes <= max) chunks.push(chunk);
-    });
+      if (bytes <= max) return void chunks.push(chunk);
+      chunks.length = 0;
+      req.off('data', onData);
+      resolve({ tooLarge: true });
+    };
+    req.on('data', onData);
     req.once('end', () => {
       resolve(
         bytes > max ? { tooLarge: true } : { tooLarge: false, text: Buffer.concat(chunks, bytes).toString('utf8') },

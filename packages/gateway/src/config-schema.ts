@@ -285,15 +285,18 @@ export const HealthConfig = z
   })
   .strict();
 
+/** The scope the admin API and console ask of a verified caller unless `admin.scopes` names others. */
+export const ADMIN_SCOPE = 'sluice:admin';
+
 export const AdminConfig = z
   .object({
     console: z.boolean().default(true).describe('Serve the web console at /console beside the admin API at /admin/v1'),
     scopes: z
       .array(z.string().min(1).max(128))
       .max(16)
-      .default([])
+      .default([ADMIN_SCOPE])
       .describe(
-        'Scopes a verified caller needs for the admin API and the console (with oauth or apiKeys), so that an MCP key alone cannot approve tools',
+        'Scopes a verified caller needs for the admin API and the console (with oauth or apiKeys), so that an MCP key alone cannot approve tools; default `sluice:admin`',
       ),
     session: z
       .object({
