@@ -146,6 +146,51 @@ export const HttpListenConfig = z
       .positive()
       .optional()
       .describe('Connections open at once (default 1 024); more are closed as they arrive.'),
+    /** Connections that have not yet had a request admitted (no key checked, or a wrong one); past it the oldest is closed. Default a quarter of maxConnections. */
+    maxUnauthenticatedConnections: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Connections that have not yet had a request admitted (no key checked, or a wrong one); past it the oldest is closed. Default a quarter of maxConnections.',
+      ),
+    /** Connections one verified caller (an API key, a token\'s subject) holds at once; past it 429. Default a quarter of maxConnections. */
+    maxConnectionsPerCaller: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "Connections one verified caller (an API key, a token's subject) holds at once; past it 429. Default a quarter of maxConnections.",
+      ),
+    /** Held event streams (2025-11-25 GET streams, 2026-07-28 subscriptions/listen) open at once; past it 429. Default half of maxConnections. */
+    maxHeldStreams: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Held event streams (2025-11-25 GET streams, 2026-07-28 subscriptions/listen) open at once; past it 429. Default half of maxConnections.',
+      ),
+    /** Held event streams one verified caller holds at once; past it 429. Default a sixteenth of maxConnections. */
+    maxHeldStreamsPerCaller: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Held event streams one verified caller holds at once; past it 429. Default a sixteenth of maxConnections.',
+      ),
+    /** A held event stream that carried nothing but keep-alives this long is closed; the client reconnects. Default 600 000 (10 min). */
+    heldStreamIdleMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'A held event stream that carried nothing but keep-alives this long is closed; the client reconnects. Default 600 000 (10 min).',
+      ),
   })
   .strict();
 

@@ -111,6 +111,7 @@ export class Gateway {
       throw error;
     }
     this.metrics?.watchUpstreams(() => this.server.upstreams());
+    this.metrics?.watchShares(() => this.httpListener?.shares());
   }
 
   /**

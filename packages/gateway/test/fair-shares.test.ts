@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, fixtureUpstream, httpClient, serve } from './helpers.js';
+import { call, eventually, fixtureUpstream, httpClient, serve } from './helpers.js';
 import type { Served } from './helpers.js';
 
 const AGENT_KEY = 'fair-shares-agent-key-0123456789';
@@ -13,6 +13,18 @@ const OPS_KEY = 'fair-shares-ops-key-0123456789ab';
 /** What an endless uploader sends at most before the test calls the server's reading unbounded. */
 const UPLOAD_CAP = 64 * 2 ** 20;
 const CHUNK = Buffer.alloc(64 * 1024, 'x');
+
+/** The head of a JSON POST to `url`, written by hand onto a raw socket. */
+function postHead(url: URL, headers: Record<string, string>): string {
+  const lines = [
+    `POST ${url.pathname} HTTP/1.1`,
+    `Host: ${url.host}`,
+    'Content-Type: application/json',
+    'Accept: application/json, text/event-stream',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
 
 interface Upload {
   /** The status line's code, or undefined when no answer came. */
@@ -52,15 +64,7 @@ function endlessUpload(url: URL, headers: Record<string, string> = {}): Promise<
       if (sent >= UPLOAD_CAP) finish(false);
     };
     socket.on('connect', () => {
-      const lines = [
-        `POST ${url.pathname} HTTP/1.1`,
-        `Host: ${url.host}`,
-        'Content-Type: application/json',
-        'Accept: application/json, text/event-stream',
-        'Transfer-Encoding: chunked',
-        ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-      ];
-      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+      socket.write(postHead(url, { 'Transfer-Encoding': 'chunked', ...headers }));
       pump();
     });
   });
@@ -213,5 +217,168 @@ describe('sluice serve with OAuth introspection at a loopback authorization serv
     const result = await call(client, 'fx_echo', { text: 'audience ok' });
     expect(JSON.stringify(result.content)).toContain('audience ok');
     await client.close();
+  }, 60_000);
+});
+
+const LISTEN_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'subscriptions/listen',
+  params: {
+    notifications: { toolsListChanged: true },
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'stream-holder', version: '1.0.0' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    },
+  },
+});
+
+interface HeldSocket {
+  /** The status code answered, or undefined when the connection closed first. */
+  readonly status: Promise<number | undefined>;
+  /** Resolves when the connection closes. */
+  readonly closed: Promise<void>;
+  destroy(): void;
+}
+
+/** A 2026-07-28 `subscriptions/listen` over a raw socket, held open until the server or the test closes it. */
+function holdListenStream(url: URL, key: string): HeldSocket {
+  const socket = net.connect(Number(url.port), url.hostname);
+  let answer = '';
+  let settle: (status: number | undefined) => void = () => {};
+  const status = new Promise<number | undefined>((resolve) => (settle = resolve));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.on('error', () => {});
+  socket.on('data', (chunk: Buffer) => {
+    answer += chunk.toString('latin1');
+    const match = /^HTTP\/1\.1 (\d{3})/.exec(answer);
+    if (match) settle(Number(match[1]));
+  });
+  void closed.then(() => settle(undefined));
+  socket.on('connect', () => {
+    const head = postHead(url, {
+      'Mcp-Protocol-Version': '2026-07-28',
+      'Mcp-Method': 'subscriptions/listen',
+      Authorization: `Bearer ${key}`,
+      'Content-Length': String(Buffer.byteLength(LISTEN_BODY)),
+    });
+    socket.write(`${head}${LISTEN_BODY}`);
+  });
+  return { status, closed, destroy: () => socket.destroy() };
+}
+
+/**
+ * Silent sockets that never send a byte, each reopened shortly after the server closes it, until stopped. The
+ * pause keeps it a hoarder rather than a connect flood that fills the kernel's accept queue, which no listener
+ * can answer.
+ */
+function silentSockets(url: URL, count: number) {
+  const open = new Set<net.Socket>();
+  let stopped = false;
+  let closedByServer = 0;
+  const openOne = (): void => {
+    if (stopped) return;
+    const socket = net.connect(Number(url.port), url.hostname);
+    open.add(socket);
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      open.delete(socket);
+      if (stopped) return;
+      closedByServer++;
+      setTimeout(openOne, 200);
+    });
+  };
+  for (let i = 0; i < count; i++) openOne();
+  return {
+    closedByServer: () => closedByServer,
+    stop: () => {
+      stopped = true;
+      for (const socket of open) socket.destroy();
+    },
+  };
+}
+
+describe('sluice serve with API keys and small connection shares', () => {
+  const MAX_CONNECTIONS = 64;
+  let gw: Served;
+
+  beforeAll(async () => {
+    gw = await serve({
+      listen: {
+        http: {
+          port: 0,
+          maxConnections: MAX_CONNECTIONS,
+          heldStreamIdleMs: 2_000,
+          auth: {
+            type: 'apiKeys',
+            keys: [
+              { name: 'agent', key: AGENT_KEY },
+              { name: 'ops', key: OPS_KEY },
+            ],
+          },
+        },
+      },
+      upstreams: [fixtureUpstream('fx')],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await gw.stop();
+  });
+
+  /** Ten calls by the ops key, each on a connection of its own; how many answered correctly. */
+  const opsCalls = async (): Promise<number> => {
+    let ok = 0;
+    for (let i = 0; i < 10; i++) {
+      const client = await httpClient(gw.url, { authorization: `Bearer ${OPS_KEY}`, connection: 'close' }).catch(
+        () => undefined,
+      );
+      if (!client) continue;
+      const result = await call(client, 'fx_echo', { text: `call ${i}` }).catch(() => undefined);
+      if (result && JSON.stringify(result.content).includes(`call ${i}`)) ok++;
+      await client.close().catch(() => {});
+    }
+    return ok;
+  };
+
+  // Issue 30, item 1: one key's held listen streams took every connection, and another key's calls failed.
+  it("refuses one key's held streams past its share, and another key's calls all succeed", async () => {
+    const held = Array.from({ length: MAX_CONNECTIONS }, () => holdListenStream(gw.url, AGENT_KEY));
+    try {
+      const statuses = await Promise.all(held.map((h) => h.status));
+      expect(statuses.filter((s) => s === 200).length).toBeLessThanOrEqual(MAX_CONNECTIONS / 16);
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+      expect(await opsCalls()).toBe(10);
+      const metrics = await (
+        await fetch(new URL('/metrics', gw.url), { headers: { authorization: `Bearer ${OPS_KEY}` } })
+      ).text();
+      expect(metrics).toContain(`sluice_http_share_limit{share="maxHeldStreamsPerCaller"} ${MAX_CONNECTIONS / 16}`);
+      expect(metrics).toContain(
+        `sluice_http_share_limit{share="maxUnauthenticatedConnections"} ${MAX_CONNECTIONS / 4}`,
+      );
+      expect(metrics).toMatch(/sluice_http_share_refusals_total\{share="heldStreamsPerCaller"\} [1-9]/);
+    } finally {
+      for (const h of held) h.destroy();
+    }
+  }, 60_000);
+
+  // Issue 30, item 1: nothing ever cut a held stream.
+  it('closes a held stream that carried nothing but keep-alives for heldStreamIdleMs', async () => {
+    const held = holdListenStream(gw.url, AGENT_KEY);
+    expect(await held.status).toBe(200);
+    await held.closed;
+  }, 30_000);
+
+  // Issue 30, item 1: silent sockets without credentials, reopened as they were cut, starved every caller.
+  it('keeps room for a caller with a key while silent unauthenticated sockets are reopened without end', async () => {
+    const hoard = silentSockets(gw.url, MAX_CONNECTIONS * 2);
+    try {
+      await eventually(() => hoard.closedByServer() >= MAX_CONNECTIONS, 'the server to close the surplus sockets');
+      expect(await opsCalls()).toBe(10);
+      expect(alive(gw)).toBe(true);
+    } finally {
+      hoard.stop();
+    }
   }, 60_000);
 });
