@@ -1,6 +1,7 @@
 // `sluice serve` as a child process, attacked over loopback by callers that
 // try to take a shared pool from the others or to make it read without end.
 // Each test reproduces one attack of issue 30 and holds the gateway to its bound.
+import { generateKeyPairSync, sign } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
@@ -380,5 +381,74 @@ describe('sluice serve with API keys and small connection shares', () => {
     } finally {
       hoard.stop();
     }
+  }, 60_000);
+});
+
+/** A loopback authorization server that publishes one RS256 key and signs tokens with it. */
+async function jwtIssuer() {
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const jwk = { ...publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' };
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return {
+    origin,
+    sign(claims: Record<string, unknown>): string {
+      const input = `${b64({ alg: 'RS256', typ: 'at+jwt', kid: 'k1' })}.${b64({ iss: origin, ...claims })}`;
+      return `${input}.${sign('sha256', Buffer.from(input), privateKey).toString('base64url')}`;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('sluice serve with OAuth JWTs from a loopback authorization server', () => {
+  const RESOURCE = 'http://fair-shares-jwt.sluice.test/mcp';
+  let as: Awaited<ReturnType<typeof jwtIssuer>>;
+  let gw: Served;
+
+  beforeAll(async () => {
+    as = await jwtIssuer();
+    gw = await serve({
+      listen: {
+        http: {
+          port: 0,
+          auth: {
+            type: 'oauth',
+            authorizationServers: [as.origin],
+            jwksUri: `${as.origin}/jwks`,
+            resource: RESOURCE,
+            clockToleranceSec: 30,
+          },
+        },
+      },
+      upstreams: [fixtureUpstream('fx')],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await gw.stop();
+    await as.close();
+  });
+
+  const token = (expInSec: number) =>
+    as.sign({ sub: 'reader', client_id: 'reader', aud: RESOURCE, exp: Math.floor(Date.now() / 1000) + expInSec });
+
+  // Issue 30, item 9: a token 10 s past `exp` was refused by the SDK's own check despite a 30 s leeway.
+  it('accepts a token inside the clock leeway past exp, and refuses one beyond it with its own message', async () => {
+    const client = await httpClient(gw.url, { authorization: `Bearer ${token(-10)}` });
+    const result = await call(client, 'fx_echo', { text: 'inside the leeway' });
+    expect(JSON.stringify(result.content)).toContain('inside the leeway');
+    await client.close();
+    const refused = await fetch(gw.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token(-60)}` },
+      body: '{}',
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toContain('The access token has expired');
   }, 60_000);
 });
