@@ -120,6 +120,9 @@ interface HttpHost {
   createSdkServer(transport: 'http'): SdkServer;
 }
 
+/** How long a connection whose unread body passed its bound is kept half-closed, so its answer is read, before it is cut. */
+const CUT_GRACE_MS = 1_000;
+
 /** How long close() lets open responses finish before cutting connections. */
 const CLOSE_GRACE_MS = 1_000;
 
@@ -199,10 +202,17 @@ function boundUnreadBody(req: http.IncomingMessage, res: http.ServerResponse, bo
   res.once('prefinish', () => {
     if (req.complete) return;
     let read = 0;
-    req.on('data', (chunk: Buffer) => {
+    const count = (chunk: Buffer) => {
       read += chunk.length;
-      if (read > bound) req.socket.destroy();
-    });
+      if (read <= bound) return;
+      // Stop reading and close our side: the client, its writes stalled, still reads the answer before the close.
+      // A reset now could destroy the answer unread in its buffer. Cut it for good a moment later.
+      req.off('data', count);
+      req.pause();
+      req.socket.end();
+      setTimeout(() => req.socket.destroy(), CUT_GRACE_MS).unref();
+    };
+    req.on('data', count);
   });
 }
 
@@ -218,6 +228,22 @@ function overShare(what: string): Response {
 const holdsStream = (method: string, body: unknown): boolean =>
   method === 'GET' ||
   (typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen');
+
+/**
+ * What is wrong with a `subscriptions/listen` filter too large to keep for
+ * the stream's life, or undefined. Bounded per stream; a caller's held-stream
+ * share bounds its total.
+ */
+function listenFilterProblem(body: unknown): string | undefined {
+  const params = (body as { params?: { notifications?: { resourceSubscriptions?: unknown } } }).params;
+  const uris = params?.notifications?.resourceSubscriptions;
+  if (!Array.isArray(uris)) return undefined;
+  if (uris.length > HttpLimits.MAX_LISTEN_RESOURCES)
+    return `resourceSubscriptions lists ${uris.length} URIs; the limit is ${HttpLimits.MAX_LISTEN_RESOURCES}`;
+  if (uris.some((uri) => typeof uri === 'string' && uri.length > HttpLimits.MAX_LISTEN_URI_CHARS))
+    return `a URI in resourceSubscriptions is longer than ${HttpLimits.MAX_LISTEN_URI_CHARS} characters`;
+  return undefined;
+}
 
 /** An extra route's request: `auth` is the verified caller (absent with `auth: none` or on a public route). */
 export type RouteRequest = http.IncomingMessage & { auth?: AuthInfo };
@@ -372,6 +398,18 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     // A session's transport learns of a client going away from its stream being cancelled; the stateless
     // handler closes the request's server when the request's signal aborts, so only it gets one.
     if (holdsStream(front.method, body)) {
+      const problem = front.method === 'POST' ? listenFilterProblem(body) : undefined;
+      if (problem !== undefined) {
+        const id = (body as { id?: unknown }).id;
+        return new Response(
+          rpcErrorBody(
+            typeof id === 'string' || typeof id === 'number' ? id : null,
+            -32602,
+            `Invalid params: ${problem}`,
+          ),
+          { status: 400, headers: { 'content-type': 'application/json' } },
+        );
+      }
       const release = shares.hold(caller, {
         get lastEventAt() {
           return front.lastEventAt;

@@ -364,6 +364,32 @@ describe('sluice serve with API keys and small connection shares', () => {
     }
   }, 60_000);
 
+  // Issue 30, item 2: each listen stream kept its whole filter, up to the 4 MiB body.
+  it('refuses a subscriptions/listen filter with too many or too long resource URIs', async () => {
+    const listen = (uris: string[]) =>
+      fetch(gw.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'subscriptions/listen',
+          authorization: `Bearer ${AGENT_KEY}`,
+        },
+        body: LISTEN_BODY.replace('"toolsListChanged":true', `"resourceSubscriptions":${JSON.stringify(uris)}`),
+      });
+    for (const uris of [
+      Array.from({ length: 20_000 }, (_, i) => `file:///r/${i}`),
+      [`file:///${'x'.repeat(100_000)}`],
+    ]) {
+      const answer = await listen(uris);
+      const text = await answer.text();
+      expect(answer.status, text.slice(0, 200)).toBe(400);
+      expect(text).toContain('-32602');
+      expect(text).toContain('resourceSubscriptions');
+    }
+  }, 30_000);
+
   // Issue 30, item 1: nothing ever cut a held stream.
   it('closes a held stream that carried nothing but keep-alives for heldStreamIdleMs', async () => {
     const held = holdListenStream(gw.url, AGENT_KEY);
