@@ -478,3 +478,51 @@ describe('sluice serve with OAuth JWTs from a loopback authorization server', ()
     expect(refused.headers.get('www-authenticate')).toContain('The access token has expired');
   }, 60_000);
 });
+
+describe('sluice serve with metrics on a listener of their own', () => {
+  let gw: Served;
+  let metrics: URL;
+
+  beforeAll(async () => {
+    gw = await serve({
+      listen: { http: { port: 0 } },
+      upstreams: [fixtureUpstream('fx')],
+      telemetry: { metricsListen: { port: 0 } },
+    });
+    metrics = new URL(String((await gw.run.event('gateway.metrics_listening')).url));
+  }, 60_000);
+
+  afterAll(async () => {
+    await gw.stop();
+  });
+
+  /** A GET of the metrics path with the given Host header, over a raw socket: the status code. */
+  const getWithHost = (host: string) =>
+    new Promise<number | undefined>((resolve) => {
+      const socket = net.connect(Number(metrics.port), metrics.hostname);
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        const match = /^HTTP\/1\.1 (\d{3})/.exec(answer);
+        resolve(match ? Number(match[1]) : undefined);
+      });
+      socket.write(`GET ${metrics.pathname} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    });
+
+  // Issue 30, item 10: a DNS-rebinding page could read the metrics listener.
+  it('answers 403 to a Host that is not a loopback name, and 200 to one that is', async () => {
+    expect(await getWithHost('rebind.attacker.example')).toBe(403);
+    expect(await getWithHost(metrics.host)).toBe(200);
+    expect(await getWithHost(`localhost:${metrics.port}`)).toBe(200);
+  });
+
+  // Issue 30, item 10: slow headers were cut only at 91 s.
+  it('closes a connection whose headers never finish, as the MCP listener does', async () => {
+    const socket = net.connect(Number(metrics.port), metrics.hostname);
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write(`GET ${metrics.pathname} HTTP/1.1\r\nHost: ${metrics.host}\r\n`);
+    await closed;
+  }, 30_000);
+});
