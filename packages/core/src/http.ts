@@ -245,6 +245,28 @@ function listenFilterProblem(body: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * What makes a request's target ambiguous, or undefined: more than one Host
+ * header (RFC 9112 asks for 400), or an absolute-form target naming another
+ * host than the Host header, which the Host check reads.
+ */
+function targetProblem(req: http.IncomingMessage): string | undefined {
+  let hosts = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]?.toLowerCase() === 'host') hosts++;
+  if (hosts > 1) return 'Bad request: more than one Host header';
+  const target = req.url ?? '/';
+  if (target.startsWith('/')) return undefined;
+  let authority: string;
+  try {
+    authority = new URL(target).host;
+  } catch {
+    return 'Bad request: the request target is neither a path nor an absolute URL';
+  }
+  if (authority.toLowerCase() !== (req.headers.host ?? '').toLowerCase())
+    return 'Bad request: the request target names another host than the Host header';
+  return undefined;
+}
+
 /** An extra route's request: `auth` is the verified caller (absent with `auth: none` or on a public route). */
 export type RouteRequest = http.IncomingMessage & { auth?: AuthInfo };
 
@@ -439,6 +461,11 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     (req, res) => {
       shares.requested(req.socket, res);
       boundUnreadBody(req, res, maxBody);
+      const ambiguous = targetProblem(req);
+      if (ambiguous !== undefined) {
+        jsonError(res, 400, ambiguous);
+        return;
+      }
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (!hostAllowed(req.headers.host, allowedHosts)) {
         jsonError(res, 403, 'Forbidden: Host not allowed');

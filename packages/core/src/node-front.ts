@@ -112,7 +112,9 @@ class Exchange implements FrontRequest {
   }
 
   private url(): string {
-    return `http://${this.req.headers.host ?? 'localhost'}${this.req.url ?? '/'}`;
+    const target = this.req.url ?? '/';
+    // An absolute-form target (checked by the listener to name the Host header's host) is the URL itself.
+    return target.startsWith('/') ? `http://${this.req.headers.host ?? 'localhost'}${target}` : target;
   }
 
   private headers(): Headers {

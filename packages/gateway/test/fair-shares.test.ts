@@ -27,6 +27,21 @@ function postHead(url: URL, headers: Record<string, string>): string {
   return `${lines.join('\r\n')}\r\n\r\n`;
 }
 
+/** Writes `request` as is onto a raw socket to `url`'s port: the status code of the answer, once the connection closes. */
+function rawStatus(url: URL, request: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(url.port), url.hostname);
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      const match = /^HTTP\/1\.1 (\d{3})/.exec(answer);
+      resolve(match ? Number(match[1]) : undefined);
+    });
+    socket.write(request);
+  });
+}
+
 interface Upload {
   /** The status line's code, or undefined when no answer came. */
   readonly status: number | undefined;
@@ -138,6 +153,35 @@ describe('sluice serve with API keys, against callers that take more than their 
     expect(upload.cut).toBe(true);
     expect(upload.sent).toBeLessThan(UPLOAD_CAP);
   }, 60_000);
+
+  // Issue 30, item 13: `Bearer KEY junk` was read as `KEY`; a duplicate Host and an absolute-form target naming
+  // another host were accepted. A trailing tab is optional whitespace HTTP trims (RFC 9110): the key holds.
+  it('refuses a bearer value with more than one token, a duplicate Host and a target naming another host', async () => {
+    const body = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}';
+    const post = (target: string, headers: string[]) =>
+      rawStatus(
+        gw.url,
+        [
+          `POST ${target} HTTP/1.1`,
+          'Content-Type: application/json',
+          'Accept: application/json, text/event-stream',
+          'Connection: close',
+          `Content-Length: ${body.length}`,
+          ...headers,
+        ].join('\r\n') + `\r\n\r\n${body}`,
+      );
+    const host = `Host: ${gw.url.host}`;
+    expect(await post(gw.url.pathname, [host, `Authorization: Bearer ${AGENT_KEY} junk`])).toBe(401);
+    expect(await post(gw.url.pathname, [host, `Authorization: Bearer ${AGENT_KEY}\tjunk`])).toBe(401);
+    expect(await post(gw.url.pathname, [host, `Authorization: Bearer  ${AGENT_KEY}`])).toBe(401);
+    const auth = `Authorization: Bearer ${AGENT_KEY}`;
+    expect(await post(gw.url.pathname, [host, 'Host: rebind.attacker.example', auth])).toBe(400);
+    expect(await post(`http://rebind.attacker.example${gw.url.pathname}`, [host, auth])).toBe(400);
+    // What stays accepted: a trailing tab (trimmed by HTTP), and an absolute-form target naming the Host.
+    const accepted = await post(gw.url.pathname, [host, `${auth}\t`]);
+    expect(accepted).not.toBe(401);
+    expect(await post(gw.url.href, [host, auth])).toBe(accepted);
+  });
 
   // Issue 30, item 7: `admin: {}` made every key an admin.
   it('refuses the admin API to a key without the dedicated admin scope when admin.scopes is left out', async () => {
@@ -496,19 +540,8 @@ describe('sluice serve with metrics on a listener of their own', () => {
     await gw.stop();
   });
 
-  /** A GET of the metrics path with the given Host header, over a raw socket: the status code. */
   const getWithHost = (host: string) =>
-    new Promise<number | undefined>((resolve) => {
-      const socket = net.connect(Number(metrics.port), metrics.hostname);
-      let answer = '';
-      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-      socket.on('error', () => {});
-      socket.on('close', () => {
-        const match = /^HTTP\/1\.1 (\d{3})/.exec(answer);
-        resolve(match ? Number(match[1]) : undefined);
-      });
-      socket.write(`GET ${metrics.pathname} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-    });
+    rawStatus(metrics, `GET ${metrics.pathname} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
 
   // Issue 30, item 10: a DNS-rebinding page could read the metrics listener.
   it('answers 403 to a Host that is not a loopback name, and 200 to one that is', async () => {
