@@ -559,3 +559,35 @@ describe('sluice serve with metrics on a listener of their own', () => {
     await closed;
   }, 30_000);
 });
+
+describe('sluice serve on loopback without auth, with the console', () => {
+  let gw: Served;
+
+  beforeAll(async () => {
+    gw = await serve({ listen: { http: { port: 0 } }, upstreams: [fixtureUpstream('fx')], admin: {} });
+  }, 60_000);
+
+  afterAll(async () => {
+    await gw.stop();
+  });
+
+  const approve = (headers: Record<string, string>) =>
+    fetch(new URL('/console/ledger/approve', gw.url), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: 'server=fx&tool=echo',
+    });
+
+  // Issue 30, item 12: with no session there is no CSRF token, and a form POST without Origin was taken.
+  it('refuses a console form POST that names no origin, and takes one from its own origin', async () => {
+    const refused = await approve({});
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('names no origin');
+    // From the console's own page the form gets past the check (here to say there is no risk ledger).
+    const own = await approve({ origin: gw.url.origin });
+    expect(own.status).not.toBe(403);
+    const fetchSite = await approve({ 'sec-fetch-site': 'same-origin' });
+    expect(fetchSite.status).toBe(own.status);
+  });
+});
