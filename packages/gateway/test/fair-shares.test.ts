@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, eventually, fixtureUpstream, httpClient, serve } from './helpers.js';
+import { call, eventually, fixtureUpstream, httpClient, runCli, serve, tempConfig } from './helpers.js';
 import type { Served } from './helpers.js';
 
 const AGENT_KEY = 'fair-shares-agent-key-0123456789';
@@ -590,4 +590,44 @@ describe('sluice serve on loopback without auth, with the console', () => {
     const fetchSite = await approve({ 'sec-fetch-site': 'same-origin' });
     expect(fetchSite.status).toBe(own.status);
   });
+});
+
+describe('an upstream whose URL carries a secret in its path', () => {
+  const PATH_SECRET = 'path-secret-Zr81qWm4xT0p';
+  // Nothing listens on port 9 of loopback: the upstream is down, and still shown.
+  const config = {
+    listen: { http: { port: 0 } },
+    upstreams: [
+      {
+        name: 'remote',
+        namespace: 'remote',
+        connection: { type: 'http', url: `http://127.0.0.1:9/${PATH_SECRET}/mcp` },
+      },
+    ],
+    admin: {},
+  };
+
+  // Issue 30, item 11: the console, /admin/v1/upstreams and `sluice check --json` showed the whole path.
+  it('is shown masked by the admin API, the console and sluice check --json', async () => {
+    const gw = await serve(config);
+    try {
+      const api = await (await fetch(new URL('/admin/v1/upstreams', gw.url))).text();
+      expect(api).toContain('127.0.0.1:9');
+      expect(api).not.toContain(PATH_SECRET);
+      const page = await (await fetch(new URL('/console/upstreams', gw.url))).text();
+      expect(page).toContain('127.0.0.1:9');
+      expect(page).not.toContain(PATH_SECRET);
+    } finally {
+      await gw.stop();
+    }
+    const file = tempConfig(config);
+    try {
+      const run = runCli(['check', '--json', '--config', file.file]);
+      await run.exited;
+      expect(run.stdout()).toContain('127.0.0.1:9');
+      expect(run.stdout() + run.stderr()).not.toContain(PATH_SECRET);
+    } finally {
+      file.remove();
+    }
+  }, 60_000);
 });
