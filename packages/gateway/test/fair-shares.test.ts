@@ -631,3 +631,60 @@ describe('an upstream whose URL carries a secret in its path', () => {
     }
   }, 60_000);
 });
+
+describe('sluice serve with OAuth against an authorization server that answers a huge key set', () => {
+  const SPACE = Buffer.alloc(2 ** 20, ' ');
+  let gw: Served;
+  let server: http.Server;
+  let answered: Promise<boolean>;
+
+  beforeAll(async () => {
+    let settle: (whole: boolean) => void = () => {};
+    answered = new Promise((resolve) => (settle = resolve));
+    // 64 MiB of whitespace, then an empty key set: valid JSON, read whole only by a client that does not bound it.
+    server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      let sent = 0;
+      const more = () => {
+        while (sent < 64) {
+          sent++;
+          if (!res.write(SPACE)) return void res.once('drain', more);
+        }
+        res.end('{"keys":[]}');
+      };
+      res.once('finish', () => settle(true));
+      res.once('close', () => settle(res.writableFinished));
+      more();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    gw = await serve({
+      listen: {
+        http: {
+          port: 0,
+          auth: { type: 'oauth', authorizationServers: [origin], jwksUri: `${origin}/jwks` },
+        },
+      },
+      upstreams: [fixtureUpstream('fx')],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await gw.stop();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  // Issue 30, item 8: a 300 MB key set was read whole.
+  it('stops reading a key set past its bound, refuses the token, and stays up', async () => {
+    const jwtShaped = `${Buffer.from('{"alg":"RS256","kid":"k"}').toString('base64url')}.e30.c2ln`;
+    const refused = await fetch(gw.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${jwtShaped}` },
+      body: '{}',
+    });
+    expect(refused.status).toBe(401);
+    expect(await answered).toBe(false);
+    expect(alive(gw)).toBe(true);
+  }, 60_000);
+});

@@ -4,7 +4,7 @@ import type { AuthInfo } from '../protocol.js';
 import type { OAuthSettings } from './options.js';
 import { authInfoFor } from './identity.js';
 import type { CallerIdentity } from './identity.js';
-import { fetchJsonBounded } from './fetch-json.js';
+import { fetchBounded, fetchJsonBounded } from './fetch-json.js';
 
 /** How long a fetched key set is trusted before it is fetched again. */
 const JWKS_MAX_AGE_MS = 10 * 60_000;
@@ -63,12 +63,13 @@ export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTok
   let keySet: Promise<ReturnType<Jose['createRemoteJWKSet']>> | undefined;
   const keys = () =>
     (keySet ??= (async () => {
-      const { createRemoteJWKSet, jwksCache } = await loadJose();
+      const { createRemoteJWKSet, customFetch, jwksCache } = await loadJose();
       const uri = settings.jwksUri ?? (await discoverJwksUri(issuer));
       return createRemoteJWKSet(new URL(uri), {
         cacheMaxAge: JWKS_MAX_AGE_MS,
         cooldownDuration: settings.jwksRefreshCooldownSec * 1000,
         [jwksCache]: fetched as Record<string, never>,
+        [customFetch]: (url: string, init: RequestInit) => fetchBounded(url, init),
       });
     })().catch((error: unknown) => {
       keySet = undefined; // try discovery again on the next request
