@@ -12,4 +12,8 @@ export const HttpLimits = Object.freeze({
   REQUEST_TIMEOUT_MS: 30_000,
   KEEP_ALIVE_TIMEOUT_MS: 5_000,
   MAX_CONNECTIONS: 1_024,
+  /** URIs in one `subscriptions/listen` filter's `resourceSubscriptions`. */
+  MAX_LISTEN_RESOURCES: 256,
+  /** Characters of one URI there. */
+  MAX_LISTEN_URI_CHARS: 2_048,
 });

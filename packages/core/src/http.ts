@@ -14,6 +14,8 @@ import { rpcErrorBody } from './rpc-error-body.js';
 import { formatIssues } from './issues.js';
 import { HttpLimits } from './http-limits.js';
 import { nodeFront } from './node-front.js';
+import { ConnectionShares, callerKey, shareLimits } from './http-shares.js';
+import type { ShareUsage } from './http-shares.js';
 import type { FrontRoute } from './node-front.js';
 
 export interface ListenOptions {
@@ -59,6 +61,21 @@ export interface ListenOptions {
   /** Connections open at once; more are closed as they arrive. Default 1 024. */
   maxConnections?: number;
   /**
+   * Connections that have not yet had a request admitted (no credential
+   * checked, or a wrong one); past it the oldest of them is closed, so that
+   * they never take the room of callers with a key. Default a quarter of
+   * `maxConnections`.
+   */
+  maxUnauthenticatedConnections?: number;
+  /** Connections one verified caller (an API key, a token's subject) holds at once; past it 429. Default a quarter of `maxConnections`. */
+  maxConnectionsPerCaller?: number;
+  /** Held streams (2025-11-25 GET event streams, 2026-07-28 `subscriptions/listen`) open at once; past it 429. Default half of `maxConnections`. */
+  maxHeldStreams?: number;
+  /** Held streams one verified caller holds at once; past it 429. Default a sixteenth of `maxConnections`. */
+  maxHeldStreamsPerCaller?: number;
+  /** A held stream that carried nothing but keep-alives this long is closed; the client reconnects. Default 10 minutes. */
+  heldStreamIdleMs?: number;
+  /**
    * Further routes on the same server, by exact path (e.g. `/metrics`,
    * `/healthz`). They get the same Origin check as the MCP endpoint and,
    * when `auth` is set, the same authentication unless listed in `publicRoutes`;
@@ -93,6 +110,8 @@ export interface HttpListener {
    * credentials another way, such as a login form.
    */
   authenticate(authorization: string): Promise<AuthInfo | undefined | false>;
+  /** The connection and held-stream shares: their limits, what they hold now, and how often they refused. */
+  shares(): ShareUsage;
   close(): Promise<void>;
 }
 
@@ -100,6 +119,9 @@ interface HttpHost {
   readonly logger: Logger;
   createSdkServer(transport: 'http'): SdkServer;
 }
+
+/** How long a connection whose unread body passed its bound is kept half-closed, so its answer is read, before it is cut. */
+const CUT_GRACE_MS = 1_000;
 
 /** How long close() lets open responses finish before cutting connections. */
 const CLOSE_GRACE_MS = 1_000;
@@ -168,12 +190,90 @@ function refuseTooLarge(req: http.IncomingMessage, res: http.ServerResponse, max
   req.on('error', () => res.destroy());
 }
 
+/**
+ * Once a request is answered, the rest of a body nobody read (after a 401, a
+ * 413 or any answer given before the body) is read and thrown away only up to
+ * `bound` bytes, so that a client still sending sees the answer rather than a
+ * reset; past it the connection is cut. Node would otherwise read it to its
+ * end, and a chunked body need never end.
+ */
+function boundUnreadBody(req: http.IncomingMessage, res: http.ServerResponse, bound: number): void {
+  // Before 'finish', where Node starts discarding the body unseen and unbounded.
+  res.once('prefinish', () => {
+    if (req.complete) return;
+    let read = 0;
+    const count = (chunk: Buffer) => {
+      read += chunk.length;
+      if (read <= bound) return;
+      // Stop reading and close our side: the client, its writes stalled, still reads the answer before the close.
+      // A reset now could destroy the answer unread in its buffer. Cut it for good a moment later.
+      req.off('data', count);
+      req.pause();
+      req.socket.end();
+      setTimeout(() => req.socket.destroy(), CUT_GRACE_MS).unref();
+    };
+    req.on('data', count);
+  });
+}
+
+/** The answer past a share: 429, and the connection closed so that it counts no longer. */
+function overShare(what: string): Response {
+  return new Response(rpcErrorBody(null, -32000, `Too many ${what}: retry later`), {
+    status: 429,
+    headers: { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' },
+  });
+}
+
+/** A request that holds its response open for events: a 2025-11-25 GET stream, a 2026-07-28 `subscriptions/listen`. */
+const holdsStream = (method: string, body: unknown): boolean =>
+  method === 'GET' ||
+  (typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen');
+
+/**
+ * What is wrong with a `subscriptions/listen` filter too large to keep for
+ * the stream's life, or undefined. Bounded per stream; a caller's held-stream
+ * share bounds its total.
+ */
+function listenFilterProblem(body: unknown): string | undefined {
+  const params = (body as { params?: { notifications?: { resourceSubscriptions?: unknown } } }).params;
+  const uris = params?.notifications?.resourceSubscriptions;
+  if (!Array.isArray(uris)) return undefined;
+  if (uris.length > HttpLimits.MAX_LISTEN_RESOURCES)
+    return `resourceSubscriptions lists ${uris.length} URIs; the limit is ${HttpLimits.MAX_LISTEN_RESOURCES}`;
+  if (uris.some((uri) => typeof uri === 'string' && uri.length > HttpLimits.MAX_LISTEN_URI_CHARS))
+    return `a URI in resourceSubscriptions is longer than ${HttpLimits.MAX_LISTEN_URI_CHARS} characters`;
+  return undefined;
+}
+
+/**
+ * What makes a request's target ambiguous, or undefined: more than one Host
+ * header (RFC 9112 asks for 400), or an absolute-form target naming another
+ * host than the Host header, which the Host check reads.
+ */
+function targetProblem(req: http.IncomingMessage): string | undefined {
+  let hosts = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]?.toLowerCase() === 'host') hosts++;
+  if (hosts > 1) return 'Bad request: more than one Host header';
+  const target = req.url ?? '/';
+  if (target.startsWith('/')) return undefined;
+  let authority: string;
+  try {
+    authority = new URL(target).host;
+  } catch {
+    return 'Bad request: the request target is neither a path nor an absolute URL';
+  }
+  if (authority.toLowerCase() !== (req.headers.host ?? '').toLowerCase())
+    return 'Bad request: the request target names another host than the Host header';
+  return undefined;
+}
+
 /** An extra route's request: `auth` is the verified caller (absent with `auth: none` or on a public route). */
 export type RouteRequest = http.IncomingMessage & { auth?: AuthInfo };
 
 /** Runs an extra route once its request passes the listener's authentication. */
 async function authenticateRoute(
   gate: AuthGate | undefined,
+  shares: ConnectionShares,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   route: http.RequestListener,
@@ -185,6 +285,11 @@ async function authenticateRoute(
   const authorization = req.headers.authorization;
   const probe = new Request('http://route.invalid/', authorization ? { headers: { authorization } } : {});
   const verdict = await gate.authenticate(probe).catch(() => new Response(null, { status: 500 }));
+  if (!(verdict instanceof Response) && !shares.admit(req.socket, callerKey(verdict))) {
+    res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' });
+    res.end(rpcErrorBody(null, -32000, 'Too many connections for this caller: retry later'));
+    return;
+  }
   if (!(verdict instanceof Response)) {
     // Where Node servers conventionally put the verified caller: a route reads it with `identityOf(req.auth)`.
     if (verdict) (req as RouteRequest).auth = verdict;
@@ -291,11 +396,15 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     maxInitializeBytes: options.maxInitializeBytes ?? HttpLimits.MAX_INITIALIZE_BYTES,
     maxBodyBytes: maxBody,
   });
+  const maxConnections = options.maxConnections ?? HttpLimits.MAX_CONNECTIONS;
+  const shares = new ConnectionShares(shareLimits({ ...options, maxConnections }));
   const route: FrontRoute = async (front) => {
     if (!gate) return rpcErrorResponse(503, -32000, 'Starting: retry shortly');
     const request = front.web();
     const authInfo = await gate.authenticate(request);
     if (authInfo instanceof Response) return authInfo;
+    const caller = callerKey(authInfo);
+    if (!shares.admit(front.socket, caller)) return overShare('connections for this caller');
     let body: unknown;
     let bodyBytes = 0;
     if (front.method === 'POST') {
@@ -310,6 +419,28 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     }
     // A session's transport learns of a client going away from its stream being cancelled; the stateless
     // handler closes the request's server when the request's signal aborts, so only it gets one.
+    if (holdsStream(front.method, body)) {
+      const problem = front.method === 'POST' ? listenFilterProblem(body) : undefined;
+      if (problem !== undefined) {
+        const id = (body as { id?: unknown }).id;
+        return new Response(
+          rpcErrorBody(
+            typeof id === 'string' || typeof id === 'number' ? id : null,
+            -32602,
+            `Invalid params: ${problem}`,
+          ),
+          { status: 400, headers: { 'content-type': 'application/json' } },
+        );
+      }
+      const release = shares.hold(caller, {
+        get lastEventAt() {
+          return front.lastEventAt;
+        },
+        close: () => front.cut(),
+      });
+      if (!release) return overShare('held streams');
+      front.onDone(release);
+    }
     if (sessions.owns(request, body)) return sessions.handle(request, body, bodyBytes, authInfo);
     return modern.fetch(front.web({ signal: true }), {
       ...(body === undefined ? {} : { parsedBody: body }),
@@ -328,6 +459,13 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
       connectionsCheckingInterval: Math.min(1_000, Math.max(100, Math.floor(headersTimeout / 4))),
     },
     (req, res) => {
+      shares.requested(req.socket, res);
+      boundUnreadBody(req, res, maxBody);
+      const ambiguous = targetProblem(req);
+      if (ambiguous !== undefined) {
+        jsonError(res, 400, ambiguous);
+        return;
+      }
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (!hostAllowed(req.headers.host, allowedHosts)) {
         jsonError(res, 403, 'Forbidden: Host not allowed');
@@ -347,7 +485,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
           extra(req, res);
           return;
         }
-        return void authenticateRoute(gate, req, res, extra);
+        return void authenticateRoute(gate, shares, req, res, extra);
       }
       if (url.pathname !== path) {
         jsonError(res, 404, `Not found: the MCP endpoint is ${path}`);
@@ -363,7 +501,9 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
       });
     },
   );
-  server.maxConnections = options.maxConnections ?? HttpLimits.MAX_CONNECTIONS;
+  // Not server.maxConnections: past it Node drops the newcomer, which lets silent sockets keep everyone out.
+  // The shares close the least useful unauthenticated socket instead.
+  server.on('connection', (socket: import('node:net').Socket) => shares.connected(socket));
   server.on('clientError', (_error, socket) => socket.destroy());
 
   await new Promise<void>((resolve, reject) => {
@@ -393,6 +533,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     closing ??= (async () => {
       detachNotify();
       detachClose();
+      shares.close();
       // Stop accepting; let responses already being written finish (calls were
       // drained before this runs), then cut what is left, such as open SSE streams.
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -418,5 +559,13 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     const verdict = await ready.authenticate(probe).catch(() => false as const);
     return verdict instanceof Response ? false : verdict;
   };
-  return { url: endpoint, port: address.port, host: bindHost, server, authenticate, close };
+  return {
+    url: endpoint,
+    port: address.port,
+    host: bindHost,
+    server,
+    authenticate,
+    shares: () => shares.usage(),
+    close,
+  };
 }

@@ -42,6 +42,7 @@ export type {
 export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
 
 export type { HttpListener, ListenOptions, RouteRequest } from './http.js';
+export type { ShareLimits, ShareUsage } from './http-shares.js';
 
 export { formatIssues } from './issues.js';
 export { jsonSizeBound } from './json-size-bound.js';

@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import type { Socket } from 'node:net';
 import { rpcErrorBody } from './rpc-error-body.js';
 
 /** A request body as read: its text, or that it was larger than the limit (and was not kept). */
@@ -17,6 +18,14 @@ export interface FrontRequest {
   web(options?: { readonly signal: true }): Request;
   /** Reads the body from the socket into one buffer (once), up to the front's limit. */
   readBody(): Promise<BodyRead>;
+  /** The connection the request came on. */
+  readonly socket: Socket;
+  /** When the response last carried something other than an event-stream comment (a keep-alive), in ms since the epoch. */
+  readonly lastEventAt: number;
+  /** Closes the response and its connection: for a held stream the listener will no longer keep. */
+  cut(): void;
+  /** Runs `callback` once the response is over: written to its end, or the connection closed. */
+  onDone(callback: () => void): void;
 }
 
 /** Handles one MCP request. */
@@ -51,9 +60,12 @@ export function nodeFront(route: FrontRoute, options: NodeFrontOptions) {
   };
 }
 
+const COLON = 0x3a;
+
 /** One request and its response: what the route sees, and what the client's going away must stop. */
 class Exchange implements FrontRequest {
   readonly method: string;
+  lastEventAt = Date.now();
   private request: Request | undefined;
   private abort: AbortController | undefined;
   private reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -86,8 +98,23 @@ class Exchange implements FrontRequest {
     return readBody(this.req, this.maxBodyBytes);
   }
 
+  get socket(): Socket {
+    return this.req.socket;
+  }
+
+  cut(): void {
+    this.res.destroy();
+  }
+
+  onDone(callback: () => void): void {
+    if (this.res.closed) callback();
+    else this.res.once('close', callback);
+  }
+
   private url(): string {
-    return `http://${this.req.headers.host ?? 'localhost'}${this.req.url ?? '/'}`;
+    const target = this.req.url ?? '/';
+    // An absolute-form target (checked by the listener to name the Host header's host) is the URL itself.
+    return target.startsWith('/') ? `http://${this.req.headers.host ?? 'localhost'}${target}` : target;
   }
 
   private headers(): Headers {
@@ -122,6 +149,8 @@ class Exchange implements FrontRequest {
       for (;;) {
         const next = await reader.read();
         if (next.done || res.destroyed) break;
+        // An event stream's comment (`: keepalive`) is not an event: it does not make a held stream active.
+        if ((next.value as Uint8Array)[0] !== COLON) this.lastEventAt = Date.now();
         if (!res.write(next.value)) await this.drained();
       }
     } catch {
@@ -155,15 +184,24 @@ class Exchange implements FrontRequest {
   }
 }
 
-/** Reads a body into one buffer, up to `max` bytes; past it, stops keeping what arrives. */
+/**
+ * Reads a body into one buffer, up to `max` bytes. Past it, resolves at once
+ * as too large: the answer is a refusal, and the listener bounds what more it
+ * reads of that body (see `boundRefusedBody`), so a body that never ends is
+ * not read to its end.
+ */
 function readBody(req: http.IncomingMessage, max: number): Promise<BodyRead> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       bytes += chunk.byteLength;
-      if (bytes <= max) chunks.push(chunk);
-    });
+      if (bytes <= max) return void chunks.push(chunk);
+      chunks.length = 0;
+      req.off('data', onData);
+      resolve({ tooLarge: true });
+    };
+    req.on('data', onData);
     req.once('end', () => {
       resolve(
         bytes > max ? { tooLarge: true } : { tooLarge: false, text: Buffer.concat(chunks, bytes).toString('utf8') },

@@ -1,4 +1,4 @@
-import type { Outcome, UpstreamHealth, UpstreamStatus } from '@sluice/core';
+import type { Outcome, ShareUsage, UpstreamHealth, UpstreamStatus } from '@sluice/core';
 import type { GaugeReading, HistogramSeries, Series } from './metrics-registry.js';
 import { CollectedGauge, Histogram, LabeledValue, MetricsRegistry } from './metrics-registry.js';
 
@@ -115,6 +115,58 @@ export class GatewayMetrics {
     this.registry.register(
       new CollectedGauge('sluice_upstream_tools', 'Tools exposed from the upstream now.', ['upstream'], () =>
         list().map((u) => ({ labels: [u.name], value: u.tools.length })),
+      ),
+    );
+  }
+
+  /** Serves the HTTP listener's connection and held-stream shares, read at each scrape (before it listens: nothing). */
+  watchShares(usage: () => ShareUsage | undefined): void {
+    const limits = (u: ShareUsage) => Object.entries(u.limits) as [string, number][];
+    this.registry.register(
+      new CollectedGauge(
+        'sluice_http_share_limit',
+        "The HTTP listener's shares: connections (all, unauthenticated, per caller), held streams (all, per caller), and the idle time that closes a held stream (ms).",
+        ['share'],
+        () => {
+          const u = usage();
+          return u ? limits(u).map(([share, value]) => ({ labels: [share], value })) : [];
+        },
+      ),
+    );
+    this.registry.register(
+      new CollectedGauge(
+        'sluice_http_connections',
+        'Open HTTP connections: unauthenticated (no request admitted yet) or admitted.',
+        ['state'],
+        () => {
+          const u = usage();
+          return u
+            ? [
+                { labels: ['unauthenticated'], value: u.unauthenticatedConnections },
+                { labels: ['admitted'], value: u.authenticatedConnections },
+              ]
+            : [];
+        },
+      ),
+    );
+    this.registry.register(
+      new CollectedGauge('sluice_http_held_streams', 'Held event streams open now.', [], () => {
+        const u = usage();
+        return u ? [{ labels: [], value: u.heldStreams }] : [];
+      }),
+    );
+    this.registry.register(
+      new CollectedGauge(
+        'sluice_http_share_refusals_total',
+        'Connections closed or requests refused (429) past a share, by share; idleStream counts held streams closed for idling.',
+        ['share'],
+        () => {
+          const u = usage();
+          if (!u) return [];
+          const refused = Object.entries(u.refused).map(([share, value]) => ({ labels: [share], value }));
+          return [...refused, { labels: ['idleStream'], value: u.idleStreamsClosed }];
+        },
+        'counter',
       ),
     );
   }

@@ -146,6 +146,51 @@ export const HttpListenConfig = z
       .positive()
       .optional()
       .describe('Connections open at once (default 1 024); more are closed as they arrive.'),
+    /** Connections that have not yet had a request admitted (no key checked, or a wrong one); past it the oldest is closed. Default a quarter of maxConnections. */
+    maxUnauthenticatedConnections: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Connections that have not yet had a request admitted (no key checked, or a wrong one); past it the oldest is closed. Default a quarter of maxConnections.',
+      ),
+    /** Connections one verified caller (an API key, a token\'s subject) holds at once; past it 429. Default a quarter of maxConnections. */
+    maxConnectionsPerCaller: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "Connections one verified caller (an API key, a token's subject) holds at once; past it 429. Default a quarter of maxConnections.",
+      ),
+    /** Held event streams (2025-11-25 GET streams, 2026-07-28 subscriptions/listen) open at once; past it 429. Default half of maxConnections. */
+    maxHeldStreams: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Held event streams (2025-11-25 GET streams, 2026-07-28 subscriptions/listen) open at once; past it 429. Default half of maxConnections.',
+      ),
+    /** Held event streams one verified caller holds at once; past it 429. Default a sixteenth of maxConnections. */
+    maxHeldStreamsPerCaller: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Held event streams one verified caller holds at once; past it 429. Default a sixteenth of maxConnections.',
+      ),
+    /** A held event stream that carried nothing but keep-alives this long is closed; the client reconnects. Default 600 000 (10 min). */
+    heldStreamIdleMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'A held event stream that carried nothing but keep-alives this long is closed; the client reconnects. Default 600 000 (10 min).',
+      ),
   })
   .strict();
 
@@ -285,15 +330,18 @@ export const HealthConfig = z
   })
   .strict();
 
+/** The scope the admin API and console ask of a verified caller unless `admin.scopes` names others. */
+export const ADMIN_SCOPE = 'sluice:admin';
+
 export const AdminConfig = z
   .object({
     console: z.boolean().default(true).describe('Serve the web console at /console beside the admin API at /admin/v1'),
     scopes: z
       .array(z.string().min(1).max(128))
       .max(16)
-      .default([])
+      .default([ADMIN_SCOPE])
       .describe(
-        'Scopes a verified caller needs for the admin API and the console (with oauth or apiKeys), so that an MCP key alone cannot approve tools',
+        'Scopes a verified caller needs for the admin API and the console (with oauth or apiKeys), so that an MCP key alone cannot approve tools; default `sluice:admin`',
       ),
     session: z
       .object({

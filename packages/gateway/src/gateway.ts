@@ -1,7 +1,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createServer } from '@sluice/core';
+import { HttpLimits, createServer } from '@sluice/core';
 import type {
   HttpListener,
   ImportResult,
@@ -111,6 +111,7 @@ export class Gateway {
       throw error;
     }
     this.metrics?.watchUpstreams(() => this.server.upstreams());
+    this.metrics?.watchShares(() => this.httpListener?.shares());
   }
 
   /**
@@ -183,7 +184,22 @@ export class Gateway {
     path: string,
     scrape: RequestListener,
   ): Promise<URL> {
-    const server = createHttpServer((req, res) => {
+    const allowedHosts = metricsHosts(where.host);
+    const headersTimeout = HttpLimits.HEADERS_TIMEOUT_MS;
+    const limits = {
+      headersTimeout,
+      requestTimeout: HttpLimits.REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: HttpLimits.KEEP_ALIVE_TIMEOUT_MS,
+      // Often enough that the timeouts above hold (Node's default checks every 30 s).
+      connectionsCheckingInterval: 1_000,
+    };
+    const server = createHttpServer(limits, (req, res) => {
+      if (allowedHosts && !allowedHosts.has(hostnameOf(req.headers.host))) {
+        // A DNS-rebinding page names its own host: on a loopback bind only loopback names are served.
+        res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end('Forbidden: Host not allowed\n');
+        return;
+      }
       if (new URL(req.url ?? '/', 'http://metrics.invalid').pathname === path) {
         scrape(req, res);
         return;
@@ -191,6 +207,7 @@ export class Gateway {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
       res.end(`Not found: metrics are at ${path}\n`);
     });
+    server.maxConnections = HttpLimits.MAX_CONNECTIONS;
     server.on('clientError', (_error, socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -288,6 +305,23 @@ export function createGateway(config: GatewayConfigInput | GatewayConfig, option
 }
 
 /** The listener options a config's `listen.http` gives: the fields share their names, except unset ones. */
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'];
+
+/** The lower-cased hostname a Host header names; '' when absent or malformed. */
+function hostnameOf(host: string | undefined): string {
+  try {
+    return host ? new URL(`http://${host}`).hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1') : '';
+  } catch {
+    return '';
+  }
+}
+
+/** The Host names the metrics listener serves: loopback names on a loopback bind, any elsewhere (undefined). */
+function metricsHosts(bind: string): ReadonlySet<string> | undefined {
+  const loopback = bind === 'localhost' || bind.startsWith('127.') || bind === '::1' || bind === '[::1]';
+  return loopback ? new Set(LOOPBACK_NAMES) : undefined;
+}
+
 function listenLimits(http: NonNullable<GatewayConfig['listen']['http']>): ListenOptions {
   return Object.fromEntries(Object.entries(http).filter(([, value]: [string, unknown]) => value !== undefined));
 }

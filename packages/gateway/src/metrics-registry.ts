@@ -64,17 +64,18 @@ export interface GaugeReading {
   readonly value: number;
 }
 
-/** A gauge read at scrape time from the state it describes (upstream health). */
+/** A gauge (or a counter kept elsewhere) read at scrape time from the state it describes (upstream health). */
 export class CollectedGauge implements MetricFamily {
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
     private readonly collect: () => Iterable<GaugeReading>,
+    private readonly type: 'gauge' | 'counter' = 'gauge',
   ) {}
 
   render(): string[] {
-    const lines = familyHeader(this.name, this.help, 'gauge');
+    const lines = familyHeader(this.name, this.help, this.type);
     for (const { labels, value } of this.collect()) lines.push(formatSample(this.name, this.labelNames, labels, value));
     return lines;
   }

@@ -181,3 +181,25 @@ export function sample(exposition: string, series: string): number | undefined {
   const line = exposition.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
+
+export interface Served {
+  readonly run: CliRun;
+  readonly url: URL;
+  stop(): Promise<void>;
+}
+
+/** Runs `sluice serve` on a config, with a bounded heap, until the gateway is ready. */
+export async function serve(config: Record<string, unknown>, env: Record<string, string> = {}): Promise<Served> {
+  const file = tempConfig(config);
+  const run = runCli(['serve', '--config', file.file], { NODE_OPTIONS: '--max-old-space-size=96', ...env });
+  const ready = await run.event('gateway.ready');
+  return {
+    run,
+    url: new URL(String(ready.url)),
+    stop: async () => {
+      if (run.child.exitCode === null) run.child.kill('SIGKILL');
+      await run.exited;
+      file.remove();
+    },
+  };
+}

@@ -8,8 +8,8 @@ import http from 'node:http';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, runCli, sample, tempConfig } from './helpers.js';
-import type { CliRun } from './helpers.js';
+import { eventually, sample, serve } from './helpers.js';
+import type { Served } from './helpers.js';
 
 const HOSTILE = fileURLToPath(new URL('../../../test/robustness/fixtures/hostile-upstream.mjs', import.meta.url));
 const SECRET = 'argv-secret-Qx7k2';
@@ -100,28 +100,6 @@ async function hostileHttp(env: Record<string, string> = {}): Promise<{ child: C
     child.once('exit', () => reject(new Error('the hostile upstream exited')));
   });
   return { child, url };
-}
-
-interface Served {
-  readonly run: CliRun;
-  readonly url: URL;
-  stop(): Promise<void>;
-}
-
-/** Runs `sluice serve` on a config, with a bounded heap, until the gateway is ready. */
-async function serve(config: Record<string, unknown>, env: Record<string, string> = {}): Promise<Served> {
-  const file = tempConfig(config);
-  const run = runCli(['serve', '--config', file.file], { NODE_OPTIONS: '--max-old-space-size=96', ...env });
-  const ready = await run.event('gateway.ready');
-  return {
-    run,
-    url: new URL(String(ready.url)),
-    stop: async () => {
-      if (run.child.exitCode === null) run.child.kill('SIGKILL');
-      await run.exited;
-      file.remove();
-    },
-  };
 }
 
 const alive = (served: Served): boolean => served.run.child.exitCode === null && served.run.child.signalCode === null;

@@ -11,7 +11,9 @@ const OPS_KEY = 'ops-key-0123456789abcdef';
 
 function configFor(ledgerFile: string, env?: Record<string, string>): GatewayConfigInput {
   return {
-    listen: { http: { port: 0, auth: { type: 'apiKeys', keys: [{ name: 'ops', key: OPS_KEY }] } } },
+    listen: {
+      http: { port: 0, auth: { type: 'apiKeys', keys: [{ name: 'ops', key: OPS_KEY, scopes: ['sluice:admin'] }] } },
+    },
     upstreams: [rugPullUpstream(env)],
     plugins: { risk: { ledger: { persist: 'file', path: ledgerFile } } },
     admin: {},

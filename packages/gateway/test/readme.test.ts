@@ -40,6 +40,7 @@ describe('the README', () => {
   it('lists exactly the metric families the gateway serves', () => {
     const metrics = new GatewayMetrics();
     metrics.watchUpstreams(() => []);
+    metrics.watchShares(() => undefined);
     const served = [...metrics.render().matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
     expect(tableNames('## Metrics').sort()).toEqual(served.sort());
   });

@@ -25,6 +25,13 @@ export interface AuthGate {
   readonly metadata: Readonly<Record<string, unknown>> | undefined;
 }
 
+/**
+ * `Bearer <token>` exactly: the scheme in any case, one space, one token
+ * without whitespace. Trailing spaces and tabs never reach here: HTTP trims
+ * them from a header value (RFC 9110 OWS).
+ */
+const BEARER = /^bearer \S+$/i;
+
 const isJwt = (token: string): boolean => token.split('.').length === 3;
 
 /** Tries the JWT check for JWT-shaped tokens, introspection for the rest. */
@@ -77,6 +84,9 @@ export function createAuthGate(auth: ListenerAuth, endpoint: URL): AuthGate {
       try {
         if (header !== null && header.length > MAX_AUTHORIZATION_HEADER)
           throw new OAuthError(OAuthErrorCode.InvalidToken, 'The Authorization header is too long');
+        // `Bearer KEY junk` is refused, not read as `KEY`.
+        if (header !== null && !BEARER.test(header))
+          throw new OAuthError(OAuthErrorCode.InvalidToken, "The Authorization header must be 'Bearer' and one token");
         return await verifyBearerToken(header, options);
       } catch (error) {
         const known =

@@ -16,7 +16,8 @@ function audiences(value: unknown): string[] {
 
 /**
  * Verifies opaque tokens by asking the authorization server (RFC 7662). The
- * answer must say the token is active, for this resource, and not expired.
+ * answer must say the token is active, name this resource in `aud`, and
+ * carry an expiry.
  */
 export function introspectionVerifier(config: Introspection, resource: string): OAuthTokenVerifier {
   const basic = Buffer.from(
@@ -35,8 +36,8 @@ export function introspectionVerifier(config: Introspection, resource: string): 
       if (claims.active !== true) throw new OAuthError(OAuthErrorCode.InvalidToken, 'The access token is not active');
       if (typeof claims.exp !== 'number')
         throw new OAuthError(OAuthErrorCode.InvalidToken, 'The access token has no expiry');
-      const aud = audiences(claims.aud);
-      if (aud.length > 0 && !aud.includes(resource))
+      // Required, as on the JWT path: a token that names no audience may be meant for any resource server.
+      if (!audiences(claims.aud).includes(resource))
         throw new OAuthError(OAuthErrorCode.InvalidToken, "The access token's aud claim is not accepted here");
       const clientId = text(claims.client_id) ?? text(claims.sub) ?? 'unknown';
       const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ').filter(Boolean).slice(0, 256) : [];

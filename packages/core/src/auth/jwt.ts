@@ -4,7 +4,7 @@ import type { AuthInfo } from '../protocol.js';
 import type { OAuthSettings } from './options.js';
 import { authInfoFor } from './identity.js';
 import type { CallerIdentity } from './identity.js';
-import { fetchJsonBounded } from './fetch-json.js';
+import { fetchBounded, fetchJsonBounded } from './fetch-json.js';
 
 /** How long a fetched key set is trusted before it is fetched again. */
 const JWKS_MAX_AGE_MS = 10 * 60_000;
@@ -59,16 +59,17 @@ export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTok
   if (issuer === undefined) throw new Error('OAuth settings name no issuer and no authorization server');
   // jose records each fetch of the key set here: `uat` tells when the keys last changed hands.
   const fetched: { uat?: number; jwks?: { keys: { kid?: string }[] } } = {};
-  const verified = new VerifiedTokens(fetched, settings.clockToleranceSec);
+  const verified = new VerifiedTokens(fetched);
   let keySet: Promise<ReturnType<Jose['createRemoteJWKSet']>> | undefined;
   const keys = () =>
     (keySet ??= (async () => {
-      const { createRemoteJWKSet, jwksCache } = await loadJose();
+      const { createRemoteJWKSet, customFetch, jwksCache } = await loadJose();
       const uri = settings.jwksUri ?? (await discoverJwksUri(issuer));
       return createRemoteJWKSet(new URL(uri), {
         cacheMaxAge: JWKS_MAX_AGE_MS,
         cooldownDuration: settings.jwksRefreshCooldownSec * 1000,
         [jwksCache]: fetched as Record<string, never>,
+        [customFetch]: (url: string, init: RequestInit) => fetchBounded(url, init),
       });
     })().catch((error: unknown) => {
       keySet = undefined; // try discovery again on the next request
@@ -95,7 +96,9 @@ export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTok
           scopes: scopesOf(payload),
           claims: Object.freeze({ ...payload }),
         };
-        const authInfo = authInfoFor(identity, payload.exp, new URL(resource));
+        // The leeway is applied once, here (jose checked `exp` with it): the expiry handed on is when this server
+        // stops accepting the token, so that the SDK's own later check does not refuse it inside the leeway.
+        const authInfo = authInfoFor(identity, (payload.exp ?? 0) + settings.clockToleranceSec, new URL(resource));
         verified.set(token, authInfo, protectedHeader.kid);
         return authInfo;
       } catch (error) {
@@ -126,8 +129,8 @@ class VerifiedTokens {
   private readonly entries = new Map<string, Verified>();
 
   constructor(
+    // `expiresAt` already carries the clock leeway.
     private readonly fetched: { uat?: number; jwks?: { keys: { kid?: string }[] } },
-    private readonly toleranceSec: number,
   ) {}
 
   get(token: string): AuthInfo | undefined {
@@ -135,7 +138,7 @@ class VerifiedTokens {
     if (!entry) return undefined;
     const now = Date.now();
     const { uat } = this.fetched;
-    const stale = uat === undefined || now - uat >= JWKS_MAX_AGE_MS || now / 1000 > entry.expiresAt + this.toleranceSec;
+    const stale = uat === undefined || now - uat >= JWKS_MAX_AGE_MS || now / 1000 > entry.expiresAt;
     if (!stale && entry.uat !== uat) {
       // The keys were fetched again since: still valid only if its key survived.
       if (this.fetched.jwks?.keys.some((key) => key.kid === entry.kid)) entry.uat = uat;

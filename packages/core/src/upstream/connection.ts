@@ -103,9 +103,20 @@ export function describeTarget(connection: Connection): string {
     case 'http':
     case 'sse': {
       const url = new URL(connection.url);
-      return `${url.protocol}//${url.host}${url.pathname}`;
+      return `${url.protocol}//${url.host}${maskedPath(url.pathname)}`;
     }
   }
+}
+
+/** Path segments longer than this are shown as `…`: a token in an upstream's path must not reach a page or a log. */
+const SHOWN_SEGMENT_CHARS = 12;
+
+/** A URL path as shown to people: each segment longer than a short word masked. */
+function maskedPath(pathname: string): string {
+  return pathname
+    .split('/')
+    .map((segment) => (segment.length > SHOWN_SEGMENT_CHARS ? '…' : segment))
+    .join('/');
 }
 
 /**

@@ -76,11 +76,21 @@ export class ConsoleLogin {
     };
   }
 
-  /** A form that changes something must carry the session's token when it came with a session cookie. */
+  /**
+   * A form that changes something must carry the session's token when it
+   * came with a session cookie. Without a session (a listener without
+   * `auth`) there is no token: a browser's form then must name its origin
+   * (`Origin`, which the listener checks, or `Sec-Fetch-Site: same-origin`),
+   * unless the request carries its own `Authorization`, which no other
+   * site's page can make a browser send.
+   */
   checkForm(req: IncomingMessage, fields: Record<string, unknown>): void {
     const session = this.sessionOf(req);
     if (session !== undefined && !csrfMatches(session, stringField(fields, 'csrf')))
       throw new HttpProblem(403, 'the form is not from this session: reload the page and try again');
+    const sameOrigin = req.headers.origin !== undefined || req.headers['sec-fetch-site'] === 'same-origin';
+    if (session === undefined && req.headers.authorization === undefined && !sameOrigin)
+      throw new HttpProblem(403, 'the form names no origin: send it from the console page');
   }
 
   /** `/console/login` (the form and its post) and `/console/logout`. */
