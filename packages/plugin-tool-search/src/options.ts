@@ -51,7 +51,10 @@ export const ToolSearchOptions = z.strictObject({
   alwaysVisible: ToolSelectorListSchema.default([]).describe(
     'Tools `tools/list` keeps showing, as tool selectors (`!` carves out).',
   ),
-  tools: SearchToolNames.default({ search: 'search_tools', describe: 'describe_tools' }),
+  /** The names of the search tools. */
+  tools: SearchToolNames.default({ search: 'search_tools', describe: 'describe_tools' }).describe(
+    'The names of the search tools.',
+  ),
   /** Matches `search_tools` returns when the caller gives no `limit`. */
   defaultLimit: z
     .number()
@@ -70,7 +73,10 @@ export const ToolSearchOptions = z.strictObject({
     .describe('The most matches one search returns, whatever `limit` asks.'),
   /** Names one `describe_tools` call may ask for. */
   maxDescribe: z.number().int().min(1).max(100).default(20).describe('Names one `describe_tools` call may ask for.'),
-  index: IndexLimits.default({ maxFieldChars: 2_048, maxTermRepeats: 1, maxParams: 64 }),
+  /** How much of each tool enters the index. */
+  index: IndexLimits.default({ maxFieldChars: 2_048, maxTermRepeats: 1, maxParams: 64 }).describe(
+    'How much of each tool enters the index.',
+  ),
 });
 export type ToolSearchOptions = z.input<typeof ToolSearchOptions>;
 export type ParsedToolSearchOptions = z.output<typeof ToolSearchOptions>;

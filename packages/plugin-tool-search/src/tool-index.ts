@@ -131,11 +131,11 @@ function paramText(definition: Tool, maxParams: number): string {
 
 const cut = (text: string, max: number): string => (typeof text === 'string' ? text.slice(0, max) : '');
 
-/** The risk level the risk plugin published for a tool, when it is a short word. */
+/** The risk level the risk plugin published for a tool (`L0`-`L5`), when it is a short word. */
 export function riskLevelOf(definition: Tool): string | undefined {
   const risk: unknown = definition._meta?.[MetaKey.RISK];
   const level = typeof risk === 'object' && risk !== null ? (risk as { level?: unknown }).level : undefined;
-  return typeof level === 'string' && /^[a-z]{1,16}$/.test(level) ? level : undefined;
+  return typeof level === 'string' && /^[A-Za-z0-9_-]{1,16}$/.test(level) ? level : undefined;
 }
 
 /** The first sentence of a description, on one line, at most `max` characters. */

@@ -140,7 +140,7 @@ describe('summaries and risk levels', () => {
       inputSchema: { type: 'object' },
       _meta: { 'dev.sluice/risk': { level } },
     });
-    expect(riskLevelOf(withRisk('high'))).toBe('high');
+    expect(riskLevelOf(withRisk('L2'))).toBe('L2');
     expect(riskLevelOf(withRisk('<b>high</b>'))).toBeUndefined();
     expect(riskLevelOf(withRisk(3))).toBeUndefined();
     expect(riskLevelOf({ name: 'x', inputSchema: { type: 'object' } })).toBeUndefined();
