@@ -16,26 +16,36 @@ const STOP_WORDS = new Set(
 const HUMP = /([a-z0-9])([A-Z])/g;
 const SEPARATOR = /[^\p{L}\p{N}]+/u;
 
+/** Folded forms of words seen lately: tool text repeats a small vocabulary, so most words are folded once. */
+const folded = new Map<string, string>();
+const MAX_FOLDED = 50_000;
+
 /** The words of `text`, in order, repeats kept. */
 export function wordsOf(text: string): string[] {
   const words: string[] = [];
   for (const raw of text.replace(HUMP, '$1 $2').toLowerCase().split(SEPARATOR)) {
     if (raw.length === 0 || raw.length > 64 || STOP_WORDS.has(raw)) continue;
-    words.push(stem(raw));
+    let word = folded.get(raw);
+    if (word === undefined) {
+      word = stem(raw);
+      if (folded.size >= MAX_FOLDED) folded.clear();
+      folded.set(raw, word);
+    }
+    words.push(word);
   }
   return words;
 }
 
-/** The words of `text` with each one kept at most `maxRepeats` times. */
-export function cappedWordsOf(text: string, maxRepeats: number): string[] {
+/** `words` with each one kept at most `maxRepeats` times, and how many distinct words there are. */
+export function cappedWordsOf(words: readonly string[], maxRepeats: number): { words: string[]; distinct: number } {
   const seen = new Map<string, number>();
   const kept: string[] = [];
-  for (const word of wordsOf(text)) {
+  for (const word of words) {
     const count = (seen.get(word) ?? 0) + 1;
     seen.set(word, count);
     if (count <= maxRepeats) kept.push(word);
   }
-  return kept;
+  return { words: kept, distinct: seen.size };
 }
 
 /** A light suffix fold; not a full stemmer, but the same on both sides of a match. */

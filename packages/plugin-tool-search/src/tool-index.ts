@@ -38,19 +38,17 @@ export class ToolIndex {
   private readonly weights = new Map<string, number>();
 
   constructor(private readonly limits: IndexLimits) {
-    const cap = limits.maxTermRepeats;
     this.search = new MiniSearch<ToolDocument>({
       idField: 'id',
       fields: [...FIELDS],
-      // Indexing: words capped per field, so repeating a word buys nothing past `maxTermRepeats`.
-      tokenize: (text) => cappedWordsOf(text, cap),
+      // Documents hold their words already split, capped and folded (see `documentOf`), once per field.
+      tokenize: (text) => (text === '' ? [] : text.split(' ')),
       processTerm: (term) => term,
       searchOptions: {
         boost: BOOST,
         tokenize: (text) => wordsOf(text),
         processTerm: (term) => term,
         prefix: (term) => term.length >= 4,
-        fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
         combineWith: 'OR',
         boostDocument: (id) => this.weights.get(String(id)) ?? 1,
       },
@@ -68,9 +66,8 @@ export class ToolIndex {
   /** Adds a tool, replacing the entry of the same name. */
   put(tool: SluiceTool): void {
     this.remove(tool.name);
-    const document = documentOf(tool, this.limits);
+    const { document, weight } = documentOf(tool, this.limits);
     this.search.add(document);
-    const weight = Math.min(repetitionWeight(document.description), repetitionWeight(document.params));
     if (weight < 1) this.weights.set(tool.name, weight);
   }
 
@@ -98,21 +95,36 @@ export class ToolIndex {
  * distinct) weigh 1.
  */
 export function repetitionWeight(text: string): number {
-  const words = wordsOf(text);
-  if (words.length < 24) return 1;
-  const share = new Set(words).size / words.length;
-  return Math.max(0.1, Math.min(1, 2 * share));
+  return weightOf(wordsOf(text).length, new Set(wordsOf(text)).size);
 }
 
-function documentOf(tool: SluiceTool, limits: IndexLimits): ToolDocument {
+function weightOf(words: number, distinct: number): number {
+  if (words < 24) return 1;
+  return Math.max(0.1, Math.min(1, (2 * distinct) / words));
+}
+
+/** One field's words, capped, as the index reads them (space-separated), with its stuffing weight. */
+function field(text: string, maxRepeats: number): { words: string; weight: number } {
+  const all = wordsOf(text);
+  const kept = cappedWordsOf(all, maxRepeats);
+  return { words: kept.words.join(' '), weight: weightOf(all.length, kept.distinct) };
+}
+
+function documentOf(tool: SluiceTool, limits: IndexLimits): { document: ToolDocument; weight: number } {
   const d = tool.definition;
+  const cap = limits.maxTermRepeats;
+  const description = field(cut(d.description ?? '', limits.maxFieldChars), cap);
+  const params = field(cut(paramText(d, limits.maxParams), limits.maxFieldChars), cap);
   return {
-    id: tool.name,
-    name: tool.name,
-    title: cut(d.title ?? d.annotations?.title ?? '', 256),
-    description: cut(d.description ?? '', limits.maxFieldChars),
-    params: cut(paramText(d, limits.maxParams), limits.maxFieldChars),
-    upstream: tool.source.kind === 'upstream' ? tool.source.upstream : '',
+    document: {
+      id: tool.name,
+      name: field(tool.name, cap).words,
+      title: field(cut(d.title ?? d.annotations?.title ?? '', 256), cap).words,
+      description: description.words,
+      params: params.words,
+      upstream: field(tool.source.kind === 'upstream' ? tool.source.upstream : '', cap).words,
+    },
+    weight: Math.min(description.weight, params.weight),
   };
 }
 
