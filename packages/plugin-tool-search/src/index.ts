@@ -1,6 +1,6 @@
 // The public API of @sluice/plugin-tool-search, listed by name.
 
-export { PLUGIN_NAME, toolSearch } from './plugin.js';
+export { CATALOG_LIST, PLUGIN_NAME, toolSearch } from './plugin.js';
 export type { CallerView } from './plugin.js';
 export { ToolSearchEvent } from './events.js';
 export { ToolSearchErrorCode } from './errors.js';

@@ -9,6 +9,14 @@ import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'tool-search';
 
+/**
+ * Marks the headers of a list of what the caller may call (this plugin's
+ * own, code mode's bindings) rather than of a `tools/list`: the hiding lets
+ * it through whole, every other filter still applies. A symbol never comes
+ * off the wire, so no client can set it.
+ */
+export const CATALOG_LIST = Symbol.for('dev.sluice/catalog-list');
+
 /** The tools a caller may use now, as `tools/list` would show them without this plugin's hiding. */
 export interface CallerView {
   readonly tools: ReadonlyMap<string, Tool>;
@@ -33,13 +41,11 @@ export function toolSearch(options: ToolSearchOptions = {}): Plugin {
 function applyToolSearch(api: PluginApi, config: ParsedToolSearchOptions): void {
   const own = new Set([config.tools.search, config.tools.describe]);
   const alwaysVisible = selectTools(config.alwaysVisible);
-  // The header records of this plugin's own lists: its hiding lets them through whole.
-  const ownLists = new WeakSet<Headers>();
   const index = new ToolIndex(config.index);
   let seeded = false;
 
   api.hooks.listTools.tap({ name: PLUGIN_NAME, stage: Stage.LAST }, (tools, ctx) => {
-    if (ownLists.has(ctx.headers)) return tools;
+    if ((ctx.headers as Record<symbol, unknown>)[CATALOG_LIST] === true) return tools;
     const visible = (t: Tool): boolean => own.has(t.name) || alwaysVisible(ctx.toolOf(t.name) ?? t.name);
     if (api.mode === 'enforce') return tools.filter(visible);
     ctx.logger.info(
@@ -70,7 +76,7 @@ function applyToolSearch(api: PluginApi, config: ParsedToolSearchOptions): void 
   /** Every guard's `listTools` filter, for this caller: what it may call. */
   const viewOf = (ctx: CallContext): CallerView => {
     const headers: Headers = { ...ctx.headers };
-    ownLists.add(headers);
+    Object.defineProperty(headers, CATALOG_LIST, { value: true });
     const listed = api.tools.list({ headers, authInfo: ctx.authInfo, transport: ctx.transport });
     const tools = new Map<string, Tool>();
     for (const tool of listed) if (!own.has(tool.name)) tools.set(tool.name, tool);
