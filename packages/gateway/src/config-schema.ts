@@ -14,6 +14,7 @@ import { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { EgressOptions } from '@sluice/plugin-egress';
 import { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { RiskOptions } from '@sluice/plugin-risk';
+import { ToolSearchOptions } from '@sluice/plugin-tool-search';
 import { RedisStoreConfig } from '@sluice/store-redis';
 import { z } from 'zod';
 import { HealthPath } from './health.js';
@@ -268,6 +269,10 @@ export const PluginsConfig = z
     /** `@sluice/plugin-authz`: which verified callers may see and call which tools. */
     authz: AuthzOptions.optional().describe(
       '`@sluice/plugin-authz`: which verified callers may see and call which tools.',
+    ),
+    /** `@sluice/plugin-tool-search`: `tools/list` shows search tools; the model finds the tools it may call by search. */
+    toolSearch: ToolSearchOptions.optional().describe(
+      '`@sluice/plugin-tool-search`: `tools/list` shows search tools; the model finds the tools it may call by search.',
     ),
     /** Plugins from other packages or files, applied after the built-in ones; stages order their taps the same way. */
     custom: z

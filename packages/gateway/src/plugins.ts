@@ -7,6 +7,7 @@ import { concurrency } from '@sluice/plugin-concurrency';
 import { egress } from '@sluice/plugin-egress';
 import { loopGuard } from '@sluice/plugin-loop-guard';
 import { risk } from '@sluice/plugin-risk';
+import { toolSearch } from '@sluice/plugin-tool-search';
 import type { GatewayConfig } from './config-schema.js';
 import { withUpstreamFacts, withUpstreamSecrets } from './risk-servers.js';
 
@@ -27,6 +28,7 @@ export function pluginsFromConfig(config: GatewayConfig): Plugin[] {
   if (plugins.egress) list.push(egress(plugins.egress));
   if (plugins.chaining) list.push(chaining(plugins.chaining));
   if (plugins.codeMode) list.push(codeMode(plugins.codeMode));
+  if (plugins.toolSearch) list.push(toolSearch(plugins.toolSearch));
   return list;
 }
 

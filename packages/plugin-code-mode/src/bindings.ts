@@ -126,6 +126,10 @@ declare class ToolError extends Error {
 }
 /** Calls a tool by its exposed name. */
 declare function callTool(name: string, args?: Record<string, unknown>): Promise<unknown>;
+/** On a server with tool search: the tools that can do a task, best match first; call one with callTool(name, args). */
+declare const tools: {
+  search(query: string, limit?: number): Promise<{ name: string; summary: string; upstream?: string; risk?: string; score: number }[]>;
+};
 /** Output shown in the result's logs. */
 declare const console: { log(...values: unknown[]): void; info(...values: unknown[]): void; warn(...values: unknown[]): void; error(...values: unknown[]): void; debug(...values: unknown[]): void };
 `;

@@ -112,6 +112,10 @@ export const CodeModeOptions = z.strictObject({
     .describe("The name scripts use for the server's own (local) tools."),
   /** The names under which the meta-tools are exposed. */
   tools: MetaToolNames.prefault({}).describe('The names under which the meta-tools are exposed.'),
+  /** The tool a script's `tools.search(query)` calls, when the server has it (tool search's `search_tools`). */
+  searchTool: ToolName.default('search_tools').describe(
+    "The tool a script's `tools.search(query)` calls, when the server has it (tool search's `search_tools`).",
+  ),
   /** What the host lets one script use; past any of them the script is stopped. */
   limits: SandboxLimits.prefault({}).describe(
     'What the host lets one script use; past any of them the script is stopped.',

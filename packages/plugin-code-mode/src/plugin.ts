@@ -13,6 +13,13 @@ import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'code-mode';
 
+/**
+ * On the headers of a `tools.list()` a plugin makes for itself: the list is
+ * of what the caller may call, so plugins that only hide tools from
+ * `tools/list` (tool search) leave it whole. A symbol never comes off the wire.
+ */
+const CATALOG_LIST = Symbol.for('dev.sluice/catalog-list');
+
 /** The events code mode logs (`event` field). */
 export const CodeModeEvent = Object.freeze({
   /** One per script: its source (cut to `auditSourceChars`), outcome, calls and costs. */
@@ -87,6 +94,8 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
   const bindingsFor = (ctx: CallContext): Bindings => {
     const headers: Headers = { ...ctx.headers };
     bindingLists.add(headers);
+    // Marks a list of what the caller may call, not what tools/list shows: tool search leaves it whole.
+    Object.defineProperty(headers, CATALOG_LIST, { value: true });
     const tools = api.tools.list({ headers, authInfo: ctx.authInfo, transport: ctx.transport });
     return cache.get(tools, () =>
       buildBindings({
@@ -115,7 +124,7 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
       const bindings = bindingsFor(ctx);
       const outcome = await pool.run({
         source: code,
-        layout: bindings.layout,
+        layout: withSearch(bindings.layout, api, config.searchTool),
         limits,
         signal: ctx.signal,
         call: async (tool, args, signal) => {
@@ -182,6 +191,13 @@ function audit(
     },
     outcome.ok ? 'script ran' : 'script stopped',
   );
+}
+
+type Layout = Readonly<Record<string, Readonly<Record<string, string>>>>;
+
+/** The layout plus `tools.search`, when the server has the search tool (`tools` is reserved: no server takes it). */
+function withSearch(layout: Layout, api: PluginApi, searchTool: string): Layout {
+  return api.tools.get(searchTool) === undefined ? layout : { ...layout, tools: { search: searchTool } };
 }
 
 const round = (ms: number): number => Math.round(ms * 1000) / 1000;

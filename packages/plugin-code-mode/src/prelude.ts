@@ -80,6 +80,13 @@ export const PRELUDE = String.raw`(function (hostLog, hostDone, hostOverLimit, l
     for (const fn of keys(layout[server])) {
       const tool = layout[server][fn];
       functions[fn] = (args) => callTool(tool, args);
+      // tools.search(query, limit): the server's tool search, answering with its list of matches.
+      if (server === 'tools' && fn === 'search') {
+        functions[fn] = (query, limit) =>
+          callTool(tool, limit === undefined ? { query } : { query, limit }).then((found) =>
+            found !== null && typeof found === 'object' && found.tools !== undefined ? found.tools : found,
+          );
+      }
     }
     servers[server] = freeze(functions);
     define(server, servers[server]);

@@ -1,0 +1,74 @@
+/**
+ * Words for the index and for queries: split on anything that is not a letter
+ * or digit and at camelCase humps, lower-cased, common words dropped, plural
+ * and verb endings folded so that "issues" finds "issue" and "listing" finds
+ * "list". The same function serves both sides, so they always agree.
+ */
+
+const STOP_WORDS = new Set(
+  (
+    'a an and are as at be been but by can could do does for from get give has have how i if in into is it its ' +
+    'me my of on or our please show so some than that the their them then there these this those to tool tools ' +
+    'use using via want was we were what when where which who will with would you your'
+  ).split(' '),
+);
+
+const HUMP = /([a-z0-9])([A-Z])/g;
+const SEPARATOR = /[^\p{L}\p{N}]+/u;
+
+/** Folded forms of words seen lately: tool text repeats a small vocabulary, so most words are folded once. */
+const folded = new Map<string, string>();
+const MAX_FOLDED = 50_000;
+
+/** The words of `text`, in order, repeats kept. */
+export function wordsOf(text: string): string[] {
+  const words: string[] = [];
+  for (const raw of text.replace(HUMP, '$1 $2').toLowerCase().split(SEPARATOR)) {
+    if (raw.length === 0 || raw.length > 64 || STOP_WORDS.has(raw)) continue;
+    let word = folded.get(raw);
+    if (word === undefined) {
+      word = stem(raw);
+      if (folded.size >= MAX_FOLDED) folded.clear();
+      folded.set(raw, word);
+    }
+    words.push(word);
+  }
+  return words;
+}
+
+/** `words` with each one kept at most `maxRepeats` times, and how many distinct words there are. */
+export function cappedWordsOf(words: readonly string[], maxRepeats: number): { words: string[]; distinct: number } {
+  const seen = new Map<string, number>();
+  const kept: string[] = [];
+  for (const word of words) {
+    const count = (seen.get(word) ?? 0) + 1;
+    seen.set(word, count);
+    if (count <= maxRepeats) kept.push(word);
+  }
+  return { words: kept, distinct: seen.size };
+}
+
+/** A light suffix fold; not a full stemmer, but the same on both sides of a match. */
+export function stem(word: string): string {
+  if (word.length <= 3 || /\d/.test(word)) return word;
+  const base = stripSuffix(word);
+  // "create", "created" and "creating" all become "creat".
+  return base.length > 4 && base.endsWith('e') ? base.slice(0, -1) : base;
+}
+
+function stripSuffix(word: string): string {
+  if (word.endsWith('ies') && word.length > 4) return `${word.slice(0, -3)}y`;
+  if (word.endsWith('sses')) return word.slice(0, -2);
+  if (word.endsWith('ing') && word.length > 5) return undouble(word.slice(0, -3));
+  if (word.endsWith('ed') && word.length > 4) return undouble(word.slice(0, -2));
+  if (word.endsWith('es') && /(?:ch|sh|x|z)es$/.test(word)) return word.slice(0, -2);
+  if (word.endsWith('s') && !word.endsWith('ss') && !word.endsWith('us') && !word.endsWith('is'))
+    return word.slice(0, -1);
+  return word;
+}
+
+/** "stopp" -> "stop", "mapp" -> "map": the doubled consonant an -ing or -ed ending leaves. */
+function undouble(word: string): string {
+  const last = word.at(-1);
+  return word.length > 3 && last === word.at(-2) && last !== 'l' && last !== 's' ? word.slice(0, -1) : word;
+}
