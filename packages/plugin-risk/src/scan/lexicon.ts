@@ -762,16 +762,31 @@ function build(): { automaton: PhraseAutomaton; languages: Language[] } {
 
 const { automaton: AUTOMATON, languages: PHRASE_LANGUAGES } = build();
 
-const rulesByConcept = (rules: readonly Rule[]): Rule[][] => {
-  const by: Rule[][] = CONCEPT_NAMES.map(() => []);
-  for (const rule of rules) for (const name of rule.concepts) by[CONCEPT_NAMES.indexOf(name)]?.push(rule);
+interface CompiledRule {
+  readonly pattern: PoisonPattern;
+  readonly severity: Severity | undefined;
+  readonly concepts: Int32Array;
+  /** Characters from the first concept's start to the last one's end (unbounded for a single phrase). */
+  readonly reach: number;
+}
+
+const compile = (rule: Rule): CompiledRule => ({
+  pattern: rule.pattern,
+  severity: rule.severity,
+  concepts: Int32Array.from(rule.concepts, (name) => CONCEPT_NAMES.indexOf(name)),
+  reach: rule.concepts.length === 1 ? Number.MAX_SAFE_INTEGER : rule.window,
+});
+
+const rulesByConcept = (rules: readonly Rule[]): CompiledRule[][] => {
+  const by: CompiledRule[][] = CONCEPT_NAMES.map(() => []);
+  for (const rule of rules) {
+    const compiled = compile(rule);
+    for (const concept of compiled.concepts) by[concept]?.push(compiled);
+  }
   return by;
 };
 const TEXT_RULES = rulesByConcept(RULES);
 const KEY_ONLY_RULES = rulesByConcept(KEY_RULES);
-const RULE_CONCEPTS = new Map(
-  [...RULES, ...KEY_RULES].map((r) => [r, r.concepts.map((c) => CONCEPT_NAMES.indexOf(c))]),
-);
 
 export type LexiconReport = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity) => void;
 
@@ -780,30 +795,27 @@ export type LexiconReport = (pattern: PoisonPattern, index: number, target?: str
  * automaton, and at each phrase found, the rules naming its concept check
  * the latest place of their other concepts. Linear in the text.
  */
+const lastStart = new Int32Array(CONCEPT_NAMES.length);
+
 export function scanLexicon(lower: string, isKey: boolean, report: LexiconReport): void {
-  const lastStart = new Int32Array(CONCEPT_NAMES.length).fill(-1);
+  lastStart.fill(-1);
+  const byConcept = isKey ? KEY_ONLY_RULES : TEXT_RULES;
   AUTOMATON.scan(lower, (phrase, start, end) => {
     lastStart[phrase.concept] = start;
-    const rules = (isKey ? KEY_ONLY_RULES : TEXT_RULES)[phrase.concept] as Rule[];
-    for (const rule of rules) {
+    for (const rule of byConcept[phrase.concept] as CompiledRule[]) {
       let first = start;
       let ok = true;
-      for (const concept of RULE_CONCEPTS.get(rule) as number[]) {
+      for (const concept of rule.concepts) {
         const seen = lastStart[concept] as number;
-        if (seen < 0 || end - seen > rule.window + phraseReach(rule)) {
+        if (seen < 0 || end - seen > rule.reach) {
           ok = false;
           break;
         }
-        first = Math.min(first, seen);
+        if (seen < first) first = seen;
       }
       if (ok) report(rule.pattern, first, undefined, rule.severity);
     }
   });
-}
-
-// A single-concept rule's window is the phrase itself.
-function phraseReach(rule: Rule): number {
-  return rule.concepts.length === 1 ? Number.MAX_SAFE_INTEGER : 0;
 }
 
 /** The language each phrase of a concept is written in: for tests and the README. */

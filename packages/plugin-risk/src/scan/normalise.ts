@@ -7,8 +7,18 @@
 
 /** Soft hyphens, zero-width characters, joiners and the combining grapheme joiner: dropped from the skeleton. */
 const INVISIBLE = /\u00ad|\u034f|\u180e|[\u200b-\u200f]|[\u2060-\u2064]|\ufeff/g;
-/** A run of letters and marks: a word, in any script. */
-const WORD = /[\p{L}\p{M}]+/gu;
+/**
+ * The characters that can make the skeleton differ from the text: the
+ * invisible ones, Greek and Cyrillic letters, and the compatibility forms NFKC
+ * folds to plain letters (superscripts, letterlike and enclosed forms,
+ * ligatures, full-width forms, and the surrogates of mathematical and
+ * enclosed alphanumerics). One native search tells whether to build it.
+ */
+const DISGUISE =
+  /[\u00aa\u00ad\u00b2\u00b3\u00b9\u00ba\u017f\u02b0-\u02b8\u034f\u0370-\u052f\u180e\u1d2c-\u1d6a\u200b-\u200f\u2060-\u2064\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\ufeff\uff01-\uff5e\ud835\ud83c]/;
+/** Runs of the compatibility forms NFKC folds to plain letters: only these are normalised. */
+const COMPATIBILITY =
+  /(?:[\u00aa\u00b2\u00b3\u00b9\u00ba\u017f\u02b0-\u02b8\u1d2c-\u1d6a\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\uff01-\uff5e]|\ud835[\udc00-\udfff]|\ud83c[\udd00-\uddff])+/g;
 
 /** Cyrillic and Greek letters that look like Latin ones, by code point. */
 const CONFUSABLE: ReadonlyMap<number, string> = new Map(
@@ -82,28 +92,46 @@ const CONFUSABLE: ReadonlyMap<number, string> = new Map(
  * `undefined` when the skeleton is the text itself (always, for ASCII).
  */
 export function skeleton(text: string): string | undefined {
-  if (isAscii(text)) return undefined;
-  const folded = text.normalize('NFKC').replace(INVISIBLE, '').replace(WORD, foldMixedWord);
+  if (!DISGUISE.test(text)) return undefined;
+  const folded = foldMixedWords(text.replace(COMPATIBILITY, (run) => run.normalize('NFKC')).replace(INVISIBLE, ''));
   return folded === text ? undefined : folded;
 }
 
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7e) return false;
-  return true;
+function isLatin(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7);
 }
 
-function foldMixedWord(word: string): string {
-  let latin = false;
-  let confusable = false;
-  for (let i = 0; i < word.length; i++) {
-    const c = word.charCodeAt(i);
-    if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) latin = true;
-    else if (CONFUSABLE.has(c)) confusable = true;
-  }
-  if (!latin || !confusable) return word;
+function isLetterOfWord(c: number): boolean {
+  return isLatin(c) || (c >= 0x370 && c <= 0x52f) || (c >= 0x300 && c <= 0x36f);
+}
+
+/** Greek and Cyrillic letters: the native search that finds the words to fold. */
+const GREEK_CYRILLIC = /[\u0370-\u052f]/g;
+
+/** Each word with both Latin letters and look-alikes gets its look-alikes read as Latin; only words with Greek or Cyrillic are read. */
+function foldMixedWords(text: string): string {
   let out = '';
-  for (let i = 0; i < word.length; i++) out += CONFUSABLE.get(word.charCodeAt(i)) ?? word.charAt(i);
-  return out;
+  let copied = 0;
+  GREEK_CYRILLIC.lastIndex = 0;
+  for (let match = GREEK_CYRILLIC.exec(text); match !== null; match = GREEK_CYRILLIC.exec(text)) {
+    let start = match.index;
+    let end = start + 1;
+    while (start > copied && isLetterOfWord(text.charCodeAt(start - 1))) start--;
+    while (end < text.length && isLetterOfWord(text.charCodeAt(end))) end++;
+    GREEK_CYRILLIC.lastIndex = end;
+    let latin = false;
+    let confusable = false;
+    for (let j = start; j < end; j++) {
+      const c = text.charCodeAt(j);
+      if (isLatin(c)) latin = true;
+      else if (CONFUSABLE.has(c)) confusable = true;
+    }
+    if (!latin || !confusable) continue;
+    out += text.slice(copied, start);
+    for (let j = start; j < end; j++) out += CONFUSABLE.get(text.charCodeAt(j)) ?? text.charAt(j);
+    copied = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 /** How a span was written. */
@@ -121,6 +149,9 @@ export interface DecodedSpan {
 export const DECODE_LIMITS = Object.freeze({ spans: 32, chars: 32_768, minDecoded: 8 });
 
 const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
+/** Whether any decoder has anything to read: one native search, and most strings stop here. */
+const ENCODED =
+  /[A-Za-z0-9+/_-]{16}|[%\\]|\d\d[ ,]{1,3}\d\d[ ,]{1,3}\d\d|[0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:]|[Rr][Oo][Tt][- ]?13/;
 const HEX_ESCAPES = /(?:\\x[0-9A-Fa-f]{2}){4,}/g;
 const ROT13_ANNOUNCED = /\brot[- ]?13\b/i;
 
@@ -131,6 +162,7 @@ const ROT13_ANNOUNCED = /\brot[- ]?13\b/i;
  * when the text names ROT13. Decoding stops at `DECODE_LIMITS`.
  */
 export function decodeSpans(text: string): DecodedSpan[] {
+  if (!ENCODED.test(text)) return [];
   const spans: DecodedSpan[] = [];
   let budget: number = DECODE_LIMITS.chars;
   const keep = (encoding: Encoding, start: number, decoded: string | undefined): boolean => {
@@ -142,7 +174,8 @@ export function decodeSpans(text: string): DecodedSpan[] {
   };
   for (const match of text.matchAll(BASE64_RUN)) {
     const run = match[0];
-    const hex = /^[0-9A-Fa-f]+$/.test(run) && run.length % 2 === 0;
+    const hex = isHexRun(run);
+    if (!hex && !mixesCase(run)) continue;
     const decoded = hex ? readable(Buffer.from(run, 'hex')) : readable(Buffer.from(run, 'base64'));
     if (!keep(hex ? 'hex' : 'base64', match.index, decoded)) return spans;
   }
@@ -161,6 +194,22 @@ export function decodeSpans(text: string): DecodedSpan[] {
   }
   if (ROT13_ANNOUNCED.test(text)) keep('rot13', 0, rot13(text.slice(0, DECODE_LIMITS.chars)));
   return spans;
+}
+
+function isHexRun(run: string): boolean {
+  if (run.length % 2 !== 0) return false;
+  for (let i = 0; i < run.length; i++) if (hexValue(run.charCodeAt(i)) < 0) return false;
+  return true;
+}
+
+/** Base64 of prose has capitals all through it (the high bits of most letters); identifiers and words do not. */
+function mixesCase(run: string): boolean {
+  let upper = 0;
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) upper++;
+  }
+  return upper * 8 >= run.length && upper < run.length;
 }
 
 /** UTF-8 bytes that read as prose (letters and spaces, few controls), as text; else `undefined`. */
@@ -186,10 +235,21 @@ function hexValue(c: number): number {
   return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
 }
 
+/** Three separated hex bytes: where a byte list may start, found by one native search. */
+const BYTE_LIST = /[0-9A-Fa-f]{2}[ :,][0-9A-Fa-f]{2}[ :,][0-9A-Fa-f]{2}/g;
+
 /** Runs of at least eight two-digit hex bytes separated by a space, colon or comma (`69 67 6e 6f ...`). */
 function* byteLists(text: string): Generator<[number, Buffer]> {
   let i = 0;
   while (i + 1 < text.length) {
+    if (!startsByteList(text, i)) {
+      BYTE_LIST.lastIndex = i + 1;
+      const next = BYTE_LIST.exec(text);
+      if (next === null) return;
+      i = next.index;
+      if (!startsByteList(text, i)) i++;
+      continue;
+    }
     const start = i;
     const bytes: number[] = [];
     while (i + 1 < text.length) {
@@ -205,6 +265,16 @@ function* byteLists(text: string): Generator<[number, Buffer]> {
     if (bytes.length >= DECODE_LIMITS.minDecoded) yield [start, Buffer.from(bytes)];
     if (i === start) i++;
   }
+}
+
+/** A two-digit hex byte at `i`, on its own, followed by a separator. */
+function startsByteList(text: string, i: number): boolean {
+  return (
+    hexValue(text.charCodeAt(i)) >= 0 &&
+    hexValue(text.charCodeAt(i + 1)) >= 0 &&
+    isByteSeparator(text.charCodeAt(i + 2)) &&
+    !isHexLetterOrDigit(text.charCodeAt(i - 1))
+  );
 }
 
 function isHexLetterOrDigit(c: number): boolean {
@@ -252,6 +322,9 @@ function percentBytes(span: string): number[] {
   return bytes;
 }
 
+/** Three separated decimal codes: where a run may start, found by one native search. */
+const DECIMAL_RUN = /\d{2,3}[ ,]{1,3}\d{2,3}[ ,]{1,3}\d{2,3}/g;
+
 /** Runs of at least eight decimal character codes (32-126) separated by spaces or commas. */
 function* decimalRuns(text: string): Generator<[number, Buffer]> {
   let i = 0;
@@ -259,7 +332,11 @@ function* decimalRuns(text: string): Generator<[number, Buffer]> {
   while (i < length) {
     const c = text.charCodeAt(i);
     if (c < 0x30 || c > 0x39 || (i > 0 && isDigit(text.charCodeAt(i - 1)))) {
-      i++;
+      DECIMAL_RUN.lastIndex = i + 1;
+      const next = DECIMAL_RUN.exec(text);
+      if (next === null) return;
+      i = next.index;
+      if (i > 0 && isDigit(text.charCodeAt(i - 1))) i++;
       continue;
     }
     const start = i;

@@ -232,11 +232,13 @@ class Scan {
     this.targets = undefined;
     scanCharacters(text, this.add);
     this.options.isKey = isKey;
-    const lower = text.toLowerCase();
-    scanPhrases(text, lower, this.otherTools, this.own, this.options, this.add);
+    // The words are read from the skeleton when there is one: it is the text a model reads through its disguises.
     const bare = skeleton(text);
-    if (bare === undefined) scanLexicon(lower, isKey, this.add);
-    else this.read(bare, this.add);
+    const lower = text.toLowerCase();
+    if (bare === undefined) {
+      scanPhrases(text, lower, this.otherTools, this.own, this.options, this.add);
+      scanLexicon(lower, isKey, this.add);
+    } else this.read(bare, this.add);
     this.decoded(text, lower);
   }
 
