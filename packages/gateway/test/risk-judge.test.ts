@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureLogger } from '@sluice/core/testing';
 import { createGateway, parseGatewayConfig } from '@sluice/gateway';
-import { fixtureUpstream, httpClient } from './helpers.js';
+import { fixtureUpstream, httpClient, opsAndAgentKeys } from './helpers.js';
 
 /** A loopback guardrail: the upstream's `echo` is poisoned, everything else clean. */
 let guardrail: Server;
@@ -63,6 +63,38 @@ describe('plugins.risk.scan.judge', () => {
       expect(capture.events('PoisoningHit')).toContainEqual(
         expect.objectContaining({ tool: 'fx_echo', pattern: 'JUDGE_VERDICT', excerpt: 'the guardrail flags echo' }),
       );
+      await client.close();
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("shows the judge's verdict with the scan's hits in the console, and publishes it in _meta, under policy: warn", async () => {
+    const ops = 'judge-ops-key-0123456789abcdef';
+    const agent = 'judge-agent-key-0123456789abcdef';
+    const gateway = createGateway(
+      {
+        listen: { http: { port: 0, auth: opsAndAgentKeys(ops, agent) } },
+        upstreams: [fixtureUpstream('fx')],
+        plugins: { risk: { ledger: { persist: 'memory' }, scan: { judge: { url: judgeUrl } } } },
+        admin: { scopes: ['admin'] },
+      },
+      { logger: captureLogger().logger },
+    );
+    try {
+      const { http } = await gateway.start();
+      const client = await httpClient(http?.url as URL, { authorization: `Bearer ${agent}` });
+      const echo = (await client.listTools()).tools.find((t) => t.name === 'fx_echo');
+      expect(echo?._meta?.['dev.sluice/risk']).toMatchObject({
+        poisoning: ['JUDGE_VERDICT'],
+        judge: { reason: 'the guardrail flags echo', severity: 'high' },
+      });
+      const page = await fetch(new URL('/console/tools?q=fx_echo', http?.url), {
+        headers: { authorization: `Bearer ${ops}` },
+      });
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toContain('<b>JUDGE_VERDICT</b> (high) in /: <mark>the guardrail flags echo</mark>');
       await client.close();
     } finally {
       await gateway.close();

@@ -182,6 +182,7 @@ export class RiskImporter {
       floors: [...assessment.floors, ...(report.assessment?.floors ?? [])],
       hitl: report.hitl,
       poisoning: [...new Set(report.hits.map((h) => h.pattern))],
+      ...judgeOf(report),
     });
     if (report.hitl) this.approvals.set(name, { server, tool: name, level: report.level, fingerprint: check.hash });
     this.lifecycle.apply(server, candidate.originalName, name, check.lifecycle, report.level);
@@ -232,4 +233,10 @@ function batchView(registry: ExposureRegistry, server: string, candidates: reado
     ownerOfTool: (name) => (own.has(name.toLowerCase()) ? server : registry.ownerOfTool(name)),
     serverIds: registry.serverIds,
   };
+}
+
+/** The judge's verdict among a report's hits, as `_meta` publishes it. */
+function judgeOf(report: ToolReport): { judge?: { reason: string; severity: string } } {
+  const hit = report.hits.find((h) => h.pattern === PoisonPattern.JUDGE_VERDICT);
+  return hit === undefined ? {} : { judge: { reason: hit.excerpt, severity: hit.severity } };
 }
