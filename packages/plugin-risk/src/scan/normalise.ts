@@ -127,11 +127,27 @@ function foldMixedWords(text: string): string {
       else if (CONFUSABLE.has(c)) confusable = true;
     }
     if (!latin || !confusable) continue;
-    out += text.slice(copied, start);
-    for (let j = start; j < end; j++) out += CONFUSABLE.get(text.charCodeAt(j)) ?? text.charAt(j);
+    out += text.slice(copied, start) + foldWord(text, start, end);
     copied = end;
   }
   return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** The look-alikes of `text[start, end)` read as Latin, built in chunks of code units (a word may be 1 MB long). */
+function foldWord(text: string, start: number, end: number): string {
+  const CHUNK = 8_192;
+  let out = '';
+  const codes = new Uint16Array(Math.min(CHUNK, end - start));
+  for (let from = start; from < end; from += CHUNK) {
+    const to = Math.min(end, from + CHUNK);
+    for (let j = from; j < to; j++) {
+      const c = text.charCodeAt(j);
+      const latin = CONFUSABLE.get(c);
+      codes[j - from] = latin === undefined ? c : latin.charCodeAt(0);
+    }
+    out += String.fromCharCode(...codes.subarray(0, to - from));
+  }
+  return out;
 }
 
 /** How a span was written. */
