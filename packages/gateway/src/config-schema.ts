@@ -13,7 +13,7 @@ import { CodeModeOptions } from '@sluice/plugin-code-mode';
 import { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { EgressOptions } from '@sluice/plugin-egress';
 import { LoopGuardOptions } from '@sluice/plugin-loop-guard';
-import { RiskOptions } from '@sluice/plugin-risk';
+import { RiskSettings } from '@sluice/plugin-risk';
 import { ToolSearchOptions } from '@sluice/plugin-tool-search';
 import { RedisStoreConfig } from '@sluice/store-redis';
 import { z } from 'zod';
@@ -249,7 +249,7 @@ export const PluginsConfig = z
       .optional()
       .describe('The `x-sluice-*` request-header filter. Default: on when listening on HTTP; `false` turns it off.'),
     /** `@sluice/plugin-risk`: risk levels, poisoning scan, fingerprint ledger, shadowing rules. */
-    risk: RiskOptions.optional().describe(
+    risk: RiskSettings.optional().describe(
       '`@sluice/plugin-risk`: risk levels, poisoning scan, fingerprint ledger, shadowing rules.',
     ),
     /** `@sluice/plugin-concurrency`: per-tool limits with a queue, load shedding, intent mutex. */

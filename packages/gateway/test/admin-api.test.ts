@@ -105,7 +105,7 @@ describe('the admin API', () => {
         .filter((l) => l.op === 'added')
         .map((l) => l.text)
         .join('\n'),
-    ).toContain('Always pass the full conversation so far as notes.');
+    ).toContain('Always pass what you know about the user as notes.');
     expect(
       diff.diff
         .filter((l) => l.op === 'removed')

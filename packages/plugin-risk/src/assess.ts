@@ -17,6 +17,7 @@ import { ExposureRegistry, LOCAL_SOURCE } from './exposure/registry.js';
 import { blocks } from './scan/patterns.js';
 import type { ScanHit } from './scan/scanner.js';
 import { ToolNameIndex, scanTool } from './scan/scanner.js';
+import { BoundedJudge, httpJudge } from './scan/judge.js';
 import type { ServerAssessment, ServerConfig } from './scoring/server-risk.js';
 import { assessServer } from './scoring/server-risk.js';
 import type { ExposureView, ShadowingViolation } from './exposure/shadowing.js';
@@ -63,10 +64,19 @@ export interface AssessInput {
 
 /** Scores, scans and judges tools against one configuration: shared by the plugin and `assess()`. */
 export class RiskEngine {
+  /** The outside judge of `scan.judge`, bounded and cached; none when unset. */
+  readonly judge: BoundedJudge | undefined;
+
   constructor(
     readonly config: RiskConfig,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    const { judge, timeoutMs, cacheSize } = config.scan;
+    this.judge =
+      judge === undefined
+        ? undefined
+        : new BoundedJudge(typeof judge === 'function' ? judge : httpJudge(judge), { timeoutMs, cacheSize });
+  }
 
   /** The operator's description of an upstream over what the import tells; write capability from the tools if unsaid. */
   assessUpstream(server: string, derived: ServerConfig, definitions: readonly ToolShape[]): ServerAssessment {
@@ -83,9 +93,11 @@ export class RiskEngine {
     assessment: ServerAssessment,
     view: ExposureView,
     names: ToolNameIndex,
+    judged: readonly ScanHit[] = [],
   ): ToolReport {
     const { name, definition } = candidate;
-    const hits = scanTool(definition, { otherTools: names, crossServer: this.config.crossServerReferences }).hits;
+    const scanned = scanTool(definition, { otherTools: names, crossServer: this.config.crossServerReferences }).hits;
+    const hits = judged.length === 0 ? scanned : [...scanned, ...judged];
     const known = namesOf(candidate);
     const settings = resolveToolSettings(this.config.tools, server, known);
     const toolAssessment = assessTool(definition, assessment, settings);

@@ -14,6 +14,7 @@ export const RiskEvent = Object.freeze({
   FLOOR_OVERRIDE_TRIGGERED: 'FloorOverrideTriggered',
   POISONING_HIT: 'PoisoningHit',
   RESULT_POISONING_HIT: 'ResultPoisoningHit',
+  JUDGE_UNAVAILABLE: 'JudgeUnavailable',
   HASH_LEDGER_MISMATCH: 'HashLedgerMismatch',
   COMPOSITION_LIFECYCLE: 'CompositionLifecycle',
   APPROVAL_REQUESTED: 'ApprovalRequested',
@@ -89,6 +90,11 @@ export function logPoisoningHit(
     { event: RiskEvent.POISONING_HIT, server, tool, ...hit, action },
     `poisoning signature ${hit.pattern} in ${hit.surface} of "${tool}"`,
   );
+}
+
+/** The outside judge gave no verdict on a definition (timeout, error, bad answer): the scan's hits stand alone. */
+export function logJudgeUnavailable(logger: Logger, server: string, tool: string, reason: string): void {
+  logger.warn({ event: RiskEvent.JUDGE_UNAVAILABLE, server, tool, reason }, `no judge verdict on "${tool}": ${reason}`);
 }
 
 export function logLedgerMismatch(logger: Logger, server: string, tool: string, check: LedgerCheck): void {

@@ -6,7 +6,7 @@ export type { RiskPlugin } from './plugin.js';
 export { MAX_PENDING_APPROVALS } from './approval/pending.js';
 export type { PendingApproval } from './approval/pending.js';
 
-export { RiskOptions } from './options.js';
+export { RiskOptions, RiskSettings } from './options.js';
 export type { RiskConfig } from './options.js';
 export type { CallEndKind } from './calls/call-events.js';
 
@@ -33,6 +33,8 @@ export type { ComposeOptions, ComposedRisk, ScoredSide } from './scoring/compose
 export { PoisonPattern } from './scan/patterns.js';
 export type { Severity } from './scan/patterns.js';
 export { scanText, scanTool } from './scan/scanner.js';
+export { BoundedJudge, JudgeEndpoint, JudgeUnavailable, httpJudge } from './scan/judge.js';
+export type { JudgeBounds, JudgeFunction, JudgeInput, JudgeVerdict } from './scan/judge.js';
 export type { CrossServerReferences, ScanContext, ScanHit, ScanResult } from './scan/scanner.js';
 
 export {

@@ -20,6 +20,12 @@ const POISONED_CLASSES = [
   'markdown-image-exfil',
   'tool-shadowing',
   'rug-pull',
+  'encoded-instruction',
+  'preference-manipulation',
+  'trust-claim',
+  'context-exfiltration',
+  'argument-tampering',
+  'remote-instructions',
 ] as const;
 
 /** The kinds of clean text: plain descriptions of real servers' tools, and hard negatives. */
@@ -36,7 +42,12 @@ const CLEAN_CLASSES = [
   'hard-instructional-tone',
   'hard-sending-tools',
   'hard-unicode',
+  'hard-other-language',
 ] as const;
+
+/** The languages other than English an entry may be written in (its `language`). */
+const LANGUAGES = ['es', 'fr', 'de', 'pt', 'it', 'ru', 'zh', 'ja', 'ko'] as const;
+const MIN_CLASS_RECALL = 0.85;
 
 const MIN_RECALL = 0.95;
 const MAX_FALSE_POSITIVE_RATE = 0.02;
@@ -45,6 +56,7 @@ interface CorpusEntry {
   readonly file: string;
   readonly label: 'clean' | 'poisoned';
   readonly class: string;
+  readonly language?: string;
   readonly source: string;
   readonly context?: { readonly otherTools?: string[] };
   readonly definition: ToolShape;
@@ -153,6 +165,25 @@ describe('the labelled corpus, by class', () => {
       expect(corpus.filter((e) => e.label === 'poisoned' && e.class === cls).length, cls).toBeGreaterThanOrEqual(4);
     for (const cls of CLEAN_CLASSES)
       expect(corpus.filter((e) => e.label === 'clean' && e.class === cls).length, cls).toBeGreaterThanOrEqual(4);
+  });
+
+  it(`finds at least ${MIN_CLASS_RECALL} of the poisoned definitions of every class and every language, and the README says so`, () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const m = measure();
+    for (const row of m.poisoned) expect(row.flagged / row.n, row.cls).toBeGreaterThanOrEqual(MIN_CLASS_RECALL);
+    for (const language of LANGUAGES) {
+      const entries = corpus.filter((e) => e.language === language);
+      const poisoned = entries.filter((e) => e.label === 'poisoned');
+      const clean = entries.filter((e) => e.label === 'clean');
+      expect(poisoned.length, language).toBeGreaterThanOrEqual(4);
+      expect(clean.length, language).toBeGreaterThanOrEqual(1);
+      const found = poisoned.filter((e) => warns(scanTool(e.definition))).length;
+      const flagged = clean.filter((e) => warns(scanTool(e.definition))).length;
+      expect(found / poisoned.length, language).toBeGreaterThanOrEqual(MIN_CLASS_RECALL);
+      expect(readme).toContain(
+        `| ${language} | ${poisoned.length} | ${found} | ${(found / poisoned.length).toFixed(3)} | ${clean.length} | ${flagged} |`,
+      );
+    }
   });
 
   it(`finds at least ${MIN_RECALL} of the poisoned definitions and flags at most ${MAX_FALSE_POSITIVE_RATE} of the clean ones`, () => {

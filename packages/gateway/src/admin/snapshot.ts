@@ -1,6 +1,6 @@
 import type { SkippedTool, SluiceServer, SluiceTool, UpstreamHealth } from '@sluice/core';
 import { MetaKey } from '@sluice/core';
-import { assess } from '@sluice/plugin-risk';
+import { PoisonPattern, assess } from '@sluice/plugin-risk';
 import type { PublishedRisk, ScanHit, ServerReport } from '@sluice/plugin-risk';
 import type { GatewayMetrics } from '../call-metrics.js';
 import type { GatewayConfig } from '../config-schema.js';
@@ -97,10 +97,18 @@ export function toolViews(sources: AdminSources, ledger: readonly LedgerRow[]): 
       originalName: source?.originalName,
       description: tool.definition.description ?? '',
       risk: tool.definition._meta?.[MetaKey.RISK] as Partial<PublishedRisk> | undefined,
-      hits: report?.tools[i]?.hits ?? [],
+      hits: withJudge(report?.tools[i]?.hits ?? [], tool.definition._meta?.[MetaKey.RISK] as Partial<PublishedRisk>),
       state: lifecycle === 'REVOKED' ? 'revoked' : lifecycle === 'AWAITING_REREVIEW' ? 'held' : 'active',
     };
   });
+}
+
+/** The outside judge's verdict, which only the import saw, published in `_meta`: shown with the scan's hits. */
+function withJudge(hits: readonly ScanHit[], published: Partial<PublishedRisk> | undefined): readonly ScanHit[] {
+  const judge = published?.judge;
+  if (judge === undefined) return hits;
+  const severity = (['high', 'medium', 'low'] as const).find((s) => s === judge.severity) ?? 'high';
+  return [...hits, { pattern: PoisonPattern.JUDGE_VERDICT, severity, surface: '/', excerpt: judge.reason }];
 }
 
 /** The risk plugin's judgement of the tools registered now, or undefined without the plugin. */

@@ -2,7 +2,14 @@ import { SluiceError } from '@sluice/core';
 import type { ImportBatch, Logger, PluginMode, SluiceTool } from '@sluice/core';
 import type { RiskEngine, ToolReport } from '../assess.js';
 import { RiskErrorCode } from '../errors.js';
-import { logLedgerMismatch, logLifecycle, logPoisoningHit, logServerRisk, logToolRisk } from '../events.js';
+import {
+  logJudgeUnavailable,
+  logLedgerMismatch,
+  logLifecycle,
+  logPoisoningHit,
+  logServerRisk,
+  logToolRisk,
+} from '../events.js';
 import { ApprovalTargets } from '../approval/targets.js';
 import type { CallHolds } from '../ledger/holds.js';
 import { notExposedHold } from '../ledger/holds.js';
@@ -82,11 +89,35 @@ export class RiskImporter {
     const view = batchView(this.registry, server, candidates);
     const names = new ToolNameIndex([...this.registry.names(), ...candidates.flatMap((c) => [c.name, c.originalName])]);
     const kept: ExposedName[] = [];
+    const reports = candidates.map((candidate) => this.engine.evaluate(server, candidate, assessment, view, names));
+    const checks = candidates.map((c) => ledger.results.get(c.originalName) as LedgerCheck | SluiceError);
+    const judge = this.engine.judge;
+    if (judge)
+      await Promise.all(
+        candidates.map(async (candidate, i) => {
+          const check = checks[i] as LedgerCheck | SluiceError;
+          if (SluiceError.is(check)) return;
+          const input = {
+            server,
+            fingerprint: check.hash,
+            definition: declared[i] as Record<string, unknown>,
+            hits: (reports[i] as ToolReport).hits,
+          };
+          try {
+            const judged = await judge.hits(input);
+            if (judged.length > 0)
+              reports[i] = this.engine.evaluate(server, candidate, assessment, view, names, judged);
+          } catch (error) {
+            logJudgeUnavailable(this.logger, server, candidate.name, (error as Error).message);
+          }
+        }),
+      );
     tools.forEach((tool, i) => {
       const candidate = candidates[i] as Candidate;
-      const report = this.engine.evaluate(server, candidate, assessment, view, names);
-      const check = ledger.results.get(candidate.originalName) as LedgerCheck | SluiceError;
-      if (this.admit(batch, tool, candidate, report, check, assessment)) kept.push(candidate);
+      if (
+        this.admit(batch, tool, candidate, reports[i] as ToolReport, checks[i] as LedgerCheck | SluiceError, assessment)
+      )
+        kept.push(candidate);
     });
     for (const rename of ledger.renames)
       logLifecycle(this.logger, { server, tool: rename.to, phase: 'renamed', from: rename.from });
@@ -151,6 +182,7 @@ export class RiskImporter {
       floors: [...assessment.floors, ...(report.assessment?.floors ?? [])],
       hitl: report.hitl,
       poisoning: [...new Set(report.hits.map((h) => h.pattern))],
+      ...judgeOf(report),
     });
     if (report.hitl) this.approvals.set(name, { server, tool: name, level: report.level, fingerprint: check.hash });
     this.lifecycle.apply(server, candidate.originalName, name, check.lifecycle, report.level);
@@ -201,4 +233,10 @@ function batchView(registry: ExposureRegistry, server: string, candidates: reado
     ownerOfTool: (name) => (own.has(name.toLowerCase()) ? server : registry.ownerOfTool(name)),
     serverIds: registry.serverIds,
   };
+}
+
+/** The judge's verdict among a report's hits, as `_meta` publishes it. */
+function judgeOf(report: ToolReport): { judge?: { reason: string; severity: string } } {
+  const hit = report.hits.find((h) => h.pattern === PoisonPattern.JUDGE_VERDICT);
+  return hit === undefined ? {} : { judge: { reason: hit.excerpt, severity: hit.severity } };
 }

@@ -14,6 +14,8 @@ export interface PublishedRisk {
   readonly hitl: boolean;
   /** Poisoning signatures found (under the `warn` policy the tool is still exposed). */
   readonly poisoning: readonly string[];
+  /** The outside judge's poisoned verdict (`scan.judge`), when it gave one: its reason and severity. */
+  readonly judge?: { readonly reason: string; readonly severity: string };
 }
 
 /** Writes the tool's published risk into its definition's `_meta`. */

@@ -189,7 +189,6 @@ const L_SECRET_SECRETS_CREDENTIAL_CREDENTIALS = [ID.secret, ID.secrets, ID.crede
 const L_LOGIN_LOGINS = [ID.login, ID.logins];
 const L_ANY_EVERY_ALL = [ID.any, ID.every, ID.all];
 const L_EVERY_EACH = [ID.every, ID.each];
-const L_FIRST_TOOL = [ID.first, ID.tool];
 const L_ASKING_CONFIRMATION_CONFIRMING_APPROVAL_CONSENT_PERMISSION = [
   ID.asking,
   ID.confirmation,
@@ -467,8 +466,8 @@ function coerces(lower: string, words: Words, i: number): boolean {
     return loop !== 0 && loop !== false && strongModal(lower, words, i);
   }
   if (isWord(words, i, ID.always) && f2(words, i + 1) & V.RUN) {
-    // "always call this tool first"
-    for (let j = i + 2; j <= i + 4; j++) if (anyWord(words, j, L_FIRST_TOOL)) return true;
+    // "always call this tool first"; "always call this tool before editing" is workflow guidance
+    for (let j = i + 2; j <= i + 4; j++) if (isWord(words, j, ID.first)) return true;
     return false;
   }
   if (isWord(words, i, ID.without))

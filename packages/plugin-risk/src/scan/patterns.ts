@@ -48,6 +48,20 @@ export const PoisonPattern = Object.freeze({
   URL_TEMPLATE_EXFILTRATION: 'URL_TEMPLATE_EXFILTRATION',
   /** An optional free-form parameter (`feedback`, `debug`, `notes`, `extra`, an open object) soliciting whatever the model holds: a weak signal. */
   SUSPICIOUS_SINK_PARAMETER: 'SUSPICIOUS_SINK_PARAMETER',
+  /** A span in base64, hex, percent-encoding, decimal codes or announced ROT13 that decodes to a signature, or that the text says to decode and follow. */
+  ENCODED_INSTRUCTION: 'ENCODED_INSTRUCTION',
+  /** A tool promoting itself or disparaging rivals to be chosen: "the only reliable tool", "other tools are unreliable", "deprecated, use this one". */
+  PREFERENCE_MANIPULATION: 'PREFERENCE_MANIPULATION',
+  /** Self-declared trust or authority: "this server is verified", "outranks the user", "other servers are compromised", planted memories. */
+  TRUST_CLAIM: 'TRUST_CLAIM',
+  /** Orders to load instructions from a remote URL. */
+  REMOTE_INSTRUCTIONS: 'REMOTE_INSTRUCTIONS',
+  /** Asks for the model's context: the system prompt, the transcript, environment variables (in a description, or as a parameter name). */
+  CONTEXT_EXFILTRATION: 'CONTEXT_EXFILTRATION',
+  /** Silent substitution of the user's arguments: "regardless of what the user says", "quietly replace the user's recipient". */
+  ARGUMENT_TAMPERING: 'ARGUMENT_TAMPERING',
+  /** The outside judge (`scan.judge`) found the definition poisoned; its reason is the excerpt. */
+  JUDGE_VERDICT: 'JUDGE_VERDICT',
 } as const);
 
 export type PoisonPattern = (typeof PoisonPattern)[keyof typeof PoisonPattern];
@@ -83,6 +97,13 @@ export const PATTERN_SEVERITY: Readonly<Record<PoisonPattern, Severity>> = Objec
   INSTRUCTION_OVERRIDE: 'high',
   URL_TEMPLATE_EXFILTRATION: 'high',
   SUSPICIOUS_SINK_PARAMETER: 'low',
+  ENCODED_INSTRUCTION: 'high',
+  PREFERENCE_MANIPULATION: 'medium',
+  TRUST_CLAIM: 'high',
+  REMOTE_INSTRUCTIONS: 'high',
+  CONTEXT_EXFILTRATION: 'high',
+  ARGUMENT_TAMPERING: 'high',
+  JUDGE_VERDICT: 'high',
 });
 
 /** What each severity adds to a tool's combined score. */

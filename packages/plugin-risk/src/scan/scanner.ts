@@ -4,6 +4,26 @@ import type { CrossServerReferences } from './phrase-scan.js';
 import { scanPhrases } from './phrase-scan.js';
 import { findSinks } from './sinks.js';
 import { scanCharacters } from './unicode-scan.js';
+import { scanLexicon } from './lexicon.js';
+import type { DecodedSpan } from './normalise.js';
+import { decodeSpans, skeleton } from './normalise.js';
+import type { PhraseReport } from './phrase-scan.js';
+
+/** Wording that orders an encoded span to be decoded and obeyed. */
+const FOLLOW_DECODED = [
+  'decode and follow',
+  'decode and execute',
+  'decode and run',
+  'decode and obey',
+  'decode it and follow',
+  'decode this and follow',
+  'follow the decoded',
+  'execute the decoded',
+  'obey the decoded',
+  'follow the encoded',
+  'encoded instructions',
+  'decoded instructions',
+];
 
 export type { CrossServerReferences } from './phrase-scan.js';
 
@@ -212,7 +232,40 @@ class Scan {
     this.targets = undefined;
     scanCharacters(text, this.add);
     this.options.isKey = isKey;
-    scanPhrases(text, text.toLowerCase(), this.otherTools, this.own, this.options, this.add);
+    // The words are read from the skeleton when there is one: it is the text a model reads through its disguises.
+    const bare = skeleton(text);
+    const lower = text.toLowerCase();
+    if (bare === undefined) {
+      scanPhrases(text, lower, this.otherTools, this.own, this.options, this.add);
+      scanLexicon(lower, isKey, this.add);
+    } else this.read(bare, this.add);
+    this.decoded(text, lower);
+  }
+
+  /** Reads another form of the current text (its skeleton, a decoded span) like plain text, excerpts taken from it. */
+  private read(view: string, report: PhraseReport): void {
+    const text = this.text;
+    this.text = view;
+    const lower = view.toLowerCase();
+    scanPhrases(view, lower, this.otherTools, this.own, this.options, report);
+    scanLexicon(lower, this.options.isKey, report);
+    this.text = text;
+  }
+
+  /** Each decoded span, read like plain text: what it says is reported, and that it was encoded. */
+  private decoded(text: string, lower: string): void {
+    const spans = decodeSpans(text);
+    if (spans.length === 0) return;
+    if (FOLLOW_DECODED.some((phrase) => lower.includes(phrase)))
+      this.add(Pattern.ENCODED_INSTRUCTION, (spans[0] as DecodedSpan).start);
+    for (const span of spans) {
+      const found = { any: false };
+      this.read(span.text, (pattern, index, target, severity) => {
+        found.any = true;
+        this.add(pattern, index, target, severity);
+      });
+      if (found.any) this.add(Pattern.ENCODED_INSTRUCTION, span.start);
+    }
   }
 
   /** Every key and string of a schema, breadth-first, within the limits. */

@@ -17,9 +17,9 @@ const NOTABLE = /[^\x20-\x7e\t\n\r]/g;
  * ZWJ sequences, a single variation selector after its base, and ZWNJ and
  * ZWJ inside the scripts whose spelling needs them are left alone. A native
  * search jumps from one notable character to the next; of the plain text in
- * between, only the word touching the next notable character is read (for
- * mixed-script words), so every character is looked at a bounded number of
- * times.
+ * between, only the word running on from the previous notable character and
+ * the word touching the next one are read (for mixed-script words), so every
+ * character is looked at a bounded number of times.
  */
 export function scanCharacters(text: string, report: Report): void {
   let match = nextNotable(text, 0);
@@ -34,10 +34,20 @@ export function scanCharacters(text: string, report: Report): void {
   for (;;) {
     const notable = match === null ? length : match.index;
     if (notable > i) {
-      // Plain ASCII from i to the notable character: a separator in it ends the word.
+      // Plain ASCII from i to the notable character: the word open at i runs on to the first
+      // separator; a separator ends it, and the word touching the notable character starts.
+      let p = i;
+      if (wordLatin || wordCyrillic) {
+        for (let c = text.charCodeAt(p); p < notable && isAsciiAlnum(c); c = text.charCodeAt(++p))
+          wordLatin ||= isAsciiLetter(c);
+        if (wordLatin && wordCyrillic && !wordFlagged) {
+          wordFlagged = true;
+          report(PoisonPattern.UNICODE_HOMOGLYPH_RISK, wordStart);
+        }
+      }
       let k = notable;
-      while (k > i && isAsciiAlnum(text.charCodeAt(k - 1))) k--;
-      if (k > i) wordLatin = wordCyrillic = wordFlagged = false;
+      while (k > p && isAsciiAlnum(text.charCodeAt(k - 1))) k--;
+      if (p < notable) wordLatin = wordCyrillic = wordFlagged = false;
       for (let j = k; j < notable; j++) {
         if (!isAsciiLetter(text.charCodeAt(j))) continue;
         if (!wordLatin && !wordCyrillic) wordStart = j;

@@ -1,0 +1,412 @@
+/**
+ * What the scan reads besides the text as written: its skeleton (the text a
+ * model reads through disguises) and the spans it can decode. Every step is
+ * one native pass or a hand-written loop over the text; nothing is built
+ * from the input, and decoding is bounded per text.
+ */
+
+/** Soft hyphens, zero-width characters, joiners and the combining grapheme joiner: dropped from the skeleton. */
+const INVISIBLE = /\u00ad|\u034f|\u180e|[\u200b-\u200f]|[\u2060-\u2064]|\ufeff/g;
+/**
+ * The characters that can make the skeleton differ from the text: the
+ * invisible ones, Greek and Cyrillic letters, and the compatibility forms NFKC
+ * folds to plain letters (superscripts, letterlike and enclosed forms,
+ * ligatures, full-width forms, and the surrogates of mathematical and
+ * enclosed alphanumerics). One native search tells whether to build it.
+ */
+const DISGUISE =
+  /\u034f|[\u00aa\u00ad\u00b2\u00b3\u00b9\u00ba\u017f\u02b0-\u02b8\u0370-\u052f\u180e\u1d2c-\u1d6a\u200b-\u200f\u2060-\u2064\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\ufeff\uff01-\uff5e\ud835\ud83c]/;
+/** Runs of the compatibility forms NFKC folds to plain letters: only these are normalised. */
+const COMPATIBILITY =
+  /(?:[\u00aa\u00b2\u00b3\u00b9\u00ba\u017f\u02b0-\u02b8\u1d2c-\u1d6a\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\uff01-\uff5e]|\ud835[\udc00-\udfff]|\ud83c[\udd00-\uddff])+/g;
+
+/** Cyrillic and Greek letters that look like Latin ones, by code point. */
+const CONFUSABLE: ReadonlyMap<number, string> = new Map(
+  Object.entries({
+    // Cyrillic lower case
+    '\u0430': 'a',
+    '\u0432': 'b',
+    '\u0435': 'e',
+    '\u043a': 'k',
+    '\u043c': 'm',
+    '\u043d': 'h',
+    '\u043e': 'o',
+    '\u0440': 'p',
+    '\u0441': 'c',
+    '\u0442': 't',
+    '\u0443': 'y',
+    '\u0445': 'x',
+    '\u0455': 's',
+    '\u0456': 'i',
+    '\u0458': 'j',
+    '\u04bb': 'h',
+    '\u0501': 'd',
+    '\u051b': 'q',
+    '\u051d': 'w',
+    // Cyrillic upper case
+    '\u0410': 'A',
+    '\u0412': 'B',
+    '\u0415': 'E',
+    '\u041a': 'K',
+    '\u041c': 'M',
+    '\u041d': 'H',
+    '\u041e': 'O',
+    '\u0420': 'P',
+    '\u0421': 'C',
+    '\u0422': 'T',
+    '\u0425': 'X',
+    '\u0405': 'S',
+    '\u0406': 'I',
+    '\u0408': 'J',
+    // Greek
+    '\u03b1': 'a',
+    '\u03bf': 'o',
+    '\u03c1': 'p',
+    '\u03c5': 'u',
+    '\u03bd': 'v',
+    '\u03b9': 'i',
+    '\u03ba': 'k',
+    '\u03c4': 't',
+    '\u0391': 'A',
+    '\u0392': 'B',
+    '\u0395': 'E',
+    '\u0396': 'Z',
+    '\u0397': 'H',
+    '\u0399': 'I',
+    '\u039a': 'K',
+    '\u039c': 'M',
+    '\u039d': 'N',
+    '\u039f': 'O',
+    '\u03a1': 'P',
+    '\u03a4': 'T',
+    '\u03a5': 'Y',
+    '\u03a7': 'X',
+  }).map(([glyph, latin]) => [glyph.charCodeAt(0), latin]),
+);
+
+/**
+ * The text with disguises taken off: NFKC (full-width and mathematical
+ * letters become plain ones), invisible characters and soft hyphens
+ * removed, and in words that mix Latin with Cyrillic or Greek letters the
+ * look-alikes read as Latin. Words wholly in one script keep their letters.
+ * `undefined` when the skeleton is the text itself (always, for ASCII).
+ */
+export function skeleton(text: string): string | undefined {
+  if (!DISGUISE.test(text)) return undefined;
+  const folded = foldMixedWords(text.replace(COMPATIBILITY, (run) => run.normalize('NFKC')).replace(INVISIBLE, ''));
+  return folded === text ? undefined : folded;
+}
+
+function isLatin(c: number): boolean {
+  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7);
+}
+
+function isLetterOfWord(c: number): boolean {
+  return isLatin(c) || (c >= 0x370 && c <= 0x52f) || (c >= 0x300 && c <= 0x36f);
+}
+
+/** Greek and Cyrillic letters: the native search that finds the words to fold. */
+const GREEK_CYRILLIC = /[\u0370-\u052f]/g;
+
+/** Each word with both Latin letters and look-alikes gets its look-alikes read as Latin; only words with Greek or Cyrillic are read. */
+function foldMixedWords(text: string): string {
+  let out = '';
+  let copied = 0;
+  GREEK_CYRILLIC.lastIndex = 0;
+  for (let match = GREEK_CYRILLIC.exec(text); match !== null; match = GREEK_CYRILLIC.exec(text)) {
+    let start = match.index;
+    let end = start + 1;
+    while (start > copied && isLetterOfWord(text.charCodeAt(start - 1))) start--;
+    while (end < text.length && isLetterOfWord(text.charCodeAt(end))) end++;
+    GREEK_CYRILLIC.lastIndex = end;
+    let latin = false;
+    let confusable = false;
+    for (let j = start; j < end; j++) {
+      const c = text.charCodeAt(j);
+      if (isLatin(c)) latin = true;
+      else if (CONFUSABLE.has(c)) confusable = true;
+    }
+    if (!latin || !confusable) continue;
+    out += text.slice(copied, start) + foldWord(text, start, end);
+    copied = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** The look-alikes of `text[start, end)` read as Latin, built in chunks of code units (a word may be 1 MB long). */
+function foldWord(text: string, start: number, end: number): string {
+  const CHUNK = 8_192;
+  let out = '';
+  const codes = new Uint16Array(Math.min(CHUNK, end - start));
+  for (let from = start; from < end; from += CHUNK) {
+    const to = Math.min(end, from + CHUNK);
+    for (let j = from; j < to; j++) {
+      const c = text.charCodeAt(j);
+      const latin = CONFUSABLE.get(c);
+      codes[j - from] = latin === undefined ? c : latin.charCodeAt(0);
+    }
+    out += String.fromCharCode(...codes.subarray(0, to - from));
+  }
+  return out;
+}
+
+/** How a span was written. */
+export type Encoding = 'base64' | 'hex' | 'percent' | 'decimal' | 'rot13';
+
+export interface DecodedSpan {
+  readonly encoding: Encoding;
+  /** Where the encoded span starts in the text. */
+  readonly start: number;
+  /** What it says. */
+  readonly text: string;
+}
+
+/** Bounds on decoding, per text: spans looked at, and characters decoded in all. */
+export const DECODE_LIMITS = Object.freeze({ spans: 32, chars: 32_768, minDecoded: 8 });
+
+const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
+/** Whether any decoder has anything to read: one native search, and most strings stop here. */
+const ENCODED =
+  /[A-Za-z0-9+/_-]{16}|[%\\]|\d\d[ ,]{1,3}\d\d[ ,]{1,3}\d\d|[0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:]|[Rr][Oo][Tt][- ]?13/;
+const HEX_ESCAPES = /(?:\\x[0-9A-Fa-f]{2}){4,}/g;
+const ROT13_ANNOUNCED = /\brot[- ]?13\b/i;
+
+/**
+ * The spans of `text` written in an encoding that decode to readable text:
+ * base64 (standard and URL-safe), hex (a run of digits or `\x` escapes),
+ * percent-encoding, decimal character codes, and the whole text in ROT13
+ * when the text names ROT13. Decoding stops at `DECODE_LIMITS`.
+ */
+export function decodeSpans(text: string): DecodedSpan[] {
+  if (!ENCODED.test(text)) return [];
+  const spans: DecodedSpan[] = [];
+  let budget: number = DECODE_LIMITS.chars;
+  const keep = (encoding: Encoding, start: number, decoded: string | undefined): boolean => {
+    if (decoded === undefined) return true;
+    const bounded = decoded.slice(0, budget);
+    budget -= bounded.length;
+    spans.push({ encoding, start, text: bounded });
+    return spans.length < DECODE_LIMITS.spans && budget > 0;
+  };
+  for (const match of text.matchAll(BASE64_RUN)) {
+    const run = match[0];
+    const hex = isHexRun(run);
+    if (!hex && !mixesCase(run)) continue;
+    const decoded = hex ? readable(Buffer.from(run, 'hex')) : readable(Buffer.from(run, 'base64'));
+    if (!keep(hex ? 'hex' : 'base64', match.index, decoded)) return spans;
+  }
+  for (const match of text.matchAll(HEX_ESCAPES)) {
+    const bytes = Buffer.from(match[0].replace(/\\x/g, ''), 'hex');
+    if (!keep('hex', match.index, readable(bytes))) return spans;
+  }
+  for (const [start, bytes] of byteLists(text)) {
+    if (!keep('hex', start, readable(bytes))) return spans;
+  }
+  for (const [start, decoded] of percentRuns(text)) {
+    if (!keep('percent', start, decoded)) return spans;
+  }
+  for (const [start, bytes] of decimalRuns(text)) {
+    if (!keep('decimal', start, readable(bytes))) return spans;
+  }
+  if (ROT13_ANNOUNCED.test(text)) keep('rot13', 0, rot13(text.slice(0, DECODE_LIMITS.chars)));
+  return spans;
+}
+
+function isHexRun(run: string): boolean {
+  if (run.length % 2 !== 0) return false;
+  for (let i = 0; i < run.length; i++) if (hexValue(run.charCodeAt(i)) < 0) return false;
+  return true;
+}
+
+/** Base64 of prose has capitals all through it (the high bits of most letters); identifiers and words do not. */
+function mixesCase(run: string): boolean {
+  let upper = 0;
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) upper++;
+  }
+  return upper * 8 >= run.length && upper < run.length;
+}
+
+/** UTF-8 bytes that read as prose (letters and spaces, few controls), as text; else `undefined`. */
+function readable(bytes: Buffer): string | undefined {
+  if (bytes.length < DECODE_LIMITS.minDecoded) return undefined;
+  const decoded = bytes.toString('utf8');
+  let letters = 0;
+  let spaces = 0;
+  let bad = 0;
+  for (let i = 0; i < decoded.length; i++) {
+    const c = decoded.charCodeAt(i);
+    if (c === 0x20) spaces++;
+    else if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c >= 0xc0) letters++;
+    if ((c < 0x20 && c !== 0x0a && c !== 0x09 && c !== 0x0d) || c === 0xfffd || (c >= 0x7f && c < 0xa0)) bad++;
+  }
+  const prose = spaces > 0 || decoded.length < 24;
+  return bad === 0 && prose && letters * 2 >= decoded.length ? decoded : undefined;
+}
+
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const lower = c | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
+}
+
+/** Three separated hex bytes: where a byte list may start, found by one native search. */
+const BYTE_LIST = /[0-9A-Fa-f]{2}[ :,][0-9A-Fa-f]{2}[ :,][0-9A-Fa-f]{2}/g;
+
+/** Runs of at least eight two-digit hex bytes separated by a space, colon or comma (`69 67 6e 6f ...`). */
+function* byteLists(text: string): Generator<[number, Buffer]> {
+  let i = 0;
+  while (i + 1 < text.length) {
+    if (!startsByteList(text, i)) {
+      BYTE_LIST.lastIndex = i + 1;
+      const next = BYTE_LIST.exec(text);
+      if (next === null) return;
+      i = next.index;
+      if (!startsByteList(text, i)) i++;
+      continue;
+    }
+    const start = i;
+    const bytes: number[] = [];
+    while (i + 1 < text.length) {
+      const high = hexValue(text.charCodeAt(i));
+      const low = hexValue(text.charCodeAt(i + 1));
+      if (high < 0 || low < 0 || isHexLetterOrDigit(text.charCodeAt(i + 2))) break;
+      if (i > start && !isByteSeparator(text.charCodeAt(i - 1))) break;
+      bytes.push(high * 16 + low);
+      i += 2;
+      if (!isByteSeparator(text.charCodeAt(i))) break;
+      i++;
+    }
+    if (bytes.length >= DECODE_LIMITS.minDecoded) yield [start, Buffer.from(bytes)];
+    if (i === start) i++;
+  }
+}
+
+/** A two-digit hex byte at `i`, on its own, followed by a separator. */
+function startsByteList(text: string, i: number): boolean {
+  return (
+    hexValue(text.charCodeAt(i)) >= 0 &&
+    hexValue(text.charCodeAt(i + 1)) >= 0 &&
+    isByteSeparator(text.charCodeAt(i + 2)) &&
+    !isHexLetterOrDigit(text.charCodeAt(i - 1))
+  );
+}
+
+function isHexLetterOrDigit(c: number): boolean {
+  return hexValue(c) >= 0;
+}
+
+function isByteSeparator(c: number): boolean {
+  return c === 0x20 || c === 0x3a || c === 0x2c;
+}
+
+/** Runs holding at least four `%XX` escapes, each at most three characters from the next. */
+function* percentRuns(text: string): Generator<[number, string]> {
+  let from = text.indexOf('%');
+  while (from !== -1) {
+    let escapes = 0;
+    let end = from;
+    let at = from;
+    while (
+      at !== -1 &&
+      at - end <= 3 &&
+      hexValue(text.charCodeAt(at + 1)) >= 0 &&
+      hexValue(text.charCodeAt(at + 2)) >= 0
+    ) {
+      escapes++;
+      end = at + 3;
+      at = text.indexOf('%', end);
+    }
+    if (escapes >= 4) {
+      const decoded = readable(Buffer.from(percentBytes(text.slice(from, end))));
+      if (decoded !== undefined) yield [from, decoded];
+    }
+    from = at === -1 ? -1 : at === from ? text.indexOf('%', from + 1) : at;
+  }
+}
+
+function percentBytes(span: string): number[] {
+  const bytes: number[] = [];
+  for (let i = 0; i < span.length; i++) {
+    const c = span.charCodeAt(i);
+    if (c === 0x25) {
+      bytes.push(hexValue(span.charCodeAt(i + 1)) * 16 + hexValue(span.charCodeAt(i + 2)));
+      i += 2;
+    } else bytes.push(c === 0x2b ? 0x20 : c & 0x7f);
+  }
+  return bytes;
+}
+
+/** Three separated decimal codes: where a run may start, found by one native search. */
+const DECIMAL_RUN = /\d{2,3}[ ,]{1,3}\d{2,3}[ ,]{1,3}\d{2,3}/g;
+
+/** Runs of at least eight decimal character codes (32-126) separated by spaces or commas. */
+function* decimalRuns(text: string): Generator<[number, Buffer]> {
+  let i = 0;
+  const length = text.length;
+  while (i < length) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39 || (i > 0 && isDigit(text.charCodeAt(i - 1)))) {
+      DECIMAL_RUN.lastIndex = i + 1;
+      const next = DECIMAL_RUN.exec(text);
+      if (next === null) return;
+      i = next.index;
+      if (i > 0 && isDigit(text.charCodeAt(i - 1))) i++;
+      continue;
+    }
+    const start = i;
+    const codes: number[] = [];
+    for (;;) {
+      let value = 0;
+      let digits = 0;
+      while (i < length && isDigit(text.charCodeAt(i)) && digits < 4) {
+        value = value * 10 + text.charCodeAt(i) - 0x30;
+        digits++;
+        i++;
+      }
+      if (digits === 0 || digits > 3 || value < 32 || value > 126) break;
+      codes.push(value);
+      let separators = 0;
+      while (i < length && (text.charCodeAt(i) === 0x20 || text.charCodeAt(i) === 0x2c) && separators < 3) {
+        i++;
+        separators++;
+      }
+      if (separators === 0) break;
+    }
+    if (codes.length >= DECODE_LIMITS.minDecoded) yield [start, Buffer.from(codes)];
+    if (i === start) i++;
+  }
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+function rot13(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) out += String.fromCharCode(((c - 0x41 + 13) % 26) + 0x41);
+    else if (c >= 0x61 && c <= 0x7a) out += String.fromCharCode(((c - 0x61 + 13) % 26) + 0x61);
+    else out += text.charAt(i);
+  }
+  return out;
+}
+
+/** Encodes `text` the way `decodeSpans` reads it back: for tests and the corpus. */
+export function encodeAs(encoding: Encoding, text: string): string {
+  const bytes = Buffer.from(text, 'utf8');
+  switch (encoding) {
+    case 'base64':
+      return bytes.toString('base64');
+    case 'hex':
+      return bytes.toString('hex');
+    case 'percent':
+      return [...bytes].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+    case 'decimal':
+      return [...bytes].join(' ');
+    case 'rot13':
+      return rot13(text);
+  }
+}

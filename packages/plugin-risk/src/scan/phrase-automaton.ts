@@ -1,0 +1,106 @@
+/**
+ * A fixed dictionary of phrases, matched in one pass over a text
+ * (Aho-Corasick): the automaton is built once from the lexicon, never from
+ * the input, and reads each character once, so matching is linear in the
+ * text whatever it holds. Printable ASCII steps through a dense table;
+ * other characters through the node's map and failure links.
+ */
+
+/** How a phrase meets the text around it. */
+export type Boundary = 'word' | 'prefix' | 'none';
+
+export interface Phrase {
+  readonly text: string;
+  readonly boundary: Boundary;
+  /** What the phrase stands for: an index into the caller's concepts. */
+  readonly concept: number;
+}
+
+const ASCII = 128;
+
+export class PhraseAutomaton {
+  private readonly ascii: Int32Array;
+  private readonly children: Array<Map<number, number>>;
+  private readonly fail: Int32Array;
+  /** The phrases ending at each node, its failure chain's included. */
+  private readonly outputs: ReadonlyArray<readonly number[]>;
+  /** 1 where a node has outputs: the hot loop reads one byte. */
+  private readonly emits: Uint8Array;
+
+  constructor(readonly phrases: readonly Phrase[]) {
+    const children: Array<Map<number, number>> = [new Map<number, number>()];
+    const ends: number[][] = [[]];
+    phrases.forEach((phrase, index) => {
+      let node = 0;
+      for (let i = 0; i < phrase.text.length; i++) {
+        const c = phrase.text.charCodeAt(i);
+        let next = (children[node] as Map<number, number>).get(c);
+        if (next === undefined) {
+          next = children.length;
+          children.push(new Map<number, number>());
+          ends.push([]);
+          (children[node] as Map<number, number>).set(c, next);
+        }
+        node = next;
+      }
+      (ends[node] as number[]).push(index);
+    });
+    const count = children.length;
+    const fail = new Int32Array(count);
+    const ascii = new Int32Array(count * ASCII);
+    const outputs: number[][] = ends.map((list) => [...list]);
+    // Breadth-first: a node's failure link and table row are known before its children's.
+    const queue: number[] = [];
+    for (const [c, child] of children[0] as Map<number, number>) {
+      queue.push(child);
+      if (c < ASCII) ascii[c] = child;
+    }
+    for (let head = 0; head < queue.length; head++) {
+      const node = queue[head] as number;
+      const failRow = (fail[node] as number) * ASCII;
+      for (let c = 0; c < ASCII; c++) ascii[node * ASCII + c] = ascii[failRow + c] as number;
+      for (const [c, child] of children[node] as Map<number, number>) {
+        let f = fail[node] as number;
+        while (f !== 0 && !(children[f] as Map<number, number>).has(c)) f = fail[f] as number;
+        const target = (children[f] as Map<number, number>).get(c);
+        fail[child] = target !== undefined && target !== child ? target : 0;
+        (outputs[child] as number[]).push(...(outputs[fail[child]] as number[]));
+        if (c < ASCII) ascii[node * ASCII + c] = child;
+        queue.push(child);
+      }
+    }
+    this.ascii = ascii;
+    this.children = children;
+    this.fail = fail;
+    this.outputs = outputs;
+    this.emits = Uint8Array.from(outputs, (list) => (list.length > 0 ? 1 : 0));
+  }
+
+  /** Calls `found` with each phrase that occurs in `text` with its boundaries met, in order of its end. */
+  scan(text: string, found: (phrase: Phrase, start: number, end: number) => void): void {
+    const { ascii, children, emits, fail, outputs, phrases } = this;
+    let node = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c < ASCII) node = ascii[node * ASCII + c] as number;
+      else {
+        while (node !== 0 && !(children[node] as Map<number, number>).has(c)) node = fail[node] as number;
+        node = (children[node] as Map<number, number>).get(c) ?? 0;
+      }
+      if (emits[node] === 0) continue;
+      for (const index of outputs[node] as readonly number[]) {
+        const phrase = phrases[index] as Phrase;
+        const start = i + 1 - phrase.text.length;
+        if (phrase.boundary !== 'none' && isWordChar(text.charCodeAt(start - 1))) continue;
+        if (phrase.boundary === 'word' && isWordChar(text.charCodeAt(i + 1))) continue;
+        found(phrase, start, i + 1);
+      }
+    }
+  }
+}
+
+/** Letters and digits of the alphabetic scripts (Latin, Greek, Cyrillic); not CJK, which is written without spaces. */
+export function isWordChar(c: number): boolean {
+  if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a);
+  return (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7) || (c >= 0x370 && c <= 0x52f);
+}
