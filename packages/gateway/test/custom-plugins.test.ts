@@ -121,6 +121,12 @@ describe('loadCustomPlugins', () => {
     await expect(load([{ module: './no-such-plugin.mjs' }])).rejects.toThrow(/no module at .*no-such-plugin\.mjs/);
   });
 
+  it("refuses a misspelt option of the guide's plugin, naming it by its place in the config", async () => {
+    await expect(
+      load([{ module: AUDIT_TRAIL, export: 'auditTrail', options: { file: '/tmp/a.jsonl', includeArgument: true } }]),
+    ).rejects.toThrow(/plugins\.custom\[0\]\.options\.includeArgument: Unrecognized key/);
+  });
+
   it('returns the plugins in config order, each with its place in the config', async () => {
     const loaded = await load([
       { module: AUDIT_TRAIL, export: 'auditTrail', options: { file: '/tmp/a.jsonl' } },
