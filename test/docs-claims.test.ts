@@ -15,7 +15,7 @@ const read = (file: string) => readFileSync(join(root, file), 'utf8');
 const examples = readdirSync(join(root, 'examples'))
   .map((name) => join('examples', name, 'README.md'))
   .filter((file) => existsSync(join(root, file)));
-const documents: string[] = [...(documentsWithBlocks()), ...examples];
+const documents: string[] = [...documentsWithBlocks(), ...examples];
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
 function anchorOf(heading: string): string {

@@ -196,6 +196,6 @@ describe('an upstream that asks for roots at start, with no call in flight', () 
     }
     const [record] = logs.events('upstream.request_unrouted');
     expect(record).toMatchObject({ method: 'roots/list', upstream: 'rooty', level: 20 });
-    expect(logs.records.filter((r) => (r.level) >= 40)).toEqual([]);
+    expect(logs.records.filter((r) => r.level >= 40)).toEqual([]);
   });
 });

@@ -428,7 +428,7 @@ describe('start-up noise', () => {
     const kit = await createTestKit({ plugins: [risk({ ledger: { persist: 'memory' } })] });
     try {
       const lines = kit.logs.records.filter((r) => r.event === RiskEvent.APPROVAL_KEY_EPHEMERAL);
-      expect(lines.filter((r) => (r.level) >= 30)).toEqual([]);
+      expect(lines.filter((r) => r.level >= 30)).toEqual([]);
     } finally {
       await kit.close();
     }
