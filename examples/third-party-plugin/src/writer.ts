@@ -1,3 +1,4 @@
+// #region writer
 import { appendFileSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -65,3 +66,4 @@ export class WriterHealth {
     }
   }
 }
+// #endregion writer

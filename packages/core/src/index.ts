@@ -54,7 +54,7 @@ export type { Logger } from './logger.js';
 export { MetaKey } from './meta.js';
 export type { Meta } from './meta.js';
 
-export { PluginModeSchema, definePlugin, parseOptions } from './plugin.js';
+export { PluginModeSchema, definePlugin, parseOptions, pluginOptions } from './plugin.js';
 export type { Plugin, PluginApi, PluginMode } from './plugin.js';
 
 export type {

@@ -96,14 +96,52 @@ function assertPlugin(plugin: unknown): asserts plugin is Plugin {
 }
 
 /**
+ * A plugin's options schema: strict (a misspelt option is an error, not
+ * silently dropped), with `mode` defaulting to `enforce`. Nested objects
+ * should be `z.strictObject` too.
+ */
+export function pluginOptions<const Shape extends z.ZodRawShape>(shape: Shape) {
+  return z.strictObject({ mode: PluginModeSchema.default('enforce'), ...shape });
+}
+
+/**
  * Parses a plugin factory's options with its zod schema: bad options throw at
- * construction, with the path of each bad field.
+ * construction, with the path of each bad field. An option the schema does
+ * not name is refused too, even when the schema is a plain `z.object` that
+ * would drop it: a misspelt option must not pass unnoticed.
  */
 export function parseOptions<S extends z.ZodType>(plugin: string, schema: S, options: unknown): z.output<S> {
+  const unknown = unknownKeys(schema, options);
   const parsed = schema.safeParse(options);
-  if (parsed.success) return parsed.data;
-  const detail = formatIssues(parsed.error);
+  if (parsed.success && unknown.length === 0) return parsed.data;
+  // Unknown top-level keys are named one by one below, with the keys there are.
+  const issues = parsed.success
+    ? []
+    : parsed.error.issues.filter((issue) => issue.code !== 'unrecognized_keys' || issue.path.length > 0);
+  const detail = [...unknown, ...(issues.length > 0 ? [formatIssues(issues)] : [])].join('; ');
   throw new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid options for plugin "${plugin}": ${detail}`, { plugin });
+}
+
+interface ObjectDef {
+  readonly type?: string;
+  readonly shape?: object;
+  readonly catchall?: { readonly _zod?: { readonly def?: { readonly type?: string } } };
+}
+
+/** The top-level keys an object schema does not name (unless it lets any key in), each as an issue. */
+function unknownKeys(schema: z.ZodType, options: unknown): string[] {
+  // Read zod 4's definition by shape, not by class: a plugin's zod may be another copy than core's.
+  const def = (schema as { _zod?: { def?: ObjectDef } })._zod?.def;
+  if (def?.type !== 'object' || def.shape === undefined) return [];
+  if (def.catchall !== undefined && def.catchall._zod?.def?.type !== 'never') return [];
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) return [];
+  const shape = def.shape;
+  const known = Object.keys(shape);
+  const names = known.length > 0 ? ` (the options are ${known.slice(0, 20).join(', ')})` : '';
+  return Object.keys(options)
+    .filter((key) => !Object.hasOwn(shape, key))
+    .slice(0, 10)
+    .map((key) => `${JSON.stringify(key).slice(1, -1).slice(0, 60)}: Unrecognized key${names}`);
 }
 
 interface ApplyContext {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CoreErrorCode, SluiceError, createServer, definePlugin, parseOptions } from '@sluice/core';
+import fc from 'fast-check';
+import { CoreErrorCode, SluiceError, createServer, definePlugin, parseOptions, pluginOptions } from '@sluice/core';
 import type { PluginApi } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
 
@@ -131,6 +132,44 @@ describe('plugin registration', () => {
     expect(() => parseOptions('demo', Options, { maxActive: 0, nested: { keys: [1] } })).toThrow(
       /maxActive: .*nested\.keys\.0: /,
     );
+  });
+
+  it('parseOptions refuses a misspelt option of a plain z.object, naming it, instead of dropping it', () => {
+    const Options = z.object({ file: z.string(), includeArguments: z.boolean().default(false) });
+    expect(() => parseOptions('demo', Options, { file: 'a.jsonl', includeArgument: true })).toThrow(
+      /Invalid options for plugin "demo": includeArgument: Unrecognized key \(the options are file, includeArguments\)/,
+    );
+    // A schema that asks for extra keys keeps them.
+    expect(parseOptions('demo', Options.loose(), { file: 'a', extra: 1 })).toMatchObject({ extra: 1 });
+  });
+
+  it('parseOptions lets through every known key and refuses every unknown one (fuzzed)', () => {
+    const Options = z.object({ file: z.string().optional(), limit: z.number().optional() });
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'toString')),
+        fc.boolean(),
+        (key, withKnown) => {
+          const input: Record<string, unknown> = withKnown ? { file: 'a.jsonl', limit: 3 } : {};
+          // As JSON.parse would: `__proto__` becomes an own key, not the prototype.
+          Object.defineProperty(input, key, { value: 1, enumerable: true, configurable: true, writable: true });
+          if (key === 'file') expect(() => parseOptions('demo', Options, input)).toThrow(/file: /);
+          else if (key === 'limit') expect(parseOptions('demo', Options, input)).toMatchObject({ limit: 1 });
+          // The key is quoted as JSON would, so a control character cannot break the message.
+          else
+            expect(() => parseOptions('demo', Options, input)).toThrow(
+              `${JSON.stringify(key).slice(1, -1)}: Unrecognized key`,
+            );
+        },
+      ),
+    );
+  });
+
+  it('pluginOptions() builds a strict schema with mode, so a misspelt option fails at construction', () => {
+    const Options = pluginOptions({ file: z.string().min(1) });
+    expect(parseOptions('demo', Options, { file: 'a.jsonl' })).toEqual({ file: 'a.jsonl', mode: 'enforce' });
+    expect(() => parseOptions('demo', Options, { file: 'a.jsonl', mdoe: 'audit' })).toThrow(/mdoe/);
+    expect(() => parseOptions('demo', Options, { file: 'a.jsonl', mode: 'loud' })).toThrow(/mode: /);
   });
 
   it("keeps each server's state in its own container", () => {

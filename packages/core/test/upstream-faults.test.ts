@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/server';
@@ -139,6 +140,57 @@ describe('an upstream that never answers', () => {
       lastError: expect.stringMatching(/time/i) as unknown,
     });
     await server.close();
+  });
+});
+
+describe('the start-up budget of a stdio upstream', () => {
+  it('waits longer than 10 s for a stdio server to start (a first `npx -y` download), by default', async () => {
+    // Starts serving after 10.5 s, as `npx -y <package>` does while it fetches the package.
+    const start = `setTimeout(() => import(${JSON.stringify(pathToFileURL(STDIO_UPSTREAM).href)}), 10_500)`;
+    const { server } = gateway();
+    const result = await server.import({
+      name: 'slow',
+      connection: { type: 'stdio', command: process.execPath, args: ['-e', start] },
+      retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 },
+    });
+    expect(result.skipped).toEqual([]);
+    expect(result.imported.length).toBeGreaterThan(0);
+    await server.close();
+  }, 30_000);
+
+  it('says, when it runs out, which setting to raise and that a package can be installed beforehand', async () => {
+    const { server } = gateway();
+    const result = await server.import({
+      name: 'cold',
+      connection: { type: 'stdio', command: process.execPath, args: ['-e', 'process.stdin.resume()'] },
+      connectTimeoutMs: 200,
+      retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 },
+    });
+    const reason = result.skipped[0]?.reason ?? '';
+    expect(reason).toContain('did not answer its handshake within 200 ms (connectTimeoutMs)');
+    expect(reason).toMatch(/raise connectTimeoutMs/);
+    expect(reason).toMatch(/install its package beforehand/);
+    expect(server.upstreams()[0]?.lastError).toContain('connectTimeoutMs');
+    await server.close();
+  });
+
+  it('names the setting for an HTTP upstream too, without the advice about packages', async () => {
+    const port = await freePort();
+    // A listener that accepts and never answers.
+    const hang = http.createServer(() => {});
+    await new Promise<void>((resolve) => hang.listen(port, '127.0.0.1', resolve));
+    const { server } = gateway();
+    const result = await server.import({
+      name: 'stuck',
+      connection: { type: 'http', url: `http://127.0.0.1:${port}/mcp` },
+      connectTimeoutMs: 200,
+      retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 },
+    });
+    expect(result.skipped[0]?.reason).toContain('within 200 ms (connectTimeoutMs)');
+    expect(result.skipped[0]?.reason).not.toContain('package');
+    await server.close();
+    hang.closeAllConnections();
+    hang.close();
   });
 });
 

@@ -3,6 +3,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
 import type { SluiceServer, UpstreamConnection } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
+import { eventually } from './fixtures/upstream-helpers.js';
 
 // Several clients' calls in flight on one upstream connection at once, each upstream asking its own caller a
 // question during the call: which client is asked depends on what the connection can tell about the call a
@@ -165,5 +166,36 @@ describe("an upstream's log messages while several calls are in flight on its co
     );
     expect(clients.map(({ logs }) => logs)).toEqual([[], []]);
     for (const { client } of clients) await client.close();
+  });
+});
+
+describe('an upstream that asks for roots at start, with no call in flight', () => {
+  it('is answered with an error, logged at debug rather than as a warning on every clean start', async () => {
+    // As the reference servers do: ask roots/list as soon as the session is initialized.
+    const script = `
+      const rl = require('node:readline').createInterface({ input: process.stdin });
+      const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n');
+      rl.on('line', (line) => {
+        const m = JSON.parse(line);
+        if (m.method === 'initialize') send({ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'rooty', version: '1' } } });
+        else if (m.method === 'notifications/initialized') send({ id: 'roots-1', method: 'roots/list' });
+        else if (m.id === 'roots-1') send({ method: 'notifications/message', params: { level: 'info', data: m.error ? 'refused' : 'answered' } });
+        else if (m.method === 'tools/list') send({ id: m.id, result: { tools: [] } });
+        else if (m.id !== undefined && m.method) send({ id: m.id, error: { code: -32601, message: 'no' } });
+      });`;
+    const logs = captureLogger();
+    const gateway = createServer({ name: 'gateway', version: '1.0.0', logger: logs.logger });
+    await gateway.import({
+      name: 'rooty',
+      connection: { type: 'stdio', command: process.execPath, args: ['-e', script] },
+    });
+    try {
+      await eventually(() => logs.events('upstream.request_unrouted').length > 0, 'the roots/list refusal');
+    } finally {
+      await gateway.close();
+    }
+    const [record] = logs.events('upstream.request_unrouted');
+    expect(record).toMatchObject({ method: 'roots/list', upstream: 'rooty', level: 20 });
+    expect(logs.records.filter((r) => r.level >= 40)).toEqual([]);
   });
 });

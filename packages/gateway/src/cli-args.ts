@@ -13,6 +13,7 @@ export type Command =
   | ({ readonly kind: 'serve'; readonly config: string } & LogFlags)
   | { readonly kind: 'check'; readonly config: string; readonly json: boolean }
   | { readonly kind: 'schema'; readonly out?: string }
+  | { readonly kind: 'init'; readonly config: string; readonly force: boolean }
   | ({ readonly kind: 'ledger'; readonly config: string } & LedgerCommand)
   | { readonly kind: 'help' }
   | { readonly kind: 'version' };
@@ -30,6 +31,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
       options: {
         config: { type: 'string', short: 'c' },
         json: { type: 'boolean' },
+        force: { type: 'boolean' },
         out: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -46,6 +48,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (values.version) return { kind: 'version' };
   const [name, ...extra] = positionals;
   if (name === undefined) throw configError(GatewayErrorCode.USAGE, 'no command given');
+  if (name !== 'init' && values.force) throw configError(GatewayErrorCode.USAGE, '--force applies to init only');
   if (name === 'ledger') return ledgerCommand(values, extra);
   if (extra.length > 0) throw configError(GatewayErrorCode.USAGE, `unexpected argument "${extra[0]}"`);
   if (values.url !== undefined) throw configError(GatewayErrorCode.USAGE, '--url applies to ledger only');
@@ -64,6 +67,10 @@ export function parseCommandLine(argv: readonly string[]): Command {
       if (values.config !== undefined || values.json)
         throw configError(GatewayErrorCode.USAGE, 'schema takes only --out <file>');
       return values.out === undefined ? { kind: 'schema' } : { kind: 'schema', out: values.out };
+    case 'init':
+      if (values.out !== undefined || values.json || values['log-format'] !== undefined)
+        throw configError(GatewayErrorCode.USAGE, 'init takes --config <file> and --force');
+      return { kind: 'init', config, force: values.force ?? false };
     case 'help':
       return { kind: 'help' };
     default:

@@ -26,8 +26,11 @@ export async function loadConfigFile(path: string, env: Environment = process.en
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'it cannot be read';
-    throw configError(GatewayErrorCode.CONFIG_NOT_FOUND, `Cannot read the config file ${file}: ${reason}`, error);
+    throw configError(
+      GatewayErrorCode.CONFIG_NOT_FOUND,
+      `Cannot read the config file ${file}: ${unreadable(error, path)}`,
+      error,
+    );
   }
   const raw = parseJson(text, file);
   const secrets = new Set<string>();
@@ -44,6 +47,27 @@ export async function loadConfigFile(path: string, env: Environment = process.en
           })),
         };
   return { config, file, baseDir };
+}
+
+/** Why the config file cannot be read, and what to do about it. */
+function unreadable(error: unknown, path: string): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ENOENT') {
+    return (
+      'no such file. Write a starter config with `sluice init' +
+      (path === 'sluice.config.json' ? '' : ` --config ${path}`) +
+      '`, or name yours with --config <file>'
+    );
+  }
+  if (code === 'EACCES' || code === 'EPERM') {
+    const uid = process.getuid?.();
+    return (
+      `permission denied${uid === undefined ? '' : ` to uid ${uid}`}. ` +
+      'Make it readable by the user the gateway runs as (a systemd DynamicUser owns no file: install it with mode 0644, ' +
+      'and keep secrets in the environment, named in the config as "${VAR}")'
+    );
+  }
+  return 'it cannot be read';
 }
 
 function parseJson(text: string, file: string): unknown {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { messageOf } from '@sluice/core';
@@ -58,19 +59,45 @@ export async function loadCustomPlugins(config: GatewayConfig, baseDir = process
 
 async function importModule(module: string, baseDir: string, path: string): Promise<Record<string, unknown>> {
   const isPath = module.startsWith('.') || isAbsolute(module);
-  const specifier = isPath ? pathToFileURL(resolve(baseDir, module)).href : module;
+  const file = resolve(baseDir, module);
+  const specifier = isPath ? pathToFileURL(file).href : module;
   try {
     return (await import(specifier)) as Record<string, unknown>;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException | null)?.code;
-    const reason =
-      code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND'
-        ? isPath
-          ? `no module at ${resolve(baseDir, module)}`
-          : `the package "${module}" is not installed where the gateway runs`
-        : messageOf(error);
+    const notFound = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+    const reason = notFound ? notFoundReason(module, isPath ? file : undefined, messageOf(error)) : messageOf(error);
     throw configError(GatewayErrorCode.CONFIG_INVALID, `${path}.module: cannot load "${module}": ${reason}`, error);
   }
+}
+
+/**
+ * Which module was missing: the plugin itself, or one it imports. Node says
+ * `Cannot find package 'x' imported from /path/file`; when the plugin is
+ * there, the fix is to make its import resolvable from its own folder.
+ */
+function notFoundReason(module: string, file: string | undefined, message: string): string {
+  if (file !== undefined && !existsSync(file)) return `no module at ${file}`;
+  const missing = /Cannot find (?:package|module) '([^']{1,300})' imported from (.{1,500})$/m.exec(message);
+  const [, name, from] = missing ?? [];
+  if (name === undefined || from === undefined || name === module) {
+    return file === undefined ? `the package "${module}" is not installed where the gateway runs` : message;
+  }
+  const packageName = name.startsWith('.') || isAbsolute(name) ? undefined : packageOf(name);
+  return (
+    `it imports "${name}", which cannot be resolved from ${from.trim()}` +
+    (packageName === undefined
+      ? ''
+      : `; install it where the plugin is (\`npm install ${packageName}\` in the plugin's folder, ` +
+        `or a node_modules in a folder above it), install the plugin as a package (\`npm install -g\` beside ` +
+        `a global gateway), or bundle the plugin with its dependencies`)
+  );
+}
+
+/** `@scope/name/sub` → `@scope/name`; `name/sub` → `name`. */
+function packageOf(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] ?? specifier);
 }
 
 /**

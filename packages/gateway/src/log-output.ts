@@ -70,7 +70,12 @@ function fieldText(value: unknown): string {
   // The value came out of JSON.parse, so it has a JSON text.
   const text = typeof value === 'string' ? value : (errorText(value) ?? JSON.stringify(value));
   const oneLine = printable(text.replace(/\s*\n\s*/g, ' ⏎ '));
-  return oneLine.length > MAX_FIELD_CHARS ? `${oneLine.slice(0, MAX_FIELD_CHARS)}…` : oneLine;
+  if (oneLine.length <= MAX_FIELD_CHARS) return oneLine;
+  // A cut JSON text reads as broken: a long array or object shows its size (the JSON format keeps it whole).
+  if (Array.isArray(value)) return `[${value.length} items]`;
+  if (typeof value === 'object' && value !== null && errorText(value) === undefined)
+    return `{${Object.keys(value).length} keys}`;
+  return `${oneLine.slice(0, MAX_FIELD_CHARS)}…`;
 }
 
 /** A serialized error as its type and message (the stack stays in the JSON format). */

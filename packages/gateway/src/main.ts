@@ -12,6 +12,7 @@ import { loadCustomPlugins } from './custom-plugins.js';
 import { createGateway } from './gateway.js';
 import type { Environment } from './interpolate.js';
 import { gatewayJsonSchema } from './json-schema.js';
+import { runInitCommand } from './init-command.js';
 import { runLedgerCommand } from './ledger-command.js';
 import { runUntilStopped } from './serve.js';
 import { USAGE } from './usage.js';
@@ -67,6 +68,9 @@ async function run(command: Command, io: CliIo): Promise<number> {
       io.stdout.write(`wrote ${resolve(command.out)}: point a config's "$schema" at it\n`);
       return ExitCode.OK;
     }
+    case 'init':
+      io.stdout.write(await runInitCommand(command.config, command.force));
+      return ExitCode.OK;
     case 'check':
       return check(command.config, command.json, io);
     case 'serve':

@@ -2,6 +2,8 @@
 export const USAGE = `Usage: sluice <command> [options]
 
 Commands:
+  init     Write a starter config (loopback, an API key from SLUICE_API_KEY) and
+           its JSON Schema beside it; --force overwrites an existing file.
   serve    Start the gateway: import the upstreams, then listen (HTTP and/or stdio).
            SIGINT or SIGTERM stops it, letting running calls finish.
   check    Validate the config, import every upstream, and print the tools that
@@ -18,6 +20,7 @@ Commands:
 Options:
   -c, --config <file>  The config file (default: sluice.config.json).
       --json           check, ledger: print JSON.
+      --force          init: overwrite an existing config.
       --url <url>      ledger: the gateway's address (default: listen.http).
   -o, --out <file>     schema: write the schema to <file> (point "$schema" at it).
       --log-format <f>  serve: auto (readable on a terminal, else JSON), json or pretty.

@@ -98,6 +98,35 @@ describe('loadCustomPlugins', () => {
     );
   });
 
+  it("names the plugin's own missing import, not the plugin file, when the file is there", async () => {
+    // A plugin copied to /etc/sluice imports the kit, which does not resolve from there.
+    const config = tempConfig({});
+    try {
+      const plugin = join(config.dir, 'plugin.mjs');
+      writeFileSync(plugin, "import { definePlugin } from '@sluice/core';\nexport default () => definePlugin;\n");
+      const error = await loadCustomPlugins(parseGatewayConfig({ plugins: { custom: [{ module: plugin }] } })).then(
+        () => undefined,
+        (caught: unknown) => caught as Error,
+      );
+      expect(error?.message).toContain('plugins.custom[0].module');
+      expect(error?.message).not.toContain('no module at');
+      expect(error?.message).toContain('imports "@sluice/core", which cannot be resolved from');
+      expect(error?.message).toMatch(/npm install @sluice\/core/);
+    } finally {
+      config.remove();
+    }
+  });
+
+  it('still says there is no module when the file itself is missing', async () => {
+    await expect(load([{ module: './no-such-plugin.mjs' }])).rejects.toThrow(/no module at .*no-such-plugin\.mjs/);
+  });
+
+  it("refuses a misspelt option of the guide's plugin, naming it by its place in the config", async () => {
+    await expect(
+      load([{ module: AUDIT_TRAIL, export: 'auditTrail', options: { file: '/tmp/a.jsonl', includeArgument: true } }]),
+    ).rejects.toThrow(/plugins\.custom\[0\]\.options\.includeArgument: Unrecognized key/);
+  });
+
   it('returns the plugins in config order, each with its place in the config', async () => {
     const loaded = await load([
       { module: AUDIT_TRAIL, export: 'auditTrail', options: { file: '/tmp/a.jsonl' } },

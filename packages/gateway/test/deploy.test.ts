@@ -1,8 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { interpolateEnv, parseGatewayConfig } from '@sluice/gateway';
+import { CLI_SOURCE, FIXTURE_UPSTREAM, REPO_ROOT } from './helpers.js';
 
 const deploy = (file: string) => fileURLToPath(new URL(`../../../deploy/${file}`, import.meta.url));
 const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsSync(path));
@@ -60,4 +63,102 @@ describe('the deployment files', () => {
     expect(lastStage).toMatch(/^USER node$/m);
     expect(lastStage).not.toMatch(/pnpm install|pnpm build/);
   });
+});
+
+/** The unit's directives (`Key=value` lines of every section) and its `install -m MODE ... DEST` instructions. */
+function unitFile() {
+  const text = readFileSync(deploy('sluice.service'), 'utf8');
+  const directives = new Map<string, string[]>();
+  for (const line of text.split('\n')) {
+    const match = /^([A-Za-z]+)=(.*)$/.exec(line);
+    if (match) directives.set(match[1]!, [...(directives.get(match[1]!) ?? []), match[2]!]);
+  }
+  const modes = new Map<string, number>();
+  for (const match of text.matchAll(/install -D -m (0[0-7]{3}) \S+ (\/\S+)/g))
+    modes.set(match[2]!, Number.parseInt(match[1]!, 8));
+  return { directives, modes };
+}
+
+// A uid in systemd's DynamicUser range that owns nothing on this machine.
+const DYNAMIC_UID = 61_234;
+
+describe('the systemd unit under a dynamic user', () => {
+  it.skipIf(process.getuid?.() !== 0)(
+    "starts its ExecStart as an unprivileged uid, with the config and env files installed as the unit's header says",
+    async () => {
+      const { directives, modes } = unitFile();
+      const root = mkdtempSync(join(tmpdir(), 'sluice-unit-'));
+      chmodSync(root, 0o755);
+      const etc = join(root, 'etc');
+      const state = join(root, 'state');
+      mkdirSync(etc, { mode: 0o755 });
+      mkdirSync(state, { mode: 0o700 });
+      chownSync(state, DYNAMIC_UID, DYNAMIC_UID); // StateDirectory= belongs to the service's user.
+      const local = (path: string) => path.replace('/etc/sluice', etc).replace('/var/lib/sluice', state);
+      try {
+        const configPath = '/etc/sluice/sluice.config.json';
+        const envPath = '/etc/sluice/sluice.env';
+        expect(modes.get(configPath), 'the header says how to install the config').toBeDefined();
+        expect(modes.get(envPath), 'the header says how to install the env file').toBeDefined();
+        const config = {
+          listen: {
+            http: {
+              host: '127.0.0.1',
+              port: 0,
+              auth: { type: 'apiKeys', keys: [{ name: 'a', key: '${SLUICE_AGENT_KEY}' }] },
+            },
+          },
+          upstreams: [
+            { name: 'local', connection: { type: 'stdio', command: process.execPath, args: [FIXTURE_UPSTREAM] } },
+          ],
+        };
+        // Installed by root, with the modes the header prescribes.
+        writeFileSync(local(configPath), JSON.stringify(config));
+        chmodSync(local(configPath), modes.get(configPath)!);
+        writeFileSync(local(envPath), `SLUICE_AGENT_KEY=${'k'.repeat(24)}\n`);
+        chmodSync(local(envPath), modes.get(envPath)!);
+
+        // systemd reads EnvironmentFile= as root, then runs ExecStart as the dynamic user.
+        const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: state };
+        for (const assignment of directives.get('Environment') ?? []) {
+          const [key, ...value] = assignment.split('=');
+          env[key!] = local(value.join('='));
+        }
+        for (const line of readFileSync(local(envPath), 'utf8').trim().split('\n')) {
+          const [key, ...value] = line.split('=');
+          env[key!] = value.join('=');
+        }
+        const [execStart] = directives.get('ExecStart') ?? [];
+        expect(execStart).toMatch(/^\/usr\/bin\/env sluice serve /);
+        const args = execStart!
+          .replace(/^\/usr\/bin\/env sluice /, '')
+          .split(' ')
+          .map(local);
+        // The sources stand in for the installed `sluice`; tsx is named by path, as cwd is the state folder.
+        const tsx = pathToFileURL(join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+        const child = spawn(process.execPath, ['--conditions=sluice:source', '--import', tsx, CLI_SOURCE, ...args], {
+          cwd: local(directives.get('WorkingDirectory')![0]!),
+          env,
+          uid: DYNAMIC_UID,
+          gid: DYNAMIC_UID,
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        const ready = new Promise<boolean>((resolve) => {
+          child.stderr.on('data', (chunk: Buffer) => {
+            stderr += chunk.toString();
+            if (stderr.includes('"event":"gateway.ready"')) resolve(true);
+          });
+          child.once('exit', () => resolve(false));
+        });
+        const started = await ready;
+        child.kill('SIGTERM');
+        expect(started, stderr).toBe(true);
+        // The env file holds the keys: nobody but root reads it.
+        expect(modes.get(envPath)! & 0o077).toBe(0);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    },
+  );
 });

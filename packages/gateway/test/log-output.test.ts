@@ -149,3 +149,24 @@ describe('sluice serve logging', () => {
     expect(run.stderr()).toContain('--log-format takes auto, json, pretty');
   });
 });
+
+describe('a readable line with a long structured field', () => {
+  it('never ends in a cut JSON array: the field shows its size, the JSON format keeps it whole', () => {
+    const upstreams = Array.from({ length: 8 }, (_, i) => ({
+      name: `upstream-${i}`,
+      transport: 'stdio',
+      health: 'healthy',
+    }));
+    const line = prettyLine(
+      JSON.stringify({ level: 30, time: 0, msg: 'gateway ready', event: 'gateway.ready', upstreams, tools: 3 }),
+      false,
+    );
+    expect(line).toContain('upstreams=[8 items]');
+    expect(line).toContain('tools=3');
+    expect(line).not.toContain('…');
+    // A short one is still shown whole.
+    expect(prettyLine(JSON.stringify({ level: 30, time: 0, msg: 'm', plugins: ['risk'] }), false)).toContain(
+      'plugins=["risk"]',
+    );
+  });
+});

@@ -6,6 +6,8 @@ import { CodeModeErrorCode } from './errors.js';
 import type { SandboxLimits } from './options.js';
 import { PRELUDE } from './prelude.js';
 
+/** The most bytes of a failed script's error description read (its name, message and stack). */
+const FAILURE_DESCRIPTION_BYTES = 1 << 20;
 /** What a script's tool call answers inside the sandbox: a value, or the parts of a `ToolError`. */
 export type CallReply =
   | { readonly ok: true; readonly value: unknown }
@@ -439,7 +441,13 @@ export class ScriptRun {
   private hostDone(okHandle: QuickJSHandle, jsonHandle: QuickJSHandle): void {
     if (this.outcome) return;
     const ok = this.vm.typeof(okHandle) === 'boolean' && this.vm.dump(okHandle) === true;
-    const json = this.readString(jsonHandle, this.limits.maxOutputBytes);
+    // A failure is classified before it is formatted: its description (a stack overflow's trace is tens of
+    // KB) is not the script's output, so maxOutputBytes does not apply to it; its own bound does.
+    const json = this.readString(jsonHandle, ok ? this.limits.maxOutputBytes : FAILURE_DESCRIPTION_BYTES);
+    if (json === undefined && !ok) {
+      this.fail(CodeModeErrorCode.SCRIPT_ERROR, 'The script failed with an error too large to describe.');
+      return;
+    }
     if (json === undefined) {
       this.fail(
         CodeModeErrorCode.OUTPUT_TOO_LARGE,

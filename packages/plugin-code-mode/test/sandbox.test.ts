@@ -74,6 +74,15 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     await stillServes(k);
   });
 
+  it('classifies a stack overflow as MEMORY_LIMIT even when its stack trace is larger than maxOutputBytes', async () => {
+    // The trace of an overflow is tens of KB; the script returned nothing, so no output limit applies.
+    const k = await start({ maxOutputBytes: 2_048 });
+    const result = await run(k, 'const f = (n) => f(n + 1) + 1; return f(0);');
+    expect(stoppedWith(result)).toBe(CodeModeErrorCode.MEMORY_LIMIT);
+    expect(textOf(result)).not.toContain('larger than');
+    await stillServes(k);
+  });
+
   it('stops a script that calls 10,000 tools at its call limit, however it catches', async () => {
     const k = await start({ maxToolCalls: 50 });
     const result = await run(

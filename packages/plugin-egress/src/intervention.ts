@@ -1,4 +1,5 @@
-import { MetaKey, refusal } from '@sluice/core';
+import { CoreErrorCode, MetaKey, refusal, toolError } from '@sluice/core';
+import { UPSTREAM_READ_FACTOR } from './read-factor.js';
 import type { CallToolResult } from '@sluice/core';
 import { EgressErrorCode } from './errors.js';
 
@@ -41,10 +42,31 @@ export function payloadTooLarge(tool: string, record: EgressRecord): CallToolRes
   const result = refusal({
     code: EgressErrorCode.PAYLOAD_TOO_LARGE,
     message:
-      `The result of tool "${tool}" is ${formatBytes(record.originalBytes)}, over its ${formatBytes(record.limitBytes)} limit, ` +
-      'and its structured output cannot be cut without breaking its output schema.',
+      `Tool "${tool}" returned ${formatBytes(record.originalBytes)}, over its ${formatBytes(record.limitBytes)} limit ` +
+      '(maxPayloadBytes); its structured output cannot be cut without breaking its output schema.',
     suggestion: 'Use pagination (limit/offset) or filters to retrieve smaller result sets.',
     details: { originalBytes: record.originalBytes, limitBytes: record.limitBytes },
   });
-  return { ...result, _meta: { ...result._meta, [MetaKey.EGRESS]: record } };
+  // The same object, so that the pipeline still knows it for a refusal by policy.
+  result._meta = { ...result._meta, [MetaKey.EGRESS]: record };
+  return result;
+}
+
+/**
+ * The proxy's refusal of an upstream answer past the read cap, said in the
+ * terms of the setting that put the cap there: the cap is a multiple of
+ * `maxPayloadBytes`, a number the config does not hold.
+ */
+export function unreadAnswer(result: CallToolResult, tool: string, limitBytes: number): CallToolResult {
+  const meta = result._meta?.[MetaKey.ERROR] as Record<string, unknown> | undefined;
+  const cap = limitBytes * UPSTREAM_READ_FACTOR;
+  const message =
+    `The answer of tool "${tool}" exceeded ${cap} bytes (${UPSTREAM_READ_FACTOR} × its maxPayloadBytes of ` +
+    `${limitBytes}) and was not read further.`;
+  const suggestion = 'Ask for less: narrow the query, or request fewer items or a smaller page.';
+  const code = CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE;
+  // Changed in place: the pipeline knows the proxy's refusal by its object.
+  result.content = toolError({ code, message, suggestion }).content;
+  result._meta = { ...result._meta, [MetaKey.ERROR]: { ...meta, code, message, readLimitBytes: cap, limitBytes } };
+  return result;
 }

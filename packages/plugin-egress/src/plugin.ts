@@ -1,4 +1,4 @@
-import { Stage, definePlugin, parseOptions } from '@sluice/core';
+import { CoreErrorCode, Stage, definePlugin, parseOptions, readRefusal } from '@sluice/core';
 import type { Plugin, PluginApi, PluginMode, SluiceTool } from '@sluice/core';
 import { capFeature } from './features.js';
 import { NO_LIMIT, ToolLimits } from './limits.js';
@@ -6,19 +6,14 @@ import { fitsWithin } from './measure.js';
 import type { ParsedEgressOptions } from './options.js';
 import { EgressOptions } from './options.js';
 import { overLimit } from './over-limit.js';
+import { unreadAnswer } from './intervention.js';
 import './policy.js';
 import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'egress';
 
-/**
- * For an imported tool, the proxy stops reading an upstream response past
- * this multiple of the tool's limit. Results between the limit and the cap
- * are read and cut cleanly; the headroom covers JSON escaping and framing
- * on the wire, which the limit does not count. Past the cap the call fails
- * instead of buffering the body whole.
- */
-export const UPSTREAM_READ_FACTOR = 4;
+export { UPSTREAM_READ_FACTOR } from './read-factor.js';
+import { UPSTREAM_READ_FACTOR } from './read-factor.js';
 
 /**
  * The egress guard: caps the bytes a tool result carries to the model,
@@ -50,7 +45,10 @@ function applyEgress({ hooks, mode }: PluginApi, config: ParsedEgressOptions): v
     );
   hooks.postCall.tap({ name: PLUGIN_NAME, stage: Stage.TRANSFORM }, (result, ctx) => {
     const limit = limits.of(ctx.tool);
-    if (limit === NO_LIMIT || fitsWithin(result, limit)) return result;
+    if (limit === NO_LIMIT) return result;
+    if (result.isError === true && readRefusal(result)?.code === CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE)
+      return unreadAnswer(result, ctx.tool.name, limit);
+    if (fitsWithin(result, limit)) return result;
     return overLimit(result, ctx, limit, audit);
   });
 }

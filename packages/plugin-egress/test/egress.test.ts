@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { CallToolResult, SluiceTool, ToolDraft, ToolSource } from '@sluice/core';
-import { CoreErrorCode, MetaKey, SluiceError, createServer } from '@sluice/core';
+import { CoreErrorCode, MetaKey, SluiceError, Stage, createServer, definePlugin } from '@sluice/core';
 import { TestServer, captureLogger, createTestKit, metaOf, textOf } from '@sluice/core/testing';
 import { UPSTREAM_READ_FACTOR, egress, interventionText } from '@sluice/plugin-egress';
 import type { EgressRecord } from '@sluice/plugin-egress';
@@ -168,6 +168,66 @@ describe('over the limit, through a real client', () => {
     expect(textOf(result)).toContain('<error_code>PAYLOAD_TOO_LARGE</error_code>');
     expect(metaOf<EgressRecord>(result, MetaKey.EGRESS)).toMatchObject({ keptBytes: 0, limitBytes: 2_048 });
     expect(kit.logs.events('egress.refused')).toHaveLength(1);
+    await kit.close();
+  });
+
+  it('cuts a long text field of structuredContent (a file read with an outputSchema) instead of refusing, keeping the schema valid', async () => {
+    // As server-filesystem's read_text_file: the file's text in a content block and in structuredContent.
+    const outputSchema = z.object({ content: z.string() });
+    const file = 'line of a file\n'.repeat(7_000); // about 100 KB
+    let outcome: string | undefined;
+    const observer = definePlugin({
+      name: 'observer',
+      version: '1.0.0',
+      apply({ hooks }) {
+        hooks.settled.tap({ name: 'observer', stage: Stage.LAST }, (_ctx, settled) => {
+          outcome = settled.status;
+        });
+      },
+    });
+    const kit = await createTestKit({
+      plugins: [egress({ maxPayloadBytes: 65_536 }), observer],
+      tools: [
+        {
+          name: 'read_text_file',
+          outputSchema,
+          handler: () => ({ content: [{ type: 'text' as const, text: file }], structuredContent: { content: file } }),
+        },
+      ],
+    });
+    const result = await kit.call('read_text_file');
+    expect(result.isError).toBeUndefined();
+    const structured = result.structuredContent as { content: string };
+    expect(outputSchema.safeParse(structured).success).toBe(true);
+    expect(file.startsWith(structured.content)).toBe(true);
+    expect(structured.content.length).toBeGreaterThan(10_000);
+    expect(textOf(result)).toContain(interventionText(65_536));
+    expect(oracleSize(result)).toBeLessThanOrEqual(65_536);
+    expect(outcome).toBe('ok');
+    await kit.close();
+  });
+
+  it('reports an outputSchema refusal as a refusal, naming maxPayloadBytes', async () => {
+    const outputSchema = z.object({ rows: z.array(z.object({ id: z.number() })) });
+    const rows = Array.from({ length: 1_000 }, (_, i) => ({ id: i }));
+    let outcome: string | undefined;
+    const observer = definePlugin({
+      name: 'observer',
+      version: '1.0.0',
+      apply({ hooks }) {
+        hooks.settled.tap({ name: 'observer', stage: Stage.LAST }, (_ctx, settled) => {
+          outcome = settled.status;
+        });
+      },
+    });
+    const kit = await createTestKit({
+      plugins: [egress({ maxPayloadBytes: 2_048 }), observer],
+      tools: [{ name: 'typed_rows', outputSchema, handler: () => ({ content: [], structuredContent: { rows } }) }],
+    });
+    const result = await kit.call('typed_rows');
+    expect(textOf(result)).toContain('<error_code>PAYLOAD_TOO_LARGE</error_code>');
+    expect(textOf(result)).toContain('maxPayloadBytes');
+    expect(outcome).toBe('refused');
     await kit.close();
   });
 

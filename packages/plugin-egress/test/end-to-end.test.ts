@@ -89,6 +89,8 @@ describe('a 30 MB result', () => {
       expect(big.isError).toBe(true);
       expect(errorOf(big)?.code).toBe(CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE);
       expect(textOf(big)).toContain(String(8 * MiB));
+      // The number is explained by the setting it comes from.
+      expect(textOf(big)).toContain(`4 × its maxPayloadBytes of ${2 * MiB}`);
       expect(textOf(meanwhile)).toBe('pong');
       expect(textOf(await call('ping'))).toBe('pong');
       await close();

@@ -242,8 +242,9 @@ function createApprover(
     const line = { event: RiskEvent.APPROVAL_KEY_EPHEMERAL, store: api.services.store.kind };
     const message =
       '2026-07-28 approvals are sealed with a key made at start-up: they do not survive a restart or cross replicas until every replica is given the same approval key';
+    // One process with a memory store loses its approvals at a restart anyway: worth a word only when debugging.
     if (shared) logger.warn(line, message);
-    else logger.info(line, message);
+    else logger.debug(line, message);
   }
   const key = secret === undefined ? randomBytes(32) : Buffer.from(secret, 'utf8');
   const now = () => api.services.clock.now();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CoreErrorCode, MetaKey, SluiceError, createImportBatch } from '@sluice/core';
 import type { SluiceTool, ToolSource } from '@sluice/core';
-import { errorOf, textOf } from '@sluice/core/testing';
+import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
 import { FingerprintLedger, RiskErrorCode, RiskEvent, RiskTokens, assess, risk } from '@sluice/plugin-risk';
 import { addTool, official, riskKit, upstream } from './helpers.js';
 
@@ -420,5 +420,17 @@ describe('refusals', () => {
     await kit.plugin.approveRereview('dict', 'lookup');
     expect(textOf(await kit.call('lookup', { word: 'x' }))).toBe('x: a word');
     await kit.close();
+  });
+});
+
+describe('start-up noise', () => {
+  it('says nothing at info about the ephemeral approval key of one process with a memory store', async () => {
+    const kit = await createTestKit({ plugins: [risk({ ledger: { persist: 'memory' } })] });
+    try {
+      const lines = kit.logs.records.filter((r) => r.event === RiskEvent.APPROVAL_KEY_EPHEMERAL);
+      expect(lines.filter((r) => r.level >= 30)).toEqual([]);
+    } finally {
+      await kit.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import { safeJsonSchemaValidator } from '../safe-json-schema.js';
 import { openTransport } from './connection.js';
 import { endOnExit } from './exit-guard.js';
+import { connectBudgetMs } from './connect-budget.js';
 import type { ResolvedImportOptions } from './options.js';
 import { UPSTREAM_CLIENT_CAPABILITIES } from './upstream-features.js';
 
@@ -81,7 +82,7 @@ export class ModernLane {
         this.forget?.();
         this.forget = endOnExit(() => opened.pid());
       }
-      await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
+      await client.connect(opened.transport, { timeout: connectBudgetMs(this.options) });
     } catch (error) {
       this.logger.debug(
         { event: 'upstream.modern_lane_failed', upstream: this.options.name, error: this.redact(messageOf(error)) },

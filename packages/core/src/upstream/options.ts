@@ -179,14 +179,19 @@ export const ImportOptionsSchema = z
       .max(86_400_000)
       .default(60_000)
       .describe('Per-call limit, in ms. Default 60 000.'),
-    /** Limit for the handshake and each `tools/list`, in ms. Default 10 000. */
+    /**
+     * Limit for the handshake and each list, in ms. Default 60 000 for `stdio` (time for a first `npx -y` download),
+     * 10 000 otherwise.
+     */
     connectTimeoutMs: z
       .number()
       .int()
       .positive()
       .max(600_000)
-      .default(10_000)
-      .describe('Limit for the handshake and each `tools/list`, in ms. Default 10 000.'),
+      .optional()
+      .describe(
+        'Limit for the handshake and each list, in ms. Default 60 000 for `stdio` (time for a first `npx -y` download), 10 000 otherwise.',
+      ),
     /**
      * Further values to hide wherever text from this upstream reaches logs or results (e.g. a token passed in a
      * stdio `args` entry), in every form they travel in. Header, environment, URL credential and query values

@@ -24,6 +24,7 @@ import { safeJsonSchemaValidator } from '../safe-json-schema.js';
 import type { FeatureCatalog, FeatureList } from '../features/catalog.js';
 import type { ServerContext } from '../protocol.js';
 import type { SkippedTool } from '../tool.js';
+import { connectBudgetMs, handshakeError } from './connect-budget.js';
 import {
   CallRelay,
   MAX_FEATURE_ITEMS,
@@ -217,7 +218,9 @@ export class UpstreamClient implements UpstreamLink {
         redact: this.redact,
         featuresChanged: (kind) => this.refreshFeatures(client, kind),
       });
-      await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
+      await client.connect(opened.transport, { timeout: connectBudgetMs(this.options) }).catch((error: unknown) => {
+        throw handshakeError(error, this.options);
+      });
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may run during the await
       if (this.closed) throw new Error('the server is closing');
       this.client = client;
@@ -275,7 +278,7 @@ export class UpstreamClient implements UpstreamLink {
     if (catalog === undefined) return [];
     const listed = await listFeatures(
       client,
-      this.options.connectTimeoutMs,
+      connectBudgetMs(this.options),
       (name) => this.selection.exposedName(name),
       this.source(),
       (kind, id) => this.selection.featureExclusion(kind, id),
@@ -293,7 +296,7 @@ export class UpstreamClient implements UpstreamLink {
 
   /** Lists the upstream's tools, admits them through the `import` hook, and drops what it no longer offers. */
   private async sync(client: Client): Promise<ImportResult> {
-    const listed = await listTools(client, this.options.connectTimeoutMs);
+    const listed = await listTools(client, connectBudgetMs(this.options));
     const plan = planImport(listed, this.selection, (tool) => proxyExecutor(this, tool));
     // The batch names the upstream; each tool's own source names its original tool.
     const source = this.source();

@@ -175,7 +175,9 @@ async function ask<T>(
       wiring.relay.inFlight === 0
         ? 'no call of this upstream is in flight'
         : 'several calls of this upstream are in flight and the request does not say which it serves';
-    wiring.logger.warn(
+    // Servers ask for roots as soon as they start, outside any call: expected, so not a warning.
+    const expected = method === 'roots/list' && wiring.relay.inFlight === 0;
+    wiring.logger[expected ? 'debug' : 'warn'](
       { event: 'upstream.request_unrouted', upstream: wiring.upstream, method, inFlight: wiring.relay.inFlight },
       `a ${method} request of upstream "${wiring.upstream}" was refused: ${why}`,
     );
