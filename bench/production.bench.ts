@@ -18,19 +18,11 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { printTable, ratio, writeResult } from './lib.js';
 import { openSession } from './production/load.js';
-import type { Session } from './production/load.js';
+import { measure, settingsFromEnv } from './production/measure.js';
 
 const TARGET = fileURLToPath(new URL('./production/target.ts', import.meta.url));
-const quick = process.env.BENCH_QUICK === '1';
-const rounds = Number(process.env.BENCH_ROUNDS ?? 0);
-const perRound = Number(process.env.BENCH_PER_ROUND ?? 0);
-const settings = {
-  ...(quick
-    ? { warmup: 200, rounds: 3, perRound: 160, concurrency: [1, 16, 64] }
-    : { warmup: 2_000, rounds: 8, perRound: 1_500, concurrency: [1, 16, 64] }),
-  ...(rounds > 0 ? { rounds } : {}),
-  ...(perRound > 0 ? { perRound } : {}),
-};
+const settings = settingsFromEnv({ warmup: 2_000, rounds: 8, perRound: 1_500, concurrency: [1, 16, 64] });
+const quick = settings.quick;
 const sdkVariants = process.env.BENCH_SDK_TRANSPORT !== '0';
 
 interface Target {
@@ -67,29 +59,6 @@ async function startTarget(name: string, args: string[]): Promise<Target> {
   return { name, child, url, cpu };
 }
 
-interface Sample {
-  latencies: number[];
-  wallNs: bigint;
-  cpuUs: number;
-  calls: number;
-}
-
-/** `calls` calls spread over `inFlight` workers; latencies in µs. */
-async function drive(session: Session, calls: number, inFlight: number, latencies: number[] | undefined) {
-  let left = calls;
-  const worker = async () => {
-    while (left-- > 0) {
-      const t0 = process.hrtime.bigint();
-      await session.call();
-      latencies?.push(Number(process.hrtime.bigint() - t0) / 1_000);
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, worker));
-}
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
-
 const upstream = await startTarget('upstream', ['upstream']);
 const specs: [string, string[]][] = [
   ['floor', ['floor']],
@@ -112,40 +81,7 @@ for (const [name, args] of specs) targets.push(await startTarget(name, args));
 const maxInFlight = Math.max(...settings.concurrency);
 const sessions = await Promise.all(targets.map((t) => openSession(t.url, maxInFlight)));
 
-const rows: Record<string, string | number>[] = [];
-const results: Record<
-  string,
-  Record<string, { p50Us: number; p99Us: number; callsPerSec: number; cpuUsPerCall: number }>
-> = {};
-for (const inFlight of settings.concurrency) {
-  for (const session of sessions) await drive(session, settings.warmup, inFlight, undefined);
-  const samples: Sample[] = targets.map(() => ({ latencies: [], wallNs: 0n, cpuUs: 0, calls: 0 }));
-  for (let r = 0; r < settings.rounds; r++) {
-    for (let k = 0; k < targets.length; k++) {
-      const i = (r + k) % targets.length;
-      const sample = samples[i]!;
-      const cpu0 = await targets[i]!.cpu();
-      const t0 = process.hrtime.bigint();
-      await drive(sessions[i]!, settings.perRound, inFlight, sample.latencies);
-      sample.wallNs += process.hrtime.bigint() - t0;
-      sample.cpuUs += (await targets[i]!.cpu()) - cpu0;
-      sample.calls += settings.perRound;
-    }
-  }
-  const byName: (typeof results)[string] = {};
-  targets.forEach((t, i) => {
-    const s = samples[i]!;
-    const sorted = s.latencies.sort((a, b) => a - b);
-    byName[t.name] = {
-      p50Us: Math.round(percentile(sorted, 50)),
-      p99Us: Math.round(percentile(sorted, 99)),
-      callsPerSec: Math.round(s.calls / (Number(s.wallNs) / 1e9)),
-      cpuUsPerCall: Math.round(s.cpuUs / s.calls),
-    };
-    rows.push({ 'in flight': inFlight, target: t.name, ...byName[t.name] });
-  });
-  results[String(inFlight)] = byName;
-}
+const { results, rows } = await measure(targets, sessions, settings);
 printTable('tools/call over loopback HTTP, each target in its own process', rows);
 
 type Goal = { readonly label: string; readonly value: number; readonly goal: string; readonly met: boolean };

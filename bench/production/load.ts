@@ -87,10 +87,18 @@ export async function openSession(url: URL, maxSockets: number): Promise<Session
   const headers: Record<string, string> = { 'mcp-protocol-version': PROTOCOL_VERSION };
   if (typeof sessionId === 'string') headers['mcp-session-id'] = sessionId;
   await post(agent, url, headers, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
-  let id = 1;
+  // The echo tool by the name the target lists it under (a hub prefixes the upstream's name).
+  const listed = messageOf(
+    await post(agent, url, headers, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} })),
+  ) as { result?: { tools?: { name?: unknown }[] } };
+  const names = (listed.result?.tools ?? []).map((t) => t.name).filter((n): n is string => typeof n === 'string');
+  const tool = names.includes('echo') ? 'echo' : names.find((n) => /[^a-z]echo$/i.test(n));
+  if (tool === undefined) throw new Error(`${url.href} lists no echo tool: ${names.join(', ').slice(0, 300)}`);
+  const name = JSON.stringify(tool);
+  let id = 2;
   return {
     async call() {
-      const body = `{"jsonrpc":"2.0","id":${id++},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`;
+      const body = `{"jsonrpc":"2.0","id":${id++},"method":"tools/call","params":{"name":${name},"arguments":{"text":"hi"}}}`;
       const message = messageOf(await post(agent, url, headers, body));
       if (message.error !== undefined || message.result?.isError || message.result?.content?.length !== 1)
         throw new Error(`not an echo result: ${JSON.stringify(message).slice(0, 300)}`);
