@@ -152,18 +152,38 @@ describe('StdioChildTransport', () => {
 });
 
 describe('asJsonRpcMessage', () => {
+  const token = fc.oneof(fc.integer(), fc.double(), fc.string({ maxLength: 3 }), fc.boolean(), fc.constant(null));
+  /** `_meta` with the fields the message schema looks into, right and wrong. */
+  const meta = fc.record(
+    {
+      progressToken: token,
+      'io.modelcontextprotocol/related-task': fc.oneof(
+        fc.record({ taskId: token }, { requiredKeys: [] }),
+        fc.string({ maxLength: 3 }),
+      ),
+      other: fc.jsonValue({ maxDepth: 1 }),
+    },
+    { requiredKeys: [] },
+  );
   const envelope = fc.record(
     {
       jsonrpc: fc.oneof(fc.constant('2.0'), fc.constant('1.0'), fc.constant(2)),
-      id: fc.oneof(fc.integer(), fc.double(), fc.string({ maxLength: 4 }), fc.constant(null), fc.boolean()),
+      id: fc.oneof(
+        fc.integer(),
+        fc.double(),
+        fc.maxSafeInteger().map((n) => n * 2),
+        fc.string({ maxLength: 4 }),
+        fc.constant(null),
+        fc.boolean(),
+      ),
       method: fc.oneof(fc.string({ maxLength: 6 }), fc.integer()),
       params: fc.oneof(
-        fc.dictionary(fc.constantFrom('_meta', 'a'), fc.oneof(fc.object({ maxDepth: 1 }), fc.string())),
+        fc.dictionary(fc.constantFrom('_meta', 'a'), fc.oneof(meta, fc.object({ maxDepth: 1 }), fc.string())),
         fc.array(fc.integer(), { maxLength: 2 }),
         fc.constant(null),
       ),
       result: fc.oneof(
-        fc.dictionary(fc.constantFrom('_meta', 'a'), fc.oneof(fc.object({ maxDepth: 1 }), fc.string())),
+        fc.dictionary(fc.constantFrom('_meta', 'a'), fc.oneof(meta, fc.object({ maxDepth: 1 }), fc.string())),
         fc.string(),
       ),
       error: fc.oneof(
@@ -178,9 +198,21 @@ describe('asJsonRpcMessage', () => {
     { requiredKeys: [] },
   );
 
+  /** Well-formed envelopes whose `_meta` may be wrong inside. */
+  const withMeta = fc.oneof(
+    fc.record({
+      jsonrpc: fc.constant('2.0'),
+      id: fc.nat(),
+      method: fc.constant('m'),
+      params: fc.record({ _meta: meta }),
+    }),
+    fc.record({ jsonrpc: fc.constant('2.0'), method: fc.constant('m'), params: fc.record({ _meta: meta }) }),
+    fc.record({ jsonrpc: fc.constant('2.0'), id: fc.nat(), result: fc.record({ _meta: meta }) }),
+  );
+
   it('accepts exactly what the SDK message schema accepts', () => {
     fc.assert(
-      fc.property(fc.oneof(envelope, fc.jsonValue({ maxDepth: 2 })), (value) => {
+      fc.property(fc.oneof(envelope, withMeta, fc.jsonValue({ maxDepth: 2 })), (value) => {
         let sdk = true;
         try {
           parseJSONRPCMessage(value);

@@ -4,7 +4,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const isId = (id: unknown): id is string | number => typeof id === 'string' || Number.isInteger(id);
+const isId = (id: unknown): id is string | number => typeof id === 'string' || Number.isSafeInteger(id);
 
 /** Whether every key of the envelope is one of the allowed ones (the schema refuses others). */
 function keysWithin(value: Record<string, unknown>, a: string, b: string, c?: string): boolean {
@@ -12,8 +12,20 @@ function keysWithin(value: Record<string, unknown>, a: string, b: string, c?: st
   return true;
 }
 
-/** `_meta`, when present in params or a result, must be an object. */
-const metaFits = (holder: Record<string, unknown>) => holder._meta === undefined || isObject(holder._meta);
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
+/**
+ * `_meta`, when present in params or a result, as the schema wants it: an object whose progress token is
+ * a string or an integer and whose related task names its id as a string.
+ */
+function metaFits(holder: Record<string, unknown>): boolean {
+  const meta = holder._meta;
+  if (meta === undefined) return true;
+  if (!isObject(meta)) return false;
+  if (meta.progressToken !== undefined && !isId(meta.progressToken)) return false;
+  const related = meta[RELATED_TASK];
+  return related === undefined || (isObject(related) && typeof related.taskId === 'string');
+}
 
 /**
  * A parsed JSON value as a JSON-RPC message: a cheap look at the envelope
@@ -38,7 +50,7 @@ export function asJsonRpcMessage(value: unknown): JSONRPCMessage {
     } else if (
       (id === undefined || isId(id)) &&
       isObject(error) &&
-      Number.isInteger(error.code) &&
+      Number.isSafeInteger(error.code) &&
       typeof error.message === 'string' &&
       keysWithin(value, 'id', 'error')
     ) {
