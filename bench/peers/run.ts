@@ -243,7 +243,38 @@ for (const [name, start] of specs) {
   }
 }
 const maxInFlight = Math.max(...settings.concurrency);
-const sessions: Session[] = await Promise.all(targets.map((t) => openSession(t.url, maxInFlight)));
+const PROBE_MS = 20_000;
+/** A few calls, one then 16 at once, each answered in time: a target that cannot is reported, not measured. */
+async function probe(session: Session): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_MS} ms`)), PROBE_MS);
+  });
+  try {
+    await Promise.race([session.call(), late]);
+    await Promise.race([Promise.all(Array.from({ length: 16 }, () => session.call())), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+const sessions: Session[] = [];
+for (const t of [...targets]) {
+  try {
+    const session = await openSession(t.url, maxInFlight);
+    try {
+      await probe(session);
+    } catch (error) {
+      session.close();
+      throw error;
+    }
+    sessions.push(session);
+  } catch (error) {
+    if (references.has(t.name) || t.name.startsWith('sluice')) throw error;
+    skipped.push(`${t.name}: ${error instanceof Error ? error.message : String(error)}`);
+    targets.splice(targets.indexOf(t), 1);
+    t.child.kill();
+  }
+}
 const loadBefore = os.loadavg();
 const { results, rows } = await measure(targets, sessions, settings, (text) =>
   process.stderr.write(`peers: measuring, ${text}\n`),
