@@ -6,7 +6,8 @@
 // HTTP upstream: floor (node:http, fixed answer), relay (node:http byte relay), bare (SDK client + SDK
 //   server), sluice-none / sluice-all (createGateway, what `sluice serve` runs), civic-passthrough, mcp-hub.
 // stdio upstream: bare-stdio, sluice-none-stdio, sluice-all-stdio, mcp-proxy, supergateway, mcp-hub-stdio.
-// mcp-proxy and supergateway front stdio servers only; @civic/passthrough-mcp-server HTTP ones only.
+// mcp-proxy and supergateway front stdio servers only; @civic/passthrough-mcp-server HTTP ones only;
+// mcp-hub 4.2 serves the legacy HTTP+SSE transport (GET /mcp, POST /messages), which the load client speaks too.
 //
 // Run: pnpm bench:peers   (BENCH_QUICK=1 for a short run; BENCH_ROUNDS, BENCH_PER_ROUND override;
 // BENCH_ONLY=name,name measures those targets only; SLUICE_PEERS_DIR moves the install folder)
@@ -18,7 +19,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { printTable, ratio, writeResult } from '../lib.js';
-import { openSession } from '../production/load.js';
+import { openSession, openSseSession } from '../production/load.js';
 import type { Session } from '../production/load.js';
 import { measure, settingsFromEnv } from '../production/measure.js';
 import { PEERS, installPeers, installedVersion } from './install.js';
@@ -39,6 +40,10 @@ interface Target {
   readonly upstream: 'http' | 'stdio';
   readonly child: ChildProcess;
   readonly url: URL;
+  /** Opens the load client's session: Streamable HTTP, or the legacy HTTP+SSE transport for mcp-hub. */
+  readonly open: (url: URL, maxSockets: number) => Promise<Session>;
+  /** A peer's session from its readiness check, kept: mcp-hub 4.2 fails when a client goes away. */
+  readonly session?: Session;
   cpu(): Promise<number>;
 }
 
@@ -86,7 +91,7 @@ async function ours(name: string, upstream: Target['upstream'], args: string[]):
     child.once('message', (m: { url: string }) => resolve(new URL(m.url)));
     child.once('exit', (code) => reject(new Error(`target ${name} exited with ${code} before listening`)));
   });
-  return { name, upstream, child, url, cpu: () => procCpu(child.pid!) };
+  return { name, upstream, child, url, open: openSession, cpu: () => procCpu(child.pid!) };
 }
 
 /** A peer's entry script, resolved from its package.json `bin` (run with this node, not through a shim). */
@@ -106,6 +111,7 @@ async function peer(
   upstream: Target['upstream'],
   start: (port: number) => { args: string[]; env?: Record<string, string> },
   path = '/mcp',
+  open: Target['open'] = openSession,
 ): Promise<Target> {
   const port = await freePort();
   const { args, env } = start(port);
@@ -116,18 +122,24 @@ async function peer(
   labelStderr(name, child);
   const url = new URL(`http://127.0.0.1:${port}${path}`);
   const deadline = Date.now() + READY_MS;
+  let session: Session;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before listening`);
     try {
-      (await openSession(url, 1)).close();
+      session = await open(url, Math.max(...settings.concurrency));
       break;
     } catch (error) {
       if (Date.now() > deadline)
-        throw new Error(`${name} was not ready after ${READY_MS} ms: ${String(error)}`, { cause: error });
+        throw new Error(
+          `${name} was not ready after ${READY_MS} ms: ${String(error).replace(/\s+/g, ' ').slice(0, 200)}`,
+          {
+            cause: error,
+          },
+        );
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
-  return { name, upstream, child, url, cpu: () => procCpu(child.pid!) };
+  return { name, upstream, child, url, open, session, cpu: () => procCpu(child.pid!) };
 }
 
 const folder = installPeers();
@@ -170,10 +182,16 @@ const specs: [string, () => Promise<Target>][] = [
   [
     'mcp-hub',
     () =>
-      peer('mcp-hub', 'http', (port) => ({
-        args: [peerBin(folder, 'mcp-hub'), '--port', String(port), '--config', hubConfig('hub-http', { url: up })],
-        env: { HOME: hubHome },
-      })),
+      peer(
+        'mcp-hub',
+        'http',
+        (port) => ({
+          args: [peerBin(folder, 'mcp-hub'), '--port', String(port), '--config', hubConfig('hub-http', { url: up })],
+          env: { HOME: hubHome },
+        }),
+        '/mcp',
+        openSseSession,
+      ),
   ],
   ['bare-stdio', () => ours('bare-stdio', 'stdio', ['bare', 'stdio'])],
   ['sluice-none-stdio', () => ours('sluice-none-stdio', 'stdio', ['sluice-none', 'stdio'])],
@@ -215,16 +233,22 @@ const specs: [string, () => Promise<Target>][] = [
   [
     'mcp-hub-stdio',
     () =>
-      peer('mcp-hub-stdio', 'stdio', (port) => ({
-        args: [
-          peerBin(folder, 'mcp-hub'),
-          '--port',
-          String(port),
-          '--config',
-          hubConfig('hub-stdio', { command: process.execPath, args: [STDIO_FIXTURE] }),
-        ],
-        env: { HOME: hubHome },
-      })),
+      peer(
+        'mcp-hub-stdio',
+        'stdio',
+        (port) => ({
+          args: [
+            peerBin(folder, 'mcp-hub'),
+            '--port',
+            String(port),
+            '--config',
+            hubConfig('hub-stdio', { command: process.execPath, args: [STDIO_FIXTURE] }),
+          ],
+          env: { HOME: hubHome },
+        }),
+        '/mcp',
+        openSseSession,
+      ),
   ],
 ];
 // The references every ratio needs are always measured.
@@ -260,7 +284,7 @@ async function probe(session: Session): Promise<void> {
 const sessions: Session[] = [];
 for (const t of [...targets]) {
   try {
-    const session = await openSession(t.url, maxInFlight);
+    const session = t.session ?? (await t.open(t.url, maxInFlight));
     try {
       await probe(session);
     } catch (error) {
