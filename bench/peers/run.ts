@@ -296,7 +296,7 @@ for (const t of [...targets]) {
     if (references.has(t.name) || t.name.startsWith('sluice')) throw error;
     skipped.push(`${t.name}: ${error instanceof Error ? error.message : String(error)}`);
     targets.splice(targets.indexOf(t), 1);
-    t.child.kill();
+    t.child.kill('SIGKILL');
   }
 }
 const loadBefore = os.loadavg();
@@ -339,5 +339,6 @@ printTable('tools/call, each target in its own process (µs, calls/s, µs CPU pe
 printTable('Ratios in this run (bare: the bare SDK proxy over the same upstream)', ratioRows);
 writeResult(quick ? 'peers-quick' : 'peers', { settings, machine, versions, skipped, results, ratios: ratioRows });
 for (const session of sessions) session.close();
-for (const t of [...targets, upstreamServer]) t.child.kill();
+// SIGKILL: mcp-hub 4.2 does not exit on SIGTERM.
+for (const t of [...targets, upstreamServer]) t.child.kill('SIGKILL');
 process.exit(0);
