@@ -15,23 +15,21 @@
 // BENCH_ROUNDS and BENCH_PER_ROUND override the rounds and the calls per round)
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { printTable, ratio, writeResult } from './lib.js';
 import { openSession } from './production/load.js';
-import type { Session } from './production/load.js';
+import { measure, settingsFromEnv } from './production/measure.js';
 
 const TARGET = fileURLToPath(new URL('./production/target.ts', import.meta.url));
-const quick = process.env.BENCH_QUICK === '1';
-const rounds = Number(process.env.BENCH_ROUNDS ?? 0);
-const perRound = Number(process.env.BENCH_PER_ROUND ?? 0);
-const settings = {
-  ...(quick
-    ? { warmup: 200, rounds: 3, perRound: 160, concurrency: [1, 16, 64] }
-    : { warmup: 2_000, rounds: 8, perRound: 1_500, concurrency: [1, 16, 64] }),
-  ...(rounds > 0 ? { rounds } : {}),
-  ...(perRound > 0 ? { perRound } : {}),
-};
+const settings = settingsFromEnv({ warmup: 2_000, rounds: 8, perRound: 1_500, concurrency: [1, 16, 64] });
+const quick = settings.quick;
 const sdkVariants = process.env.BENCH_SDK_TRANSPORT !== '0';
+// BENCH_STDIO_ONLY=1: the floor and the stdio rows only. BENCH_BASELINE=<checkout>: the same stdio rows of
+// another checkout of this repository (its bench/production/target.ts, run in the same rounds), as base-*-stdio.
+const stdioOnly = process.env.BENCH_STDIO_ONLY === '1';
+const baseline = process.env.BENCH_BASELINE
+  ? fileURLToPath(new URL('bench/production/target.ts', pathToFileURL(`${process.env.BENCH_BASELINE}/`)))
+  : undefined;
 
 interface Target {
   readonly name: string;
@@ -40,8 +38,8 @@ interface Target {
   cpu(): Promise<number>;
 }
 
-async function startTarget(name: string, args: string[]): Promise<Target> {
-  const child = fork(TARGET, args, {
+async function startTarget(name: string, args: string[], script = TARGET): Promise<Target> {
+  const child = fork(script, args, {
     execArgv: ['--conditions=sluice:source', '--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
@@ -67,37 +65,18 @@ async function startTarget(name: string, args: string[]): Promise<Target> {
   return { name, child, url, cpu };
 }
 
-interface Sample {
-  latencies: number[];
-  wallNs: bigint;
-  cpuUs: number;
-  calls: number;
-}
-
-/** `calls` calls spread over `inFlight` workers; latencies in µs. */
-async function drive(session: Session, calls: number, inFlight: number, latencies: number[] | undefined) {
-  let left = calls;
-  const worker = async () => {
-    while (left-- > 0) {
-      const t0 = process.hrtime.bigint();
-      await session.call();
-      latencies?.push(Number(process.hrtime.bigint() - t0) / 1_000);
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, worker));
-}
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
-
 const upstream = await startTarget('upstream', ['upstream']);
-const specs: [string, string[]][] = [
+const specs: [string, string[], string?][] = [
   ['floor', ['floor']],
-  ['relay', ['relay', upstream.url.href]],
-  ['bare', ['bare', upstream.url.href]],
-  ['sluice-none', ['sluice-none', upstream.url.href]],
-  ['sluice-all', ['sluice-all', upstream.url.href]],
-  ...(sdkVariants
+  ...(stdioOnly
+    ? []
+    : ([
+        ['relay', ['relay', upstream.url.href]],
+        ['bare', ['bare', upstream.url.href]],
+        ['sluice-none', ['sluice-none', upstream.url.href]],
+        ['sluice-all', ['sluice-all', upstream.url.href]],
+      ] as [string, string[]][])),
+  ...(sdkVariants && !stdioOnly
     ? ([
         ['sdk-none', ['sluice-none', upstream.url.href, 'sdk']],
         ['sdk-all', ['sluice-all', upstream.url.href, 'sdk']],
@@ -106,55 +85,31 @@ const specs: [string, string[]][] = [
   ['bare-stdio', ['bare', 'stdio']],
   ['sluice-none-stdio', ['sluice-none', 'stdio']],
   ['sluice-all-stdio', ['sluice-all', 'stdio']],
+  ...(baseline
+    ? ([
+        ['base-none-stdio', ['sluice-none', 'stdio'], baseline],
+        ['base-all-stdio', ['sluice-all', 'stdio'], baseline],
+      ] as [string, string[], string][])
+    : []),
 ];
 const targets: Target[] = [];
-for (const [name, args] of specs) targets.push(await startTarget(name, args));
+for (const [name, args, script] of specs) targets.push(await startTarget(name, args, script));
 const maxInFlight = Math.max(...settings.concurrency);
 const sessions = await Promise.all(targets.map((t) => openSession(t.url, maxInFlight)));
 
-const rows: Record<string, string | number>[] = [];
-const results: Record<
-  string,
-  Record<string, { p50Us: number; p99Us: number; callsPerSec: number; cpuUsPerCall: number }>
-> = {};
-for (const inFlight of settings.concurrency) {
-  for (const session of sessions) await drive(session, settings.warmup, inFlight, undefined);
-  const samples: Sample[] = targets.map(() => ({ latencies: [], wallNs: 0n, cpuUs: 0, calls: 0 }));
-  for (let r = 0; r < settings.rounds; r++) {
-    for (let k = 0; k < targets.length; k++) {
-      const i = (r + k) % targets.length;
-      const sample = samples[i]!;
-      const cpu0 = await targets[i]!.cpu();
-      const t0 = process.hrtime.bigint();
-      await drive(sessions[i]!, settings.perRound, inFlight, sample.latencies);
-      sample.wallNs += process.hrtime.bigint() - t0;
-      sample.cpuUs += (await targets[i]!.cpu()) - cpu0;
-      sample.calls += settings.perRound;
-    }
-  }
-  const byName: (typeof results)[string] = {};
-  targets.forEach((t, i) => {
-    const s = samples[i]!;
-    const sorted = s.latencies.sort((a, b) => a - b);
-    byName[t.name] = {
-      p50Us: Math.round(percentile(sorted, 50)),
-      p99Us: Math.round(percentile(sorted, 99)),
-      callsPerSec: Math.round(s.calls / (Number(s.wallNs) / 1e9)),
-      cpuUsPerCall: Math.round(s.cpuUs / s.calls),
-    };
-    rows.push({ 'in flight': inFlight, target: t.name, ...byName[t.name] });
-  });
-  results[String(inFlight)] = byName;
-}
+const { results, rows } = await measure(targets, sessions, settings);
 printTable('tools/call over loopback HTTP, each target in its own process', rows);
 
 type Goal = { readonly label: string; readonly value: number; readonly goal: string; readonly met: boolean };
 const goals: Goal[] = [];
-const add = (label: string, value: number, goal: string, met: (v: number) => boolean) =>
-  goals.push({ label, value, goal, met: met(value) });
+const add = (label: string, value: number, goal: string, met: (v: number) => boolean) => {
+  // A ratio whose targets were not measured in this run (BENCH_STDIO_ONLY) is left out.
+  if (!Number.isNaN(value)) goals.push({ label, value, goal, met: met(value) });
+};
 for (const inFlight of settings.concurrency) {
   const at = results[String(inFlight)]!;
-  const g = (name: string) => at[name]!;
+  const missing = { p50Us: Number.NaN, p99Us: Number.NaN, callsPerSec: Number.NaN, cpuUsPerCall: Number.NaN };
+  const g = (name: string) => at[name] ?? missing;
   add(`${inFlight}: none/bare p50`, ratio(g('sluice-none').p50Us, g('bare').p50Us), '<= 0.70', (v) => v <= 0.7);
   const tput = ratio(g('sluice-none').callsPerSec, g('bare').callsPerSec);
   if (inFlight > 1) add(`${inFlight}: none/bare calls/s`, tput, '>= 1.5', (v) => v >= 1.5);
@@ -175,6 +130,24 @@ for (const inFlight of settings.concurrency) {
     ratio(g('sluice-none-stdio').p50Us, g('bare-stdio').p50Us),
     '<= 1.0',
     (v) => v <= 1,
+  );
+  add(
+    `${inFlight}: stdio none/base p50`,
+    ratio(g('sluice-none-stdio').p50Us, g('base-none-stdio').p50Us),
+    '(info)',
+    () => true,
+  );
+  add(
+    `${inFlight}: stdio all/base p50`,
+    ratio(g('sluice-all-stdio').p50Us, g('base-all-stdio').p50Us),
+    '(info)',
+    () => true,
+  );
+  add(
+    `${inFlight}: stdio all/base CPU per call`,
+    ratio(g('sluice-all-stdio').cpuUsPerCall, g('base-all-stdio').cpuUsPerCall),
+    '(info)',
+    () => true,
   );
   add(
     `${inFlight}: stdio all/bare p50`,

@@ -87,14 +87,89 @@ export async function openSession(url: URL, maxSockets: number): Promise<Session
   const headers: Record<string, string> = { 'mcp-protocol-version': PROTOCOL_VERSION };
   if (typeof sessionId === 'string') headers['mcp-session-id'] = sessionId;
   await post(agent, url, headers, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
-  let id = 1;
+  const send = async (body: string) => messageOf(await post(agent, url, headers, body));
+  return callsOver(url, send, () => agent.destroy());
+}
+
+type Message = ReturnType<typeof messageOf>;
+
+/** The echo tool (by the name the target lists it under: a hub prefixes the upstream's name) and its calls. */
+async function callsOver(url: URL, send: (body: string) => Promise<Message>, close: () => void): Promise<Session> {
+  const listed = (await send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }))) as {
+    result?: { tools?: { name?: unknown }[] };
+  };
+  const names = (listed.result?.tools ?? []).map((t) => t.name).filter((n): n is string => typeof n === 'string');
+  const tool = names.includes('echo') ? 'echo' : names.find((n) => /[^a-z]echo$/i.test(n));
+  if (tool === undefined) throw new Error(`${url.href} lists no echo tool: ${names.join(', ').slice(0, 300)}`);
+  const name = JSON.stringify(tool);
+  let id = 2;
   return {
     async call() {
-      const body = `{"jsonrpc":"2.0","id":${id++},"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`;
-      const message = messageOf(await post(agent, url, headers, body));
+      const body = `{"jsonrpc":"2.0","id":${id++},"method":"tools/call","params":{"name":${name},"arguments":{"text":"hi"}}}`;
+      const message = await send(body);
       if (message.error !== undefined || message.result?.isError || message.result?.content?.length !== 1)
         throw new Error(`not an echo result: ${JSON.stringify(message).slice(0, 300)}`);
     },
-    close: () => agent.destroy(),
+    close,
   };
+}
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'load', version: '1' } },
+});
+
+/**
+ * A session over the legacy HTTP+SSE transport (a target that serves no Streamable HTTP): one event stream
+ * from GET `url`, whose `endpoint` event names where messages are POSTed; answers come on the stream.
+ */
+export async function openSseSession(url: URL, maxSockets: number): Promise<Session> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets });
+  const waiting = new Map<number, (message: Message & { id?: unknown }) => void>();
+  let endpoint: (url: URL) => void;
+  const endpointKnown = new Promise<URL>((resolve) => (endpoint = resolve));
+  const stream = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const request = http.get(url, { headers: { accept: 'text/event-stream' } }, resolve);
+    request.on('error', reject);
+  });
+  if (stream.statusCode !== 200) throw new Error(`HTTP ${stream.statusCode} for the event stream`);
+  let text = '';
+  stream.setEncoding('utf8').on('data', (chunk: string) => {
+    text += chunk;
+    for (let end = text.indexOf('\n\n'); end !== -1; end = text.indexOf('\n\n')) {
+      const event = text.slice(0, end).replace(/\r/g, '');
+      text = text.slice(end + 2);
+      const type = /^event: ?(.*)$/m.exec(event)?.[1] ?? 'message';
+      const data = event
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n');
+      if (type === 'endpoint') endpoint(new URL(data, url));
+      else if (type === 'message' && data !== '') {
+        const message = JSON.parse(data) as Message & { id?: unknown };
+        if (typeof message.id === 'number') waiting.get(message.id)?.(message);
+      }
+    }
+  });
+  const target = await endpointKnown;
+  const send = async (body: string): Promise<Message> => {
+    const id =
+      /^\{"jsonrpc":"2.0","id":(\d+)/.exec(body)?.[1] ?? JSON.stringify((JSON.parse(body) as { id?: unknown }).id);
+    const answered = new Promise<Message>((resolve) => waiting.set(Number(id), resolve));
+    const accepted = await post(agent, target, {}, body);
+    if (accepted.status !== 200 && accepted.status !== 202)
+      throw new Error(`HTTP ${accepted.status}: ${accepted.body.slice(0, 200)}`);
+    const message = await answered;
+    waiting.delete(Number(id));
+    return message;
+  };
+  await send(INITIALIZE);
+  await post(agent, target, {}, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+  return callsOver(url, send, () => {
+    stream.destroy();
+    agent.destroy();
+  });
 }

@@ -54,14 +54,26 @@ function upstream(): Promise<URL> {
   return listen(fetchHandler((request) => handler.fetch(request)));
 }
 
+/** What the floor answers tools/list with, so that a load client finds the echo tool there too. */
+const FLOOR_LIST = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  result: { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] },
+});
+
 /** The floor: node:http answering a fixed JSON-RPC body (with the request's id spliced in). */
 function floor(): Promise<URL> {
   return listen((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const id = /"id":\s*(\d+)/.exec(Buffer.concat(chunks).toString('latin1'))?.[1] ?? '0';
-      const body = id === '0' ? FLOOR_BODY : Buffer.from(FLOOR_BODY.toString('latin1').replace('"id":0', `"id":${id}`));
+      const text = Buffer.concat(chunks).toString('latin1');
+      const id = /"id":\s*(\d+)/.exec(text)?.[1] ?? '0';
+      const body = text.includes('"tools/list"')
+        ? Buffer.from(FLOOR_LIST.replace('"id":0', `"id":${id}`))
+        : id === '0'
+          ? FLOOR_BODY
+          : Buffer.from(FLOOR_BODY.toString('latin1').replace('"id":0', `"id":${id}`));
       res.writeHead(200, {
         'content-type': 'application/json',
         'mcp-session-id': 'floor',

@@ -1,7 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
-import { STDIO_DEFAULT_MAX_BUFFER_SIZE, parseJSONRPCMessage, serializeMessage } from '@modelcontextprotocol/server';
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE, serializeMessage } from '@modelcontextprotocol/server';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { rpcErrorBody } from './rpc-error-body.js';
+import { asJsonRpcMessage } from './upstream/message-shape.js';
 
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
@@ -50,7 +51,8 @@ export class StdioLineTransport implements Transport {
     for (;;) {
       const newline = this.buffer.indexOf(0x0a);
       if (newline === -1) break;
-      const line = this.buffer.toString('utf8', 0, newline).replace(/\r$/, '');
+      const end = newline > 0 && this.buffer[newline - 1] === 0x0d ? newline - 1 : newline;
+      const line = this.buffer.toString('utf8', 0, end);
       this.buffer = this.buffer.subarray(newline + 1);
       if (line.trim().length > 0) this.receive(line);
     }
@@ -72,7 +74,8 @@ export class StdioLineTransport implements Transport {
     }
     let message: JSONRPCMessage;
     try {
-      message = parseJSONRPCMessage(value);
+      // The envelope only; each method's params are parsed where the SDK dispatches it.
+      message = asJsonRpcMessage(value);
     } catch (error) {
       const id = (value as { id?: unknown } | null)?.id;
       const isRequest = typeof (value as { method?: unknown } | null)?.method === 'string';

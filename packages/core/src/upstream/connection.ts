@@ -21,6 +21,11 @@ export interface OpenContext {
   readonly redact: (text: string) => string;
   /** Keeps a stdio child's last stderr lines, for the warning when it fails. */
   readonly stderrTail?: StderrTail;
+  /**
+   * The client negotiates the protocol era (versionNegotiation `auto`): over stdio it gets the SDK's own
+   * transport, whose probe runs on a disposable sibling process. Otherwise stdio gets StdioChildTransport.
+   */
+  readonly negotiates?: boolean;
 }
 
 /** Builds the transport a connection describes. Each reconnection gets a fresh one. */
@@ -64,25 +69,43 @@ async function openInProcess(server: Extract<Connection, { type: 'in-process' }>
   return { transport: clientSide, pid: () => undefined };
 }
 
-// Loaded on first use: it pulls in process spawning, which in-process and HTTP upstreams never need.
+// Loaded on first use: they pull in process spawning, which in-process and HTTP upstreams never need.
 let stdioModule: Promise<typeof import('@modelcontextprotocol/client/stdio')> | undefined;
+let childModule: Promise<typeof import('./stdio-child-transport.js')> | undefined;
 
 async function openStdio(
   connection: Extract<Connection, { type: 'stdio' }>,
   ctx: OpenContext,
 ): Promise<OpenedTransport> {
-  stdioModule ??= import('@modelcontextprotocol/client/stdio');
-  const { StdioClientTransport } = await stdioModule;
-  const transport = new StdioClientTransport({
-    command: connection.command,
-    ...(connection.args ? { args: connection.args } : {}),
-    ...(connection.env ? { env: connection.env } : {}),
-    ...(connection.cwd ? { cwd: connection.cwd } : {}),
-    ...(connection.maxMessageBytes ? { maxBufferSize: connection.maxMessageBytes } : {}),
-    stderr: 'pipe',
-  });
+  let opened: OpenedTransport & {
+    readonly stderr: { on: (event: 'data', listener: (chunk: Buffer) => void) => unknown } | null;
+  };
+  if (ctx.negotiates) {
+    stdioModule ??= import('@modelcontextprotocol/client/stdio');
+    const { StdioClientTransport } = await stdioModule;
+    const transport = new StdioClientTransport({
+      command: connection.command,
+      ...(connection.args ? { args: connection.args } : {}),
+      ...(connection.env ? { env: connection.env } : {}),
+      ...(connection.cwd ? { cwd: connection.cwd } : {}),
+      ...(connection.maxMessageBytes ? { maxBufferSize: connection.maxMessageBytes } : {}),
+      stderr: 'pipe',
+    });
+    opened = { transport, pid: () => transport.pid ?? undefined, stderr: transport.stderr };
+  } else {
+    childModule ??= import('./stdio-child-transport.js');
+    const { StdioChildTransport } = await childModule;
+    const transport = new StdioChildTransport({
+      command: connection.command,
+      ...(connection.args ? { args: connection.args } : {}),
+      ...(connection.env ? { env: connection.env } : {}),
+      ...(connection.cwd ? { cwd: connection.cwd } : {}),
+      ...(connection.maxMessageBytes ? { maxMessageBytes: connection.maxMessageBytes } : {}),
+    });
+    opened = { transport, pid: () => transport.pid, stderr: transport.stderr };
+  }
   // The child's stderr is drained (a full pipe would stall it) and kept at debug level.
-  transport.stderr?.on('data', (chunk: Buffer) => {
+  opened.stderr?.on('data', (chunk: Buffer) => {
     const text = chunk.toString('utf8');
     ctx.stderrTail?.push(text);
     ctx.logger.debug(
@@ -90,7 +113,7 @@ async function openStdio(
       'upstream stderr',
     );
   });
-  return { transport, pid: () => transport.pid ?? undefined };
+  return { transport: opened.transport, pid: () => opened.pid() };
 }
 
 /** Where an upstream is, safe to log: no headers, query, credentials, arguments or environment. */

@@ -77,6 +77,8 @@ export class ModernLane {
         upstream: this.options.name,
         logger: this.logger,
         redact: this.redact,
+        // Over stdio, the era probe needs the SDK's own transport (it probes on a disposable sibling).
+        negotiates: true,
       });
       if (this.options.connection.type === 'stdio') {
         this.forget?.();
