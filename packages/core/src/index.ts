@@ -117,6 +117,8 @@ export {
   StdioConnectionSchema,
 } from './upstream/options.js';
 export type { ImportOptions, InProcessServer, UpstreamConnection, UpstreamTransportType } from './upstream/options.js';
+export { ClientCredentialsAuthSchema, UpstreamAuthSchema } from './upstream/oauth/options.js';
+export type { UpstreamAuth } from './upstream/oauth/options.js';
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
 export { isContinuedRound } from './upstream/round-presentation.js';
 export { extractTraceContext, injectTraceContext, tracingRegistered, withTraceSpan } from './upstream/tracing.js';

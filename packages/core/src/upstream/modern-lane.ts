@@ -3,6 +3,7 @@ import { messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { safeJsonSchemaValidator } from '../safe-json-schema.js';
 import { openTransport } from './connection.js';
+import type { UpstreamAuthorizer } from './oauth/authorizer.js';
 import { endOnExit } from './exit-guard.js';
 import type { ResolvedImportOptions } from './options.js';
 import { UPSTREAM_CLIENT_CAPABILITIES } from './upstream-features.js';
@@ -38,6 +39,7 @@ export class ModernLane {
     private readonly version: string,
     private readonly logger: Logger,
     private readonly redact: (text: string) => string,
+    private readonly auth?: UpstreamAuthorizer,
   ) {
     this.legacyOnly = !laneAllowed(options.connection);
   }
@@ -76,6 +78,7 @@ export class ModernLane {
         upstream: this.options.name,
         logger: this.logger,
         redact: this.redact,
+        auth: this.auth,
       });
       if (this.options.connection.type === 'stdio') {
         this.forget?.();

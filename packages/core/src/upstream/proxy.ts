@@ -17,6 +17,7 @@ import { CoreErrorCode } from '../errors.js';
 import type { UpstreamErrorCode } from './errors.js';
 import { upstreamFailure } from './errors.js';
 import { refusal } from '../refusal.js';
+import { isUpstreamAuthError } from './oauth/errors.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
 import { injectTraceContext, traceIdle, withTraceSpan } from './tracing.js';
@@ -258,6 +259,8 @@ function failed(link: UpstreamLink, client: Client, original: Tool, error: unkno
       details: { upstream: link.name },
     });
   }
+  if (isUpstreamAuthError(error) || (error instanceof SdkHttpError && error.status === 401))
+    return unauthorized(link, tool, error, detail, ctx);
   const code = classify(error);
   ctx.logger.warn(
     { event: 'upstream.call_failed', upstream: link.name, tool, code, error: detail },
@@ -295,6 +298,28 @@ function failed(link: UpstreamLink, client: Client, original: Tool, error: unkno
         'Try again shortly. The call may or may not have taken effect upstream.',
       );
   }
+}
+
+/** Sluice could not authenticate: the connection is as healthy as before, and the message says what to do. */
+function unauthorized(
+  link: UpstreamLink,
+  tool: string,
+  error: unknown,
+  detail: string,
+  ctx: CallContext,
+): CallToolResult {
+  const code = CoreErrorCode.UPSTREAM_UNAUTHORIZED;
+  ctx.logger.warn(
+    { event: 'upstream.call_unauthorized', upstream: link.name, tool, code, error: detail },
+    `call to upstream "${link.name}" could not be authenticated`,
+  );
+  if (isUpstreamAuthError(error)) return upstreamFailure(code, link.name, `${error.detail}.`, error.suggestion);
+  return upstreamFailure(
+    code,
+    link.name,
+    `Upstream "${link.name}" refused Sluice's credentials for "${tool}", even after a fresh token.`,
+    "Ask the operator to check this upstream's `auth` settings; retrying will not help until then.",
+  );
 }
 
 /**

@@ -15,6 +15,8 @@ import { endOnExit } from './exit-guard.js';
 import { HealthTracker } from './health.js';
 import { StderrTail } from './stderr-tail.js';
 import { ModernLane } from './modern-lane.js';
+import type { UpstreamAuthorizer } from './oauth/authorizer.js';
+import { createAuthorizer } from './oauth/authorizer.js';
 import { RoundStateSeal } from './round-state.js';
 import type { UpstreamStatus } from './health.js';
 import type { ResolvedImportOptions } from './options.js';
@@ -78,6 +80,7 @@ export class UpstreamClient implements UpstreamLink {
   private readonly announced = new Set<FeatureList>();
   private readonly relay = new CallRelay();
   private readonly lane: ModernLane;
+  private readonly auth: UpstreamAuthorizer | undefined;
   readonly roundSeal: RoundStateSeal;
 
   constructor(
@@ -87,14 +90,18 @@ export class UpstreamClient implements UpstreamLink {
     this.name = options.name;
     this.timeoutMs = options.timeoutMs;
     this.redact = createRedactor(
-      [...secretsOf(options.connection), ...(options.redact ?? [])],
+      [...secretsOf(options.connection, options.auth), ...(options.redact ?? [])],
       host.services.redactions,
     );
     this.logger = host.logger;
     this.stderrTail = new StderrTail();
     this.health = new HealthTracker(options.name, host.logger, () => host.services.clock.now());
     this.selection = createSelection(options);
-    this.lane = new ModernLane(options, host.version, host.logger, this.redact);
+    const connection = options.connection;
+    const url = connection.type === 'http' || connection.type === 'sse' ? connection.url : undefined;
+    // One authorizer for both lanes, so that they share a token.
+    this.auth = createAuthorizer(options.name, url, options.auth, host.services.clock);
+    this.lane = new ModernLane(options, host.version, host.logger, this.redact, this.auth);
     this.roundSeal = host.roundSeal ?? new RoundStateSeal();
   }
 
@@ -195,6 +202,7 @@ export class UpstreamClient implements UpstreamLink {
         logger: this.logger,
         redact: this.redact,
         stderrTail: this.stderrTail,
+        auth: this.auth,
       });
       // A stdio child must not outlive this process, even one that exits without closing the server.
       forget = connectionIsStdio(this.options) ? endOnExit(() => opened.pid()) : undefined;
