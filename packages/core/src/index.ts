@@ -88,7 +88,17 @@ export { Stage } from './stages.js';
 export type { StdioHandle, StdioOptions } from './stdio.js';
 
 export { MemoryStore } from './store/memory.js';
-export type { Admission, Permit, Semaphore, SemaphoreOptions, SetOptions, Store } from './store/types.js';
+export type {
+  Admission,
+  CredentialRecords,
+  CredentialSlot,
+  Permit,
+  Semaphore,
+  SemaphoreOptions,
+  SetOptions,
+  Store,
+} from './store/types.js';
+export { CredentialVault, CredentialVaultOptions } from './store/credential-vault.js';
 
 export { ToolNameSchema, annotationsOf, createImportBatch, isToolName } from './tool.js';
 export type {
