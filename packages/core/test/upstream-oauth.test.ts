@@ -11,6 +11,7 @@ import { FakeClock, captureLogger, errorOf, textOf } from '@sluice/core/testing'
 import { READER, startAuthorizationServer } from './helpers/authorization-server.js';
 import type { AuthorizationServer } from './helpers/authorization-server.js';
 import { call, connectClient } from './fixtures/upstream-helpers.js';
+import { startFront } from './helpers/front.js';
 
 let as: AuthorizationServer;
 beforeAll(async () => {
@@ -93,34 +94,16 @@ async function countingTokenEndpoint(): Promise<{ url: string; count: () => numb
 async function revokingFront(listener: HttpListener): Promise<{ url: URL; revokeLast: () => void }> {
   const revoked = new Set<string>();
   let last: string | undefined;
-  const server = http.createServer((req, res) => {
+  const front = await startFront(listener.url, (req, res) => {
     const authorization = req.headers.authorization ?? '';
     last = authorization;
-    if (revoked.has(authorization)) {
-      res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' });
-      res.end();
-      return;
-    }
-    const forward = http.request(
-      new URL(req.url ?? '/', listener.url),
-      { method: req.method, headers: { ...req.headers, host: listener.url.host } },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    req.pipe(forward);
+    if (!revoked.has(authorization)) return false;
+    res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' });
+    res.end();
+    return true;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(resolve);
-      }),
-  );
-  const url = new URL(listener.url.pathname, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-  return { url, revokeLast: () => last !== undefined && revoked.add(last) };
+  cleanups.push(() => front.close());
+  return { url: front.url, revokeLast: () => last !== undefined && revoked.add(last) };
 }
 
 interface Gateway {

@@ -95,7 +95,7 @@ export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTok
           scopes: scopesOf(payload),
           claims: Object.freeze({ ...payload }),
         };
-        const authInfo = authInfoFor(identity, payload.exp, new URL(resource));
+        const authInfo = authInfoFor(identity, payload.exp, new URL(resource), token);
         verified.set(token, authInfo, protectedHeader.kid);
         return authInfo;
       } catch (error) {

@@ -15,8 +15,10 @@ import { endOnExit } from './exit-guard.js';
 import { HealthTracker } from './health.js';
 import { StderrTail } from './stderr-tail.js';
 import { ModernLane } from './modern-lane.js';
-import type { UpstreamAuthorizer } from './oauth/authorizer.js';
-import { createAuthorizer } from './oauth/authorizer.js';
+import { CallerConnections } from './caller-connections.js';
+import type { UpstreamAuthorizer, UpstreamAuthorizers } from './oauth/authorizer.js';
+import { createAuthorizers } from './oauth/authorizer.js';
+import type { CallerIdentity } from '../auth/identity.js';
 import { RoundStateSeal } from './round-state.js';
 import type { UpstreamStatus } from './health.js';
 import type { ResolvedImportOptions } from './options.js';
@@ -81,6 +83,8 @@ export class UpstreamClient implements UpstreamLink {
   private readonly relay = new CallRelay();
   private readonly lane: ModernLane;
   private readonly auth: UpstreamAuthorizer | undefined;
+  private readonly authorizers: UpstreamAuthorizers | undefined;
+  private readonly callers: CallerConnections | undefined;
   readonly roundSeal: RoundStateSeal;
 
   constructor(
@@ -100,7 +104,13 @@ export class UpstreamClient implements UpstreamLink {
     const connection = options.connection;
     const url = connection.type === 'http' || connection.type === 'sse' ? connection.url : undefined;
     // One authorizer for both lanes, so that they share a token.
-    this.auth = createAuthorizer(options.name, url, options.auth, host.services.clock);
+    this.authorizers = createAuthorizers(options.name, url, options.auth, host.services.clock);
+    this.auth = this.authorizers?.connection;
+    const auth = options.auth;
+    this.callers =
+      auth?.type === 'token_exchange'
+        ? new CallerConnections(options, host.version, host.logger, this.redact, auth.maxCallers)
+        : undefined;
     this.lane = new ModernLane(options, host.version, host.logger, this.redact, this.auth);
     this.roundSeal = host.roundSeal ?? new RoundStateSeal();
   }
@@ -132,6 +142,11 @@ export class UpstreamClient implements UpstreamLink {
 
   modernLane(): Promise<Client | undefined> {
     return this.lane.get();
+  }
+
+  callerClient(caller: CallerIdentity | undefined): Promise<Client> | undefined {
+    const auth = this.authorizers?.forCaller?.(caller);
+    return auth === undefined ? undefined : this.callers?.get(caller, auth);
   }
 
   enterCall(mcp: ServerContext | undefined): () => void {
@@ -174,7 +189,7 @@ export class UpstreamClient implements UpstreamLink {
     this.timer = undefined;
     const clients = [this.client, this.attempting].filter((c): c is Client => c !== undefined);
     this.client = undefined;
-    await Promise.allSettled([...clients.map((c) => c.close()), this.lane.close()]);
+    await Promise.allSettled([...clients.map((c) => c.close()), this.lane.close(), this.callers?.close()]);
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {

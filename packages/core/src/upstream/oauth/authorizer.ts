@@ -1,9 +1,11 @@
+import type { CallerIdentity } from '../../auth/identity.js';
+import { subjectTokenOf } from '../../auth/identity.js';
 import type { Clock } from '../../clock.js';
 import { messageOf } from '../../errors.js';
 import { UpstreamAuthError, isUpstreamAuthError } from './errors.js';
 import type { AuthorizationTarget } from './metadata.js';
 import { discoverAuthorization } from './metadata.js';
-import type { ResolvedClientCredentials, ResolvedUpstreamAuth } from './options.js';
+import type { ResolvedTokenExchange, ResolvedUpstreamAuth } from './options.js';
 import { requestToken } from './token-endpoint.js';
 
 /**
@@ -21,8 +23,17 @@ export interface UpstreamAuthorizer {
   rejected(authorization: string): Promise<boolean>;
 }
 
+/** An upstream's authorizers: the connection's own, and, for `token_exchange`, one per caller. */
+export interface UpstreamAuthorizers {
+  readonly connection: UpstreamAuthorizer;
+  /** The authorizer of one call's caller; undefined when calls use the connection's. */
+  forCaller?(caller: CallerIdentity | undefined): UpstreamAuthorizer;
+}
+
 /** A token's lifetime when the server does not say: short, so that a revoked grant is noticed. */
 const DEFAULT_LIFETIME_SEC = 300;
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 interface Cached {
   readonly header: string;
@@ -31,70 +42,27 @@ interface Cached {
   readonly afterRejection: boolean;
 }
 
-/**
- * The gateway's own token for one upstream (client-credentials grant):
- * discovered once, cached, replaced shortly before it expires, and replaced
- * once when the upstream refuses it. Concurrent requests share one token
- * request.
- */
-export class ClientCredentialsAuthorizer implements UpstreamAuthorizer {
+/** The gateway's client at one upstream's authorization server: discovery once, then token requests. */
+class TokenClient {
   private target: Promise<AuthorizationTarget> | undefined;
-  private cached: Cached | undefined;
-  private pending: Promise<Cached> | undefined;
 
   constructor(
-    private readonly upstream: string,
+    readonly upstream: string,
     private readonly url: URL,
-    private readonly options: ResolvedClientCredentials,
-    private readonly clock: Clock,
+    readonly options: ResolvedUpstreamAuth,
+    readonly clock: Clock,
   ) {}
 
-  async authorization(): Promise<string> {
-    const cached = this.cached;
-    if (cached !== undefined && this.clock.now() < cached.refreshAt) return cached.header;
-    return (await this.renew(false)).header;
-  }
-
-  async rejected(authorization: string): Promise<boolean> {
-    const cached = this.cached;
-    // Another request already replaced the refused token: use the new one.
-    if (cached !== undefined && cached.header !== authorization) return true;
-    if (cached?.afterRejection === true) {
-      this.cached = undefined;
-      return false;
-    }
-    await this.renew(true);
-    return true;
-  }
-
-  private renew(afterRejection: boolean): Promise<Cached> {
-    this.pending ??= this.fetchToken(afterRejection).finally(() => (this.pending = undefined));
-    return this.pending;
-  }
-
-  private async fetchToken(afterRejection: boolean): Promise<Cached> {
+  async request(grant: (target: AuthorizationTarget) => Record<string, string>) {
     const target = await this.discover();
     const { options } = this;
-    const issued = await requestToken({
+    return requestToken({
       upstream: this.upstream,
       endpoint: target.tokenEndpoint,
-      form: {
-        grant_type: 'client_credentials',
-        resource: target.resource,
-        ...(options.scope === undefined ? {} : { scope: options.scope }),
-      },
+      form: { ...grant(target), ...(options.scope === undefined ? {} : { scope: options.scope }) },
       client: { id: options.clientId, secret: options.clientSecret, method: options.tokenEndpointAuthMethod },
       timeoutMs: options.timeoutMs,
     });
-    const lifetimeMs = (issued.expiresIn ?? DEFAULT_LIFETIME_SEC) * 1_000;
-    const earlyMs = Math.min(options.refreshBeforeExpirySec * 1_000, lifetimeMs / 2);
-    const cached = {
-      header: `Bearer ${issued.accessToken}`,
-      refreshAt: this.clock.now() + lifetimeMs - earlyMs,
-      afterRejection,
-    };
-    this.cached = cached;
-    return cached;
   }
 
   /** Discovery runs once; a failed one is tried again on the next request. */
@@ -118,13 +86,140 @@ export class ClientCredentialsAuthorizer implements UpstreamAuthorizer {
   }
 }
 
-/** The authorizer an upstream's `auth` describes, for its HTTP endpoint; undefined without `auth`. */
-export function createAuthorizer(
+/**
+ * One grant's token: cached, replaced shortly before it expires, and
+ * replaced once when the upstream refuses it. Concurrent requests share one
+ * token request.
+ */
+class CachedGrant implements UpstreamAuthorizer {
+  private cached: Cached | undefined;
+  private pending: Promise<Cached> | undefined;
+
+  constructor(
+    private readonly client: TokenClient,
+    private readonly grant: (target: AuthorizationTarget) => Record<string, string>,
+  ) {}
+
+  async authorization(): Promise<string> {
+    const cached = this.cached;
+    if (cached !== undefined && this.client.clock.now() < cached.refreshAt) return cached.header;
+    return (await this.renew(false)).header;
+  }
+
+  async rejected(authorization: string): Promise<boolean> {
+    const cached = this.cached;
+    // Another request already replaced the refused token: use the new one.
+    if (cached !== undefined && cached.header !== authorization) return true;
+    if (cached?.afterRejection === true) {
+      this.cached = undefined;
+      return false;
+    }
+    await this.renew(true);
+    return true;
+  }
+
+  private renew(afterRejection: boolean): Promise<Cached> {
+    this.pending ??= this.fetchToken(afterRejection).finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  private async fetchToken(afterRejection: boolean): Promise<Cached> {
+    const issued = await this.client.request(this.grant);
+    const lifetimeMs = (issued.expiresIn ?? DEFAULT_LIFETIME_SEC) * 1_000;
+    const earlyMs = Math.min(this.client.options.refreshBeforeExpirySec * 1_000, lifetimeMs / 2);
+    const cached = {
+      header: `Bearer ${issued.accessToken}`,
+      refreshAt: this.client.clock.now() + lifetimeMs - earlyMs,
+      afterRejection,
+    };
+    this.cached = cached;
+    return cached;
+  }
+}
+
+/** A caller's exchanged token, and the latest verified token of theirs to exchange when it must be renewed. */
+interface CallerGrant {
+  subjectToken: string;
+  readonly grant: CachedGrant;
+}
+
+/**
+ * Per-caller grants of a `token_exchange` upstream: each caller's verified
+ * token exchanged for one bound to the upstream, kept per caller (the least
+ * recently used beyond `maxCallers` are forgotten).
+ */
+class CallerGrants {
+  private readonly grants = new Map<string, CallerGrant>();
+
+  constructor(
+    private readonly client: TokenClient,
+    private readonly options: ResolvedTokenExchange,
+  ) {}
+
+  forCaller(caller: CallerIdentity | undefined): UpstreamAuthorizer {
+    const subjectToken = caller === undefined ? undefined : subjectTokenOf(caller);
+    if (caller === undefined || subjectToken === undefined) return new Refused(this.client.upstream);
+    const key = JSON.stringify([caller.subject, caller.clientId]);
+    let entry = this.grants.get(key);
+    if (entry !== undefined) {
+      this.grants.delete(key);
+      entry.subjectToken = subjectToken;
+    } else {
+      const created: CallerGrant = {
+        subjectToken,
+        grant: new CachedGrant(this.client, (target) => ({
+          grant_type: TOKEN_EXCHANGE,
+          subject_token: created.subjectToken,
+          subject_token_type: ACCESS_TOKEN_TYPE,
+          requested_token_type: ACCESS_TOKEN_TYPE,
+          resource: target.resource,
+          ...(this.options.audience === undefined ? {} : { audience: this.options.audience }),
+        })),
+      };
+      entry = created;
+      if (this.grants.size >= this.options.maxCallers) {
+        const oldest = this.grants.keys().next();
+        if (oldest.done !== true) this.grants.delete(oldest.value);
+      }
+    }
+    this.grants.set(key, entry);
+    return entry.grant;
+  }
+}
+
+/** A caller who did not sign in with OAuth has no token to exchange. */
+class Refused implements UpstreamAuthorizer {
+  constructor(private readonly upstream: string) {}
+
+  authorization(): Promise<string> {
+    return Promise.reject(
+      new UpstreamAuthError(
+        this.upstream,
+        `Upstream "${this.upstream}" is reached with each caller's own OAuth grant (token exchange), and this caller did not sign in with OAuth`,
+        'Call again signed in with an OAuth token from the gateway’s authorization server.',
+      ),
+    );
+  }
+
+  rejected(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+}
+
+/** The authorizers an upstream's `auth` describes, for its HTTP endpoint; undefined without `auth`. */
+export function createAuthorizers(
   upstream: string,
   url: string | undefined,
   auth: ResolvedUpstreamAuth | undefined,
   clock: Clock,
-): UpstreamAuthorizer | undefined {
+): UpstreamAuthorizers | undefined {
   if (auth === undefined || url === undefined) return undefined;
-  return new ClientCredentialsAuthorizer(upstream, new URL(url), auth, clock);
+  const client = new TokenClient(upstream, new URL(url), auth, clock);
+  const connection = new CachedGrant(client, (target) => ({
+    grant_type: 'client_credentials',
+    resource: target.resource,
+  }));
+  if (auth.type === 'client_credentials') return { connection };
+  const callers = new CallerGrants(client, auth);
+  return { connection, forCaller: (caller) => callers.forCaller(caller) };
 }
