@@ -2,12 +2,23 @@
 // credentials come from the environment, tokens come from a real
 // authorization server (oidc-provider), and the upstream verifies that each
 // one is bound to it.
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
-import { READER, startAuthorizationServer } from '../../core/test/helpers/authorization-server.js';
-import type { AuthorizationServer } from '../../core/test/helpers/authorization-server.js';
 import { call, httpClient, runCli, tempConfig } from './helpers.js';
+
+interface AuthorizationServer {
+  readonly issuer: string;
+  close(): Promise<void>;
+}
+
+// Core's test authorization server (oidc-provider), loaded at run time: it lies outside this package's sources.
+const helper = fileURLToPath(new URL('../../core/test/helpers/authorization-server.ts', import.meta.url));
+const { READER, startAuthorizationServer } = (await import(helper)) as {
+  READER: { id: string; secret: string };
+  startAuthorizationServer: () => Promise<AuthorizationServer>;
+};
 
 let as: AuthorizationServer;
 let upstream: SluiceServer;
