@@ -57,6 +57,10 @@ export const CoreErrorCode = Object.freeze({
   UPSTREAM_INVALID_RESPONSE: 'UPSTREAM_INVALID_RESPONSE',
   /** The upstream's answer was larger than the tool's `responseLimitBytes` (an isError result). */
   UPSTREAM_RESPONSE_TOO_LARGE: 'UPSTREAM_RESPONSE_TOO_LARGE',
+  /** A credential vault record cannot be opened with the configured keys (a missing or wrong key, or an altered record). */
+  VAULT_UNREADABLE: 'VAULT_UNREADABLE',
+  /** Sluice could not authenticate to the upstream: discovery, the token endpoint or the upstream refused (an isError result). */
+  UPSTREAM_UNAUTHORIZED: 'UPSTREAM_UNAUTHORIZED',
   /** The request's `x-sluice-*` headers exclude this tool (an isError result). */
   TOOL_NOT_AVAILABLE: 'TOOL_NOT_AVAILABLE',
 } as const);

@@ -92,7 +92,17 @@ export { Stage } from './stages.js';
 export type { StdioHandle, StdioOptions } from './stdio.js';
 
 export { MemoryStore } from './store/memory.js';
-export type { Admission, Permit, Semaphore, SemaphoreOptions, SetOptions, Store } from './store/types.js';
+export type {
+  Admission,
+  CredentialRecords,
+  CredentialSlot,
+  Permit,
+  Semaphore,
+  SemaphoreOptions,
+  SetOptions,
+  Store,
+} from './store/types.js';
+export { CredentialVault, CredentialVaultOptions } from './store/credential-vault.js';
 
 export { ToolNameSchema, annotationsOf, createImportBatch, isToolName } from './tool.js';
 export type {
@@ -121,6 +131,8 @@ export {
   StdioConnectionSchema,
 } from './upstream/options.js';
 export type { ImportOptions, InProcessServer, UpstreamConnection, UpstreamTransportType } from './upstream/options.js';
+export { ClientCredentialsAuthSchema, UpstreamAuthSchema } from './upstream/oauth/options.js';
+export type { UpstreamAuth } from './upstream/oauth/options.js';
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
 export { isContinuedRound } from './upstream/round-presentation.js';
 export { extractTraceContext, injectTraceContext, tracingRegistered, withTraceSpan } from './upstream/tracing.js';

@@ -34,4 +34,27 @@ export class KeySpace {
   value(key: string): string {
     return `${this.prefix}kv:${key}`;
   }
+
+  /** A vault record: upstream and subject in hex, so that neither can inject a glob or a separator. */
+  credential(slot: { readonly upstream: string; readonly subject: string }): string {
+    return `${this.prefix}vault:${hex(slot.upstream)}:${hex(slot.subject)}`;
+  }
+
+  /** A SCAN pattern for the vault records a filter matches. */
+  credentialPattern(filter: { readonly upstream?: string | undefined; readonly subject?: string | undefined }): string {
+    const upstream = filter.upstream === undefined ? '*' : hex(filter.upstream);
+    const subject = filter.subject === undefined ? '*' : hex(filter.subject);
+    return `${globEscape(this.prefix)}vault:${upstream}:${subject}`;
+  }
+
+  /** The slot a vault record's key names, or undefined for another key. */
+  credentialSlot(key: string): { upstream: string; subject: string } | undefined {
+    const match = /^vault:([0-9a-f]*):([0-9a-f]*)$/.exec(key.slice(this.prefix.length));
+    if (!key.startsWith(this.prefix) || match === null) return undefined;
+    return { upstream: unhex(match[1] ?? ''), subject: unhex(match[2] ?? '') };
+  }
 }
+
+const hex = (text: string): string => Buffer.from(text, 'utf8').toString('hex');
+const unhex = (text: string): string => Buffer.from(text, 'hex').toString('utf8');
+const globEscape = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&');

@@ -3,6 +3,7 @@ import { createDefaultLogger, parseOptions } from '@sluice/core';
 import type { Logger, Semaphore, SemaphoreOptions, SetOptions, Store } from '@sluice/core';
 import { Backend } from './backend.js';
 import { Connection } from './connection.js';
+import { RedisCredentials } from './credentials.js';
 import { STORE_NAME, redisUnavailable, storeClosed } from './errors.js';
 import { KeySpace } from './keys.js';
 import { RedisConnection, RedisStoreOptions } from './options.js';
@@ -25,6 +26,8 @@ export class RedisStore implements Store {
   private readonly host: SemaphoreHost;
   private readonly keys: KeySpace;
   private readonly values: Values;
+  /** The credential vault's sealed records, shared by every replica. */
+  readonly credentials: RedisCredentials;
   private readonly semaphores = new Map<string, RedisSemaphore>();
   private readonly replica = randomBytes(6).toString('base64url');
   private counter = 0;
@@ -43,6 +46,7 @@ export class RedisStore implements Store {
     this.backend = new Backend(link, config.onRedisLoss, logger);
     this.wakeups = new Wakeups(link.subscriber);
     this.values = new Values(this.backend, this.keys);
+    this.credentials = new RedisCredentials(this.backend, this.keys);
     this.host = {
       backend: this.backend,
       wakeups: this.wakeups,

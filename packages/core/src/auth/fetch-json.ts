@@ -2,23 +2,31 @@
 const MAX_JSON_BYTES = 256 * 1024;
 const FETCH_TIMEOUT_MS = 5_000;
 
-/** Reads a response's body up to `MAX_JSON_BYTES`; past it, stops reading and throws. */
-async function boundedBody(url: string, response: Response): Promise<Buffer> {
+/** A response's body, or undefined once it passes `maxBytes` (the rest is not read). */
+export async function readBounded(response: Response, maxBytes: number): Promise<Buffer | undefined> {
   const reader: ReadableStreamDefaultReader<Uint8Array> | undefined = response.body?.getReader();
-  if (!reader) throw new Error(`${url} sent no body`);
   const chunks: Uint8Array[] = [];
+  if (!reader) return Buffer.alloc(0);
   let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > MAX_JSON_BYTES) {
+    if (size > maxBytes) {
       await reader.cancel();
-      throw new Error(`${url} answered more than ${MAX_JSON_BYTES} bytes`);
+      return undefined;
     }
     chunks.push(value);
   }
   return Buffer.concat(chunks);
+}
+
+/** Reads a response's body up to `MAX_JSON_BYTES`; past it, stops reading and throws. */
+async function boundedBody(url: string, response: Response): Promise<Buffer> {
+  if (!response.body) throw new Error(`${url} sent no body`);
+  const body = await readBounded(response, MAX_JSON_BYTES);
+  if (body === undefined) throw new Error(`${url} answered more than ${MAX_JSON_BYTES} bytes`);
+  return body;
 }
 
 /** Fetches JSON from an authorization server, bounded in time and size. */

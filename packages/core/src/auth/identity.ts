@@ -18,10 +18,28 @@ export interface CallerIdentity {
 const IDENTITY = 'dev.sluice/identity';
 
 /**
+ * The verified token behind each OAuth identity, for the one use the spec
+ * allows: exchanging it at the authorization server (RFC 8693). Kept out of
+ * every object a plugin or upstream can read.
+ */
+const SUBJECT_TOKENS = new WeakMap<CallerIdentity, string>();
+
+/** The verified token of an OAuth caller, for a token exchange; never to be sent anywhere else. */
+export function subjectTokenOf(identity: CallerIdentity): string | undefined {
+  return SUBJECT_TOKENS.get(identity);
+}
+
+/**
  * The AuthInfo handed to the SDK and to every hook. The raw token is replaced
  * so that no plugin or upstream proxy can pass the caller's credential on.
  */
-export function authInfoFor(identity: CallerIdentity, expiresAt: number | undefined, resource?: URL): AuthInfo {
+export function authInfoFor(
+  identity: CallerIdentity,
+  expiresAt: number | undefined,
+  resource?: URL,
+  token?: string,
+): AuthInfo {
+  if (token !== undefined) SUBJECT_TOKENS.set(identity, token);
   return {
     token: '[redacted]',
     clientId: identity.clientId,

@@ -48,7 +48,7 @@ export function introspectionVerifier(config: Introspection, resource: string): 
         scopes,
         claims: Object.freeze({ ...claims }),
       } as const;
-      return authInfoFor(identity, claims.exp, new URL(resource));
+      return authInfoFor(identity, claims.exp, new URL(resource), token);
     },
   };
 }

@@ -98,7 +98,12 @@ export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTok
         };
         // The leeway is applied once, here (jose checked `exp` with it): the expiry handed on is when this server
         // stops accepting the token, so that the SDK's own later check does not refuse it inside the leeway.
-        const authInfo = authInfoFor(identity, (payload.exp ?? 0) + settings.clockToleranceSec, new URL(resource));
+        const authInfo = authInfoFor(
+          identity,
+          (payload.exp ?? 0) + settings.clockToleranceSec,
+          new URL(resource),
+          token,
+        );
         verified.set(token, authInfo, protectedHeader.kid);
         return authInfo;
       } catch (error) {

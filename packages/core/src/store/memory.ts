@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
+import { MemoryCredentials } from './memory-credentials.js';
 import { LocalSemaphore } from './semaphore.js';
 import type { FenceSource } from './semaphore.js';
 import type { Semaphore, SemaphoreOptions, SetOptions, Store } from './types.js';
@@ -93,7 +94,12 @@ export class MemoryStore implements Store {
     if (semaphore instanceof KeyedSemaphore) this.rest(semaphore);
   };
 
-  constructor(private readonly clock: Clock = systemClock) {}
+  /** The credential vault's sealed records. */
+  readonly credentials: MemoryCredentials;
+
+  constructor(private readonly clock: Clock = systemClock) {
+    this.credentials = new MemoryCredentials(clock);
+  }
 
   semaphore(key: string, options: SemaphoreOptions): Semaphore {
     const existing = this.semaphores.get(key);

@@ -66,6 +66,27 @@ export interface SetOptions {
   readonly ttlMs?: number;
 }
 
+/** Where one credential sits in the vault: one upstream, one caller. */
+export interface CredentialSlot {
+  readonly upstream: string;
+  /** The caller's subject (`ctx.auth.subject`), or a fixed name for the gateway's own grant. */
+  readonly subject: string;
+}
+
+/**
+ * The credential vault's records in a store. Core's `CredentialVault` seals
+ * each one (AES-256-GCM) before it gets here: a store keeps and shares
+ * ciphertext only.
+ */
+export interface CredentialRecords {
+  put(slot: CredentialSlot, sealed: string, options?: SetOptions): Promise<void>;
+  get(slot: CredentialSlot): Promise<string | undefined>;
+  /** The slots held that match the filter (an absent field matches any), at most `limit` (default 10 000). */
+  list(filter?: Partial<CredentialSlot>, limit?: number): Promise<CredentialSlot[]>;
+  /** Removes every record matching the filter (both fields: one record); resolves with how many went. */
+  revoke(filter: Partial<CredentialSlot>): Promise<number>;
+}
+
 export interface Store {
   /** A short name for logs: `memory`, `redis`. */
   readonly kind: string;
@@ -79,5 +100,7 @@ export interface Store {
   delete(key: string): Promise<boolean>;
   /** Adds `by` (default 1) and returns the new value; the TTL applies when the key is created. */
   increment(key: string, by?: number, options?: SetOptions): Promise<number>;
+  /** The credential vault's sealed records; a store without them cannot back `upstreams[].auth` grants per caller. */
+  readonly credentials?: CredentialRecords;
   close(): Promise<void>;
 }

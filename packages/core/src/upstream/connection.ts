@@ -5,6 +5,8 @@ import type { ResolvedImportOptions } from './options.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 import { budgetedFetch } from './response-limit.js';
 import type { StderrTail } from './stderr-tail.js';
+import type { UpstreamAuthorizer } from './oauth/authorizer.js';
+import { authorizedFetch } from './oauth/authorized-fetch.js';
 
 type Connection = ResolvedImportOptions['connection'];
 
@@ -26,6 +28,8 @@ export interface OpenContext {
    * transport, whose probe runs on a disposable sibling process. Otherwise stdio gets StdioChildTransport.
    */
   readonly negotiates?: boolean;
+  /** Authenticates HTTP and SSE requests (an OAuth token per request); absent, only static headers are sent. */
+  readonly auth?: UpstreamAuthorizer | undefined;
 }
 
 /** Builds the transport a connection describes. Each reconnection gets a fresh one. */
@@ -41,13 +45,14 @@ export async function openTransport(connection: Connection, ctx: OpenContext): P
           transport: new NodeHttpClientTransport(new URL(connection.url), {
             headers: { ...connection.headers },
             ...(connection.maxMessageBytes === undefined ? {} : { maxMessageBytes: connection.maxMessageBytes }),
+            auth: ctx.auth,
           }),
           pid: () => undefined,
         };
       return {
         transport: new StreamableHTTPClientTransport(new URL(connection.url), {
           requestInit: { headers: { ...connection.headers } },
-          fetch: budgetedFetch(connection.maxMessageBytes),
+          fetch: fetchFor(connection, ctx),
         }),
         pid: () => undefined,
       };
@@ -56,11 +61,17 @@ export async function openTransport(connection: Connection, ctx: OpenContext): P
         transport: new SSEClientTransport(new URL(connection.url), {
           // The transport sends these headers on the event stream as well as on each POST.
           requestInit: { headers: { ...connection.headers } },
-          fetch: budgetedFetch(connection.maxMessageBytes),
+          fetch: fetchFor(connection, ctx),
         }),
         pid: () => undefined,
       };
   }
+}
+
+/** The SDK transports' fetch: bounded, and authorized when the upstream has `auth`. */
+function fetchFor(connection: { readonly maxMessageBytes?: number | undefined }, ctx: OpenContext) {
+  const bounded = budgetedFetch(connection.maxMessageBytes);
+  return ctx.auth === undefined ? bounded : authorizedFetch(ctx.auth, bounded);
 }
 
 async function openInProcess(server: Extract<Connection, { type: 'in-process' }>['server']): Promise<OpenedTransport> {
@@ -146,7 +157,12 @@ function maskedPath(pathname: string): string {
  * Values that must never appear in logs or results: header and environment
  * values, URL credentials and query values (decoded and as written).
  */
-export function secretsOf(connection: Connection): string[] {
+export function secretsOf(connection: Connection, auth?: ResolvedImportOptions['auth']): string[] {
+  const authSecrets = auth === undefined ? [] : [auth.clientSecret];
+  return [...authSecrets, ...connectionSecrets(connection)];
+}
+
+function connectionSecrets(connection: Connection): string[] {
   if (connection.type === 'stdio') return Object.values(connection.env ?? {});
   if (connection.type === 'http' || connection.type === 'sse') {
     const url = new URL(connection.url);

@@ -10,7 +10,8 @@ export type UpstreamErrorCode =
   | typeof CoreErrorCode.UPSTREAM_DISCONNECTED
   | typeof CoreErrorCode.UPSTREAM_ERROR
   | typeof CoreErrorCode.UPSTREAM_INVALID_RESPONSE
-  | typeof CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE;
+  | typeof CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE
+  | typeof CoreErrorCode.UPSTREAM_UNAUTHORIZED;
 
 /** A failed proxied call, as the model reads it; names the upstream, never its address or secrets. */
 export function upstreamFailure(

@@ -3,6 +3,7 @@ import { messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { safeJsonSchemaValidator } from '../safe-json-schema.js';
 import { openTransport } from './connection.js';
+import type { UpstreamAuthorizer } from './oauth/authorizer.js';
 import { endOnExit } from './exit-guard.js';
 import { connectBudgetMs } from './connect-budget.js';
 import type { ResolvedImportOptions } from './options.js';
@@ -39,6 +40,7 @@ export class ModernLane {
     private readonly version: string,
     private readonly logger: Logger,
     private readonly redact: (text: string) => string,
+    private readonly auth?: UpstreamAuthorizer,
   ) {
     this.legacyOnly = !laneAllowed(options.connection);
   }
@@ -79,6 +81,7 @@ export class ModernLane {
         redact: this.redact,
         // Over stdio, the era probe needs the SDK's own transport (it probes on a disposable sibling).
         negotiates: true,
+        auth: this.auth,
       });
       if (this.options.connection.type === 'stdio') {
         this.forget?.();

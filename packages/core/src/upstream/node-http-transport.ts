@@ -17,6 +17,7 @@ import { MessageMeter } from './message-meter.js';
 import type { ResponseBudget } from './response-limit.js';
 import { ResponseTooLargeError, messageCap } from './response-limit.js';
 import { SseParser } from './sse-parser.js';
+import type { UpstreamAuthorizer } from './oauth/authorizer.js';
 
 /** The per-request header that carries a call's response budget to the transport; never sent. */
 const BUDGET_HEADER = 'x-sluice-response-budget';
@@ -64,6 +65,8 @@ export interface NodeHttpTransportOptions {
    * or a call's read budget when its tool allows more.
    */
   readonly maxMessageBytes?: number;
+  /** Supplies the `Authorization` header (an OAuth token), and a new one once when the upstream answers 401. */
+  readonly auth?: UpstreamAuthorizer | undefined;
 }
 
 interface StreamOptions {
@@ -219,7 +222,7 @@ export class NodeHttpClientTransport implements Transport {
   /** Ends the session upstream with a DELETE (a 405 means the server keeps sessions to itself). */
   async terminateSession(): Promise<void> {
     if (this.session === undefined) return;
-    const response = await this.exchange('DELETE', this.commonHeaders(), undefined, undefined);
+    const response = await this.authorizedExchange('DELETE', this.commonHeaders(), undefined, undefined);
     response.resume();
     const status = response.statusCode ?? 0;
     if (status >= 300 && status !== 405)
@@ -260,7 +263,7 @@ export class NodeHttpClientTransport implements Transport {
     headers['content-type'] = 'application/json';
     headers.accept = 'application/json, text/event-stream';
     headers['content-length'] = String(Buffer.byteLength(body));
-    const response = await this.exchange('POST', headers, body, options?.requestSignal);
+    const response = await this.authorizedExchange('POST', headers, body, options?.requestSignal);
     const status = response.statusCode ?? 0;
     if (handshake && status >= 200 && status < 300) {
       const session = response.headers['mcp-session-id'];
@@ -305,6 +308,26 @@ export class NodeHttpClientTransport implements Transport {
     if (this.session !== undefined) headers['mcp-session-id'] = this.session;
     if (this.version !== undefined) headers['mcp-protocol-version'] = this.version;
     return headers;
+  }
+
+  /**
+   * `exchange` with the authorizer's header; a 401 gets the request sent once
+   * more if the authorizer obtained a new token. Without an authorizer, `exchange` itself.
+   */
+  private async authorizedExchange(
+    method: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Incoming> {
+    const auth = this.options.auth;
+    if (auth === undefined) return this.exchange(method, headers, body, signal);
+    headers.authorization = await auth.authorization();
+    const response = await this.exchange(method, headers, body, signal);
+    if (response.statusCode !== 401 || !(await auth.rejected(headers.authorization))) return response;
+    response.resume();
+    headers.authorization = await auth.authorization();
+    return this.exchange(method, headers, body, signal);
   }
 
   /** Sends one request and resolves with the response head; the body is the caller's to read. */
@@ -405,7 +428,7 @@ export class NodeHttpClientTransport implements Transport {
     const headers = this.commonHeaders();
     headers.accept = 'text/event-stream';
     if (options.resumptionToken) headers['last-event-id'] = options.resumptionToken;
-    this.exchange('GET', headers, undefined, options.requestSignal)
+    this.authorizedExchange('GET', headers, undefined, options.requestSignal)
       .then(
         (response) => {
           const status = response.statusCode ?? 0;

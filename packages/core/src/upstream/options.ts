@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CoreErrorCode, SluiceError } from '../errors.js';
 import { formatIssues } from '../issues.js';
+import { UpstreamAuthSchema } from './oauth/options.js';
 
 /**
  * An SDK server object to import in-process: a v2 `McpServer` or `Server`
@@ -136,6 +137,10 @@ export const ImportOptionsSchema = z
     connection: UpstreamConnectionSchema.describe(
       'How to reach the upstream: `stdio`, `http` or `sse` (or `in-process` in code).',
     ),
+    /** How Sluice authenticates to an `http` or `sse` upstream beyond static headers: an OAuth grant. */
+    auth: UpstreamAuthSchema.optional().describe(
+      'How Sluice authenticates to an `http` or `sse` upstream beyond static headers: an OAuth grant.',
+    ),
     /** Prefix for the exposed names: `${namespace}${separator}${originalName}`. Default: none. */
     namespace: z
       .string()
@@ -240,9 +245,24 @@ export function parseImportOptions(options: unknown): ResolvedImportOptions {
     const { retry } = parsed.data;
     if (retry.maxDelayMs < retry.initialDelayMs)
       throw invalid(options, 'retry.maxDelayMs: must be at least retry.initialDelayMs');
+    const authProblem = authConflict(parsed.data);
+    if (authProblem !== undefined) throw invalid(options, authProblem);
     return parsed.data;
   }
   throw invalid(options, formatIssues(parsed.error));
+}
+
+/** `auth` needs an HTTP connection, and owns the `Authorization` header. */
+function authConflict({ auth, connection }: ResolvedImportOptions): string | undefined {
+  if (auth === undefined) return undefined;
+  if (connection.type !== 'http' && connection.type !== 'sse')
+    return 'auth: applies to `http` and `sse` connections only';
+  if (Object.keys(connection.headers ?? {}).some((name) => name.toLowerCase() === 'authorization'))
+    return 'auth: remove the static `authorization` header; `auth` supplies it';
+  // A caller's own token rides on each call's request, which only Sluice's node:http transport carries.
+  if (auth.type === 'token_exchange' && (connection.type !== 'http' || connection.transport !== 'node'))
+    return "auth: token_exchange needs an `http` connection with the default transport ('node')";
+  return undefined;
 }
 
 function invalid(options: unknown, detail: string): SluiceError {

@@ -17,6 +17,8 @@ import { CoreErrorCode } from '../errors.js';
 import type { UpstreamErrorCode } from './errors.js';
 import { upstreamFailure } from './errors.js';
 import { refusal } from '../refusal.js';
+import { isUpstreamAuthError } from './oauth/errors.js';
+import type { CallerIdentity } from '../auth/identity.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
 import { injectTraceContext, traceIdle, withTraceSpan } from './tracing.js';
@@ -39,6 +41,8 @@ export interface UpstreamLink {
   connectionFailed(client: Client, reason: string): void;
   /** Removes secrets from text and bounds its length. */
   redact(text: string): string;
+  /** This caller's own connection, when the upstream is reached with each caller's grant (`token_exchange`). */
+  callerClient?(caller: CallerIdentity | undefined): Promise<Client> | undefined;
   /** A call began, for relaying the upstream's requests and log messages to its caller; returns what ends it. */
   enterCall?(mcp: ServerContext | undefined): () => void;
   /** The connection for 2026-07-28 callers, or undefined (the upstream speaks only 2025-11-25). */
@@ -80,12 +84,34 @@ async function callUpstream(
   ctx: CallContext,
   spanContext: Context | undefined,
 ): Promise<CallToolResult> {
+  const own = link.callerClient?.(ctx.auth);
+  if (own !== undefined) {
+    let client: Client;
+    try {
+      client = await own;
+    } catch (error) {
+      return callerConnectionFailed(link, original, error, ctx);
+    }
+    return callOn(link, original, ctx, spanContext, client, undefined);
+  }
   // A 2026-07-28 caller's call crosses a 2026-07-28 connection, so that input-required round trips cross with it.
   const lane = link.roundSeal !== undefined && isModernCaller(ctx.mcp) ? await link.modernLane?.() : undefined;
   const round =
     lane !== undefined && link.roundSeal ? roundParams(ctx.mcp, link.name, original.name, link.roundSeal) : undefined;
   const client = lane ?? link.connected();
   if (client === undefined) return unavailable(link);
+  return callOn(link, original, ctx, spanContext, client, round);
+}
+
+/** A tool call on one connection to the upstream, with its budget, progress relay and failure mapping. */
+async function callOn(
+  link: UpstreamLink,
+  original: Tool,
+  ctx: CallContext,
+  spanContext: Context | undefined,
+  client: Client,
+  round: ReturnType<typeof roundParams> | undefined,
+): Promise<CallToolResult> {
   const limit = ctx.tool.responseLimitBytes;
   let meta = toPlainMeta(ctx.outgoingMeta, round?.meta);
   if (spanContext !== undefined) injectTraceContext((meta ??= {}), spanContext);
@@ -258,6 +284,8 @@ function failed(link: UpstreamLink, client: Client, original: Tool, error: unkno
       details: { upstream: link.name },
     });
   }
+  if (isUpstreamAuthError(error) || (error instanceof SdkHttpError && error.status === 401))
+    return unauthorized(link, tool, error, detail, ctx);
   const code = classify(error);
   ctx.logger.warn(
     { event: 'upstream.call_failed', upstream: link.name, tool, code, error: detail },
@@ -295,6 +323,45 @@ function failed(link: UpstreamLink, client: Client, original: Tool, error: unkno
         'Try again shortly. The call may or may not have taken effect upstream.',
       );
   }
+}
+
+/** A caller's own connection could not be opened: their grant was refused, or the upstream is unreachable. */
+function callerConnectionFailed(link: UpstreamLink, original: Tool, error: unknown, ctx: CallContext): CallToolResult {
+  const detail = link.redact(messageOf(error)) || 'no details given';
+  if (isUpstreamAuthError(error) || (error instanceof SdkHttpError && error.status === 401))
+    return unauthorized(link, original.name, error, detail, ctx);
+  ctx.logger.warn(
+    { event: 'upstream.call_failed', upstream: link.name, tool: original.name, error: detail },
+    `call to upstream "${link.name}" failed`,
+  );
+  return upstreamFailure(
+    CoreErrorCode.UPSTREAM_UNAVAILABLE,
+    link.name,
+    `Sluice could not open this caller's connection to upstream "${link.name}": ${detail}`,
+    'Try again shortly.',
+  );
+}
+
+/** Sluice could not authenticate: the connection is as healthy as before, and the message says what to do. */
+function unauthorized(
+  link: UpstreamLink,
+  tool: string,
+  error: unknown,
+  detail: string,
+  ctx: CallContext,
+): CallToolResult {
+  const code = CoreErrorCode.UPSTREAM_UNAUTHORIZED;
+  ctx.logger.warn(
+    { event: 'upstream.call_unauthorized', upstream: link.name, tool, code, error: detail },
+    `call to upstream "${link.name}" could not be authenticated`,
+  );
+  if (isUpstreamAuthError(error)) return upstreamFailure(code, link.name, `${error.detail}.`, error.suggestion);
+  return upstreamFailure(
+    code,
+    link.name,
+    `Upstream "${link.name}" refused Sluice's credentials for "${tool}", even after a fresh token.`,
+    "Ask the operator to check this upstream's `auth` settings; retrying will not help until then.",
+  );
 }
 
 /**

@@ -15,6 +15,10 @@ import { endOnExit } from './exit-guard.js';
 import { HealthTracker } from './health.js';
 import { StderrTail } from './stderr-tail.js';
 import { ModernLane } from './modern-lane.js';
+import { CallerConnections } from './caller-connections.js';
+import type { UpstreamAuthorizer, UpstreamAuthorizers } from './oauth/authorizer.js';
+import { createAuthorizers } from './oauth/authorizer.js';
+import type { CallerIdentity } from '../auth/identity.js';
 import { RoundStateSeal } from './round-state.js';
 import type { UpstreamStatus } from './health.js';
 import type { ResolvedImportOptions } from './options.js';
@@ -79,6 +83,9 @@ export class UpstreamClient implements UpstreamLink {
   private readonly announced = new Set<FeatureList>();
   private readonly relay = new CallRelay();
   private readonly lane: ModernLane;
+  private readonly auth: UpstreamAuthorizer | undefined;
+  private readonly authorizers: UpstreamAuthorizers | undefined;
+  private readonly callers: CallerConnections | undefined;
   readonly roundSeal: RoundStateSeal;
 
   constructor(
@@ -88,14 +95,24 @@ export class UpstreamClient implements UpstreamLink {
     this.name = options.name;
     this.timeoutMs = options.timeoutMs;
     this.redact = createRedactor(
-      [...secretsOf(options.connection), ...(options.redact ?? [])],
+      [...secretsOf(options.connection, options.auth), ...(options.redact ?? [])],
       host.services.redactions,
     );
     this.logger = host.logger;
     this.stderrTail = new StderrTail();
     this.health = new HealthTracker(options.name, host.logger, () => host.services.clock.now());
     this.selection = createSelection(options);
-    this.lane = new ModernLane(options, host.version, host.logger, this.redact);
+    const connection = options.connection;
+    const url = connection.type === 'http' || connection.type === 'sse' ? connection.url : undefined;
+    // One authorizer for both lanes, so that they share a token.
+    this.authorizers = createAuthorizers(options.name, url, options.auth, host.services.clock);
+    this.auth = this.authorizers?.connection;
+    const auth = options.auth;
+    this.callers =
+      auth?.type === 'token_exchange'
+        ? new CallerConnections(options, host.version, host.logger, this.redact, auth.maxCallers)
+        : undefined;
+    this.lane = new ModernLane(options, host.version, host.logger, this.redact, this.auth);
     this.roundSeal = host.roundSeal ?? new RoundStateSeal();
   }
 
@@ -126,6 +143,11 @@ export class UpstreamClient implements UpstreamLink {
 
   modernLane(): Promise<Client | undefined> {
     return this.lane.get();
+  }
+
+  callerClient(caller: CallerIdentity | undefined): Promise<Client> | undefined {
+    const auth = this.authorizers?.forCaller?.(caller);
+    return auth === undefined ? undefined : this.callers?.get(caller, auth);
   }
 
   enterCall(mcp: ServerContext | undefined): () => void {
@@ -168,7 +190,7 @@ export class UpstreamClient implements UpstreamLink {
     this.timer = undefined;
     const clients = [this.client, this.attempting].filter((c): c is Client => c !== undefined);
     this.client = undefined;
-    await Promise.allSettled([...clients.map((c) => c.close()), this.lane.close()]);
+    await Promise.allSettled([...clients.map((c) => c.close()), this.lane.close(), this.callers?.close()]);
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {
@@ -196,6 +218,7 @@ export class UpstreamClient implements UpstreamLink {
         logger: this.logger,
         redact: this.redact,
         stderrTail: this.stderrTail,
+        auth: this.auth,
       });
       // A stdio child must not outlive this process, even one that exits without closing the server.
       forget = connectionIsStdio(this.options) ? endOnExit(() => opened.pid()) : undefined;

@@ -1,0 +1,99 @@
+import { Client } from '@modelcontextprotocol/client';
+import type { CallerIdentity } from '../auth/identity.js';
+import { messageOf } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { safeJsonSchemaValidator } from '../safe-json-schema.js';
+import { openTransport } from './connection.js';
+import type { UpstreamAuthorizer } from './oauth/authorizer.js';
+import type { ResolvedImportOptions } from './options.js';
+import { UPSTREAM_CLIENT_CAPABILITIES } from './upstream-features.js';
+
+interface Entry {
+  readonly client: Promise<Client>;
+}
+
+/**
+ * One connection per caller, for an upstream reached with each caller's own
+ * grant (`token_exchange`): an upstream binds its sessions to the token
+ * that opened them, so a caller's calls travel on a session opened with
+ * that caller's token. Opened on the caller's first call; past `max`, the
+ * least recently used are closed.
+ */
+export class CallerConnections {
+  private readonly entries = new Map<string, Entry>();
+  private closed = false;
+
+  constructor(
+    private readonly options: ResolvedImportOptions,
+    private readonly version: string,
+    private readonly logger: Logger,
+    private readonly redact: (text: string) => string,
+    private readonly max: number,
+  ) {}
+
+  /** The caller's connection, opened with `auth` if it is not open yet; rejects when it cannot be opened. */
+  get(caller: CallerIdentity | undefined, auth: UpstreamAuthorizer): Promise<Client> {
+    const key = JSON.stringify([caller?.subject, caller?.clientId]);
+    const existing = this.entries.get(key);
+    if (existing !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, existing);
+      return existing.client;
+    }
+    if (this.closed) return Promise.reject(new Error('the server is closing'));
+    const entry: Entry = { client: this.open(key, auth) };
+    this.entries.set(key, entry);
+    entry.client.catch(() => this.forget(key, entry));
+    if (this.entries.size > this.max) {
+      const oldest = this.entries.entries().next();
+      if (oldest.done !== true) this.drop(oldest.value[0], oldest.value[1]);
+    }
+    return entry.client;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const entries = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.allSettled(entries.map(async (e) => (await e.client).close()));
+  }
+
+  private async open(key: string, auth: UpstreamAuthorizer): Promise<Client> {
+    const client = new Client(
+      { name: 'sluice', version: this.version },
+      { capabilities: UPSTREAM_CLIENT_CAPABILITIES, jsonSchemaValidator: safeJsonSchemaValidator() },
+    );
+    const { name } = this.options;
+    const opened = await openTransport(this.options.connection, {
+      upstream: name,
+      logger: this.logger,
+      redact: this.redact,
+      auth,
+    });
+    client.onerror = (error) =>
+      this.logger.debug(
+        { event: 'upstream.transport_error', upstream: name, error: this.redact(messageOf(error)) },
+        'upstream transport error',
+      );
+    try {
+      await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    }
+    client.onclose = () => {
+      const entry = this.entries.get(key);
+      if (entry !== undefined) void entry.client.then((c) => c === client && this.forget(key, entry));
+    };
+    return client;
+  }
+
+  private forget(key: string, entry: Entry): void {
+    if (this.entries.get(key) === entry) this.entries.delete(key);
+  }
+
+  private drop(key: string, entry: Entry): void {
+    this.forget(key, entry);
+    entry.client.then((c) => c.close()).catch(() => {});
+  }
+}
