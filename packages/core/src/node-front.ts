@@ -187,7 +187,7 @@ class Exchange implements FrontRequest {
 /**
  * Reads a body into one buffer, up to `max` bytes. Past it, resolves at once
  * as too large: the answer is a refusal, and the listener bounds what more it
- * reads of that body (see `boundRefusedBody`), so a body that never ends is
+ * reads of that body (see `boundUnreadBody` in http.ts), so a body that never ends is
  * not read to its end.
  */
 function readBody(req: http.IncomingMessage, max: number): Promise<BodyRead> {
