@@ -24,7 +24,7 @@ describe('chaining options', () => {
       [{ mode: 'loud' }, 'mode'],
       [{ tools: ['has space'] }, 'tools.0'],
       [{ targets: 'x' }, 'targets'],
-      [{ depth: 3 }, '(options)'],
+      [{ depth: 3 }, 'depth'],
     ] as const) {
       const error = failure(options);
       expect(SluiceError.is(error) && error.code).toBe(CoreErrorCode.INVALID_OPTIONS);
