@@ -390,15 +390,24 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
   type GuardTap = (next: RequestExecutor, target: RequestTarget) => RequestExecutor;
   const wrapExecuteTap = (fn: ExecuteTap): ExecuteTap => wrapWrapper(fn, 'execute', (tool) => `tool "${tool.name}"`);
   // A guard wraps executors as `execute` does, with the same attribution; only what it plans for differs.
+  // A feature request's upstream answers a failure by throwing its own protocol error (a tool's upstream answers
+  // with a result): that error passes through a wrapper that awaited it, as the upstream gave it.
   const wrapGuardTap = (fn: GuardTap): GuardTap =>
-    wrapWrapper(fn, 'guard', (target) =>
-      target.kind === 'tools/call' ? `tool "${target.tool.name}"` : `${target.kind} of "${target.upstream ?? 'local'}"`,
+    wrapWrapper(
+      fn,
+      'guard',
+      (target) =>
+        target.kind === 'tools/call'
+          ? `tool "${target.tool.name}"`
+          : `${target.kind} of "${target.upstream ?? 'local'}"`,
+      (target) => target.kind !== 'tools/call',
     );
   const wrapWrapper =
     <C, R, T>(
       fn: (next: (ctx: C) => Promise<R>, target: T) => (ctx: C) => Promise<R>,
       hook: 'execute' | 'guard',
       describe: (target: T) => string,
+      passesInnerErrors: (target: T) => boolean = () => false,
     ) =>
     (next: (ctx: C) => Promise<R>, target: T): ((ctx: C) => Promise<R>) => {
       type Run = (ctx: C) => Promise<R>;
@@ -406,7 +415,18 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
       // passes on nothing of its own: the inner plugin's wrapper attributed its refusals and errors already, and
       // the tool's own executor's are the tool's or the core's. Such a wrapper needs no `then` here.
       let passed: Promise<R> | undefined;
-      const inner: Run = (ctx) => (passed = next(ctx));
+      // The inner executor's errors, when they pass through unattributed (marked before the wrapper sees them).
+      const fromInner = passesInnerErrors(target) ? new WeakSet<object>() : undefined;
+      const inner: Run =
+        fromInner === undefined
+          ? (ctx) => (passed = next(ctx))
+          : (ctx) => {
+              const running = (passed = next(ctx));
+              running.catch((error: unknown) => {
+                if (typeof error === 'object' && error !== null) fromInner.add(error);
+              });
+              return running;
+            };
       let built: Run;
       try {
         built = fn(inner, target);
@@ -422,6 +442,7 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
         );
       }
       const onError = (error: unknown): never => {
+        if (fromInner !== undefined && error instanceof Object && fromInner.has(error)) throw error as Error;
         throw attribute(error, plugin, hook);
       };
       const onResult = (result: R): R => attributeRefusal(result, plugin) as R;

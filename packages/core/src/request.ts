@@ -48,6 +48,14 @@ export interface RequestContext {
   readonly target?: string;
   /** On `completion/complete`: whether `target` names a prompt or a resource (template). */
   readonly completing?: 'prompt' | 'resource';
+  /**
+   * Where the gateway stops reading an upstream's answer to a feature request
+   * (`resources/read`, `prompts/get`, `completion/complete`), in bytes: a
+   * `guard` wrapper sets it on the context it passes to `next`, and an answer
+   * past it is refused with `UPSTREAM_RESPONSE_TOO_LARGE` instead of being
+   * read whole. Tool calls take theirs from `SluiceTool.responseLimitBytes`.
+   */
+  readonly responseLimitBytes?: number;
 }
 
 /**

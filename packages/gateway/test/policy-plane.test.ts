@@ -215,6 +215,48 @@ describe('the concurrency guard meets resource reads', () => {
   }
 });
 
+describe('the concurrency guard takes settings per resource URI glob', () => {
+  let gateway: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    gateway = await serve({
+      upstreams: [upstream()],
+      plugins: { concurrency: { resources: { 'file:///hold/hot-*': { maxActive: 1, maxQueue: 1 } } } },
+    });
+  }, 60_000);
+  afterAll(() => gateway.stop());
+
+  for (const version of VERSIONS) {
+    it(`sheds 8 of 10 reads under the glob, and lets 10 reads outside it all reach the upstream (${version})`, async () => {
+      const client = await clientOf(gateway.url, version);
+      try {
+        const read = (uri: string) =>
+          client.readResource({ uri }).then(
+            () => 'served',
+            (error: unknown) => String(error),
+          );
+        let settled = 0;
+        const counting = (r: Promise<string>) => r.then((outcome) => (settled++, outcome));
+        // The hot ones in two spellings: the glob meets the canonical URI.
+        const hot = Array.from({ length: 10 }, (_, i) =>
+          counting(read(i % 2 ? `file:///hold/hot-${version}/${i}` : `FILE://localhost/hold/./hot-${version}/${i}`)),
+        );
+        const cold = Array.from({ length: 10 }, (_, i) => counting(read(`file:///hold/cold-${version}/${i}`)));
+        const held = async () =>
+          Number((await call(client, 'held')).content.map((c) => ('text' in c ? c.text : '')).join(''));
+        await eventually(async () => settled >= 8 && (await held()) === 11, 'the reads to be held or shed');
+        await call(client, 'release', { gate: `hot-${version}` });
+        await call(client, 'release', { gate: `cold-${version}` });
+        const hotOutcomes = await Promise.all(hot);
+        expect(hotOutcomes.filter((o) => o.includes('SERVER_BUSY'))).toHaveLength(8);
+        expect(hotOutcomes.filter((o) => o === 'served')).toHaveLength(2);
+        expect(await Promise.all(cold)).toEqual(Array.from({ length: 10 }, () => 'served'));
+      } finally {
+        await client.close();
+      }
+    });
+  }
+});
+
 describe('logging levels are per caller', () => {
   let gateway: Awaited<ReturnType<typeof serve>>;
   beforeAll(async () => {

@@ -4,6 +4,9 @@ import { PluginModeSchema, ToolSelectorListSchema, ToolSelectorSchema } from '@s
 /** Largest queue one tool may have: a bound on the memory a flood can take. */
 export const MAX_QUEUE = 1_000_000;
 
+/** Most entries in `resources` or `prompts`: each is tested in turn on a request. */
+export const MAX_TARGETS = 256;
+
 /** The limit of one tool: how many calls run at once and how many may wait. */
 export const LimitOptions = z
   .object({
@@ -121,6 +124,30 @@ export const ConcurrencyOptions = z
       .default({})
       .describe(
         'Limits by request kind for what is not a tool call (`resources/read`, `resources/subscribe`, `prompts/get`, `completion/complete`): one set of slots per kind and upstream. A kind without one takes `default`; `false` leaves the kind unguarded.',
+      ),
+    /**
+     * Limits by resource URI glob (`file:///reports/*`), compared with the canonical URI, for `resources/read`
+     * and `resources/subscribe`: one set of slots per glob, kind and upstream. The first glob (in the order
+     * written) that matches decides; `false` leaves the URIs it matches to the kind's setting.
+     */
+    resources: z
+      .record(z.string().min(1).max(2048), z.union([z.literal(false), LimitOptions]))
+      .refine((globs) => Object.keys(globs).length <= MAX_TARGETS, `at most ${MAX_TARGETS} globs`)
+      .default({})
+      .describe(
+        "Limits by resource URI glob (`file:///reports/*`), compared with the canonical URI, for `resources/read` and `resources/subscribe`: one set of slots per glob, kind and upstream. The first glob (in the order written) that matches decides; `false` leaves the URIs it matches to the kind's setting.",
+      ),
+    /**
+     * Limits by prompt selector over exposed prompt names (`greet`, `github_*`), for `prompts/get`: one set of
+     * slots per selector and upstream. The first selector that matches decides; `false` leaves the prompts it
+     * matches to the kind's setting.
+     */
+    prompts: z
+      .record(ToolSelectorSchema, z.union([z.literal(false), LimitOptions]))
+      .refine((selectors) => Object.keys(selectors).length <= MAX_TARGETS, `at most ${MAX_TARGETS} selectors`)
+      .default({})
+      .describe(
+        "Limits by prompt selector over exposed prompt names (`greet`, `github_*`), for `prompts/get`: one set of slots per selector and upstream. The first selector that matches decides; `false` leaves the prompts it matches to the kind's setting.",
       ),
     /** The intent mutex for destructive tools; `false` turns it off. */
     mutex: z

@@ -1,12 +1,13 @@
 import { Stage, definePlugin, parseOptions } from '@sluice/core';
-import type { Executor, Plugin, PluginMode, SluiceTool, Store } from '@sluice/core';
+import type { Executor, Plugin, PluginMode, RequestExecutor, SluiceTool, Store } from '@sluice/core';
 import { auditMutexExecutor, mutexExecutor } from './intent-mutex.js';
 import { auditLimitExecutor, limitExecutor } from './limiter.js';
 import { rateExecutor } from './rate.js';
-import type { ConcurrencyOptions } from './options.js';
+import type { ConcurrencyOptions, Limit } from './options.js';
 import { ConcurrencyOptions as ConcurrencyOptionsSchema } from './options.js';
 import type { ToolGuard } from './settings.js';
 import { GuardSettings } from './settings.js';
+import { compileTargets, routeByTarget, targetLimitsOf } from './targets.js';
 import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'concurrency';
@@ -65,25 +66,40 @@ export function concurrency(options: ConcurrencyOptions = {}): Plugin {
         );
         return guard(next, tool, toolGuard, store, mode, config.retryAfterMs);
       });
-      // Every other request kind: the same slots, queue and rate, one set per kind and upstream.
+      // Every other request kind: the same slots, queue and rate, one set per kind and upstream, and one per
+      // resource glob or prompt selector that has a setting of its own.
+      const targets = compileTargets(config);
+      const audit = mode === 'audit';
       hooks.guard.tap({ name: PLUGIN_NAME, stage: Stage.THROTTLE }, (next, target) => {
         // Tool calls are guarded per tool above; an unsubscribe only gives something back.
         if (target.kind === 'tools/call' || target.kind === 'resources/unsubscribe') return next;
         const setting = config.requests[target.kind];
-        const limit = setting === false ? undefined : (setting ?? config.default);
-        if (limit === undefined) return next;
-        store ??= services.store;
+        const kindLimit = setting === false ? undefined : (setting ?? config.default);
+        const perTarget = targetLimitsOf(targets, target);
+        if (kindLimit === undefined && perTarget.length === 0) return next;
         const upstream = target.upstream ?? 'local';
-        const spec = {
-          store,
-          tool: `${target.kind} ${upstream}`,
-          subject: `${target.kind} on upstream "${upstream}"`,
-          limit,
-          retryAfterMs: config.retryAfterMs,
+        const limited = (limit: Limit, slots: string, subject: string): RequestExecutor => {
+          store ??= services.store;
+          const spec = { store, tool: slots, subject, limit, retryAfterMs: config.retryAfterMs };
+          return rateExecutor(audit ? auditLimitExecutor(next, spec) : limitExecutor(next, spec), spec, audit);
         };
-        const audit = mode === 'audit';
-        const limited = audit ? auditLimitExecutor(next, spec) : limitExecutor(next, spec);
-        return rateExecutor(limited, spec, audit);
+        const kind =
+          kindLimit === undefined
+            ? next
+            : limited(kindLimit, `${target.kind} ${upstream}`, `${target.kind} on upstream "${upstream}"`);
+        if (perTarget.length === 0) return kind;
+        const routes = perTarget.map(({ key, matches, limit }) => ({
+          matches,
+          run:
+            limit === false
+              ? kind
+              : limited(
+                  limit,
+                  `${target.kind} ${upstream} ${key}`,
+                  `${target.kind} of "${key}" on upstream "${upstream}"`,
+                ),
+        }));
+        return routeByTarget(routes, kind);
       });
     },
   });

@@ -19,6 +19,10 @@ function holdingUpstream() {
     await hold();
     return { messages: [{ role: 'user', content: { type: 'text', text: `hello ${who}` } }] };
   });
+  mcp.registerPrompt('wave', {}, async () => {
+    await hold();
+    return { messages: [{ role: 'user', content: { type: 'text', text: 'wave' } }] };
+  });
   mcp.registerResource(
     'files',
     new ResourceTemplate('file:///{+path}', {
@@ -115,5 +119,47 @@ describe('concurrency on prompt gets and completions', () => {
     for (let i = 0; i < 3; i++) reads.push(await outcome(client.readResource({ uri: `file:///r${i}` })));
     expect(reads.slice(0, 2)).toEqual(['served', 'served']);
     expect(reads[2]).toContain('RATE_LIMITED');
+  });
+});
+
+describe('concurrency settings per target: resource URI globs and prompt selectors', () => {
+  it('gives each URI glob its own limit, matched on the canonical URI, first glob first', async () => {
+    const { client } = await gateway({
+      resources: {
+        'file:///hot/free/*': false,
+        'file:///hot/*': { maxActive: 10, rate: { calls: 1, perMs: 3_600_000 } },
+      },
+      requests: { 'resources/read': { maxActive: 10, rate: { calls: 100, perMs: 3_600_000 } } },
+    });
+    const read = (uri: string) => outcome(client.readResource({ uri }));
+    expect(await read('file:///hot/a')).toBe('served');
+    // The glob's one set of slots and rate, whichever URI under it and however it is spelt.
+    expect(await read('file:///hot/b')).toContain('RATE_LIMITED');
+    expect(await read('FILE://localhost/cold/../hot/c')).toContain('RATE_LIMITED');
+    // Outside the glob, or under an earlier `false`: the kind's own setting.
+    for (let i = 0; i < 3; i++) expect(await read(`file:///cold/${i}`)).toBe('served');
+    for (let i = 0; i < 3; i++) expect(await read(`file:///hot/free/${i}`)).toBe('served');
+  });
+
+  it('gives a prompt selected by name its own slots; other prompts keep the kind setting', async () => {
+    const { client, upstream } = await gateway({ prompts: { greet: { maxActive: 1 } } });
+    const greets = Array.from({ length: 3 }, () =>
+      outcome(client.getPrompt({ name: 'greet', arguments: { who: 'x' } })),
+    );
+    const waves = Array.from({ length: 3 }, () => outcome(client.getPrompt({ name: 'wave' })));
+    // One greet and every wave reach the upstream; the other two greets are shed.
+    await until(() => upstream.waiting() === 4);
+    upstream.open();
+    const greeted = await Promise.all(greets);
+    expect(greeted.filter((o) => o.includes('SERVER_BUSY'))).toHaveLength(2);
+    expect(await Promise.all(waves)).toEqual(['served', 'served', 'served']);
+  });
+
+  it('accepts URI globs and prompt selectors, and rejects an empty glob or a bad selector', () => {
+    expect(() =>
+      concurrency({ resources: { 'file:///x/*': { maxActive: 1 } }, prompts: { 'up/*': false } }),
+    ).not.toThrow();
+    expect(() => concurrency({ resources: { '': { maxActive: 1 } } })).toThrow(/resources/);
+    expect(() => concurrency({ prompts: { 'a/b/c': { maxActive: 1 } } })).toThrow(/prompts\.a\/b\/c/);
   });
 });

@@ -18,7 +18,7 @@ export type EgressPolicy = z.infer<typeof EgressPolicy>;
 export const EgressOptions = z.strictObject({
   /** The limit for every tool that has no limit of its own. Absent: only tools with a policy or a pattern are limited. */
   maxPayloadBytes: PayloadBytes.optional().describe(
-    'The limit in bytes (at least 1,024) for every tool that has no limit of its own; it also caps the `resources/read` and `prompts/get` answers of imported upstreams. Absent: only tools with a policy or an entry in `tools` are limited.',
+    'The limit in bytes (at least 1,024) for every tool that has no limit of its own; it also caps the `resources/read`, `prompts/get` and `completion/complete` answers of imported upstreams, and reads none past 4 times the limit. Absent: only tools with a policy or an entry in `tools` are limited.',
   ),
   /** Limits by tool name or selector (`github_*`, `github/search_*`), for tools imported from upstream servers. */
   tools: z

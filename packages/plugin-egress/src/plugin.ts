@@ -1,6 +1,7 @@
 import { CoreErrorCode, Stage, definePlugin, parseOptions, readRefusal } from '@sluice/core';
 import type { Plugin, PluginApi, PluginMode, SluiceTool } from '@sluice/core';
 import { capFeature } from './features.js';
+import { featureEgress } from './feature-guard.js';
 import { NO_LIMIT, ToolLimits } from './limits.js';
 import { fitsWithin } from './measure.js';
 import type { ParsedEgressOptions } from './options.js';
@@ -39,10 +40,15 @@ function applyEgress({ hooks, mode }: PluginApi, config: ParsedEgressOptions): v
   });
   // Resources read and prompts got through the gateway: the server-wide limit, when there is one.
   const featureLimit = config.maxPayloadBytes;
-  if (featureLimit !== undefined)
+  if (featureLimit !== undefined) {
     hooks.featureResult.tap({ name: PLUGIN_NAME, stage: Stage.TRANSFORM }, (answer, ctx) =>
       capFeature(answer, ctx, featureLimit, audit),
     );
+    // Completions capped, and every feature answer read no further than the cut, as tool results are.
+    hooks.guard.tap({ name: PLUGIN_NAME, stage: Stage.TRANSFORM }, (next, target) =>
+      featureEgress(next, target, featureLimit, audit),
+    );
+  }
   hooks.postCall.tap({ name: PLUGIN_NAME, stage: Stage.TRANSFORM }, (result, ctx) => {
     const limit = limits.of(ctx.tool);
     if (limit === NO_LIMIT) return result;

@@ -11,11 +11,16 @@ import type { EgressRecord } from '@sluice/plugin-egress';
 
 const LIMIT = 64 * 1_024;
 const BIG = 'x'.repeat(30 * 1_024 * 1_024);
+/** Over the limit, within the read cut (4 × the limit): read, then cut. */
+const MID = 'x'.repeat(3 * LIMIT);
 
 function bigUpstream(): McpServer {
   const mcp = new McpServer({ name: 'big', version: '1.0.0' });
   mcp.registerResource('dump', 'big://dump', { mimeType: 'text/plain' }, () => ({
     contents: [{ uri: 'big://dump', mimeType: 'text/plain', text: BIG }],
+  }));
+  mcp.registerResource('mid', 'big://mid', { mimeType: 'text/plain' }, () => ({
+    contents: [{ uri: 'big://mid', mimeType: 'text/plain', text: MID }],
   }));
   mcp.registerResource('small', 'big://small', { mimeType: 'text/plain' }, () => ({
     contents: [{ uri: 'big://small', text: 'small' }],
@@ -24,6 +29,13 @@ function bigUpstream(): McpServer {
     messages: [
       { role: 'user', content: { type: 'text', text: 'first' } },
       { role: 'assistant', content: { type: 'text', text: BIG } },
+      { role: 'user', content: { type: 'text', text: 'never reached' } },
+    ],
+  }));
+  mcp.registerPrompt('mid', {}, () => ({
+    messages: [
+      { role: 'user', content: { type: 'text', text: 'first' } },
+      { role: 'assistant', content: { type: 'text', text: MID } },
       { role: 'user', content: { type: 'text', text: 'never reached' } },
     ],
   }));
@@ -46,17 +58,27 @@ async function gateway(mode: 'enforce' | 'audit' = 'enforce'): Promise<{ server:
 }
 
 describe('the egress guard on resources and prompts that cross the gateway', () => {
-  it('caps a 30 MB resource at the limit and ends it with the intervention message', async () => {
+  it('caps a resource over the limit and ends it with the intervention message', async () => {
     const { server, client } = await gateway();
-    const read = await client.readResource({ uri: 'big://dump' }, { cacheMode: 'bypass' });
+    const read = await client.readResource({ uri: 'big://mid' }, { cacheMode: 'bypass' });
     expect(Buffer.byteLength(JSON.stringify(read))).toBeLessThanOrEqual(LIMIT);
     const [kept, notice] = read.contents as { uri: string; text: string }[];
     expect(kept!.text.length).toBeGreaterThan(LIMIT / 2);
-    expect(BIG.startsWith(kept!.text)).toBe(true);
-    expect(notice).toEqual({ uri: 'big://dump', mimeType: 'text/plain', text: interventionText(LIMIT) });
+    expect(MID.startsWith(kept!.text)).toBe(true);
+    expect(notice).toEqual({ uri: 'big://mid', mimeType: 'text/plain', text: interventionText(LIMIT) });
     const record = read._meta?.[MetaKey.EGRESS] as EgressRecord;
     expect(record.limitBytes).toBe(LIMIT);
-    expect(record.originalBytes).toBeGreaterThan(BIG.length);
+    expect(record.originalBytes).toBeGreaterThan(MID.length);
+    await server.close();
+  });
+
+  it('refuses a 30 MB resource and prompt past the read cut with UPSTREAM_RESPONSE_TOO_LARGE, as a tool result', async () => {
+    const { server, client } = await gateway();
+    const tooLarge = { code: 'UPSTREAM_RESPONSE_TOO_LARGE', readLimitBytes: 4 * LIMIT };
+    await expect(client.readResource({ uri: 'big://dump' }, { cacheMode: 'bypass' })).rejects.toMatchObject({
+      data: tooLarge,
+    });
+    await expect(client.getPrompt({ name: 'long' })).rejects.toMatchObject({ data: tooLarge });
     await server.close();
   });
 
@@ -70,7 +92,7 @@ describe('the egress guard on resources and prompts that cross the gateway', () 
 
   it('caps a prompt: the messages that fit, the one that does not cut, then the intervention message', async () => {
     const { server, client } = await gateway();
-    const got = await client.getPrompt({ name: 'long' });
+    const got = await client.getPrompt({ name: 'mid' });
     expect(Buffer.byteLength(JSON.stringify(got))).toBeLessThanOrEqual(LIMIT);
     expect(got.messages[0]).toEqual({ role: 'user', content: { type: 'text', text: 'first' } });
     expect(got.messages[1]?.role).toBe('assistant');

@@ -18,7 +18,7 @@ export type GuardedRun = <T>(
   fctx: FeatureContext | undefined,
   signal: AbortSignal,
   named: Named,
-  send: () => Promise<T>,
+  send: (ctx?: RequestContext) => Promise<T>,
 ) => Promise<T>;
 
 /**
@@ -49,10 +49,11 @@ export function guardedRunner(guards: FeatureGuards | undefined): GuardedRun {
 }
 
 const SEND = Symbol('send');
-type Sending = RequestContext & Omit<FeatureContext, 'target'> & { readonly [SEND]: () => Promise<unknown> };
+type Sending = RequestContext &
+  Omit<FeatureContext, 'target'> & { readonly [SEND]: (ctx: RequestContext) => Promise<unknown> };
 
-/** The innermost executor of every guarded feature request: the request itself. */
-export const sendRequest: RequestExecutor = (ctx) => (ctx as Sending)[SEND]();
+/** The innermost executor of every guarded feature request: the request itself, with the context it reached. */
+export const sendRequest: RequestExecutor = (ctx) => (ctx as Sending)[SEND](ctx);
 
 /** Whether a guarded request's answer is a refusal built by `refusal()`. */
 export function isRefusalAnswer(answer: unknown): answer is CallToolResult {

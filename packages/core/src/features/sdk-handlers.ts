@@ -20,7 +20,9 @@ import { isInputRequired } from '../protocol.js';
 import { isModernCaller, roundParams, sealed } from '../upstream/modern-call.js';
 import type { RoundStateSeal } from '../upstream/round-state.js';
 import type { LogLevel } from './log-types.js';
-import { SluiceError, messageOf } from '../errors.js';
+import { CoreErrorCode, SluiceError, messageOf } from '../errors.js';
+import { budgetedRequest } from '../upstream/budgeted-request.js';
+import { upstreamFailure } from '../upstream/errors.js';
 import { identityOf } from '../auth/identity.js';
 import type { Headers, Transport } from '../context.js';
 import type { AuthInfo } from '../protocol.js';
@@ -31,7 +33,7 @@ import type { FeatureCatalog, FeatureLink } from './catalog.js';
 import type { CoreHooks } from '../hooks.js';
 import type { FeatureContext, FeatureGuards, FeatureMethod, FeatureResult } from './feature-context.js';
 import { pageOf } from './paging.js';
-import { guardedRunner, sendRequest } from './guarded-run.js';
+import { guardedRunner, refusalError, sendRequest } from './guarded-run.js';
 import type { FeatureTarget } from './guarded-run.js';
 import { canonicalUri } from './canonical-uri.js';
 import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from './session-state.js';
@@ -103,7 +105,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         const uri = requestedUri(request.params.uri);
         const fctx = contextOf('resources/read', ctx);
         const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
-        const result = await guarded('resources/read', link.name, fctx, ctx.mcpReq.signal, { target: uri }, () =>
+        const result = await guarded('resources/read', link.name, fctx, ctx.mcpReq.signal, { target: uri }, (request) =>
           relay(
             link,
             (client, options, round) =>
@@ -115,6 +117,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
               ) as Promise<ReadResourceResult>,
             ctx,
             `resource:${uri}`,
+            request?.responseLimitBytes,
           ),
         );
         if (fctx === undefined || guards?.result === undefined) return result;
@@ -165,20 +168,27 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         const fctx = contextOf('prompts/get', ctx);
         if (route === undefined || refused(serving, fctx, route.link.name, name) !== undefined)
           throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
-        const result = await guarded('prompts/get', route.link.name, fctx, ctx.mcpReq.signal, { target: name }, () =>
-          relay(
-            route.link,
-            (client, options, round) =>
-              client.request(
-                {
-                  method: 'prompts/get',
-                  params: { name: route.original, ...(args ? { arguments: args } : {}), ...round },
-                },
-                options,
-              ) as Promise<GetPromptResult>,
-            ctx,
-            `prompt:${route.original}`,
-          ),
+        const result = await guarded(
+          'prompts/get',
+          route.link.name,
+          fctx,
+          ctx.mcpReq.signal,
+          { target: name },
+          (request) =>
+            relay(
+              route.link,
+              (client, options, round) =>
+                client.request(
+                  {
+                    method: 'prompts/get',
+                    params: { name: route.original, ...(args ? { arguments: args } : {}), ...round },
+                  },
+                  options,
+                ) as Promise<GetPromptResult>,
+              ctx,
+              `prompt:${route.original}`,
+              request?.responseLimitBytes,
+            ),
         );
         if (fctx === undefined || guards?.result === undefined) return result;
         return (await rewritten(serving, { method: 'prompts/get', result }, fctx, route.link, name)).result;
@@ -200,7 +210,14 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
           fctx,
           ctx.mcpReq.signal,
           { target: ref.name, completing: 'prompt' },
-          () => relay(route.link, (client, options) => client.complete(params, options), ctx),
+          (request) =>
+            relay(
+              route.link,
+              (client, options) => client.complete(params, options),
+              ctx,
+              undefined,
+              request?.responseLimitBytes,
+            ),
         );
       }
       // A template is named as listed; a URI is named in its canonical spelling, which the deny globs see.
@@ -214,7 +231,14 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         fctx,
         ctx.mcpReq.signal,
         { target: uri, completing: 'resource' },
-        () => relay(link, (client, options) => client.complete(params, options), ctx),
+        (request) =>
+          relay(
+            link,
+            (client, options) => client.complete(params, options),
+            ctx,
+            undefined,
+            request?.responseLimitBytes,
+          ),
       );
     });
 
@@ -355,13 +379,15 @@ function relay<T>(
   send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
   ctx: ServerContext,
   target?: string,
+  limit?: number,
 ): Promise<T> {
   const seal = link.roundSeal;
   if (target !== undefined && seal !== undefined && link.modernLane !== undefined && isModernCaller(ctx))
-    return relayRound(link, send, ctx, target, seal);
+    return relayRound(link, send, ctx, target, seal, limit);
   const client = link.connected();
   if (client === undefined) return Promise.reject(unavailable(link));
-  return send(client, { signal: ctx.mcpReq.signal, timeout: link.timeoutMs }).catch((error: unknown) => {
+  const options = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
+  return within(link, client, limit, ctx, options, (o) => send(client, o)).catch((error: unknown) => {
     throw forClient(link, error);
   });
 }
@@ -373,24 +399,56 @@ async function relayRound<T>(
   ctx: ServerContext,
   target: string,
   seal: RoundStateSeal,
+  limit: number | undefined,
 ): Promise<T> {
   const lane = await link.modernLane?.();
   const client = lane ?? link.connected();
   if (client === undefined) throw unavailable(link);
   const options: RequestOptions = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
   try {
-    if (lane === undefined) return await send(client, options);
+    if (lane === undefined) return await within(link, client, limit, ctx, options, (o) => send(client, o));
     const round = roundParams(ctx, link.name, target, seal);
     const fields: RoundFields = {
       ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
       ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
       ...(Object.keys(round.meta).length > 0 ? { _meta: round.meta } : {}),
     };
-    const result = await send(client, { ...options, allowInputRequired: true }, fields);
+    const roundOptions = { ...options, allowInputRequired: true };
+    const result = await within(link, client, limit, ctx, roundOptions, (o) => send(client, o, fields));
     return sealed(result, link.name, target, seal);
   } catch (error) {
     throw forClient(link, error);
   }
+}
+
+/**
+ * Sends a request within the response limit a `guard` wrapper set, if any:
+ * an answer past it is not read further and is refused with
+ * `UPSTREAM_RESPONSE_TOO_LARGE`, as a tool call's is.
+ */
+async function within<T>(
+  link: FeatureLink,
+  client: Client,
+  limit: number | undefined,
+  ctx: ServerContext,
+  options: RequestOptions,
+  send: (options: RequestOptions) => Promise<T>,
+): Promise<T> {
+  if (limit === undefined) return send(options);
+  const answer = await budgetedRequest(client, limit, ctx, options, send);
+  if (!answer.over) return answer.value;
+  const refused = refusalError(
+    upstreamFailure(
+      CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE,
+      link.name,
+      `The answer of upstream "${link.name}" exceeded ${answer.limit} bytes and was not read further.`,
+      'Ask for less: narrow the query, or request fewer items or a smaller page.',
+    ),
+  );
+  throw new ProtocolError(refused.code, refused.message, {
+    ...(refused.data as Record<string, unknown>),
+    readLimitBytes: answer.limit,
+  });
 }
 
 async function guard(link: FeatureLink, work: () => Promise<void>): Promise<void> {
