@@ -8,8 +8,11 @@ import { esc, sendPage } from './html.js';
 import { HttpProblem, allow, fieldsOf, readBody, stringField } from './http-io.js';
 import { LoginThrottle } from './login-throttle.js';
 
-/** Checks an `Authorization` value as the listener does: the caller, undefined without auth, false when refused. */
-export type Authenticate = (authorization: string) => Promise<AuthInfo | undefined | false>;
+/**
+ * Checks an `Authorization` value as the listener does: the caller, undefined without auth, false when refused.
+ * `address` is the client's, for the listener's guess throttle.
+ */
+export type Authenticate = (authorization: string, address?: string) => Promise<AuthInfo | undefined | false>;
 
 export interface ConsoleLoginOptions {
   /** Whether the listener authenticates (`apiKeys` or `oauth`); without, the console needs no login. */
@@ -129,7 +132,7 @@ export class ConsoleLogin {
     if (!this.options.required) return true;
     const header = req.headers.authorization;
     if (header !== undefined) {
-      const verdict = await this.options.authenticate(header);
+      const verdict = await this.options.authenticate(header, req.socket.remoteAddress);
       if (verdict === false) {
         this.refuse(res, 401, 'the Authorization header was refused');
         return false;
@@ -172,7 +175,7 @@ export class ConsoleLogin {
       return;
     }
     const key = stringField(fieldsOf(await readBody(req), req.headers['content-type']), 'key') ?? '';
-    const verdict = key === '' ? false : await this.options.authenticate(`Bearer ${key}`);
+    const verdict = key === '' ? false : await this.options.authenticate(`Bearer ${key}`, address);
     if (!verdict) {
       this.throttle.fail(address);
       this.options.logger.warn({ event: 'admin.login_failed', address }, 'a console login was refused');
