@@ -130,6 +130,11 @@ export interface HttpListener {
   authenticate(authorization: string, address?: string): Promise<AuthInfo | undefined | false>;
   /** The connection and held-stream shares: their limits, what they hold now, and how often they refused. */
   shares(): ShareUsage;
+  /**
+   * Whether an `Authorization` value is one the listener admitted before (remembered by keyed fingerprint, at most
+   * 1 024): what passes a source the guess throttle refuses. For a login form that keeps its own limit.
+   */
+  admittedBefore(authorization: string): boolean;
   /** Credentials refused so far, checked or throttled. */
   guesses(): GuessUsage;
   close(): Promise<void>;
@@ -616,6 +621,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     authenticate,
     shares: () => shares.usage(),
     guesses: () => ({ ...guessUsage }),
+    admittedBefore: (authorization) => ready.admittedBefore(authorization),
     close,
   };
 }

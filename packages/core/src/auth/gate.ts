@@ -24,6 +24,8 @@ export interface AuthGate {
    * is the client's, for the guess throttle (none: counted as `unknown`).
    */
   authenticate(request: Request, address?: string): Promise<AuthInfo | Response | undefined>;
+  /** Whether the `Authorization` value is one this gate admitted before, without checking it again. */
+  admittedBefore(authorization: string): boolean;
   /** The Protected Resource Metadata paths this listener serves (OAuth only). */
   readonly metadataPaths: readonly string[];
   readonly metadata: Readonly<Record<string, unknown>> | undefined;
@@ -76,7 +78,13 @@ export function createAuthGate(
   guesses?: { readonly throttle: GuessThrottle; readonly report: GuessReport },
 ): AuthGate {
   if (auth.type === 'none')
-    return { type: 'none', authenticate: () => Promise.resolve(undefined), metadataPaths: [], metadata: undefined };
+    return {
+      type: 'none',
+      authenticate: () => Promise.resolve(undefined),
+      admittedBefore: () => false,
+      metadataPaths: [],
+      metadata: undefined,
+    };
   const resource = auth.type === 'oauth' ? (auth.resource ?? endpoint.href) : endpoint.href;
   const verifier = auth.type === 'oauth' ? oauthVerifier(auth, resource) : apiKeyVerifier(auth);
   const resourceMetadataUrl =
@@ -117,6 +125,7 @@ export function createAuthGate(
     type: auth.type,
     metadataPaths: auth.type === 'oauth' ? metadataPaths(new URL(resource)) : [],
     metadata,
+    admittedBefore: (authorization) => guesses?.throttle.known(authorization) ?? false,
     async authenticate(request, address) {
       const header = request.headers.get('authorization');
       // Only a well-formed credential is a guess: a missing or malformed header cannot be a key, and is refused unchecked.

@@ -100,7 +100,8 @@ export class GuessThrottle {
     return createHmac('sha256', this.pepper).update(credential).digest('base64url');
   }
 
-  private known(credential: string): boolean {
+  /** Whether the credential is one this throttle saw admitted (and still remembers). */
+  known(credential: string): boolean {
     return this.admitted.has(this.fingerprint(credential));
   }
 

@@ -18,6 +18,8 @@ export interface ConsoleLoginOptions {
   /** Whether the listener authenticates (`apiKeys` or `oauth`); without, the console needs no login. */
   readonly required: boolean;
   readonly authenticate: Authenticate;
+  /** Whether an `Authorization` value is one the listener admitted before: it passes the failed-login limit. */
+  readonly admittedBefore: (authorization: string) => boolean;
   /** The scopes the admin surface demands. */
   readonly scopes: readonly string[];
   readonly session: SessionLimits & {
@@ -167,14 +169,15 @@ export class ConsoleLogin {
       return;
     }
     const address = req.socket.remoteAddress ?? 'unknown';
-    const waitMs = this.throttle.waitMs(address);
+    const key = stringField(fieldsOf(await readBody(req), req.headers['content-type']), 'key') ?? '';
+    // Others failing at this address do not lock out a key that has logged in or called before.
+    const waitMs = key !== '' && this.options.admittedBefore(`Bearer ${key}`) ? 0 : this.throttle.waitMs(address);
     if (waitMs > 0) {
       const seconds = Math.ceil(waitMs / 1_000);
       this.options.logger.warn({ event: 'admin.login_throttled', address }, 'console logins refused for a while');
       this.loginPage(res, 429, `Too many failed logins: try again in ${seconds} s.`, { 'retry-after': `${seconds}` });
       return;
     }
-    const key = stringField(fieldsOf(await readBody(req), req.headers['content-type']), 'key') ?? '';
     const verdict = key === '' ? false : await this.options.authenticate(`Bearer ${key}`, address);
     if (!verdict) {
       this.throttle.fail(address);
