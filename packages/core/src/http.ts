@@ -9,6 +9,8 @@ import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
 import { ListenerAuthOptions } from './auth/options.js';
 import { createAuthGate } from './auth/gate.js';
 import type { AuthGate } from './auth/gate.js';
+import { DEFAULT_GUESS_LIMITS, GuessThrottle } from './auth/guess-throttle.js';
+import type { GuessLimits } from './auth/guess-throttle.js';
 import { CoreErrorCode, SluiceError } from './errors.js';
 import { rpcErrorBody } from './rpc-error-body.js';
 import { formatIssues } from './issues.js';
@@ -93,7 +95,23 @@ export interface ListenOptions {
   auth?: ListenerAuthOptions;
   /** Serve a non-loopback host without authentication anyway (warned at every start). */
   allowUnauthenticated?: boolean;
+  /**
+   * Refused credentials one source (an IPv4 /24, an IPv6 /64, all of
+   * loopback) may cause per window, counting checks still running; past it
+   * its credentials are refused unchecked with 429, except one this listener
+   * admitted before. Default 20 per minute.
+   */
+  guessLimits?: GuessLimits;
 }
+
+/** Credentials refused since the listener started: after a check, or unchecked by the guess throttle. */
+export interface GuessUsage {
+  readonly refused: number;
+  readonly throttled: number;
+}
+
+/** Log lines about refused credentials per minute, over all sources; the rest are counted only. */
+const MAX_GUESS_LOG_LINES = 60;
 
 export interface HttpListener {
   /** The MCP endpoint, e.g. `http://127.0.0.1:43121/mcp`. */
@@ -109,9 +127,16 @@ export interface HttpListener {
    * (`auth: none`), or `false` when refused. For a public route that takes
    * credentials another way, such as a login form.
    */
-  authenticate(authorization: string): Promise<AuthInfo | undefined | false>;
+  authenticate(authorization: string, address?: string): Promise<AuthInfo | undefined | false>;
   /** The connection and held-stream shares: their limits, what they hold now, and how often they refused. */
   shares(): ShareUsage;
+  /**
+   * Whether an `Authorization` value is one the listener admitted before (remembered by keyed fingerprint, at most
+   * 1 024): what passes a source the guess throttle refuses. For a login form that keeps its own limit.
+   */
+  admittedBefore(authorization: string): boolean;
+  /** Credentials refused so far, checked or throttled. */
+  guesses(): GuessUsage;
   close(): Promise<void>;
 }
 
@@ -284,7 +309,9 @@ async function authenticateRoute(
   }
   const authorization = req.headers.authorization;
   const probe = new Request('http://route.invalid/', authorization ? { headers: { authorization } } : {});
-  const verdict = await gate.authenticate(probe).catch(() => new Response(null, { status: 500 }));
+  const verdict = await gate
+    .authenticate(probe, req.socket.remoteAddress)
+    .catch(() => new Response(null, { status: 500 }));
   if (!(verdict instanceof Response) && !shares.admit(req.socket, callerKey(verdict))) {
     res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' });
     res.end(rpcErrorBody(null, -32000, 'Too many connections for this caller: retry later'));
@@ -401,7 +428,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   const route: FrontRoute = async (front) => {
     if (!gate) return rpcErrorResponse(503, -32000, 'Starting: retry shortly');
     const request = front.web();
-    const authInfo = await gate.authenticate(request);
+    const authInfo = await gate.authenticate(request, front.socket.remoteAddress);
     if (authInfo instanceof Response) return authInfo;
     const caller = callerKey(authInfo);
     if (!shares.admit(front.socket, caller)) return overShare('connections for this caller');
@@ -517,7 +544,34 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   origins = originRules(options.allowedOrigins ?? LOOPBACK, address.port);
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const endpoint = new URL(`http://${urlHost}:${address.port}${path}`);
-  gate = createAuthGate(auth as Parameters<typeof createAuthGate>[0], endpoint);
+  const guessUsage = { refused: 0, throttled: 0 };
+  const guessLog = { until: 0, lines: 0, unlogged: 0 };
+  const throttledSources = new Map<string, number>();
+  gate = createAuthGate(auth as Parameters<typeof createAuthGate>[0], endpoint, {
+    throttle: new GuessThrottle(options.guessLimits ?? DEFAULT_GUESS_LIMITS),
+    report: (outcome, source) => {
+      guessUsage[outcome]++;
+      const now = Date.now();
+      if (now >= guessLog.until) Object.assign(guessLog, { until: now + 60_000, lines: 0 });
+      // A throttled source is logged once a minute; every refusal after a check is, up to the budget.
+      if (outcome === 'throttled' && (throttledSources.get(source) ?? 0) > now) return;
+      if (guessLog.lines >= MAX_GUESS_LOG_LINES) {
+        guessLog.unlogged++;
+        return;
+      }
+      guessLog.lines++;
+      if (outcome === 'throttled') {
+        if (throttledSources.size >= 1_024) throttledSources.clear();
+        throttledSources.set(source, now + 60_000);
+      }
+      const unlogged = guessLog.unlogged;
+      guessLog.unlogged = 0;
+      host.logger.warn(
+        { event: outcome === 'refused' ? 'http.auth_failed' : 'http.auth_throttled', source, unlogged },
+        outcome === 'refused' ? 'a credential was refused' : 'credentials from this source are refused for a while',
+      );
+    },
+  });
   host.logger.info({ event: 'http.listening', url: endpoint.href, auth: gate.type }, `listening on ${endpoint.href}`);
 
   const detachNotify = hooks.onListChanged((change) => {
@@ -549,14 +603,14 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   };
   const detachClose = hooks.onClose(close);
   const ready = gate;
-  const authenticate = async (authorization: string): Promise<AuthInfo | undefined | false> => {
+  const authenticate = async (authorization: string, address?: string): Promise<AuthInfo | undefined | false> => {
     let probe: Request;
     try {
       probe = new Request('http://route.invalid/', { headers: { authorization } });
     } catch {
       return false; // not a value a header can carry
     }
-    const verdict = await ready.authenticate(probe).catch(() => false as const);
+    const verdict = await ready.authenticate(probe, address).catch(() => false as const);
     return verdict instanceof Response ? false : verdict;
   };
   return {
@@ -566,6 +620,8 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     server,
     authenticate,
     shares: () => shares.usage(),
+    guesses: () => ({ ...guessUsage }),
+    admittedBefore: (authorization) => ready.admittedBefore(authorization),
     close,
   };
 }

@@ -41,7 +41,8 @@ export type {
 } from './features/feature-context.js';
 export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
 
-export type { HttpListener, ListenOptions, RouteRequest } from './http.js';
+export type { GuessUsage, HttpListener, ListenOptions, RouteRequest } from './http.js';
+export type { GuessLimits } from './auth/guess-throttle.js';
 export type { ShareLimits, ShareUsage } from './http-shares.js';
 
 export { formatIssues } from './issues.js';

@@ -1,4 +1,4 @@
-import type { Outcome, ShareUsage, UpstreamHealth, UpstreamStatus } from '@sluice/core';
+import type { GuessUsage, Outcome, ShareUsage, UpstreamHealth, UpstreamStatus } from '@sluice/core';
 import type { GaugeReading, HistogramSeries, Series } from './metrics-registry.js';
 import { CollectedGauge, Histogram, LabeledValue, MetricsRegistry } from './metrics-registry.js';
 
@@ -165,6 +165,27 @@ export class GatewayMetrics {
           if (!u) return [];
           const refused = Object.entries(u.refused).map(([share, value]) => ({ labels: [share], value }));
           return [...refused, { labels: ['idleStream'], value: u.idleStreamsClosed }];
+        },
+        'counter',
+      ),
+    );
+  }
+
+  /** Serves the credentials the HTTP listener refused, read at each scrape; the only label is the outcome. */
+  watchGuesses(usage: () => GuessUsage | undefined): void {
+    this.registry.register(
+      new CollectedGauge(
+        'sluice_http_auth_failures_total',
+        'Credentials refused: refused after a check, or throttled (refused unchecked, their source having guessed too often).',
+        ['outcome'],
+        () => {
+          const u = usage();
+          return u
+            ? [
+                { labels: ['refused'], value: u.refused },
+                { labels: ['throttled'], value: u.throttled },
+              ]
+            : [];
         },
         'counter',
       ),

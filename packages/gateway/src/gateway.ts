@@ -112,6 +112,7 @@ export class Gateway {
     }
     this.metrics?.watchUpstreams(() => this.server.upstreams());
     this.metrics?.watchShares(() => this.httpListener?.shares());
+    this.metrics?.watchGuesses(() => this.httpListener?.guesses());
   }
 
   /**
@@ -241,7 +242,9 @@ export class Gateway {
     const auth = this.config.listen.http?.auth;
     return new ConsoleLogin(CONSOLE_PATH, {
       required: auth !== undefined && auth.type !== 'none',
-      authenticate: (authorization) => this.httpListener?.authenticate(authorization) ?? Promise.resolve(false),
+      authenticate: (authorization, address) =>
+        this.httpListener?.authenticate(authorization, address) ?? Promise.resolve(false),
+      admittedBefore: (authorization) => this.httpListener?.admittedBefore(authorization) ?? false,
       scopes: admin.scopes,
       session: admin.session,
       logger: this.logger,

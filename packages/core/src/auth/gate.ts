@@ -8,6 +8,7 @@ import {
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import type { AuthInfo } from '../protocol.js';
 import { apiKeyVerifier } from './api-keys.js';
+import type { GuessThrottle } from './guess-throttle.js';
 import { introspectionVerifier } from './introspection.js';
 import { jwtVerifier } from './jwt.js';
 import type { ListenerAuth, OAuthSettings } from './options.js';
@@ -18,8 +19,13 @@ export const MAX_AUTHORIZATION_HEADER = 8 * 1024;
 /** The listener's authentication step, built once the listener knows its URL. */
 export interface AuthGate {
   readonly type: ListenerAuth['type'];
-  /** The verified caller, or the 401/403 answer to send instead. */
-  authenticate(request: Request): Promise<AuthInfo | Response | undefined>;
+  /**
+   * The verified caller, or the 401/403/429 answer to send instead. `address`
+   * is the client's, for the guess throttle (none: counted as `unknown`).
+   */
+  authenticate(request: Request, address?: string): Promise<AuthInfo | Response | undefined>;
+  /** Whether the `Authorization` value is one this gate admitted before, without checking it again. */
+  admittedBefore(authorization: string): boolean;
   /** The Protected Resource Metadata paths this listener serves (OAuth only). */
   readonly metadataPaths: readonly string[];
   readonly metadata: Readonly<Record<string, unknown>> | undefined;
@@ -52,9 +58,33 @@ function metadataPaths(endpoint: URL): string[] {
   return suffixed === root ? [root] : [suffixed, root];
 }
 
-export function createAuthGate(auth: ListenerAuth, endpoint: URL): AuthGate {
+/** How a gate reports a refused credential: `refused` after a check, `throttled` refused unchecked. */
+export type GuessReport = (outcome: 'refused' | 'throttled', source: string) => void;
+
+/** The answer to a credential refused unchecked because its source guessed too often. */
+function throttledResponse(retryAfterSeconds: number): Response {
+  return new Response(
+    JSON.stringify({ error: 'too_many_requests', error_description: 'Too many refused credentials: retry later' }),
+    {
+      status: 429,
+      headers: { 'content-type': 'application/json', 'retry-after': `${retryAfterSeconds}` },
+    },
+  );
+}
+
+export function createAuthGate(
+  auth: ListenerAuth,
+  endpoint: URL,
+  guesses?: { readonly throttle: GuessThrottle; readonly report: GuessReport },
+): AuthGate {
   if (auth.type === 'none')
-    return { type: 'none', authenticate: () => Promise.resolve(undefined), metadataPaths: [], metadata: undefined };
+    return {
+      type: 'none',
+      authenticate: () => Promise.resolve(undefined),
+      admittedBefore: () => false,
+      metadataPaths: [],
+      metadata: undefined,
+    };
   const resource = auth.type === 'oauth' ? (auth.resource ?? endpoint.href) : endpoint.href;
   const verifier = auth.type === 'oauth' ? oauthVerifier(auth, resource) : apiKeyVerifier(auth);
   const resourceMetadataUrl =
@@ -75,27 +105,43 @@ export function createAuthGate(auth: ListenerAuth, endpoint: URL): AuthGate {
           bearer_methods_supported: ['header'],
         })
       : undefined;
+  const check = async (header: string | null): Promise<AuthInfo | Response | undefined> => {
+    try {
+      if (header !== null && header.length > MAX_AUTHORIZATION_HEADER)
+        throw new OAuthError(OAuthErrorCode.InvalidToken, 'The Authorization header is too long');
+      // `Bearer KEY junk` is refused, not read as `KEY`.
+      if (header !== null && !BEARER.test(header))
+        throw new OAuthError(OAuthErrorCode.InvalidToken, "The Authorization header must be 'Bearer' and one token");
+      return await verifyBearerToken(header, options);
+    } catch (error) {
+      const known = error instanceof OAuthError ? error : new OAuthError(OAuthErrorCode.InvalidToken, 'Invalid token');
+      return bearerAuthChallengeResponse(known, {
+        ...(requiredScopes.length > 0 ? { requiredScopes } : {}),
+        ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
+      });
+    }
+  };
   return {
     type: auth.type,
     metadataPaths: auth.type === 'oauth' ? metadataPaths(new URL(resource)) : [],
     metadata,
-    async authenticate(request) {
+    admittedBefore: (authorization) => guesses?.throttle.known(authorization) ?? false,
+    async authenticate(request, address) {
       const header = request.headers.get('authorization');
-      try {
-        if (header !== null && header.length > MAX_AUTHORIZATION_HEADER)
-          throw new OAuthError(OAuthErrorCode.InvalidToken, 'The Authorization header is too long');
-        // `Bearer KEY junk` is refused, not read as `KEY`.
-        if (header !== null && !BEARER.test(header))
-          throw new OAuthError(OAuthErrorCode.InvalidToken, "The Authorization header must be 'Bearer' and one token");
-        return await verifyBearerToken(header, options);
-      } catch (error) {
-        const known =
-          error instanceof OAuthError ? error : new OAuthError(OAuthErrorCode.InvalidToken, 'Invalid token');
-        return bearerAuthChallengeResponse(known, {
-          ...(requiredScopes.length > 0 ? { requiredScopes } : {}),
-          ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
-        });
+      // Only a well-formed credential is a guess: a missing or malformed header cannot be a key, and is refused unchecked.
+      const guess = header !== null && header.length <= MAX_AUTHORIZATION_HEADER && BEARER.test(header);
+      const admission = guess ? guesses?.throttle.admit(address, header) : undefined;
+      if (admission?.kind === 'throttled') {
+        guesses?.report('throttled', admission.source);
+        return throttledResponse(admission.retryAfterSeconds);
       }
+      const verdict = await check(header);
+      if (admission !== undefined) {
+        const ok = !(verdict instanceof Response);
+        admission.settle(ok);
+        if (!ok) guesses?.report('refused', admission.source);
+      }
+      return verdict;
     },
   };
 }

@@ -8,13 +8,18 @@ import { esc, sendPage } from './html.js';
 import { HttpProblem, allow, fieldsOf, readBody, stringField } from './http-io.js';
 import { LoginThrottle } from './login-throttle.js';
 
-/** Checks an `Authorization` value as the listener does: the caller, undefined without auth, false when refused. */
-export type Authenticate = (authorization: string) => Promise<AuthInfo | undefined | false>;
+/**
+ * Checks an `Authorization` value as the listener does: the caller, undefined without auth, false when refused.
+ * `address` is the client's, for the listener's guess throttle.
+ */
+export type Authenticate = (authorization: string, address?: string) => Promise<AuthInfo | undefined | false>;
 
 export interface ConsoleLoginOptions {
   /** Whether the listener authenticates (`apiKeys` or `oauth`); without, the console needs no login. */
   readonly required: boolean;
   readonly authenticate: Authenticate;
+  /** Whether an `Authorization` value is one the listener admitted before: it passes the failed-login limit. */
+  readonly admittedBefore: (authorization: string) => boolean;
   /** The scopes the admin surface demands. */
   readonly scopes: readonly string[];
   readonly session: SessionLimits & {
@@ -129,7 +134,7 @@ export class ConsoleLogin {
     if (!this.options.required) return true;
     const header = req.headers.authorization;
     if (header !== undefined) {
-      const verdict = await this.options.authenticate(header);
+      const verdict = await this.options.authenticate(header, req.socket.remoteAddress);
       if (verdict === false) {
         this.refuse(res, 401, 'the Authorization header was refused');
         return false;
@@ -164,15 +169,16 @@ export class ConsoleLogin {
       return;
     }
     const address = req.socket.remoteAddress ?? 'unknown';
-    const waitMs = this.throttle.waitMs(address);
+    const key = stringField(fieldsOf(await readBody(req), req.headers['content-type']), 'key') ?? '';
+    // Others failing at this address do not lock out a key that has logged in or called before.
+    const waitMs = key !== '' && this.options.admittedBefore(`Bearer ${key}`) ? 0 : this.throttle.waitMs(address);
     if (waitMs > 0) {
       const seconds = Math.ceil(waitMs / 1_000);
       this.options.logger.warn({ event: 'admin.login_throttled', address }, 'console logins refused for a while');
       this.loginPage(res, 429, `Too many failed logins: try again in ${seconds} s.`, { 'retry-after': `${seconds}` });
       return;
     }
-    const key = stringField(fieldsOf(await readBody(req), req.headers['content-type']), 'key') ?? '';
-    const verdict = key === '' ? false : await this.options.authenticate(`Bearer ${key}`);
+    const verdict = key === '' ? false : await this.options.authenticate(`Bearer ${key}`, address);
     if (!verdict) {
       this.throttle.fail(address);
       this.options.logger.warn({ event: 'admin.login_failed', address }, 'a console login was refused');

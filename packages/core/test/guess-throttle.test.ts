@@ -1,0 +1,49 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { GuessThrottle, sourceOf } from '../src/auth/guess-throttle.js';
+
+describe('the guess throttle', () => {
+  it('groups addresses by /24, /64 and loopback', () => {
+    expect(sourceOf('127.0.0.1')).toBe(sourceOf('127.9.8.7'));
+    expect(sourceOf('::1')).toBe('loopback');
+    expect(sourceOf('::ffff:10.1.2.3')).toBe('10.1.2.0/24');
+    expect(sourceOf('10.1.2.3')).toBe(sourceOf('10.1.2.250'));
+    expect(sourceOf('10.1.2.3')).not.toBe(sourceOf('10.1.3.3'));
+    expect(sourceOf('2001:db8:1:2::5')).toBe(sourceOf('2001:db8:1:2:ffff::1'));
+    expect(sourceOf('2001:db8:1:2::5')).not.toBe(sourceOf('2001:db8:1:3::5'));
+    expect(sourceOf(undefined)).toBe('unknown');
+  });
+
+  it('never throws and names a bounded source for any address string', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ maxLength: 60 }), fc.ipV4(), fc.ipV6()), (address) => {
+        expect(sourceOf(address).length).toBeLessThan(80);
+      }),
+    );
+  });
+
+  it('reserves in-flight checks, so concurrent guesses get only the budget', () => {
+    const clock = { now: 0 };
+    const t = new GuessThrottle({ maxFailures: 5, windowMs: 60_000 }, () => clock.now);
+    const admissions = Array.from({ length: 300 }, (_, i) => t.admit('127.0.0.1', `Bearer wrong-${i}`));
+    expect(admissions.filter((a) => a.kind === 'check')).toHaveLength(5);
+    for (const a of admissions) if (a.kind === 'check') a.settle(false);
+    expect(t.admit('127.0.0.2', 'Bearer wrong').kind).toBe('throttled');
+    clock.now = 60_000;
+    expect(t.admit('127.0.0.2', 'Bearer wrong').kind).toBe('check');
+  });
+
+  it('lets a credential admitted before pass a throttled source, and no other', () => {
+    const t = new GuessThrottle({ maxFailures: 2, windowMs: 60_000 });
+    const first = t.admit('10.0.0.1', 'Bearer right');
+    if (first.kind !== 'check') throw new Error('expected a check');
+    first.settle(true);
+    for (let i = 0; i < 2; i++) {
+      const a = t.admit('10.0.0.2', `Bearer wrong-${i}`);
+      if (a.kind === 'check') a.settle(false);
+    }
+    expect(t.admit('10.0.0.3', 'Bearer wrong-9').kind).toBe('throttled');
+    expect(t.admit('10.0.0.3', 'Bearer right').kind).toBe('check');
+    expect(t.admit('10.0.1.3', 'Bearer wrong-9').kind).toBe('check');
+  });
+});

@@ -1,0 +1,91 @@
+// Key guessing against a real gateway over loopback: wrong keys in the
+// Authorization header on /mcp and /admin/v1, sent at once and from rotating
+// loopback addresses, are checked at most a bounded number of times, then
+// refused unchecked with 429; the rightful key keeps working throughout.
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixtureUpstream, opsAndAgentKeys, sample, serve } from './helpers.js';
+import type { Served } from './helpers.js';
+
+const OPS_KEY = 'guess-throttle-ops-key-0123456789';
+const AGENT_KEY = 'guess-throttle-agent-key-0123456789';
+/** The gateway's default: failed checks one source may cause per window. */
+const MAX_FAILURES = 20;
+
+function post(url: URL, key: string, localAddress: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'guesser', version: '1' } },
+    });
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('credential guessing on every route', () => {
+  let served: Served;
+  beforeAll(async () => {
+    served = await serve({
+      listen: { http: { port: 0, auth: opsAndAgentKeys(OPS_KEY, AGENT_KEY) } },
+      upstreams: [fixtureUpstream('fx')],
+      admin: { scopes: ['admin'] },
+    });
+  }, 60_000);
+  afterAll(async () => served.stop());
+
+  it('checks at most the limit of concurrent wrong keys from rotating addresses, then answers 429; the rightful key still works', async () => {
+    const admin = new URL('/admin/v1/upstreams', served.url);
+    // The operator works before the attack.
+    expect(await post(served.url, OPS_KEY, '127.0.0.1')).toBe(200);
+    // 300 guesses at once, from 127.0.0.2 .. 127.0.1.45, split across /mcp and the admin API.
+    const guesses = await Promise.all(
+      Array.from({ length: 300 }, (_, i) =>
+        post(i % 2 === 0 ? served.url : admin, `wrong-${i}`, `127.0.${Math.floor((i + 2) / 256)}.${(i + 2) % 256}`),
+      ),
+    );
+    const checked = guesses.filter((s) => s === 401).length;
+    const throttled = guesses.filter((s) => s === 429).length;
+    expect(checked + throttled).toBe(300);
+    expect(checked).toBeLessThanOrEqual(MAX_FAILURES);
+    expect(throttled).toBeGreaterThanOrEqual(300 - MAX_FAILURES);
+    // A further guess is refused unchecked; the rightful keys, from the attacked address, still work.
+    expect(await post(served.url, 'wrong-again', '127.0.0.9')).toBe(429);
+    expect(await post(served.url, OPS_KEY, '127.0.0.9')).toBe(200);
+    const ledger = await fetch(admin, { headers: { authorization: `Bearer ${OPS_KEY}` } });
+    expect(ledger.status).toBe(200);
+    // Logged at a bounded rate, never with the key; counted in /metrics.
+    const logged = served.run
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('"http.auth_failed"')).length;
+    expect(logged).toBeGreaterThan(0);
+    expect(logged).toBeLessThanOrEqual(MAX_FAILURES + 2);
+    expect(served.run.stderr()).not.toContain('wrong-1');
+    const metrics = await (
+      await fetch(new URL('/metrics', served.url), { headers: { authorization: `Bearer ${OPS_KEY}` } })
+    ).text();
+    expect(sample(metrics, 'sluice_http_auth_failures_total{outcome="refused"}')).toBe(checked);
+    expect(sample(metrics, 'sluice_http_auth_failures_total{outcome="throttled"}')).toBe(throttled + 1);
+  }, 60_000);
+});
