@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -248,6 +250,51 @@ describe('sluice serve', () => {
       expect(run.stderr()).not.toMatch(NO_STACK);
     } finally {
       config.remove();
+    }
+  });
+  it('names the metrics address when telemetry.metricsListen is taken', async () => {
+    const config = tempConfig({
+      listen: { http: { port: 0 } },
+      telemetry: { metricsListen: { host: '127.0.0.1', port: remoteListener.port } },
+    });
+    const run = runCli(['serve', '--config', config.file]);
+    try {
+      expect(await run.exited).toBe(1);
+      expect(run.stderr()).toContain(
+        `sluice: the gateway could not start: the metrics address 127.0.0.1:${remoteListener.port} (telemetry.metricsListen) is already in use\n`,
+      );
+    } finally {
+      config.remove();
+    }
+  });
+
+  it('finds a taken port before it spawns any upstream, naming the port', async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), 'sluice-port-')), 'spawned');
+    const config = tempConfig({
+      listen: { http: { port: remoteListener.port } },
+      upstreams: [
+        {
+          name: 'witness',
+          namespace: 'witness',
+          // Leaves a file behind if it is ever started.
+          connection: {
+            type: 'stdio',
+            command: process.execPath,
+            args: ['-e', `require('node:fs').writeFileSync(${JSON.stringify(marker)}, '')`],
+          },
+        },
+      ],
+    });
+    const run = runCli(['serve', '--config', config.file]);
+    try {
+      expect(await run.exited).toBe(1);
+      expect(run.stderr()).toContain(
+        `sluice: the gateway could not start: 127.0.0.1:${remoteListener.port} is already in use\n`,
+      );
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      config.remove();
+      rmSync(dirname(marker), { recursive: true, force: true });
     }
   });
 });
