@@ -123,6 +123,7 @@ export type { SelectorOptions, ToolMatcher, ToolSubject } from './tool-selector.
 export { ToolSettings } from './tool-settings.js';
 export type { ToolSettingsEntries } from './tool-settings.js';
 
+export { endStdioChildren } from './upstream/exit-guard.js';
 export { matchGlob } from './upstream/glob.js';
 export type { UpstreamHealth, UpstreamStatus } from './upstream/health.js';
 export {

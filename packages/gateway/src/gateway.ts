@@ -31,6 +31,7 @@ import { startupSummary } from './startup-summary.js';
 import type { ParseConfigOptions } from './parse-config.js';
 import { parseGatewayConfig } from './parse-config.js';
 import { pluginsFromConfig } from './plugins.js';
+import { probePort } from './port-probe.js';
 import { storeOf } from './store.js';
 import { telemetry } from './telemetry.js';
 
@@ -221,8 +222,13 @@ export class Gateway {
     return url;
   }
 
-  /** Imports the upstreams, then listens; logs one summary of what it serves. */
+  /**
+   * Imports the upstreams, then listens; logs one summary of what it serves.
+   * The listen addresses are probed first, so that a taken port fails the
+   * start before any upstream is spawned.
+   */
   async start(): Promise<GatewayListeners> {
+    await this.probeListenAddresses();
     const imports = await this.importUpstreams();
     const listeners = await this.listen();
     const summary = startupSummary({
@@ -235,6 +241,25 @@ export class Gateway {
     });
     this.logger.info(summary.fields, summary.message);
     return listeners;
+  }
+
+  private async probeListenAddresses(): Promise<void> {
+    const { http } = this.config.listen;
+    // The bind's own error: the CLI names the HTTP address from its code.
+    if (http) await probePort(http.host, http.port);
+    const { metricsPath, metricsListen } = this.config.telemetry;
+    if (this.metrics && metricsPath !== false && metricsListen) {
+      const { host, port } = metricsListen;
+      await probePort(host, port).catch((error: unknown) => {
+        const code = (error as NodeJS.ErrnoException | null)?.code;
+        throw new Error(
+          code === 'EADDRINUSE'
+            ? `the metrics address ${host}:${port} (telemetry.metricsListen) is already in use`
+            : `cannot listen for metrics on ${host}:${port} (telemetry.metricsListen): ${String(code ?? error)}`,
+          { cause: error },
+        );
+      });
+    }
   }
 
   /** The console's login, checking keys and tokens through the listener once it listens. */

@@ -1,8 +1,9 @@
 import type { RequestListener } from 'node:http';
 import type { GatewayMetrics } from './call-metrics.js';
+import { processMetrics } from './process-metrics.js';
 import { PROMETHEUS_CONTENT_TYPE } from './prometheus.js';
 
-/** Serves a scrape: GET (or HEAD) gets the exposition, anything else 405. */
+/** Serves a scrape: GET (or HEAD) gets the exposition (the gateway's families, then the process's), anything else 405. */
 export function metricsRoute(metrics: GatewayMetrics): RequestListener {
   return (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -10,12 +11,19 @@ export function metricsRoute(metrics: GatewayMetrics): RequestListener {
       res.end('Method not allowed\n');
       return;
     }
-    const body = metrics.render();
-    res.writeHead(200, {
-      'content-type': PROMETHEUS_CONTENT_TYPE,
-      'cache-control': 'no-store',
-      'content-length': Buffer.byteLength(body),
-    });
-    res.end(req.method === 'HEAD' ? undefined : body);
+    const send = (body: string): void => {
+      res.writeHead(200, {
+        'content-type': PROMETHEUS_CONTENT_TYPE,
+        'cache-control': 'no-store',
+        'content-length': Buffer.byteLength(body),
+      });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    };
+    const own = metrics.render();
+    // A collector that failed must not cost the gateway's own metrics.
+    processMetrics().then(
+      (process) => send(own + process),
+      () => send(own),
+    );
   };
 }

@@ -1,3 +1,4 @@
+import { endStdioChildren } from '@sluice/core';
 import type { Gateway, GatewayListeners } from './gateway.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
@@ -7,19 +8,26 @@ const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
  * until its client closes stdin), then closes it: running calls finish, up
  * to `drainTimeoutMs`. The signals are heard from the call on, so a signal
  * during start-up stops the gateway as soon as `started` settles. A second
- * signal exits at once; the core still ends the stdio upstreams from the
- * process's `exit` event. Resolves with the exit code; when `started`
+ * signal exits without waiting for calls, but first kills the stdio upstreams
+ * and waits until each is reaped, so none outlives the gateway. Resolves with the exit code; when `started`
  * rejects, the caller reports that and this never resolves.
  */
 export function runUntilStopped(gateway: Gateway, started: Promise<GatewayListeners>): Promise<number> {
   const { logger } = gateway;
   return new Promise((resolve) => {
     let stopping = false;
+    let forced = false;
     const stop = (reason: string): void => {
       if (stopping) {
-        logger.warn({ event: 'gateway.forced_exit', reason }, `${reason} again: exiting without waiting`);
+        if (forced) return;
+        forced = true;
+        logger.warn(
+          { event: 'gateway.forced_exit', reason },
+          `${reason} again: ending the stdio upstreams and exiting without waiting for calls`,
+        );
         logger.flush();
-        process.exit(1);
+        void endStdioChildren().finally(() => process.exit(1));
+        return;
       }
       stopping = true;
       logger.info({ event: 'gateway.stopping', reason }, `${reason}: closing, letting running calls finish`);

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -57,6 +60,53 @@ function alive(pid: number): boolean {
   }
 }
 
+/**
+ * Serves one long-lived stdio upstream, starts a long call on it, sends
+ * SIGTERM, then SIGTERM again while the gateway drains; checks the forced
+ * exit, then hands the upstream's pid to `afterExit` the moment the gateway
+ * has exited.
+ */
+async function secondSigtermWhileDraining(afterExit: (upstreamPid: number) => Promise<void>): Promise<void> {
+  const longLived = fileURLToPath(new URL('./fixtures/long-lived-upstream.mjs', import.meta.url));
+  const config = tempConfig({
+    listen: { http: { port: 0 } },
+    upstreams: [
+      {
+        name: 'busy',
+        namespace: 'busy',
+        connection: { type: 'stdio', command: process.execPath, args: [longLived] },
+      },
+    ],
+  });
+  const run = runCli(['serve', '--config', config.file]);
+  let upstreamPid: number | undefined;
+  try {
+    const ready = await run.event('gateway.ready');
+    const client = await httpClient(String(ready.url));
+    upstreamPid = Number(textOf(await call(client, 'busy_pid')));
+    expect(alive(upstreamPid)).toBe(true);
+    // A long call keeps the upstream busy (and its event loop alive) and the gateway draining.
+    const running = call(client, 'busy_work', { ms: 60_000 }).catch(() => undefined);
+    const metrics = new URL('/metrics', String(ready.url));
+    await eventually(
+      async () => sample(await (await fetch(metrics)).text(), 'sluice_calls_in_flight{tool="busy_work"}') === 1,
+      'the long call in flight',
+    );
+    run.child.kill('SIGTERM');
+    await run.event('gateway.stopping');
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(1);
+    await afterExit(upstreamPid);
+    expect(run.stderr()).toContain('"event":"gateway.forced_exit"');
+    await running;
+    await client.close().catch(() => {});
+  } finally {
+    run.child.kill('SIGKILL');
+    if (upstreamPid !== undefined && alive(upstreamPid)) process.kill(upstreamPid, 'SIGKILL');
+    config.remove();
+  }
+}
+
 describe('sluice serve', () => {
   it('serves stdio and HTTP upstreams to a real client, then drains a running call on SIGTERM and exits 0', async () => {
     const config = tempConfig({
@@ -103,44 +153,22 @@ describe('sluice serve', () => {
   });
 
   it('on a second SIGTERM while draining, exits at once and still ends its stdio upstreams', async () => {
-    const longLived = fileURLToPath(new URL('./fixtures/long-lived-upstream.mjs', import.meta.url));
-    const config = tempConfig({
-      listen: { http: { port: 0 } },
-      upstreams: [
-        {
-          name: 'busy',
-          namespace: 'busy',
-          connection: { type: 'stdio', command: process.execPath, args: [longLived] },
-        },
-      ],
+    await secondSigtermWhileDraining(async (upstreamPid) => {
+      await eventually(() => !alive(upstreamPid), 'the stdio upstream to end');
     });
-    const run = runCli(['serve', '--config', config.file]);
-    let upstreamPid: number | undefined;
+  });
+
+  it('on a second SIGTERM under CPU contention, kills and reaps its stdio upstreams before it exits', async () => {
+    // Busy processes compete for every core, so a child told to end at exit would still be running when we look.
+    const burners = [0, 1].map(() => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
     try {
-      const ready = await run.event('gateway.ready');
-      const client = await httpClient(String(ready.url));
-      upstreamPid = Number(textOf(await call(client, 'busy_pid')));
-      expect(alive(upstreamPid)).toBe(true);
-      // A long call keeps the upstream busy (and its event loop alive) and the gateway draining.
-      const running = call(client, 'busy_work', { ms: 60_000 }).catch(() => undefined);
-      const metrics = new URL('/metrics', String(ready.url));
-      await eventually(
-        async () => sample(await (await fetch(metrics)).text(), 'sluice_calls_in_flight{tool="busy_work"}') === 1,
-        'the long call in flight',
-      );
-      run.child.kill('SIGTERM');
-      await run.event('gateway.stopping');
-      run.child.kill('SIGTERM');
-      expect(await run.exited).toBe(1);
-      expect(run.stderr()).toContain('"event":"gateway.forced_exit"');
-      const pid = upstreamPid;
-      await eventually(() => !alive(pid), 'the stdio upstream to end');
-      await running;
-      await client.close().catch(() => {});
+      await secondSigtermWhileDraining((upstreamPid) => {
+        // No waiting here: the gateway must have ended its child, and reaped it, before it exited.
+        expect(alive(upstreamPid)).toBe(false);
+        return Promise.resolve();
+      });
     } finally {
-      run.child.kill('SIGKILL');
-      if (upstreamPid !== undefined && alive(upstreamPid)) process.kill(upstreamPid, 'SIGKILL');
-      config.remove();
+      for (const burner of burners) burner.kill('SIGKILL');
     }
   });
 
@@ -222,6 +250,51 @@ describe('sluice serve', () => {
       expect(run.stderr()).not.toMatch(NO_STACK);
     } finally {
       config.remove();
+    }
+  });
+  it('names the metrics address when telemetry.metricsListen is taken', async () => {
+    const config = tempConfig({
+      listen: { http: { port: 0 } },
+      telemetry: { metricsListen: { host: '127.0.0.1', port: remoteListener.port } },
+    });
+    const run = runCli(['serve', '--config', config.file]);
+    try {
+      expect(await run.exited).toBe(1);
+      expect(run.stderr()).toContain(
+        `sluice: the gateway could not start: the metrics address 127.0.0.1:${remoteListener.port} (telemetry.metricsListen) is already in use\n`,
+      );
+    } finally {
+      config.remove();
+    }
+  });
+
+  it('finds a taken port before it spawns any upstream, naming the port', async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), 'sluice-port-')), 'spawned');
+    const config = tempConfig({
+      listen: { http: { port: remoteListener.port } },
+      upstreams: [
+        {
+          name: 'witness',
+          namespace: 'witness',
+          // Leaves a file behind if it is ever started.
+          connection: {
+            type: 'stdio',
+            command: process.execPath,
+            args: ['-e', `require('node:fs').writeFileSync(${JSON.stringify(marker)}, '')`],
+          },
+        },
+      ],
+    });
+    const run = runCli(['serve', '--config', config.file]);
+    try {
+      expect(await run.exited).toBe(1);
+      expect(run.stderr()).toContain(
+        `sluice: the gateway could not start: 127.0.0.1:${remoteListener.port} is already in use\n`,
+      );
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      config.remove();
+      rmSync(dirname(marker), { recursive: true, force: true });
     }
   });
 });

@@ -43,6 +43,25 @@ afterAll(async () => {
 });
 
 describe('/metrics', () => {
+  it('carries the process metrics beside its own: memory, heap, event-loop lag, GC pauses, open fds', async () => {
+    const body = await scrape();
+    for (const family of [
+      'process_resident_memory_bytes',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_gc_duration_seconds',
+      'process_open_fds',
+    ]) {
+      expect(body, family).toMatch(new RegExp(`^# TYPE ${family} `, 'm'));
+    }
+    expect(sample(body, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(sample(body, 'process_open_fds')).toBeGreaterThan(0);
+    // Each family appears once, the gateway's own included.
+    const types = [...body.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
+    expect(new Set(types).size).toBe(types.length);
+    expect(types).toContain('sluice_calls_total');
+  });
+
   it('counts a scripted run exactly: 3 ok calls and 1 refusal of one tool', async () => {
     for (const text of ['a', 'b', 'c']) expect(textOf(await call(client, 'up_echo', { text }))).toBe(text);
     const filtered = await httpClient(mcpUrl, { 'x-sluice-exclude-servers': 'up' });
