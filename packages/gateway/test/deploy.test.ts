@@ -1,7 +1,17 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { interpolateEnv, parseGatewayConfig } from '@sluice/gateway';
@@ -82,6 +92,26 @@ function unitFile() {
 // A uid in systemd's DynamicUser range that owns nothing on this machine.
 const DYNAMIC_UID = 61_234;
 
+/**
+ * Lets other users pass through every folder above `path` that they could not
+ * (a checkout inside a `mktemp -d` folder, mode 0700), so that the dynamic
+ * user can read the sources it runs; returns what puts the modes back.
+ */
+function traversable(path: string): () => void {
+  const changed: [string, number][] = [];
+  for (let dir = path; ; dir = dirname(dir)) {
+    const mode = statSync(dir).mode & 0o7777;
+    if ((mode & 0o001) === 0) {
+      chmodSync(dir, mode | 0o001);
+      changed.push([dir, mode]);
+    }
+    if (dirname(dir) === dir) break;
+  }
+  return () => {
+    for (const [dir, mode] of changed) chmodSync(dir, mode);
+  };
+}
+
 describe('the systemd unit under a dynamic user', () => {
   it.skipIf(process.getuid?.() !== 0)(
     "starts its ExecStart as an unprivileged uid, with the config and env files installed as the unit's header says",
@@ -95,6 +125,7 @@ describe('the systemd unit under a dynamic user', () => {
       mkdirSync(state, { mode: 0o700 });
       chownSync(state, DYNAMIC_UID, DYNAMIC_UID); // StateDirectory= belongs to the service's user.
       const local = (path: string) => path.replace('/etc/sluice', etc).replace('/var/lib/sluice', state);
+      const restore = traversable(REPO_ROOT);
       try {
         const configPath = '/etc/sluice/sluice.config.json';
         const envPath = '/etc/sluice/sluice.env';
@@ -157,6 +188,7 @@ describe('the systemd unit under a dynamic user', () => {
         // The env file holds the keys: nobody but root reads it.
         expect(modes.get(envPath)! & 0o077).toBe(0);
       } finally {
+        restore();
         rmSync(root, { recursive: true, force: true });
       }
     },
