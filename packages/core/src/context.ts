@@ -48,6 +48,43 @@ export interface CallOptions {
   readonly state?: Iterable<readonly [symbol, unknown]>;
   /** Cancels the nested call; default this call's signal. Combine the two when both should. */
   readonly signal?: AbortSignal;
+  /**
+   * The caller carries the nested call's 2026-07-28 input-required rounds to
+   * its client (code mode pauses a script at a call that asks): the nested
+   * call is shown this round's `requestState` and `inputResponses` instead of
+   * the caller's own, and may answer input-required (see `isCarriedRound`).
+   * Without it, a nested call sees its caller's round and cannot ask.
+   */
+  readonly round?: CarriedRound;
+}
+
+/** The round a caller shows a nested call whose input-required rounds it carries (see `CallOptions.round`). */
+export interface CarriedRound {
+  readonly requestState?: string;
+  readonly inputResponses?: Readonly<Record<string, unknown>>;
+}
+
+/** The request contexts of nested calls whose rounds their caller carries. */
+const carriedRounds = new WeakSet<ServerContext>();
+
+/**
+ * Whether an input-required answer of this call reaches a client: the call
+ * came from the client itself, or its caller carries its rounds
+ * (`CallOptions.round`). An approver asks a 2026-07-28 client only then.
+ */
+export function isCarriedRound(ctx: Pick<CallContext, 'parent' | 'mcp'>): boolean {
+  return ctx.parent === undefined || (ctx.mcp !== undefined && carriedRounds.has(ctx.mcp));
+}
+
+/** The request context a nested call is shown when its caller carries its round. */
+function carriedView(mcp: ServerContext, round: CarriedRound): ServerContext {
+  const state = round.requestState;
+  // The accessor's type parameter is the caller's claim (see RequestStateAccessor): the value is the carried string.
+  const requestState = (() => state) as ServerContext['mcpReq']['requestState'];
+  const inputResponses = round.inputResponses;
+  const shown: ServerContext = { ...mcp, mcpReq: { ...mcp.mcpReq, requestState, inputResponses } };
+  carriedRounds.add(shown);
+  return shown;
 }
 
 /** Everything one call carries through the pipeline. */
@@ -183,6 +220,7 @@ export class Context implements CallContext {
     return this.runtime.dispatch(name, args, {
       meta,
       parent: this,
+      ...(options.round && this.mcp ? { mcp: carriedView(this.mcp, options.round) } : {}),
       ...(options.state ? { state: options.state } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });

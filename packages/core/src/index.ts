@@ -20,12 +20,14 @@ export type {
   CallContext,
   CallOptions,
   CallRequest,
+  CarriedRound,
   Executor,
   Headers,
   ListContext,
   Outcome,
   Transport,
 } from './context.js';
+export { isCarriedRound } from './context.js';
 
 export { CoreErrorCode, RpcCode, SluiceError, invalidParams, messageOf } from './errors.js';
 export type { SluiceErrorOptions } from './errors.js';

@@ -22,6 +22,18 @@ export const CodeModeErrorCode = Object.freeze({
   INVALID_ARGUMENTS: 'INVALID_ARGUMENTS',
   /** The caller cancelled the script. */
   CANCELLED: 'CANCELLED',
+  /** The script paused at a call that needs an answer from the client (the audit log's outcome; the client gets the question). */
+  SCRIPT_PAUSED: 'SCRIPT_PAUSED',
+  /** A paused script's state or journal was altered, belongs to another caller, or to another source. */
+  JOURNAL_INVALID: 'JOURNAL_INVALID',
+  /** A paused script's journal lapsed before the script resumed. */
+  JOURNAL_EXPIRED: 'JOURNAL_EXPIRED',
+  /** A paused script's journal was already resumed once. */
+  JOURNAL_USED: 'JOURNAL_USED',
+  /** The resumed script made other calls (tool or arguments) than its journal recorded. */
+  JOURNAL_MISMATCH: 'JOURNAL_MISMATCH',
+  /** A script cannot pause: what its completed calls returned is more than a journal may keep. */
+  JOURNAL_TOO_LARGE: 'JOURNAL_TOO_LARGE',
   /** `read_tool_file` or `get_tool_docs` named something that does not exist for this request. */
   NOT_FOUND: 'NOT_FOUND',
 } as const);

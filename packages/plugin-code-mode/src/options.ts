@@ -89,6 +89,39 @@ export const SandboxLimits = z.strictObject({
 });
 export type SandboxLimits = z.output<typeof SandboxLimits>;
 
+/** Where a script that pauses at a call needing approval keeps the calls it already made. */
+export const JournalOptions = z.strictObject({
+  /**
+   * The HMAC-SHA256 key (at least 32 bytes) that seals a paused script's state. Give every replica the same one.
+   * Absent: a random key per process, so a paused script resumes only on the replica that paused it.
+   */
+  secret: z
+    .string()
+    .refine((value) => Buffer.byteLength(value, 'utf8') >= 32, 'must be at least 32 bytes')
+    .optional()
+    .describe(
+      "The HMAC-SHA256 key (at least 32 bytes) that seals a paused script's state; give every replica the same one. Absent: a random key per process.",
+    ),
+  /** Bytes of a journal (the results of the calls a script completed before it paused); past it the script cannot pause. */
+  maxBytes: z
+    .number()
+    .int()
+    .min(1 << 10)
+    .max(16 << 20)
+    .default(256 << 10)
+    .describe(
+      'Bytes of a journal (the results of the calls a script completed before it paused); past it the script cannot pause.',
+    ),
+  /** How long a paused script's journal is kept, in ms: past it the script cannot resume. */
+  ttlMs: z
+    .number()
+    .int()
+    .min(1_000)
+    .max(86_400_000)
+    .default(600_000)
+    .describe("How long a paused script's journal is kept, in ms: past it the script cannot resume."),
+});
+
 export const CodeModeOptions = z.strictObject({
   /** `server`: one file per server (`servers/<server>.d.ts`); `tool`: one per tool (`servers/<server>/<tool>.d.ts`). */
   binding: z
@@ -119,6 +152,10 @@ export const CodeModeOptions = z.strictObject({
   /** What the host lets one script use; past any of them the script is stopped. */
   limits: SandboxLimits.prefault({}).describe(
     'What the host lets one script use; past any of them the script is stopped.',
+  ),
+  /** Where a script that pauses at a call needing approval keeps the calls it already made. */
+  journal: JournalOptions.prefault({}).describe(
+    'Where a script that pauses at a call needing approval keeps the calls it already made.',
   ),
   /** Characters of a script's source kept in the audit log. */
   auditSourceChars: z

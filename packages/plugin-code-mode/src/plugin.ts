@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Stage, definePlugin, parseOptions, toolError } from '@sluice/core';
 import type { CallContext, CallToolResult, Headers, Plugin, PluginApi, Tool } from '@sluice/core';
 import type { Bindings } from './bindings.js';
@@ -6,9 +7,11 @@ import { CodeModeErrorCode } from './errors.js';
 import { metaTools, scriptsBusy } from './meta-tools.js';
 import type { ParsedCodeModeOptions } from './options.js';
 import { CodeModeOptions } from './options.js';
-import { replyOf, replyOfError } from './replies.js';
+import type { Journal } from './journal.js';
+import { JOURNAL_STATE_PREFIX, Journals, callerDigest, sha256 } from './journal.js';
+import { JournalledRun, journalRefused } from './journalled-run.js';
 import { ScriptPool } from './pool.js';
-import type { CallReply, ScriptOutcome } from './sandbox.js';
+import type { ScriptOutcome } from './sandbox.js';
 import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'code-mode';
@@ -107,6 +110,13 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
     );
   };
 
+  const journals = new Journals(
+    api.services.store,
+    config.journal.secret === undefined ? randomBytes(32) : Buffer.from(config.journal.secret, 'utf8'),
+    () => api.services.clock.now(),
+    config.journal.ttlMs,
+  );
+
   const execute = async (code: string, ctx: CallContext): Promise<CallToolResult> => {
     const limits = config.limits;
     if (Buffer.byteLength(code) > limits.maxScriptBytes) {
@@ -116,25 +126,31 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
         suggestion: 'Write a shorter script: leave the data to the tools.',
       });
     }
+    const source = sha256(code);
+    const caller = callerDigest(ctx);
+    // A retry that carries the state of a script that paused resumes it from its journal (taken once).
+    let journal: Journal | undefined;
+    const wire: unknown = ctx.mcp?.mcpReq.requestState();
+    if (typeof wire === 'string' && wire.startsWith(JOURNAL_STATE_PREFIX)) {
+      const taken = await journals.take(wire, source, caller);
+      if (typeof taken === 'string') return journalRefused(taken);
+      journal = taken;
+    }
     if (running >= limits.maxConcurrentScripts) return scriptsBusy(limits.maxConcurrentScripts);
     running++;
     const started = performance.now();
     const calls: ScriptCallRecord[] = [];
+    const run = new JournalledRun(journal, ctx);
     try {
       const bindings = bindingsFor(ctx);
       const outcome = await pool.run({
         source: code,
         layout: withSearch(bindings.layout, api, config.searchTool),
         limits,
-        signal: ctx.signal,
-        call: async (tool, args, signal) => {
+        signal: AbortSignal.any([ctx.signal, run.stopped]),
+        call: async (tool, args, signal, id) => {
           const begun = performance.now();
-          let reply: CallReply;
-          try {
-            reply = replyOf(await ctx.call(tool, args, { signal }));
-          } catch (error) {
-            reply = replyOfError(error);
-          }
+          const reply = await run.call(tool, args, signal, id);
           calls.push({ tool, outcome: reply.ok ? 'ok' : reply.code, durationMs: round(performance.now() - begun) });
           return reply;
         },
@@ -145,8 +161,9 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
           );
         },
       });
-      audit(ctx, config, code, outcome, calls, performance.now() - started);
-      return resultOf(outcome);
+      const ended = await run.end(outcome, { source, caller, journals, maxBytes: config.journal.maxBytes });
+      audit(ctx, config, code, ended.outcome, calls, performance.now() - started);
+      return ended.result ?? resultOf(ended.outcome);
     } finally {
       running--;
     }

@@ -19,8 +19,11 @@ export interface PoolScript {
   readonly limits: SandboxLimits;
   /** The caller's cancellation. */
   readonly signal: AbortSignal;
-  /** Runs one tool call of the script through the pipeline; never rejects. `signal` aborts when the script ends. */
-  readonly call: (tool: string, args: Record<string, unknown>, signal: AbortSignal) => Promise<CallReply>;
+  /**
+   * Runs one tool call of the script through the pipeline; never rejects. `signal` aborts when the script ends;
+   * `id` numbers the script's calls in the order it made them.
+   */
+  readonly call: (tool: string, args: Record<string, unknown>, signal: AbortSignal, id: number) => Promise<CallReply>;
   /** The worker's WebAssembly module faulted; its next script runs on a fresh one. */
   readonly onFault: (message: string) => void;
 }
@@ -156,7 +159,7 @@ export class ScriptPool {
           return;
         }
         for (const [id, tool, args] of calls) {
-          void script.call(tool, args, signal.signal).then((answer) => {
+          void script.call(tool, args, signal.signal, id).then((answer) => {
             reply(id, answer);
           });
         }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isContinuedRound, messageOf } from '@sluice/core';
+import { isCarriedRound, isContinuedRound, messageOf } from '@sluice/core';
 import type {
   ApprovalDecision,
   ApprovalRequest,
@@ -130,7 +130,8 @@ export class RiskApprover implements Approver {
     request: ApprovalRequest,
     target: ApprovalTarget,
   ): Promise<ApprovalDecision> {
-    if (ctx.parent !== undefined)
+    // A nested call asks only when its caller carries its rounds to the client (a code-mode script pauses).
+    if (!isCarriedRound(ctx))
       return unsupported(
         'a call made by another tool cannot ask a 2026-07-28 client: only the call the client made can',
       );

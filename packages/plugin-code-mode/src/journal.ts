@@ -1,0 +1,200 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { CallContext, Store } from '@sluice/core';
+import type { CallReply } from './sandbox.js';
+
+/** One call a paused script completed: replayed, not made again, when the script resumes. */
+export interface JournalEntry {
+  /** The call's number in the script (the order the script made its calls). */
+  readonly id: number;
+  readonly tool: string;
+  /** SHA-256 of the arguments' canonical JSON. */
+  readonly args: string;
+  readonly reply: CallReply;
+}
+
+/** The call a script paused at: made for real, once, when the script resumes with the client's answer. */
+export interface PendingCall {
+  readonly id: number;
+  readonly tool: string;
+  readonly args: string;
+  /** The round state the call answered with (an approval's), shown to it again on resume. */
+  readonly state?: string;
+}
+
+/** What a paused script leaves in the store. */
+export interface Journal {
+  readonly v: 1;
+  /** SHA-256 of the script's source. */
+  readonly source: string;
+  /** SHA-256 of the caller (see `callerDigest`). */
+  readonly caller: string;
+  readonly entries: readonly JournalEntry[];
+  readonly pending: PendingCall;
+}
+
+/** Why a journal cannot be resumed; each ends the script with a clear error, nothing is replayed. */
+export type JournalRefusal = 'altered' | 'expired' | 'used' | 'other-caller' | 'other-source';
+
+/** Every state code mode seals starts with this, so that another party's state (an approval's) is not taken for ours. */
+export const JOURNAL_STATE_PREFIX = 'sluice.code.v1.';
+const KEY_PREFIX = 'dev.sluice/code-mode/journal/';
+/** Far above what `seal` makes; a bound on what a client can make us decode. */
+const MAX_STATE_CHARS = 1_024;
+// Domain separation: the key may be shared with other uses; a MAC of ours means nothing there.
+const CONTEXT = 'dev.sluice/code-mode/journal\u0000';
+
+interface Sealed {
+  /** The journal's key in the store. */
+  readonly i: string;
+  /** SHA-256 of the journal as stored: an edit in the store breaks it. */
+  readonly d: string;
+  /** Source and caller digests, checked before the store is read. */
+  readonly s: string;
+  readonly c: string;
+  /** When the state lapses (ms since the epoch). */
+  readonly e: number;
+}
+
+/**
+ * Journals of paused scripts: kept in the server's store (shared by
+ * replicas), bounded in bytes, for at most `ttlMs`; the client carries only a
+ * sealed reference (HMAC-SHA256 over the store key, the journal's digest, the
+ * source's and caller's digests and the lapse). A journal is resumed once.
+ */
+export class Journals {
+  constructor(
+    private readonly store: Store,
+    private readonly key: Buffer,
+    private readonly now: () => number,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** Keeps the journal and answers the sealed state that names it. */
+  async keep(journal: Journal): Promise<string> {
+    const id = randomBytes(18).toString('base64url');
+    const text = JSON.stringify(journal);
+    await this.store.set(KEY_PREFIX + id, text, { ttlMs: this.ttlMs });
+    const sealed: Sealed = {
+      i: id,
+      d: sha256(text),
+      s: journal.source,
+      c: journal.caller,
+      e: this.now() + this.ttlMs,
+    };
+    const body = Buffer.from(JSON.stringify(sealed), 'utf8').toString('base64url');
+    return `${JOURNAL_STATE_PREFIX}${body}.${this.mac(body)}`;
+  }
+
+  /**
+   * The journal a state names, taken out of the store (a second resume of the
+   * same state finds it gone), or why it cannot be resumed.
+   */
+  async take(state: string, source: string, caller: string): Promise<Journal | JournalRefusal> {
+    const sealed = this.open(state);
+    if (sealed === undefined) return 'altered';
+    if (sealed.c !== caller) return 'other-caller';
+    if (sealed.s !== source) return 'other-source';
+    if (this.now() >= sealed.e) return 'expired';
+    const key = KEY_PREFIX + sealed.i;
+    const text = await this.store.get(key);
+    if (typeof text !== 'string') return 'used';
+    if (sha256(text) !== sealed.d) return 'altered';
+    // Once: whoever deletes it resumes; a concurrent retry with the same state finds it gone.
+    if (!(await this.store.delete(key))) return 'used';
+    return parseJournal(text, source, caller) ?? 'altered';
+  }
+
+  private open(state: string): Sealed | undefined {
+    if (state.length > MAX_STATE_CHARS || !state.startsWith(JOURNAL_STATE_PREFIX)) return undefined;
+    const parts = state.slice(JOURNAL_STATE_PREFIX.length).split('.');
+    if (parts.length !== 2) return undefined;
+    const [body, mac] = parts as [string, string];
+    const expected = Buffer.from(this.mac(body));
+    const given = Buffer.from(mac);
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
+    try {
+      const value = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Partial<Sealed>;
+      if (
+        typeof value.i !== 'string' ||
+        typeof value.d !== 'string' ||
+        typeof value.s !== 'string' ||
+        typeof value.c !== 'string' ||
+        typeof value.e !== 'number'
+      )
+        return undefined;
+      return value as Sealed;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private mac(body: string): string {
+    return createHmac('sha256', this.key).update(CONTEXT).update(body, 'utf8').digest('base64url');
+  }
+}
+
+/** The journal in a stored text, when it is one and belongs to this source and caller. */
+function parseJournal(text: string, source: string, caller: string): Journal | undefined {
+  let value: Partial<Journal>;
+  try {
+    value = JSON.parse(text) as Partial<Journal>;
+  } catch {
+    return undefined;
+  }
+  if (value.v !== 1 || value.source !== source || value.caller !== caller) return undefined;
+  if (!Array.isArray(value.entries) || !isCall(value.pending)) return undefined;
+  if (!value.entries.every((entry) => isCall(entry) && isReply((entry as { reply?: unknown }).reply))) return undefined;
+  return value as Journal;
+}
+
+function isCall(value: unknown): value is { id: number; tool: string; args: string } {
+  const call = value as { id?: unknown; tool?: unknown; args?: unknown } | null;
+  return (
+    typeof call === 'object' &&
+    call !== null &&
+    Number.isSafeInteger(call.id) &&
+    typeof call.tool === 'string' &&
+    typeof call.args === 'string'
+  );
+}
+
+function isReply(value: unknown): value is CallReply {
+  const reply = value as { ok?: unknown; code?: unknown; message?: unknown } | null;
+  if (typeof reply !== 'object' || reply === null) return false;
+  return (
+    reply.ok === true || (reply.ok === false && typeof reply.code === 'string' && typeof reply.message === 'string')
+  );
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** SHA-256 of a value's JSON with object keys sorted, so that key order does not matter. */
+export function argumentsDigest(args: unknown): string {
+  return sha256(canonical(args));
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record).sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical(record[key])}`).join(',')}}`;
+  }
+  // Arguments come parsed from JSON: no undefined, function or symbol reaches here.
+  return value === undefined ? 'null' : JSON.stringify(value);
+}
+
+/** The caller a journal belongs to: the authenticated client and subject, else its session, else nobody in particular. */
+export function callerDigest(ctx: Pick<CallContext, 'authInfo' | 'mcp'>): string {
+  const auth = ctx.authInfo;
+  let caller = 'anonymous';
+  if (auth !== undefined) {
+    const subject = (auth.extra as { sub?: unknown } | undefined)?.sub;
+    caller = `auth:${auth.clientId}${typeof subject === 'string' ? `:${subject}` : ''}`;
+  } else if (ctx.mcp?.sessionId !== undefined) {
+    caller = `session:${ctx.mcp.sessionId}`;
+  }
+  return sha256(caller);
+}
