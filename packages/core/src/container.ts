@@ -1,3 +1,4 @@
+import type { FeatureRequests } from './features/sdk-handlers.js';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
@@ -31,6 +32,9 @@ export const Tokens = Object.freeze({
   Approver: Symbol.for('dev.sluice/Approver') as InjectionToken<Approver>,
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast gives the token its service type, which Services reads
   Redactions: Symbol.for('dev.sluice/Redactions') as InjectionToken<Redactions>,
+  /** Resource reads and prompt gets as a request's caller would make them; registered once a server imports. */
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast gives the token its service type, which Services reads
+  FeatureRequests: Symbol.for('dev.sluice/FeatureRequests') as InjectionToken<FeatureRequests>,
 });
 
 /** What a plugin may resolve: typed shortcuts for the core services, and the container for its own. */

@@ -28,6 +28,7 @@ export type {
   Transport,
 } from './context.js';
 export { isCarriedRound } from './context.js';
+export type { FeatureRequests } from './features/sdk-handlers.js';
 
 export { CoreErrorCode, RpcCode, SluiceError, invalidParams, messageOf } from './errors.js';
 export type { SluiceErrorOptions } from './errors.js';

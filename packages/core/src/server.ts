@@ -190,6 +190,14 @@ export class SluiceServer {
       this.logger,
       this.hooks.importFeatures.isUsed() ? (batch) => this.hooks.importFeatures.promise(batch) : undefined,
     );
+    if (!this.container.isRegistered(Tokens.FeatureRequests)) {
+      // Plugins (code mode) read and get for a caller through this, as the caller's own requests.
+      const { featureRequests, guardsOf } = await import('./features/sdk-handlers.js');
+      const guards = guardsOf(this.hooks);
+      this.container.register(Tokens.FeatureRequests, {
+        useValue: featureRequests({ catalog: this.featureCatalog, logger: this.logger, guards }),
+      });
+    }
     this.upstreamRegistry ??= new UpstreamRegistry({
       logger: this.logger,
       services: this.services,

@@ -130,6 +130,14 @@ declare function callTool(name: string, args?: Record<string, unknown>): Promise
 declare const tools: {
   search(query: string, limit?: number): Promise<{ name: string; summary: string; upstream?: string; risk?: string; score: number }[]>;
 };
+/** On a server that imports resources: reads one as a request of your own (the same policy applies). */
+declare const resources: {
+  read(uri: string): Promise<{ contents: { uri: string; mimeType?: string; text?: string; blob?: string }[] }>;
+};
+/** On a server that imports prompts: gets one as a request of your own (the same policy applies). */
+declare const prompts: {
+  get(name: string, args?: Record<string, string>): Promise<{ description?: string; messages: { role: string; content: ToolContent }[] }>;
+};
 /** Output shown in the result's logs. */
 declare const console: { log(...values: unknown[]): void; info(...values: unknown[]): void; warn(...values: unknown[]): void; error(...values: unknown[]): void; debug(...values: unknown[]): void };
 `;

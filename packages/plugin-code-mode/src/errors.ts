@@ -4,6 +4,8 @@ export const CodeModeErrorCode = Object.freeze({
   SCRIPT_ERROR: 'SCRIPT_ERROR',
   /** The script ran past its wall time. */
   SCRIPT_TIMEOUT: 'SCRIPT_TIMEOUT',
+  /** The script awaited something that can never settle (no call of it running): stopped at once, not at its wall time. */
+  SCRIPT_STALLED: 'SCRIPT_STALLED',
   /** The script's own code ran past its CPU time. */
   CPU_LIMIT: 'CPU_LIMIT',
   /** The script ran out of its heap or stack. */

@@ -11,7 +11,7 @@ const RESERVED = new Set(
     'undefined NaN Infinity globalThis Object Function Array Number String Boolean Symbol BigInt Math JSON Date ' +
     'RegExp Error TypeError RangeError SyntaxError ReferenceError EvalError URIError InternalError AggregateError ' +
     'Promise Proxy Reflect Map Set WeakMap WeakSet WeakRef ArrayBuffer DataView Iterator console callTool ToolError ' +
-    'servers tools parseInt parseFloat isNaN isFinite __proto__ constructor prototype toString valueOf hasOwnProperty'
+    'servers tools resources prompts parseInt parseFloat isNaN isFinite __proto__ constructor prototype toString valueOf hasOwnProperty'
   ).split(' '),
 );
 

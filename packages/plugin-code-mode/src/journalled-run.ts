@@ -1,5 +1,6 @@
 import { toolError } from '@sluice/core';
-import type { CallContext, CallToolResult, CarriedRound } from '@sluice/core';
+import type { CallContext, CallToolResult, CarriedRound, FeatureRequests } from '@sluice/core';
+import { GET_PROMPT, READ_RESOURCE, featureCall } from './features.js';
 import { CodeModeErrorCode } from './errors.js';
 import type { Journal, JournalEntry, JournalRefusal, Journals, PendingCall } from './journal.js';
 import { argumentsDigest } from './journal.js';
@@ -50,6 +51,8 @@ export class JournalledRun {
   constructor(
     private readonly journal: Journal | undefined,
     private readonly ctx: CallContext,
+    /** The server's reads and gets, for a script's `resources.read()` and `prompts.get()`. */
+    private readonly features?: FeatureRequests,
   ) {
     this.replayed = new Map((journal?.entries ?? []).map((entry) => [entry.id, entry]));
   }
@@ -82,6 +85,10 @@ export class JournalledRun {
     this.inflight++;
     let reply: CallReply;
     try {
+      if (this.features !== undefined && (tool === READ_RESOURCE || tool === GET_PROMPT)) {
+        reply = await featureCall(this.features, tool, args, this.ctx, signal);
+        return this.completedWith(id, tool, digest, reply);
+      }
       const result: unknown = await this.ctx.call(tool, args, { signal, round });
       if (isInputRequired(result)) {
         this.inflight--;
@@ -101,6 +108,10 @@ export class JournalledRun {
     } catch (error) {
       reply = replyOfError(error);
     }
+    return this.completedWith(id, tool, digest, reply);
+  }
+
+  private completedWith(id: number, tool: string, digest: string, reply: CallReply): CallReply {
     this.inflight--;
     this.completed.push({ id, tool, args: digest, reply });
     this.stopIfSettled();

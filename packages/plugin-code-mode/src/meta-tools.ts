@@ -107,12 +107,16 @@ export function metaTools(runtime: MetaToolRuntime): ToolDefinition[] {
   ];
 }
 
-/** The answer when every script slot is taken. */
-export function scriptsBusy(max: number): CallToolResult {
+/** The answer when the caller's script slots, or the server's, are all taken. */
+export function scriptsBusy(share: 'caller' | 'server', max: number): CallToolResult {
   return refusal({
     code: CodeModeErrorCode.SCRIPTS_BUSY,
-    message: `${max} scripts are running on this server, as many as may run at once.`,
+    message:
+      share === 'caller'
+        ? `${max} of your scripts are running, as many as one caller may run at once.`
+        : `${max} scripts are running on this server, as many as may run at once.`,
     suggestion: 'Wait for your earlier scripts to finish, then run this one again.',
     retryAfterMs: 1_000,
+    details: { share },
   });
 }

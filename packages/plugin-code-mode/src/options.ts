@@ -86,6 +86,19 @@ export const SandboxLimits = z.strictObject({
     .max(256)
     .default(4)
     .describe('Scripts running at once on this server; one more is refused with `SCRIPTS_BUSY`.'),
+  /**
+   * Scripts one caller may run at once (the authenticated client and subject; else its session; all
+   * unauthenticated callers without a session share one share); one more is refused with `SCRIPTS_BUSY`.
+   */
+  maxScriptsPerCaller: z
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(2)
+    .describe(
+      'Scripts one caller may run at once (by authenticated client and subject, else session; sessionless unauthenticated callers share one); one more is refused with `SCRIPTS_BUSY`.',
+    ),
 });
 export type SandboxLimits = z.output<typeof SandboxLimits>;
 

@@ -10,6 +10,7 @@ import { CodeModeOptions } from './options.js';
 import type { Journal } from './journal.js';
 import { JOURNAL_STATE_PREFIX, Journals, callerDigest, sha256 } from './journal.js';
 import { JournalledRun, journalRefused } from './journalled-run.js';
+import { featureRequestsOf, withFeatures } from './features.js';
 import { ScriptPool } from './pool.js';
 import type { ScriptOutcome } from './sandbox.js';
 import { VERSION } from './version.js';
@@ -44,6 +45,8 @@ export interface ScriptCallRecord {
 const SUGGESTIONS: Record<string, string> = {
   [CodeModeErrorCode.SCRIPT_ERROR]:
     'Fix the script and run it again; the binding files give each function’s exact name and arguments.',
+  [CodeModeErrorCode.SCRIPT_STALLED]:
+    'Await only tool calls and promises that they settle: there are no timers or events.',
   [CodeModeErrorCode.SCRIPT_TIMEOUT]:
     'Do less in one script (fewer or faster calls), or split the work across scripts.',
   [CodeModeErrorCode.CPU_LIMIT]: 'Do less computing in the script: smaller loops, and no waiting in a loop.',
@@ -80,7 +83,7 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
   // The header records of the lists bindings are built from: the meta-tools-only filter lets them through whole.
   const bindingLists = new WeakSet<Headers>();
   const cache = new BindingsCache();
-  let running = 0;
+  const slots = new ScriptSlots(config.limits.maxConcurrentScripts, config.limits.maxScriptsPerCaller);
 
   if (config.expose === 'meta-tools') {
     api.hooks.listTools.tap({ name: PLUGIN_NAME, stage: Stage.LAST }, (tools, ctx) => {
@@ -136,16 +139,18 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
       if (typeof taken === 'string') return journalRefused(taken);
       journal = taken;
     }
-    if (running >= limits.maxConcurrentScripts) return scriptsBusy(limits.maxConcurrentScripts);
-    running++;
+    const busy = slots.take(caller);
+    if (busy !== undefined)
+      return scriptsBusy(busy, busy === 'caller' ? limits.maxScriptsPerCaller : limits.maxConcurrentScripts);
     const started = performance.now();
     const calls: ScriptCallRecord[] = [];
-    const run = new JournalledRun(journal, ctx);
+    const features = featureRequestsOf(api);
+    const run = new JournalledRun(journal, ctx, features);
     try {
       const bindings = bindingsFor(ctx);
       const outcome = await pool.run({
         source: code,
-        layout: withSearch(bindings.layout, api, config.searchTool),
+        layout: withFeatures(withSearch(bindings.layout, api, config.searchTool), features),
         limits,
         signal: AbortSignal.any([ctx.signal, run.stopped]),
         call: async (tool, args, signal, id) => {
@@ -165,7 +170,7 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
       audit(ctx, config, code, ended.outcome, calls, performance.now() - started);
       return ended.result ?? resultOf(ended.outcome);
     } finally {
-      running--;
+      slots.release(caller);
     }
   };
 
@@ -218,6 +223,39 @@ function withSearch(layout: Layout, api: PluginApi, searchTool: string): Layout 
 }
 
 const round = (ms: number): number => Math.round(ms * 1000) / 1000;
+
+/**
+ * Script slots: at most `total` scripts at once on the server, and at most
+ * `perCaller` of one caller, so that one caller whose scripts wait (for slow
+ * tools, for a person) holds its own share, not everyone's. A script holds
+ * its slot for its whole wall time, waiting included.
+ */
+export class ScriptSlots {
+  private running = 0;
+  private readonly byCaller = new Map<string, number>();
+
+  constructor(
+    private readonly total: number,
+    private readonly perCaller: number,
+  ) {}
+
+  /** Takes a slot for `caller`, or says which share is full. */
+  take(caller: string): 'caller' | 'server' | undefined {
+    const mine = this.byCaller.get(caller) ?? 0;
+    if (mine >= this.perCaller) return 'caller';
+    if (this.running >= this.total) return 'server';
+    this.running++;
+    this.byCaller.set(caller, mine + 1);
+    return undefined;
+  }
+
+  release(caller: string): void {
+    this.running--;
+    const mine = (this.byCaller.get(caller) ?? 1) - 1;
+    if (mine <= 0) this.byCaller.delete(caller);
+    else this.byCaller.set(caller, mine);
+  }
+}
 
 /** Bindings of the last few distinct lists, reused while the same tool definitions are listed. */
 class BindingsCache {

@@ -37,8 +37,14 @@ export interface PoolScript {
 export const OVERRUN_GRACE_MS = 250;
 /** How long a new worker may take to start (Node, then compiling the module) before its script is stopped. */
 const BOOT_MS = 10_000;
-/** An idle worker (and the module memory it holds) is ended after this long unused. */
+/** The one idle worker kept warm (with the module memory it holds) is ended after this long unused. */
 const IDLE_MS = 30_000;
+/**
+ * Idle workers beyond that one are ended after this long unused, and with
+ * them the memory their scripts touched (a module's memory, up to the heap
+ * limit plus its headroom, is never given back while the worker lives).
+ */
+const SPARE_IDLE_MS = 1_000;
 /**
  * The longest the main thread runs scripts' calls it picked up by polling
  * (see `POLL_MS`) before it lets its event loop turn: other clients' requests
@@ -282,7 +288,7 @@ export class ScriptPool {
     }
     worker.unref();
     linkOf(worker).replies.unref();
-    const timer = setTimeout(() => this.discard(worker), IDLE_MS);
+    const timer = setTimeout(() => this.discard(worker), this.idle.length === 0 ? IDLE_MS : SPARE_IDLE_MS);
     timer.unref();
     this.idle.push({ worker, timer });
   }

@@ -81,6 +81,10 @@ export const PRELUDE = String.raw`(function (hostLog, hostDone, hostOverLimit, l
       const tool = layout[server][fn];
       functions[fn] = (args) => callTool(tool, args);
       // tools.search(query, limit): the server's tool search, answering with its list of matches.
+      // resources.read(uri) and prompts.get(name, args): the caller's own reads and gets, through every guard.
+      if (server === 'resources' && fn === 'read') functions[fn] = (uri) => callTool(tool, { uri });
+      if (server === 'prompts' && fn === 'get')
+        functions[fn] = (name, args) => callTool(tool, args === undefined ? { name } : { name, arguments: args });
       if (server === 'tools' && fn === 'search') {
         functions[fn] = (query, limit) =>
           callTool(tool, limit === undefined ? { query } : { query, limit }).then((found) =>

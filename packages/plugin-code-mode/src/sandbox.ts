@@ -347,6 +347,29 @@ export class ScriptRun {
     return this.localReplies.length > 0;
   }
 
+  /**
+   * Whether the script can never go on: it has not ended, and no call of it
+   * is running, queued or answered but not yet handed over, so nothing can
+   * settle what it awaits (a promise that never settles). Its slot would be
+   * held for nothing until its wall time.
+   */
+  isStalled(): boolean {
+    return (
+      this.outcome === undefined &&
+      this.active === 0 &&
+      this.queuedAt >= this.queued.length &&
+      this.localReplies.length === 0
+    );
+  }
+
+  /** Ends a stalled script (see `isStalled`). */
+  stall(): void {
+    this.fail(
+      CodeModeErrorCode.SCRIPT_STALLED,
+      'The script awaits something that can never settle (no tool call of it is running); it was stopped.',
+    );
+  }
+
   /** Whether the script has ended (its outcome is set; `done` settles soon after). */
   isFinished(): boolean {
     return this.outcome !== undefined;

@@ -130,6 +130,10 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
       times[WORKER_WORK] = performance.now() - began;
     }
     if (run.isFinished()) return;
+    if (run.isStalled()) {
+      run.stall();
+      return;
+    }
     if (!run.hasLocalReplies()) {
       const left = run.msLeft();
       if (left <= 0) {

@@ -26,7 +26,9 @@ async function start(limits: CodeModeOptions['limits']) {
   let marked = () => {};
   const started = new Promise<void>((resolve) => (marked = resolve));
   kit = await createTestKit({
-    plugins: [codeMode({ limits: { memoryBytes: 128 << 20, ...limits } })],
+    // Room for the two million keys, the copies growing them leaves behind, and the sort's own copy: the module's
+    // memory is the heap limit plus a fixed headroom, so a heap this script nearly fills ends it out of memory.
+    plugins: [codeMode({ limits: { memoryBytes: 256 << 20, ...limits } })],
     tools: [ping, { name: 'mark', handler: () => (marked(), { content: [{ type: 'text' as const, text: 'ok' }] }) }],
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -91,7 +93,7 @@ describe('the workers', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     let waiting = 0;
     kit = await createTestKit({
-      plugins: [codeMode({ limits: { maxConcurrentScripts: 3 } })],
+      plugins: [codeMode({ limits: { maxConcurrentScripts: 3, maxScriptsPerCaller: 3 } })],
       tools: [
         {
           name: 'gate',

@@ -4,7 +4,7 @@ import { createTestKit, textOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import type { CodeModeOptions } from '@sluice/plugin-code-mode';
-import { moduleMemoryBytes } from '../src/engine.js';
+import { MODULE_HEADROOM, moduleMemoryBytes } from '../src/engine.js';
 import { ping, price, resultOf, stoppedWith } from './helpers.js';
 
 let kit: TestKit | undefined;
@@ -35,10 +35,30 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     await stillServes(k);
   });
 
-  it('stops a script that waits forever at its wall time', async () => {
-    const k = await start({ timeoutMs: 200 });
-    const result = await run(k, 'await new Promise(() => {});');
+  it('stops a script that waits forever for a tool at its wall time', async () => {
+    kit = await createTestKit({
+      plugins: [codeMode({ limits: { memoryBytes: 16 << 20, timeoutMs: 200 } })],
+      tools: [ping, { name: 'hold', handler: () => new Promise<never>(() => {}) }],
+    });
+    const result = await run(kit, 'await local.hold();');
     expect(stoppedWith(result)).toBe(CodeModeErrorCode.SCRIPT_TIMEOUT);
+    await stillServes(kit);
+  });
+
+  it('stops a script that awaits a promise nothing can settle at once (SCRIPT_STALLED), not at its wall time', async () => {
+    // A wall time the test would notice: the stall is seen as soon as the script has nothing running.
+    const k = await start({ timeoutMs: 60_000 });
+    for (const code of [
+      'await new Promise(() => {});',
+      'await local.ping(); await new Promise(() => {});',
+      'await Promise.all([local.ping(), new Promise(() => {})]);',
+    ]) {
+      const result = await run(k, code);
+      expect(stoppedWith(result), code).toBe(CodeModeErrorCode.SCRIPT_STALLED);
+    }
+    // A promise that a tool's reply settles later is not a stall.
+    const settledLater = 'let done; const p = new Promise((r) => (done = r)); local.ping().then(done); return await p;';
+    expect(resultOf(await run(k, settledLater))).toBe('pong');
     await stillServes(k);
   });
 
@@ -55,13 +75,14 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     await stillServes(k);
   });
 
-  it('bounds what typed arrays take, which the heap limit does not count, by the module memory', async () => {
+  it('bounds what typed arrays take, which the heap limit does not count, by the heap limit plus the headroom', async () => {
     const k = await start({ memoryBytes: 16 << 20, cpuMs: 25_000, timeoutMs: 25_000 });
     const script =
       'const all = []; try { for (;;) all.push(new Uint8Array(1 << 20)); } catch (e) { return [all.length, String(e)]; }';
     const [megabytes, error] = resultOf(await run(k, script)) as [number, string];
     expect(error).toMatch(/out of memory/);
-    // A module whose memory could grow took 2 GB here before the allocator failed.
+    // A module whose memory could grow took 2 GB here before the allocator failed; one of six times the heap, 128 MB.
+    expect(moduleMemoryBytes(16 << 20)).toBe((16 << 20) + MODULE_HEADROOM);
     expect(megabytes).toBeLessThanOrEqual(moduleMemoryBytes(16 << 20) / (1 << 20));
     await stillServes(k);
   });

@@ -101,28 +101,9 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
       });
     if (free('resources/read'))
-      sdk.setRequestHandler('resources/read', async (request, ctx) => {
-        const uri = requestedUri(request.params.uri);
-        const fctx = contextOf('resources/read', ctx);
-        const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
-        const result = await guarded('resources/read', link.name, fctx, ctx.mcpReq.signal, { target: uri }, (request) =>
-          relay(
-            link,
-            (client, options, round) =>
-              // request() rather than readResource(): the same validation without the client's response cache,
-              // which a gateway never serves from (each read is the upstream's answer now).
-              client.request(
-                { method: 'resources/read', params: round ? { uri, ...round } : { uri } },
-                options,
-              ) as Promise<ReadResourceResult>,
-            ctx,
-            `resource:${uri}`,
-            request?.responseLimitBytes,
-          ),
-        );
-        if (fctx === undefined || guards?.result === undefined) return result;
-        return (await rewritten(serving, { method: 'resources/read', result }, fctx, link, uri)).result;
-      });
+      sdk.setRequestHandler('resources/read', (request, ctx) =>
+        readResource(serving, guarded, request.params.uri, ctx),
+      );
     if (caps.resources.subscribe) {
       if (free('resources/subscribe'))
         sdk.setRequestHandler('resources/subscribe', async (request, ctx) => {
@@ -162,37 +143,9 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
       });
     if (free('prompts/get'))
-      sdk.setRequestHandler('prompts/get', async (request, ctx) => {
-        const { name, arguments: args } = request.params;
-        const route = catalog.prompt(name);
-        const fctx = contextOf('prompts/get', ctx);
-        if (route === undefined || refused(serving, fctx, route.link.name, name) !== undefined)
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
-        const result = await guarded(
-          'prompts/get',
-          route.link.name,
-          fctx,
-          ctx.mcpReq.signal,
-          { target: name },
-          (request) =>
-            relay(
-              route.link,
-              (client, options, round) =>
-                client.request(
-                  {
-                    method: 'prompts/get',
-                    params: { name: route.original, ...(args ? { arguments: args } : {}), ...round },
-                  },
-                  options,
-                ) as Promise<GetPromptResult>,
-              ctx,
-              `prompt:${route.original}`,
-              request?.responseLimitBytes,
-            ),
-        );
-        if (fctx === undefined || guards?.result === undefined) return result;
-        return (await rewritten(serving, { method: 'prompts/get', result }, fctx, route.link, name)).result;
-      });
+      sdk.setRequestHandler('prompts/get', (request, ctx) =>
+        getPrompt(serving, guarded, request.params.name, request.params.arguments, ctx),
+      );
   }
 
   if (caps.completions && free('completion/complete'))
@@ -266,6 +219,97 @@ function whenClosed(sdk: Server, then: () => void): void {
 }
 
 const everything = (): boolean => true;
+
+/** Whether some plugin tapped a feature hook: else a request builds no hook context at all. */
+function hookedOf(guards: FeatureGuards | undefined): boolean {
+  return guards?.access !== undefined || guards?.result !== undefined || guards?.plan !== undefined;
+}
+
+/** `resources/read` as a client's request makes it: canonical URI, access, guards, the upstream, the result hook. */
+async function readResource(
+  serving: FeatureServing,
+  guarded: ReturnType<typeof guardedRunner>,
+  requested: string,
+  ctx: ServerContext,
+): Promise<ReadResourceResult> {
+  const uri = requestedUri(requested);
+  const fctx = hookedOf(serving.guards) ? featureContext(serving, 'resources/read', ctx) : undefined;
+  const link = owned(serving.catalog.resourceOwner(uri), uri, serving, fctx);
+  const result = await guarded('resources/read', link.name, fctx, ctx.mcpReq.signal, { target: uri }, (request) =>
+    relay(
+      link,
+      (client, options, round) =>
+        // request() rather than readResource(): the same validation without the client's response cache,
+        // which a gateway never serves from (each read is the upstream's answer now).
+        client.request(
+          { method: 'resources/read', params: round ? { uri, ...round } : { uri } },
+          options,
+        ) as Promise<ReadResourceResult>,
+      ctx,
+      `resource:${uri}`,
+      request?.responseLimitBytes,
+    ),
+  );
+  if (fctx === undefined || serving.guards?.result === undefined) return result;
+  return (await rewritten(serving, { method: 'resources/read', result }, fctx, link, uri)).result;
+}
+
+/** `prompts/get` as a client's request makes it: access, guards, the upstream, the result hook. */
+async function getPrompt(
+  serving: FeatureServing,
+  guarded: ReturnType<typeof guardedRunner>,
+  name: string,
+  args: Record<string, string> | undefined,
+  ctx: ServerContext,
+): Promise<GetPromptResult> {
+  const route = serving.catalog.prompt(name);
+  const fctx = hookedOf(serving.guards) ? featureContext(serving, 'prompts/get', ctx) : undefined;
+  if (route === undefined || refused(serving, fctx, route.link.name, name) !== undefined)
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
+  const result = await guarded('prompts/get', route.link.name, fctx, ctx.mcpReq.signal, { target: name }, (request) =>
+    relay(
+      route.link,
+      (client, options, round) =>
+        client.request(
+          {
+            method: 'prompts/get',
+            params: { name: route.original, ...(args ? { arguments: args } : {}), ...round },
+          },
+          options,
+        ) as Promise<GetPromptResult>,
+      ctx,
+      `prompt:${route.original}`,
+      request?.responseLimitBytes,
+    ),
+  );
+  if (fctx === undefined || serving.guards?.result === undefined) return result;
+  return (await rewritten(serving, { method: 'prompts/get', result }, fctx, route.link, name)).result;
+}
+
+/**
+ * Resource reads and prompt gets made inside the server for a request's
+ * caller (a code-mode script's), exactly as that caller's own requests over
+ * `mcp` would be: the same canonical URI, `featureAccess` (authz, deny
+ * lists), `guard` wrappers (concurrency, rate, egress) and `featureResult`.
+ * Registered under `Tokens.FeatureRequests` once a server imports.
+ */
+export interface FeatureRequests {
+  readResource(uri: string, mcp: ServerContext, transport: Transport): Promise<ReadResourceResult>;
+  getPrompt(
+    name: string,
+    args: Record<string, string> | undefined,
+    mcp: ServerContext,
+    transport: Transport,
+  ): Promise<GetPromptResult>;
+}
+
+export function featureRequests(serving: Omit<FeatureServing, 'transport'>): FeatureRequests {
+  const guarded = guardedRunner(serving.guards);
+  return {
+    readResource: (uri, mcp, transport) => readResource({ ...serving, transport }, guarded, uri, mcp),
+    getPrompt: (name, args, mcp, transport) => getPrompt({ ...serving, transport }, guarded, name, args, mcp),
+  };
+}
 
 /** A requested resource URI in its canonical spelling; one that names no resource is an invalid request. */
 export function requestedUri(uri: string): string {
