@@ -27,9 +27,21 @@ export function pluginsFromConfig(config: GatewayConfig): Plugin[] {
   if (plugins.concurrency) list.push(concurrency(plugins.concurrency));
   if (plugins.egress) list.push(egress(plugins.egress));
   if (plugins.chaining) list.push(chaining(plugins.chaining));
-  if (plugins.codeMode) list.push(codeMode(plugins.codeMode));
+  if (plugins.codeMode) list.push(codeMode(withJournalSecret(plugins.codeMode, config.roundStateSecret)));
   if (plugins.toolSearch) list.push(toolSearch(plugins.toolSearch));
   return list;
+}
+
+/**
+ * Code mode seals a paused script's state like the gateway's other 2026-07-28 state: with `roundStateSecret`
+ * unless its own `journal.secret` is set (its MAC is domain-separated), so that every replica can resume it.
+ */
+function withJournalSecret(
+  options: NonNullable<GatewayConfig['plugins']['codeMode']>,
+  secret: string | undefined,
+): NonNullable<GatewayConfig['plugins']['codeMode']> {
+  if (secret === undefined || options.journal.secret !== undefined) return options;
+  return { ...options, journal: { ...options.journal, secret } };
 }
 
 /** On by default when listening on HTTP (other transports carry no headers); `false` turns it off. */

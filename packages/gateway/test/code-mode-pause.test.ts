@@ -70,9 +70,16 @@ afterEach(async () => {
   seen.deploys = 0;
 });
 
-async function gateway(approvalTimeoutMs = 300_000, codeMode: Record<string, unknown> = {}): Promise<URL> {
+const SECRET = 'a replica-wide secret of at least thirty-two bytes';
+
+async function gateway(
+  approvalTimeoutMs = 300_000,
+  codeMode: Record<string, unknown> = {},
+  roundStateSecret?: string,
+): Promise<URL> {
   const created = createGateway(
     {
+      ...(roundStateSecret === undefined ? {} : { roundStateSecret }),
       listen: { http: { port: 0 } },
       store: { redis: redis.url },
       upstreams: [{ name: 'ops', namespace: 'ops', connection: { type: 'http', url: upstreamListener.url.href } }],
@@ -80,7 +87,7 @@ async function gateway(approvalTimeoutMs = 300_000, codeMode: Record<string, unk
         risk: {
           ledger: { persist: 'memory' },
           tools: [{ match: 'ops_deploy', hitl: true }],
-          approval: { timeoutMs: approvalTimeoutMs },
+          approval: { timeoutMs: approvalTimeoutMs, ...(roundStateSecret === undefined ? {} : { secret: SECRET }) },
         },
         codeMode,
       },
@@ -143,6 +150,21 @@ describe('a script pauses at a call that needs approval (2026-07-28) and resumes
       expect(seen).toEqual({ writes: ['before deploy'], deploys: 1 });
     } finally {
       await client.close();
+    }
+  });
+
+  it("resumes on another replica with the same store and roundStateSecret (the journal's key by default)", async () => {
+    const first = await gateway(300_000, {}, SECRET);
+    const second = await gateway(300_000, {}, SECRET);
+    const asking = await paused(first);
+    await asking.client.close();
+    const answering = await roundTripClient(second, {});
+    try {
+      const result = await answering.retry('execute_code', { code: SCRIPT }, asking.question.requestState, ACCEPT);
+      expect(returned(result)).toEqual({ wrote: 'wrote 1' });
+      expect(seen).toEqual({ writes: ['before deploy'], deploys: 1 });
+    } finally {
+      await answering.close();
     }
   });
 
