@@ -1,3 +1,4 @@
+import type { ScriptShareUsage } from '@sluice/plugin-code-mode';
 import type { GuessUsage, Outcome, ShareUsage, UpstreamHealth, UpstreamStatus } from '@sluice/core';
 import type { GaugeReading, HistogramSeries, Series } from './metrics-registry.js';
 import { CollectedGauge, Histogram, LabeledValue, MetricsRegistry } from './metrics-registry.js';
@@ -186,6 +187,44 @@ export class GatewayMetrics {
                 { labels: ['throttled'], value: u.throttled },
               ]
             : [];
+        },
+        'counter',
+      ),
+    );
+  }
+
+  /** Serves code mode's script shares, read at each scrape. */
+  watchScripts(usage: () => ScriptShareUsage): void {
+    this.registry.register(
+      new CollectedGauge('sluice_code_mode_scripts', 'Code-mode scripts running now.', [], () => [
+        { labels: [], value: usage().running },
+      ]),
+    );
+    this.registry.register(
+      new CollectedGauge(
+        'sluice_code_mode_script_share_limit',
+        'Code-mode script slots: on the server (maxConcurrentScripts) and per caller (maxScriptsPerCaller).',
+        ['share'],
+        () => {
+          const u = usage();
+          return [
+            { labels: ['server'], value: u.maxConcurrentScripts },
+            { labels: ['caller'], value: u.maxScriptsPerCaller },
+          ];
+        },
+      ),
+    );
+    this.registry.register(
+      new CollectedGauge(
+        'sluice_code_mode_script_refusals_total',
+        "Scripts refused with SCRIPTS_BUSY: their caller's share was full, or the server's.",
+        ['share'],
+        () => {
+          const u = usage();
+          return [
+            { labels: ['caller'], value: u.refused.caller },
+            { labels: ['server'], value: u.refused.server },
+          ];
         },
         'counter',
       ),

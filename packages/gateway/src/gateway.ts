@@ -1,3 +1,4 @@
+import type { CodeModePlugin } from '@sluice/plugin-code-mode';
 import { createServer as createHttpServer } from 'node:http';
 import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -114,6 +115,8 @@ export class Gateway {
     this.metrics?.watchUpstreams(() => this.server.upstreams());
     this.metrics?.watchShares(() => this.httpListener?.shares());
     this.metrics?.watchGuesses(() => this.httpListener?.guesses());
+    const scripts = plugins.find(isCodeMode);
+    if (scripts) this.metrics?.watchScripts(() => scripts.scripts());
   }
 
   /**
@@ -328,6 +331,11 @@ export class Gateway {
 }
 
 /** Builds the gateway a config describes. Bad config throws `CONFIG_INVALID` naming each bad field. */
+/** The code-mode plugin among a gateway's plugins, whose script shares `/metrics` reports. */
+function isCodeMode(plugin: Plugin): plugin is CodeModePlugin {
+  return plugin.name === 'code-mode' && typeof (plugin as Partial<CodeModePlugin>).scripts === 'function';
+}
+
 export function createGateway(config: GatewayConfigInput | GatewayConfig, options: GatewayOptions = {}): Gateway {
   return new Gateway(config, options);
 }

@@ -82,6 +82,14 @@ describe('code-mode script slots are per caller', () => {
     expect(textOf(outcomes[0]!)).toContain('as many as one caller may run at once');
 
     expect(returned(await script(victim, "return await fx.echo({ text: 'served' });"))).toBe('served');
+    // The shares and the refusals, in /metrics.
+    const metrics = await (
+      await fetch(new URL('/metrics', url), { headers: { authorization: `Bearer ${VICTIM}` } })
+    ).text();
+    expect(metrics).toContain('sluice_code_mode_scripts 2');
+    expect(metrics).toContain('sluice_code_mode_script_share_limit{share="server"} 4');
+    expect(metrics).toContain('sluice_code_mode_script_share_limit{share="caller"} 2');
+    expect(metrics).toContain('sluice_code_mode_script_refusals_total{share="caller"} 2');
     await call(victim, 'fx_release');
     await Promise.all(attacks);
     expect(outcomes.slice(2).map((o) => returned(o))).toEqual(['released', 'released']);

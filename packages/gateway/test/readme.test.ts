@@ -41,6 +41,13 @@ describe('the README', () => {
     const metrics = new GatewayMetrics();
     metrics.watchUpstreams(() => []);
     metrics.watchShares(() => undefined);
+    metrics.watchScripts(() => ({
+      running: 0,
+      callers: 0,
+      maxConcurrentScripts: 4,
+      maxScriptsPerCaller: 2,
+      refused: { caller: 0, server: 0 },
+    }));
     const served = [...metrics.render().matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
     expect(tableNames('## Metrics').sort()).toEqual(served.sort());
   });

@@ -61,16 +61,19 @@ const SUGGESTIONS: Record<string, string> = {
  * of the tools it may call and run one script that calls many of them, in a
  * QuickJS WebAssembly sandbox, with every call through the whole pipeline.
  */
-export function codeMode(options: CodeModeOptions = {}): Plugin {
+export function codeMode(options: CodeModeOptions = {}): CodeModePlugin {
   const config = parseOptions(PLUGIN_NAME, CodeModeOptions, options);
   let pool: ScriptPool | undefined;
+  // One share table for every server the instance is applied to.
+  const slots = new ScriptSlots(config.limits.maxConcurrentScripts, config.limits.maxScriptsPerCaller);
   return definePlugin({
     name: PLUGIN_NAME,
     version: VERSION,
     mode: config.mode,
+    scripts: () => slots.usage(),
     apply: (api) => {
       pool = new ScriptPool();
-      applyCodeMode(api, config, pool);
+      applyCodeMode(api, config, pool, slots);
     },
     close: async () => {
       await pool?.close();
@@ -78,12 +81,26 @@ export function codeMode(options: CodeModeOptions = {}): Plugin {
   });
 }
 
-function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: ScriptPool): void {
+/** The code-mode plugin, with its script shares for metrics. */
+export interface CodeModePlugin extends Plugin {
+  /** Scripts running now, the callers running them, and the shares (for the gateway's `/metrics`). */
+  scripts(): ScriptShareUsage;
+}
+
+export interface ScriptShareUsage {
+  readonly running: number;
+  readonly callers: number;
+  readonly maxConcurrentScripts: number;
+  readonly maxScriptsPerCaller: number;
+  /** Scripts refused because their caller's share was full, or the server's. */
+  readonly refused: { readonly caller: number; readonly server: number };
+}
+
+function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: ScriptPool, slots: ScriptSlots): void {
   const metaNames = new Set(Object.values(config.tools));
   // The header records of the lists bindings are built from: the meta-tools-only filter lets them through whole.
   const bindingLists = new WeakSet<Headers>();
   const cache = new BindingsCache();
-  const slots = new ScriptSlots(config.limits.maxConcurrentScripts, config.limits.maxScriptsPerCaller);
 
   if (config.expose === 'meta-tools') {
     api.hooks.listTools.tap({ name: PLUGIN_NAME, stage: Stage.LAST }, (tools, ctx) => {
@@ -233,6 +250,7 @@ const round = (ms: number): number => Math.round(ms * 1000) / 1000;
 export class ScriptSlots {
   private running = 0;
   private readonly byCaller = new Map<string, number>();
+  private readonly refused = { caller: 0, server: 0 };
 
   constructor(
     private readonly total: number,
@@ -242,11 +260,26 @@ export class ScriptSlots {
   /** Takes a slot for `caller`, or says which share is full. */
   take(caller: string): 'caller' | 'server' | undefined {
     const mine = this.byCaller.get(caller) ?? 0;
-    if (mine >= this.perCaller) return 'caller';
-    if (this.running >= this.total) return 'server';
+    if (mine >= this.perCaller) return this.refuse('caller');
+    if (this.running >= this.total) return this.refuse('server');
     this.running++;
     this.byCaller.set(caller, mine + 1);
     return undefined;
+  }
+
+  usage(): ScriptShareUsage {
+    return {
+      running: this.running,
+      callers: this.byCaller.size,
+      maxConcurrentScripts: this.total,
+      maxScriptsPerCaller: this.perCaller,
+      refused: { ...this.refused },
+    };
+  }
+
+  private refuse(share: 'caller' | 'server'): 'caller' | 'server' {
+    this.refused[share]++;
+    return share;
   }
 
   release(caller: string): void {
