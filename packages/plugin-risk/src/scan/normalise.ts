@@ -227,8 +227,10 @@ export function decodeSpans(text: string): DecodedSpan[] {
 export function base64Runs(text: string): number[] {
   const runs: number[] = [];
   let start = -1;
-  for (let i = 0; i <= text.length; i++) {
-    if (i < text.length && isBase64Code(text.charCodeAt(i))) {
+  const length = text.length;
+  for (let i = 0; i <= length; i++) {
+    const c = i < length ? text.charCodeAt(i) : 0;
+    if (c < 0x80 && BASE64_CODE[c] === 1) {
       if (start < 0) start = i;
       continue;
     }
@@ -243,17 +245,18 @@ export function base64Runs(text: string): number[] {
   return runs;
 }
 
-function isBase64Code(c: number): boolean {
-  return (
-    (c >= 0x61 && c <= 0x7a) ||
-    (c >= 0x41 && c <= 0x5a) ||
-    (c >= 0x30 && c <= 0x39) ||
-    c === 0x2b ||
-    c === 0x2f ||
-    c === 0x5f ||
-    c === 0x2d
-  );
-}
+/** 1 for each ASCII character of the base64 alphabets (standard and URL-safe). */
+const BASE64_CODE = Uint8Array.from({ length: 0x80 }, (_, c) =>
+  (c >= 0x61 && c <= 0x7a) ||
+  (c >= 0x41 && c <= 0x5a) ||
+  (c >= 0x30 && c <= 0x39) ||
+  c === 0x2b ||
+  c === 0x2f ||
+  c === 0x5f ||
+  c === 0x2d
+    ? 1
+    : 0,
+);
 
 function isHexRun(run: string): boolean {
   if (run.length % 2 !== 0) return false;
