@@ -5,7 +5,8 @@
 // (2) token saving: the size of a tools/list result with and without the plugin, at 10, 100 and
 //     1,000 tools, in estimated tokens (see TOKENS below);
 // (3) speed: indexing 10,000 tools, a query at 10,000 tools (p50/p99: the index alone, and a whole
-//     search_tools call through the server, caller filtering included), heap per indexed tool.
+//     search_tools call through the server, caller filtering included), heap per indexed tool; each
+//     wall-clock time beside the CPU time the process used (steadier on a shared machine).
 // Run: node --expose-gc --conditions=sluice:source --import tsx bench/tool-search.bench.ts
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -136,12 +137,20 @@ const heap = (): number => {
   gc?.();
   return process.memoryUsage().heapUsed;
 };
+/** CPU time (user + system) this process used since `c0`, in ms: steadier than the wall clock on a shared machine. */
+const cpuMs = (c0: NodeJS.CpuUsage): number => {
+  const used = process.cpuUsage(c0);
+  return (used.user + used.system) / 1000;
+};
 const indexRuns: number[] = [];
+const indexCpu: number[] = [];
 for (let run = 0; run < (quick ? 2 : 5); run++) {
   const bigIndex = new ToolIndex(limits);
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (const tool of big) bigIndex.put(tool);
   indexRuns.push(performance.now() - t0);
+  indexCpu.push(cpuMs(c0));
 }
 const before = heap();
 const kept = new ToolIndex(limits);
@@ -149,6 +158,7 @@ for (const tool of big) kept.put(tool);
 const bytesPerTool = Math.round((heap() - before) / TEN_K);
 
 const queryTimes: number[] = [];
+const queryCpu0 = process.cpuUsage();
 for (let round = 0; round < (quick ? 2 : 10); round++) {
   for (const { query } of queries) {
     const t0 = process.hrtime.bigint();
@@ -156,6 +166,7 @@ for (let round = 0; round < (quick ? 2 : 10); round++) {
     queryTimes.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
 }
+const queryCpuMean = cpuMs(queryCpu0) / queryTimes.length;
 
 // A whole search_tools call through the server: the caller's tools/list filter, the index, the result.
 const server = createServer({ name: 'bench', version: '1', logger: silent, plugins: [toolSearch()] });
@@ -182,11 +193,15 @@ for (let round = 0; round < (quick ? 1 : 3); round++) {
 }
 await server.close();
 
+// Wall-clock figures are taken on whatever load the machine carries (see loadAverage); the CPU figures
+// count only this process's time, so they move much less with it.
 const speed = {
   tools: TEN_K,
   indexMs: round(median(indexRuns), 1),
+  indexCpuMs: round(median(indexCpu), 1),
   queryP50Ms: round(percentile(queryTimes, 0.5), 3),
   queryP99Ms: round(percentile(queryTimes, 0.99), 3),
+  queryCpuMeanMs: round(queryCpuMean, 3),
   callP50Ms: round(percentile(callTimes, 0.5), 3),
   callP99Ms: round(percentile(callTimes, 0.99), 3),
   heapBytesPerTool: bytesPerTool,
@@ -194,7 +209,10 @@ const speed = {
   loadAverage: round(os.loadavg()[0] ?? 0, 1),
   cpus: os.cpus().length,
 };
-printTable('Speed and memory at 10,000 tools (index alone; callP50: a whole search_tools call)', [speed]);
+printTable(
+  "Speed and memory at 10,000 tools (index alone; callP50: a whole search_tools call; *Ms wall clock under the load shown, *CpuMs this process's CPU time)",
+  [speed],
+);
 
 const file = writeResult('tool-search', {
   quality,

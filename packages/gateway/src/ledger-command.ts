@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { AdminClient } from './admin/client.js';
 import type { LedgerDiff, LedgerRow } from './admin/ledger-view.js';
+import { verdictSummary } from './admin/ledger-view.js';
 import type { GatewayConfig } from './config-schema.js';
 import { GatewayErrorCode, configError } from './errors.js';
 import { textTable } from './text-table.js';
@@ -72,9 +73,10 @@ export function formatRows(rows: readonly LedgerRow[]): string {
       `${r.server}/${r.tool}`,
       r.lifecycle === 'ACTIVE' && r.changed ? 'ACTIVE (changed)' : r.lifecycle,
       last ? `${last.action} by ${last.by} at ${new Date(last.at).toISOString()}` : '-',
+      verdictSummary(r.verdict),
     ];
   });
-  return `${textTable([['tool', 'upstream/tool', 'lifecycle', 'last decision'], ...body]).join('\n')}\n`;
+  return `${textTable([['tool', 'upstream/tool', 'lifecycle', 'last decision', 'scan verdict'], ...body]).join('\n')}\n`;
 }
 
 export function formatDiff(diff: LedgerDiff): string {

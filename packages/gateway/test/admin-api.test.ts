@@ -18,6 +18,8 @@ const A_LEVEL: unknown = expect.stringMatching(/^L\d$/);
 const A_STRING: unknown = expect.any(String);
 const A_TIME: unknown = expect.any(Number);
 const A_RISK_REASON: unknown = expect.stringMatching(/^risk L\d$/);
+const A_FINGERPRINT: unknown = expect.stringMatching(/^[0-9a-f]{64}$/);
+const ANY_TIME: unknown = expect.any(Number);
 const OPS_KEY = 'ops-key-0123456789abcdef';
 const AGENT_KEY = 'agent-key-0123456789abcdef';
 
@@ -71,6 +73,8 @@ describe('the admin API', () => {
       present: true,
       changed: false,
       decisions: [],
+      // The scan's verdict on the definition, kept beside its fingerprint.
+      verdict: { fingerprint: A_FINGERPRINT, at: ANY_TIME, hits: [] },
     });
   });
 

@@ -60,6 +60,8 @@ describe('sluice ledger, against a running gateway', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(/shop_lookup\s+shop\/lookup\s+AWAITING_REREVIEW\s+-/);
     expect(list.stdout).toMatch(/shop_rug_pull\s+shop\/rug_pull\s+ACTIVE/);
+    expect(list.stdout).toMatch(/scan verdict\n/);
+    expect(list.stdout).toMatch(/shop_rug_pull\s+shop\/rug_pull\s+ACTIVE\s+-\s+scan: /);
 
     const diff = await sluice(['ledger', 'diff', 'shop_lookup', '--config', config.file, '--url', url]);
     expect(diff.code).toBe(0);

@@ -41,6 +41,7 @@ export {
   FingerprintLedger,
   MAX_DECISIONS,
   MAX_DEFINITION_CHARS,
+  MAX_VERDICT_HITS,
   definitionText,
   fingerprint,
 } from './ledger/ledger.js';
@@ -50,7 +51,9 @@ export type {
   LedgerDecision,
   LedgerEntry,
   LedgerStatus,
+  LedgerVerdict,
   Lifecycle,
+  VerdictInput,
 } from './ledger/ledger.js';
 export { MAX_DIFF_CELLS, lineDiff } from './ledger/diff.js';
 export type { DiffLine } from './ledger/diff.js';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PoisonPattern, scanText, scanTool } from '@sluice/plugin-risk';
 import type { Encoding } from '../src/scan/normalise.js';
-import { decodeSpans, encodeAs, skeleton } from '../src/scan/normalise.js';
+import { base64Runs, decodeSpans, encodeAs, skeleton } from '../src/scan/normalise.js';
 
 const patternsOf = (text: string) => new Set(scanText(text).hits.map((hit) => hit.pattern));
 
@@ -245,5 +245,26 @@ describe('the classes beyond keywords', () => {
       'Возвращает список файлов в каталоге.',
     ])
       expect(scanText(text).clean, text).toBe(true);
+  });
+});
+
+describe('the base64 run finder', () => {
+  it('finds exactly the spans the pattern /[A-Za-z0-9+/_-]{16,}={0,2}/g finds, in one pass', () => {
+    const piece = fc.oneof(
+      fc.constantFrom('=', '==', '===', ' ', '.', '+', '/', '_', '-', 'é', '\n'),
+      fc.string({ unit: fc.constantFrom(...'aZ09+/_-xQ'.split('')), minLength: 10, maxLength: 24 }),
+      fc.string({ maxLength: 4 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
+        const text = pieces.join('');
+        const expected = [...text.matchAll(/[A-Za-z0-9+/_-]{16,}={0,2}/g)].flatMap((m) => [
+          m.index,
+          m.index + m[0].length,
+        ]);
+        expect(base64Runs(text)).toEqual(expected);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });

@@ -7,6 +7,7 @@ import {
   FingerprintLedger,
   MAX_DECISIONS,
   MAX_DEFINITION_CHARS,
+  MAX_VERDICT_HITS,
   RiskErrorCode,
   definitionText,
   fingerprint,
@@ -306,5 +307,68 @@ describe('the approved definition', () => {
     await ledger.checkAll('bank', [redefined]);
     const [entry] = await ledger.entries('bank');
     expect(entry?.approvedDefinition).toBe(definitionText(base));
+  });
+});
+
+describe('scan verdicts in the ledger', () => {
+  /** A memory store that counts writes. */
+  class CountingStore extends MemoryStore {
+    writes = 0;
+    override async set(...args: Parameters<MemoryStore['set']>): Promise<void> {
+      this.writes++;
+      await super.set(...args);
+    }
+  }
+
+  it('keeps each verdict beside its fingerprint, bounded, and writes only when one changed', async () => {
+    const store = new CountingStore();
+    const ledger = new FingerprintLedger(store, () => 1_000);
+    const { results } = await ledger.checkAll('bank', [base]);
+    const hash = (results.get('get_balance') as { hash: string }).hash;
+    const hostile = {
+      fingerprint: hash,
+      hits: Array.from({ length: 200 }, () => ({
+        pattern: 'HIDDEN_INSTRUCTION',
+        severity: 'high',
+        surface: `/${'x'.repeat(5_000)}`,
+      })),
+      judge: { poisoned: true, reason: 'r'.repeat(10_000) },
+    };
+    const before = store.writes;
+    expect(
+      await ledger.recordVerdicts('bank', [
+        { name: 'get_balance', verdict: hostile },
+        { name: 'unknown', verdict: hostile },
+      ]),
+    ).toBe(true);
+    expect(store.writes).toBe(before + 1);
+    const [entry] = await ledger.entries('bank');
+    expect(entry?.verdict?.fingerprint).toBe(hash);
+    expect(entry?.verdict?.at).toBe(1_000);
+    expect(entry?.verdict?.hits).toHaveLength(MAX_VERDICT_HITS);
+    expect(entry?.verdict?.hits[0]?.surface.length).toBe(256);
+    expect(entry?.verdict?.judge?.reason.length).toBe(2_000);
+
+    // The same verdict again: nothing to write.
+    expect(await ledger.recordVerdicts('bank', [{ name: 'get_balance', verdict: hostile }])).toBe(false);
+    expect(store.writes).toBe(before + 1);
+    // A new verdict replaces it.
+    expect(
+      await ledger.recordVerdicts('bank', [{ name: 'get_balance', verdict: { fingerprint: hash, hits: [] } }]),
+    ).toBe(true);
+    expect((await ledger.entries('bank'))[0]?.verdict).toEqual({ fingerprint: hash, at: 1_000, hits: [] });
+    expect(store.writes).toBe(before + 2);
+
+    // It survives a reopening of the store, and a record with a malformed verdict is refused.
+    const reopened = new FingerprintLedger(store);
+    expect((await reopened.entries('bank'))[0]?.verdict).toEqual({ fingerprint: hash, at: 1_000, hits: [] });
+    const raw = (await store.get<{ version: 1; tools: Array<Record<string, unknown>> }>(
+      'dev.sluice/risk/ledger/bank',
+    ))!;
+    raw.tools[0]!.verdict = { fingerprint: hash, at: 1, hits: 'all of them' };
+    await store.set('dev.sluice/risk/ledger/bank', raw);
+    await expect(new FingerprintLedger(store).entries('bank')).rejects.toMatchObject({
+      code: RiskErrorCode.LEDGER_UNREADABLE,
+    });
   });
 });

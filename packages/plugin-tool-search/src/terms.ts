@@ -20,20 +20,57 @@ const SEPARATOR = /[^\p{L}\p{N}]+/u;
 const folded = new Map<string, string>();
 const MAX_FOLDED = 50_000;
 
+/** Any character outside ASCII: such text takes the Unicode path. */
+const NON_ASCII = /[^\p{ASCII}]/u;
+
 /** The words of `text`, in order, repeats kept. */
 export function wordsOf(text: string): string[] {
   const words: string[] = [];
-  for (const raw of text.replace(HUMP, '$1 $2').toLowerCase().split(SEPARATOR)) {
-    if (raw.length === 0 || raw.length > 64 || STOP_WORDS.has(raw)) continue;
-    let word = folded.get(raw);
-    if (word === undefined) {
-      word = stem(raw);
-      if (folded.size >= MAX_FOLDED) folded.clear();
-      folded.set(raw, word);
+  if (NON_ASCII.test(text)) {
+    for (const raw of text.replace(HUMP, '$1 $2').toLowerCase().split(SEPARATOR)) keep(raw, words);
+    return words;
+  }
+  // ASCII, most tool text: one pass, the same words as the Unicode path (test/terms.test.ts compares them).
+  let start = -1;
+  let upper = false;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 0;
+    const isUpper = c >= 65 && c <= 90;
+    const isLowerOrDigit = (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+    if (isUpper || isLowerOrDigit) {
+      if (start < 0) {
+        start = i;
+        upper = isUpper;
+        continue;
+      }
+      // A hump: a lower-case letter or digit, then a capital, starts a new word ("listIssues").
+      if (isUpper) {
+        const previous = text.charCodeAt(i - 1);
+        if ((previous >= 97 && previous <= 122) || (previous >= 48 && previous <= 57)) {
+          keep(upper ? text.slice(start, i).toLowerCase() : text.slice(start, i), words);
+          start = i;
+        }
+        upper = true;
+      }
+      continue;
     }
-    words.push(word);
+    if (start >= 0) keep(upper ? text.slice(start, i).toLowerCase() : text.slice(start, i), words);
+    start = -1;
+    upper = false;
   }
   return words;
+}
+
+/** Adds `raw`'s folded form to `words`, unless it is empty, too long or a common word. */
+function keep(raw: string, words: string[]): void {
+  if (raw.length === 0 || raw.length > 64 || STOP_WORDS.has(raw)) return;
+  let word = folded.get(raw);
+  if (word === undefined) {
+    word = stem(raw);
+    if (folded.size >= MAX_FOLDED) folded.clear();
+    folded.set(raw, word);
+  }
+  words.push(word);
 }
 
 /** `words` with each one kept at most `maxRepeats` times, and how many distinct words there are. */

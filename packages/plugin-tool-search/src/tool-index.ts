@@ -1,20 +1,9 @@
-import MiniSearch from 'minisearch';
 import type { SluiceTool, Tool } from '@sluice/core';
 import { MetaKey } from '@sluice/core';
 import type { ParsedToolSearchOptions } from './options.js';
-import { cappedWordsOf, wordsOf } from './terms.js';
+import { wordsOf } from './terms.js';
 
 type IndexLimits = ParsedToolSearchOptions['index'];
-
-/** What the index keeps of one tool: its searchable text, cut to the limits. */
-interface ToolDocument {
-  readonly id: string;
-  readonly name: string;
-  readonly title: string;
-  readonly description: string;
-  readonly params: string;
-  readonly upstream: string;
-}
 
 /** One ranked match. */
 export interface SearchHit {
@@ -22,68 +11,296 @@ export interface SearchHit {
   readonly score: number;
 }
 
-const FIELDS = ['name', 'title', 'description', 'params', 'upstream'] as const;
+/** The indexed fields, in this order: name, title, description, parameters, upstream. */
+const FIELDS = 5;
 /** A word in a tool's name says more about what it does than the same word deep in a parameter's description. */
-const BOOST = { name: 3, title: 2, description: 1, params: 0.6, upstream: 1.5 };
+const BOOST = [3, 2, 1, 0.6, 1.5] as const;
+/** BM25's term-frequency saturation, length normalisation, and the floor every matching field earns (BM25+). */
+const K1 = 1.2;
+const B = 0.7;
+const D = 0.5;
+/** Query words of at least this many letters also match longer indexed words they begin ("auth" finds "authorize"). */
+const MIN_PREFIX = 4;
+/** A prefix match counts this much of an exact one, less the longer the indexed word. */
+const PREFIX_WEIGHT = 0.375;
+/** Dead postings are swept out once there are more of them than this and than live tools. */
+const SWEEP_AFTER = 1_024;
+
+/** The tools (slots) in which one word occurs in one field, and how often (capped). */
+interface FieldPostings {
+  readonly term: Term;
+  slots: number[];
+  counts: number[];
+  /** How many of `slots` are live: the word's document frequency in the field. */
+  live: number;
+}
+
+/** One indexed word: its postings per field, and how many live tools hold it in any field. */
+interface Term {
+  readonly word: string;
+  readonly fields: Array<FieldPostings | undefined>;
+  live: number;
+  /** The last put or removal that counted this word (see `marks`). */
+  mark: number;
+}
 
 /**
- * A BM25 index (MiniSearch) over the exposed tools' names, titles,
- * descriptions, parameter names and descriptions and upstream names. Kept in
- * step with the catalog one change at a time: a tool is added, replaced or
- * discarded without rebuilding the rest.
+ * A BM25F-style index over the exposed tools' names, titles, descriptions,
+ * parameter names and descriptions and upstream names: per field BM25
+ * (k1 1.2, b 0.7, with the BM25+ floor 0.5), weighed by the field's boost,
+ * summed over the query's words and multiplied by how many of them matched,
+ * then by the tool's stuffing weight (see `repetitionWeight`). Words of four
+ * letters or more also match the longer indexed words they begin, at a
+ * discount. These are the scores MiniSearch gives with the same options
+ * (`test/tool-index.test.ts` checks that they agree); the index is our own
+ * because it builds and answers several times faster: postings are plain
+ * arrays of slot numbers, a query accumulates scores in typed arrays and
+ * keeps only the best `limit` matches the caller may see.
+ *
+ * Kept in step with the catalog one change at a time: a tool is added,
+ * replaced or removed without touching the rest. A removed tool's postings
+ * are skipped until a sweep, which runs once dead postings outnumber live
+ * tools, so memory stays proportional to what is indexed.
  */
 export class ToolIndex {
-  private readonly search: MiniSearch<ToolDocument>;
-  /** Per tool, below 1 when its text is mostly repeats: see `repetitionWeight`. */
-  private readonly weights = new Map<string, number>();
+  private readonly terms = new Map<string, Term>();
+  /** Indexed words by each of their prefixes of `MIN_PREFIX` letters or more (shorter than the word). */
+  private readonly prefixes = new Map<string, Term[]>();
+  private readonly slotOf = new Map<string, number>();
+  /** Per slot: the tool's name (undefined once removed), its field lengths, its stuffing weight, its postings. */
+  private names: Array<string | undefined> = [];
+  private lengths: number[] = [];
+  private weights: number[] = [];
+  private postingsOf: FieldPostings[][] = [];
+  private readonly totalLength = new Float64Array(FIELDS);
+  private dead = 0;
+  /** Numbers each put and removal, so that a word in several fields of one tool is counted once. */
+  private marks = 0;
+  /** Word counts of the field being indexed (reused). */
+  private readonly counts = new Map<string, number>();
+  // Per-query scratch, reused: scores, matched query words, and the last query word that touched each slot.
+  private scores = new Float64Array(0);
+  private matched = new Int32Array(0);
+  private touchedBy = new Int32Array(0);
+  private stamp = 0;
 
-  constructor(private readonly limits: IndexLimits) {
-    this.search = new MiniSearch<ToolDocument>({
-      idField: 'id',
-      fields: [...FIELDS],
-      // Documents hold their words already split, capped and folded (see `documentOf`), once per field.
-      tokenize: (text) => (text === '' ? [] : text.split(' ')),
-      processTerm: (term) => term,
-      searchOptions: {
-        boost: BOOST,
-        tokenize: (text) => wordsOf(text),
-        processTerm: (term) => term,
-        prefix: (term) => term.length >= 4,
-        combineWith: 'OR',
-        boostDocument: (id) => this.weights.get(String(id)) ?? 1,
-      },
-    });
-  }
+  constructor(private readonly limits: IndexLimits) {}
 
   get size(): number {
-    return this.search.documentCount;
+    return this.slotOf.size;
   }
 
   has(name: string): boolean {
-    return this.search.has(name);
+    return this.slotOf.has(name);
   }
 
   /** Adds a tool, replacing the entry of the same name. */
   put(tool: SluiceTool): void {
     this.remove(tool.name);
-    const { document, weight } = documentOf(tool, this.limits);
-    this.search.add(document);
-    if (weight < 1) this.weights.set(tool.name, weight);
+    const slot = this.names.length;
+    const own: FieldPostings[] = [];
+    const texts = fieldTexts(tool, this.limits);
+    let weight = 1;
+    const mark = ++this.marks;
+    const counts = this.counts;
+    for (let field = 0; field < FIELDS; field++) {
+      const words = wordsOf(texts[field] as string);
+      counts.clear();
+      for (const word of words) counts.set(word, (counts.get(word) ?? 0) + 1);
+      // Description and parameters: text of many words and few distinct ones is stuffing.
+      if (field === 2 || field === 3) weight = Math.min(weight, weightOf(words.length, counts.size));
+      this.lengths.push(counts.size);
+      this.totalLength[field] = (this.totalLength[field] as number) + counts.size;
+      for (const [word, count] of counts) {
+        const postings = this.postings(word, field);
+        postings.slots.push(slot);
+        postings.counts.push(Math.min(count, this.limits.maxTermRepeats));
+        postings.live++;
+        own.push(postings);
+        // A word in several fields of the tool counts once towards the tools that hold it.
+        if (postings.term.mark !== mark) {
+          postings.term.mark = mark;
+          postings.term.live++;
+        }
+      }
+    }
+    this.names.push(tool.name);
+    this.weights.push(weight);
+    this.postingsOf.push(own);
+    this.slotOf.set(tool.name, slot);
   }
 
   remove(name: string): void {
-    if (this.search.has(name)) this.search.discard(name);
-    this.weights.delete(name);
+    const slot = this.slotOf.get(name);
+    if (slot === undefined) return;
+    this.slotOf.delete(name);
+    this.names[slot] = undefined;
+    for (let field = 0; field < FIELDS; field++)
+      this.totalLength[field] = (this.totalLength[field] as number) - (this.lengths[slot * FIELDS + field] as number);
+    const mark = ++this.marks;
+    for (const postings of this.postingsOf[slot] as FieldPostings[]) {
+      postings.live--;
+      const term = postings.term;
+      if (term.mark === mark) continue;
+      term.mark = mark;
+      if (--term.live === 0) this.forget(term);
+    }
+    this.postingsOf[slot] = [];
+    this.dead++;
+    if (this.dead > SWEEP_AFTER && this.dead > this.slotOf.size) this.sweep();
   }
 
   /** Matches for `query`, best first, among the names `allowed` admits. */
   query(query: string, limit: number, allowed: (name: string) => boolean): SearchHit[] {
-    const hits: SearchHit[] = [];
-    for (const result of this.search.search(query, { filter: (r) => allowed(String(r.id)) })) {
-      hits.push({ name: String(result.id), score: Math.round(result.score * 1000) / 1000 });
-      if (hits.length >= limit) break;
+    const documents = this.slotOf.size;
+    if (documents === 0 || limit < 1) return [];
+    const times = new Map<string, number>();
+    for (const word of wordsOf(query)) times.set(word, (times.get(word) ?? 0) + 1);
+    this.scratch();
+    const touched: number[] = [];
+    for (const [word, repeats] of times) {
+      const stamp = ++this.stamp;
+      const exact = this.terms.get(word);
+      if (exact !== undefined) this.accumulate(exact, repeats, stamp, documents, touched);
+      if (word.length < MIN_PREFIX) continue;
+      for (const longer of this.prefixes.get(word) ?? []) {
+        const weight =
+          (PREFIX_WEIGHT * longer.word.length) / (longer.word.length + 0.3 * (longer.word.length - word.length));
+        this.accumulate(longer, weight * repeats, stamp, documents, touched);
+      }
     }
-    return hits;
+    return this.best(touched, limit, allowed);
+  }
+
+  /** Adds one indexed word's BM25 contribution, per field, to the tools that hold it. */
+  private accumulate(term: Term, weight: number, stamp: number, documents: number, touched: number[]): void {
+    const { names, lengths, scores, matched, touchedBy } = this;
+    for (let field = 0; field < FIELDS; field++) {
+      const postings = term.fields[field];
+      if (postings === undefined || postings.live === 0) continue;
+      const idf = Math.log(1 + (documents - postings.live + 0.5) / (postings.live + 0.5));
+      const average = (this.totalLength[field] as number) / documents;
+      const scale = weight * (BOOST[field] as number) * idf;
+      const { slots, counts } = postings;
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i] as number;
+        if (names[slot] === undefined) continue;
+        const count = counts[i] as number;
+        const length = lengths[slot * FIELDS + field] as number;
+        const score = scale * (D + (count * (K1 + 1)) / (count + K1 * (1 - B + (B * length) / average)));
+        if (touchedBy[slot] === 0) touched.push(slot);
+        if (touchedBy[slot] !== stamp) {
+          // The first query word to reach this tool starts its score; each new one counts once more.
+          if (touchedBy[slot] === 0) {
+            scores[slot] = 0;
+            matched[slot] = 0;
+          }
+          matched[slot] = (matched[slot] as number) + 1;
+          touchedBy[slot] = stamp;
+        }
+        scores[slot] = (scores[slot] as number) + score;
+      }
+    }
+  }
+
+  /** The best `limit` of the touched tools the caller may see; ties keep the order in which they were reached. */
+  private best(touched: readonly number[], limit: number, allowed: (name: string) => boolean): SearchHit[] {
+    const top: Array<{ name: string; score: number }> = [];
+    for (const slot of touched) {
+      this.touchedBy[slot] = 0;
+      const score = (this.scores[slot] as number) * (this.matched[slot] as number) * (this.weights[slot] as number);
+      if (top.length >= limit && score <= (top[top.length - 1] as { score: number }).score) continue;
+      const name = this.names[slot] as string;
+      if (!allowed(name)) continue;
+      let at = top.length;
+      while (at > 0 && (top[at - 1] as { score: number }).score < score) at--;
+      top.splice(at, 0, { name, score });
+      if (top.length > limit) top.pop();
+    }
+    return top.map((hit) => ({ name: hit.name, score: Math.round(hit.score * 1000) / 1000 }));
+  }
+
+  /** The scratch arrays, as long as the slots. */
+  private scratch(): void {
+    const slots = this.names.length;
+    if (this.scores.length >= slots && this.stamp < 0x3fffffff) return;
+    const size = Math.max(slots, this.scores.length, 64) * (this.scores.length >= slots ? 1 : 2);
+    this.scores = new Float64Array(size);
+    this.matched = new Int32Array(size);
+    this.touchedBy = new Int32Array(size);
+    this.stamp = 0;
+  }
+
+  /** The postings of `word` in `field`, created (and its prefixes registered) on first sight. */
+  private postings(word: string, field: number): FieldPostings {
+    let term = this.terms.get(word);
+    if (term === undefined) {
+      term = { word, fields: [undefined, undefined, undefined, undefined, undefined], live: 0, mark: 0 };
+      this.terms.set(word, term);
+      for (let end = MIN_PREFIX; end < word.length; end++) {
+        const prefix = word.slice(0, end);
+        const list = this.prefixes.get(prefix);
+        if (list === undefined) this.prefixes.set(prefix, [term]);
+        else list.push(term);
+      }
+    }
+    let postings = term.fields[field];
+    if (postings === undefined) {
+      postings = { term, slots: [], counts: [], live: 0 };
+      term.fields[field] = postings;
+    }
+    return postings;
+  }
+
+  /** Drops a word no live tool holds any more. */
+  private forget(term: Term): void {
+    this.terms.delete(term.word);
+    for (let end = MIN_PREFIX; end < term.word.length; end++) {
+      const prefix = term.word.slice(0, end);
+      const list = this.prefixes.get(prefix);
+      if (list === undefined) continue;
+      const at = list.indexOf(term);
+      if (at >= 0) list.splice(at, 1);
+      if (list.length === 0) this.prefixes.delete(prefix);
+    }
+  }
+
+  /** Renumbers the live tools and drops every posting of a removed one. */
+  private sweep(): void {
+    const renumbered = new Int32Array(this.names.length).fill(-1);
+    const names: string[] = [];
+    const lengths: number[] = [];
+    const weights: number[] = [];
+    const postingsOf: FieldPostings[][] = [];
+    this.names.forEach((name, slot) => {
+      if (name === undefined) return;
+      renumbered[slot] = names.length;
+      this.slotOf.set(name, names.length);
+      names.push(name);
+      for (let field = 0; field < FIELDS; field++) lengths.push(this.lengths[slot * FIELDS + field] as number);
+      weights.push(this.weights[slot] as number);
+      postingsOf.push(this.postingsOf[slot] as FieldPostings[]);
+    });
+    for (const term of this.terms.values()) {
+      for (const postings of term.fields) {
+        if (postings === undefined) continue;
+        const slots: number[] = [];
+        const counts: number[] = [];
+        postings.slots.forEach((slot, i) => {
+          const now = renumbered[slot] as number;
+          if (now < 0) return;
+          slots.push(now);
+          counts.push(postings.counts[i] as number);
+        });
+        postings.slots = slots;
+        postings.counts = counts;
+      }
+    }
+    this.names = names;
+    this.lengths = lengths;
+    this.weights = weights;
+    this.postingsOf = postingsOf;
+    this.dead = 0;
   }
 }
 
@@ -103,29 +320,16 @@ function weightOf(words: number, distinct: number): number {
   return Math.max(0.1, Math.min(1, (2 * distinct) / words));
 }
 
-/** One field's words, capped, as the index reads them (space-separated), with its stuffing weight. */
-function field(text: string, maxRepeats: number): { words: string; weight: number } {
-  const all = wordsOf(text);
-  const kept = cappedWordsOf(all, maxRepeats);
-  return { words: kept.words.join(' '), weight: weightOf(all.length, kept.distinct) };
-}
-
-function documentOf(tool: SluiceTool, limits: IndexLimits): { document: ToolDocument; weight: number } {
+/** The text of each indexed field of a tool, cut to the limits: name, title, description, parameters, upstream. */
+function fieldTexts(tool: SluiceTool, limits: IndexLimits): string[] {
   const d = tool.definition;
-  const cap = limits.maxTermRepeats;
-  const description = field(cut(d.description ?? '', limits.maxFieldChars), cap);
-  const params = field(cut(paramText(d, limits.maxParams), limits.maxFieldChars), cap);
-  return {
-    document: {
-      id: tool.name,
-      name: field(tool.name, cap).words,
-      title: field(cut(d.title ?? d.annotations?.title ?? '', 256), cap).words,
-      description: description.words,
-      params: params.words,
-      upstream: field(tool.source.kind === 'upstream' ? tool.source.upstream : '', cap).words,
-    },
-    weight: Math.min(description.weight, params.weight),
-  };
+  return [
+    tool.name,
+    cut(d.title ?? d.annotations?.title ?? '', 256),
+    cut(d.description ?? '', limits.maxFieldChars),
+    cut(paramText(d, limits.maxParams), limits.maxFieldChars),
+    tool.source.kind === 'upstream' ? tool.source.upstream : '',
+  ];
 }
 
 /** Parameter names and descriptions of the input schema's top level. */

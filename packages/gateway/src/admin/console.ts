@@ -6,6 +6,7 @@ import type { ConsoleLogin } from './console-login.js';
 import { csrfField, esc, sendPage, when } from './html.js';
 import { allow, fieldsOf, readBody, toolOf } from './http-io.js';
 import type { LedgerDiff, LedgerRow } from './ledger-view.js';
+import { verdictSummary } from './ledger-view.js';
 import type { SkippedView, ToolView, UpstreamView } from './snapshot.js';
 import { toolViews, upstreamViews } from './snapshot.js';
 
@@ -169,10 +170,10 @@ ${diffBlock(d)}
         : `<form class="inline" method="post" action="${esc(`${base}/ledger/approve`)}">${hidden}<button class="approve">Approve</button></form>`;
     return `<tr data-ledger="${esc(r.name ?? r.tool)}"><td>${esc(r.name ?? '-')}</td><td>${esc(r.server)} / ${esc(r.tool)}</td>
 <td><span class="chip ${r.lifecycle === 'ACTIVE' ? 'active' : r.lifecycle === 'REVOKED' ? 'revoked' : 'held'}">${esc(r.lifecycle)}</span>${r.present ? '' : ' <span class="muted">(gone)</span>'}</td>
-<td>${last ? `${esc(last.action === 'approve' ? 'approved' : 'revoked')} by ${esc(last.by)}<br><span class="muted">${esc(when(last.at))}</span>` : '<span class="muted">-</span>'}</td><td>${action}</td></tr>`;
+<td>${last ? `${esc(last.action === 'approve' ? 'approved' : 'revoked')} by ${esc(last.by)}<br><span class="muted">${esc(when(last.at))}</span>` : '<span class="muted">-</span>'}</td><td class="verdict">${esc(verdictSummary(r.verdict))}</td><td>${action}</td></tr>`;
   });
   return `<h2>Awaiting a decision (${diffs.length})</h2>${pending.join('') || '<p class="muted">Nothing waits for review.</p>'}
-<h2>Every tool (${rows.length})</h2>${table(['exposed as', 'upstream / its name', 'lifecycle', 'last decision', ''], all, 'The ledger is empty.')}`;
+<h2>Every tool (${rows.length})</h2>${table(['exposed as', 'upstream / its name', 'lifecycle', 'last decision', 'scan verdict', ''], all, 'The ledger is empty.')}`;
 }
 
 function diffBlock(d: LedgerDiff): string {

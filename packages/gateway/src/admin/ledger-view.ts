@@ -6,6 +6,7 @@ import type {
   FingerprintLedger,
   LedgerDecision,
   LedgerEntry,
+  LedgerVerdict,
   Lifecycle,
   RiskPlugin,
 } from '@sluice/plugin-risk';
@@ -28,6 +29,8 @@ export interface LedgerRow {
   readonly changedAt: number | undefined;
   readonly approvedAt: number | undefined;
   readonly decisions: readonly LedgerDecision[];
+  /** The scan's verdict (and the outside judge's) on the definition last scanned; absent in records written before it was kept. */
+  readonly verdict: LedgerVerdict | undefined;
 }
 
 /** A tool's approved and current definitions, and the diff between them. */
@@ -130,7 +133,20 @@ function rowOf(server: string, entry: LedgerEntry, names: ReadonlyMap<string, st
     changedAt: entry.changedAt,
     approvedAt: entry.approvedAt,
     decisions: entry.decisions ?? [],
+    verdict: entry.verdict,
   };
+}
+
+/** A verdict in a few words: the distinct patterns the scan found, and the judge's answer ("-" when none was kept). */
+export function verdictSummary(verdict: LedgerVerdict | undefined): string {
+  if (verdict === undefined) return '-';
+  const patterns = [...new Set(verdict.hits.map((h) => h.pattern).filter((p) => p !== 'JUDGE_VERDICT'))];
+  const scan = patterns.length === 0 ? 'clean' : patterns.join(', ');
+  const judge = verdict.judge;
+  if (judge === undefined) return `scan: ${scan}`;
+  // The reason is the judge's text: one line, no control characters, for a terminal as much as a page.
+  const reason = judge.reason.slice(0, 120).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ');
+  return `scan: ${scan}; judge: ${judge.poisoned ? 'poisoned' : 'clean'} (${reason})`;
 }
 
 function unknownTool(server: string, tool: string): SluiceError {

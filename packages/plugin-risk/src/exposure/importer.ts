@@ -18,6 +18,8 @@ import { fingerprint } from '../ledger/ledger.js';
 import type { LedgerLifecycle } from '../ledger/lifecycle.js';
 import { PoisonPattern, blocks } from '../scan/patterns.js';
 import { ToolNameIndex, scanTool } from '../scan/scanner.js';
+import { judgeHits } from '../scan/judge.js';
+import type { JudgeVerdict } from '../scan/judge.js';
 import type { ServerAssessment } from '../scoring/server-risk.js';
 import { deriveServerConfig } from '../scoring/upstream-source.js';
 import { applyOverrides, overridesFor } from './alias.js';
@@ -92,6 +94,7 @@ export class RiskImporter {
     const reports = candidates.map((candidate) => this.engine.evaluate(server, candidate, assessment, view, names));
     const checks = candidates.map((c) => ledger.results.get(c.originalName) as LedgerCheck | SluiceError);
     const judge = this.engine.judge;
+    const verdicts: Array<JudgeVerdict | undefined> = [];
     if (judge)
       await Promise.all(
         candidates.map(async (candidate, i) => {
@@ -104,7 +107,9 @@ export class RiskImporter {
             hits: (reports[i] as ToolReport).hits,
           };
           try {
-            const judged = await judge.hits(input);
+            const verdict = await judge.verdict(input);
+            verdicts[i] = verdict;
+            const judged = judgeHits(verdict);
             if (judged.length > 0)
               reports[i] = this.engine.evaluate(server, candidate, assessment, view, names, judged);
           } catch (error) {
@@ -112,6 +117,28 @@ export class RiskImporter {
           }
         }),
       );
+    await this.ledger.recordVerdicts(
+      server,
+      candidates.flatMap((candidate, i) => {
+        const check = checks[i] as LedgerCheck | SluiceError;
+        if (SluiceError.is(check)) return [];
+        const verdict = verdicts[i];
+        return [
+          {
+            name: candidate.originalName,
+            verdict: {
+              fingerprint: check.hash,
+              hits: (reports[i] as ToolReport).hits.map(({ pattern, severity, surface }) => ({
+                pattern,
+                severity,
+                surface,
+              })),
+              ...(verdict === undefined ? {} : { judge: verdict }),
+            },
+          },
+        ];
+      }),
+    );
     tools.forEach((tool, i) => {
       const candidate = candidates[i] as Candidate;
       if (

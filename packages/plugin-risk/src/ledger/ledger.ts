@@ -20,6 +20,38 @@ const DecisionSchema = z.object({
   at: z.number(),
 });
 
+/** How many of a verdict's hits the ledger keeps, and how much of a surface or reason. */
+export const MAX_VERDICT_HITS = 64;
+const MAX_SURFACE_CHARS = 256;
+const MAX_REASON_CHARS = 2_000;
+
+/**
+ * The scan's verdict on a definition, as the ledger records it beside the
+ * fingerprint it was given for: what the scan found (pattern, severity,
+ * where; not the excerpts, which events carry) and the outside judge's
+ * answer, clean or poisoned. No `judge` when there is no judge or it gave no verdict.
+ */
+const VerdictSchema = z.object({
+  fingerprint: z.string(),
+  at: z.number(),
+  hits: z
+    .array(
+      z.object({
+        pattern: z.string(),
+        severity: z.string(),
+        surface: z.string().max(MAX_SURFACE_CHARS),
+      }),
+    )
+    .max(MAX_VERDICT_HITS),
+  judge: z
+    .object({
+      poisoned: z.boolean(),
+      reason: z.string().max(MAX_REASON_CHARS),
+      severity: z.string().optional(),
+    })
+    .optional(),
+});
+
 const EntrySchema = z.object({
   name: z.string(),
   approved: z.string(),
@@ -36,6 +68,8 @@ const EntrySchema = z.object({
   definition: z.string().optional(),
   /** The latest decisions, oldest first, at most `MAX_DECISIONS`. */
   decisions: z.array(DecisionSchema).optional(),
+  /** The scan's verdict on the definition last scanned; records written before verdicts were kept lack it. */
+  verdict: VerdictSchema.optional(),
 });
 const RecordSchema = z.object({ version: z.literal(1), tools: z.array(EntrySchema) });
 
@@ -43,6 +77,10 @@ const RecordSchema = z.object({ version: z.literal(1), tools: z.array(EntrySchem
 export type LedgerEntry = z.infer<typeof EntrySchema>;
 /** An operator's approval or revocation, with who and when. */
 export type LedgerDecision = z.infer<typeof DecisionSchema>;
+/** The scan's and the judge's verdict on one definition, as the ledger keeps it. */
+export type LedgerVerdict = z.infer<typeof VerdictSchema>;
+/** What an import hands the ledger for one tool: the verdict without its time, which the ledger adds. */
+export type VerdictInput = Omit<LedgerVerdict, 'at'>;
 
 /** Decisions kept per tool; older ones are dropped. */
 export const MAX_DECISIONS = 20;
@@ -214,6 +252,33 @@ export class FingerprintLedger {
     });
   }
 
+  /**
+   * Keeps the scan's verdict on each named tool's definition (bounded: at
+   * most `MAX_VERDICT_HITS` hits, surfaces and the judge's reason cut). The
+   * record is written only when a verdict differs from the one kept, so a
+   * re-import of unchanged tools writes nothing. Tools the ledger does not
+   * hold are skipped.
+   */
+  recordVerdicts(serverId: string, verdicts: ReadonlyArray<{ name: string; verdict: VerdictInput }>): Promise<boolean> {
+    return this.serialized(
+      serverId,
+      (tools) => {
+        let changed = false;
+        const at = this.now();
+        for (const { name, verdict } of verdicts) {
+          const entry = tools.get(name);
+          if (entry === undefined) continue;
+          const bounded = boundVerdict(verdict);
+          if (entry.verdict !== undefined && sameVerdict(entry.verdict, bounded)) continue;
+          entry.verdict = { ...bounded, at };
+          changed = true;
+        }
+        return changed;
+      },
+      (changed) => changed,
+    );
+  }
+
   /** The lifecycle in memory, without a read: undefined until the upstream was loaded. */
   lifecycle(serverId: string, toolName: string): Lifecycle | undefined {
     return this.records.get(serverId)?.get(toolName)?.lifecycle;
@@ -273,10 +338,11 @@ export class FingerprintLedger {
     };
   }
 
+  /** `save`: whether the work writes the record back; a function decides from the work's result. */
   private serialized<T>(
     serverId: string,
     work: (tools: Map<string, LedgerEntry>) => T | Promise<T>,
-    save = true,
+    save: boolean | ((result: T) => boolean) = true,
   ): Promise<T> {
     const previous = this.queues.get(serverId) ?? Promise.resolve();
     const run = previous.then(async () => {
@@ -286,7 +352,7 @@ export class FingerprintLedger {
         if (this.sharing) this.records.delete(serverId);
         const tools = await this.load(serverId);
         const result = await work(tools);
-        if (save) {
+        if (save === true || (typeof save === 'function' && save(result))) {
           await this.store.set(KEY_PREFIX + serverId, { version: 1, tools: [...tools.values()] });
           await this.sharing?.changed(serverId);
         }
@@ -350,6 +416,32 @@ function known(tools: Map<string, LedgerEntry>, serverId: string, toolName: stri
     );
   }
   return entry;
+}
+
+function boundVerdict(verdict: VerdictInput): VerdictInput {
+  const hits = verdict.hits.slice(0, MAX_VERDICT_HITS).map((hit) => ({
+    pattern: hit.pattern,
+    severity: hit.severity,
+    surface: hit.surface.slice(0, MAX_SURFACE_CHARS),
+  }));
+  const judge = verdict.judge;
+  return {
+    fingerprint: verdict.fingerprint,
+    hits,
+    ...(judge === undefined
+      ? {}
+      : {
+          judge: {
+            poisoned: judge.poisoned,
+            reason: judge.reason.slice(0, MAX_REASON_CHARS),
+            ...(judge.severity === undefined ? {} : { severity: judge.severity }),
+          },
+        }),
+  };
+}
+
+function sameVerdict(kept: LedgerVerdict, next: VerdictInput): boolean {
+  return canonicalJson({ ...kept, at: 0 }) === canonicalJson({ ...next, at: 0 });
 }
 
 function record(entry: LedgerEntry, decision: LedgerDecision): void {

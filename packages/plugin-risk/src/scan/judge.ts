@@ -114,6 +114,19 @@ async function readBounded(response: Response, limit: number): Promise<string> {
   return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
+/** A verdict as hits: one `JUDGE_VERDICT` hit (the reason its excerpt) when poisoned, none when clean. */
+export function judgeHits(verdict: JudgeVerdict): ScanHit[] {
+  if (!verdict.poisoned) return [];
+  return [
+    {
+      pattern: PoisonPattern.JUDGE_VERDICT,
+      severity: verdict.severity ?? 'high',
+      surface: '/',
+      excerpt: excerpt(verdict.reason, 0),
+    },
+  ];
+}
+
 /** How long a judge may take, and how many verdicts are kept. */
 export interface JudgeBounds {
   readonly timeoutMs: number;
@@ -136,16 +149,7 @@ export class BoundedJudge {
 
   /** The judge's hit for a definition, none for a clean verdict; rejects with `JudgeUnavailable` when there is no verdict. */
   async hits(input: JudgeInput): Promise<ScanHit[]> {
-    const verdict = await this.verdict(input);
-    if (!verdict.poisoned) return [];
-    return [
-      {
-        pattern: PoisonPattern.JUDGE_VERDICT,
-        severity: verdict.severity ?? 'high',
-        surface: '/',
-        excerpt: excerpt(verdict.reason, 0),
-      },
-    ];
+    return judgeHits(await this.verdict(input));
   }
 
   async verdict(input: JudgeInput): Promise<JudgeVerdict> {

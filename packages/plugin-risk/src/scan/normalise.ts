@@ -164,10 +164,15 @@ export interface DecodedSpan {
 /** Bounds on decoding, per text: spans looked at, and characters decoded in all. */
 export const DECODE_LIMITS = Object.freeze({ spans: 32, chars: 32_768, minDecoded: 8 });
 
-const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
-/** Whether any decoder has anything to read: one native search, and most strings stop here. */
-const ENCODED =
-  /[A-Za-z0-9+/_-]{16}|[%\\]|\d\d[ ,]{1,3}\d\d[ ,]{1,3}\d\d|[0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:]|[Rr][Oo][Tt][- ]?13/;
+/** Shortest run of the base64 alphabet read as a base64 (or hex) span. */
+const MIN_BASE64_RUN = 16;
+/**
+ * What the other decoders need to have anything to read: byte lists,
+ * decimal codes, ROT13's name (escapes and percent signs are looked for
+ * with `includes`, base64 runs by `base64Runs`). Most strings stop here.
+ */
+const OTHER_ENCODINGS =
+  /\d\d[ ,]{1,3}\d\d[ ,]{1,3}\d\d|[0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:]|[Rr][Oo][Tt][- ]?13/;
 const HEX_ESCAPES = /(?:\\x[0-9A-Fa-f]{2}){4,}/g;
 const ROT13_ANNOUNCED = /\brot[- ]?13\b/i;
 
@@ -178,7 +183,8 @@ const ROT13_ANNOUNCED = /\brot[- ]?13\b/i;
  * when the text names ROT13. Decoding stops at `DECODE_LIMITS`.
  */
 export function decodeSpans(text: string): DecodedSpan[] {
-  if (!ENCODED.test(text)) return [];
+  const runs = base64Runs(text);
+  if (runs.length === 0 && !text.includes('%') && !text.includes('\\') && !OTHER_ENCODINGS.test(text)) return [];
   const spans: DecodedSpan[] = [];
   let budget: number = DECODE_LIMITS.chars;
   const keep = (encoding: Encoding, start: number, decoded: string | undefined): boolean => {
@@ -188,12 +194,13 @@ export function decodeSpans(text: string): DecodedSpan[] {
     spans.push({ encoding, start, text: bounded });
     return spans.length < DECODE_LIMITS.spans && budget > 0;
   };
-  for (const match of text.matchAll(BASE64_RUN)) {
-    const run = match[0];
+  for (let r = 0; r < runs.length; r += 2) {
+    const start = runs[r] as number;
+    const run = text.slice(start, runs[r + 1]);
     const hex = isHexRun(run);
     if (!hex && !mixesCase(run)) continue;
     const decoded = hex ? readable(Buffer.from(run, 'hex')) : readable(Buffer.from(run, 'base64'));
-    if (!keep(hex ? 'hex' : 'base64', match.index, decoded)) return spans;
+    if (!keep(hex ? 'hex' : 'base64', start, decoded)) return spans;
   }
   for (const match of text.matchAll(HEX_ESCAPES)) {
     const bytes = Buffer.from(match[0].replace(/\\x/g, ''), 'hex');
@@ -211,6 +218,45 @@ export function decodeSpans(text: string): DecodedSpan[] {
   if (ROT13_ANNOUNCED.test(text)) keep('rot13', 0, rot13(text.slice(0, DECODE_LIMITS.chars)));
   return spans;
 }
+
+/**
+ * The maximal runs of the base64 alphabet (standard and URL-safe) at least
+ * `MIN_BASE64_RUN` long, each with up to two `=` of padding after it, as
+ * start and end pairs: one pass over the text.
+ */
+export function base64Runs(text: string): number[] {
+  const runs: number[] = [];
+  let start = -1;
+  const length = text.length;
+  for (let i = 0; i <= length; i++) {
+    const c = i < length ? text.charCodeAt(i) : 0;
+    if (c < 0x80 && BASE64_CODE[c] === 1) {
+      if (start < 0) start = i;
+      continue;
+    }
+    if (start >= 0 && i - start >= MIN_BASE64_RUN) {
+      let end = i;
+      while (end < text.length && end - i < 2 && text.charCodeAt(end) === 0x3d) end++;
+      runs.push(start, end);
+      i = end - 1;
+    }
+    start = -1;
+  }
+  return runs;
+}
+
+/** 1 for each ASCII character of the base64 alphabets (standard and URL-safe). */
+const BASE64_CODE = Uint8Array.from({ length: 0x80 }, (_, c) =>
+  (c >= 0x61 && c <= 0x7a) ||
+  (c >= 0x41 && c <= 0x5a) ||
+  (c >= 0x30 && c <= 0x39) ||
+  c === 0x2b ||
+  c === 0x2f ||
+  c === 0x5f ||
+  c === 0x2d
+    ? 1
+    : 0,
+);
 
 function isHexRun(run: string): boolean {
   if (run.length % 2 !== 0) return false;

@@ -2,8 +2,11 @@
  * A fixed dictionary of phrases, matched in one pass over a text
  * (Aho-Corasick): the automaton is built once from the lexicon, never from
  * the input, and reads each character once, so matching is linear in the
- * text whatever it holds. Printable ASCII steps through a dense table;
- * other characters through the node's map and failure links.
+ * text whatever it holds. ASCII steps through a dense table, one column per
+ * ASCII character some phrase uses (every other ASCII character leads back
+ * to the root, so they share one column of zeros): the table stays small
+ * enough to sit in the processor's cache. Other characters step through the
+ * node's map and failure links.
  */
 
 /** How a phrase meets the text around it. */
@@ -19,7 +22,11 @@ export interface Phrase {
 const ASCII = 128;
 
 export class PhraseAutomaton {
-  private readonly ascii: Int32Array;
+  /** Per node, the next node for each column; `columns` wide. */
+  private readonly ascii: Int32Array | Uint16Array;
+  /** The column of each ASCII character: 0 for one no phrase uses. */
+  private readonly column: Uint8Array;
+  private readonly columns: number;
   private readonly children: Array<Map<number, number>>;
   private readonly fail: Int32Array;
   /** The phrases ending at each node, its failure chain's included. */
@@ -47,29 +54,38 @@ export class PhraseAutomaton {
     });
     const count = children.length;
     const fail = new Int32Array(count);
-    const ascii = new Int32Array(count * ASCII);
+    const column = new Uint8Array(ASCII);
+    let columns = 1;
+    for (const phrase of phrases)
+      for (let i = 0; i < phrase.text.length; i++) {
+        const c = phrase.text.charCodeAt(i);
+        if (c < ASCII && column[c] === 0) column[c] = columns++;
+      }
+    const ascii = count < 0x10000 ? new Uint16Array(count * columns) : new Int32Array(count * columns);
     const outputs: number[][] = ends.map((list) => [...list]);
     // Breadth-first: a node's failure link and table row are known before its children's.
     const queue: number[] = [];
     for (const [c, child] of children[0] as Map<number, number>) {
       queue.push(child);
-      if (c < ASCII) ascii[c] = child;
+      if (c < ASCII) ascii[column[c] as number] = child;
     }
     for (let head = 0; head < queue.length; head++) {
       const node = queue[head] as number;
-      const failRow = (fail[node] as number) * ASCII;
-      for (let c = 0; c < ASCII; c++) ascii[node * ASCII + c] = ascii[failRow + c] as number;
+      const failRow = (fail[node] as number) * columns;
+      for (let k = 1; k < columns; k++) ascii[node * columns + k] = ascii[failRow + k] as number;
       for (const [c, child] of children[node] as Map<number, number>) {
         let f = fail[node] as number;
         while (f !== 0 && !(children[f] as Map<number, number>).has(c)) f = fail[f] as number;
         const target = (children[f] as Map<number, number>).get(c);
         fail[child] = target !== undefined && target !== child ? target : 0;
         (outputs[child] as number[]).push(...(outputs[fail[child]] as number[]));
-        if (c < ASCII) ascii[node * ASCII + c] = child;
+        if (c < ASCII) ascii[node * columns + (column[c] as number)] = child;
         queue.push(child);
       }
     }
     this.ascii = ascii;
+    this.column = column;
+    this.columns = columns;
     this.children = children;
     this.fail = fail;
     this.outputs = outputs;
@@ -78,11 +94,11 @@ export class PhraseAutomaton {
 
   /** Calls `found` with each phrase that occurs in `text` with its boundaries met, in order of its end. */
   scan(text: string, found: (phrase: Phrase, start: number, end: number) => void): void {
-    const { ascii, children, emits, fail, outputs, phrases } = this;
+    const { ascii, column, columns, children, emits, fail, outputs, phrases } = this;
     let node = 0;
     for (let i = 0; i < text.length; i++) {
       const c = text.charCodeAt(i);
-      if (c < ASCII) node = ascii[node * ASCII + c] as number;
+      if (c < ASCII) node = ascii[node * columns + (column[c] as number)] as number;
       else {
         while (node !== 0 && !(children[node] as Map<number, number>).has(c)) node = fail[node] as number;
         node = (children[node] as Map<number, number>).get(c) ?? 0;

@@ -70,6 +70,8 @@ const PATTERN_BITS = Object.fromEntries(Object.values(Pattern).map((name, index)
 >;
 
 const EXCERPT_BEFORE = 24;
+/** Text an excerpt shows as it is: printable ASCII only (no line feed, which it spells out). */
+const PRINTABLE = /^[\x20-\x7e]*$/;
 const EXCERPT_AFTER = 56;
 
 /**
@@ -309,6 +311,9 @@ function escapePointer(key: string): string {
 export function excerpt(text: string, index: number): string {
   const start = Math.max(0, index - EXCERPT_BEFORE);
   const end = Math.min(text.length, index + EXCERPT_AFTER);
+  const window = text.slice(start, end);
+  // Printable ASCII and nothing else (the common case): as it is.
+  if (PRINTABLE.test(window)) return `${start > 0 ? '…' : ''}${window}${end < text.length ? '…' : ''}`;
   let out = start > 0 ? '…' : '';
   for (let i = start; i < end; i++) {
     let cp = text.charCodeAt(i);
