@@ -292,6 +292,10 @@ export class Gateway {
         this.config.plugins.risk?.mode === 'off' || this.riskPlugin === undefined
           ? []
           : await this.riskPlugin.pendingApprovals(),
+      answer: async (id, answer) =>
+        this.config.plugins.risk?.mode === 'off' || this.riskPlugin === undefined
+          ? { ok: false, why: 'unknown' }
+          : await this.riskPlugin.answerApproval(id, answer),
       ledger: () => {
         if (view) return view;
         const access = this.config.plugins.risk?.mode === 'off' ? undefined : pluginAccess(this.riskPlugin);

@@ -1,0 +1,370 @@
+// Operator approvals through the config-file gateway, with real SDK clients of both protocol versions: the
+// client never answers an operator's question (not by elicitation, not with a forged or replayed state);
+// an operator answers through the admin API; a client that reconnects mid-wait gets the decision.
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { ElicitRequestFormParams } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@sluice/core';
+import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { createGateway } from '@sluice/gateway';
+import type { Gateway, GatewayConfigInput } from '@sluice/gateway';
+import type { ApprovalEvent, RiskPlugin } from '@sluice/plugin-risk';
+import { eventually, opsAndAgentKeys } from './helpers.js';
+
+const PAYMENTS = fileURLToPath(new URL('./fixtures/payments-upstream.mjs', import.meta.url));
+const OPS_KEY = 'operator-approvals-ops-key-0123';
+const AGENT_KEY = 'operator-approvals-agent-key-012';
+const agent = { authorization: `Bearer ${AGENT_KEY}` };
+
+export function paymentsConfig(extra: Partial<GatewayConfigInput> = {}): GatewayConfigInput {
+  return {
+    listen: { http: { port: 0, auth: opsAndAgentKeys(OPS_KEY, AGENT_KEY) } },
+    telemetry: { metricsPath: false },
+    upstreams: [
+      { name: 'pay', namespace: 'pay', connection: { type: 'stdio', command: process.execPath, args: [PAYMENTS] } },
+    ],
+    plugins: {
+      risk: {
+        ledger: { persist: 'memory' },
+        approval: { secret: 'operator-approvals-secret-0123456789', operator: { holdMs: 200 } },
+        tools: [
+          { match: 'pay_transfer', hitl: true, approvalChannel: 'operator' },
+          { match: 'pay_transfers', hitl: false },
+        ],
+      },
+    },
+    admin: { scopes: ['admin'] },
+    ...extra,
+  };
+}
+
+let gateway: Gateway;
+let url: URL;
+const events: ApprovalEvent[] = [];
+
+beforeAll(async () => {
+  gateway = createGateway(paymentsConfig(), { logger: captureLogger().logger });
+  url = (await gateway.start()).http?.url as URL;
+  const risk = gateway.server.plugins.find((p) => p.name === 'risk') as RiskPlugin;
+  risk.onApprovalEvent((event) => events.push(event));
+}, 60_000);
+
+afterAll(async () => {
+  await gateway.close();
+});
+
+/** A client that answers every form with yes at once: the model approving its own call. */
+async function yesClient(version: 'modern' | 'legacy', forms: ElicitRequestFormParams[] = []): Promise<Client> {
+  const client = new Client(
+    { name: `yes-${version}`, version: '1.0.0' },
+    {
+      capabilities: { elicitation: { form: {} } },
+      ...(version === 'modern'
+        ? { versionNegotiation: { mode: { pin: '2026-07-28' } }, inputRequired: { maxRounds: 1_000 } }
+        : {}),
+    },
+  );
+  client.setRequestHandler('elicitation/create', (request) => {
+    forms.push(request.params as ElicitRequestFormParams);
+    return Promise.resolve({ action: 'accept', content: { approve: true } });
+  });
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: agent } }));
+  return client;
+}
+
+interface Round {
+  readonly resultType?: string;
+  readonly requestState?: string;
+  readonly inputRequests?: Record<string, unknown>;
+}
+
+/** A 2026-07-28 client that sees each input-required round and retries by hand, with anything it likes. */
+async function manualClient(): Promise<{
+  send(args: Record<string, unknown>, extra?: Record<string, unknown>): Promise<Round & CallToolResult>;
+  close(): Promise<void>;
+}> {
+  const client = new Client(
+    { name: 'manual', version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: { elicitation: { form: {} } },
+      inputRequired: { autoFulfill: false },
+    },
+  );
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: agent } }));
+  return {
+    send: async (args, extra = {}) =>
+      await client.callTool({ name: 'pay_transfer', arguments: args, ...extra }, { allowInputRequired: true }),
+    close: () => client.close(),
+  };
+}
+
+async function admin(path: string, body?: unknown, key = OPS_KEY): Promise<Response> {
+  return await fetch(new URL(path, url), {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+interface Listed {
+  id: string;
+  tool: string;
+  via: string;
+  caller?: string;
+}
+
+async function pending(): Promise<Listed[]> {
+  return ((await (await admin('/admin/v1/approvals')).json()) as { approvals: Listed[] }).approvals;
+}
+
+const seen = new Set<string>();
+
+/** The next operator question asked for this tool (one no test has taken before), once it is listed. */
+async function questionFor(tool = 'pay_transfer'): Promise<Listed> {
+  let found: Listed | undefined;
+  await eventually(async () => {
+    found = (await pending()).find((a) => a.tool === tool && a.via === 'operator' && !seen.has(a.id));
+    return found !== undefined;
+  }, `a new operator question for ${tool}`);
+  seen.add((found as Listed).id);
+  return found as Listed;
+}
+
+/** How many identical calls joined this question. */
+function joinedTo(id: string): number {
+  return events.filter((e) => e.kind === 'asked' && e.id === id && e.joined).length;
+}
+
+async function transfers(): Promise<number> {
+  const client = new Client({ name: 'count', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: agent } }));
+  try {
+    return Number(textOf(await client.callTool({ name: 'pay_transfers', arguments: {} })));
+  } finally {
+    await client.close();
+  }
+}
+
+describe('a client cannot answer an operator approval', () => {
+  it('a 2026-07-28 client gets a state naming the question, no form, and its own yes approves nothing', async () => {
+    const before = await transfers();
+    const client = await manualClient();
+    try {
+      const args = { payee: 'mallory', cents: 1_000 };
+      const first = await client.send(args);
+      expect(first.resultType).toBe('input_required');
+      expect(first.inputRequests ?? {}).toEqual({});
+      expect(typeof first.requestState).toBe('string');
+      const question = await questionFor();
+      // The client answers a question it was never asked, with the state it was given: still waiting.
+      const again = await client.send(args, {
+        requestState: first.requestState,
+        inputResponses: { sluice_approval: { action: 'accept', content: { approve: true } } },
+      });
+      expect(again.resultType).toBe('input_required');
+      expect(again.requestState).toBe(first.requestState);
+      expect(await transfers()).toBe(before);
+      expect((await pending()).map((a) => a.id)).toContain(question.id);
+      expect((await admin('/admin/v1/approvals/deny', { id: question.id, reason: 'cleanup' })).status).toBe(200);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a 2026-07-28 client that fulfils every round with yes never runs the call', async () => {
+    const before = await transfers();
+    const forms: ElicitRequestFormParams[] = [];
+    const client = await yesClient('modern', forms);
+    try {
+      const result = client.callTool({ name: 'pay_transfer', arguments: { payee: 'mallory', cents: 2_000 } });
+      const question = await questionFor();
+      expect(await transfers()).toBe(before);
+      expect((await admin('/admin/v1/approvals/deny', { id: question.id, reason: 'not asked by you' })).status).toBe(
+        200,
+      );
+      const refused = await result;
+      expect(errorOf(refused)?.code).toBe('APPROVAL_DECLINED');
+      expect(forms).toEqual([]);
+      expect(await transfers()).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a 2025-11-25 client is never sent a form: the call waits for the operator', async () => {
+    const before = await transfers();
+    const forms: ElicitRequestFormParams[] = [];
+    const client = await yesClient('legacy', forms);
+    try {
+      const result = client.callTool({ name: 'pay_transfer', arguments: { payee: 'ann', cents: 3_000 } });
+      const question = await questionFor();
+      expect(question.caller).toBe('agent');
+      expect(await transfers()).toBe(before);
+      expect((await admin('/admin/v1/approvals/approve', { id: question.id })).status).toBe(200);
+      expect(textOf(await result)).toBe(`transfer ${before + 1}: 3000 cents to ann`);
+      expect(forms).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a forged state and a state bound to other arguments', async () => {
+    const client = await manualClient();
+    try {
+      const args = { payee: 'mallory', cents: 4_000 };
+      const { requestState } = await client.send(args);
+      const state = requestState as string;
+      const [version, payload, mac] = state.split('.') as [string, string, string];
+      const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+      const forged = `${version}.${Buffer.from(JSON.stringify({ ...decoded, a: '0'.repeat(64) })).toString('base64url')}.${mac}`;
+      expect(errorOf(await client.send(args, { requestState: forged }))?.code).toBe('APPROVAL_INVALID');
+      expect(errorOf(await client.send({ ...args, cents: 1 }, { requestState: state }))?.code).toBe('APPROVAL_INVALID');
+      const question = await questionFor();
+      expect((await admin('/admin/v1/approvals/deny', { id: question.id, reason: 'cleanup' })).status).toBe(200);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a replayed state: one approval runs one call', async () => {
+    const before = await transfers();
+    const client = await manualClient();
+    try {
+      const args = { payee: 'bob', cents: 5_000 };
+      const { requestState } = await client.send(args);
+      const question = await questionFor();
+      expect((await admin('/admin/v1/approvals/approve', { id: question.id })).status).toBe(200);
+      expect(textOf(await client.send(args, { requestState }))).toBe(`transfer ${before + 1}: 5000 cents to bob`);
+      const replayed = await client.send(args, { requestState });
+      expect(errorOf(replayed)?.code).toBe('APPROVAL_INVALID');
+      expect(await transfers()).toBe(before + 1);
+      expect(events.filter((e) => e.kind === 'refused' && e.id === question.id)).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses an answer from the agent key (no admin scope) and from nobody', async () => {
+    const client = await manualClient();
+    try {
+      await client.send({ payee: 'mallory', cents: 6_000 });
+      const question = await questionFor();
+      expect((await admin('/admin/v1/approvals/approve', { id: question.id }, AGENT_KEY)).status).toBe(403);
+      const anonymous = await fetch(new URL('/admin/v1/approvals/approve', url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: question.id }),
+      });
+      expect(anonymous.status).toBe(401);
+      expect((await pending()).map((a) => a.id)).toContain(question.id);
+      expect((await admin('/admin/v1/approvals/deny', { id: question.id, reason: 'cleanup' })).status).toBe(200);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('an operator answers', () => {
+  it('denies with a reason, and the client reads it', async () => {
+    const client = await yesClient('legacy');
+    try {
+      const result = client.callTool({ name: 'pay_transfer', arguments: { payee: 'eve', cents: 7_000 } });
+      const question = await questionFor();
+      const denied = await admin('/admin/v1/approvals/deny', { id: question.id, reason: 'eve is not a supplier' });
+      expect(await denied.json()).toEqual({ id: question.id, decision: 'denied', by: 'key:ops', via: 'api' });
+      const refused = await result;
+      expect(errorOf(refused)?.code).toBe('APPROVAL_DECLINED');
+      expect(JSON.stringify(refused.content)).toContain('eve is not a supplier');
+      expect(events.filter((e) => e.id === question.id).map((e) => e.kind)).toEqual(['asked', 'answered']);
+      expect(events.find((e) => e.id === question.id && e.kind === 'answered')).toMatchObject({
+        decision: 'denied',
+        by: 'key:ops',
+        via: 'api',
+        reason: 'eve is not a supplier',
+        channel: 'operator',
+        tool: 'pay_transfer',
+        caller: 'agent',
+      });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('takes the first answer only, refuses a deny without a reason and an unknown or malformed id', async () => {
+    const client = await manualClient();
+    try {
+      await client.send({ payee: 'carol', cents: 8_000 });
+      const question = await questionFor();
+      expect((await admin('/admin/v1/approvals/deny', { id: question.id })).status).toBe(400);
+      expect((await admin('/admin/v1/approvals/approve', { id: '1-AAAAAAAAAAAAAAAA' })).status).toBe(404);
+      expect((await admin('/admin/v1/approvals/approve', { id: '../../etc' })).status).toBe(400);
+      expect((await admin('/admin/v1/approvals/approve', { id: question.id })).status).toBe(200);
+      expect((await admin('/admin/v1/approvals/deny', { id: question.id, reason: 'too late' })).status).toBe(409);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('waiting survives a reconnect', () => {
+  it('a 2025-11-25 client that reconnects and calls again is joined to its question and gets the decision', async () => {
+    const before = await transfers();
+    const args = { payee: 'dave', cents: 9_000 };
+    const first = await yesClient('legacy');
+    const abandoned = first.callTool({ name: 'pay_transfer', arguments: args }).catch(() => undefined);
+    const question = await questionFor();
+    await first.close();
+    await abandoned;
+    const second = await yesClient('legacy');
+    try {
+      const result = second.callTool({ name: 'pay_transfer', arguments: args });
+      // Joined, not asked twice: still one question.
+      await eventually(() => joinedTo(question.id) === 1, 'the reconnected call to join the question');
+      expect((await pending()).filter((a) => a.tool === 'pay_transfer').map((a) => a.id)).toEqual([question.id]);
+      expect((await admin('/admin/v1/approvals/approve', { id: question.id })).status).toBe(200);
+      expect(textOf(await result)).toBe(`transfer ${before + 1}: 9000 cents to dave`);
+      expect(await transfers()).toBe(before + 1);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('a 2026-07-28 client that reconnects retries with its state and gets the decision', async () => {
+    const before = await transfers();
+    const args = { payee: 'erin', cents: 10_000 };
+    const first = await manualClient();
+    const { requestState } = await first.send(args);
+    await first.close();
+    const question = await questionFor();
+    expect((await admin('/admin/v1/approvals/approve', { id: question.id })).status).toBe(200);
+    const second = await manualClient();
+    try {
+      expect(textOf(await second.send(args, { requestState }))).toBe(`transfer ${before + 1}: 10000 cents to erin`);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('two identical calls share one question; its approval runs the later one, once', async () => {
+    const before = await transfers();
+    const args = { payee: 'frank', cents: 11_000 };
+    const a = await yesClient('legacy');
+    const b = await yesClient('legacy');
+    try {
+      const one = a.callTool({ name: 'pay_transfer', arguments: args });
+      const question = await questionFor();
+      const two = b.callTool({ name: 'pay_transfer', arguments: args });
+      await eventually(() => joinedTo(question.id) === 1, 'the second call to join the question');
+      expect((await admin('/admin/v1/approvals/approve', { id: question.id })).status).toBe(200);
+      // The later identical call took the question over: it runs, the earlier one is told so.
+      expect(errorOf(await one)?.code).toBe('APPROVAL_INVALID');
+      expect(textOf(await two)).toBe(`transfer ${before + 1}: 11000 cents to frank`);
+      expect(await transfers()).toBe(before + 1);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
