@@ -1,51 +1,25 @@
 // Operator approvals through the config-file gateway, with real SDK clients of both protocol versions: the
 // client never answers an operator's question (not by elicitation, not with a forged or replayed state);
 // an operator answers through the admin API; a client that reconnects mid-wait gets the decision.
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { ElicitRequestFormParams } from '@modelcontextprotocol/client';
-import type { CallToolResult } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { createGateway } from '@sluice/gateway';
-import type { Gateway, GatewayConfigInput } from '@sluice/gateway';
+import type { Gateway } from '@sluice/gateway';
 import type { ApprovalEvent, RiskPlugin } from '@sluice/plugin-risk';
-import { eventually, opsAndAgentKeys } from './helpers.js';
-
-const PAYMENTS = fileURLToPath(new URL('./fixtures/payments-upstream.mjs', import.meta.url));
-const OPS_KEY = 'operator-approvals-ops-key-0123';
-const AGENT_KEY = 'operator-approvals-agent-key-012';
-const agent = { authorization: `Bearer ${AGENT_KEY}` };
-
-export function paymentsConfig(extra: Partial<GatewayConfigInput> = {}): GatewayConfigInput {
-  return {
-    listen: { http: { port: 0, auth: opsAndAgentKeys(OPS_KEY, AGENT_KEY) } },
-    telemetry: { metricsPath: false },
-    upstreams: [
-      { name: 'pay', namespace: 'pay', connection: { type: 'stdio', command: process.execPath, args: [PAYMENTS] } },
-    ],
-    plugins: {
-      risk: {
-        ledger: { persist: 'memory' },
-        approval: { secret: 'operator-approvals-secret-0123456789', operator: { holdMs: 200 } },
-        tools: [
-          { match: 'pay_transfer', hitl: true, approvalChannel: 'operator' },
-          { match: 'pay_transfers', hitl: false },
-        ],
-      },
-    },
-    admin: { scopes: ['admin'] },
-    ...extra,
-  };
-}
+import { eventually } from './helpers.js';
+import { AGENT_KEY, adminOf, manualClient, paymentsConfig, yesClient } from './operator-helpers.js';
 
 let gateway: Gateway;
 let url: URL;
+let api: ReturnType<typeof adminOf>;
 const events: ApprovalEvent[] = [];
+const seen = new Set<string>();
 
 beforeAll(async () => {
   gateway = createGateway(paymentsConfig(), { logger: captureLogger().logger });
   url = (await gateway.start()).http?.url as URL;
+  api = adminOf(url);
   const risk = gateway.server.plugins.find((p) => p.name === 'risk') as RiskPlugin;
   risk.onApprovalEvent((event) => events.push(event));
 }, 60_000);
@@ -54,103 +28,22 @@ afterAll(async () => {
   await gateway.close();
 });
 
-/** A client that answers every form with yes at once: the model approving its own call. */
-async function yesClient(version: 'modern' | 'legacy', forms: ElicitRequestFormParams[] = []): Promise<Client> {
-  const client = new Client(
-    { name: `yes-${version}`, version: '1.0.0' },
-    {
-      capabilities: { elicitation: { form: {} } },
-      ...(version === 'modern'
-        ? { versionNegotiation: { mode: { pin: '2026-07-28' } }, inputRequired: { maxRounds: 1_000 } }
-        : {}),
-    },
-  );
-  client.setRequestHandler('elicitation/create', (request) => {
-    forms.push(request.params as ElicitRequestFormParams);
-    return Promise.resolve({ action: 'accept', content: { approve: true } });
-  });
-  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: agent } }));
-  return client;
-}
-
-interface Round {
-  readonly resultType?: string;
-  readonly requestState?: string;
-  readonly inputRequests?: Record<string, unknown>;
-}
-
-/** A 2026-07-28 client that sees each input-required round and retries by hand, with anything it likes. */
-async function manualClient(): Promise<{
-  send(args: Record<string, unknown>, extra?: Record<string, unknown>): Promise<Round & CallToolResult>;
-  close(): Promise<void>;
-}> {
-  const client = new Client(
-    { name: 'manual', version: '1.0.0' },
-    {
-      versionNegotiation: { mode: { pin: '2026-07-28' } },
-      capabilities: { elicitation: { form: {} } },
-      inputRequired: { autoFulfill: false },
-    },
-  );
-  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: agent } }));
-  return {
-    send: async (args, extra = {}) =>
-      await client.callTool({ name: 'pay_transfer', arguments: args, ...extra }, { allowInputRequired: true }),
-    close: () => client.close(),
-  };
-}
-
-async function admin(path: string, body?: unknown, key = OPS_KEY): Promise<Response> {
-  return await fetch(new URL(path, url), {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-}
-
-interface Listed {
-  id: string;
-  tool: string;
-  via: string;
-  caller?: string;
-}
-
-async function pending(): Promise<Listed[]> {
-  return ((await (await admin('/admin/v1/approvals')).json()) as { approvals: Listed[] }).approvals;
-}
-
-const seen = new Set<string>();
-
-/** The next operator question asked for this tool (one no test has taken before), once it is listed. */
-async function questionFor(tool = 'pay_transfer'): Promise<Listed> {
-  let found: Listed | undefined;
-  await eventually(async () => {
-    found = (await pending()).find((a) => a.tool === tool && a.via === 'operator' && !seen.has(a.id));
-    return found !== undefined;
-  }, `a new operator question for ${tool}`);
-  seen.add((found as Listed).id);
-  return found as Listed;
-}
+const admin = (path: string, body?: unknown, key?: string) => api.request(path, body, key);
+const pending = () => api.pending();
+const questionFor = () => api.next(seen);
+const transfers = () => api.transfers();
+const manual = () => manualClient(url);
+const yes = (version: 'modern' | 'legacy', forms?: ElicitRequestFormParams[]) => yesClient(url, version, forms);
 
 /** How many identical calls joined this question. */
 function joinedTo(id: string): number {
   return events.filter((e) => e.kind === 'asked' && e.id === id && e.joined).length;
 }
 
-async function transfers(): Promise<number> {
-  const client = new Client({ name: 'count', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: agent } }));
-  try {
-    return Number(textOf(await client.callTool({ name: 'pay_transfers', arguments: {} })));
-  } finally {
-    await client.close();
-  }
-}
-
 describe('a client cannot answer an operator approval', () => {
   it('a 2026-07-28 client gets a state naming the question, no form, and its own yes approves nothing', async () => {
     const before = await transfers();
-    const client = await manualClient();
+    const client = await manual();
     try {
       const args = { payee: 'mallory', cents: 1_000 };
       const first = await client.send(args);
@@ -176,7 +69,7 @@ describe('a client cannot answer an operator approval', () => {
   it('a 2026-07-28 client that fulfils every round with yes never runs the call', async () => {
     const before = await transfers();
     const forms: ElicitRequestFormParams[] = [];
-    const client = await yesClient('modern', forms);
+    const client = await yes('modern', forms);
     try {
       const result = client.callTool({ name: 'pay_transfer', arguments: { payee: 'mallory', cents: 2_000 } });
       const question = await questionFor();
@@ -196,7 +89,7 @@ describe('a client cannot answer an operator approval', () => {
   it('a 2025-11-25 client is never sent a form: the call waits for the operator', async () => {
     const before = await transfers();
     const forms: ElicitRequestFormParams[] = [];
-    const client = await yesClient('legacy', forms);
+    const client = await yes('legacy', forms);
     try {
       const result = client.callTool({ name: 'pay_transfer', arguments: { payee: 'ann', cents: 3_000 } });
       const question = await questionFor();
@@ -211,7 +104,7 @@ describe('a client cannot answer an operator approval', () => {
   });
 
   it('refuses a forged state and a state bound to other arguments', async () => {
-    const client = await manualClient();
+    const client = await manual();
     try {
       const args = { payee: 'mallory', cents: 4_000 };
       const { requestState } = await client.send(args);
@@ -230,7 +123,7 @@ describe('a client cannot answer an operator approval', () => {
 
   it('refuses a replayed state: one approval runs one call', async () => {
     const before = await transfers();
-    const client = await manualClient();
+    const client = await manual();
     try {
       const args = { payee: 'bob', cents: 5_000 };
       const { requestState } = await client.send(args);
@@ -247,7 +140,7 @@ describe('a client cannot answer an operator approval', () => {
   });
 
   it('refuses an answer from the agent key (no admin scope) and from nobody', async () => {
-    const client = await manualClient();
+    const client = await manual();
     try {
       await client.send({ payee: 'mallory', cents: 6_000 });
       const question = await questionFor();
@@ -268,7 +161,7 @@ describe('a client cannot answer an operator approval', () => {
 
 describe('an operator answers', () => {
   it('denies with a reason, and the client reads it', async () => {
-    const client = await yesClient('legacy');
+    const client = await yes('legacy');
     try {
       const result = client.callTool({ name: 'pay_transfer', arguments: { payee: 'eve', cents: 7_000 } });
       const question = await questionFor();
@@ -293,7 +186,7 @@ describe('an operator answers', () => {
   });
 
   it('takes the first answer only, refuses a deny without a reason and an unknown or malformed id', async () => {
-    const client = await manualClient();
+    const client = await manual();
     try {
       await client.send({ payee: 'carol', cents: 8_000 });
       const question = await questionFor();
@@ -312,12 +205,12 @@ describe('waiting survives a reconnect', () => {
   it('a 2025-11-25 client that reconnects and calls again is joined to its question and gets the decision', async () => {
     const before = await transfers();
     const args = { payee: 'dave', cents: 9_000 };
-    const first = await yesClient('legacy');
+    const first = await yes('legacy');
     const abandoned = first.callTool({ name: 'pay_transfer', arguments: args }).catch(() => undefined);
     const question = await questionFor();
     await first.close();
     await abandoned;
-    const second = await yesClient('legacy');
+    const second = await yes('legacy');
     try {
       const result = second.callTool({ name: 'pay_transfer', arguments: args });
       // Joined, not asked twice: still one question.
@@ -334,12 +227,12 @@ describe('waiting survives a reconnect', () => {
   it('a 2026-07-28 client that reconnects retries with its state and gets the decision', async () => {
     const before = await transfers();
     const args = { payee: 'erin', cents: 10_000 };
-    const first = await manualClient();
+    const first = await manual();
     const { requestState } = await first.send(args);
     await first.close();
     const question = await questionFor();
     expect((await admin('/admin/v1/approvals/approve', { id: question.id })).status).toBe(200);
-    const second = await manualClient();
+    const second = await manual();
     try {
       expect(textOf(await second.send(args, { requestState }))).toBe(`transfer ${before + 1}: 10000 cents to erin`);
     } finally {
@@ -350,8 +243,8 @@ describe('waiting survives a reconnect', () => {
   it('two identical calls share one question; its approval runs the later one, once', async () => {
     const before = await transfers();
     const args = { payee: 'frank', cents: 11_000 };
-    const a = await yesClient('legacy');
-    const b = await yesClient('legacy');
+    const a = await yes('legacy');
+    const b = await yes('legacy');
     try {
       const one = a.callTool({ name: 'pay_transfer', arguments: args });
       const question = await questionFor();
