@@ -205,8 +205,9 @@ function diffBlock(d: LedgerDiff): string {
 }
 
 /**
- * Calls that wait for a person: who asked, for which tool, since when; never
- * what they were called with. An operator question has approve and deny
+ * Calls that wait for a person: who asked, for which tool, since when. An
+ * operator question also shows its text (the arguments masked and capped,
+ * as a client's person would read them) and has approve and deny
  * buttons (deny asks for the reason the caller will read); the others wait
  * for the person at the client.
  */
@@ -218,10 +219,11 @@ function approvalsSection(approvals: readonly PendingApproval[], base: string, c
         ? `<form class="inline" method="post" action="${esc(`${base}/approvals/approve`)}">${id}<button class="approve">Approve</button></form>
 <form class="inline deny" method="post" action="${esc(`${base}/approvals/deny`)}">${id}<input name="reason" required maxlength="500" placeholder="why (the caller reads it)"> <button class="revoke">Deny</button></form>`
         : '<span class="muted">the client answers</span>';
-    return `<tr data-approval="${esc(a.id)}" data-tool="${esc(a.tool)}"><td>${esc(a.tool)}<br><span class="muted">${esc(a.server)}</span></td>
+    const message = a.message === undefined ? '' : `<div class="question">${esc(a.message)}</div>`;
+    return `<tr data-approval="${esc(a.id)}" data-tool="${esc(a.tool)}"><td>${esc(a.tool)}<br><span class="muted">${esc(a.server)}</span>${message}</td>
 <td>${chip(a.level)}${a.reason ? ` <span class="muted">${esc(a.reason)}</span>` : ''}</td>
 <td>${a.caller === undefined ? '<span class="muted">unknown</span>' : esc(a.caller)}</td>
-<td>${esc(when(a.since))}<br><span class="muted">lapses ${esc(when(a.expiresAt))}</span></td><td>${esc(a.via)}</td><td>${actions}</td></tr>`;
+<td>${esc(when(a.since))}<br><span class="muted">lapses ${esc(when(a.expiresAt))}</span></td><td>${esc(a.via)}</td><td class="actions">${actions}</td></tr>`;
   });
   return `<h2>Pending approvals (${approvals.length})</h2>${table(
     ['tool', 'risk, reason', 'caller', 'asked', 'via', ''],

@@ -84,6 +84,7 @@ export class RiskApprover implements Approver {
       caller: question.caller,
       since: question.since,
       expiresAt: question.expiresAt,
+      message: question.message,
     }));
     return [...waits, ...questions];
   }
@@ -262,6 +263,7 @@ export class RiskApprover implements Approver {
       level: target.level,
       reason: request.reason === undefined ? undefined : this.deps.mask(request.reason).slice(0, 200),
       caller: ctx.auth?.subject,
+      message: request.message,
     };
     const { question, joined } = await this.deps.questions.ask(binding, fields, this.deps.config.timeoutMs);
     if (!joined) logApprovalRequested(this.deps.logger, target, 'operator');

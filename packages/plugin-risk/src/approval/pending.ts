@@ -25,6 +25,13 @@ export interface PendingApproval {
   readonly since: number;
   /** When the question lapses unanswered (epoch ms). */
   readonly expiresAt: number;
+  /**
+   * An operator question's text: the tool, its risk and its arguments,
+   * secrets masked and capped at `approval.maxArgumentChars`, as the person
+   * at a client would read it. An operator decides on it; absent for the
+   * waits a client answers.
+   */
+  readonly message?: string;
 }
 
 /** At most this many waits are kept for the view; beyond, the oldest is forgotten (its call still waits). */

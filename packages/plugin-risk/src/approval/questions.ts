@@ -20,6 +20,8 @@ export interface OperatorQuestion {
   readonly caller: string | undefined;
   readonly since: number;
   readonly expiresAt: number;
+  /** What the operator reads: the approval form's text (arguments masked and capped). */
+  readonly message: string;
   /** SHA-256 of the call it approves (caller, tool, source, canonical arguments, definition). */
   readonly call: string;
 }
