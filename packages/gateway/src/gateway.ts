@@ -19,6 +19,7 @@ import type { GatewayConfig, GatewayConfigInput } from './config-schema.js';
 import { adminApiRoutes } from './admin/api.js';
 import type { AdminContext } from './admin/admin-surface.js';
 import { CONSOLE_PATH, consoleRoutes } from './admin/console.js';
+import { ApprovalWebhook } from './admin/webhook.js';
 import { ConsoleLogin } from './admin/console-login.js';
 import { LedgerView, pluginAccess } from './admin/ledger-view.js';
 import { LiveRates } from './admin/snapshot.js';
@@ -153,7 +154,9 @@ export class Gateway {
     const context = admin ? this.adminContext(admin.scopes) : undefined;
     // The console authenticates its own requests (the listener's header, or a login's session cookie).
     const consolePages = context && admin?.console ? consoleRoutes(context, this.consoleLogin(admin)) : {};
+    const webhook = context && admin?.webhook ? this.approvalWebhook(admin.webhook, context) : undefined;
     const routes = {
+      ...(webhook ? webhook.routes() : {}),
       ...health,
       ...(scrape && metricsPath !== false && !metricsListen ? { [metricsPath]: scrape } : {}),
       ...(context ? adminApiRoutes(context) : {}),
@@ -167,7 +170,12 @@ export class Gateway {
       ? await this.server.listen({
           ...listenLimits(http),
           routes,
-          publicRoutes: [...Object.keys(health), ...Object.keys(consolePages)],
+          publicRoutes: [
+            ...Object.keys(health),
+            ...Object.keys(consolePages),
+            // An answer link is its own credential (sealed, one question, one decision, expiring).
+            ...(webhook ? Object.keys(webhook.routes()) : []),
+          ],
         })
       : undefined;
     this.httpListener = httpListener;
@@ -274,6 +282,16 @@ export class Gateway {
       session: admin.session,
       logger: this.logger,
     });
+  }
+
+  /** Posts each new operator question to the configured receiver, with answer links back to this listener. */
+  private approvalWebhook(
+    settings: NonNullable<NonNullable<GatewayConfig['admin']>['webhook']>,
+    context: AdminContext,
+  ): ApprovalWebhook {
+    const webhook = new ApprovalWebhook(settings, () => this.httpListener?.url, context.answer, this.logger);
+    this.riskPlugin?.onApprovalEvent((event) => webhook.notify(event));
+    return webhook;
   }
 
   /** What the admin API and the console read and act on. */

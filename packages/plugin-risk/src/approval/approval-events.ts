@@ -31,6 +31,8 @@ export type ApprovalEvent =
       /** An identical call (same caller, tool, arguments) was joined to a question already waiting. */
       readonly joined: boolean;
       readonly reason: string | undefined;
+      /** The question's text: the tool, its risk, its arguments (secrets masked, capped). */
+      readonly message: string;
       readonly expiresAt: number;
     })
   | (ApprovalEventSubject & {

@@ -273,6 +273,7 @@ export class RiskApprover implements Approver {
       kind: 'asked',
       joined,
       reason: question.reason,
+      message: question.message,
       expiresAt: question.expiresAt,
     });
     return question;
