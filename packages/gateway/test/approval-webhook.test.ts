@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
@@ -149,5 +150,19 @@ describe('the approval webhook', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('answers nothing for a link it did not make: any token is a 403, never an answer or a crash', async () => {
+    const before = (await api.pending()).length;
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 600 }), fc.constantFrom('GET', 'POST'), async (token, method) => {
+        const link = new URL('/admin/v1/approvals/answer', url);
+        link.searchParams.set('token', token);
+        const answer = await fetch(link, { method, ...(method === 'POST' ? { body: '{}' } : {}) });
+        expect(answer.status).toBe(403);
+      }),
+      { numRuns: 150 },
+    );
+    expect((await api.pending()).length).toBe(before);
   });
 });

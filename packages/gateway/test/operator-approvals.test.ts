@@ -2,6 +2,7 @@
 // client never answers an operator's question (not by elicitation, not with a forged or replayed state);
 // an operator answers through the admin API; a client that reconnects mid-wait gets the decision.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import type { ElicitRequestFormParams } from '@modelcontextprotocol/client';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { createGateway } from '@sluice/gateway';
@@ -198,6 +199,27 @@ describe('an operator answers', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('the answer routes take no malformed input', () => {
+  it('refuses any id and reason that are not a question of ours with 400 or 404, never an answer or a crash', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.string({ maxLength: 40 }), fc.stringMatching(/^[1-9][0-9]{0,3}-[A-Za-z0-9_-]{16}$/)),
+        fc.option(fc.string({ maxLength: 600 }), { nil: undefined }),
+        fc.constantFrom('approve', 'deny'),
+        async (id, reason, action) => {
+          const answer = await admin(`/admin/v1/approvals/${action}`, {
+            id,
+            ...(reason === undefined ? {} : { reason }),
+          });
+          expect([400, 404]).toContain(answer.status);
+        },
+      ),
+      { numRuns: 150 },
+    );
+    expect((await admin('/admin/v1/approvals/approve', ['not', 'an', 'object'])).status).toBe(400);
   });
 });
 
