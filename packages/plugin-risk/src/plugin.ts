@@ -5,7 +5,6 @@ import type { Logger, Plugin, PluginApi, Services, SluiceTool, ToolCatalog } fro
 import { ApprovalGate } from './approval/gate.js';
 import { ApprovalTargets } from './approval/targets.js';
 import { RiskApprover } from './approval/approver.js';
-import { PendingApprovals } from './approval/pending.js';
 import type { PendingApproval } from './approval/pending.js';
 import { OperatorQuestions } from './approval/questions.js';
 import type { AnswerRefusal, OperatorVia } from './approval/questions.js';
@@ -295,7 +294,6 @@ function createApprover(
     codec: new RequestStateCodec(key),
     store: api.services.store,
     now,
-    pending: new PendingApprovals(now, mask.text),
     questions: new OperatorQuestions(api.services.store, now, config.approval.operator.pollMs),
     events,
     config: config.approval,

@@ -13,11 +13,10 @@ import { z } from 'zod';
 import type { ApprovalConfig } from './options.js';
 import { APPROVAL_INPUT_KEY, APPROVE_FIELD, approvalForm } from './form.js';
 import { RiskEvent, logApprovalDecided, logApprovalRequested } from '../events.js';
-import type { ApprovalChannel } from '../events.js';
 import type { ApprovalTarget } from './targets.js';
 import type { RequestStateCodec, StateBinding } from './request-state.js';
 import { argumentsDigest } from './request-state.js';
-import type { PendingApproval, PendingApprovals } from './pending.js';
+import type { PendingApproval } from './pending.js';
 import type { AnswerRefusal, OperatorQuestion, OperatorQuestions, OperatorVia, QuestionAnswer } from './questions.js';
 import { MAX_ANSWER_REASON_CHARS, callKey } from './questions.js';
 import type { ApprovalEventSubject, ApprovalEvents } from './approval-events.js';
@@ -36,9 +35,7 @@ export interface ApproverDeps {
   readonly logger: Logger;
   readonly targetOf: (ctx: CallContext) => ApprovalTarget;
   readonly mask: (text: string) => string;
-  /** Where waits for a person are listed while they last. */
-  readonly pending: PendingApprovals;
-  /** The operator questions of every replica, in the store. */
+  /** Every replica's questions, in the store: the operator's, and the ones clients answer, listed while they wait. */
   readonly questions: OperatorQuestions;
   /** Where asked, answered, lapsed and refused approvals are told. */
   readonly events: ApprovalEvents;
@@ -47,6 +44,8 @@ export interface ApproverDeps {
 const PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 const NONCE_PREFIX = 'dev.sluice/risk/approval-nonce/';
+/** A reason longer than this is cut in the lists. */
+const MAX_REASON_CHARS = 200;
 /** A nonce whose question was answered... */
 const USED = 1;
 /** ...with an approval, which a continued round of the same call may rely on. */
@@ -71,22 +70,18 @@ export class RiskApprover implements Approver {
 
   /** The questions nobody has answered yet; a 2026-07-28 one answered on another replica leaves. */
   async pending(): Promise<PendingApproval[]> {
-    const waits = await this.deps.pending.list(
-      async (nonce) => (await this.deps.store.get(NONCE_PREFIX + nonce)) !== undefined,
-    );
-    const questions = (await this.deps.questions.pending()).map((question): PendingApproval => ({
+    return (await this.deps.questions.pending()).map((question): PendingApproval => ({
       id: question.id,
       tool: question.tool,
       server: question.server,
       level: question.level,
       reason: question.reason,
-      via: 'operator',
+      via: question.via,
       caller: question.caller,
       since: question.since,
       expiresAt: question.expiresAt,
-      message: question.message,
+      ...(question.via === 'operator' ? { message: question.message } : {}),
     }));
-    return [...waits, ...questions];
   }
 
   /**
@@ -261,7 +256,7 @@ export class RiskApprover implements Approver {
       tool: target.tool,
       server: target.server,
       level: target.level,
-      reason: request.reason === undefined ? undefined : this.deps.mask(request.reason).slice(0, 200),
+      reason: request.reason === undefined ? undefined : this.deps.mask(request.reason).slice(0, MAX_REASON_CHARS),
       caller: ctx.auth?.subject,
       message: request.message,
     };
@@ -301,6 +296,8 @@ export class RiskApprover implements Approver {
     turn?: string,
   ): Promise<ApprovalDecision> {
     switch (answer.decision) {
+      case 'settled':
+        return invalid('the question was not an operator question');
       case 'lapsed':
         return { approved: false, reason: 'timeout', detail: 'the operator did not answer in time' };
       case 'denied':
@@ -357,12 +354,11 @@ export class RiskApprover implements Approver {
     request: ApprovalRequest,
     target: ApprovalTarget,
   ): Promise<ApprovalDecision> {
-    const since = this.deps.now();
-    const settled = this.deps.pending.add({
-      ...waitOf(ctx, request, target, 'elicitation'),
-      since,
-      expiresAt: since + this.deps.config.timeoutMs,
-    });
+    const waiting = await this.deps.questions.record(
+      waitOf(ctx, request, target, this.deps.mask),
+      'elicitation',
+      this.deps.config.timeoutMs,
+    );
     try {
       logApprovalRequested(this.deps.logger, target, 'elicitation');
       const answer = await mcp.mcpReq.elicitInput(approvalForm(request.message), {
@@ -387,7 +383,7 @@ export class RiskApprover implements Approver {
           return unsupported(`the client could not be asked: ${this.deps.mask(messageOf(error))}`);
       }
     } finally {
-      settled();
+      await this.deps.questions.close(waiting);
     }
   }
 
@@ -408,7 +404,7 @@ export class RiskApprover implements Approver {
     if (state === undefined) {
       if (answer !== undefined) return invalid('the retry carried an answer without the approval state');
       if (!supportsForm(mcp)) return unsupported('the client cannot show a form (it declared no form elicitation)');
-      return this.ask(ctx, request, target, binding);
+      return await this.ask(ctx, request, target, binding);
     }
     const now = this.deps.now();
     const check = this.deps.codec.check(state, binding, now);
@@ -428,7 +424,7 @@ export class RiskApprover implements Approver {
     // One answer per question: a state that was used once, on any replica, is spent.
     const ttlMs = Math.max(1, check.expiresAt - now) + this.deps.config.timeoutMs;
     const key = NONCE_PREFIX + check.nonce;
-    this.deps.pending.settle(check.nonce);
+    await this.deps.questions.closeByNonce(check.nonce);
     if (!(await this.deps.store.setIfAbsent(key, USED, { ttlMs }))) {
       // The same call again, after an upstream asked its client for input in the round this approval answered:
       // Sluice sealed the upstream's round around this state, and the approval stands for that call.
@@ -442,16 +438,16 @@ export class RiskApprover implements Approver {
     return decision;
   }
 
-  private ask(
+  private async ask(
     ctx: CallContext,
     request: ApprovalRequest,
     target: ApprovalTarget,
     binding: StateBinding,
-  ): ApprovalDecision {
-    const since = this.deps.now();
-    const expiresAt = since + this.deps.config.timeoutMs;
+  ): Promise<ApprovalDecision> {
+    const expiresAt = this.deps.now() + this.deps.config.timeoutMs;
     const { state, nonce } = this.deps.codec.mint(binding, expiresAt);
-    this.deps.pending.add({ ...waitOf(ctx, request, target, 'input-required'), since, expiresAt, nonce });
+    const fields = waitOf(ctx, request, target, this.deps.mask);
+    await this.deps.questions.record(fields, 'input-required', this.deps.config.timeoutMs, nonce);
     const result: InputRequired = {
       resultType: 'input_required',
       inputRequests: { [APPROVAL_INPUT_KEY]: { method: 'elicitation/create', params: approvalForm(request.message) } },
@@ -462,14 +458,13 @@ export class RiskApprover implements Approver {
   }
 }
 
-/** What the operator's view of a wait shows: what the audit log shows, never the arguments. */
-function waitOf(ctx: CallContext, request: ApprovalRequest, target: ApprovalTarget, via: ApprovalChannel) {
+/** What every replica's view of a client's question shows: what the audit log shows, never the arguments. */
+function waitOf(ctx: CallContext, request: ApprovalRequest, target: ApprovalTarget, mask: (text: string) => string) {
   return {
     tool: target.tool,
     server: target.server,
     level: target.level,
-    reason: request.reason,
-    via,
+    reason: request.reason === undefined ? undefined : mask(request.reason).slice(0, MAX_REASON_CHARS),
     caller: ctx.auth?.subject,
   };
 }

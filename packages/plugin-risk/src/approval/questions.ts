@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Store } from '@sluice/core';
 import type { RiskLevel } from '../scoring/levels.js';
 import type { StateBinding } from './request-state.js';
+import { MAX_PENDING_APPROVALS } from './pending.js';
 
 /** Where an operator answered from. */
 export const OPERATOR_VIAS = ['console', 'api', 'cli', 'webhook'] as const;
@@ -20,8 +21,10 @@ export interface OperatorQuestion {
   readonly caller: string | undefined;
   readonly since: number;
   readonly expiresAt: number;
-  /** What the operator reads: the approval form's text (arguments masked and capped). */
+  /** What the operator reads: the approval form's text (arguments masked and capped). Empty for a client's question. */
   readonly message: string;
+  /** Who answers: an `operator`, or the client (asked by `elicitation` or an `input-required` round). */
+  readonly via: 'operator' | 'elicitation' | 'input-required';
   /** SHA-256 of the call it approves (caller, tool, source, canonical arguments, definition). */
   readonly call: string;
 }
@@ -36,13 +39,15 @@ export type QuestionAnswer =
       readonly reason: string | undefined;
       readonly at: number;
     }
-  | { readonly decision: 'lapsed'; readonly at: number };
+  | { readonly decision: 'lapsed'; readonly at: number }
+  /** A client's question, over: its client answered (or the wait ended). */
+  | { readonly decision: 'settled'; readonly at: number };
 
 /** Why an operator's answer was not taken. */
-export type AnswerRefusal = 'unknown' | 'lapsed' | 'answered';
+export type AnswerRefusal = 'unknown' | 'lapsed' | 'answered' | 'client';
 
 /** At most this many most recent questions are looked at when listing. */
-export const MAX_LISTED_QUESTIONS = 500;
+export const MAX_LISTED_QUESTIONS = MAX_PENDING_APPROVALS;
 /** A reason longer than this is cut. */
 export const MAX_ANSWER_REASON_CHARS = 500;
 
@@ -77,7 +82,7 @@ export class OperatorQuestions {
    */
   async ask(
     binding: StateBinding,
-    fields: Omit<OperatorQuestion, 'id' | 'call' | 'since' | 'expiresAt'>,
+    fields: Omit<OperatorQuestion, 'id' | 'call' | 'since' | 'expiresAt' | 'via'>,
     timeoutMs: number,
   ): Promise<{ readonly question: OperatorQuestion; readonly joined: boolean }> {
     const call = callKey(binding);
@@ -88,18 +93,55 @@ export class OperatorQuestions {
       if (question !== undefined && question.call === call && question.expiresAt > now && !(await this.spent(question)))
         return { question, joined: true };
     }
+    const question = await this.create({ ...fields, via: 'operator', call }, timeoutMs);
+    await this.store.set(`${PREFIX}call/${call}`, question.id, { ttlMs: timeoutMs });
+    return { question, joined: false };
+  }
+
+  /**
+   * Lists a question the client answers, so that every replica shows it;
+   * `nonce`: the 2026-07-28 state's, by which the retry that answers it (on
+   * any replica) finds it.
+   */
+  async record(
+    fields: Omit<OperatorQuestion, 'id' | 'call' | 'since' | 'expiresAt' | 'via' | 'message'>,
+    via: 'elicitation' | 'input-required',
+    timeoutMs: number,
+    nonce?: string,
+  ): Promise<OperatorQuestion> {
+    const question = await this.create({ ...fields, message: '', via, call: '' }, timeoutMs);
+    if (nonce !== undefined)
+      await this.store.set(`${PREFIX}nonce/${nonce}`, question.id, { ttlMs: timeoutMs + AFTERLIFE_MS });
+    return question;
+  }
+
+  /** A client's question is over: it leaves every replica's list. */
+  async close(question: OperatorQuestion): Promise<void> {
+    const at = this.now();
+    await this.store.setIfAbsent(this.answerKey(question), { decision: 'settled', at }, { ttlMs: AFTERLIFE_MS });
+  }
+
+  /** The client's 2026-07-28 question with this state nonce is over (answered, or refused). */
+  async closeByNonce(nonce: string): Promise<void> {
+    const id = await this.store.get<string>(`${PREFIX}nonce/${nonce}`);
+    const question = typeof id === 'string' ? await this.find(id) : undefined;
+    if (question !== undefined) await this.close(question);
+  }
+
+  private async create(
+    fields: Omit<OperatorQuestion, 'id' | 'since' | 'expiresAt'>,
+    timeoutMs: number,
+  ): Promise<OperatorQuestion> {
     const sequence = await this.store.increment(`${PREFIX}seq`);
+    const now = this.now();
     const question: OperatorQuestion = {
       ...fields,
       id: `${sequence}-${randomBytes(12).toString('base64url')}`,
-      call,
       since: now,
       expiresAt: now + timeoutMs,
     };
-    const ttlMs = timeoutMs + AFTERLIFE_MS;
-    await this.store.set(`${PREFIX}q/${sequence}`, question, { ttlMs });
-    await this.store.set(`${PREFIX}call/${call}`, question.id, { ttlMs: timeoutMs });
-    return { question, joined: false };
+    await this.store.set(`${PREFIX}q/${sequence}`, question, { ttlMs: timeoutMs + AFTERLIFE_MS });
+    return question;
   }
 
   /** The question with this id, or undefined (never asked, malformed, or long gone). */
@@ -124,6 +166,7 @@ export class OperatorQuestions {
   ): Promise<{ ok: true; question: OperatorQuestion } | { ok: false; why: AnswerRefusal }> {
     const question = await this.find(id);
     if (question === undefined) return { ok: false, why: 'unknown' };
+    if (question.via !== 'operator') return { ok: false, why: 'client' };
     const now = this.now();
     if (now >= question.expiresAt) {
       await this.lapse(question);
@@ -192,7 +235,11 @@ export class OperatorQuestions {
     }
   }
 
-  /** Unanswered, unexpired questions of every replica (among the latest `MAX_LISTED_QUESTIONS`), oldest first. */
+  /**
+   * Unanswered, unexpired questions of every replica (among the latest
+   * `MAX_LISTED_QUESTIONS`), oldest first: operator questions and the ones
+   * clients answer.
+   */
   async pending(): Promise<OperatorQuestion[]> {
     const last = await this.store.get<number>(`${PREFIX}seq`);
     if (typeof last !== 'number') return [];
