@@ -155,7 +155,7 @@ describe('pending approvals of a running server', () => {
     expect(await s.plugin.pendingApprovals()).toEqual([]);
   });
 
-  it('forgets a 2026-07-28 question that another replica sharing the store answered', async () => {
+  it('lists a 2026-07-28 question on every replica sharing the store, and forgets it once another answered it', async () => {
     const store = new MemoryStore();
     const secret = 'a shared approval key of at least 32 bytes';
     const here = await start({ approval: { secret } }, store);
@@ -164,6 +164,8 @@ describe('pending approvals of a running server', () => {
     const answering = track(await manualClient((await there.server.listen()).url));
     const { requestState } = await asking.first('deploy', { env: 'prod' });
     expect(await here.plugin.pendingApprovals()).toHaveLength(1);
+    // Listed by the other replica too: the question lives in the store.
+    expect(await there.plugin.pendingApprovals()).toHaveLength(1);
     expect(textOf(await answering.retry('deploy', { env: 'prod' }, requestState, accept))).toBe('deployed to prod');
     expect(await here.plugin.pendingApprovals()).toEqual([]);
   });
