@@ -421,6 +421,8 @@ export class RiskApprover implements Approver {
           : 'the approval state was altered or is not ours',
       );
     }
+    // An operator question's state is the operator's to answer, never the client's form.
+    if (check.question !== undefined) return invalid('the approval state names an operator question');
     // One answer per question: a state that was used once, on any replica, is spent.
     const ttlMs = Math.max(1, check.expiresAt - now) + this.deps.config.timeoutMs;
     const key = NONCE_PREFIX + check.nonce;
