@@ -60,6 +60,9 @@ describe('a client cannot answer an operator approval', () => {
       expect(again.resultType).toBe('input_required');
       expect(again.requestState).toBe(first.requestState);
       expect(await transfers()).toBe(before);
+      expect(events.find((e) => e.kind === 'refused' && e.id === question.id)).toMatchObject({
+        why: "the client answered an operator's question: ignored",
+      });
       expect((await pending()).map((a) => a.id)).toContain(question.id);
       expect((await admin('/admin/v1/approvals/deny', { id: question.id, reason: 'cleanup' })).status).toBe(200);
     } finally {

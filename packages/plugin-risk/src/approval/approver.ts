@@ -238,6 +238,14 @@ export class RiskApprover implements Approver {
     const question = await this.deps.questions.find(check.question);
     if (question === undefined || question.call !== callKey(binding))
       return refuse('the operator question named by the state is unknown');
+    // The client answered a question it was never asked: not an answer; told to the audit trail, then ignored.
+    if (ctx.mcp?.mcpReq.inputResponses?.[APPROVAL_INPUT_KEY] !== undefined)
+      this.deps.events.emit({
+        ...this.subjectOf(ctx, target, 'operator'),
+        id: question.id,
+        kind: 'refused',
+        why: "the client answered an operator's question: ignored",
+      });
     const until = Math.min(this.deps.now() + this.deps.config.operator.holdMs, question.expiresAt);
     const answer = await this.deps.questions.wait(question, until, ctx.signal);
     if (answer !== undefined) return this.settle(ctx, target, question, answer);
