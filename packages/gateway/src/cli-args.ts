@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { LogFormat, LogLevel } from './config-schema.js';
 import { GatewayErrorCode, configError } from './errors.js';
 import type { LedgerAction, LedgerCommand } from './ledger-command.js';
+import type { ApprovalsAction, ApprovalsCommand } from './approvals-command.js';
 
 /** `--log-format` and `--log-level`, over the config's `logFormat` and `logLevel`. */
 export interface LogFlags {
@@ -15,6 +16,7 @@ export type Command =
   | { readonly kind: 'schema'; readonly out?: string }
   | { readonly kind: 'init'; readonly config: string; readonly force: boolean }
   | ({ readonly kind: 'ledger'; readonly config: string } & LedgerCommand)
+  | ({ readonly kind: 'approvals'; readonly config: string } & ApprovalsCommand)
   | { readonly kind: 'help' }
   | { readonly kind: 'version' };
 
@@ -38,6 +40,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
         'log-format': { type: 'string' },
         'log-level': { type: 'string' },
         url: { type: 'string' },
+        reason: { type: 'string' },
       },
     });
   } catch (error) {
@@ -50,8 +53,10 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (name === undefined) throw configError(GatewayErrorCode.USAGE, 'no command given');
   if (name !== 'init' && values.force) throw configError(GatewayErrorCode.USAGE, '--force applies to init only');
   if (name === 'ledger') return ledgerCommand(values, extra);
+  if (name === 'approvals') return approvalsCommand(values, extra);
+  if (values.reason !== undefined) throw configError(GatewayErrorCode.USAGE, '--reason applies to approvals only');
   if (extra.length > 0) throw configError(GatewayErrorCode.USAGE, `unexpected argument "${extra[0]}"`);
-  if (values.url !== undefined) throw configError(GatewayErrorCode.USAGE, '--url applies to ledger only');
+  if (values.url !== undefined) throw configError(GatewayErrorCode.USAGE, '--url applies to ledger and approvals only');
   const config = values.config ?? DEFAULT_CONFIG;
   if (name !== 'serve' && (values['log-format'] !== undefined || values['log-level'] !== undefined))
     throw configError(GatewayErrorCode.USAGE, '--log-format and --log-level apply to serve only');
@@ -93,10 +98,18 @@ function oneOf<T extends string>(schema: { options: readonly T[] }, value: strin
 
 const LEDGER_ACTIONS: readonly LedgerAction[] = ['list', 'diff', 'approve', 'revoke'];
 
-function ledgerCommand(
-  values: { config?: string; json?: boolean; url?: string; out?: string; 'log-format'?: string; 'log-level'?: string },
-  args: readonly string[],
-): Command {
+interface AdminFlags {
+  config?: string;
+  json?: boolean;
+  url?: string;
+  out?: string;
+  reason?: string;
+  'log-format'?: string;
+  'log-level'?: string;
+}
+
+function ledgerCommand(values: AdminFlags, args: readonly string[]): Command {
+  if (values.reason !== undefined) throw configError(GatewayErrorCode.USAGE, '--reason applies to approvals only');
   if (values.out !== undefined || values['log-format'] !== undefined || values['log-level'] !== undefined)
     throw configError(GatewayErrorCode.USAGE, 'ledger takes --config, --url and --json');
   const [action, tool, ...extra] = args;
@@ -114,6 +127,33 @@ function ledgerCommand(
     action: known,
     json: values.json ?? false,
     ...(tool === undefined ? {} : { tool }),
+    ...(values.url === undefined ? {} : { url: values.url }),
+  };
+}
+
+const APPROVALS_ACTIONS: readonly ApprovalsAction[] = ['list', 'approve', 'deny'];
+
+function approvalsCommand(values: AdminFlags, args: readonly string[]): Command {
+  if (values.out !== undefined || values['log-format'] !== undefined || values['log-level'] !== undefined)
+    throw configError(GatewayErrorCode.USAGE, 'approvals takes --config, --url, --reason and --json');
+  const [action, id, ...extra] = args;
+  const known = APPROVALS_ACTIONS.find((a) => a === action);
+  if (known === undefined)
+    throw configError(GatewayErrorCode.USAGE, `approvals takes one of ${APPROVALS_ACTIONS.join(', ')}`);
+  if (known === 'list' ? id !== undefined || values.reason !== undefined : id === undefined || extra.length > 0)
+    throw configError(
+      GatewayErrorCode.USAGE,
+      known === 'list' ? 'approvals list takes no id and no --reason' : `approvals ${known} takes one question id`,
+    );
+  if (known === 'deny' && (values.reason === undefined || values.reason.trim() === ''))
+    throw configError(GatewayErrorCode.USAGE, 'approvals deny needs --reason: the caller reads it');
+  return {
+    kind: 'approvals',
+    config: values.config ?? DEFAULT_CONFIG,
+    action: known,
+    json: values.json ?? false,
+    ...(id === undefined ? {} : { id }),
+    ...(values.reason === undefined ? {} : { reason: values.reason }),
     ...(values.url === undefined ? {} : { url: values.url }),
   };
 }

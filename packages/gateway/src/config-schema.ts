@@ -338,6 +338,31 @@ export const HealthConfig = z
 /** The scope the admin API and console ask of a verified caller unless `admin.scopes` names others. */
 export const ADMIN_SCOPE = 'sluice:admin';
 
+const HTTP_URL = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+/** Where new operator questions are posted, and how the answer links are made. */
+export const ApprovalWebhookConfig = z
+  .object({
+    url: HTTP_URL.describe('The receiver: each new operator question is POSTed here as JSON, signed'),
+    secret: z
+      .string()
+      .refine((value) => Buffer.byteLength(value, 'utf8') >= 32, 'must be at least 32 bytes')
+      .describe(
+        'HMAC-SHA256 key (at least 32 bytes) that signs each POST (`x-sluice-signature: t=<ms>,v1=<hex>` over `<t>.<body>`) and seals its answer links; give every replica the same one',
+      ),
+    publicUrl: HTTP_URL.optional().describe(
+      "The gateway's address as the receiver reaches it, for the answer links; default: where listen.http listens",
+    ),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(60_000)
+      .default(5_000)
+      .describe('How long a POST to the receiver may take'),
+  })
+  .strict();
+
 export const AdminConfig = z
   .object({
     console: z.boolean().default(true).describe('Serve the web console at /console beside the admin API at /admin/v1'),
@@ -348,6 +373,9 @@ export const AdminConfig = z
       .describe(
         'Scopes a verified caller needs for the admin API and the console (with oauth or apiKeys), so that an MCP key alone cannot approve tools; default `sluice:admin`',
       ),
+    webhook: ApprovalWebhookConfig.optional().describe(
+      'Operator approvals by webhook: each new operator question is POSTed (signed) to a receiver with one-time approve and deny links',
+    ),
     session: z
       .object({
         ttlMs: z

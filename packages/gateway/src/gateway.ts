@@ -20,6 +20,7 @@ import type { GatewayConfig, GatewayConfigInput } from './config-schema.js';
 import { adminApiRoutes } from './admin/api.js';
 import type { AdminContext } from './admin/admin-surface.js';
 import { CONSOLE_PATH, consoleRoutes } from './admin/console.js';
+import { ApprovalWebhook } from './admin/webhook.js';
 import { ConsoleLogin } from './admin/console-login.js';
 import { LedgerView, pluginAccess } from './admin/ledger-view.js';
 import { LiveRates } from './admin/snapshot.js';
@@ -156,7 +157,9 @@ export class Gateway {
     const context = admin ? this.adminContext(admin.scopes) : undefined;
     // The console authenticates its own requests (the listener's header, or a login's session cookie).
     const consolePages = context && admin?.console ? consoleRoutes(context, this.consoleLogin(admin)) : {};
+    const webhook = context && admin?.webhook ? this.approvalWebhook(admin.webhook, context) : undefined;
     const routes = {
+      ...(webhook ? webhook.routes() : {}),
       ...health,
       ...(scrape && metricsPath !== false && !metricsListen ? { [metricsPath]: scrape } : {}),
       ...(context ? adminApiRoutes(context) : {}),
@@ -170,7 +173,12 @@ export class Gateway {
       ? await this.server.listen({
           ...listenLimits(http),
           routes,
-          publicRoutes: [...Object.keys(health), ...Object.keys(consolePages)],
+          publicRoutes: [
+            ...Object.keys(health),
+            ...Object.keys(consolePages),
+            // An answer link is its own credential (sealed, one question, one decision, expiring).
+            ...(webhook ? Object.keys(webhook.routes()) : []),
+          ],
         })
       : undefined;
     this.httpListener = httpListener;
@@ -279,6 +287,16 @@ export class Gateway {
     });
   }
 
+  /** Posts each new operator question to the configured receiver, with answer links back to this listener. */
+  private approvalWebhook(
+    settings: NonNullable<NonNullable<GatewayConfig['admin']>['webhook']>,
+    context: AdminContext,
+  ): ApprovalWebhook {
+    const webhook = new ApprovalWebhook(settings, () => this.httpListener?.url, context.answer, this.logger);
+    this.riskPlugin?.onApprovalEvent((event) => webhook.notify(event));
+    return webhook;
+  }
+
   /** What the admin API and the console read and act on. */
   private adminContext(scopes: readonly string[]): AdminContext {
     const upstreams = this.config.upstreams.map((u) => u.name);
@@ -295,6 +313,10 @@ export class Gateway {
         this.config.plugins.risk?.mode === 'off' || this.riskPlugin === undefined
           ? []
           : await this.riskPlugin.pendingApprovals(),
+      answer: async (id, answer) =>
+        this.config.plugins.risk?.mode === 'off' || this.riskPlugin === undefined
+          ? { ok: false, why: 'unknown' }
+          : await this.riskPlugin.answerApproval(id, answer),
       ledger: () => {
         if (view) return view;
         const access = this.config.plugins.risk?.mode === 'off' ? undefined : pluginAccess(this.riskPlugin);

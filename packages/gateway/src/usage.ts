@@ -16,12 +16,18 @@ Commands:
            tool's definition differs from the approved one, approve it, or
            revoke it. <tool> as clients see it, or <upstream>/<tool>. The API
            key comes from SLUICE_ADMIN_KEY.
+  approvals list | approve <id> [--reason <text>] | deny <id> --reason <text>
+           The calls waiting for a person (with a Redis store, every replica's
+           operator questions), and an operator's answer to one, by the id list
+           shows; a denial's reason is what the caller reads. Through the admin
+           API, with the key from SLUICE_ADMIN_KEY.
 
 Options:
   -c, --config <file>  The config file (default: sluice.config.json).
-      --json           check, ledger: print JSON.
+      --json           check, ledger, approvals: print JSON.
       --force          init: overwrite an existing config.
-      --url <url>      ledger: the gateway's address (default: listen.http).
+      --url <url>      ledger, approvals: the gateway's address (default: listen.http).
+      --reason <text>  approvals approve, deny: why (the caller reads it).
   -o, --out <file>     schema: write the schema to <file> (point "$schema" at it).
       --log-format <f>  serve: auto (readable on a terminal, else JSON), json or pretty.
       --log-level <l>   serve: fatal, error, warn, info, debug, trace or silent.

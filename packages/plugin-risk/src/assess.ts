@@ -11,6 +11,7 @@ import { RiskOptions } from './options.js';
 import { overrideCandidate, overridesFor } from './exposure/alias.js';
 import { needsApproval } from './approval/policy.js';
 import { resolveToolSettings } from './policy.js';
+import type { ApprovalChannelSetting } from './approval/options.js';
 import type { Candidate } from './exposure/candidate.js';
 import { namesOf } from './exposure/candidate.js';
 import { ExposureRegistry, LOCAL_SOURCE } from './exposure/registry.js';
@@ -38,6 +39,8 @@ export interface ToolReport {
   readonly violation?: ShadowingViolation;
   /** The tool is marked for human approval. */
   readonly hitl: boolean;
+  /** Who answers its approval (meaningful when `hitl`). */
+  readonly channel: ApprovalChannelSetting;
   readonly exposed: boolean;
   /** Why it is not exposed. */
   readonly code?: RiskErrorCode;
@@ -109,19 +112,33 @@ export class RiskEngine {
       view,
       this.config.rules,
     );
-    const base = { server, name, level: risk.level, risk, assessment: toolAssessment, hits, hitl };
+    const channel = settings.approvalChannel ?? this.config.approval.channel;
+    const base = { server, name, level: risk.level, risk, assessment: toolAssessment, hits, hitl, channel };
     return { ...base, ...this.verdict(risk, hits, violation) };
   }
 
   /** A local tool: L0, never scored or scanned; only alias collisions apply. `hitl` is its policy's flag, if set. */
-  evaluateLocal(name: string, hitl: boolean | undefined, view: ExposureView): ToolReport {
+  evaluateLocal(
+    name: string,
+    policy: { readonly hitl?: boolean; readonly approvalChannel?: ApprovalChannelSetting } | undefined,
+    view: ExposureView,
+  ): ToolReport {
     const violation = checkShadowing(
       { name, server: LOCAL_SOURCE, description: undefined, hits: [] },
       view,
       this.config.rules,
     );
-    const asks = needsApproval(hitl, [name], LOCAL_RISK.composed, this.config.approval);
-    const base = { server: LOCAL_SOURCE, name, level: LOCAL_RISK.level, risk: LOCAL_RISK, hits: [], hitl: asks };
+    const asks = needsApproval(policy?.hitl, [name], LOCAL_RISK.composed, this.config.approval);
+    const channel = policy?.approvalChannel ?? this.config.approval.channel;
+    const base = {
+      server: LOCAL_SOURCE,
+      name,
+      level: LOCAL_RISK.level,
+      risk: LOCAL_RISK,
+      hits: [],
+      hitl: asks,
+      channel,
+    };
     return { ...base, ...this.verdict(LOCAL_RISK, [], violation) };
   }
 

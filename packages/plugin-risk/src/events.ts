@@ -19,6 +19,8 @@ export const RiskEvent = Object.freeze({
   COMPOSITION_LIFECYCLE: 'CompositionLifecycle',
   APPROVAL_REQUESTED: 'ApprovalRequested',
   APPROVAL_DECIDED: 'ApprovalDecided',
+  /** An operator answered a question (console, admin API, CLI, webhook link). */
+  APPROVAL_ANSWERED: 'ApprovalAnswered',
   APPROVAL_KEY_EPHEMERAL: 'ApprovalKeyEphemeral',
   TOOL_START: 'tool.start',
   TOOL_DONE: 'tool.done',
@@ -131,8 +133,12 @@ export function logLifecycle(logger: Logger, fields: LifecycleFields): void {
   else logger.warn(line, message);
 }
 
-/** How the person is asked: a server-to-client request (2025-11-25) or an input-required round (2026-07-28). */
-export type ApprovalChannel = 'elicitation' | 'input-required';
+/**
+ * How the person is asked: a server-to-client request (2025-11-25), an
+ * input-required round (2026-07-28), or an operator question (console,
+ * admin API, `sluice approvals`, webhook).
+ */
+export type ApprovalChannel = 'elicitation' | 'input-required' | 'operator';
 
 export function logApprovalRequested(logger: Logger, target: ApprovalTarget, via: ApprovalChannel): void {
   const { server, tool, level } = target;

@@ -2,9 +2,14 @@
 
 export { PLUGIN_NAME, RiskTokens, risk } from './plugin.js';
 export { VERSION } from './version.js';
-export type { RiskPlugin } from './plugin.js';
+export type { OperatorAnswer, RiskPlugin } from './plugin.js';
 export { MAX_PENDING_APPROVALS } from './approval/pending.js';
 export type { PendingApproval } from './approval/pending.js';
+export { APPROVAL_CHANNELS } from './approval/options.js';
+export type { ApprovalChannelSetting } from './approval/options.js';
+export { MAX_ANSWER_REASON_CHARS, MAX_LISTED_QUESTIONS, OPERATOR_VIAS } from './approval/questions.js';
+export type { AnswerRefusal, OperatorVia } from './approval/questions.js';
+export type { ApprovalEvent, ApprovalEventListener, ApprovalEventSubject } from './approval/approval-events.js';
 
 export { RiskOptions, RiskSettings } from './options.js';
 export type { RiskConfig } from './options.js';

@@ -5,8 +5,11 @@ import type { Logger, Plugin, PluginApi, Services, SluiceTool, ToolCatalog } fro
 import { ApprovalGate } from './approval/gate.js';
 import { ApprovalTargets } from './approval/targets.js';
 import { RiskApprover } from './approval/approver.js';
-import { PendingApprovals } from './approval/pending.js';
 import type { PendingApproval } from './approval/pending.js';
+import { OperatorQuestions } from './approval/questions.js';
+import type { AnswerRefusal, OperatorVia } from './approval/questions.js';
+import { ApprovalEvents } from './approval/approval-events.js';
+import type { ApprovalEventListener } from './approval/approval-events.js';
 import { RiskEngine } from './assess.js';
 import { CallEvents } from './calls/call-events.js';
 import { ResultScan } from './calls/result-scan.js';
@@ -54,6 +57,25 @@ export interface RiskPlugin extends Plugin {
    * Never the arguments or the question's text.
    */
   pendingApprovals(): Promise<PendingApproval[]>;
+  /**
+   * An operator's answer to a pending operator question (by its id), given
+   * on any replica: the call waiting for it, wherever it waits, learns it.
+   * `by` is the operator's verified identity; the first answer stands.
+   */
+  answerApproval(id: string, answer: OperatorAnswer): Promise<{ ok: true } | { ok: false; why: AnswerRefusal }>;
+  /**
+   * Listens to approval events (asked, answered, lapsed, refused) of every
+   * server the plugin is applied to; returns the function that stops.
+   */
+  onApprovalEvent(listener: ApprovalEventListener): () => void;
+}
+
+/** What an operator answers, and who, through what. */
+export interface OperatorAnswer {
+  readonly decision: 'approved' | 'denied';
+  readonly by: string;
+  readonly via: OperatorVia;
+  readonly reason?: string | undefined;
 }
 
 /**
@@ -68,6 +90,7 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
   const config = parseOptions(PLUGIN_NAME, RiskOptions, options);
   const lifecycles = new Set<LedgerLifecycle>();
   const approvers = new Set<RiskApprover>();
+  const listeners = new Set<ApprovalEventListener>();
   // Each server the plugin is applied to hears that its tool list changed after an operator's decision.
   const listChanged = new Set<() => void>();
   const mask = new SecretMask(config.secrets);
@@ -98,7 +121,7 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       const lifecycle = new LedgerLifecycle(holds, api.tools, logger);
       lifecycles.add(lifecycle);
       listChanged.add(() => api.tools.notifyChanged());
-      const targets = new ApprovalTargets();
+      const targets = new ApprovalTargets(config.approval.channel);
       const engine = new RiskEngine(config, () => api.services.clock.now());
       // Replicas' changes are applied as holds, which need the ledger, which needs the sync: called only once calls flow.
       const sync = sharedSync(config, api, ledger, () => syncFromStore(lifecycle, requireLedger(), api));
@@ -114,7 +137,11 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
         api.hooks.listTools.tap({ name: PLUGIN_NAME, stage: Stage.RISK }, (tools) =>
           holds.filter(tools, (name) => importer.registry.sourceOf(name)),
         );
-      const approver = createApprover(config, api, logger, mask, targets);
+      const events = new ApprovalEvents(logger);
+      events.on((event) => {
+        for (const listener of listeners) listener(event);
+      });
+      const approver = createApprover(config, api, logger, mask, targets, events);
       approvers.add(approver);
       api.services.container.register(Tokens.Approver, { useValue: approver });
       const approvals = new ApprovalGate(targets, approver, config.approval, api.mode, mask.text);
@@ -137,7 +164,21 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
     },
     async pendingApprovals() {
       const lists = await Promise.all([...approvers].map((approver) => approver.pending()));
-      return lists.flat().sort((a, b) => a.since - b.since);
+      // Servers sharing one store list the same operator questions.
+      const unique = new Map(lists.flat().map((wait) => [wait.id, wait]));
+      return [...unique.values()].sort((a, b) => a.since - b.since);
+    },
+    async answerApproval(id: string, answer: OperatorAnswer) {
+      let outcome: { ok: true } | { ok: false; why: AnswerRefusal } = { ok: false, why: 'unknown' };
+      for (const approver of approvers) {
+        outcome = await approver.answer(id, { ...answer, reason: answer.reason });
+        if (outcome.ok || outcome.why !== 'unknown') return outcome;
+      }
+      return outcome;
+    },
+    onApprovalEvent(listener: ApprovalEventListener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     async revoke(serverId: string, toolName: string, by?: string) {
       await requireLedger().revoke(serverId, toolName, by);
@@ -235,6 +276,7 @@ function createApprover(
   logger: Logger,
   mask: SecretMask,
   targets: ApprovalTargets,
+  events: ApprovalEvents,
 ): RiskApprover {
   const secret = config.approval.secret;
   if (secret === undefined) {
@@ -252,7 +294,8 @@ function createApprover(
     codec: new RequestStateCodec(key),
     store: api.services.store,
     now,
-    pending: new PendingApprovals(now, mask.text),
+    questions: new OperatorQuestions(api.services.store, now, config.approval.operator.pollMs),
+    events,
     config: config.approval,
     logger,
     mask: mask.text,

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ToolNameSchema, ToolSelectorSchema, selectTools } from '@sluice/core';
 import type { ToolMatcher } from '@sluice/core';
+import { ApprovalChannelSchema } from './approval/options.js';
+import type { ApprovalChannelSetting } from './approval/options.js';
 import { SideEffectSchema } from './scoring/tool-risk.js';
 import type { ToolTraits } from './scoring/tool-risk.js';
 
@@ -12,6 +14,8 @@ export interface RiskToolPolicy {
    * decide.
    */
   readonly hitl?: boolean;
+  /** Who answers its approval; absent: `approval.channel`. */
+  readonly approvalChannel?: ApprovalChannelSetting;
 }
 
 declare module '@sluice/core' {
@@ -38,6 +42,10 @@ export const ToolRuleSchema = z
       .describe(
         '`true`: a person approves each call; `false`: nobody is ever asked, whatever `approval.defaultFromLevel` says.',
       ),
+    /** Who answers the tool's approval. */
+    approvalChannel: ApprovalChannelSchema.optional().describe(
+      'Who answers the approval of these tools: `client`, `operator` (never the client) or `client-then-operator`. Absent: `approval.channel`.',
+    ),
     /** What the tool does remotely, beyond its annotations. */
     sideEffect: SideEffectSchema.optional().describe(
       'What the tool does remotely, beyond its annotations: `remote-write` adds 1 to its score, `remote-admin` 2.',
@@ -73,6 +81,7 @@ export type ToolRule = z.infer<typeof ToolRuleSchema>;
 export interface ResolvedToolSettings extends ToolTraits {
   /** Undefined when no rule says. */
   readonly hitl: boolean | undefined;
+  readonly approvalChannel: ApprovalChannelSetting | undefined;
   readonly alias: string | undefined;
   readonly description: string | undefined;
 }
@@ -84,6 +93,7 @@ export function resolveToolSettings(
   names: readonly string[],
 ): ResolvedToolSettings {
   let hitl: boolean | undefined;
+  let approvalChannel: ApprovalChannelSetting | undefined;
   let sideEffect: ToolTraits['sideEffect'];
   let sendsUserData: boolean | undefined;
   let alias: string | undefined;
@@ -95,12 +105,13 @@ export function resolveToolSettings(
     const source = { kind: 'upstream', upstream: server, originalName: original };
     if (!names.some((name) => matches({ name, source }))) continue;
     hitl = rule.hitl ?? hitl;
+    approvalChannel = rule.approvalChannel ?? approvalChannel;
     sideEffect = rule.sideEffect ?? sideEffect;
     sendsUserData = rule.sendsUserData ?? sendsUserData;
     alias = rule.alias ?? alias;
     description = rule.description ?? description;
   }
-  return { hitl, sideEffect, sendsUserData, alias, description };
+  return { hitl, approvalChannel, sideEffect, sendsUserData, alias, description };
 }
 
 const matchers = new WeakMap<ToolRule, ToolMatcher>();

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '@sluice/core';
 import { RiskErrorCode } from '@sluice/plugin-risk';
 import { errorOf, textOf } from '@sluice/core/testing';
-import { PendingApprovals } from '../src/approval/pending.js';
-import type { PendingInput } from '../src/approval/pending.js';
+import { MAX_PENDING_APPROVALS } from '../src/approval/pending.js';
+import { OperatorQuestions } from '../src/approval/questions.js';
 import type { ApprovalServer, Person } from './approval-helpers.js';
 import { accept, approvalServer, legacyClient, manualClient } from './approval-helpers.js';
 
@@ -20,18 +20,6 @@ function track<T extends { close(): Promise<unknown> }>(thing: T): T {
 async function start(...args: Parameters<typeof approvalServer>): Promise<ApprovalServer> {
   return track(await approvalServer(...args));
 }
-
-const wait = (overrides: Partial<PendingInput> = {}): PendingInput => ({
-  tool: 'deploy',
-  server: 'local',
-  level: 'L4',
-  reason: 'risk L4',
-  via: 'elicitation',
-  caller: undefined,
-  since: 1_000,
-  expiresAt: 2_000,
-  ...overrides,
-});
 
 /** A person who answers only when told to. */
 function heldPerson(): { person: Person; answer(): void; asked: Promise<void> } {
@@ -50,54 +38,48 @@ function heldPerson(): { person: Person; answer(): void; asked: Promise<void> } 
   };
 }
 
+const question = { tool: 'deploy', server: 'local', level: 'L4' as const, reason: 'risk L4', caller: undefined };
+
 describe('the list of pending approvals', () => {
-  it('keeps at most its bound, forgetting the oldest wait first', async () => {
-    const pending = new PendingApprovals(
-      () => 1_000,
-      (text) => text,
-      3,
-    );
-    for (const tool of ['a', 'b', 'c', 'd']) pending.add(wait({ tool }));
-    expect((await pending.list()).map((p) => p.tool)).toEqual(['b', 'c', 'd']);
+  it('looks at the latest MAX_PENDING_APPROVALS questions only', async () => {
+    const questions = new OperatorQuestions(new MemoryStore(), () => 1_000, 10);
+    for (let i = 0; i <= MAX_PENDING_APPROVALS; i++)
+      await questions.record({ ...question, tool: `t${i}` }, 'elicitation', 5_000);
+    const listed = await questions.pending();
+    expect(listed).toHaveLength(MAX_PENDING_APPROVALS);
+    expect(listed[0]?.tool).toBe('t1');
   });
 
-  it('drops a wait once it expires, and when its end is called (twice is harmless)', async () => {
+  it('drops a question once it expires, and when it is closed (twice is harmless)', async () => {
     let now = 1_000;
-    const pending = new PendingApprovals(
-      () => now,
-      (text) => text,
-    );
-    const end = pending.add(wait({ tool: 'ended' }));
-    pending.add(wait({ tool: 'lapses', expiresAt: 1_500 }));
-    end();
-    end();
-    expect((await pending.list()).map((p) => p.tool)).toEqual(['lapses']);
+    const questions = new OperatorQuestions(new MemoryStore(), () => now, 10);
+    const ended = await questions.record({ ...question, tool: 'ended' }, 'elicitation', 5_000);
+    await questions.record({ ...question, tool: 'lapses' }, 'elicitation', 500);
+    await questions.close(ended);
+    await questions.close(ended);
+    expect((await questions.pending()).map((p) => p.tool)).toEqual(['lapses']);
     now = 1_500;
-    expect(await pending.list()).toEqual([]);
+    expect(await questions.pending()).toEqual([]);
   });
 
-  it('drops a 2026-07-28 question when its nonce is settled here or spent elsewhere', async () => {
-    const pending = new PendingApprovals(
-      () => 1_000,
-      (text) => text,
-    );
-    pending.add(wait({ tool: 'here', via: 'input-required', nonce: 'n-here' }));
-    pending.add(wait({ tool: 'elsewhere', via: 'input-required', nonce: 'n-elsewhere' }));
-    pending.settle('n-here');
-    expect((await pending.list()).map((p) => p.tool)).toEqual(['elsewhere']);
-    expect(await pending.list((nonce) => Promise.resolve(nonce === 'n-elsewhere'))).toEqual([]);
+  it('drops a 2026-07-28 question closed by its nonce on any replica sharing the store', async () => {
+    const store = new MemoryStore();
+    const here = new OperatorQuestions(store, () => 1_000, 10);
+    const there = new OperatorQuestions(store, () => 1_000, 10);
+    await here.record({ ...question, tool: 'answered' }, 'input-required', 5_000, 'n-answered-0123456');
+    await here.record({ ...question, tool: 'waits' }, 'input-required', 5_000, 'n-waits-0123456789');
+    expect((await there.pending()).map((p) => p.tool)).toEqual(['answered', 'waits']);
+    await there.closeByNonce('n-answered-0123456');
+    expect((await here.pending()).map((p) => p.tool)).toEqual(['waits']);
   });
 
-  it('masks and caps the reason, and shows no nonce', async () => {
-    const pending = new PendingApprovals(
-      () => 1_000,
-      (text) => text.replaceAll('s3cret', '***'),
-    );
-    pending.add(wait({ reason: `token s3cret ${'x'.repeat(500)}`, via: 'input-required', nonce: 'the-nonce' }));
-    const [shown] = await pending.list();
-    expect(shown?.reason).toMatch(/^token \*\*\* x+$/);
-    expect(shown?.reason).toHaveLength(200);
-    expect(JSON.stringify(shown)).not.toContain('the-nonce');
+  it('takes no operator answer to a question the client answers', async () => {
+    const questions = new OperatorQuestions(new MemoryStore(), () => 1_000, 10);
+    const asked = await questions.record(question, 'elicitation', 5_000);
+    expect(
+      await questions.answer(asked.id, { decision: 'approved', by: 'key:ops', via: 'api', reason: undefined }),
+    ).toEqual({ ok: false, why: 'client' });
+    expect((await questions.pending()).map((p) => p.id)).toEqual([asked.id]);
   });
 });
 
@@ -117,6 +99,30 @@ describe('pending approvals of a running server', () => {
     held.answer();
     expect(textOf(await call)).toBe('deployed to prod-eu-7');
     expect(await s.plugin.pendingApprovals()).toEqual([]);
+  });
+
+  it('masks and caps the reason, and shows neither the form nor the state', async () => {
+    const s = await start({ secrets: ['s3cret-value-0001'] });
+    s.server.tool({
+      name: 'careful',
+      handler: async (_args, ctx) => {
+        const decision = await ctx.approve({
+          message: 'Empty the cache s3cret-value-0001?',
+          reason: `token s3cret-value-0001 ${'x'.repeat(500)}`,
+        });
+        return { content: [{ type: 'text', text: decision.approved ? 'emptied' : 'kept' }] };
+      },
+    });
+    const held = heldPerson();
+    const client = track(await legacyClient(s.server, held.person));
+    const call = client.call('careful');
+    await held.asked;
+    const [shown] = await s.plugin.pendingApprovals();
+    expect(shown?.reason).toMatch(/^token \[redacted\] x+$/);
+    expect(shown?.reason).toHaveLength(200);
+    expect(JSON.stringify(shown)).not.toContain('Empty the cache');
+    held.answer();
+    expect(textOf(await call)).toBe('emptied');
   });
 
   it('forgets a 2025-11-25 wait that timed out', async () => {
@@ -149,7 +155,7 @@ describe('pending approvals of a running server', () => {
     expect(await s.plugin.pendingApprovals()).toEqual([]);
   });
 
-  it('forgets a 2026-07-28 question that another replica sharing the store answered', async () => {
+  it('lists a 2026-07-28 question on every replica sharing the store, and forgets it once another answered it', async () => {
     const store = new MemoryStore();
     const secret = 'a shared approval key of at least 32 bytes';
     const here = await start({ approval: { secret } }, store);
@@ -158,6 +164,8 @@ describe('pending approvals of a running server', () => {
     const answering = track(await manualClient((await there.server.listen()).url));
     const { requestState } = await asking.first('deploy', { env: 'prod' });
     expect(await here.plugin.pendingApprovals()).toHaveLength(1);
+    // Listed by the other replica too: the question lives in the store.
+    expect(await there.plugin.pendingApprovals()).toHaveLength(1);
     expect(textOf(await answering.retry('deploy', { env: 'prod' }, requestState, accept))).toBe('deployed to prod');
     expect(await here.plugin.pendingApprovals()).toEqual([]);
   });

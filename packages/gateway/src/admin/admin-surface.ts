@@ -6,14 +6,17 @@ import { GatewayErrorCode } from '../errors.js';
 import { operatorOf } from './caller.js';
 import { HttpProblem } from './http-io.js';
 import type { LedgerView } from './ledger-view.js';
+import type { AnswerOutcome, ApprovalAnswer } from './approvals.js';
 import type { AdminSources, LiveRates } from './snapshot.js';
 
 /** What the admin API and the console share: the gateway's state, its ledger, who may act. */
 export interface AdminContext extends AdminSources {
   /** Undefined without `plugins.risk` (or in its `off` mode). */
   readonly ledger: () => LedgerView | undefined;
-  /** Calls waiting for a person's approval on this replica; empty without `plugins.risk`. */
+  /** Calls waiting for a person's approval (operator questions: on every replica); empty without `plugins.risk`. */
   readonly approvals: () => Promise<readonly PendingApproval[]>;
+  /** An operator's answer to a pending operator question, on any replica's store. */
+  readonly answer: (id: string, answer: ApprovalAnswer) => Promise<AnswerOutcome>;
   readonly scopes: readonly string[];
   readonly logger: Logger;
   readonly live: LiveRates;

@@ -3,6 +3,7 @@ import type { AdminContext, AdminHandler } from './admin-surface.js';
 import { adminRoute, requireLedger } from './admin-surface.js';
 import { allow, fieldsOf, readBody, sendJson, toolOf } from './http-io.js';
 import { toolViews, upstreamViews } from './snapshot.js';
+import { answerQuestion, viaOf } from './approvals.js';
 
 /** The admin API's version prefix: a change that breaks a client gets a new one. */
 export const ADMIN_API_PREFIX = '/admin/v1';
@@ -17,12 +18,20 @@ export const AdminApiPath = Object.freeze({
   TOOLS: `${ADMIN_API_PREFIX}/tools`,
   LIVE: `${ADMIN_API_PREFIX}/live`,
   APPROVALS: `${ADMIN_API_PREFIX}/approvals`,
+  APPROVALS_APPROVE: `${ADMIN_API_PREFIX}/approvals/approve`,
+  APPROVALS_DENY: `${ADMIN_API_PREFIX}/approvals/deny`,
 } as const);
 
 /** The JSON admin API, by path: what the console shows and `sluice ledger` uses. */
 export function adminApiRoutes(context: AdminContext): Record<string, RequestListener> {
   const route = (handler: AdminHandler) =>
     adminRoute(context, handler, (res, status, message) => sendJson(res, status, { error: message }));
+  const answerRoute = (decision: 'approved' | 'denied') =>
+    route(async (req, res, operator) => {
+      allow(req, ['POST']);
+      const fields = fieldsOf(await readBody(req), req.headers['content-type']);
+      sendJson(res, 200, await answerQuestion(context, fields, decision, operator, viaOf(fields)));
+    });
   const query = (url: string | undefined) => new URL(url ?? '/', 'http://admin.invalid').searchParams;
   return {
     [AdminApiPath.LEDGER]: route(async (req, res) => {
@@ -62,5 +71,7 @@ export function adminApiRoutes(context: AdminContext): Record<string, RequestLis
       allow(req, ['GET']);
       sendJson(res, 200, { approvals: await context.approvals() });
     }),
+    [AdminApiPath.APPROVALS_APPROVE]: answerRoute('approved'),
+    [AdminApiPath.APPROVALS_DENY]: answerRoute('denied'),
   };
 }

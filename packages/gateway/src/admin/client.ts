@@ -2,6 +2,15 @@ import { SluiceError, messageOf } from '@sluice/core';
 import { GatewayErrorCode } from '../errors.js';
 import { AdminApiPath } from './api.js';
 import type { LedgerDiff, LedgerRow } from './ledger-view.js';
+import type { PendingApproval } from '@sluice/plugin-risk';
+
+/** What the admin API answers when it took an operator's answer. */
+export interface AnsweredQuestion {
+  readonly id: string;
+  readonly decision: 'approved' | 'denied';
+  readonly by: string;
+  readonly via: string;
+}
 
 /** The largest answer the client reads from the admin API. */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -28,6 +37,21 @@ export class AdminClient {
   async decide(action: 'approve' | 'revoke', row: Pick<LedgerRow, 'server' | 'tool'>): Promise<LedgerRow> {
     const path = action === 'approve' ? AdminApiPath.LEDGER_APPROVE : AdminApiPath.LEDGER_REVOKE;
     return (await this.request('POST', path, { server: row.server, tool: row.tool })) as LedgerRow;
+  }
+
+  /** Calls waiting for a person's approval, operator questions of every replica among them. */
+  async approvals(): Promise<PendingApproval[]> {
+    return ((await this.request('GET', AdminApiPath.APPROVALS)) as { approvals: PendingApproval[] }).approvals;
+  }
+
+  /** Answers an operator question, as the key's operator, through `cli`. */
+  async answer(decision: 'approved' | 'denied', id: string, reason: string | undefined): Promise<AnsweredQuestion> {
+    const path = decision === 'approved' ? AdminApiPath.APPROVALS_APPROVE : AdminApiPath.APPROVALS_DENY;
+    return (await this.request('POST', path, {
+      id,
+      via: 'cli',
+      ...(reason === undefined ? {} : { reason }),
+    })) as AnsweredQuestion;
   }
 
   /** A row by the name clients see, or by `upstream/tool`. */

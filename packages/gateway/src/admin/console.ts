@@ -9,6 +9,7 @@ import type { LedgerDiff, LedgerRow } from './ledger-view.js';
 import { verdictSummary } from './ledger-view.js';
 import type { SkippedView, ToolView, UpstreamView } from './snapshot.js';
 import { toolViews, upstreamViews } from './snapshot.js';
+import { answerQuestion } from './approvals.js';
 
 /** Where the console is served. */
 export const CONSOLE_PATH = '/console';
@@ -36,6 +37,14 @@ export function consoleRoutes(context: AdminContext, login: ConsoleLogin): Recor
       const ledger = requireLedger(context);
       await (action === 'approve' ? ledger.approve(server, tool, operator) : ledger.revoke(server, tool, operator));
       redirect(res, `${base}/ledger`);
+    });
+  const answer = (decision: 'approved' | 'denied') =>
+    route(async (req, res, operator) => {
+      allow(req, ['POST']);
+      const fields = fieldsOf(await readBody(req), req.headers['content-type']);
+      login.checkForm(req, fields);
+      await answerQuestion(context, fields, decision, operator, 'console');
+      redirect(res, `${base}/approvals`);
     });
   return {
     ...login.routes(),
@@ -71,8 +80,16 @@ export function consoleRoutes(context: AdminContext, login: ConsoleLogin): Recor
     [`${base}/ledger/revoke`]: decide('revoke'),
     [`${base}/live`]: route(async (req, res) => {
       allow(req, ['GET', 'HEAD']);
-      page(req, res, 'live', 'Live', approvalsSection(await context.approvals()) + livePage(context));
+      const csrf = login.sessionOf(req)?.csrf;
+      page(req, res, 'live', 'Live', approvalsSection(await context.approvals(), base, csrf) + livePage(context));
     }),
+    [`${base}/approvals`]: route(async (req, res) => {
+      allow(req, ['GET', 'HEAD']);
+      const csrf = login.sessionOf(req)?.csrf;
+      page(req, res, 'approvals', 'Approvals', approvalsSection(await context.approvals(), base, csrf));
+    }),
+    [`${base}/approvals/approve`]: answer('approved'),
+    [`${base}/approvals/deny`]: answer('denied'),
   };
 }
 
@@ -188,18 +205,29 @@ function diffBlock(d: LedgerDiff): string {
   return `<pre class="diff">${d.diff.map(line).join('')}</pre>`;
 }
 
-/** Calls that wait for a person: who asked, for which tool, since when; never what they were called with. */
-function approvalsSection(approvals: readonly PendingApproval[]): string {
-  const rows = approvals.map(
-    (
-      a,
-    ) => `<tr data-approval="${esc(a.id)}" data-tool="${esc(a.tool)}"><td>${esc(a.tool)}<br><span class="muted">${esc(a.server)}</span></td>
+/**
+ * Calls that wait for a person: who asked, for which tool, since when. An
+ * operator question also shows its text (the arguments masked and capped,
+ * as a client's person would read them) and has approve and deny
+ * buttons (deny asks for the reason the caller will read); the others wait
+ * for the person at the client.
+ */
+function approvalsSection(approvals: readonly PendingApproval[], base: string, csrf: string | undefined): string {
+  const rows = approvals.map((a) => {
+    const id = `<input type="hidden" name="id" value="${esc(a.id)}">${csrfField(csrf)}`;
+    const actions =
+      a.via === 'operator'
+        ? `<form class="inline" method="post" action="${esc(`${base}/approvals/approve`)}">${id}<button class="approve">Approve</button></form>
+<form class="inline deny" method="post" action="${esc(`${base}/approvals/deny`)}">${id}<input name="reason" required maxlength="500" placeholder="why (the caller reads it)"> <button class="revoke">Deny</button></form>`
+        : '<span class="muted">the client answers</span>';
+    const message = a.message === undefined ? '' : `<div class="question">${esc(a.message)}</div>`;
+    return `<tr data-approval="${esc(a.id)}" data-tool="${esc(a.tool)}"><td>${esc(a.tool)}<br><span class="muted">${esc(a.server)}</span>${message}</td>
 <td>${chip(a.level)}${a.reason ? ` <span class="muted">${esc(a.reason)}</span>` : ''}</td>
 <td>${a.caller === undefined ? '<span class="muted">unknown</span>' : esc(a.caller)}</td>
-<td>${esc(when(a.since))}<br><span class="muted">lapses ${esc(when(a.expiresAt))}</span></td><td>${esc(a.via)}</td></tr>`,
-  );
+<td>${esc(when(a.since))}<br><span class="muted">lapses ${esc(when(a.expiresAt))}</span></td><td>${esc(a.via)}</td><td class="actions">${actions}</td></tr>`;
+  });
   return `<h2>Pending approvals (${approvals.length})</h2>${table(
-    ['tool', 'risk, reason', 'caller', 'asked', 'via'],
+    ['tool', 'risk, reason', 'caller', 'asked', 'via', ''],
     rows,
     'No call waits for a person.',
   )}`;

@@ -23,7 +23,7 @@ th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #e3e6eb;vertical-a
 .healthy{color:#2a9d8f}.degraded{color:#c98a00}.down,.connecting{color:#e63946}
 .muted{color:#6b7280}mark{background:#ffd6a5}pre.diff{background:#fff;border:1px solid #e3e6eb;padding:8px;overflow:auto;max-height:420px}
 pre.diff ins{background:#d8f3dc;text-decoration:none;display:block}pre.diff del{background:#ffd6d6;text-decoration:none;display:block}
-form.inline{display:inline}button{cursor:pointer;border:1px solid #8d99ae;border-radius:4px;padding:3px 10px;background:#fff}
+form.inline{display:inline}td.actions{white-space:nowrap}form.deny input{width:190px;padding:2px 6px;margin-left:6px}div.question{max-width:440px;margin-top:4px;font-size:13px;overflow-wrap:anywhere}button{cursor:pointer;border:1px solid #8d99ae;border-radius:4px;padding:3px 10px;background:#fff}
 button.approve{border-color:#2a9d8f;color:#1b6f65}button.revoke{border-color:#e63946;color:#b3202c}
 .note{background:#fff3cd;border:1px solid #f0d48a;padding:8px 12px;margin-bottom:12px}
 form.logout{margin-left:auto}form.logout button{background:transparent;color:#cfd8ea;border-color:#5c6b8a}
@@ -42,6 +42,7 @@ const PAGES = [
   ['upstreams', 'Upstreams'],
   ['tools', 'Tools'],
   ['ledger', 'Ledger'],
+  ['approvals', 'Approvals'],
   ['live', 'Live'],
 ] as const;
 

@@ -12,12 +12,14 @@ import type {
 import { z } from 'zod';
 import type { ApprovalConfig } from './options.js';
 import { APPROVAL_INPUT_KEY, APPROVE_FIELD, approvalForm } from './form.js';
-import { logApprovalDecided, logApprovalRequested } from '../events.js';
-import type { ApprovalChannel } from '../events.js';
+import { RiskEvent, logApprovalDecided, logApprovalRequested } from '../events.js';
 import type { ApprovalTarget } from './targets.js';
 import type { RequestStateCodec, StateBinding } from './request-state.js';
 import { argumentsDigest } from './request-state.js';
-import type { PendingApproval, PendingApprovals } from './pending.js';
+import type { PendingApproval } from './pending.js';
+import type { AnswerRefusal, OperatorQuestion, OperatorQuestions, OperatorVia, QuestionAnswer } from './questions.js';
+import { MAX_ANSWER_REASON_CHARS, callKey } from './questions.js';
+import type { ApprovalEventSubject, ApprovalEvents } from './approval-events.js';
 
 /** The input-required answer of a 2026-07-28 approval round. */
 export type InputRequired = Extract<ApprovalDecision, { reason: 'input-required' }>['result'];
@@ -33,13 +35,17 @@ export interface ApproverDeps {
   readonly logger: Logger;
   readonly targetOf: (ctx: CallContext) => ApprovalTarget;
   readonly mask: (text: string) => string;
-  /** Where waits for a person are listed while they last. */
-  readonly pending: PendingApprovals;
+  /** Every replica's questions, in the store: the operator's, and the ones clients answer, listed while they wait. */
+  readonly questions: OperatorQuestions;
+  /** Where asked, answered, lapsed and refused approvals are told. */
+  readonly events: ApprovalEvents;
 }
 
 const PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 const NONCE_PREFIX = 'dev.sluice/risk/approval-nonce/';
+/** A reason longer than this is cut in the lists. */
+const MAX_REASON_CHARS = 200;
 /** A nonce whose question was answered... */
 const USED = 1;
 /** ...with an approval, which a continued round of the same call may rely on. */
@@ -63,8 +69,60 @@ export class RiskApprover implements Approver {
   constructor(private readonly deps: ApproverDeps) {}
 
   /** The questions nobody has answered yet; a 2026-07-28 one answered on another replica leaves. */
-  pending(): Promise<PendingApproval[]> {
-    return this.deps.pending.list(async (nonce) => (await this.deps.store.get(NONCE_PREFIX + nonce)) !== undefined);
+  async pending(): Promise<PendingApproval[]> {
+    return (await this.deps.questions.pending()).map((question): PendingApproval => ({
+      id: question.id,
+      tool: question.tool,
+      server: question.server,
+      level: question.level,
+      reason: question.reason,
+      via: question.via,
+      caller: question.caller,
+      since: question.since,
+      expiresAt: question.expiresAt,
+      ...(question.via === 'operator' ? { message: question.message } : {}),
+    }));
+  }
+
+  /**
+   * An operator's answer to a question of this approver's store, told to the
+   * listeners; `unknown` when the store has no such question.
+   */
+  async answer(
+    id: string,
+    answer: { decision: 'approved' | 'denied'; by: string; via: OperatorVia; reason: string | undefined },
+  ): Promise<{ ok: true } | { ok: false; why: AnswerRefusal }> {
+    const reason = answer.reason === undefined ? undefined : this.deps.mask(answer.reason);
+    const taken = await this.deps.questions.answer(id, { ...answer, reason });
+    if (!taken.ok) return taken;
+    const { question } = taken;
+    this.deps.events.emit({
+      id,
+      channel: 'operator',
+      tool: question.tool,
+      server: question.server,
+      level: question.level,
+      caller: question.caller,
+      at: this.deps.now(),
+      kind: 'answered',
+      decision: answer.decision,
+      by: answer.by,
+      via: answer.via,
+      reason: reason?.slice(0, MAX_ANSWER_REASON_CHARS),
+    });
+    this.deps.logger.info(
+      {
+        event: RiskEvent.APPROVAL_ANSWERED,
+        id,
+        tool: question.tool,
+        server: question.server,
+        decision: answer.decision,
+        by: answer.by,
+        via: answer.via,
+      },
+      `operator ${answer.by} ${answer.decision} "${question.tool}"`,
+    );
+    return { ok: true };
   }
 
   async approve(ctx: CallContext, request: ApprovalRequest): Promise<ApprovalDecision> {
@@ -76,10 +134,225 @@ export class RiskApprover implements Approver {
   }
 
   private async decide(ctx: CallContext, request: ApprovalRequest, target: ApprovalTarget): Promise<ApprovalDecision> {
+    if (target.channel === 'operator') return this.byOperator(ctx, request, target, false);
+    // A 2026-07-28 retry that names an operator question comes after the client's person approved.
+    if (target.channel === 'client-then-operator' && this.namesQuestion(ctx, target))
+      return this.byOperator(ctx, request, target, false);
+    const client = await this.byClient(ctx, request, target);
+    if (target.channel === 'client' || !client.approved) return client;
+    return this.byOperator(ctx, request, target, true);
+  }
+
+  /** The person at the client answers: the decision, told to the event listeners. */
+  private async byClient(
+    ctx: CallContext,
+    request: ApprovalRequest,
+    target: ApprovalTarget,
+  ): Promise<ApprovalDecision> {
     const mcp = ctx.mcp;
-    if (mcp === undefined) return unsupported('the call did not come from an MCP client, so nobody can be asked');
-    if (isModern(mcp)) return this.overRoundTrip(ctx, mcp, request, target);
-    return this.byElicitation(ctx, mcp, request, target);
+    const decision =
+      mcp === undefined
+        ? unsupported('the call did not come from an MCP client, so nobody can be asked')
+        : isModern(mcp)
+          ? await this.overRoundTrip(ctx, mcp, request, target)
+          : await this.byElicitation(ctx, mcp, request, target);
+    const subject = this.subjectOf(ctx, target, 'client');
+    const via = mcp !== undefined && isModern(mcp) ? 'input-required' : 'elicitation';
+    if (decision.approved || decision.reason === 'declined' || decision.reason === 'cancelled')
+      this.deps.events.emit({
+        ...subject,
+        kind: 'answered',
+        decision: decision.approved ? 'approved' : 'denied',
+        by: 'client',
+        via,
+        reason: decision.approved ? undefined : decision.reason,
+      });
+    else if (decision.reason === 'timeout') this.deps.events.emit({ ...subject, kind: 'lapsed' });
+    else if (decision.reason === 'invalid' || decision.reason === 'unsupported')
+      this.deps.events.emit({ ...subject, kind: 'refused', why: decision.detail ?? decision.reason });
+    return decision;
+  }
+
+  /** Whether this 2026-07-28 retry carries a state (verified later) that names an operator question. */
+  private namesQuestion(ctx: CallContext, target: ApprovalTarget): boolean {
+    const mcp = ctx.mcp;
+    if (mcp === undefined || !isModern(mcp) || ctx.parent !== undefined) return false;
+    const check = this.deps.codec.check(mcp.mcpReq.requestState(), this.operatorBinding(ctx, target), this.deps.now());
+    return check.ok && check.question !== undefined;
+  }
+
+  /**
+   * An operator answers; the client never can. A 2026-07-28 call gets an
+   * input-required round whose sealed state names the question, and may
+   * retry with it (here or on any replica) until the question lapses: each
+   * retry waits up to `holdMs` for the answer, then says "still waiting"
+   * with the same state. Any other call (2025-11-25, a call made by another
+   * tool) waits here, up to the timeout. `fresh`: ask even though the retry
+   * carries a state (the client's, just spent).
+   */
+  private async byOperator(
+    ctx: CallContext,
+    request: ApprovalRequest,
+    target: ApprovalTarget,
+    fresh: boolean,
+  ): Promise<ApprovalDecision> {
+    const binding = this.operatorBinding(ctx, target);
+    const mcp = ctx.mcp;
+    if (mcp !== undefined && isModern(mcp) && ctx.parent === undefined) {
+      const state = fresh ? undefined : mcp.mcpReq.requestState();
+      if (state === undefined) return this.stillWaiting(binding, await this.askOperator(ctx, request, target, binding));
+      return this.retryOperator(ctx, target, binding, state);
+    }
+    const question = await this.askOperator(ctx, request, target, binding);
+    const turn = await this.deps.questions.hold(question);
+    const answer = await this.deps.questions.wait(question, question.expiresAt, ctx.signal);
+    if (answer !== undefined) return this.settle(ctx, target, question, answer, turn);
+    if (ctx.signal.aborted)
+      return { approved: false, reason: 'cancelled', detail: 'the call ended while it waited for an operator' };
+    return this.lapse(ctx, target, question);
+  }
+
+  private async retryOperator(
+    ctx: CallContext,
+    target: ApprovalTarget,
+    binding: StateBinding,
+    state: unknown,
+  ): Promise<ApprovalDecision> {
+    const check = this.deps.codec.check(state, binding, this.deps.now());
+    const refuse = (detail: string): Refused => {
+      this.deps.events.emit({ ...this.subjectOf(ctx, target, 'operator'), kind: 'refused', why: detail });
+      return invalid(detail);
+    };
+    if (!check.ok) {
+      if (check.why === 'expired')
+        return { approved: false, reason: 'timeout', detail: 'the operator did not answer in time' };
+      return refuse(
+        check.why === 'other-call'
+          ? 'the approval state belongs to another call'
+          : 'the approval state was altered or is not ours',
+      );
+    }
+    // A client's own answer never approves an operator's question: only a state naming one is waited on.
+    if (check.question === undefined)
+      return refuse('only an operator can approve this tool: the state carries no operator question');
+    const question = await this.deps.questions.find(check.question);
+    if (question === undefined || question.call !== callKey(binding))
+      return refuse('the operator question named by the state is unknown');
+    // The client answered a question it was never asked: not an answer; told to the audit trail, then ignored.
+    if (ctx.mcp?.mcpReq.inputResponses?.[APPROVAL_INPUT_KEY] !== undefined)
+      this.deps.events.emit({
+        ...this.subjectOf(ctx, target, 'operator'),
+        id: question.id,
+        kind: 'refused',
+        why: "the client answered an operator's question: ignored",
+      });
+    const until = Math.min(this.deps.now() + this.deps.config.operator.holdMs, question.expiresAt);
+    const answer = await this.deps.questions.wait(question, until, ctx.signal);
+    if (answer !== undefined) return this.settle(ctx, target, question, answer);
+    if (this.deps.now() >= question.expiresAt) return this.lapse(ctx, target, question);
+    return this.stillWaiting(binding, question, state as string);
+  }
+
+  /** The live question for this call (joined when an identical call already waits), told to the listeners when new. */
+  private async askOperator(
+    ctx: CallContext,
+    request: ApprovalRequest,
+    target: ApprovalTarget,
+    binding: StateBinding,
+  ): Promise<OperatorQuestion> {
+    const fields = {
+      tool: target.tool,
+      server: target.server,
+      level: target.level,
+      reason: request.reason === undefined ? undefined : this.deps.mask(request.reason).slice(0, MAX_REASON_CHARS),
+      caller: ctx.auth?.subject,
+      message: request.message,
+    };
+    const { question, joined } = await this.deps.questions.ask(binding, fields, this.deps.config.timeoutMs);
+    if (!joined) logApprovalRequested(this.deps.logger, target, 'operator');
+    this.deps.events.emit({
+      ...this.subjectOf(ctx, target, 'operator'),
+      id: question.id,
+      kind: 'asked',
+      joined,
+      reason: question.reason,
+      message: question.message,
+      expiresAt: question.expiresAt,
+    });
+    return question;
+  }
+
+  /** An input-required round with no question for the client: only the sealed state naming the operator's. */
+  private stillWaiting(binding: StateBinding, question: OperatorQuestion, state?: string): ApprovalDecision {
+    const sealed = state ?? this.deps.codec.mint(binding, question.expiresAt, question.id).state;
+    const result: InputRequired = {
+      resultType: 'input_required',
+      requestState: sealed,
+      _meta: {
+        'dev.sluice/approval': { question: question.id, channel: 'operator', expiresAt: question.expiresAt },
+      },
+    };
+    return { approved: false, reason: 'input-required', result };
+  }
+
+  /** What an operator's answer means for this call: an approval runs one call only. */
+  private async settle(
+    ctx: CallContext,
+    target: ApprovalTarget,
+    question: OperatorQuestion,
+    answer: QuestionAnswer,
+    turn?: string,
+  ): Promise<ApprovalDecision> {
+    switch (answer.decision) {
+      case 'settled':
+        return invalid('the question was not an operator question');
+      case 'lapsed':
+        return { approved: false, reason: 'timeout', detail: 'the operator did not answer in time' };
+      case 'denied':
+        return {
+          approved: false,
+          reason: 'declined',
+          detail: `denied by operator ${answer.by}${answer.reason ? `: ${this.deps.mask(answer.reason)}` : ''}`,
+        };
+      case 'approved':
+        if (turn !== undefined && !(await this.deps.questions.holds(question, turn)))
+          return invalid('an identical, later call took this approval over; it runs there, not here');
+        if (await this.deps.questions.claim(question)) return { approved: true };
+        this.deps.events.emit({
+          ...this.subjectOf(ctx, target, 'operator'),
+          id: question.id,
+          kind: 'refused',
+          why: 'the approval was already used',
+        });
+        return invalid('the operator approved one run of this call, and it was already used; call again to ask afresh');
+    }
+  }
+
+  private async lapse(ctx: CallContext, target: ApprovalTarget, question: OperatorQuestion): Promise<ApprovalDecision> {
+    const { answer, lapsedNow } = await this.deps.questions.lapse(question);
+    if (lapsedNow)
+      this.deps.events.emit({ ...this.subjectOf(ctx, target, 'operator'), id: question.id, kind: 'lapsed' });
+    return this.settle(ctx, target, question, answer);
+  }
+
+  private subjectOf(ctx: CallContext, target: ApprovalTarget, channel: 'client' | 'operator'): ApprovalEventSubject {
+    return {
+      channel,
+      tool: target.tool,
+      server: target.server,
+      level: target.level,
+      caller: ctx.auth?.subject,
+      at: this.deps.now(),
+    };
+  }
+
+  /**
+   * What an operator's answer binds to. The caller is its verified identity,
+   * never its session: a client that reconnects (a new session) is the same
+   * caller and finds its question again. Unauthenticated callers are all one.
+   */
+  private operatorBinding(ctx: CallContext, target: ApprovalTarget): StateBinding {
+    return { ...stateBindingOf(ctx, target), principal: hashPrincipal(authPrincipalOf(ctx) ?? 'anonymous') };
   }
 
   /** 2025-11-25: a server-to-client `elicitation/create`, answered within `timeoutMs`. */
@@ -89,12 +362,11 @@ export class RiskApprover implements Approver {
     request: ApprovalRequest,
     target: ApprovalTarget,
   ): Promise<ApprovalDecision> {
-    const since = this.deps.now();
-    const settled = this.deps.pending.add({
-      ...waitOf(ctx, request, target, 'elicitation'),
-      since,
-      expiresAt: since + this.deps.config.timeoutMs,
-    });
+    const waiting = await this.deps.questions.record(
+      waitOf(ctx, request, target, this.deps.mask),
+      'elicitation',
+      this.deps.config.timeoutMs,
+    );
     try {
       logApprovalRequested(this.deps.logger, target, 'elicitation');
       const answer = await mcp.mcpReq.elicitInput(approvalForm(request.message), {
@@ -119,7 +391,7 @@ export class RiskApprover implements Approver {
           return unsupported(`the client could not be asked: ${this.deps.mask(messageOf(error))}`);
       }
     } finally {
-      settled();
+      await this.deps.questions.close(waiting);
     }
   }
 
@@ -141,7 +413,7 @@ export class RiskApprover implements Approver {
     if (state === undefined) {
       if (answer !== undefined) return invalid('the retry carried an answer without the approval state');
       if (!supportsForm(mcp)) return unsupported('the client cannot show a form (it declared no form elicitation)');
-      return this.ask(ctx, request, target, binding);
+      return await this.ask(ctx, request, target, binding);
     }
     const now = this.deps.now();
     const check = this.deps.codec.check(state, binding, now);
@@ -158,10 +430,12 @@ export class RiskApprover implements Approver {
           : 'the approval state was altered or is not ours',
       );
     }
+    // An operator question's state is the operator's to answer, never the client's form.
+    if (check.question !== undefined) return invalid('the approval state names an operator question');
     // One answer per question: a state that was used once, on any replica, is spent.
     const ttlMs = Math.max(1, check.expiresAt - now) + this.deps.config.timeoutMs;
     const key = NONCE_PREFIX + check.nonce;
-    this.deps.pending.settle(check.nonce);
+    await this.deps.questions.closeByNonce(check.nonce);
     if (!(await this.deps.store.setIfAbsent(key, USED, { ttlMs }))) {
       // The same call again, after an upstream asked its client for input in the round this approval answered:
       // Sluice sealed the upstream's round around this state, and the approval stands for that call.
@@ -175,16 +449,16 @@ export class RiskApprover implements Approver {
     return decision;
   }
 
-  private ask(
+  private async ask(
     ctx: CallContext,
     request: ApprovalRequest,
     target: ApprovalTarget,
     binding: StateBinding,
-  ): ApprovalDecision {
-    const since = this.deps.now();
-    const expiresAt = since + this.deps.config.timeoutMs;
+  ): Promise<ApprovalDecision> {
+    const expiresAt = this.deps.now() + this.deps.config.timeoutMs;
     const { state, nonce } = this.deps.codec.mint(binding, expiresAt);
-    this.deps.pending.add({ ...waitOf(ctx, request, target, 'input-required'), since, expiresAt, nonce });
+    const fields = waitOf(ctx, request, target, this.deps.mask);
+    await this.deps.questions.record(fields, 'input-required', this.deps.config.timeoutMs, nonce);
     const result: InputRequired = {
       resultType: 'input_required',
       inputRequests: { [APPROVAL_INPUT_KEY]: { method: 'elicitation/create', params: approvalForm(request.message) } },
@@ -195,14 +469,13 @@ export class RiskApprover implements Approver {
   }
 }
 
-/** What the operator's view of a wait shows: what the audit log shows, never the arguments. */
-function waitOf(ctx: CallContext, request: ApprovalRequest, target: ApprovalTarget, via: ApprovalChannel) {
+/** What every replica's view of a client's question shows: what the audit log shows, never the arguments. */
+function waitOf(ctx: CallContext, request: ApprovalRequest, target: ApprovalTarget, mask: (text: string) => string) {
   return {
     tool: target.tool,
     server: target.server,
     level: target.level,
-    reason: request.reason,
-    via,
+    reason: request.reason === undefined ? undefined : mask(request.reason).slice(0, MAX_REASON_CHARS),
     caller: ctx.auth?.subject,
   };
 }
@@ -261,14 +534,19 @@ function stateBindingOf(ctx: CallContext, target: ApprovalTarget): StateBinding 
 
 /** The auth subject when the caller authenticated; otherwise its session, or nobody in particular. */
 function principalOf(ctx: CallContext): string {
+  const principal =
+    authPrincipalOf(ctx) ?? (ctx.mcp?.sessionId !== undefined ? `session:${ctx.mcp.sessionId}` : 'anonymous');
+  return hashPrincipal(principal);
+}
+
+function authPrincipalOf(ctx: CallContext): string | undefined {
   const auth = ctx.authInfo;
-  let principal = 'anonymous';
-  if (auth !== undefined) {
-    const subject = (auth.extra as { sub?: unknown } | undefined)?.sub;
-    principal = `auth:${auth.clientId}${typeof subject === 'string' ? `:${subject}` : ''}`;
-  } else if (ctx.mcp?.sessionId !== undefined) {
-    principal = `session:${ctx.mcp.sessionId}`;
-  }
+  if (auth === undefined) return undefined;
+  const subject = (auth.extra as { sub?: unknown } | undefined)?.sub;
+  return `auth:${auth.clientId}${typeof subject === 'string' ? `:${subject}` : ''}`;
+}
+
+function hashPrincipal(principal: string): string {
   return createHash('sha256').update(principal, 'utf8').digest('base64url');
 }
 

@@ -5,6 +5,16 @@ import { RISK_LEVELS } from '../scoring/levels.js';
 /** HMAC-SHA256 keys shorter than the hash add nothing but guessability. */
 export const MIN_SECRET_BYTES = 32;
 
+/**
+ * Who answers a tool's approval: the person at the `client` (elicitation,
+ * an input-required round), an `operator` (console, admin API, `sluice
+ * approvals`, a webhook receiver; never the client), or the client first and
+ * then an operator (both must approve).
+ */
+export const APPROVAL_CHANNELS = ['client', 'operator', 'client-then-operator'] as const;
+export const ApprovalChannelSchema = z.enum(APPROVAL_CHANNELS);
+export type ApprovalChannelSetting = z.infer<typeof ApprovalChannelSchema>;
+
 /** The `approval` options of `risk()`: who is asked, for how long, and how the 2026-07-28 state is sealed. */
 export const ApprovalOptions = z
   .object({
@@ -48,6 +58,37 @@ export const ApprovalOptions = z
       .describe(
         'The HMAC-SHA256 key (at least 32 bytes) that seals 2026-07-28 approval state; give every replica the same one. Absent: a random key per process, so approvals do not survive a restart or cross replicas.',
       ),
+    /** Who answers, for tools whose own rule or policy does not say. */
+    channel: ApprovalChannelSchema.default('client').describe(
+      'Who answers an approval, for tools whose rule (`tools[].approvalChannel`) or policy does not say: `client` (the person at the MCP client), `operator` (console, admin API, `sluice approvals`, a webhook receiver; the client can never answer), or `client-then-operator` (both, in that order).',
+    ),
+    /** How an operator question is waited for. */
+    operator: z
+      .object({
+        /** How often a waiting call looks in a shared store for an answer given on another replica. */
+        pollMs: z
+          .number()
+          .int()
+          .min(10)
+          .max(60_000)
+          .default(250)
+          .describe(
+            'How often, in ms, a call waiting for an operator looks in a shared store (Redis) for an answer given on another replica. Answers given on the same replica wake it at once.',
+          ),
+        /** A 2026-07-28 retry waits this long for the answer before it says "still waiting". */
+        holdMs: z
+          .number()
+          .int()
+          .min(0)
+          .max(120_000)
+          .default(10_000)
+          .describe(
+            'How long, in ms, a 2026-07-28 retry carrying an operator question waits for the answer before it answers "still waiting" (another input-required round with the same state).',
+          ),
+      })
+      .strict()
+      .prefault({})
+      .describe('How calls wait for an operator answer.'),
     /** At most this many characters of the arguments are shown in the form. */
     maxArgumentChars: z
       .number()

@@ -26,12 +26,14 @@ const PayloadSchema = z
     f: z.string().max(128),
     e: z.number().int().nonnegative(),
     n: z.string().min(16).max(64),
+    /** An operator question's id: the state names the question, whose answer is in the store. */
+    q: z.string().max(64).optional(),
   })
   .strict();
 type Payload = z.infer<typeof PayloadSchema>;
 
 export type StateCheck =
-  | { readonly ok: true; readonly nonce: string; readonly expiresAt: number }
+  | { readonly ok: true; readonly nonce: string; readonly expiresAt: number; readonly question: string | undefined }
   | { readonly ok: false; readonly why: 'malformed' | 'forged' | 'other-call' | 'expired' };
 
 const VERSION = 's1';
@@ -50,7 +52,12 @@ const CONTEXT = 'dev.sluice/risk/approval-state\u0000';
 export class RequestStateCodec {
   constructor(private readonly key: Buffer) {}
 
-  mint(binding: StateBinding, expiresAt: number): { readonly state: string; readonly nonce: string } {
+  /** `question`: the operator question the state names (absent: the client answers). */
+  mint(
+    binding: StateBinding,
+    expiresAt: number,
+    question?: string,
+  ): { readonly state: string; readonly nonce: string } {
     const nonce = randomBytes(16).toString('base64url');
     const payload: Payload = {
       v: 1,
@@ -61,6 +68,7 @@ export class RequestStateCodec {
       f: binding.fingerprint,
       e: expiresAt,
       n: nonce,
+      ...(question === undefined ? {} : { q: question }),
     };
     const body = `${VERSION}.${Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url')}`;
     return { state: `${body}.${this.mac(body).toString('base64url')}`, nonce };
@@ -80,7 +88,7 @@ export class RequestStateCodec {
     if (payload === undefined) return { ok: false, why: 'malformed' };
     if (!sameBinding(payload, binding)) return { ok: false, why: 'other-call' };
     if (now >= payload.e) return { ok: false, why: 'expired' };
-    return { ok: true, nonce: payload.n, expiresAt: payload.e };
+    return { ok: true, nonce: payload.n, expiresAt: payload.e, question: payload.q };
   }
 
   private mac(body: string): Buffer {

@@ -3,6 +3,7 @@ import { publishedRiskOf } from '../exposure/published-risk.js';
 import { sourceKey } from '../exposure/registry.js';
 import { fingerprint } from '../ledger/ledger.js';
 import type { RiskLevel } from '../scoring/levels.js';
+import type { ApprovalChannelSetting } from './options.js';
 
 /** What a person approves: a tool's source, exposed name, level and fingerprint. */
 export interface ApprovalTarget {
@@ -14,6 +15,8 @@ export interface ApprovalTarget {
   readonly level: RiskLevel;
   /** The ledger fingerprint of its definition: an approval binds to it. */
   readonly fingerprint: string;
+  /** Who answers. */
+  readonly channel: ApprovalChannelSetting;
 }
 
 /**
@@ -22,6 +25,9 @@ export interface ApprovalTarget {
  * name another source took since is not gated by mistake.
  */
 export class ApprovalTargets {
+  /** `channel`: who answers a `ctx.approve()` of a tool that does not ask by itself. */
+  constructor(private readonly channel: ApprovalChannelSetting = 'client') {}
+
   private readonly targets = new Map<string, ApprovalTarget>();
   private readonly fingerprints = new WeakMap<SluiceTool, string>();
 
@@ -64,6 +70,6 @@ export class ApprovalTargets {
       this.fingerprints.set(tool, print);
     }
     const level = publishedRiskOf(tool.definition)?.level ?? 'L0';
-    return { server: sourceKey(tool.source), tool: tool.name, level, fingerprint: print };
+    return { server: sourceKey(tool.source), tool: tool.name, level, fingerprint: print, channel: this.channel };
   }
 }

@@ -60,7 +60,7 @@ export class RiskImporter {
 
   private importLocal(batch: ImportBatch): void {
     for (const tool of [...batch.tools]) {
-      const report = this.engine.evaluateLocal(tool.name, tool.policy.risk?.hitl, this.registry);
+      const report = this.engine.evaluateLocal(tool.name, tool.policy.risk, this.registry);
       if (!report.exposed && this.refuse(batch, tool, report.reason as string)) continue;
       publish(tool, { level: 'L0', server: 'L0', tool: 'L0', floors: [], hitl: report.hitl, poisoning: [] });
       this.registry.add(LOCAL_SOURCE, [{ name: tool.name, originalName: tool.name }]);
@@ -70,6 +70,7 @@ export class RiskImporter {
           tool: tool.name,
           level: report.level,
           fingerprint: localFingerprint(tool),
+          channel: report.channel,
         });
       else this.approvals.delete(tool.name, LOCAL_SOURCE);
     }
@@ -211,7 +212,14 @@ export class RiskImporter {
       poisoning: [...new Set(report.hits.map((h) => h.pattern))],
       ...judgeOf(report),
     });
-    if (report.hitl) this.approvals.set(name, { server, tool: name, level: report.level, fingerprint: check.hash });
+    if (report.hitl)
+      this.approvals.set(name, {
+        server,
+        tool: name,
+        level: report.level,
+        fingerprint: check.hash,
+        channel: report.channel,
+      });
     this.lifecycle.apply(server, candidate.originalName, name, check.lifecycle, report.level);
     return true;
   }

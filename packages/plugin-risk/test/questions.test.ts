@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { MemoryStore } from '@sluice/core';
+import { OperatorQuestions } from '../src/approval/questions.js';
+import type { StateBinding } from '../src/approval/request-state.js';
+
+const binding = (args = 'a'.repeat(64)): StateBinding => ({
+  principal: 'p',
+  tool: 'deploy',
+  server: 'local',
+  args,
+  fingerprint: 'f',
+});
+const fields = {
+  tool: 'deploy',
+  server: 'local',
+  level: 'L4' as const,
+  reason: 'risk L4',
+  caller: 'ann',
+  message: 'ok?',
+};
+
+function questions(now: { value: number }) {
+  return new OperatorQuestions(new MemoryStore(), () => now.value, 10);
+}
+
+describe('operator questions in the store', () => {
+  it('joins an identical call to the waiting question, and asks afresh for other arguments', async () => {
+    const now = { value: 1_000 };
+    const store = questions(now);
+    const first = await store.ask(binding(), fields, 5_000);
+    const again = await store.ask(binding(), fields, 5_000);
+    const other = await store.ask(binding('b'.repeat(64)), fields, 5_000);
+    expect(first.joined).toBe(false);
+    expect(again).toEqual({ question: first.question, joined: true });
+    expect(other.joined).toBe(false);
+    expect(other.question.id).not.toBe(first.question.id);
+    expect((await store.pending()).map((q) => q.id)).toEqual([first.question.id, other.question.id]);
+  });
+
+  it('takes the first answer only, and none after the lapse', async () => {
+    const now = { value: 1_000 };
+    const store = questions(now);
+    const { question } = await store.ask(binding(), fields, 5_000);
+    const answer = { decision: 'approved' as const, by: 'key:ops', via: 'api' as const, reason: undefined };
+    expect(await store.answer(question.id, answer)).toEqual({ ok: true, question });
+    expect(await store.answer(question.id, { ...answer, decision: 'denied' })).toEqual({ ok: false, why: 'answered' });
+    expect(await store.pending()).toEqual([]);
+    const late = (await store.ask(binding('c'.repeat(64)), fields, 5_000)).question;
+    now.value += 5_000;
+    expect(await store.answer(late.id, answer)).toEqual({ ok: false, why: 'lapsed' });
+    expect(await store.answerOf(late)).toMatchObject({ decision: 'lapsed' });
+  });
+
+  it('lets an approval run once, then asks afresh for the same call', async () => {
+    const now = { value: 1_000 };
+    const store = questions(now);
+    const { question } = await store.ask(binding(), fields, 5_000);
+    await store.answer(question.id, { decision: 'approved', by: 'key:ops', via: 'api', reason: undefined });
+    expect(await store.claim(question)).toBe(true);
+    expect(await store.claim(question)).toBe(false);
+    const next = await store.ask(binding(), fields, 5_000);
+    expect(next.joined).toBe(false);
+  });
+
+  it('hands the question to the latest waiter', async () => {
+    const now = { value: 1_000 };
+    const store = questions(now);
+    const { question } = await store.ask(binding(), fields, 5_000);
+    const first = await store.hold(question);
+    const second = await store.hold(question);
+    expect(await store.holds(question, first)).toBe(false);
+    expect(await store.holds(question, second)).toBe(true);
+  });
+
+  it('wakes a waiter at once when the answer is given on the same replica, and gives up at its deadline', async () => {
+    const now = { value: 1_000 };
+    const store = new OperatorQuestions(new MemoryStore(), () => now.value, 60_000);
+    const { question } = await store.ask(binding(), fields, 5_000);
+    const waiting = store.wait(question, Number.MAX_SAFE_INTEGER);
+    await store.answer(question.id, { decision: 'denied', by: 'key:ops', via: 'console', reason: 'no' });
+    expect(await waiting).toMatchObject({ decision: 'denied', reason: 'no', by: 'key:ops' });
+    const other = (await store.ask(binding('d'.repeat(64)), fields, 5_000)).question;
+    expect(await store.wait(other, now.value)).toBeUndefined();
+  });
+
+  it('knows no question by an id it did not make', async () => {
+    const store = questions({ value: 1_000 });
+    await store.ask(binding(), fields, 5_000);
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 80 }), async (id) => {
+        expect(await store.find(id)).toBeUndefined();
+        expect(await store.answer(id, { decision: 'approved', by: 'x', via: 'api', reason: undefined })).toEqual({
+          ok: false,
+          why: 'unknown',
+        });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
