@@ -5,6 +5,7 @@ import {
   SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
+  UrlElicitationRequiredError,
 } from '@modelcontextprotocol/client';
 import type { CallToolRequestOptions, Client, Progress } from '@modelcontextprotocol/client';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
@@ -13,11 +14,12 @@ import type { CallContext, Executor } from '../context.js';
 import { messageOf } from '../errors.js';
 import { toPlainMeta } from '../meta.js';
 import type { CallToolResult, ServerContext, Tool } from '../protocol.js';
-import { CoreErrorCode } from '../errors.js';
+import { CoreErrorCode, SluiceError } from '../errors.js';
 import type { UpstreamErrorCode } from './errors.js';
 import { upstreamFailure } from './errors.js';
 import { refusal } from '../refusal.js';
-import { isUpstreamAuthError } from './oauth/errors.js';
+import { isUpstreamAuthError, isUpstreamConnectRequired } from './oauth/errors.js';
+import type { UpstreamConnectRequired } from './oauth/errors.js';
 import type { CallerIdentity } from '../auth/identity.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
@@ -327,6 +329,7 @@ function failed(link: UpstreamLink, client: Client, original: Tool, error: unkno
 
 /** A caller's own connection could not be opened: their grant was refused, or the upstream is unreachable. */
 function callerConnectionFailed(link: UpstreamLink, original: Tool, error: unknown, ctx: CallContext): CallToolResult {
+  if (isUpstreamConnectRequired(error)) throw connectRequired(link, original.name, error, ctx);
   const detail = link.redact(messageOf(error)) || 'no details given';
   if (isUpstreamAuthError(error) || (error instanceof SdkHttpError && error.status === 401))
     return unauthorized(link, original.name, error, detail, ctx);
@@ -340,6 +343,34 @@ function callerConnectionFailed(link: UpstreamLink, original: Tool, error: unkno
     `Sluice could not open this caller's connection to upstream "${link.name}": ${detail}`,
     'Try again shortly.',
   );
+}
+
+/**
+ * A `per_user` caller without a grant: the URL-mode elicitation (-32042)
+ * pointing at the consent page. The link is this caller's alone: it travels
+ * in the error's data to them, never into a log line or the message.
+ */
+function connectRequired(
+  link: UpstreamLink,
+  tool: string,
+  error: UpstreamConnectRequired,
+  ctx: CallContext,
+): SluiceError {
+  ctx.logger.info(
+    { event: 'upstream.connect_required', upstream: link.name, tool },
+    `the caller has no grant at upstream "${link.name}" yet; asked to connect`,
+  );
+  const message = `Upstream "${link.name}" acts with your own account there, and you have not connected one: open the link in this error's elicitation to connect it, then call "${tool}" again.`;
+  const elicitation = {
+    mode: 'url' as const,
+    url: error.link.url,
+    elicitationId: error.link.elicitationId,
+    message: `Connect your account at upstream "${link.name}" so that Sluice can call it as you.`,
+  };
+  return new SluiceError(CoreErrorCode.UPSTREAM_CONNECT_REQUIRED, message, {
+    hook: 'call',
+    cause: new UrlElicitationRequiredError([elicitation], message),
+  });
 }
 
 /** Sluice could not authenticate: the connection is as healthy as before, and the message says what to do. */
