@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { LogFormat, LogLevel } from './config-schema.js';
 import { GatewayErrorCode, configError } from './errors.js';
 import type { LedgerAction, LedgerCommand } from './ledger-command.js';
+import type { CredentialsAction, CredentialsCommand } from './credentials-command.js';
 
 /** `--log-format` and `--log-level`, over the config's `logFormat` and `logLevel`. */
 export interface LogFlags {
@@ -15,6 +16,7 @@ export type Command =
   | { readonly kind: 'schema'; readonly out?: string }
   | { readonly kind: 'init'; readonly config: string; readonly force: boolean }
   | ({ readonly kind: 'ledger'; readonly config: string } & LedgerCommand)
+  | ({ readonly kind: 'credentials'; readonly config: string } & CredentialsCommand)
   | { readonly kind: 'help' }
   | { readonly kind: 'version' };
 
@@ -38,6 +40,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
         'log-format': { type: 'string' },
         'log-level': { type: 'string' },
         url: { type: 'string' },
+        upstream: { type: 'string' },
+        subject: { type: 'string' },
       },
     });
   } catch (error) {
@@ -49,9 +53,13 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const [name, ...extra] = positionals;
   if (name === undefined) throw configError(GatewayErrorCode.USAGE, 'no command given');
   if (name !== 'init' && values.force) throw configError(GatewayErrorCode.USAGE, '--force applies to init only');
+  if (name === 'credentials') return credentialsCommand(values, extra);
+  if (values.upstream !== undefined || values.subject !== undefined)
+    throw configError(GatewayErrorCode.USAGE, '--upstream and --subject apply to credentials only');
   if (name === 'ledger') return ledgerCommand(values, extra);
   if (extra.length > 0) throw configError(GatewayErrorCode.USAGE, `unexpected argument "${extra[0]}"`);
-  if (values.url !== undefined) throw configError(GatewayErrorCode.USAGE, '--url applies to ledger only');
+  if (values.url !== undefined)
+    throw configError(GatewayErrorCode.USAGE, '--url applies to ledger and credentials only');
   const config = values.config ?? DEFAULT_CONFIG;
   if (name !== 'serve' && (values['log-format'] !== undefined || values['log-level'] !== undefined))
     throw configError(GatewayErrorCode.USAGE, '--log-format and --log-level apply to serve only');
@@ -114,6 +122,46 @@ function ledgerCommand(
     action: known,
     json: values.json ?? false,
     ...(tool === undefined ? {} : { tool }),
+    ...(values.url === undefined ? {} : { url: values.url }),
+  };
+}
+
+const CREDENTIALS_ACTIONS: readonly CredentialsAction[] = ['list', 'revoke', 'rotate'];
+
+function credentialsCommand(
+  values: {
+    config?: string;
+    json?: boolean;
+    url?: string;
+    out?: string;
+    upstream?: string;
+    subject?: string;
+    'log-format'?: string;
+    'log-level'?: string;
+  },
+  args: readonly string[],
+): Command {
+  if (values.out !== undefined || values['log-format'] !== undefined || values['log-level'] !== undefined)
+    throw configError(GatewayErrorCode.USAGE, 'credentials takes --config, --url, --upstream, --subject and --json');
+  const [action, ...extra] = args;
+  const known = CREDENTIALS_ACTIONS.find((a) => a === action);
+  if (known === undefined || extra.length > 0)
+    throw configError(GatewayErrorCode.USAGE, `credentials takes one of ${CREDENTIALS_ACTIONS.join(', ')}`);
+  const { upstream, subject } = values;
+  if (known === 'revoke' && upstream === undefined && subject === undefined)
+    throw configError(GatewayErrorCode.USAGE, 'credentials revoke takes --upstream, --subject or both');
+  if (known === 'rotate' && (upstream !== undefined || subject !== undefined))
+    throw configError(
+      GatewayErrorCode.USAGE,
+      'credentials rotate reseals every grant: it takes no --upstream or --subject',
+    );
+  return {
+    kind: 'credentials',
+    config: values.config ?? DEFAULT_CONFIG,
+    action: known,
+    json: values.json ?? false,
+    ...(upstream === undefined ? {} : { upstream }),
+    ...(subject === undefined ? {} : { subject }),
     ...(values.url === undefined ? {} : { url: values.url }),
   };
 }

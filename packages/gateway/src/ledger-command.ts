@@ -47,7 +47,8 @@ export async function runLedgerCommand(
   print(decided, `${verb} ${label(decided)}: ${decided.lifecycle}, as ${decided.decisions.at(-1)?.by ?? '?'}\n`);
 }
 
-function adminUrl(url: string | undefined, config: GatewayConfig): URL {
+/** The admin API's base: `--url`, else the config's HTTP listener. */
+export function adminUrl(url: string | undefined, config: GatewayConfig): URL {
   if (url !== undefined) {
     try {
       return new URL(url);

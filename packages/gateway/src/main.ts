@@ -14,6 +14,7 @@ import type { Environment } from './interpolate.js';
 import { gatewayJsonSchema } from './json-schema.js';
 import { runInitCommand } from './init-command.js';
 import { runLedgerCommand } from './ledger-command.js';
+import { runCredentialsCommand } from './credentials-command.js';
 import { runUntilStopped } from './serve.js';
 import { USAGE } from './usage.js';
 import { VERSION } from './version.js';
@@ -78,6 +79,11 @@ async function run(command: Command, io: CliIo): Promise<number> {
     case 'ledger': {
       const { config } = await loadConfigFile(command.config, io.env);
       await runLedgerCommand(command, config, io.env.SLUICE_ADMIN_KEY, io.stdout);
+      return ExitCode.OK;
+    }
+    case 'credentials': {
+      const { config } = await loadConfigFile(command.config, io.env);
+      await runCredentialsCommand(command, config, io.env.SLUICE_ADMIN_KEY, io.stdout);
       return ExitCode.OK;
     }
   }

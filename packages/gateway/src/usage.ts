@@ -16,12 +16,20 @@ Commands:
            tool's definition differs from the approved one, approve it, or
            revoke it. <tool> as clients see it, or <upstream>/<tool>. The API
            key comes from SLUICE_ADMIN_KEY.
+  credentials list | revoke | rotate
+           The running gateway's vault of upstream grants (per_user), through
+           its admin API: list who is connected to which upstream (never a
+           token), revoke grants (--upstream, --subject or both; the caller is
+           asked to connect again), or reseal every grant with the first vault
+           key after a rotation. The API key comes from SLUICE_ADMIN_KEY.
 
 Options:
   -c, --config <file>  The config file (default: sluice.config.json).
-      --json           check, ledger: print JSON.
+      --json           check, ledger, credentials: print JSON.
       --force          init: overwrite an existing config.
-      --url <url>      ledger: the gateway's address (default: listen.http).
+      --url <url>      ledger, credentials: the gateway's address (default: listen.http).
+      --upstream <u>   credentials: only this upstream's grants.
+      --subject <s>    credentials: only this caller's grants.
   -o, --out <file>     schema: write the schema to <file> (point "$schema" at it).
       --log-format <f>  serve: auto (readable on a terminal, else JSON), json or pretty.
       --log-level <l>   serve: fatal, error, warn, info, debug, trace or silent.

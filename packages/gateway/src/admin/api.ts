@@ -3,6 +3,7 @@ import type { AdminContext, AdminHandler } from './admin-surface.js';
 import { adminRoute, requireLedger } from './admin-surface.js';
 import { allow, fieldsOf, readBody, sendJson, toolOf } from './http-io.js';
 import { toolViews, upstreamViews } from './snapshot.js';
+import { requireVault, revokeGrants, slotFilterOf } from './credentials.js';
 
 /** The admin API's version prefix: a change that breaks a client gets a new one. */
 export const ADMIN_API_PREFIX = '/admin/v1';
@@ -17,6 +18,9 @@ export const AdminApiPath = Object.freeze({
   TOOLS: `${ADMIN_API_PREFIX}/tools`,
   LIVE: `${ADMIN_API_PREFIX}/live`,
   APPROVALS: `${ADMIN_API_PREFIX}/approvals`,
+  CREDENTIALS: `${ADMIN_API_PREFIX}/credentials`,
+  CREDENTIALS_REVOKE: `${ADMIN_API_PREFIX}/credentials/revoke`,
+  CREDENTIALS_ROTATE: `${ADMIN_API_PREFIX}/credentials/rotate`,
 } as const);
 
 /** The JSON admin API, by path: what the console shows and `sluice ledger` uses. */
@@ -61,6 +65,26 @@ export function adminApiRoutes(context: AdminContext): Record<string, RequestLis
     [AdminApiPath.APPROVALS]: route(async (req, res) => {
       allow(req, ['GET']);
       sendJson(res, 200, { approvals: await context.approvals() });
+    }),
+    // Grants are listed by slot (upstream, caller): their tokens never leave the vault.
+    [AdminApiPath.CREDENTIALS]: route(async (req, res) => {
+      allow(req, ['GET']);
+      const filter = slotFilterOf(Object.fromEntries(query(req.url)), false);
+      sendJson(res, 200, { credentials: await requireVault(context).list(filter) });
+    }),
+    [AdminApiPath.CREDENTIALS_REVOKE]: route(async (req, res, operator) => {
+      allow(req, ['POST']);
+      const filter = slotFilterOf(fieldsOf(await readBody(req), req.headers['content-type']), true);
+      sendJson(res, 200, { revoked: await revokeGrants(context, filter, operator) });
+    }),
+    [AdminApiPath.CREDENTIALS_ROTATE]: route(async (req, res, operator) => {
+      allow(req, ['POST']);
+      const resealed = await requireVault(context).rotate();
+      context.logger.info(
+        { event: 'admin.credentials_rotated', resealed, by: operator },
+        `${resealed} upstream grant(s) resealed with the first vault key by ${operator}`,
+      );
+      sendJson(res, 200, { resealed });
     }),
   };
 }

@@ -1,4 +1,5 @@
 import { SluiceError, messageOf } from '@sluice/core';
+import type { CredentialSlot } from '@sluice/core';
 import { GatewayErrorCode } from '../errors.js';
 import { AdminApiPath } from './api.js';
 import type { LedgerDiff, LedgerRow } from './ledger-view.js';
@@ -28,6 +29,21 @@ export class AdminClient {
   async decide(action: 'approve' | 'revoke', row: Pick<LedgerRow, 'server' | 'tool'>): Promise<LedgerRow> {
     const path = action === 'approve' ? AdminApiPath.LEDGER_APPROVE : AdminApiPath.LEDGER_REVOKE;
     return (await this.request('POST', path, { server: row.server, tool: row.tool })) as LedgerRow;
+  }
+
+  /** The grants in the vault (slots only), optionally of one upstream or caller. */
+  async credentials(filter: Partial<CredentialSlot>): Promise<CredentialSlot[]> {
+    const query = new URLSearchParams(filter);
+    const path = `${AdminApiPath.CREDENTIALS}${query.size > 0 ? `?${query.toString()}` : ''}`;
+    return ((await this.request('GET', path)) as { credentials: CredentialSlot[] }).credentials;
+  }
+
+  async revokeCredentials(filter: Partial<CredentialSlot>): Promise<number> {
+    return ((await this.request('POST', AdminApiPath.CREDENTIALS_REVOKE, filter)) as { revoked: number }).revoked;
+  }
+
+  async rotateCredentials(): Promise<number> {
+    return ((await this.request('POST', AdminApiPath.CREDENTIALS_ROTATE, {})) as { resealed: number }).resealed;
   }
 
   /** A row by the name clients see, or by `upstream/tool`. */
@@ -77,6 +93,8 @@ export class AdminClient {
       throw new SluiceError(GatewayErrorCode.UNKNOWN_LEDGER_TOOL, reason);
     if (answer.status === 409 && path.startsWith(AdminApiPath.LEDGER))
       throw new SluiceError(GatewayErrorCode.NO_LEDGER, reason);
+    if (answer.status === 409 && path.startsWith(AdminApiPath.CREDENTIALS))
+      throw new SluiceError(GatewayErrorCode.NO_VAULT, reason);
     throw unavailable(
       answer.status === 401
         ? `${reason}: set SLUICE_ADMIN_KEY to a key the gateway accepts`

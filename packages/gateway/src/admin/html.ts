@@ -43,6 +43,7 @@ const PAGES = [
   ['tools', 'Tools'],
   ['ledger', 'Ledger'],
   ['live', 'Live'],
+  ['credentials', 'Credentials'],
 ] as const;
 
 export interface PageOptions {
