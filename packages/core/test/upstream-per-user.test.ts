@@ -56,6 +56,18 @@ async function upstream(): Promise<HttpListener> {
       content: [{ type: 'text', text: JSON.stringify({ subject: ctx.auth?.subject, aud: ctx.auth?.claims?.aud }) }],
     }),
   });
+  server.tool({
+    name: 'confirm',
+    handler: async (_args, ctx) => {
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- a caller's own connection speaks 2025-11-25, whose push elicitation this relays
+      const answer = await ctx.mcp?.mcpReq.elicitInput({
+        mode: 'form',
+        message: `Go ahead, ${String(ctx.auth?.subject)}?`,
+        requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+      });
+      return { content: [{ type: 'text', text: `${String(ctx.auth?.subject)} ${JSON.stringify(answer)}` }] };
+    },
+  });
   const listener = await server.listen({
     auth: { type: 'oauth', authorizationServers: [as.issuer], jwksRefreshCooldownSec: 0 },
   });
@@ -119,7 +131,15 @@ async function gateway(upstreamUrl: URL, resource: string): Promise<Gateway> {
 }
 
 async function caller(url: URL, key: string): Promise<Client> {
-  const client = new Client({ name: 'caller', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
+  const client = new Client(
+    { name: 'caller', version: '1.0.0' },
+    { capabilities: { elicitation: { url: {}, form: {} } } },
+  );
+  // Answers a form elicitation relayed from the upstream with who was asked.
+  client.setRequestHandler('elicitation/create', (request) => ({
+    action: 'accept',
+    content: { ok: request.params.message.includes(key === KEYS.alice ? 'alice-at-saas' : 'bob-at-saas') },
+  }));
   await client.connect(
     new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
   );
@@ -231,6 +251,16 @@ describe('per_user grants toward an upstream', () => {
       expect(sealed).toBeDefined();
       for (const token of userTokens) expect(sealed).not.toContain(token);
     }
+  }, 120_000);
+
+  it("relays the upstream's elicitation during a call on a caller's own connection to that caller", async () => {
+    const target = await upstream();
+    const { listener } = await gateway(target.url, target.url.href);
+    const alice = await caller(listener.url, KEYS.alice);
+    await consent((await askedToConnect(alice)).url, 'alice-at-saas');
+    const result = await alice.callTool({ name: 'confirm', arguments: {} });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(textOf(result)).toBe('alice-at-saas {"action":"accept","content":{"ok":true}}');
   }, 120_000);
 
   it('never uses a revoked grant again: the caller is asked to connect anew', async () => {

@@ -45,8 +45,11 @@ export interface UpstreamLink {
   redact(text: string): string;
   /** This caller's own connection, when the upstream is reached with each caller's grant (`token_exchange`). */
   callerClient?(caller: CallerIdentity | undefined): Promise<Client> | undefined;
-  /** A call began, for relaying the upstream's requests and log messages to its caller; returns what ends it. */
-  enterCall?(mcp: ServerContext | undefined): () => void;
+  /**
+   * A call began on `client`, for relaying the upstream's requests and log messages to its caller; returns what
+   * ends it. A caller's own connection relays to that caller's calls only.
+   */
+  enterCall?(mcp: ServerContext | undefined, client?: Client): () => void;
   /** The connection for 2026-07-28 callers, or undefined (the upstream speaks only 2025-11-25). */
   modernLane?(): Promise<Client | undefined>;
   /** Seals an upstream's `requestState` between rounds. */
@@ -140,7 +143,7 @@ async function callOn(
     ...(round ? { allowInputRequired: true } : {}),
   };
   const send = () => client.callTool(params, options) as Promise<CallToolResult>;
-  const leave = link.enterCall?.(ctx.mcp);
+  const leave = link.enterCall?.(ctx.mcp, client);
   try {
     const result = await (fetched ? withResponseBudget(budget, send) : send());
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);

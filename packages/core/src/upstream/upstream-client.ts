@@ -156,8 +156,9 @@ export class UpstreamClient implements UpstreamLink {
     return auth.authorization().then(() => callers.get(caller, auth));
   }
 
-  enterCall(mcp: ServerContext | undefined): () => void {
-    return this.relay.enter(mcp);
+  enterCall(mcp: ServerContext | undefined, client?: Client): () => void {
+    const own = client === undefined ? undefined : this.callers?.relayOf(client);
+    return (own ?? this.relay).enter(mcp);
   }
 
   callSucceeded(): void {
