@@ -14,7 +14,7 @@ import puppeteer from 'puppeteer-core';
 import type { Browser, HTTPRequest } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { CredentialVault, MemoryStore, createServer } from '@sluice/core';
-import type { HttpListener, SluiceServer } from '@sluice/core';
+import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
 import { textOf } from '@sluice/core/testing';
 import { CONSENT_GATEWAY, startConsentServer } from './helpers/consent-authorization-server.js';
 import type { ConsentServer } from './helpers/consent-authorization-server.js';
@@ -99,10 +99,28 @@ interface Gateway {
   readonly store: MemoryStore;
 }
 
-async function gateway(upstreamUrl: URL, resource: string): Promise<Gateway> {
+/** The system clock, moved forward by `skipMs`: the gateway's view of time, so that grants age without waiting. */
+function skippingClock(): Clock & { skipMs: number } {
+  return {
+    skipMs: 0,
+    now() {
+      return Date.now() + this.skipMs;
+    },
+    setTimeout: (fn, ms) => setTimeout(fn, ms),
+    clearTimeout: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
+  };
+}
+
+async function gateway(upstreamUrl: URL, resource: string, clock?: Clock): Promise<Gateway> {
   const store = new MemoryStore();
   const vault = new CredentialVault(store.credentials, { keys: [{ id: 'k1', key: VAULT_KEY }] });
-  const server = createServer({ name: 'gateway', version: '1.0.0', store, credentialVault: vault });
+  const server = createServer({
+    name: 'gateway',
+    version: '1.0.0',
+    store,
+    credentialVault: vault,
+    ...(clock ? { clock } : {}),
+  });
   cleanups.push(() => server.close());
   const result = await server.import({
     name: 'saas',
@@ -261,6 +279,28 @@ describe('per_user grants toward an upstream', () => {
     const result = await alice.callTool({ name: 'confirm', arguments: {} });
     expect(result.isError, textOf(result)).toBeFalsy();
     expect(textOf(result)).toBe('alice-at-saas {"action":"accept","content":{"ok":true}}');
+  }, 120_000);
+
+  it('refreshes a grant with its refresh token before it expires, keeping the caller who they are', async () => {
+    const target = await upstream();
+    const front = await recordingFront(target);
+    const clock = skippingClock();
+    const { listener, store } = await gateway(front.url, target.url.href, clock);
+    const alice = await caller(listener.url, KEYS.alice);
+    await consent((await askedToConnect(alice)).url, 'alice-at-saas');
+    await whoami(alice);
+    const first = front.tokens.filter((t) => decodeJwt(t).sub === 'alice-at-saas');
+    const sealedBefore = await store.credentials.get({ upstream: 'saas', subject: 'alice' });
+    // Past the refresh point (300 s tokens, replaced 60 s early): the next call gets a new token first.
+    clock.skipMs = 250_000;
+    expect(await whoami(alice)).toEqual({ subject: 'alice-at-saas', aud: target.url.href });
+    const used = front.tokens.filter((t) => decodeJwt(t).sub === 'alice-at-saas');
+    const fresh = used.at(-1) ?? '';
+    expect(first).not.toContain(fresh);
+    expect(await store.credentials.get({ upstream: 'saas', subject: 'alice' })).not.toBe(sealedBefore);
+    // Refreshed once: later calls reuse the new token.
+    await whoami(alice);
+    expect(front.tokens.filter((t) => decodeJwt(t).sub === 'alice-at-saas').at(-1)).toBe(fresh);
   }, 120_000);
 
   it('never uses a revoked grant again: the caller is asked to connect anew', async () => {
