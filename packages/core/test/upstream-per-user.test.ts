@@ -13,7 +13,7 @@ import { decodeJwt } from 'jose';
 import puppeteer from 'puppeteer-core';
 import type { Browser, HTTPRequest } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { CredentialVault, MemoryStore, createServer } from '@sluice/core';
+import { CredentialVault, MemoryStore, createServer, identityOf } from '@sluice/core';
 import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
 import { textOf } from '@sluice/core/testing';
 import { CONSENT_GATEWAY, startConsentServer } from './helpers/consent-authorization-server.js';
@@ -55,6 +55,15 @@ async function upstream(): Promise<HttpListener> {
     handler: (_args, ctx) => ({
       content: [{ type: 'text', text: JSON.stringify({ subject: ctx.auth?.subject, aud: ctx.auth?.claims?.aud }) }],
     }),
+  });
+  // A resource and a prompt that say whom the upstream sees.
+  server.extendSdk((sdk) => {
+    sdk.registerResource('me', 'saas://me', {}, (uri, ctx) => ({
+      contents: [{ uri: uri.href, text: String(identityOf(ctx.http?.authInfo)?.subject) }],
+    }));
+    sdk.registerPrompt('me', {}, (ctx) => ({
+      messages: [{ role: 'user', content: { type: 'text', text: String(identityOf(ctx.http?.authInfo)?.subject) } }],
+    }));
   });
   server.tool({
     name: 'confirm',
@@ -301,6 +310,22 @@ describe('per_user grants toward an upstream', () => {
     // Refreshed once: later calls reuse the new token.
     await whoami(alice);
     expect(front.tokens.filter((t) => decodeJwt(t).sub === 'alice-at-saas').at(-1)).toBe(fresh);
+  }, 120_000);
+
+  it("reads resources and gets prompts with the caller's own grant, never the gateway's", async () => {
+    const target = await upstream();
+    const { listener } = await gateway(target.url, target.url.href);
+    const alice = await caller(listener.url, KEYS.alice);
+    const refused = (await alice.readResource({ uri: 'saas://me' }).catch((e: unknown) => e)) as {
+      code?: number;
+      data?: { elicitations?: { url: string }[] };
+    };
+    expect(refused.code).toBe(ProtocolErrorCode.UrlElicitationRequired);
+    await consent(refused.data?.elicitations?.[0]?.url ?? '', 'alice-at-saas');
+    const read = await alice.readResource({ uri: 'saas://me' });
+    expect(read.contents[0]).toMatchObject({ text: 'alice-at-saas' });
+    const prompt = await alice.getPrompt({ name: 'me' });
+    expect(prompt.messages[0]?.content).toMatchObject({ text: 'alice-at-saas' });
   }, 120_000);
 
   it('never uses a revoked grant again: the caller is asked to connect anew', async () => {
