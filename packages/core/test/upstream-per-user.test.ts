@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
+import fc from 'fast-check';
 import puppeteer from 'puppeteer-core';
 import type { Browser, HTTPRequest } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -18,7 +19,7 @@ import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
 import { textOf } from '@sluice/core/testing';
 import { CONSENT_GATEWAY, startConsentServer } from './helpers/consent-authorization-server.js';
 import type { ConsentServer } from './helpers/consent-authorization-server.js';
-import { startFront } from './helpers/front.js';
+import { startRecordingFront } from './helpers/front.js';
 
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(CHROMIUM) && process.env.CI)
@@ -84,21 +85,10 @@ async function upstream(): Promise<HttpListener> {
   return listener;
 }
 
-interface Recorded {
-  readonly url: URL;
-  /** Every bearer token that went to the upstream, in order. */
-  readonly tokens: string[];
-}
-
-async function recordingFront(listener: HttpListener): Promise<Recorded> {
-  const tokens: string[] = [];
-  const front = await startFront(listener.url, (req) => {
-    const authorization = req.headers.authorization;
-    if (authorization?.startsWith('Bearer ')) tokens.push(authorization.slice(7));
-    return false;
-  });
+async function recordingFront(listener: HttpListener): Promise<{ url: URL; tokens: string[] }> {
+  const front = await startRecordingFront(listener.url);
   cleanups.push(() => front.close());
-  return { url: front.url, tokens };
+  return front;
 }
 
 interface Gateway {
@@ -394,6 +384,37 @@ describe('per_user grants toward an upstream', () => {
     const good = new URL(await consent((await askedToConnect(alice)).url, 'alice-at-saas', true));
     good.searchParams.set('iss', 'http://127.0.0.1:1/elsewhere');
     expect((await fetch(good)).status).toBe(400);
+    expect(await vault.list()).toEqual([]);
+  }, 120_000);
+
+  it('answers any hostile query on the consent routes with a refusal page, and stores nothing', async () => {
+    const target = await upstream();
+    const { listener, vault } = await gateway(target.url, target.url.href);
+    const value = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.constant('A'.repeat(43)),
+      fc.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      // Past the longest code the callback reads; kept under the listener's header limit, which refuses the rest.
+      fc.stringMatching(/^[a-z]{4097,4200}$/),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('/oauth/upstream/connect', '/oauth/upstream/callback'),
+        fc.dictionary(fc.constantFrom('ticket', 'state', 'code', 'iss', 'error'), value, { maxKeys: 2 }),
+        fc.constantFrom('GET', 'POST'),
+        async (path, params, method) => {
+          const url = new URL(path, listener.url);
+          url.search = new URLSearchParams(params).toString();
+          const answer = await fetch(url, { method, signal: AbortSignal.timeout(5_000) });
+          const page = await answer.text();
+          expect([400, 405]).toContain(answer.status);
+          expect(answer.headers.get('cache-control')).toBe('no-store');
+          expect(answer.headers.get('content-security-policy')).toContain("default-src 'none'");
+          expect(page).not.toContain('<script');
+        },
+      ),
+      { numRuns: 60 },
+    );
     expect(await vault.list()).toEqual([]);
   }, 120_000);
 });

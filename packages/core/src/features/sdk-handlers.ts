@@ -37,7 +37,7 @@ import { pageOf } from './paging.js';
 import { guardedRunner, refusalError, sendRequest } from './guarded-run.js';
 import type { FeatureTarget } from './guarded-run.js';
 import { canonicalUri } from './canonical-uri.js';
-import { isUpstreamAuthError, isUpstreamConnectRequired } from '../upstream/oauth/errors.js';
+import { connectElicitation, isUpstreamAuthError, isUpstreamConnectRequired } from '../upstream/oauth/errors.js';
 import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from './session-state.js';
 
 export interface FeatureServing {
@@ -422,18 +422,8 @@ async function relayOwn<T>(
 /** The caller's connection could not be opened: a consent link to follow (-32042), or why their grant failed. */
 function callerConnectionError(link: FeatureLink, error: unknown): Error {
   if (isUpstreamConnectRequired(error)) {
-    const message = `Upstream "${link.name}" acts with your own account there, and you have not connected one: open the link in this error's elicitation to connect it, then ask again.`;
-    return new UrlElicitationRequiredError(
-      [
-        {
-          mode: 'url',
-          url: error.link.url,
-          elicitationId: error.link.elicitationId,
-          message: `Connect your account at upstream "${link.name}" so that Sluice can call it as you.`,
-        },
-      ],
-      message,
-    );
+    const { message, elicitation } = connectElicitation(link.name, error, 'ask again');
+    return new UrlElicitationRequiredError([elicitation], message);
   }
   if (isUpstreamAuthError(error))
     return new ProtocolError(ProtocolErrorCode.InternalError, `${error.detail}. ${error.suggestion}`, {

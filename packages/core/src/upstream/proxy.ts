@@ -18,7 +18,7 @@ import { CoreErrorCode, SluiceError } from '../errors.js';
 import type { UpstreamErrorCode } from './errors.js';
 import { upstreamFailure } from './errors.js';
 import { refusal } from '../refusal.js';
-import { isUpstreamAuthError, isUpstreamConnectRequired } from './oauth/errors.js';
+import { connectElicitation, isUpstreamAuthError, isUpstreamConnectRequired } from './oauth/errors.js';
 import type { UpstreamConnectRequired } from './oauth/errors.js';
 import type { CallerIdentity } from '../auth/identity.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
@@ -363,13 +363,7 @@ function connectRequired(
     { event: 'upstream.connect_required', upstream: link.name, tool },
     `the caller has no grant at upstream "${link.name}" yet; asked to connect`,
   );
-  const message = `Upstream "${link.name}" acts with your own account there, and you have not connected one: open the link in this error's elicitation to connect it, then call "${tool}" again.`;
-  const elicitation = {
-    mode: 'url' as const,
-    url: error.link.url,
-    elicitationId: error.link.elicitationId,
-    message: `Connect your account at upstream "${link.name}" so that Sluice can call it as you.`,
-  };
+  const { message, elicitation } = connectElicitation(link.name, error, `call "${tool}" again`);
   return new SluiceError(CoreErrorCode.UPSTREAM_CONNECT_REQUIRED, message, {
     hook: 'call',
     cause: new UrlElicitationRequiredError([elicitation], message),

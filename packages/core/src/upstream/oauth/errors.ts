@@ -47,3 +47,23 @@ export const isUpstreamConnectRequired = (error: unknown): error is UpstreamConn
 
 export const isUpstreamAuthError = (error: unknown): error is UpstreamAuthError =>
   error instanceof Error && error.name === 'UpstreamAuthError' && 'suggestion' in error;
+
+/** What a caller without a grant is sent: the URL elicitation's parameters, and the error's message. */
+export function connectElicitation(
+  upstream: string,
+  error: UpstreamConnectRequired,
+  retry: string,
+): {
+  readonly message: string;
+  readonly elicitation: { mode: 'url'; url: string; elicitationId: string; message: string };
+} {
+  return {
+    message: `Upstream "${upstream}" acts with your own account there, and you have not connected one: open the link in this error's elicitation to connect it, then ${retry}.`,
+    elicitation: {
+      mode: 'url',
+      url: error.link.url,
+      elicitationId: error.link.elicitationId,
+      message: `Connect your account at upstream "${upstream}" so that Sluice can call it as you.`,
+    },
+  };
+}
