@@ -14,9 +14,10 @@ import fc from 'fast-check';
 import puppeteer from 'puppeteer-core';
 import type { Browser, HTTPRequest } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { CredentialVault, MemoryStore, createServer, identityOf } from '@sluice/core';
+import { CoreErrorCode, CredentialVault, MemoryStore, createServer, identityOf } from '@sluice/core';
 import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
-import { textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/core/testing';
+import type { CapturedLogger } from '@sluice/core/testing';
 import { CONSENT_GATEWAY, startConsentServer } from './helpers/consent-authorization-server.js';
 import type { ConsentServer } from './helpers/consent-authorization-server.js';
 import { startRecordingFront } from './helpers/front.js';
@@ -96,6 +97,7 @@ interface Gateway {
   readonly listener: HttpListener;
   readonly vault: CredentialVault;
   readonly store: MemoryStore;
+  readonly logs: CapturedLogger;
 }
 
 /** The system clock, moved forward by `skipMs`: the gateway's view of time, so that grants age without waiting. */
@@ -113,9 +115,11 @@ function skippingClock(): Clock & { skipMs: number } {
 async function gateway(upstreamUrl: URL, resource: string, clock?: Clock): Promise<Gateway> {
   const store = new MemoryStore();
   const vault = new CredentialVault(store.credentials, { keys: [{ id: 'k1', key: VAULT_KEY }] });
+  const logs = captureLogger();
   const server = createServer({
     name: 'gateway',
     version: '1.0.0',
+    logger: logs.logger,
     store,
     credentialVault: vault,
     ...(clock ? { clock } : {}),
@@ -144,7 +148,7 @@ async function gateway(upstreamUrl: URL, resource: string, clock?: Clock): Promi
     },
   });
   as.register(new URL('/oauth/upstream/callback', listener.url).href);
-  return { server, listener, vault, store };
+  return { server, listener, vault, store, logs };
 }
 
 async function caller(url: URL, key: string): Promise<Client> {
@@ -236,11 +240,15 @@ describe('per_user grants toward an upstream', () => {
   it('asks each caller to connect, and each then reaches the upstream as their own account only', async () => {
     const target = await upstream();
     const front = await recordingFront(target);
-    const { listener, store } = await gateway(front.url, target.url.href);
+    const { listener, store, logs } = await gateway(front.url, target.url.href);
     const alice = await caller(listener.url, KEYS.alice);
     const bob = await caller(listener.url, KEYS.bob);
 
     const askedAlice = await askedToConnect(alice);
+    // Logged by code and upstream, never with the link.
+    const [asked] = logs.events('upstream.connect_required');
+    expect(asked).toMatchObject({ code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED, upstream: 'saas', caller: 'alice' });
+    expect(logs.text()).not.toContain(new URL(askedAlice.url).searchParams.get('ticket') ?? '-');
     expect(askedAlice.message).toMatch(/saas/);
     expect(new URL(askedAlice.url).origin).toBe(listener.url.origin);
     expect(await consent(askedAlice.url, 'alice-at-saas')).toContain('<h1>Connected</h1>');

@@ -14,6 +14,8 @@ import puppeteer from 'puppeteer-core';
 import type { Browser } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
+import { captureLogger } from '@sluice/core/testing';
+import { AdminClient, GatewayErrorCode, createGateway } from '@sluice/gateway';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { opsAndAgentKeys, runCli, serve, tempConfig } from './helpers.js';
 import type { Served } from './helpers.js';
@@ -207,4 +209,27 @@ describe('sluice serve with a per_user upstream and a vault on Redis', () => {
       await served.stop();
     }
   }, 180_000);
+
+  it('answers 409 NO_VAULT for credentials when the config has no vault, and refuses per_user without one', async () => {
+    const bare = createGateway({ listen: { http: { port: 0 } }, admin: {} }, { logger: captureLogger().logger });
+    try {
+      const { http } = await bare.start();
+      const answer = await fetch(new URL('/admin/v1/credentials', http?.url));
+      expect(answer.status).toBe(409);
+      expect(await answer.json()).toEqual({
+        error: 'The gateway has no credential vault: configure credentialVault (per_user upstreams need it)',
+      });
+      const client = new AdminClient(http?.url as URL, undefined);
+      await expect(client.revokeCredentials({ subject: 'alice' })).rejects.toMatchObject({
+        code: GatewayErrorCode.NO_VAULT,
+      });
+      expect(await (await fetch(new URL('/console/credentials', http?.url))).text()).toContain('No credential vault');
+    } finally {
+      await bare.close();
+    }
+    const withoutVault = { ...config(), credentialVault: undefined };
+    expect(() => createGateway(withoutVault, { logger: captureLogger().logger })).toThrow(
+      /per_user keeps each caller's grant in the credential vault: set credentialVault/,
+    );
+  });
 });

@@ -8,7 +8,6 @@ import {
   SdkError,
   SdkErrorCode,
   UriTemplate,
-  UrlElicitationRequiredError,
 } from '@modelcontextprotocol/server';
 import type {
   GetPromptResult,
@@ -422,8 +421,8 @@ async function relayOwn<T>(
 /** The caller's connection could not be opened: a consent link to follow (-32042), or why their grant failed. */
 function callerConnectionError(link: FeatureLink, error: unknown): Error {
   if (isUpstreamConnectRequired(error)) {
-    const { message, elicitation } = connectElicitation(link.name, error, 'ask again');
-    return new UrlElicitationRequiredError([elicitation], message);
+    const { message, data } = connectElicitation(link.name, error, 'ask again');
+    return new ProtocolError(ProtocolErrorCode.UrlElicitationRequired, message, data);
   }
   if (isUpstreamAuthError(error))
     return new ProtocolError(ProtocolErrorCode.InternalError, `${error.detail}. ${error.suggestion}`, {

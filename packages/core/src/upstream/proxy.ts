@@ -4,8 +4,8 @@ import {
   SdkError,
   SdkErrorCode,
   SdkHttpError,
+  ProtocolErrorCode,
   StreamableHTTPClientTransport,
-  UrlElicitationRequiredError,
 } from '@modelcontextprotocol/client';
 import type { CallToolRequestOptions, Client, Progress } from '@modelcontextprotocol/client';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
@@ -360,13 +360,13 @@ function connectRequired(
   ctx: CallContext,
 ): SluiceError {
   ctx.logger.info(
-    { event: 'upstream.connect_required', upstream: link.name, tool },
+    { event: 'upstream.connect_required', upstream: link.name, tool, code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED },
     `the caller has no grant at upstream "${link.name}" yet; asked to connect`,
   );
-  const { message, elicitation } = connectElicitation(link.name, error, `call "${tool}" again`);
+  const { message, data } = connectElicitation(link.name, error, `call "${tool}" again`);
   return new SluiceError(CoreErrorCode.UPSTREAM_CONNECT_REQUIRED, message, {
     hook: 'call',
-    cause: new UrlElicitationRequiredError([elicitation], message),
+    cause: new ProtocolError(ProtocolErrorCode.UrlElicitationRequired, message, data),
   });
 }
 

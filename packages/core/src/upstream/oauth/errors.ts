@@ -1,3 +1,5 @@
+import { CoreErrorCode } from '../../errors.js';
+
 /**
  * Sluice could not authenticate to an upstream: discovery, the token
  * endpoint or the upstream itself refused. The message names the upstream
@@ -48,22 +50,30 @@ export const isUpstreamConnectRequired = (error: unknown): error is UpstreamConn
 export const isUpstreamAuthError = (error: unknown): error is UpstreamAuthError =>
   error instanceof Error && error.name === 'UpstreamAuthError' && 'suggestion' in error;
 
-/** What a caller without a grant is sent: the URL elicitation's parameters, and the error's message. */
+/**
+ * What a caller without a grant is sent: the URL elicitation's parameters,
+ * the error's message, and its data (the elicitation, `UPSTREAM_CONNECT_REQUIRED`, the upstream).
+ */
 export function connectElicitation(
   upstream: string,
   error: UpstreamConnectRequired,
   retry: string,
 ): {
   readonly message: string;
-  readonly elicitation: { mode: 'url'; url: string; elicitationId: string; message: string };
+  readonly data: {
+    elicitations: { mode: 'url'; url: string; elicitationId: string; message: string }[];
+    code: string;
+    upstream: string;
+  };
 } {
+  const elicitation = {
+    mode: 'url' as const,
+    url: error.link.url,
+    elicitationId: error.link.elicitationId,
+    message: `Connect your account at upstream "${upstream}" so that Sluice can call it as you.`,
+  };
   return {
+    data: { elicitations: [elicitation], code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED, upstream },
     message: `Upstream "${upstream}" acts with your own account there, and you have not connected one: open the link in this error's elicitation to connect it, then ${retry}.`,
-    elicitation: {
-      mode: 'url',
-      url: error.link.url,
-      elicitationId: error.link.elicitationId,
-      message: `Connect your account at upstream "${upstream}" so that Sluice can call it as you.`,
-    },
   };
 }
