@@ -61,6 +61,11 @@ export const CoreErrorCode = Object.freeze({
   VAULT_UNREADABLE: 'VAULT_UNREADABLE',
   /** Sluice could not authenticate to the upstream: discovery, the token endpoint or the upstream refused (an isError result). */
   UPSTREAM_UNAUTHORIZED: 'UPSTREAM_UNAUTHORIZED',
+  /**
+   * A `per_user` upstream and a caller without a grant there: a URL-mode elicitation (-32042) pointing at the
+   * consent page, or an isError result with the link when the client cannot take one.
+   */
+  UPSTREAM_CONNECT_REQUIRED: 'UPSTREAM_CONNECT_REQUIRED',
   /** The request's `x-sluice-*` headers exclude this tool (an isError result). */
   TOOL_NOT_AVAILABLE: 'TOOL_NOT_AVAILABLE',
 } as const);

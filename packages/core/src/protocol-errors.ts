@@ -7,6 +7,9 @@ export function toProtocolError(error: unknown): Error {
   if (SluiceError.is(error)) {
     // An upstream's own JSON-RPC error, relayed as it came (code, message, data).
     if (error.code === CoreErrorCode.UPSTREAM_ERROR && error.cause instanceof ProtocolError) return error.cause;
+    // A per_user upstream's URL-mode elicitation (-32042), with the consent link in its data.
+    if (error.code === CoreErrorCode.UPSTREAM_CONNECT_REQUIRED && error.cause instanceof ProtocolError)
+      return error.cause;
     if (error.rpcCode === RpcCode.INVALID_PARAMS)
       return new ProtocolError(RpcCode.INVALID_PARAMS, error.message, { code: error.code });
     if (error.code === CoreErrorCode.PLUGIN_FAILED && error.plugin !== undefined) {

@@ -4,6 +4,7 @@ import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { Plugin } from './plugin.js';
 import type { Store } from './store/types.js';
+import type { CredentialVault } from './store/credential-vault.js';
 
 export interface ServerOptions {
   name: string;
@@ -16,6 +17,13 @@ export interface ServerOptions {
   store?: Store;
   /** Default: the system clock. */
   clock?: Clock;
+  /**
+   * Where upstream grants are sealed (AES-256-GCM): needed by `per_user`
+   * upstreams, whose consent page (`/oauth/upstream/connect`) and callback
+   * (`/oauth/upstream/callback`) every `listen()` then serves. Build it over
+   * the same store: `new CredentialVault(store.credentials, { keys })`.
+   */
+  credentialVault?: CredentialVault;
   /** Shown to clients at initialization. */
   instructions?: string;
   /** How long `close()` waits for running calls before closing anyway. Default 10 s. */
@@ -46,6 +54,7 @@ export const ServerOptionsSchema = z.object({
   logger: z.unknown().optional(),
   store: z.unknown().optional(),
   clock: z.unknown().optional(),
+  credentialVault: z.unknown().optional(),
   instructions: z.string().optional(),
   drainTimeoutMs: z.number().int().nonnegative().optional(),
   roundStateSecret: z

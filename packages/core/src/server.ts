@@ -33,6 +33,8 @@ import type { ImportOptions } from './upstream/options.js';
 import type { FeatureCatalog } from './features/catalog.js';
 import { RoundStateSeal } from './upstream/round-state.js';
 import type { UpstreamRegistry } from './upstream/registry.js';
+import type { PerUserContext } from './upstream/oauth/per-user.js';
+import type { CredentialVault } from './store/credential-vault.js';
 import { registerInternals } from './server-internals.js';
 import type { ServerSdk } from './server-sdk-loader.js';
 import { loadServerSdk, loadedServerSdk } from './server-sdk-loader.js';
@@ -78,6 +80,9 @@ export class SluiceServer {
   private readonly sdkExtensions: ((sdk: McpServer) => void)[] = [];
   private upstreamRegistry: UpstreamRegistry | undefined;
   private featureCatalog: FeatureCatalog | undefined;
+  /** Sealed upstream grants (`per_user`), when the server was given a vault. */
+  private readonly credentialVault: CredentialVault | undefined;
+  private perUserContext: PerUserContext | undefined;
   /** Seals the state of upstream round trips; see `upstream/round-state.ts`. */
   readonly roundSeal: RoundStateSeal;
   /** The SDK's server package loading, unless this server was built by adopt(). */
@@ -96,6 +101,7 @@ export class SluiceServer {
     this.instructions = options.instructions;
     this.sdkOptions = options.sdk;
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
+    this.credentialVault = options.credentialVault;
     this.logger = options.logger ?? createDefaultLogger(options.name);
     const clock = options.clock ?? systemClock;
     this.ownsStore = options.store === undefined;
@@ -205,6 +211,7 @@ export class SluiceServer {
       table: this.table,
       features: this.featureCatalog,
       roundSeal: this.roundSeal,
+      perUser: await this.perUser(),
       isClosed: () => this.closed,
       onClose: (close) => this.onClose(close),
     });
@@ -342,7 +349,36 @@ export class SluiceServer {
     await this.readyToServe();
     // Loaded on first use, like stdio below: adopt() and in-process servers never load the node HTTP adapter.
     const { listenHttp } = await import('./http.js');
-    return listenHttp(this, options, this.transportHooks);
+    const consent = (await this.perUser())?.consent;
+    if (consent === undefined) return listenHttp(this, options, this.transportHooks);
+    // The consent page and callback of per_user upstreams: authorized by their single-use ticket and state.
+    const routes = consent.routes();
+    const listener = await listenHttp(
+      this,
+      {
+        ...options,
+        routes: { ...routes, ...options.routes },
+        publicRoutes: [...Object.keys(routes), ...(options.publicRoutes ?? [])],
+      },
+      this.transportHooks,
+    );
+    consent.listening(listener.url);
+    return listener;
+  }
+
+  /** The vault and consent flows of `per_user` upstreams, once a vault is given; loaded on first use. */
+  private async perUser(): Promise<PerUserContext | undefined> {
+    const vault = this.credentialVault;
+    if (vault === undefined) return undefined;
+    if (this.perUserContext === undefined) {
+      const { ConsentFlows } = await import('./upstream/oauth/consent.js');
+      this.perUserContext ??= {
+        vault,
+        store: this.services.store,
+        consent: new ConsentFlows(this.services.store, this.logger),
+      };
+    }
+    return this.perUserContext;
   }
 
   /** Serves stdio (both protocol versions). Logs must go to stderr: the default logger does. */

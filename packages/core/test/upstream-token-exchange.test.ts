@@ -11,7 +11,7 @@ import type { HttpListener, SluiceServer } from '@sluice/core';
 import { errorOf, textOf } from '@sluice/core/testing';
 import { ALICE, BOB, GATEWAY, startExchangeServer } from './helpers/exchange-authorization-server.js';
 import type { ExchangeServer } from './helpers/exchange-authorization-server.js';
-import { startFront } from './helpers/front.js';
+import { startRecordingFront } from './helpers/front.js';
 
 let as: ExchangeServer;
 let gatewayUrl = '';
@@ -48,14 +48,9 @@ async function upstream(): Promise<HttpListener> {
 
 /** Records the bearer token of every request on its way to the upstream. */
 async function recordingFront(listener: HttpListener): Promise<{ url: URL; tokens: string[] }> {
-  const tokens: string[] = [];
-  const front = await startFront(listener.url, (req) => {
-    const authorization = req.headers.authorization;
-    if (authorization?.startsWith('Bearer ')) tokens.push(authorization.slice(7));
-    return false;
-  });
+  const front = await startRecordingFront(listener.url);
   cleanups.push(() => front.close());
-  return { url: front.url, tokens };
+  return front;
 }
 
 async function gateway(upstreamUrl: URL, resource: string): Promise<{ server: SluiceServer; listener: HttpListener }> {

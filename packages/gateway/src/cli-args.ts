@@ -3,6 +3,7 @@ import { LogFormat, LogLevel } from './config-schema.js';
 import { GatewayErrorCode, configError } from './errors.js';
 import type { LedgerAction, LedgerCommand } from './ledger-command.js';
 import type { ApprovalsAction, ApprovalsCommand } from './approvals-command.js';
+import type { CredentialsAction, CredentialsCommand } from './credentials-command.js';
 
 /** `--log-format` and `--log-level`, over the config's `logFormat` and `logLevel`. */
 export interface LogFlags {
@@ -17,6 +18,7 @@ export type Command =
   | { readonly kind: 'init'; readonly config: string; readonly force: boolean }
   | ({ readonly kind: 'ledger'; readonly config: string } & LedgerCommand)
   | ({ readonly kind: 'approvals'; readonly config: string } & ApprovalsCommand)
+  | ({ readonly kind: 'credentials'; readonly config: string } & CredentialsCommand)
   | { readonly kind: 'help' }
   | { readonly kind: 'version' };
 
@@ -41,6 +43,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
         'log-level': { type: 'string' },
         url: { type: 'string' },
         reason: { type: 'string' },
+        upstream: { type: 'string' },
+        subject: { type: 'string' },
       },
     });
   } catch (error) {
@@ -52,11 +56,16 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const [name, ...extra] = positionals;
   if (name === undefined) throw configError(GatewayErrorCode.USAGE, 'no command given');
   if (name !== 'init' && values.force) throw configError(GatewayErrorCode.USAGE, '--force applies to init only');
+  if (name !== 'approvals' && values.reason !== undefined)
+    throw configError(GatewayErrorCode.USAGE, '--reason applies to approvals only');
+  if (name === 'credentials') return credentialsCommand(values, extra);
+  if (values.upstream !== undefined || values.subject !== undefined)
+    throw configError(GatewayErrorCode.USAGE, '--upstream and --subject apply to credentials only');
   if (name === 'ledger') return ledgerCommand(values, extra);
   if (name === 'approvals') return approvalsCommand(values, extra);
-  if (values.reason !== undefined) throw configError(GatewayErrorCode.USAGE, '--reason applies to approvals only');
   if (extra.length > 0) throw configError(GatewayErrorCode.USAGE, `unexpected argument "${extra[0]}"`);
-  if (values.url !== undefined) throw configError(GatewayErrorCode.USAGE, '--url applies to ledger and approvals only');
+  if (values.url !== undefined)
+    throw configError(GatewayErrorCode.USAGE, '--url applies to ledger, approvals and credentials only');
   const config = values.config ?? DEFAULT_CONFIG;
   if (name !== 'serve' && (values['log-format'] !== undefined || values['log-level'] !== undefined))
     throw configError(GatewayErrorCode.USAGE, '--log-format and --log-level apply to serve only');
@@ -154,6 +163,46 @@ function approvalsCommand(values: AdminFlags, args: readonly string[]): Command 
     json: values.json ?? false,
     ...(id === undefined ? {} : { id }),
     ...(values.reason === undefined ? {} : { reason: values.reason }),
+    ...(values.url === undefined ? {} : { url: values.url }),
+  };
+}
+
+const CREDENTIALS_ACTIONS: readonly CredentialsAction[] = ['list', 'revoke', 'rotate'];
+
+function credentialsCommand(
+  values: {
+    config?: string;
+    json?: boolean;
+    url?: string;
+    out?: string;
+    upstream?: string;
+    subject?: string;
+    'log-format'?: string;
+    'log-level'?: string;
+  },
+  args: readonly string[],
+): Command {
+  if (values.out !== undefined || values['log-format'] !== undefined || values['log-level'] !== undefined)
+    throw configError(GatewayErrorCode.USAGE, 'credentials takes --config, --url, --upstream, --subject and --json');
+  const [action, ...extra] = args;
+  const known = CREDENTIALS_ACTIONS.find((a) => a === action);
+  if (known === undefined || extra.length > 0)
+    throw configError(GatewayErrorCode.USAGE, `credentials takes one of ${CREDENTIALS_ACTIONS.join(', ')}`);
+  const { upstream, subject } = values;
+  if (known === 'revoke' && upstream === undefined && subject === undefined)
+    throw configError(GatewayErrorCode.USAGE, 'credentials revoke takes --upstream, --subject or both');
+  if (known === 'rotate' && (upstream !== undefined || subject !== undefined))
+    throw configError(
+      GatewayErrorCode.USAGE,
+      'credentials rotate reseals every grant: it takes no --upstream or --subject',
+    );
+  return {
+    kind: 'credentials',
+    config: values.config ?? DEFAULT_CONFIG,
+    action: known,
+    json: values.json ?? false,
+    ...(upstream === undefined ? {} : { upstream }),
+    ...(subject === undefined ? {} : { subject }),
     ...(values.url === undefined ? {} : { url: values.url }),
   };
 }

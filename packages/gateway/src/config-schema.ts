@@ -1,4 +1,5 @@
 import {
+  CredentialVaultOptions,
   HttpConnectionSchema,
   ImportOptionsSchema,
   ListenerAuthOptions,
@@ -480,6 +481,14 @@ export const GatewayConfig = z
       .describe(
         'The key (at least 32 bytes) that seals an upstream\'s 2026-07-28 input-required state between rounds. Give every replica the same one, from the environment (`"${SLUICE_ROUND_STATE_KEY}"`). Absent: a random key per process, so the retry must reach the replica that sealed the state.',
       ),
+    /**
+     * The vault that seals upstream grants (AES-256-GCM) in the store: needed by `per_user` upstreams. Keys come
+     * from the environment; the first seals, every one opens, so a new key goes first and the old one second
+     * until `sluice credentials rotate` has resealed every record.
+     */
+    credentialVault: CredentialVaultOptions.optional().describe(
+      'The vault that seals upstream grants (AES-256-GCM) in the store; needed by `per_user` upstreams. `{ "keys": [{ "id": "k1", "key": "${SLUICE_VAULT_KEY}" }] }`: 32 random bytes, base64; the first key seals, every key opens (rotation: new key first, old key second, then `sluice credentials rotate`).',
+    ),
     /** How long shutdown waits for running calls, in ms. */
     drainTimeoutMs: z
       .number()
@@ -511,6 +520,14 @@ export const GatewayConfig = z
     }
     if (config.admin && !http)
       ctx.addIssue({ code: 'custom', path: ['admin'], message: 'the admin API and console need listen.http' });
+    config.upstreams.forEach((upstream, index) => {
+      if (upstream.auth?.type === 'per_user' && !config.credentialVault)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['upstreams', index, 'auth'],
+          message: "per_user keeps each caller's grant in the credential vault: set credentialVault",
+        });
+    });
     if (http && config.telemetry.metricsPath === http.path) {
       ctx.addIssue({
         code: 'custom',

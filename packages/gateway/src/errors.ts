@@ -18,6 +18,8 @@ export const GatewayErrorCode = Object.freeze({
   UNKNOWN_LEDGER_TOOL: 'UNKNOWN_LEDGER_TOOL',
   /** The admin API or `sluice ledger` needs `plugins.risk`, whose ledger it reads. */
   NO_LEDGER: 'NO_LEDGER',
+  /** The admin API or `sluice credentials` needs `credentialVault`, whose grants it lists and revokes. */
+  NO_VAULT: 'NO_VAULT',
   /** `sluice ledger` could not reach the gateway's admin API, or it refused the request. */
   ADMIN_UNAVAILABLE: 'ADMIN_UNAVAILABLE',
 } as const);

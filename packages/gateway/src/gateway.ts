@@ -2,7 +2,8 @@ import type { CodeModePlugin } from '@sluice/plugin-code-mode';
 import { createServer as createHttpServer } from 'node:http';
 import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpLimits, createServer } from '@sluice/core';
+import { HttpLimits, MemoryStore, createServer } from '@sluice/core';
+import type { CredentialVault } from '@sluice/core';
 import type {
   HttpListener,
   ImportResult,
@@ -34,7 +35,7 @@ import type { ParseConfigOptions } from './parse-config.js';
 import { parseGatewayConfig } from './parse-config.js';
 import { pluginsFromConfig } from './plugins.js';
 import { probePort } from './port-probe.js';
-import { storeOf } from './store.js';
+import { storeOf, vaultOf } from './store.js';
 import { telemetry } from './telemetry.js';
 
 export interface GatewayOptions extends ParseConfigOptions {
@@ -72,6 +73,8 @@ export class Gateway {
   /** Undefined when `telemetry.metricsPath` is false or nothing listens on HTTP. */
   readonly metrics: GatewayMetrics | undefined;
   private readonly store: Store | undefined;
+  /** Sealed upstream grants (`per_user`); undefined without `credentialVault` in the config. */
+  readonly credentialVault: CredentialVault | undefined;
   private readonly pluginNames: readonly string[];
   private readonly riskPlugin: RiskPlugin | undefined;
   private skipped: SkippedView[] = [];
@@ -97,8 +100,10 @@ export class Gateway {
     );
     this.pluginNames = plugins.map((plugin) => plugin.name);
     this.riskPlugin = config.plugins.risk ? (plugins.find((p) => p.name === RISK_PLUGIN) as RiskPlugin) : undefined;
-    this.store = storeOf(config, this.logger);
+    // A vault needs the store's credential records, so the gateway builds even the memory store itself then.
+    this.store = storeOf(config, this.logger) ?? (config.credentialVault ? new MemoryStore() : undefined);
     try {
+      this.credentialVault = config.credentialVault && vaultOf(this.store, config.credentialVault);
       this.server = createServer({
         name: config.name,
         version: config.version,
@@ -108,6 +113,7 @@ export class Gateway {
         ...(config.instructions === undefined ? {} : { instructions: config.instructions }),
         ...(config.roundStateSecret === undefined ? {} : { roundStateSecret: config.roundStateSecret }),
         ...(this.store ? { store: this.store } : {}),
+        ...(this.credentialVault ? { credentialVault: this.credentialVault } : {}),
       });
     } catch (error) {
       void this.store?.close();
@@ -309,6 +315,7 @@ export class Gateway {
       scopes,
       logger: this.logger,
       live: new LiveRates(),
+      credentials: () => this.credentialVault,
       approvals: async () =>
         this.config.plugins.risk?.mode === 'off' || this.riskPlugin === undefined
           ? []

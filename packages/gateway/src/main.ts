@@ -15,6 +15,7 @@ import { gatewayJsonSchema } from './json-schema.js';
 import { runInitCommand } from './init-command.js';
 import { runLedgerCommand } from './ledger-command.js';
 import { runApprovalsCommand } from './approvals-command.js';
+import { runCredentialsCommand } from './credentials-command.js';
 import { runUntilStopped } from './serve.js';
 import { USAGE } from './usage.js';
 import { VERSION } from './version.js';
@@ -84,6 +85,11 @@ async function run(command: Command, io: CliIo): Promise<number> {
     case 'approvals': {
       const { config } = await loadConfigFile(command.config, io.env);
       await runApprovalsCommand(command, config, io.env.SLUICE_ADMIN_KEY, io.stdout);
+      return ExitCode.OK;
+    }
+    case 'credentials': {
+      const { config } = await loadConfigFile(command.config, io.env);
+      await runCredentialsCommand(command, config, io.env.SLUICE_ADMIN_KEY, io.stdout);
       return ExitCode.OK;
     }
   }

@@ -21,13 +21,21 @@ Commands:
            operator questions), and an operator's answer to one, by the id list
            shows; a denial's reason is what the caller reads. Through the admin
            API, with the key from SLUICE_ADMIN_KEY.
+  credentials list | revoke | rotate
+           The running gateway's vault of upstream grants (per_user), through
+           its admin API: list who is connected to which upstream (never a
+           token), revoke grants (--upstream, --subject or both; the caller is
+           asked to connect again), or reseal every grant with the first vault
+           key after a rotation. The API key comes from SLUICE_ADMIN_KEY.
 
 Options:
   -c, --config <file>  The config file (default: sluice.config.json).
-      --json           check, ledger, approvals: print JSON.
+      --json           check, ledger, approvals, credentials: print JSON.
       --force          init: overwrite an existing config.
-      --url <url>      ledger, approvals: the gateway's address (default: listen.http).
+      --url <url>      ledger, approvals, credentials: the gateway's address (default: listen.http).
       --reason <text>  approvals approve, deny: why (the caller reads it).
+      --upstream <u>   credentials: only this upstream's grants.
+      --subject <s>    credentials: only this caller's grants.
   -o, --out <file>     schema: write the schema to <file> (point "$schema" at it).
       --log-format <f>  serve: auto (readable on a terminal, else JSON), json or pretty.
       --log-level <l>   serve: fatal, error, warn, info, debug, trace or silent.

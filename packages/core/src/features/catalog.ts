@@ -13,6 +13,7 @@ import type { LogLevel, LogMessage } from './log-types.js';
 import { levelRank } from './log-types.js';
 import { ResourceRouter } from './resource-router.js';
 import { canonicalUri } from './canonical-uri.js';
+import type { CallerIdentity } from '../auth/identity.js';
 
 /** What the catalog needs from one upstream. */
 export interface FeatureLink {
@@ -24,6 +25,8 @@ export interface FeatureLink {
   redact(text: string): string;
   /** The connection for 2026-07-28 callers, or undefined (the upstream speaks only 2025-11-25). */
   modernLane?(): Promise<Client | undefined>;
+  /** The caller's own connection, when the upstream is reached with each caller's grant (`token_exchange`, `per_user`). */
+  callerClient?(caller: CallerIdentity | undefined): Promise<Client> | undefined;
   /** Seals an upstream's `requestState` between rounds. */
   readonly roundSeal?: RoundStateSeal;
 }

@@ -36,6 +36,7 @@ import { pageOf } from './paging.js';
 import { guardedRunner, refusalError, sendRequest } from './guarded-run.js';
 import type { FeatureTarget } from './guarded-run.js';
 import { canonicalUri } from './canonical-uri.js';
+import { connectElicitation, isUpstreamAuthError, isUpstreamConnectRequired } from '../upstream/oauth/errors.js';
 import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from './session-state.js';
 
 export interface FeatureServing {
@@ -425,6 +426,9 @@ function relay<T>(
   target?: string,
   limit?: number,
 ): Promise<T> {
+  // An upstream reached with each caller's own grant: the request travels on that caller's connection.
+  const own = link.callerClient?.(identityOf(ctx.http?.authInfo));
+  if (own !== undefined) return relayOwn(link, own, send, ctx, limit);
   const seal = link.roundSeal;
   if (target !== undefined && seal !== undefined && link.modernLane !== undefined && isModernCaller(ctx))
     return relayRound(link, send, ctx, target, seal, limit);
@@ -434,6 +438,42 @@ function relay<T>(
   return within(link, client, limit, ctx, options, (o) => send(client, o)).catch((error: unknown) => {
     throw forClient(link, error);
   });
+}
+
+/** `relay` over the caller's own connection (`token_exchange`, `per_user`), never the gateway's. */
+async function relayOwn<T>(
+  link: FeatureLink,
+  own: Promise<Client>,
+  send: (client: Client, options: RequestOptions) => Promise<T>,
+  ctx: ServerContext,
+  limit: number | undefined,
+): Promise<T> {
+  let client: Client;
+  try {
+    client = await own;
+  } catch (error) {
+    throw callerConnectionError(link, error);
+  }
+  const options = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
+  try {
+    return await within(link, client, limit, ctx, options, (o) => send(client, o));
+  } catch (error) {
+    throw forClient(link, error);
+  }
+}
+
+/** The caller's connection could not be opened: a consent link to follow (-32042), or why their grant failed. */
+function callerConnectionError(link: FeatureLink, error: unknown): Error {
+  if (isUpstreamConnectRequired(error)) {
+    const { message, data } = connectElicitation(link.name, error, 'ask again');
+    return new ProtocolError(ProtocolErrorCode.UrlElicitationRequired, message, data);
+  }
+  if (isUpstreamAuthError(error))
+    return new ProtocolError(ProtocolErrorCode.InternalError, `${error.detail}. ${error.suggestion}`, {
+      code: CoreErrorCode.UPSTREAM_UNAUTHORIZED,
+      upstream: link.name,
+    });
+  return forClient(link, error);
 }
 
 /** `relay` for a 2026-07-28 caller: over the upstream's 2026-07-28 lane, with the round's answers and sealed state. */

@@ -19,7 +19,16 @@ const Key = z
 export const CredentialVaultOptions = z
   .object({
     keys: z
-      .array(z.object({ id: KeyId, key: Key }).strict())
+      .array(
+        z
+          .object({
+            id: KeyId.describe("The key's name, written beside each sealed record; unique."),
+            key: Key.describe(
+              '32 random bytes, base64 or base64url (`openssl rand -base64 32`); pass it through `${VAR}`.',
+            ),
+          })
+          .strict(),
+      )
       .min(1)
       .max(16)
       .refine((keys) => new Set(keys.map((k) => k.id)).size === keys.length, 'key ids must be unique')

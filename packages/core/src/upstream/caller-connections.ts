@@ -6,7 +6,7 @@ import { safeJsonSchemaValidator } from '../safe-json-schema.js';
 import { openTransport } from './connection.js';
 import type { UpstreamAuthorizer } from './oauth/authorizer.js';
 import type { ResolvedImportOptions } from './options.js';
-import { UPSTREAM_CLIENT_CAPABILITIES } from './upstream-features.js';
+import { CallRelay, UPSTREAM_CLIENT_CAPABILITIES, wireUpstreamClient } from './upstream-features.js';
 
 interface Entry {
   readonly client: Promise<Client>;
@@ -17,10 +17,14 @@ interface Entry {
  * grant (`token_exchange`): an upstream binds its sessions to the token
  * that opened them, so a caller's calls travel on a session opened with
  * that caller's token. Opened on the caller's first call; past `max`, the
- * least recently used are closed.
+ * least recently used are closed. The upstream's requests back (sampling,
+ * elicitation, roots) and its log messages reach only a call of that same
+ * caller: each connection has a relay of its own, and nothing it sends
+ * outside a call is broadcast.
  */
 export class CallerConnections {
   private readonly entries = new Map<string, Entry>();
+  private readonly relays = new WeakMap<Client, CallRelay>();
   private closed = false;
 
   constructor(
@@ -51,6 +55,11 @@ export class CallerConnections {
     return entry.client;
   }
 
+  /** The relay of a caller's connection: a call on it enters here, so that the upstream's requests reach that call. */
+  relayOf(client: Client): CallRelay | undefined {
+    return this.relays.get(client);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const entries = [...this.entries.values()];
@@ -75,6 +84,18 @@ export class CallerConnections {
         { event: 'upstream.transport_error', upstream: name, error: this.redact(messageOf(error)) },
         'upstream transport error',
       );
+    const relay = new CallRelay();
+    this.relays.set(client, relay);
+    // No catalog: a caller's connection lists nothing for everyone and broadcasts nothing.
+    wireUpstreamClient(client, {
+      upstream: name,
+      timeoutMs: this.options.timeoutMs,
+      logger: this.logger,
+      relay,
+      catalog: undefined,
+      redact: this.redact,
+      featuresChanged: () => undefined,
+    });
     try {
       await client.connect(opened.transport, { timeout: this.options.connectTimeoutMs });
     } catch (error) {

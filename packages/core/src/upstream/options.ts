@@ -260,8 +260,8 @@ function authConflict({ auth, connection }: ResolvedImportOptions): string | und
   if (Object.keys(connection.headers ?? {}).some((name) => name.toLowerCase() === 'authorization'))
     return 'auth: remove the static `authorization` header; `auth` supplies it';
   // A caller's own token rides on each call's request, which only Sluice's node:http transport carries.
-  if (auth.type === 'token_exchange' && (connection.type !== 'http' || connection.transport !== 'node'))
-    return "auth: token_exchange needs an `http` connection with the default transport ('node')";
+  if (auth.type !== 'client_credentials' && (connection.type !== 'http' || connection.transport !== 'node'))
+    return `auth: ${auth.type} needs an \`http\` connection with the default transport ('node')`;
   return undefined;
 }
 

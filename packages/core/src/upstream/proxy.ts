@@ -4,6 +4,7 @@ import {
   SdkError,
   SdkErrorCode,
   SdkHttpError,
+  ProtocolErrorCode,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import type { CallToolRequestOptions, Client, Progress } from '@modelcontextprotocol/client';
@@ -13,11 +14,12 @@ import type { CallContext, Executor } from '../context.js';
 import { messageOf } from '../errors.js';
 import { toPlainMeta } from '../meta.js';
 import type { CallToolResult, ServerContext, Tool } from '../protocol.js';
-import { CoreErrorCode } from '../errors.js';
+import { CoreErrorCode, SluiceError } from '../errors.js';
 import type { UpstreamErrorCode } from './errors.js';
 import { upstreamFailure } from './errors.js';
 import { refusal } from '../refusal.js';
-import { isUpstreamAuthError } from './oauth/errors.js';
+import { connectElicitation, isUpstreamAuthError, isUpstreamConnectRequired } from './oauth/errors.js';
+import type { UpstreamConnectRequired } from './oauth/errors.js';
 import type { CallerIdentity } from '../auth/identity.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
@@ -43,8 +45,11 @@ export interface UpstreamLink {
   redact(text: string): string;
   /** This caller's own connection, when the upstream is reached with each caller's grant (`token_exchange`). */
   callerClient?(caller: CallerIdentity | undefined): Promise<Client> | undefined;
-  /** A call began, for relaying the upstream's requests and log messages to its caller; returns what ends it. */
-  enterCall?(mcp: ServerContext | undefined): () => void;
+  /**
+   * A call began on `client`, for relaying the upstream's requests and log messages to its caller; returns what
+   * ends it. A caller's own connection relays to that caller's calls only.
+   */
+  enterCall?(mcp: ServerContext | undefined, client?: Client): () => void;
   /** The connection for 2026-07-28 callers, or undefined (the upstream speaks only 2025-11-25). */
   modernLane?(): Promise<Client | undefined>;
   /** Seals an upstream's `requestState` between rounds. */
@@ -138,7 +143,7 @@ async function callOn(
     ...(round ? { allowInputRequired: true } : {}),
   };
   const send = () => client.callTool(params, options) as Promise<CallToolResult>;
-  const leave = link.enterCall?.(ctx.mcp);
+  const leave = link.enterCall?.(ctx.mcp, client);
   try {
     const result = await (fetched ? withResponseBudget(budget, send) : send());
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);
@@ -327,6 +332,7 @@ function failed(link: UpstreamLink, client: Client, original: Tool, error: unkno
 
 /** A caller's own connection could not be opened: their grant was refused, or the upstream is unreachable. */
 function callerConnectionFailed(link: UpstreamLink, original: Tool, error: unknown, ctx: CallContext): CallToolResult {
+  if (isUpstreamConnectRequired(error)) throw connectRequired(link, original.name, error, ctx);
   const detail = link.redact(messageOf(error)) || 'no details given';
   if (isUpstreamAuthError(error) || (error instanceof SdkHttpError && error.status === 401))
     return unauthorized(link, original.name, error, detail, ctx);
@@ -340,6 +346,28 @@ function callerConnectionFailed(link: UpstreamLink, original: Tool, error: unkno
     `Sluice could not open this caller's connection to upstream "${link.name}": ${detail}`,
     'Try again shortly.',
   );
+}
+
+/**
+ * A `per_user` caller without a grant: the URL-mode elicitation (-32042)
+ * pointing at the consent page. The link is this caller's alone: it travels
+ * in the error's data to them, never into a log line or the message.
+ */
+function connectRequired(
+  link: UpstreamLink,
+  tool: string,
+  error: UpstreamConnectRequired,
+  ctx: CallContext,
+): SluiceError {
+  ctx.logger.info(
+    { event: 'upstream.connect_required', upstream: link.name, tool, code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED },
+    `the caller has no grant at upstream "${link.name}" yet; asked to connect`,
+  );
+  const { message, data } = connectElicitation(link.name, error, `call "${tool}" again`);
+  return new SluiceError(CoreErrorCode.UPSTREAM_CONNECT_REQUIRED, message, {
+    hook: 'call',
+    cause: new ProtocolError(ProtocolErrorCode.UrlElicitationRequired, message, data),
+  });
 }
 
 /** Sluice could not authenticate: the connection is as healthy as before, and the message says what to do. */

@@ -18,6 +18,7 @@ import { ModernLane } from './modern-lane.js';
 import { CallerConnections } from './caller-connections.js';
 import type { UpstreamAuthorizer, UpstreamAuthorizers } from './oauth/authorizer.js';
 import { createAuthorizers } from './oauth/authorizer.js';
+import type { PerUserContext } from './oauth/per-user.js';
 import type { CallerIdentity } from '../auth/identity.js';
 import { RoundStateSeal } from './round-state.js';
 import type { UpstreamStatus } from './health.js';
@@ -52,6 +53,8 @@ export interface UpstreamHost {
   readonly features?: FeatureCatalog;
   /** Seals upstream `requestState` between rounds; the server's, so that its pipeline can read what it sealed. */
   readonly roundSeal?: RoundStateSeal;
+  /** The credential vault and consent flows, for `per_user` upstreams; absent without a vault. */
+  readonly perUser?: PerUserContext | undefined;
 }
 
 /**
@@ -105,11 +108,11 @@ export class UpstreamClient implements UpstreamLink {
     const connection = options.connection;
     const url = connection.type === 'http' || connection.type === 'sse' ? connection.url : undefined;
     // One authorizer for both lanes, so that they share a token.
-    this.authorizers = createAuthorizers(options.name, url, options.auth, host.services.clock);
+    this.authorizers = createAuthorizers(options.name, url, options.auth, host.services.clock, host.perUser);
     this.auth = this.authorizers?.connection;
     const auth = options.auth;
     this.callers =
-      auth?.type === 'token_exchange'
+      auth !== undefined && auth.type !== 'client_credentials'
         ? new CallerConnections(options, host.version, host.logger, this.redact, auth.maxCallers)
         : undefined;
     this.lane = new ModernLane(options, host.version, host.logger, this.redact, this.auth);
@@ -147,11 +150,15 @@ export class UpstreamClient implements UpstreamLink {
 
   callerClient(caller: CallerIdentity | undefined): Promise<Client> | undefined {
     const auth = this.authorizers?.forCaller?.(caller);
-    return auth === undefined ? undefined : this.callers?.get(caller, auth);
+    const callers = this.callers;
+    if (auth === undefined || callers === undefined) return undefined;
+    // The caller's grant first: a caller without one is told so before any connection is opened.
+    return auth.authorization().then(() => callers.get(caller, auth));
   }
 
-  enterCall(mcp: ServerContext | undefined): () => void {
-    return this.relay.enter(mcp);
+  enterCall(mcp: ServerContext | undefined, client?: Client): () => void {
+    const own = client === undefined ? undefined : this.callers?.relayOf(client);
+    return (own ?? this.relay).enter(mcp);
   }
 
   callSucceeded(): void {

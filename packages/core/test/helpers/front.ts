@@ -35,3 +35,14 @@ export async function startFront(
       }),
   };
 }
+
+/** A front that records the bearer token of every request on its way to the upstream, in order. */
+export async function startRecordingFront(target: URL): Promise<Front & { readonly tokens: string[] }> {
+  const tokens: string[] = [];
+  const front = await startFront(target, (req) => {
+    const authorization = req.headers.authorization;
+    if (authorization?.startsWith('Bearer ')) tokens.push(authorization.slice(7));
+    return false;
+  });
+  return { url: front.url, close: () => front.close(), tokens };
+}

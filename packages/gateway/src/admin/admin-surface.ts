@@ -1,6 +1,6 @@
 import type { RequestListener, ServerResponse } from 'node:http';
 import { SluiceError } from '@sluice/core';
-import type { Logger, RouteRequest } from '@sluice/core';
+import type { CredentialVault, Logger, RouteRequest } from '@sluice/core';
 import type { PendingApproval } from '@sluice/plugin-risk';
 import { GatewayErrorCode } from '../errors.js';
 import { operatorOf } from './caller.js';
@@ -17,6 +17,8 @@ export interface AdminContext extends AdminSources {
   readonly approvals: () => Promise<readonly PendingApproval[]>;
   /** An operator's answer to a pending operator question, on any replica's store. */
   readonly answer: (id: string, answer: ApprovalAnswer) => Promise<AnswerOutcome>;
+  /** The vault of upstream grants; undefined without `credentialVault`. */
+  readonly credentials: () => CredentialVault | undefined;
   readonly scopes: readonly string[];
   readonly logger: Logger;
   readonly live: LiveRates;
@@ -60,7 +62,8 @@ function statusOf(error: unknown): [number, string] {
   if (error instanceof HttpProblem) return [error.status, error.message];
   if (SluiceError.is(error)) {
     if (error.code === GatewayErrorCode.UNKNOWN_LEDGER_TOOL) return [404, error.message];
-    if (error.code === GatewayErrorCode.NO_LEDGER) return [409, error.message];
+    if (error.code === GatewayErrorCode.NO_LEDGER || error.code === GatewayErrorCode.NO_VAULT)
+      return [409, error.message];
   }
   return [500, 'internal error: see the gateway log'];
 }

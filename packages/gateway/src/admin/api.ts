@@ -4,6 +4,7 @@ import { adminRoute, requireLedger } from './admin-surface.js';
 import { allow, fieldsOf, readBody, sendJson, toolOf } from './http-io.js';
 import { toolViews, upstreamViews } from './snapshot.js';
 import { answerQuestion, viaOf } from './approvals.js';
+import { requireVault, revokeGrants, slotFilterOf } from './credentials.js';
 
 /** The admin API's version prefix: a change that breaks a client gets a new one. */
 export const ADMIN_API_PREFIX = '/admin/v1';
@@ -20,6 +21,9 @@ export const AdminApiPath = Object.freeze({
   APPROVALS: `${ADMIN_API_PREFIX}/approvals`,
   APPROVALS_APPROVE: `${ADMIN_API_PREFIX}/approvals/approve`,
   APPROVALS_DENY: `${ADMIN_API_PREFIX}/approvals/deny`,
+  CREDENTIALS: `${ADMIN_API_PREFIX}/credentials`,
+  CREDENTIALS_REVOKE: `${ADMIN_API_PREFIX}/credentials/revoke`,
+  CREDENTIALS_ROTATE: `${ADMIN_API_PREFIX}/credentials/rotate`,
 } as const);
 
 /** The JSON admin API, by path: what the console shows and `sluice ledger` uses. */
@@ -73,5 +77,25 @@ export function adminApiRoutes(context: AdminContext): Record<string, RequestLis
     }),
     [AdminApiPath.APPROVALS_APPROVE]: answerRoute('approved'),
     [AdminApiPath.APPROVALS_DENY]: answerRoute('denied'),
+    // Grants are listed by slot (upstream, caller): their tokens never leave the vault.
+    [AdminApiPath.CREDENTIALS]: route(async (req, res) => {
+      allow(req, ['GET']);
+      const filter = slotFilterOf(Object.fromEntries(query(req.url)), false);
+      sendJson(res, 200, { credentials: await requireVault(context).list(filter) });
+    }),
+    [AdminApiPath.CREDENTIALS_REVOKE]: route(async (req, res, operator) => {
+      allow(req, ['POST']);
+      const filter = slotFilterOf(fieldsOf(await readBody(req), req.headers['content-type']), true);
+      sendJson(res, 200, { revoked: await revokeGrants(context, filter, operator) });
+    }),
+    [AdminApiPath.CREDENTIALS_ROTATE]: route(async (req, res, operator) => {
+      allow(req, ['POST']);
+      const resealed = await requireVault(context).rotate();
+      context.logger.info(
+        { event: 'admin.credentials_rotated', resealed, by: operator },
+        `${resealed} upstream grant(s) resealed with the first vault key by ${operator}`,
+      );
+      sendJson(res, 200, { resealed });
+    }),
   };
 }

@@ -1,4 +1,5 @@
 import { SluiceError, messageOf } from '@sluice/core';
+import type { CredentialSlot } from '@sluice/core';
 import { GatewayErrorCode } from '../errors.js';
 import { AdminApiPath } from './api.js';
 import type { LedgerDiff, LedgerRow } from './ledger-view.js';
@@ -54,6 +55,21 @@ export class AdminClient {
     })) as AnsweredQuestion;
   }
 
+  /** The grants in the vault (slots only), optionally of one upstream or caller. */
+  async credentials(filter: Partial<CredentialSlot>): Promise<CredentialSlot[]> {
+    const query = new URLSearchParams(filter);
+    const path = `${AdminApiPath.CREDENTIALS}${query.size > 0 ? `?${query.toString()}` : ''}`;
+    return ((await this.request('GET', path)) as { credentials: CredentialSlot[] }).credentials;
+  }
+
+  async revokeCredentials(filter: Partial<CredentialSlot>): Promise<number> {
+    return ((await this.request('POST', AdminApiPath.CREDENTIALS_REVOKE, filter)) as { revoked: number }).revoked;
+  }
+
+  async rotateCredentials(): Promise<number> {
+    return ((await this.request('POST', AdminApiPath.CREDENTIALS_ROTATE, {})) as { resealed: number }).resealed;
+  }
+
   /** A row by the name clients see, or by `upstream/tool`. */
   async find(tool: string): Promise<LedgerRow> {
     const rows = await this.list();
@@ -101,6 +117,8 @@ export class AdminClient {
       throw new SluiceError(GatewayErrorCode.UNKNOWN_LEDGER_TOOL, reason);
     if (answer.status === 409 && path.startsWith(AdminApiPath.LEDGER))
       throw new SluiceError(GatewayErrorCode.NO_LEDGER, reason);
+    if (answer.status === 409 && path.startsWith(AdminApiPath.CREDENTIALS))
+      throw new SluiceError(GatewayErrorCode.NO_VAULT, reason);
     throw unavailable(
       answer.status === 401
         ? `${reason}: set SLUICE_ADMIN_KEY to a key the gateway accepts`

@@ -10,6 +10,8 @@ import { verdictSummary } from './ledger-view.js';
 import type { SkippedView, ToolView, UpstreamView } from './snapshot.js';
 import { toolViews, upstreamViews } from './snapshot.js';
 import { answerQuestion } from './approvals.js';
+import { credentialsSection, revokeGrants, slotFilterOf } from './credentials.js';
+import type { SlotFilter } from './credentials.js';
 
 /** Where the console is served. */
 export const CONSOLE_PATH = '/console';
@@ -78,6 +80,27 @@ export function consoleRoutes(context: AdminContext, login: ConsoleLogin): Recor
     }),
     [`${base}/ledger/approve`]: decide('approve'),
     [`${base}/ledger/revoke`]: decide('revoke'),
+    [`${base}/credentials`]: route(async (req, res) => {
+      allow(req, ['GET', 'HEAD']);
+      const vault = context.credentials();
+      const csrf = login.sessionOf(req)?.csrf;
+      const hidden = (slot: SlotFilter) =>
+        Object.entries(slot)
+          .map(([name, value]) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`)
+          .join('') + csrfField(csrf);
+      const main =
+        vault === undefined
+          ? '<p class="note">No credential vault: configure <code>credentialVault</code>.</p>'
+          : credentialsSection(await vault.list(), `${base}/credentials/revoke`, hidden, esc);
+      page(req, res, 'credentials', 'Upstream credentials', main);
+    }),
+    [`${base}/credentials/revoke`]: route(async (req, res, operator) => {
+      allow(req, ['POST']);
+      const fields = fieldsOf(await readBody(req), req.headers['content-type']);
+      login.checkForm(req, fields);
+      await revokeGrants(context, slotFilterOf(fields, true), operator);
+      redirect(res, `${base}/credentials`);
+    }),
     [`${base}/live`]: route(async (req, res) => {
       allow(req, ['GET', 'HEAD']);
       const csrf = login.sessionOf(req)?.csrf;

@@ -44,6 +44,7 @@ const PAGES = [
   ['ledger', 'Ledger'],
   ['approvals', 'Approvals'],
   ['live', 'Live'],
+  ['credentials', 'Credentials'],
 ] as const;
 
 export interface PageOptions {

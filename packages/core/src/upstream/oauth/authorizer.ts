@@ -1,12 +1,14 @@
 import type { CallerIdentity } from '../../auth/identity.js';
 import { subjectTokenOf } from '../../auth/identity.js';
 import type { Clock } from '../../clock.js';
-import { messageOf } from '../../errors.js';
+import { CoreErrorCode, SluiceError, messageOf } from '../../errors.js';
 import { UpstreamAuthError, isUpstreamAuthError } from './errors.js';
 import type { AuthorizationTarget } from './metadata.js';
 import { discoverAuthorization } from './metadata.js';
 import type { ResolvedTokenExchange, ResolvedUpstreamAuth } from './options.js';
 import { requestToken } from './token-endpoint.js';
+import type { PerUserContext } from './per-user.js';
+import { PerUserGrants } from './per-user.js';
 
 /**
  * What a transport asks for an upstream's `Authorization` header. A
@@ -43,7 +45,7 @@ interface Cached {
 }
 
 /** The gateway's client at one upstream's authorization server: discovery once, then token requests. */
-class TokenClient {
+export class TokenClient {
   private target: Promise<AuthorizationTarget> | undefined;
 
   constructor(
@@ -53,26 +55,29 @@ class TokenClient {
     readonly clock: Clock,
   ) {}
 
-  async request(grant: (target: AuthorizationTarget) => Record<string, string>) {
+  /** A token request at the discovered endpoint; `scope` is sent unless `withScope` is false (a code's scope is the consented one). */
+  async request(grant: (target: AuthorizationTarget) => Record<string, string>, withScope = true) {
     const target = await this.discover();
     const { options } = this;
+    const scope: Record<string, string> = withScope && options.scope !== undefined ? { scope: options.scope } : {};
     return requestToken({
       upstream: this.upstream,
       endpoint: target.tokenEndpoint,
-      form: { ...grant(target), ...(options.scope === undefined ? {} : { scope: options.scope }) },
+      form: { ...grant(target), ...scope },
       client: { id: options.clientId, secret: options.clientSecret, method: options.tokenEndpointAuthMethod },
       timeoutMs: options.timeoutMs,
     });
   }
 
   /** Discovery runs once; a failed one is tried again on the next request. */
-  private discover(): Promise<AuthorizationTarget> {
+  discover(): Promise<AuthorizationTarget> {
     this.target ??= discoverAuthorization({
       upstream: this.upstream,
       url: this.url,
       resource: this.options.resource,
       issuer: this.options.issuer,
       tokenEndpoint: this.options.tokenEndpoint,
+      authorizationEndpoint: this.options.type === 'per_user' ? this.options.authorizationEndpoint : undefined,
     }).catch((error: unknown) => {
       this.target = undefined;
       if (isUpstreamAuthError(error)) throw error;
@@ -206,12 +211,16 @@ class Refused implements UpstreamAuthorizer {
   }
 }
 
-/** The authorizers an upstream's `auth` describes, for its HTTP endpoint; undefined without `auth`. */
+/**
+ * The authorizers an upstream's `auth` describes, for its HTTP endpoint;
+ * undefined without `auth`. `per_user` needs the server's vault (`perUser`).
+ */
 export function createAuthorizers(
   upstream: string,
   url: string | undefined,
   auth: ResolvedUpstreamAuth | undefined,
   clock: Clock,
+  perUser?: PerUserContext,
 ): UpstreamAuthorizers | undefined {
   if (auth === undefined || url === undefined) return undefined;
   const client = new TokenClient(upstream, new URL(url), auth, clock);
@@ -220,6 +229,16 @@ export function createAuthorizers(
     resource: target.resource,
   }));
   if (auth.type === 'client_credentials') return { connection };
+  if (auth.type === 'per_user') {
+    if (perUser === undefined)
+      throw new SluiceError(
+        CoreErrorCode.INVALID_OPTIONS,
+        `Invalid import options for upstream "${upstream}": auth: per_user keeps each caller's grant in the credential vault; give the server one (\`credentialVault\`)`,
+        { hook: 'import' },
+      );
+    const grants = new PerUserGrants(client, auth, perUser);
+    return { connection, forCaller: (caller) => grants.forCaller(caller) };
+  }
   const callers = new CallerGrants(client, auth);
   return { connection, forCaller: (caller) => callers.forCaller(caller) };
 }

@@ -8,6 +8,10 @@ export interface AuthorizationTarget {
   readonly resource: string;
   readonly issuer: string | undefined;
   readonly tokenEndpoint: string;
+  /** Where people are sent to sign in and consent (`per_user`), when known. */
+  readonly authorizationEndpoint?: string | undefined;
+  /** The server sends `iss` with its authorization responses (RFC 9207), so a response without it is refused. */
+  readonly issuerInResponses?: boolean;
 }
 
 export interface DiscoveryOptions {
@@ -17,6 +21,7 @@ export interface DiscoveryOptions {
   readonly resource?: string | undefined;
   readonly issuer?: string | undefined;
   readonly tokenEndpoint?: string | undefined;
+  readonly authorizationEndpoint?: string | undefined;
 }
 
 const PROTECTED_RESOURCE = '/.well-known/oauth-protected-resource';
@@ -33,12 +38,18 @@ export async function discoverAuthorization(options: DiscoveryOptions): Promise<
       resource: options.resource ?? options.url.href,
       issuer: options.issuer,
       tokenEndpoint: options.tokenEndpoint,
+      authorizationEndpoint: options.authorizationEndpoint,
     };
   const resourceMetadata = options.issuer === undefined || options.resource === undefined;
   const described = resourceMetadata ? await protectedResource(options) : undefined;
   const issuer = chooseIssuer(options, described?.authorizationServers ?? []);
-  const tokenEndpoint = await tokenEndpointOf(options.upstream, issuer);
-  return { resource: options.resource ?? described?.resource ?? options.url.href, issuer, tokenEndpoint };
+  const endpoints = await endpointsOf(options.upstream, issuer);
+  return {
+    resource: options.resource ?? described?.resource ?? options.url.href,
+    issuer,
+    ...endpoints,
+    authorizationEndpoint: options.authorizationEndpoint ?? endpoints.authorizationEndpoint,
+  };
 }
 
 interface ProtectedResource {
@@ -95,7 +106,9 @@ function chooseIssuer(options: DiscoveryOptions, named: readonly string[]): stri
   );
 }
 
-async function tokenEndpointOf(upstream: string, issuer: string): Promise<string> {
+type Endpoints = Pick<AuthorizationTarget, 'tokenEndpoint' | 'authorizationEndpoint' | 'issuerInResponses'>;
+
+async function endpointsOf(upstream: string, issuer: string): Promise<Endpoints> {
   const url = new URL(issuer);
   const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
   const candidates = [
@@ -123,7 +136,16 @@ async function tokenEndpointOf(upstream: string, issuer: string): Promise<string
       `The authorization server ${issuer} of upstream "${upstream}" names no token endpoint`,
       'Set `auth.tokenEndpoint`.',
     );
-  return body.token_endpoint;
+  const authorization = body.authorization_endpoint;
+  // PKCE with S256 is required of every authorization-code flow; a server that lists methods must list it.
+  const methods = body.code_challenge_methods_supported;
+  const s256 = !Array.isArray(methods) || methods.includes('S256');
+  return {
+    tokenEndpoint: body.token_endpoint,
+    authorizationEndpoint:
+      typeof authorization === 'string' && isHttpUrl(authorization) && s256 ? authorization : undefined,
+    issuerInResponses: body.authorization_response_iss_parameter_supported === true,
+  };
 }
 
 /** The first candidate that answers with a JSON object; undefined when none does. */

@@ -47,6 +47,10 @@ const clientFields = {
     .describe('Limit for each discovery and token request, in ms. Default 10 000.'),
 };
 
+/** How many callers an upstream keeps grants or connections for at once. Default 10 000. */
+const maxCallers = (what: string) =>
+  z.number().int().positive().max(1_000_000).default(10_000).describe(`${what} Default 10 000.`);
+
 /**
  * The gateway's own OAuth client at the upstream's authorization server: the
  * client-credentials grant, with the authorization server found through the
@@ -80,20 +84,58 @@ export const TokenExchangeAuthSchema = z
       .optional()
       .describe('The `audience` parameter of the exchange, when the authorization server wants one beside `resource`.'),
     /** Callers whose tokens are exchanged at once, at most; past it, the least recently used are forgotten. */
-    maxCallers: z
+    maxCallers: maxCallers('Exchanged tokens kept at once (one per caller); past it, the least recently used go.'),
+  })
+  .strict();
+
+/**
+ * Each caller connects their own account at the upstream once: a caller
+ * without a grant is sent (URL-mode elicitation) to the gateway's consent
+ * page, which runs the authorization-code flow with PKCE against the
+ * upstream's authorization server; the grant is sealed in the server's
+ * credential vault under that caller and refreshed with its refresh token.
+ * The connection itself (handshake, lists) uses the gateway's
+ * client-credentials token from the same client.
+ */
+export const PerUserAuthSchema = z
+  .object({
+    type: z
+      .literal('per_user')
+      .describe("Each caller connects their own account once (consent page, PKCE); lists use the gateway's own."),
+    ...clientFields,
+    /** Skips discovery of the authorization endpoint (with `tokenEndpoint`, of the whole server). */
+    authorizationEndpoint: HttpsOrLoopbackUrl.optional().describe(
+      'Where people sign in and consent; skips its discovery (with `tokenEndpoint`, discovery is skipped).',
+    ),
+    /**
+     * The gateway's callback as browsers reach it, registered at the authorization server. Default: the
+     * listener's origin + `/oauth/upstream/callback`; set it behind a proxy or load balancer.
+     */
+    redirectUri: HttpsOrLoopbackUrl.optional().describe(
+      "The callback as browsers reach it (register it at the authorization server). Default: the listener's origin + `/oauth/upstream/callback`.",
+    ),
+    /** How long a consent link and a started sign-in stay valid, in seconds. Default 600. */
+    consentTtlSec: z
       .number()
       .int()
-      .positive()
-      .max(1_000_000)
-      .default(10_000)
-      .describe('Exchanged tokens kept at once (one per caller); past it, the least recently used go. Default 10 000.'),
+      .min(30)
+      .max(3_600)
+      .default(600)
+      .describe('How long a consent link and a started sign-in stay valid, in seconds. Default 600.'),
+    /** Per-caller connections kept open at once; past it, the least recently used are closed. */
+    maxCallers: maxCallers('Per-caller connections kept open at once; past it, the least recently used close.'),
   })
   .strict();
 
 /** How Sluice authenticates to an HTTP upstream. */
-export const UpstreamAuthSchema = z.discriminatedUnion('type', [ClientCredentialsAuthSchema, TokenExchangeAuthSchema]);
+export const UpstreamAuthSchema = z.discriminatedUnion('type', [
+  ClientCredentialsAuthSchema,
+  TokenExchangeAuthSchema,
+  PerUserAuthSchema,
+]);
 
 export type UpstreamAuth = z.input<typeof UpstreamAuthSchema>;
 export type ResolvedUpstreamAuth = z.output<typeof UpstreamAuthSchema>;
 export type ResolvedClientCredentials = z.output<typeof ClientCredentialsAuthSchema>;
 export type ResolvedTokenExchange = z.output<typeof TokenExchangeAuthSchema>;
+export type ResolvedPerUser = z.output<typeof PerUserAuthSchema>;

@@ -10,6 +10,8 @@ export interface IssuedToken {
   readonly accessToken: string;
   /** Lifetime in seconds, when the server says. */
   readonly expiresIn: number | undefined;
+  /** A refresh token, when the server issued one (authorization code and refresh grants). */
+  readonly refreshToken?: string | undefined;
 }
 
 export interface TokenRequest {
@@ -68,6 +70,7 @@ export async function requestToken(request: TokenRequest): Promise<IssuedToken> 
       code === 'invalid_client'
         ? "Check the gateway's client id and secret for this upstream."
         : "Check this upstream's `auth` settings (scope, resource) against the authorization server.",
+      code,
     );
   }
   const token = body?.access_token;
@@ -79,9 +82,11 @@ export async function requestToken(request: TokenRequest): Promise<IssuedToken> 
       'Check the authorization server.',
     );
   const expiresIn = body?.expires_in;
+  const refreshToken = body?.refresh_token;
   return {
     accessToken: token,
     expiresIn: typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined,
+    ...(typeof refreshToken === 'string' && refreshToken !== '' ? { refreshToken } : {}),
   };
 }
 

@@ -1,0 +1,428 @@
+// Per-user grants toward an upstream: a caller without one is asked, with a
+// URL-mode elicitation, to open the gateway's consent page; a real headless
+// chromium walks it through a real authorization server's sign-in and
+// consent pages (oidc-provider, authorization code + PKCE); the grant lands
+// sealed in the vault under that caller alone, and the upstream, a real MCP
+// server over loopback HTTP, sees each caller as their own upstream account.
+// The attacks come first: another caller's token, a revoked grant, a
+// tampered state or code.
+import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { decodeJwt } from 'jose';
+import fc from 'fast-check';
+import puppeteer from 'puppeteer-core';
+import type { Browser, HTTPRequest } from 'puppeteer-core';
+import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { CoreErrorCode, CredentialVault, MemoryStore, createServer, identityOf } from '@sluice/core';
+import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
+import { captureLogger, textOf } from '@sluice/core/testing';
+import type { CapturedLogger } from '@sluice/core/testing';
+import { CONSENT_GATEWAY, startConsentServer } from './helpers/consent-authorization-server.js';
+import type { ConsentServer } from './helpers/consent-authorization-server.js';
+import { startRecordingFront } from './helpers/front.js';
+
+const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
+if (!existsSync(CHROMIUM) && process.env.CI)
+  throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (the per-user tests need it)`);
+
+const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' } as const;
+const VAULT_KEY = randomBytes(32).toString('base64');
+
+let as: ConsentServer;
+let browser: Browser;
+beforeAll(async () => {
+  as = await startConsentServer();
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+}, 120_000);
+afterAll(async () => {
+  await browser.close().catch(() => {});
+  await as.close();
+});
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The upstream: verifies tokens bound to it and says whom it sees. */
+async function upstream(): Promise<HttpListener> {
+  const server = createServer({ name: 'saas', version: '1.0.0' });
+  server.tool({
+    name: 'whoami',
+    handler: (_args, ctx) => ({
+      content: [{ type: 'text', text: JSON.stringify({ subject: ctx.auth?.subject, aud: ctx.auth?.claims?.aud }) }],
+    }),
+  });
+  // A resource and a prompt that say whom the upstream sees.
+  server.extendSdk((sdk) => {
+    sdk.registerResource('me', 'saas://me', {}, (uri, ctx) => ({
+      contents: [{ uri: uri.href, text: String(identityOf(ctx.http?.authInfo)?.subject) }],
+    }));
+    sdk.registerPrompt('me', {}, (ctx) => ({
+      messages: [{ role: 'user', content: { type: 'text', text: String(identityOf(ctx.http?.authInfo)?.subject) } }],
+    }));
+  });
+  server.tool({
+    name: 'confirm',
+    handler: async (_args, ctx) => {
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- a caller's own connection speaks 2025-11-25, whose push elicitation this relays
+      const answer = await ctx.mcp?.mcpReq.elicitInput({
+        mode: 'form',
+        message: `Go ahead, ${String(ctx.auth?.subject)}?`,
+        requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+      });
+      return { content: [{ type: 'text', text: `${String(ctx.auth?.subject)} ${JSON.stringify(answer)}` }] };
+    },
+  });
+  const listener = await server.listen({
+    auth: { type: 'oauth', authorizationServers: [as.issuer], jwksRefreshCooldownSec: 0 },
+  });
+  cleanups.push(() => server.close());
+  return listener;
+}
+
+async function recordingFront(listener: HttpListener): Promise<{ url: URL; tokens: string[] }> {
+  const front = await startRecordingFront(listener.url);
+  cleanups.push(() => front.close());
+  return front;
+}
+
+interface Gateway {
+  readonly server: SluiceServer;
+  readonly listener: HttpListener;
+  readonly vault: CredentialVault;
+  readonly store: MemoryStore;
+  readonly logs: CapturedLogger;
+}
+
+/** The system clock, moved forward by `skipMs`: the gateway's view of time, so that grants age without waiting. */
+function skippingClock(): Clock & { skipMs: number } {
+  return {
+    skipMs: 0,
+    now() {
+      return Date.now() + this.skipMs;
+    },
+    setTimeout: (fn, ms) => setTimeout(fn, ms),
+    clearTimeout: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
+  };
+}
+
+async function gateway(upstreamUrl: URL, resource: string, clock?: Clock): Promise<Gateway> {
+  const store = new MemoryStore();
+  const vault = new CredentialVault(store.credentials, { keys: [{ id: 'k1', key: VAULT_KEY }] });
+  const logs = captureLogger();
+  const server = createServer({
+    name: 'gateway',
+    version: '1.0.0',
+    logger: logs.logger,
+    store,
+    credentialVault: vault,
+    ...(clock ? { clock } : {}),
+  });
+  cleanups.push(() => server.close());
+  const result = await server.import({
+    name: 'saas',
+    connection: { type: 'http', url: upstreamUrl.href },
+    auth: {
+      type: 'per_user',
+      clientId: CONSENT_GATEWAY.id,
+      clientSecret: CONSENT_GATEWAY.secret,
+      issuer: as.issuer,
+      resource,
+      scope: 'read offline_access',
+    },
+  });
+  expect(result.skipped).toEqual([]);
+  const listener = await server.listen({
+    auth: {
+      type: 'apiKeys',
+      keys: [
+        { name: 'alice', key: KEYS.alice },
+        { name: 'bob', key: KEYS.bob },
+      ],
+    },
+  });
+  as.register(new URL('/oauth/upstream/callback', listener.url).href);
+  return { server, listener, vault, store, logs };
+}
+
+async function caller(url: URL, key: string): Promise<Client> {
+  const client = new Client(
+    { name: 'caller', version: '1.0.0' },
+    { capabilities: { elicitation: { url: {}, form: {} } } },
+  );
+  // Answers a form elicitation relayed from the upstream with who was asked.
+  client.setRequestHandler('elicitation/create', (request) => ({
+    action: 'accept',
+    content: { ok: request.params.message.includes(key === KEYS.alice ? 'alice-at-saas' : 'bob-at-saas') },
+  }));
+  await client.connect(
+    new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+  );
+  cleanups.push(() => client.close());
+  return client;
+}
+
+interface Asked {
+  readonly url: string;
+  readonly elicitationId: string;
+  readonly message: string;
+}
+
+/** Calls `whoami` expecting the gateway to ask for a connection: the URL elicitation it answered with. */
+async function askedToConnect(client: Client): Promise<Asked> {
+  const error = await client.callTool({ name: 'whoami', arguments: {} }).then(
+    (result) => {
+      throw new Error(`expected a URL elicitation, got ${textOf(result)}`);
+    },
+    (error: unknown) => error as { code?: number; data?: { elicitations?: Record<string, unknown>[] } },
+  );
+  expect(error.code).toBe(ProtocolErrorCode.UrlElicitationRequired);
+  const [elicitation] = error.data?.elicitations ?? [];
+  expect(elicitation?.mode).toBe('url');
+  return elicitation as unknown as Asked;
+}
+
+async function whoami(client: Client): Promise<{ subject: string; aud: unknown }> {
+  const result = await client.callTool({ name: 'whoami', arguments: {} });
+  expect(result.isError, textOf(result)).toBeFalsy();
+  return JSON.parse(textOf(result)) as { subject: string; aud: unknown };
+}
+
+/**
+ * A person in a browser: opens the consent page, continues to the
+ * authorization server, signs in as `login` and consents. Resolves with the
+ * text of the page they end on; `intercept` may stop the redirect back to
+ * the gateway (resolving with its URL instead).
+ */
+async function consent(url: string, login: string, intercept = false): Promise<string> {
+  const context = await browser.createBrowserContext();
+  try {
+    const page = await context.newPage();
+    let callback: string | undefined;
+    if (intercept) {
+      await page.setRequestInterception(true);
+      page.on('request', (request: HTTPRequest) => {
+        if (request.url().includes('/oauth/upstream/callback')) {
+          callback = request.url();
+          void request.abort();
+        } else void request.continue();
+      });
+    }
+    await page.goto(url, { waitUntil: 'domcontentloaded' });
+    expect(await page.content()).toContain('saas');
+    await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('#continue')]);
+    await page.type('input[name="login"]', login);
+    await page.type('input[name="password"]', 'any password');
+    await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('button[type="submit"]')]);
+    if (intercept) {
+      await page.click('button[type="submit"]').catch(() => undefined);
+      await waitFor(() => callback !== undefined);
+      return callback as string;
+    }
+    await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('button[type="submit"]')]);
+    return await page.content();
+  } finally {
+    await context.close();
+  }
+}
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('per_user grants toward an upstream', () => {
+  it('asks each caller to connect, and each then reaches the upstream as their own account only', async () => {
+    const target = await upstream();
+    const front = await recordingFront(target);
+    const { listener, store, logs } = await gateway(front.url, target.url.href);
+    const alice = await caller(listener.url, KEYS.alice);
+    const bob = await caller(listener.url, KEYS.bob);
+
+    const askedAlice = await askedToConnect(alice);
+    // Logged by code and upstream, never with the link.
+    const [asked] = logs.events('upstream.connect_required');
+    expect(asked).toMatchObject({ code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED, upstream: 'saas', caller: 'alice' });
+    expect(logs.text()).not.toContain(new URL(askedAlice.url).searchParams.get('ticket') ?? '-');
+    expect(askedAlice.message).toMatch(/saas/);
+    expect(new URL(askedAlice.url).origin).toBe(listener.url.origin);
+    expect(await consent(askedAlice.url, 'alice-at-saas')).toContain('<h1>Connected</h1>');
+    expect(await whoami(alice)).toEqual({ subject: 'alice-at-saas', aud: target.url.href });
+
+    // Bob is asked separately: Alice's grant is hers alone.
+    const askedBob = await askedToConnect(bob);
+    expect(askedBob.url).not.toBe(askedAlice.url);
+    expect(askedBob.elicitationId).not.toBe(askedAlice.elicitationId);
+    expect(await consent(askedBob.url, 'bob-at-saas')).toContain('<h1>Connected</h1>');
+
+    // Interleaved calls: every one reaches the upstream as its own caller.
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => whoami(i % 2 === 0 ? alice : bob).then((r) => [i, r.subject] as const)),
+    );
+    for (const [i, subject] of results) expect(subject).toBe(i % 2 === 0 ? 'alice-at-saas' : 'bob-at-saas');
+
+    // No token the upstream saw belongs to the gateway's listener or to another audience.
+    for (const token of front.tokens) expect(decodeJwt(token).aud).toBe(target.url.href);
+    // The vault holds ciphertext only.
+    const userTokens = front.tokens.filter((t) => decodeJwt(t).sub !== CONSENT_GATEWAY.id);
+    expect(userTokens.length).toBeGreaterThan(0);
+    for (const subject of ['alice', 'bob']) {
+      const sealed = await store.credentials.get({ upstream: 'saas', subject });
+      expect(sealed).toBeDefined();
+      for (const token of userTokens) expect(sealed).not.toContain(token);
+    }
+  }, 120_000);
+
+  it("relays the upstream's elicitation during a call on a caller's own connection to that caller", async () => {
+    const target = await upstream();
+    const { listener } = await gateway(target.url, target.url.href);
+    const alice = await caller(listener.url, KEYS.alice);
+    await consent((await askedToConnect(alice)).url, 'alice-at-saas');
+    const result = await alice.callTool({ name: 'confirm', arguments: {} });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(textOf(result)).toBe('alice-at-saas {"action":"accept","content":{"ok":true}}');
+  }, 120_000);
+
+  it('refreshes a grant with its refresh token before it expires, keeping the caller who they are', async () => {
+    const target = await upstream();
+    const front = await recordingFront(target);
+    const clock = skippingClock();
+    const { listener, store } = await gateway(front.url, target.url.href, clock);
+    const alice = await caller(listener.url, KEYS.alice);
+    await consent((await askedToConnect(alice)).url, 'alice-at-saas');
+    await whoami(alice);
+    const first = front.tokens.filter((t) => decodeJwt(t).sub === 'alice-at-saas');
+    const sealedBefore = await store.credentials.get({ upstream: 'saas', subject: 'alice' });
+    // Past the refresh point (300 s tokens, replaced 60 s early): the next call gets a new token first.
+    clock.skipMs = 250_000;
+    expect(await whoami(alice)).toEqual({ subject: 'alice-at-saas', aud: target.url.href });
+    const used = front.tokens.filter((t) => decodeJwt(t).sub === 'alice-at-saas');
+    const fresh = used.at(-1) ?? '';
+    expect(first).not.toContain(fresh);
+    expect(await store.credentials.get({ upstream: 'saas', subject: 'alice' })).not.toBe(sealedBefore);
+    // Refreshed once: later calls reuse the new token.
+    await whoami(alice);
+    expect(front.tokens.filter((t) => decodeJwt(t).sub === 'alice-at-saas').at(-1)).toBe(fresh);
+  }, 120_000);
+
+  it("reads resources and gets prompts with the caller's own grant, never the gateway's", async () => {
+    const target = await upstream();
+    const { listener } = await gateway(target.url, target.url.href);
+    const alice = await caller(listener.url, KEYS.alice);
+    const refused = (await alice.readResource({ uri: 'saas://me' }).catch((e: unknown) => e)) as {
+      code?: number;
+      data?: { elicitations?: { url: string }[] };
+    };
+    expect(refused.code).toBe(ProtocolErrorCode.UrlElicitationRequired);
+    await consent(refused.data?.elicitations?.[0]?.url ?? '', 'alice-at-saas');
+    const read = await alice.readResource({ uri: 'saas://me' });
+    expect(read.contents[0]).toMatchObject({ text: 'alice-at-saas' });
+    const prompt = await alice.getPrompt({ name: 'me' });
+    expect(prompt.messages[0]?.content).toMatchObject({ text: 'alice-at-saas' });
+  }, 120_000);
+
+  it('never uses a revoked grant again: the caller is asked to connect anew', async () => {
+    const target = await upstream();
+    const front = await recordingFront(target);
+    const { listener, vault } = await gateway(front.url, target.url.href);
+    const alice = await caller(listener.url, KEYS.alice);
+    await consent((await askedToConnect(alice)).url, 'alice-at-saas');
+    await whoami(alice);
+    const revokedTokens = front.tokens.filter((t) => decodeJwt(t).sub === 'alice-at-saas');
+    expect(revokedTokens.length).toBeGreaterThan(0);
+
+    expect(await vault.revoke({ upstream: 'saas', subject: 'alice' })).toBe(1);
+    const seen = front.tokens.length;
+    await askedToConnect(alice);
+    await askedToConnect(alice);
+    for (const token of front.tokens.slice(seen)) expect(revokedTokens).not.toContain(token);
+  }, 120_000);
+
+  it('refuses an unknown, replayed or swapped state, and a code redeemed without its own PKCE verifier', async () => {
+    const target = await upstream();
+    const { listener, vault } = await gateway(target.url, target.url.href);
+    const alice = await caller(listener.url, KEYS.alice);
+    const bob = await caller(listener.url, KEYS.bob);
+    const callback = new URL('/oauth/upstream/callback', listener.url);
+
+    // A state the gateway never issued.
+    const forged = new URL(callback);
+    forged.search = new URLSearchParams({ code: 'x', state: 'never-issued' }).toString();
+    const answer = await fetch(forged);
+    expect(answer.status).toBe(400);
+
+    // Alice's code, delivered with the state of Bob's flow: Bob's verifier does not match Alice's challenge.
+    const aliceCallback = new URL(await consent((await askedToConnect(alice)).url, 'alice-at-saas', true));
+    const bobCallback = new URL(await consent((await askedToConnect(bob)).url, 'mallory-at-saas', true));
+    const swapped = new URL(callback);
+    swapped.search = new URLSearchParams({
+      code: aliceCallback.searchParams.get('code') ?? '',
+      state: bobCallback.searchParams.get('state') ?? '',
+      iss: as.issuer,
+    }).toString();
+    const swappedAnswer = await fetch(swapped);
+    expect(swappedAnswer.status).toBe(400);
+    expect(await swappedAnswer.text()).not.toContain(aliceCallback.searchParams.get('code') ?? '-');
+    expect(await vault.list()).toEqual([]);
+
+    // Bob's own state is spent by the failed attempt: replaying it with his own code is refused too.
+    expect((await fetch(bobCallback)).status).toBe(400);
+    expect(await vault.list()).toEqual([]);
+
+    // A fresh, untampered flow succeeds once; its callback replayed is refused.
+    const asked = await askedToConnect(alice);
+    const good = await consent(asked.url, 'alice-at-saas', true);
+    expect((await fetch(good)).status).toBe(200);
+    expect((await fetch(good)).status).toBe(400);
+    expect(await vault.list()).toEqual([{ upstream: 'saas', subject: 'alice' }]);
+    // The consent link itself is single-use.
+    expect((await fetch(asked.url)).status).toBe(400);
+    expect((await whoami(alice)).subject).toBe('alice-at-saas');
+  }, 120_000);
+
+  it('refuses a callback whose issuer is not the upstream’s authorization server', async () => {
+    const target = await upstream();
+    const { listener, vault } = await gateway(target.url, target.url.href);
+    const alice = await caller(listener.url, KEYS.alice);
+    const good = new URL(await consent((await askedToConnect(alice)).url, 'alice-at-saas', true));
+    good.searchParams.set('iss', 'http://127.0.0.1:1/elsewhere');
+    expect((await fetch(good)).status).toBe(400);
+    expect(await vault.list()).toEqual([]);
+  }, 120_000);
+
+  it('answers any hostile query on the consent routes with a refusal page, and stores nothing', async () => {
+    const target = await upstream();
+    const { listener, vault } = await gateway(target.url, target.url.href);
+    const value = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.constant('A'.repeat(43)),
+      fc.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      // Past the longest code the callback reads; kept under the listener's header limit, which refuses the rest.
+      fc.stringMatching(/^[a-z]{4097,4200}$/),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('/oauth/upstream/connect', '/oauth/upstream/callback'),
+        fc.dictionary(fc.constantFrom('ticket', 'state', 'code', 'iss', 'error'), value, { maxKeys: 2 }),
+        fc.constantFrom('GET', 'POST'),
+        async (path, params, method) => {
+          const url = new URL(path, listener.url);
+          url.search = new URLSearchParams(params).toString();
+          const answer = await fetch(url, { method, signal: AbortSignal.timeout(5_000) });
+          const page = await answer.text();
+          expect([400, 405]).toContain(answer.status);
+          expect(answer.headers.get('cache-control')).toBe('no-store');
+          expect(answer.headers.get('content-security-policy')).toContain("default-src 'none'");
+          expect(page).not.toContain('<script');
+        },
+      ),
+      { numRuns: 60 },
+    );
+    expect(await vault.list()).toEqual([]);
+  }, 120_000);
+});
