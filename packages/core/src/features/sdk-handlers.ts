@@ -253,6 +253,45 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
     });
 }
 
+/** The caller of a 2026-07-28 `subscriptions/listen`, as the transport authenticated it. */
+export interface ListenCaller {
+  readonly authInfo: AuthInfo | undefined;
+  readonly headers: Headers | undefined;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Admits the resource URIs of a 2026-07-28 `subscriptions/listen` filter, or
+ * throws the error the client gets. Each URI meets what a 2025-11-25
+ * `resources/subscribe` of it meets: the canonical spelling, the upstream's
+ * deny globs (a denied URI is not found), `featureAccess`, and the `guard`
+ * wrappers of `resources/subscribe` (so authz refuses it with `FORBIDDEN`).
+ * Answers the URIs in their canonical spelling, the one change notifications
+ * name.
+ */
+export async function admitListen(
+  serving: FeatureServing,
+  uris: readonly string[],
+  caller: ListenCaller,
+): Promise<string[]> {
+  const { catalog, guards } = serving;
+  const hooked = guards?.access !== undefined || guards?.result !== undefined || guards?.plan !== undefined;
+  const guarded = guardedRunner(guards);
+  const admitted: string[] = [];
+  for (const requested of uris) {
+    const uri = requestedUri(requested);
+    const fctx = hooked
+      ? featureRequest('resources/subscribe', caller.authInfo, caller.headers, serving.transport, serving.logger)
+      : undefined;
+    const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
+    if (!catalog.canSubscribe(link))
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
+    await guarded('resources/subscribe', link.name, fctx, caller.signal, { target: uri }, () => Promise.resolve({}));
+    admitted.push(uri);
+  }
+  return admitted;
+}
+
 /** The log level one client of a gateway asked for, if it asked. */
 export { levelOf };
 
