@@ -52,6 +52,8 @@ export interface CallOptions {
 
 /** Everything one call carries through the pipeline. */
 export interface CallContext {
+  /** The request kind, as every request's context carries it (see `RequestContext`). */
+  readonly kind: 'tools/call';
   /** The tool being called. */
   readonly tool: SluiceTool;
   /** The arguments, parsed by the tool's input schema when it has one. */
@@ -117,6 +119,8 @@ const NEVER = new AbortController().signal;
 const EMPTY_STACK: readonly string[] = Object.freeze([]);
 
 export class Context implements CallContext {
+  // An own field, not a getter: a wrapper that spreads the context keeps it.
+  readonly kind = 'tools/call' as const;
   arguments: Record<string, unknown>;
   readonly meta: Readonly<Meta>;
   readonly outgoingMeta: Meta;

@@ -35,11 +35,19 @@ export function guardedRunner(guards: FeatureGuards | undefined): GuardedRun {
     const key = `${kind} ${upstream ?? ''}`;
     let executor = planned.get(key);
     if (executor === undefined) planned.set(key, (executor = plan({ kind, upstream })));
-    const request: Sending = { ...fctx, ...named, upstream, signal, [SEND]: send };
+    // The request's own failure (an upstream's or an adopted handler's error, whichever SDK made it) passes as it is.
+    let failed: { error: unknown } | undefined;
+    const sending = (ctx?: RequestContext) =>
+      send(ctx).catch((error: unknown) => {
+        failed = { error };
+        throw error;
+      });
+    const request: Sending = { ...fctx, ...named, kind, upstream, signal, [SEND]: sending };
     let answer: unknown;
     try {
       answer = await executor(request);
     } catch (error) {
+      if (failed !== undefined && failed.error === error) throw error;
       throw toProtocolError(error);
     }
     if (isRefusalAnswer(answer)) throw refusalError(answer);
