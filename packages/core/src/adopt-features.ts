@@ -1,9 +1,8 @@
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/server';
-import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/server';
 import type { NativeExtra, NativeHandler, NativeRequest } from './adopt-native.js';
 import { authInfoOf, transportOf } from './adopt-native.js';
 import type { FeatureContext, FeatureGuards, FeatureMethod } from './features/feature-context.js';
-import { accessRefusal, featureRequest, requestedUri, rewrittenResult } from './features/sdk-handlers.js';
+import { accessRefusal, featureRequest, requestedUri } from './features/sdk-handlers.js';
 import { guardedRunner } from './features/guarded-run.js';
 import type { GuardedKind, RequestContext } from './request.js';
 import type { Logger } from './logger.js';
@@ -51,7 +50,7 @@ export function featureWrappers(guards: FeatureGuards, logger: Logger): Record<s
     for (const [method, key] of Object.entries(LISTS) as [keyof typeof LISTS, string][])
       wrappers[method] = (original) => async (request, extra) =>
         refusedTo(method, extra) ? { [key]: [] } : original(request, extra);
-  if (guards.access === undefined && guards.plan === undefined && guards.result === undefined) return wrappers;
+  if (guards.access === undefined && guards.plan === undefined) return wrappers;
 
   if (guards.access !== undefined || guards.plan !== undefined) {
     for (const method of ['resources/subscribe', 'resources/unsubscribe'] as const)
@@ -84,20 +83,14 @@ export function featureWrappers(guards: FeatureGuards, logger: Logger): Record<s
     if (uri === undefined) return original(request, extra);
     const ctx = contextOf('resources/read', extra, uri);
     if (accessRefusal(guards, ctx) !== undefined) throw new ResourceNotFoundError(uri);
-    const result = (await guarded('resources/read', extra, { target: requestedUri(uri) }, () =>
-      original(request, extra),
-    )) as ReadResourceResult;
-    return (await rewrittenResult(guards, { method: 'resources/read', result }, ctx)).result;
+    return guarded('resources/read', extra, { target: requestedUri(uri) }, () => original(request, extra));
   };
   wrappers['prompts/get'] = (original) => async (request, extra) => {
     const name = stringParam(request, 'name');
     if (name === undefined) return original(request, extra);
     const ctx = contextOf('prompts/get', extra, name);
     if (accessRefusal(guards, ctx) !== undefined) throw promptNotFound(name);
-    const result = (await guarded('prompts/get', extra, { target: name }, () =>
-      original(request, extra),
-    )) as GetPromptResult;
-    return (await rewrittenResult(guards, { method: 'prompts/get', result }, ctx)).result;
+    return guarded('prompts/get', extra, { target: name }, () => original(request, extra));
   };
   return wrappers;
 }

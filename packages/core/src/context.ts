@@ -89,6 +89,8 @@ function carriedView(mcp: ServerContext, round: CarriedRound): ServerContext {
 
 /** Everything one call carries through the pipeline. */
 export interface CallContext {
+  /** The request kind, as every request's context carries it (see `RequestContext`). */
+  readonly kind: 'tools/call';
   /** The tool being called. */
   readonly tool: SluiceTool;
   /** The arguments, parsed by the tool's input schema when it has one. */
@@ -154,6 +156,8 @@ const NEVER = new AbortController().signal;
 const EMPTY_STACK: readonly string[] = Object.freeze([]);
 
 export class Context implements CallContext {
+  // An own field, not a getter: a wrapper that spreads the context keeps it.
+  readonly kind = 'tools/call' as const;
   arguments: Record<string, unknown>;
   readonly meta: Readonly<Meta>;
   readonly outgoingMeta: Meta;

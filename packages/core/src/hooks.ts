@@ -4,7 +4,8 @@ import type { CallToolResult, Tool } from './protocol.js';
 import type { CallContext, Executor, ListContext, Outcome } from './context.js';
 import type { ImportBatch, SluiceTool } from './tool.js';
 import type { FeatureBatch, FeatureContext, FeatureResult } from './features/feature-context.js';
-import type { RequestExecutor, RequestTarget } from './request.js';
+import type { GuardedKind, RequestContext, RequestExecutor, RequestTarget } from './request.js';
+import { GUARDED_KINDS } from './request.js';
 import { CoreErrorCode, SluiceError, attribute } from './errors.js';
 import { attributeRefusal } from './refusal.js';
 import type { Logger } from './logger.js';
@@ -15,8 +16,23 @@ let hookClasses: typeof tapable | undefined;
 type Tapable = typeof tapable;
 const tapableClasses = (): Tapable => (hookClasses ??= requireCjs('tapable') as typeof tapable);
 
-/** What a `preCall` tap may answer: a refusal, an input-required result, or nothing to go on. */
-export type PreCallAnswer = CallToolResult | InputRequiredResult | undefined;
+/**
+ * What a `request` tap may answer: a refusal (built by `refusal()`), an
+ * input-required result (tool calls over MCP only), or nothing to go on.
+ */
+export type RequestAnswer = CallToolResult | InputRequiredResult | undefined;
+
+/** What a `preCall` tap may answer: a `request` answer. */
+export type PreCallAnswer = RequestAnswer;
+
+/**
+ * What a `response` tap receives and returns: the request's answer, shaped by
+ * its kind (`ctx.kind`): a `CallToolResult` on `tools/call`, a
+ * `ReadResourceResult` on `resources/read`, a `GetPromptResult` on
+ * `prompts/get`, a `CompleteResult` on `completion/complete`, an empty
+ * result on subscriptions. Narrow by `ctx.kind` before reading it.
+ */
+export type RequestResult = unknown;
 
 /**
  * The hooks the core declares: this table is the one place that names them.
@@ -31,14 +47,18 @@ const HOOKS = {
     create: (t: Tapable) => new t.SyncWaterfallHook<[Tool[], ListContext]>(['tools', 'context'], 'listTools'),
   },
   /**
-   * Before each call: refuse by returning a result, or add outgoing `_meta`.
-   * A call that came over MCP (`ctx.mcp` set, no `ctx.parent`) may also be
-   * answered with an input-required result (see `ApprovalDecision`): the SDK
-   * hands it to a 2026-07-28 client, which retries the call with the input.
+   * Before every guarded request of the kinds the tap is for (`kinds`,
+   * default every kind: tool calls, resource reads and subscriptions, prompt
+   * gets, completions): refuse by returning a `refusal()`, or add outgoing
+   * `_meta` on a tool call. A tool call that came over MCP (`ctx.mcp` set,
+   * no `ctx.parent`) may also be answered with an input-required result (see
+   * `ApprovalDecision`). Taps are planned per target: a request of a kind or
+   * tool the tap is not for skips it at no cost. `preCall` is this hook for
+   * tool calls only.
    */
-  preCall: {
+  request: {
     async: true,
-    create: (t: Tapable) => new t.AsyncSeriesBailHook<[CallContext], PreCallAnswer>(['context'], 'preCall'),
+    create: (t: Tapable) => new t.AsyncSeriesBailHook<[RequestContext], RequestAnswer>(['context'], 'request'),
   },
   /** Once per tool at registration: wrap its executor. */
   execute: {
@@ -56,11 +76,16 @@ const HOOKS = {
     async: false,
     create: (t: Tapable) => new t.SyncWaterfallHook<[RequestExecutor, RequestTarget]>(['next', 'target'], 'guard'),
   },
-  /** After each call that produced a result: rewrite it. */
-  postCall: {
+  /**
+   * After every guarded request of the kinds the tap is for (default every
+   * kind) that produced an answer (not a refusal, not an input-required
+   * result): rewrite it; return undefined to keep it. `postCall` is this
+   * hook for tool calls only, `featureResult` for reads and prompt gets.
+   */
+  response: {
     async: true,
     create: (t: Tapable) =>
-      new t.AsyncSeriesWaterfallHook<[CallToolResult, CallContext]>(['result', 'context'], 'postCall'),
+      new t.AsyncSeriesWaterfallHook<[RequestResult, RequestContext]>(['result', 'context'], 'response'),
   },
   /** Always, after the call ends: observe. Never throws into the call. */
   settled: {
@@ -68,22 +93,16 @@ const HOOKS = {
     create: (t: Tapable) => new t.SyncHook<[CallContext, Outcome]>(['context', 'outcome'], 'settled'),
   },
   /**
-   * Each request for an upstream's resources, templates or prompts (lists,
-   * reads, gets, completion, subscriptions): on a gateway's lists once per
-   * item (`ctx.target` names it), otherwise once per upstream concerned.
-   * Return a reason to hide the item from a list, or to refuse the request
-   * (the client sees the resource or prompt as not found). To refuse with a
-   * code of your own, and to wait or count, use `guard`.
+   * Each list of resources, templates or prompts, item by item (`ctx.target`
+   * names the item; once per upstream on an adopted server's own lists):
+   * return a reason to hide it. Also asked, for compatibility, before each
+   * read, subscription, prompt get and completion (a reason makes the item
+   * not found); a policy on requests belongs in `request`, which sees every
+   * kind and refuses with a code of its own.
    */
   featureAccess: {
     async: false,
     create: (t: Tapable) => new t.SyncBailHook<[FeatureContext], string | undefined>(['context'], 'featureAccess'),
-  },
-  /** Each `resources/read` and `prompts/get` answer of an upstream before it reaches the client: rewrite it. */
-  featureResult: {
-    async: true,
-    create: (t: Tapable) =>
-      new t.AsyncSeriesWaterfallHook<[FeatureResult, FeatureContext]>(['result', 'context'], 'featureResult'),
   },
   /** An upstream's prompts, resources and templates entering the server: drop (with a reason) or annotate them. */
   importFeatures: {
@@ -97,15 +116,55 @@ type HookTable = typeof HOOKS;
 /** The hooks the core declares, once, as tapable hooks. */
 export type CoreHooks = { readonly [K in keyof HookTable]: ReturnType<HookTable[K]['create']> };
 
-export type HookName = keyof CoreHooks;
+/** A hook the core runs. */
+export type CoreHookName = keyof HookTable;
 
-/** The hook names, in the order a call meets them. */
-export const HOOK_NAMES: readonly HookName[] = Object.freeze(Object.keys(HOOKS) as HookName[]);
+/**
+ * The hooks kept for plugins written before the one request path: each is
+ * an adapter that taps a core hook for some kinds only. `preCall` and
+ * `postCall` are `request` and `response` for tool calls; `featureResult`
+ * is `response` for `resources/read` and `prompts/get`, its taps given
+ * `{ method, result }`.
+ */
+export type AdapterHookName = 'preCall' | 'postCall' | 'featureResult';
+
+/** A hook a plugin may tap. */
+export type HookName = CoreHookName | AdapterHookName;
+
+const TOOL_CALLS: ReadonlySet<GuardedKind> = new Set(['tools/call']);
+const READS_AND_GETS: ReadonlySet<GuardedKind> = new Set(['resources/read', 'prompts/get']);
+
+/** Where an adapter's taps go, and the kinds they are for. */
+const ADAPTERS: {
+  readonly [K in AdapterHookName]: { readonly core: CoreHookName; readonly kinds: ReadonlySet<GuardedKind> };
+} = {
+  preCall: { core: 'request', kinds: TOOL_CALLS },
+  postCall: { core: 'response', kinds: TOOL_CALLS },
+  featureResult: { core: 'response', kinds: READS_AND_GETS },
+};
+
+const CORE_HOOK_NAMES: readonly CoreHookName[] = Object.freeze(Object.keys(HOOKS) as CoreHookName[]);
+
+/** The hook names a plugin may tap, in the order a call meets them. */
+export const HOOK_NAMES: readonly HookName[] = Object.freeze([
+  'import',
+  'listTools',
+  'request',
+  'preCall',
+  'execute',
+  'guard',
+  'response',
+  'postCall',
+  'settled',
+  'featureAccess',
+  'featureResult',
+  'importFeatures',
+] satisfies HookName[]);
 
 export function createCoreHooks(): CoreHooks {
-  const hooks: Partial<Record<HookName, unknown>> = {};
+  const hooks: Partial<Record<CoreHookName, unknown>> = {};
   const classes = tapableClasses();
-  for (const name of HOOK_NAMES) hooks[name] = HOOKS[name].create(classes);
+  for (const name of CORE_HOOK_NAMES) hooks[name] = HOOKS[name].create(classes);
   return Object.freeze(hooks as CoreHooks);
 }
 
@@ -118,21 +177,35 @@ export interface TapOptions {
   /** Run before the taps of these plugins. Every name must be a registered plugin. */
   before?: string | readonly string[];
   /**
-   * `preCall`, `postCall` and `settled` only: the tools this tap is for.
-   * Asked once per tool as it is registered (a registered tool is frozen);
-   * calls of other tools skip the tap at no cost, and a call that no
-   * `settled` tap is for is not timed. Default: every tool.
+   * `request`, `response`, `preCall`, `postCall` and `settled` only: the
+   * tools this tap is for. Asked once per tool as it is registered (a
+   * registered tool is frozen); calls of other tools skip the tap at no
+   * cost, and a call that no `settled` tap is for is not timed. Requests of
+   * other kinds are not tool calls: it does not narrow them. Default: every tool.
    */
   tools?: (tool: SluiceTool) => boolean;
+  /**
+   * `request` and `response` only: the request kinds this tap is for
+   * (default every kind in `GUARDED_KINDS`). A plugin opts out of a kind
+   * here: requests of other kinds skip the tap, decided when their target is
+   * planned, at no cost per request.
+   */
+  kinds?: readonly GuardedKind[];
 }
 
 type TapArg = TapOptions | string;
 
 /** The hooks whose taps may answer a call with a result: a refusal there names its plugin. */
-const ANSWERING: ReadonlySet<HookName> = new Set(['preCall', 'postCall']);
+const ANSWERING: ReadonlySet<HookName> = new Set(['request', 'response', 'preCall', 'postCall']);
 
 /** The hooks the pipeline runs per call: their taps may name the tools they are for (`TapOptions.tools`). */
-const PER_TOOL: ReadonlySet<HookName> = new Set(['preCall', 'postCall', 'settled']);
+const PER_TOOL: ReadonlySet<HookName> = new Set(['request', 'response', 'preCall', 'postCall', 'settled']);
+
+/** The hooks whose taps may name the request kinds they are for (`TapOptions.kinds`). */
+const PER_KIND: ReadonlySet<HookName> = new Set(['request', 'response']);
+
+/** The hooks whose refusals audit mode turns into log lines. */
+const REFUSING: ReadonlySet<HookName> = new Set(['request', 'preCall']);
 
 /** Which tools a per-call tap is for; see `TapOptions.tools`. */
 export type ToolFilter = (tool: SluiceTool) => boolean;
@@ -168,17 +241,24 @@ interface CallTappable<Args extends unknown[], R> {
   isUsed(): boolean;
 }
 
-/** The hooks the pipeline runs per call, tap by tap. */
-type CallHookName = 'preCall' | 'postCall';
+/** The core hooks the pipeline runs per request, tap by tap. */
+type CallHookName = 'request' | 'response';
+
+/** The adapters' signatures, as plugins written for them tap them. */
+interface AdapterHooks {
+  readonly preCall: CallTappable<[CallContext], PreCallAnswer>;
+  readonly postCall: CallTappable<[CallToolResult, CallContext], CallToolResult>;
+  readonly featureResult: AsyncTappable<[FeatureResult, FeatureContext], FeatureResult>;
+}
 
 /** The hooks as a plugin sees them inside `apply()`: `tapPromise` only where the hook is async. */
 export type PluginHooks = {
-  readonly [K in HookName]: K extends CallHookName
+  readonly [K in CoreHookName]: K extends CallHookName
     ? CallTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>
     : HookTable[K]['async'] extends true
       ? AsyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>
       : SyncTappable<ArgsOf<CoreHooks[K]>, ResultOf<CoreHooks[K]>>;
-};
+} & AdapterHooks;
 
 /** Shared between the facades of one server: who may tap, and what was tapped. */
 export class TapRegistry {
@@ -198,11 +278,13 @@ interface RawTap {
   before?: string;
   /** Kept on tapable's tap object, where the pipeline reads it. */
   tools?: ToolFilter;
+  /** The request kinds the tap is for; absent: every kind. Kept for the pipeline, as `tools`. */
+  kinds?: ReadonlySet<GuardedKind>;
   /**
    * A per-call `tap` the pipeline may run directly, without the facade's
    * wrapper, naming `plugin` itself in what it throws or refuses.
    */
-  direct?: { readonly fn: AnyFn; readonly plugin: string };
+  direct?: { readonly fn: AnyFn; readonly plugin: string; readonly hook: HookName };
 }
 
 /**
@@ -220,7 +302,13 @@ function normalize(
   options: TapArg,
   plugin: string,
   hook: HookName,
-): { name: string; stage: number; before: string[]; tools: ToolFilter | undefined } {
+): {
+  name: string;
+  stage: number;
+  before: string[];
+  tools: ToolFilter | undefined;
+  kinds: ReadonlySet<GuardedKind> | undefined;
+} {
   // Plugins may be plain JavaScript: check the shape rather than trust the type.
   const opts = (typeof options === 'string' ? { name: options } : options) as Partial<TapOptions> | null | undefined;
   if (typeof opts !== 'object' || opts === null || typeof opts.name !== 'string' || opts.name.length === 0) {
@@ -250,8 +338,29 @@ function normalize(
       hook,
     });
   }
-  return { name: opts.name, stage, before, tools: tools === undefined ? undefined : forTools(tools, plugin, hook) };
+  const kinds = opts.kinds;
+  if (
+    kinds !== undefined &&
+    (!PER_KIND.has(hook) || !Array.isArray(kinds) || !kinds.every((k) => GUARDED_KIND_SET.has(k as GuardedKind)))
+  ) {
+    const problem = !PER_KIND.has(hook)
+      ? 'but only request and response taps take it'
+      : `that is not a list of ${[...GUARDED_KIND_SET].join(', ')}`;
+    throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" with \`kinds\` ${problem}`, {
+      plugin,
+      hook,
+    });
+  }
+  return {
+    name: opts.name,
+    stage,
+    before,
+    tools: tools === undefined ? undefined : forTools(tools, plugin, hook),
+    kinds: kinds === undefined ? undefined : new Set(kinds),
+  };
 }
+
+const GUARDED_KIND_SET: ReadonlySet<GuardedKind> = new Set(GUARDED_KINDS);
 
 /** A tap's tool filter, asked once per tool: `true` means the tap is for it, a throw names the plugin. */
 function forTools(tools: ToolFilter, plugin: string, hook: HookName): ToolFilter {
@@ -295,21 +404,25 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
         hook,
       });
     }
-    const { name, stage, before, tools } = normalize(tapOptions, plugin, hook);
+    const { name, stage, before, tools, kinds: asked } = normalize(tapOptions, plugin, hook);
+    const adapter = hook in ADAPTERS ? ADAPTERS[hook as AdapterHookName] : undefined;
+    const kinds = adapter?.kinds ?? asked;
     for (const ref of before) registry.references.push({ plugin, hook, before: ref });
     registry.tapNames.add(name);
-    const wrapped = kind === 'tap' ? wrapSync(hook, fn) : wrapPromise(hook, fn);
-    // An audited preCall tap keeps its wrapper: the wrapper is what turns its refusals into log lines.
-    const direct = kind === 'tap' && PER_TOOL.has(hook) && !(hook === 'preCall' && options.audit);
+    const tapFn = hook === 'featureResult' ? adaptFeatureResult(fn, plugin) : fn;
+    const wrapped = kind === 'tap' ? wrapSync(hook, tapFn) : wrapPromise(hook, tapFn);
+    // An audited refusing tap keeps its wrapper: the wrapper is what turns its refusals into log lines.
+    const direct = kind === 'tap' && PER_TOOL.has(hook) && !(REFUSING.has(hook) && options.audit);
     // tapable reads `before` as a name or an array of names; its typings only say a name.
     const tapArgs: RawTap = {
       name,
       stage,
       ...(before.length > 0 ? { before: before as unknown as string } : {}),
       ...(tools === undefined ? {} : { tools }),
-      ...(direct ? { direct: { fn, plugin } } : {}),
+      ...(kinds === undefined ? {} : { kinds }),
+      ...(direct ? { direct: { fn: tapFn, plugin, hook } } : {}),
     };
-    const target: RawHook = core[hook];
+    const target: RawHook = core[adapter?.core ?? (hook as CoreHookName)];
     // The facade checked the tap's kind against the hook; its arguments and result are the hook's own.
     if (kind === 'tap') target.tap(tapArgs, wrapped as RawTapFn);
     else target.tapPromise?.(tapArgs, wrapped as RawTapFn);
@@ -343,7 +456,7 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
             throw attribute(error, plugin, hook);
           }
         };
-    return hook === 'preCall' && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
+    return REFUSING.has(hook) && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
   };
 
   // One `then` per call, with handlers made once per tap: no async function frame, no extra await.
@@ -362,19 +475,25 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
       }
       return Promise.resolve(out).then(onResult, onError);
     };
-    return hook === 'preCall' && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
+    return REFUSING.has(hook) && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
   };
 
   // A refusal in audit mode becomes a log line; the call goes on.
-  type PreCallTap = (ctx: CallContext) => unknown;
+  type PreCallTap = (ctx: RequestContext) => unknown;
   const auditPreCall = (fn: PreCallTap): PreCallTap => {
-    const report = (result: unknown, ctx: CallContext): undefined => {
+    const report = (result: unknown, ctx: RequestContext): undefined => {
       if (result !== undefined) {
         const code = readRefusalCode(result);
-        ctx.logger.warn(
-          { event: 'audit.refusal', plugin, tool: ctx.tool.name, code },
-          `audit: ${plugin} would have refused this call`,
-        );
+        if (ctx.kind === 'tools/call')
+          ctx.logger.warn(
+            { event: 'audit.refusal', plugin, tool: (ctx as CallContext).tool.name, code },
+            `audit: ${plugin} would have refused this call`,
+          );
+        else
+          ctx.logger.warn(
+            { event: 'audit.refusal', plugin, kind: ctx.kind, target: ctx.target, code },
+            `audit: ${plugin} would have refused this ${ctx.kind}`,
+          );
       }
       return undefined;
     };
@@ -464,12 +583,13 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
 
   const facades: Partial<Record<HookName, Readonly<RawFacade>>> = {};
   for (const hook of HOOK_NAMES) {
-    const target = core[hook];
+    const coreName = hook in ADAPTERS ? ADAPTERS[hook as AdapterHookName].core : (hook as CoreHookName);
+    const target = core[coreName];
     const base: RawFacade = {
       tap: (o: TapArg, fn: AnyFn) => register(hook, o, fn, 'tap'),
       isUsed: () => target.isUsed(),
     };
-    if (HOOKS[hook].async) base.tapPromise = (o: TapArg, fn: AnyFn) => register(hook, o, fn, 'tapPromise');
+    if (HOOKS[coreName].async) base.tapPromise = (o: TapArg, fn: AnyFn) => register(hook, o, fn, 'tapPromise');
     facades[hook] = Object.freeze(base);
   }
   return Object.freeze(facades as PluginHooks);
@@ -478,6 +598,27 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
 /** Whether a tap answered with a promise (or any thenable) to wait for. */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+/**
+ * A `featureResult` tap as a `response` tap: it is given `{ method, result }`
+ * and must hand back an answer of the same method; its answer's `result` goes on.
+ */
+function adaptFeatureResult(fn: AnyFn, plugin: string): AnyFn {
+  const tapFn = fn as (answer: FeatureResult, ctx: FeatureContext) => FeatureResult | Promise<FeatureResult>;
+  const unwrap = (method: string, answer: FeatureResult): unknown => {
+    if ((answer as Partial<FeatureResult> | undefined)?.method !== method)
+      throw new SluiceError(CoreErrorCode.PLUGIN_FAILED, `A featureResult tap changed a ${method} answer`, {
+        plugin,
+        hook: 'featureResult',
+      });
+    return answer.result;
+  };
+  return (result: unknown, ctx: RequestContext) => {
+    const method = ctx.kind as FeatureResult['method'];
+    const answer = tapFn({ method, result } as FeatureResult, ctx as unknown as FeatureContext);
+    return isThenable(answer) ? Promise.resolve(answer).then((a) => unwrap(method, a)) : unwrap(method, answer);
+  };
 }
 
 function readRefusalCode(result: unknown): string | undefined {

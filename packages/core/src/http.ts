@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_MAX_REQUEST_BODY_SIZE, createMcpHandler } from '@modelcontextprotocol/server';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
+import { toProtocolError } from './protocol-errors.js';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
 import type { AuthInfo } from './protocol.js';
@@ -143,6 +144,11 @@ export interface HttpListener {
 interface HttpHost {
   readonly logger: Logger;
   createSdkServer(transport: 'http'): SdkServer;
+  /** Admits a listen filter's resource URIs as subscriptions of this caller (canonical URIs back), or rejects. */
+  admitListen?(
+    uris: readonly string[],
+    caller: { authInfo: AuthInfo | undefined; headers: Record<string, string>; signal: AbortSignal },
+  ): Promise<string[]>;
 }
 
 /** How long a connection whose unread body passed its bound is kept half-closed, so its answer is read, before it is cut. */
@@ -268,6 +274,38 @@ function listenFilterProblem(body: unknown): string | undefined {
   if (uris.some((uri) => typeof uri === 'string' && uri.length > HttpLimits.MAX_LISTEN_URI_CHARS))
     return `a URI in resourceSubscriptions is longer than ${HttpLimits.MAX_LISTEN_URI_CHARS} characters`;
   return undefined;
+}
+
+/**
+ * A 2026-07-28 listen filter's resource URIs meet what a 2025-11-25
+ * `resources/subscribe` meets (deny globs, authz, guards): the body with
+ * them in canonical spelling, or the JSON-RPC error the client gets.
+ */
+async function admitListen(
+  host: HttpHost,
+  body: unknown,
+  authInfo: AuthInfo | undefined,
+  request: Request,
+): Promise<unknown> {
+  const listen = body as { id?: unknown; params?: { notifications?: { resourceSubscriptions?: unknown } } };
+  const uris = listen.params?.notifications?.resourceSubscriptions;
+  if (host.admitListen === undefined || !Array.isArray(uris) || !uris.every((u) => typeof u === 'string')) return body;
+  const headers: Record<string, string> = {};
+  request.headers.forEach((value, key) => (headers[key] = value));
+  try {
+    const admitted = await host.admitListen(uris, { authInfo, headers, signal: request.signal });
+    const notifications = { ...listen.params?.notifications, resourceSubscriptions: admitted };
+    return { ...listen, params: { ...listen.params, notifications } };
+  } catch (error) {
+    const id = typeof listen.id === 'string' || typeof listen.id === 'number' ? listen.id : null;
+    // toProtocolError answers a ProtocolError: a JSON-RPC code, a message meant for the client, and its data.
+    const { code, message, data } = toProtocolError(error) as Error & { code: number; data?: unknown };
+    const rpc = { code, message, ...(data === undefined ? {} : { data }) };
+    return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: rpc }), {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
+  }
 }
 
 /**
@@ -459,6 +497,9 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
           { status: 400, headers: { 'content-type': 'application/json' } },
         );
       }
+      const admitted = front.method === 'POST' ? await admitListen(host, body, authInfo, request) : body;
+      if (admitted instanceof Response) return admitted;
+      body = admitted;
       const release = shares.hold(caller, {
         get lastEventAt() {
           return front.lastEventAt;

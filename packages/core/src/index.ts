@@ -42,7 +42,7 @@ export type {
   FeatureMethod,
   FeatureResult,
 } from './features/feature-context.js';
-export type { CoreHooks, HookName, PluginHooks, TapOptions } from './hooks.js';
+export type { CoreHooks, HookName, PluginHooks, RequestAnswer, RequestResult, TapOptions } from './hooks.js';
 
 export type { GuessUsage, HttpListener, ListenOptions, RouteRequest } from './http.js';
 export type { GuessLimits } from './auth/guess-throttle.js';

@@ -5,7 +5,7 @@ import { isThenable } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { CallToolResult } from './protocol.js';
 import { isInputRequired } from './protocol.js';
-import type { RequestExecutor } from './request.js';
+import type { GuardedKind, RequestContext, RequestExecutor, RequestTarget } from './request.js';
 import { attributeRefusal, isRefusal, readRefusal, refusal } from './refusal.js';
 import type { CompiledSchema, ValidationResult } from './schema.js';
 import type { SluiceTool } from './tool.js';
@@ -19,10 +19,10 @@ export interface RegisteredTool {
   readonly plan: CallPlan;
 }
 
-/** What a `preCall` tap may return: an answer, nothing, or a promise of either. */
-type PreCallFn = (ctx: CallContext) => PreCallAnswer | Promise<PreCallAnswer>;
-/** What a `postCall` tap may return: a result (undefined keeps the one it was given), or a promise of one. */
-type PostCallFn = (result: CallToolResult, ctx: CallContext) => CallToolResult | undefined | Promise<CallToolResult>;
+/** What a `request` (or `preCall`) tap may return: an answer, nothing, or a promise of either. */
+type PreCallFn = (ctx: RequestContext) => PreCallAnswer | Promise<PreCallAnswer>;
+/** What a `response` (or `postCall`) tap may return: a result (undefined keeps the one it was given), or a promise of one. */
+type PostCallFn = <R>(result: R, ctx: RequestContext) => R | undefined | Promise<R>;
 type SettledFn = (ctx: CallContext, outcome: Outcome) => void;
 /** Any answer a `preCall` or `postCall` tap may give besides a tool result. */
 type InputRequiredLike = Exclude<PreCallAnswer, CallToolResult | undefined>;
@@ -39,6 +39,8 @@ interface PlannedTap<F> {
   readonly fn: F;
   /** Set when `fn` is the plugin's own function. */
   readonly plugin: string | undefined;
+  /** The hook the plugin tapped (`request` or its adapter `preCall`, ...), named in what it throws. */
+  readonly hook?: HookName;
 }
 
 /**
@@ -56,11 +58,12 @@ export interface CallPlan {
 interface CallTap {
   readonly fn: unknown;
   readonly tools?: ToolFilter;
-  readonly direct?: { readonly fn: unknown; readonly plugin: string };
+  readonly kinds?: ReadonlySet<GuardedKind>;
+  readonly direct?: { readonly fn: unknown; readonly plugin: string; readonly hook: HookName };
 }
 
-function callTaps(hook: { readonly taps: readonly CallTap[] }): readonly CallTap[] {
-  return Object.freeze([...hook.taps]);
+function callTaps(hook: { readonly taps: readonly CallTap[] }, kind?: GuardedKind): readonly CallTap[] {
+  return Object.freeze(hook.taps.filter((tap) => kind === undefined || tap.kinds === undefined || tap.kinds.has(kind)));
 }
 
 /** The taps for `tool` (every one when no tool is given), in order, as the pipeline runs them. */
@@ -70,6 +73,60 @@ function tapsFor(taps: readonly CallTap[], tool: SluiceTool | undefined): readon
       .filter((tap) => tool === undefined || tap.tools === undefined || tap.tools(tool))
       .map((tap) => Object.freeze(tap.direct ?? { fn: tap.fn, plugin: undefined })),
   );
+}
+
+/** A guarded request's answer that is a refusal built by `refusal()`. */
+function isRefusalAnswer(answer: unknown): boolean {
+  return (
+    typeof answer === 'object' &&
+    answer !== null &&
+    (answer as CallToolResult).isError === true &&
+    isRefusal(answer as CallToolResult)
+  );
+}
+
+/** Whether some `request`, `response` or `guard` tap may concern requests other than tool calls. */
+export function requestsTapped(hooks: Pick<CoreHooks, 'request' | 'response' | 'guard'>): boolean {
+  const forFeatures = (tap: CallTap) => tap.kinds === undefined || tap.kinds.size > 1 || !tap.kinds.has('tools/call');
+  return (
+    hooks.guard.isUsed() ||
+    (hooks.request.taps as readonly CallTap[]).some(forFeatures) ||
+    (hooks.response.taps as readonly CallTap[]).some(forFeatures)
+  );
+}
+
+/**
+ * The one request path of a request other than a tool call, planned once
+ * per target (kind and upstream): the `request` taps for its kind, then the
+ * `guard` wrappers around `inner`, then the `response` taps for its kind,
+ * as a tool call meets them. With no tap for the kind it is `inner` itself,
+ * or the guard wrappers alone: nothing runs per request that no plugin asked for.
+ */
+export function planRequest(
+  hooks: Pick<CoreHooks, 'request' | 'response' | 'guard'>,
+  target: Exclude<RequestTarget, { kind: 'tools/call' }>,
+  inner: RequestExecutor,
+): RequestExecutor {
+  const guarded = hooks.guard.isUsed() ? hooks.guard.call(inner, target) : inner;
+  const before = tapsFor(callTaps(hooks.request, target.kind), undefined) as readonly PlannedTap<PreCallFn>[];
+  const after = tapsFor(callTaps(hooks.response, target.kind), undefined) as readonly PlannedTap<PostCallFn>[];
+  if (before.length === 0 && after.length === 0) return guarded;
+  return async (ctx) => {
+    for (const tap of before) {
+      let answered = preCallOf(tap, ctx);
+      if (isThenable(answered)) answered = await answered;
+      // A refusal goes back as the request's answer; whoever runs the request turns it into the client's error.
+      if (answered !== undefined) return answered;
+    }
+    let result = await guarded(ctx);
+    if (after.length === 0 || isRefusalAnswer(result) || isInputRequired(result)) return result;
+    for (const tap of after) {
+      let next = postCallOf(tap, result, ctx);
+      if (isThenable(next)) next = await next;
+      if (next !== undefined) result = next;
+    }
+    return result;
+  };
 }
 
 /** A promise a directly run tap returned, with what it refuses or throws naming its plugin. */
@@ -109,8 +166,9 @@ export class Pipeline {
     readonly hooks: CoreHooks,
     private readonly logger: Logger,
   ) {
-    this.preCallTaps = callTaps(hooks.preCall);
-    this.postCallTaps = callTaps(hooks.postCall);
+    // A tool call meets the `request` and `response` taps for its kind (`preCall` and `postCall` are those).
+    this.preCallTaps = callTaps(hooks.request, 'tools/call');
+    this.postCallTaps = callTaps(hooks.response, 'tools/call');
     this.settledTaps = callTaps(hooks.settled);
     const filtered = [...this.preCallTaps, ...this.postCallTaps, ...this.settledTaps].some((t) => t.tools);
     this.everyTool = filtered ? undefined : this.planFor(undefined);
@@ -319,39 +377,39 @@ export class Pipeline {
   }
 }
 
-/** One `preCall` tap's answer; a directly run tap's refusal or throw names its plugin. */
-function preCallOf(tap: PlannedTap<PreCallFn>, ctx: CallContext): PreCallAnswer | Promise<PreCallAnswer> {
+/** One `request` tap's answer; a directly run tap's refusal or throw names its plugin. */
+function preCallOf(tap: PlannedTap<PreCallFn>, ctx: RequestContext): PreCallAnswer | Promise<PreCallAnswer> {
   if (tap.plugin === undefined) return tap.fn(ctx);
+  const hook = tap.hook ?? 'request';
   let answered: PreCallAnswer | Promise<PreCallAnswer>;
   try {
     answered = tap.fn(ctx);
   } catch (error) {
-    throw attribute(error, tap.plugin, 'preCall');
+    throw attribute(error, tap.plugin, hook);
   }
   if (answered === undefined) return undefined;
   return isThenable(answered)
-    ? attributed(answered, tap.plugin, 'preCall')
+    ? attributed(answered, tap.plugin, hook)
     : (attributeRefusal(answered as unknown, tap.plugin) as PreCallAnswer);
 }
 
 /**
- * One `postCall` tap's result. A directly run tap's throw names its plugin,
+ * One `response` tap's result. A directly run tap's throw names its plugin,
  * and so does a refusal it built; a result it hands back unchanged is not its own.
  */
-function postCallOf(
-  tap: PlannedTap<PostCallFn>,
-  result: CallToolResult,
-  ctx: CallContext,
-): CallToolResult | undefined | Promise<CallToolResult> {
+function postCallOf<R>(tap: PlannedTap<PostCallFn>, result: R, ctx: RequestContext): R | undefined | Promise<R> {
   if (tap.plugin === undefined) return tap.fn(result, ctx);
-  let next: CallToolResult | undefined | Promise<CallToolResult>;
+  const hook = tap.hook ?? 'response';
+  let next: R | undefined | Promise<R>;
   try {
     next = tap.fn(result, ctx);
   } catch (error) {
-    throw attribute(error, tap.plugin, 'postCall');
+    throw attribute(error, tap.plugin, hook);
   }
   if (next === undefined || next === result) return next;
-  return isThenable(next) ? attributed(next, tap.plugin, 'postCall') : attributeRefusal(next, tap.plugin);
+  return isThenable(next)
+    ? (attributed(next as PromiseLike<CallToolResult>, tap.plugin, hook) as Promise<R>)
+    : (attributeRefusal(next, tap.plugin) as R);
 }
 
 /** A result a plugin's wrapper or tap built with `refusal()` is a refusal; anything else is the tool's. */

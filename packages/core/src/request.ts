@@ -34,6 +34,13 @@ export type RequestTarget =
  * it; a feature request's context adds the item it names.
  */
 export interface RequestContext {
+  /** The kind of request: `tools/call` on a tool call's `CallContext`. */
+  readonly kind: GuardedKind;
+  /**
+   * The upstream that serves a feature request (undefined: the server's own
+   * handlers); absent on tool calls, whose tool's `source` names it.
+   */
+  readonly upstream?: string | undefined;
   /** The verified caller, when the listener authenticated the request. */
   readonly auth: CallerIdentity | undefined;
   readonly authInfo: AuthInfo | undefined;

@@ -5,7 +5,8 @@ import { McpServer, Server } from '@modelcontextprotocol/server';
 import type { ServerOptions as SdkServerOptions } from '@modelcontextprotocol/server';
 import type { CallRequest, ListContext, Transport } from './context.js';
 import type { FeatureCatalog } from './features/catalog.js';
-import { guardsOf, serveFeatures } from './features/sdk-handlers.js';
+import { admitListen, guardsOf, serveFeatures } from './features/sdk-handlers.js';
+import type { ListenCaller } from './features/sdk-handlers.js';
 import type { CoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import { toProtocolError } from './protocol-errors.js';
@@ -71,4 +72,20 @@ export function buildSdkServer(parts: SdkServerParts, transport: Transport): Ser
   if (parts.features)
     serveFeatures(sdk, { catalog: parts.features, logger: parts.logger, transport, guards: guardsOf(parts.hooks) });
   return sdk;
+}
+
+/** Admits a 2026-07-28 listen filter's resource URIs as `resources/subscribe` requests (see `admitListen`). */
+export function admitListenFilter(
+  parts: Pick<SdkServerParts, 'features' | 'logger' | 'hooks'>,
+  uris: readonly string[],
+  caller: ListenCaller,
+): Promise<string[]> {
+  if (parts.features === undefined) return Promise.resolve([...uris]);
+  const serving = {
+    catalog: parts.features,
+    logger: parts.logger,
+    transport: 'http' as const,
+    guards: guardsOf(parts.hooks),
+  };
+  return admitListen(serving, uris, caller);
 }

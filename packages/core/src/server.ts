@@ -6,7 +6,7 @@ import { noApprover } from './approval.js';
 import { systemClock } from './clock.js';
 import type { Services } from './container.js';
 import { Tokens, createServerContainer, servicesOf } from './container.js';
-import type { CallRequest, ContextRuntime, ListContext, Transport } from './context.js';
+import type { CallRequest, ContextRuntime, Headers, ListContext, Transport } from './context.js';
 import { Context, callArguments } from './context.js';
 import { CoreErrorCode, SluiceError, messageOf, serverClosed, unknownTool } from './errors.js';
 import type { CoreHooks } from './hooks.js';
@@ -18,7 +18,7 @@ import { Pipeline } from './pipeline.js';
 import type { ToClientError } from './pipeline.js';
 import type { Plugin } from './plugin.js';
 import { applyPlugins } from './plugin.js';
-import type { CallToolResult, Tool } from './protocol.js';
+import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
 import { localDraft } from './local-tool.js';
 import type { SchemaInput } from './schema.js';
 import { MemoryStore } from './store/memory.js';
@@ -312,6 +312,24 @@ export class SluiceServer {
         features: this.featureCatalog,
       },
       transport,
+    );
+  }
+
+  /**
+   * Admits the resource URIs of a 2026-07-28 `subscriptions/listen` filter
+   * as `resources/subscribe` requests of this caller, or rejects with the
+   * error the client gets; resolves to their canonical spellings. The HTTP
+   * listener asks it before it holds the stream.
+   * @internal
+   */
+  admitListen(
+    uris: readonly string[],
+    caller: { authInfo: AuthInfo | undefined; headers: Headers | undefined; signal: AbortSignal },
+  ): Promise<string[]> {
+    return loadedServerSdk().admitListenFilter(
+      { features: this.featureCatalog, logger: this.logger, hooks: this.hooks },
+      uris,
+      caller,
     );
   }
 

@@ -4,8 +4,8 @@ import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServer } from '../src/index.js';
-import type { SluiceServer } from '../src/index.js';
+import { Stage, createServer, definePlugin, refusal } from '../src/index.js';
+import type { GuardedKind, Plugin, PluginApi, SluiceServer } from '../src/index.js';
 import { captureLogger, requestRecorder } from '../src/testing/index.js';
 import type { RequestRecorderOptions } from '../src/testing/index.js';
 
@@ -29,14 +29,19 @@ afterEach(() => server?.close());
 
 async function gatewayWith(options: RequestRecorderOptions) {
   const recorder = requestRecorder(options);
-  server = createServer({ name: 'gw', version: '1.0.0', logger: captureLogger().logger, plugins: [recorder.plugin] });
+  return { client: await gatewayOf([recorder.plugin]), seen: recorder.seen };
+}
+
+/** A gateway with a local tool and the upstream above (namespace `fs`), served in memory with these plugins. */
+async function gatewayOf(plugins: Plugin[]) {
+  server = createServer({ name: 'gw', version: '1.0.0', logger: captureLogger().logger, plugins });
   server.tool({ name: 'ping', handler: () => ({ content: [{ type: 'text', text: 'pong' }] }) });
   await server.import({ name: 'fs', namespace: 'fs', connection: { type: 'in-process', server: filesUpstream() } });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: 'kinds', version: '1.0.0' });
   await client.connect(clientSide);
-  return { client, seen: recorder.seen };
+  return client;
 }
 
 describe('a guard written once', () => {
@@ -71,5 +76,106 @@ describe('a guard written once', () => {
     await expect(
       client.complete({ ref: { type: 'ref/prompt', name: 'fs_greet' }, argument: { name: 'who', value: '' } }),
     ).rejects.toThrow(/REFUSED_BY_RECORDER/);
+  });
+});
+
+describe('the one request path: request and response taps', () => {
+  it('a response tap written once rewrites the answer of every kind, narrowed by ctx.kind', async () => {
+    const kinds: string[] = [];
+    const marker = definePlugin({
+      name: 'marker',
+      version: '1.0.0',
+      apply: ({ hooks }) =>
+        hooks.response.tap('marker', (answer, ctx) => {
+          kinds.push(ctx.kind);
+          return { ...(answer as object), _meta: { marked: ctx.kind } };
+        }),
+    });
+    const client = await gatewayOf([marker]);
+    expect((await client.callTool({ name: 'ping', arguments: {} }))._meta).toEqual({ marked: 'tools/call' });
+    expect((await client.readResource({ uri: 'file:///etc/hosts' }))._meta).toEqual({ marked: 'resources/read' });
+    expect((await client.getPrompt({ name: 'fs_greet', arguments: { who: 'a' } }))._meta).toEqual({
+      marked: 'prompts/get',
+    });
+    const completed = await client.complete({
+      ref: { type: 'ref/resource', uri: 'file:///{+path}' },
+      argument: { name: 'path', value: '' },
+    });
+    expect(completed._meta).toEqual({ marked: 'completion/complete' });
+    expect(kinds).toEqual(['tools/call', 'resources/read', 'prompts/get', 'completion/complete']);
+  });
+
+  it('a tap opts out per kind with `kinds`: requests of other kinds never reach it', async () => {
+    const seen: string[] = [];
+    const toolsOnly = definePlugin({
+      name: 'tools-only',
+      version: '1.0.0',
+      apply: ({ hooks }) => {
+        hooks.request.tap(
+          { name: 'tools-only', kinds: ['tools/call'] },
+          (ctx) => void seen.push(`request ${ctx.kind}`),
+        );
+        hooks.response.tap({ name: 'tools-only', kinds: ['resources/read'] }, (answer, ctx) => {
+          seen.push(`response ${ctx.kind}`);
+          return answer;
+        });
+      },
+    });
+    const client = await gatewayOf([toolsOnly]);
+    await client.callTool({ name: 'ping', arguments: {} });
+    await client.readResource({ uri: 'file:///etc/hosts' });
+    await client.getPrompt({ name: 'fs_greet', arguments: { who: 'a' } });
+    expect(seen).toEqual(['request tools/call', 'response resources/read']);
+  });
+
+  it('preCall and postCall are request and response for tool calls, in one order by stage', async () => {
+    const order: string[] = [];
+    const adapters = definePlugin({
+      name: 'adapters',
+      version: '1.0.0',
+      apply: ({ hooks }) => {
+        hooks.preCall.tap(
+          { name: 'adapters', stage: Stage.FILTER },
+          (ctx) => void order.push(`preCall ${ctx.tool.name}`),
+        );
+        hooks.postCall.tap({ name: 'adapters', stage: Stage.LAST }, (result) => (order.push('postCall'), result));
+      },
+    });
+    const onePath = definePlugin({
+      name: 'one-path',
+      version: '1.0.0',
+      apply: ({ hooks }) => {
+        hooks.request.tap({ name: 'one-path', stage: Stage.FIRST }, (ctx) => void order.push(`request ${ctx.kind}`));
+        hooks.request.tap({ name: 'one-path', stage: Stage.DEFAULT }, (ctx) => {
+          order.push(`request late ${ctx.kind}`);
+          return ctx.kind === 'tools/call' ? refusal({ code: 'LATE', message: 'refused late' }) : undefined;
+        });
+        hooks.response.tap({ name: 'one-path', stage: Stage.DEFAULT }, (answer) => (order.push('response'), answer));
+      },
+    });
+    const client = await gatewayOf([adapters, onePath]);
+    const refused = await client.callTool({ name: 'ping', arguments: {} });
+    expect(JSON.stringify(refused)).toContain('LATE');
+    // A refusal ends the request: no response tap sees it, and preCall (for tool calls only) sees no read.
+    expect(order).toEqual(['request tools/call', 'preCall ping', 'request late tools/call']);
+    order.length = 0;
+    await client.readResource({ uri: 'file:///etc/hosts' });
+    expect(order).toEqual(['request resources/read', 'request late resources/read', 'response']);
+  });
+
+  it('refuses a `kinds` that names no request kind, or on a hook that does not take it', () => {
+    const tapping = (tap: (hooks: PluginApi['hooks']) => void) =>
+      createServer({
+        name: 'gw',
+        version: '1.0.0',
+        logger: captureLogger().logger,
+        plugins: [definePlugin({ name: 'bad', version: '1.0.0', apply: ({ hooks }) => tap(hooks) })],
+      });
+    expect(() =>
+      tapping((hooks) => hooks.request.tap({ name: 'bad', kinds: ['tools/list' as GuardedKind] }, () => undefined)),
+    ).toThrow(/`kinds` that is not a list of tools\/call/);
+    expect(() =>
+      tapping((hooks) => hooks.preCall.tap({ name: 'bad', kinds: ['tools/call'] }, () => undefined)),
+    ).toThrow(/only request and response taps take it/);
   });
 });

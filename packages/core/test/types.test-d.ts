@@ -15,6 +15,7 @@ import type {
   SluiceTool,
   Tool,
   ToolPolicy,
+  RequestContext,
 } from '@sluice/core';
 
 declare module '@sluice/core' {
@@ -104,4 +105,6 @@ expectTypeOf<PluginHooks['execute']>().not.toHaveProperty('tapPromise');
 expectTypeOf<PluginHooks['settled']>().not.toHaveProperty('tapPromise');
 expectTypeOf<PluginHooks['listTools']>().not.toHaveProperty('tapPromise');
 expectTypeOf<Parameters<PluginHooks['settled']['tap']>[1]>().parameters.toEqualTypeOf<[CallContext, Outcome]>();
-expectTypeOf<keyof PluginHooks>().toEqualTypeOf<keyof CoreHooks>();
+// A plugin taps the core's hooks, and the adapters kept for plugins written before the one request path.
+expectTypeOf<keyof PluginHooks>().toEqualTypeOf<keyof CoreHooks | 'preCall' | 'postCall' | 'featureResult'>();
+expectTypeOf<Parameters<PluginHooks['request']['tap']>[1]>().parameters.toEqualTypeOf<[RequestContext]>();

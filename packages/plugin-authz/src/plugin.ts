@@ -1,5 +1,5 @@
 import { Stage, definePlugin, parseOptions, refusal } from '@sluice/core';
-import type { CallContext, CallToolResult, Plugin, PluginApi, RequestContext, RequestTarget } from '@sluice/core';
+import type { CallContext, CallToolResult, Plugin, PluginApi, RequestContext } from '@sluice/core';
 import { AuthzErrorCode } from './errors.js';
 import type { ParsedAuthzOptions } from './options.js';
 import { AuthzOptions } from './options.js';
@@ -32,38 +32,30 @@ function applyAuthz({ hooks, mode }: PluginApi, config: ParsedAuthzOptions): voi
     hooks.listTools.tap({ name: PLUGIN_NAME, stage: Stage.FILTER }, (tools, ctx) =>
       tools.filter((tool) => policy.allows(ctx.auth, ctx.toolOf(tool.name) ?? tool.name)),
     );
-  hooks.preCall.tap({ name: PLUGIN_NAME, stage: Stage.FILTER }, (ctx) =>
-    policy.allows(ctx.auth, ctx.tool) ? undefined : forbidden(ctx),
-  );
-  // Lists of resources, templates and prompts, item by item; requests for one item are the guard's below.
+  // Lists of resources, templates and prompts, item by item; a request for one item meets the request tap below.
   if (mode === 'enforce')
     hooks.featureAccess.tap({ name: PLUGIN_NAME, stage: Stage.FILTER }, (ctx) => {
       if (!ctx.method.endsWith('/list')) return undefined;
       const request = { kind: ctx.method, upstream: ctx.upstream, target: ctx.target };
       return policy.allowsFeature(ctx.auth, request) ? undefined : 'not granted to this caller';
     });
-  hooks.guard.tap({ name: PLUGIN_NAME, stage: Stage.FILTER }, (next, target) => {
-    // Tool calls meet preCall above, where chained calls and ctx.call() meet it too.
-    if (target.kind === 'tools/call') return next;
-    const audit = mode === 'audit';
-    return (ctx) => {
-      const request = { kind: target.kind, upstream: target.upstream, target: ctx.target, completing: ctx.completing };
-      if (policy.allowsFeature(ctx.auth, request)) return next(ctx);
-      if (!audit) return Promise.resolve(forbiddenRequest(ctx, target));
-      ctx.logger.warn(
-        { event: 'audit.refusal', plugin: PLUGIN_NAME, kind: target.kind, target: ctx.target, code: 'FORBIDDEN' },
-        `audit: ${PLUGIN_NAME} would have refused this ${target.kind}`,
-      );
-      return next(ctx);
-    };
+  // One policy for every request kind: tool calls (direct, chained, ctx.call()), reads, subscriptions (and
+  // 2026-07-28 listen filters), prompt gets, completions. In audit mode the core turns a refusal into a log line.
+  hooks.request.tap({ name: PLUGIN_NAME, stage: Stage.FILTER }, (ctx) => {
+    if (ctx.kind === 'tools/call') {
+      const call = ctx as CallContext;
+      return policy.allows(call.auth, call.tool) ? undefined : forbidden(call);
+    }
+    const request = { kind: ctx.kind, upstream: ctx.upstream, target: ctx.target, completing: ctx.completing };
+    return policy.allowsFeature(ctx.auth, request) ? undefined : forbiddenRequest(ctx);
   });
 }
 
-function forbiddenRequest(ctx: RequestContext, target: RequestTarget): CallToolResult {
+function forbiddenRequest(ctx: RequestContext): CallToolResult {
   const who = ctx.auth ? `"${ctx.auth.subject}"` : 'an unauthenticated caller';
-  const item = ctx.target === undefined ? target.kind : `${target.kind} of "${ctx.target}"`;
+  const item = ctx.target === undefined ? ctx.kind : `${ctx.kind} of "${ctx.target}"`;
   ctx.logger.info(
-    { event: 'authz.forbidden', kind: target.kind, target: ctx.target, caller: ctx.auth?.subject },
+    { event: 'authz.forbidden', kind: ctx.kind, target: ctx.target, caller: ctx.auth?.subject },
     'request refused',
   );
   return refusal({

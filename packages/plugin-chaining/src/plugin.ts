@@ -1,5 +1,5 @@
 import { Stage, definePlugin, parseOptions, readRefusal } from '@sluice/core';
-import type { Plugin } from '@sluice/core';
+import type { CallContext, CallToolResult, Plugin } from '@sluice/core';
 import { audit } from './audit.js';
 import { ChainRules } from './chain-rules.js';
 import { hasDirective } from './directive.js';
@@ -27,7 +27,10 @@ export function chaining(options: ChainingOptions = {}): Plugin {
     apply({ hooks, logger, mode, tools }) {
       const catalog = new ChainCatalog(tools, rules, logger);
       // A sync tap: a result without a directive (nearly every call) passes at once; only a chain is waited for.
-      hooks.postCall.tap({ name: PLUGIN_NAME, stage: Stage.CHAIN }, (result, ctx) => {
+      // Tool calls only, by nature: only a tool result names a next tool.
+      hooks.response.tap({ name: PLUGIN_NAME, stage: Stage.CHAIN, kinds: ['tools/call'] }, (answer, context) => {
+        const result = answer as CallToolResult;
+        const ctx = context as CallContext;
         if (!hasDirective(result) || isChainStep(ctx)) return result;
         if (readRefusal(result) !== undefined) return result;
         if (!catalog.follows(ctx.tool)) {

@@ -56,6 +56,8 @@ export function concurrency(options: ConcurrencyOptions = {}): Plugin {
     apply({ hooks, logger, services, mode }) {
       // Resolved at the first registration, after every plugin had its say on the store.
       let store: Store | undefined;
+      // Tool calls per tool on `execute`, at THROTTLE, the outermost of its wrappers: the stage the gateway's
+      // admission metric brackets there. Every other kind on the `guard` wrappers of the one request path below.
       hooks.execute.tap({ name: PLUGIN_NAME, stage: Stage.THROTTLE }, (next, tool) => {
         const toolGuard = settings.resolve(tool);
         if (toolGuard === undefined) return next;

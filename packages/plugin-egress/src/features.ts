@@ -1,5 +1,5 @@
 import { MetaKey } from '@sluice/core';
-import type { FeatureContext, FeatureResult } from '@sluice/core';
+import type { FeatureResult, RequestContext } from '@sluice/core';
 import { cutBlock } from './cut-block.js';
 import type { EgressRecord } from './intervention.js';
 import { interventionText } from './intervention.js';
@@ -22,7 +22,7 @@ type PromptMessage = PromptResult['messages'][number];
  */
 export function capFeature(
   answer: FeatureResult,
-  ctx: FeatureContext,
+  ctx: Pick<RequestContext, 'upstream' | 'target' | 'logger'>,
   limitBytes: number,
   audit: boolean,
 ): FeatureResult {
@@ -38,7 +38,7 @@ export function capFeature(
   ctx.logger.warn(
     {
       event: 'egress.truncated',
-      method: ctx.method,
+      method: answer.method,
       upstream: ctx.upstream,
       target: ctx.target,
       originalBytes,
@@ -46,7 +46,9 @@ export function capFeature(
       limitBytes,
       ...(audit ? { audit } : {}),
     },
-    audit ? `audit: egress would have truncated a ${ctx.method} answer` : `egress truncated a ${ctx.method} answer`,
+    audit
+      ? `audit: egress would have truncated a ${answer.method} answer`
+      : `egress truncated a ${answer.method} answer`,
   );
   if (audit) return answer;
   const _meta = { ...answer.result._meta, [MetaKey.EGRESS]: record };

@@ -1,5 +1,14 @@
 import { CoreErrorCode, Stage, definePlugin, parseOptions, readRefusal } from '@sluice/core';
-import type { Plugin, PluginApi, PluginMode, SluiceTool } from '@sluice/core';
+import type {
+  CallContext,
+  CallToolResult,
+  FeatureResult,
+  GuardedKind,
+  Plugin,
+  PluginApi,
+  PluginMode,
+  SluiceTool,
+} from '@sluice/core';
 import { capFeature } from './features.js';
 import { featureEgress } from './feature-guard.js';
 import { NO_LIMIT, ToolLimits } from './limits.js';
@@ -40,22 +49,28 @@ function applyEgress({ hooks, mode }: PluginApi, config: ParsedEgressOptions): v
   });
   // Resources read and prompts got through the gateway: the server-wide limit, when there is one.
   const featureLimit = config.maxPayloadBytes;
-  if (featureLimit !== undefined) {
-    hooks.featureResult.tap({ name: PLUGIN_NAME, stage: Stage.TRANSFORM }, (answer, ctx) =>
-      capFeature(answer, ctx, featureLimit, audit),
-    );
+  if (featureLimit !== undefined)
     // Completions capped, and every feature answer read no further than the cut, as tool results are.
     hooks.guard.tap({ name: PLUGIN_NAME, stage: Stage.TRANSFORM }, (next, target) =>
       featureEgress(next, target, featureLimit, audit),
     );
-  }
-  hooks.postCall.tap({ name: PLUGIN_NAME, stage: Stage.TRANSFORM }, (result, ctx) => {
-    const limit = limits.of(ctx.tool);
+  // One response tap: tool results by each tool's limit, reads and prompt gets by the server-wide one.
+  const kinds: GuardedKind[] =
+    featureLimit === undefined ? ['tools/call'] : ['tools/call', 'resources/read', 'prompts/get'];
+  hooks.response.tap({ name: PLUGIN_NAME, stage: Stage.TRANSFORM, kinds }, (answer, ctx) => {
+    if (ctx.kind !== 'tools/call') {
+      if (featureLimit === undefined || (ctx.kind !== 'resources/read' && ctx.kind !== 'prompts/get')) return answer;
+      // The answer of a read or a prompt get, as the protocol shapes it.
+      return capFeature({ method: ctx.kind, result: answer } as FeatureResult, ctx, featureLimit, audit).result;
+    }
+    const call = ctx as CallContext;
+    const result = answer as CallToolResult;
+    const limit = limits.of(call.tool);
     if (limit === NO_LIMIT) return result;
     if (result.isError === true && readRefusal(result)?.code === CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE)
-      return unreadAnswer(result, ctx.tool.name, limit);
+      return unreadAnswer(result, call.tool.name, limit);
     if (fitsWithin(result, limit)) return result;
-    return overLimit(result, ctx, limit, audit);
+    return overLimit(result, call, limit, audit);
   });
 }
 

@@ -1,5 +1,5 @@
 import { Stage, definePlugin, parseOptions } from '@sluice/core';
-import type { Plugin } from '@sluice/core';
+import type { CallContext, Plugin } from '@sluice/core';
 import { createCallGuard } from './call-guard.js';
 import { createImportFilter } from './import-filter.js';
 import { LoopGuardOptions } from './options.js';
@@ -23,7 +23,10 @@ export function loopGuard(options: LoopGuardOptions = {}): Plugin {
       const filter = createImportFilter(config, { plugin: PLUGIN_NAME, logger, audit });
       if (filter) hooks.import.tap({ name: PLUGIN_NAME, stage: Stage.LOOP }, filter);
       const guard = createCallGuard({ maxDepth: config.maxDepth, originService: config.originService, audit });
-      hooks.preCall.tap({ name: PLUGIN_NAME, stage: Stage.LOOP }, guard);
+      // Tool calls only, by nature: only a tool call carries a call stack and an origin service.
+      hooks.request.tap({ name: PLUGIN_NAME, stage: Stage.LOOP, kinds: ['tools/call'] }, (ctx) =>
+        guard(ctx as CallContext),
+      );
     },
   });
 }

@@ -51,12 +51,11 @@ export type FeatureResult =
   | { readonly method: 'resources/read'; readonly result: ReadResourceResult }
   | { readonly method: 'prompts/get'; readonly result: GetPromptResult };
 
-/** What the server hands the feature handlers: the two hooks, each only when some plugin tapped it. */
+/** What the server hands the feature handlers: `featureAccess`, and the one request path, each only when some plugin tapped it. */
 export interface FeatureGuards {
   /** A reason to hide (on lists) or refuse (on requests), or undefined to allow. */
   readonly access?: (ctx: FeatureContext) => string | undefined;
-  readonly result?: (result: FeatureResult, ctx: FeatureContext) => Promise<FeatureResult>;
-  /** The `guard` wrappers of one kind of request to one upstream, composed once. */
+  /** The request path (`request` taps, `guard` wrappers, `response` taps) of one kind of request to one upstream, composed once. */
   readonly plan?: (target: Exclude<RequestTarget, { kind: 'tools/call' }>) => RequestExecutor;
 }
 

@@ -1,4 +1,5 @@
 import { toProtocolError } from '../protocol-errors.js';
+import { SluiceError } from '../errors.js';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { CallToolResult } from '../protocol.js';
 import { isRefusal, readRefusal } from '../refusal.js';
@@ -35,11 +36,14 @@ export function guardedRunner(guards: FeatureGuards | undefined): GuardedRun {
     const key = `${kind} ${upstream ?? ''}`;
     let executor = planned.get(key);
     if (executor === undefined) planned.set(key, (executor = plan({ kind, upstream })));
-    const request: Sending = { ...fctx, ...named, upstream, signal, [SEND]: send };
+    const request: Sending = { ...fctx, ...named, kind, upstream, signal, [SEND]: send };
     let answer: unknown;
     try {
       answer = await executor(request);
     } catch (error) {
+      // What a plugin throws reaches here as a SluiceError (its facade names it). A JSON-RPC error of another
+      // kind is the request's own (an upstream's, or an adopted handler's, whichever SDK made it): it passes as it is.
+      if (!SluiceError.is(error) && typeof (error as { code?: unknown } | null)?.code === 'number') throw error;
       throw toProtocolError(error);
     }
     if (isRefusalAnswer(answer)) throw refusalError(answer);

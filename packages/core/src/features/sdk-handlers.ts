@@ -16,7 +16,6 @@ import type {
   ServerCapabilities,
   ServerContext,
 } from '@modelcontextprotocol/server';
-import { isInputRequired } from '../protocol.js';
 import { isModernCaller, roundParams, sealed } from '../upstream/modern-call.js';
 import type { RoundStateSeal } from '../upstream/round-state.js';
 import type { LogLevel } from './log-types.js';
@@ -31,7 +30,8 @@ import { toProtocolError } from '../protocol-errors.js';
 import { headersOf } from '../request-headers.js';
 import type { FeatureCatalog, FeatureLink } from './catalog.js';
 import type { CoreHooks } from '../hooks.js';
-import type { FeatureContext, FeatureGuards, FeatureMethod, FeatureResult } from './feature-context.js';
+import { planRequest, requestsTapped } from '../pipeline.js';
+import type { FeatureContext, FeatureGuards, FeatureMethod } from './feature-context.js';
 import { pageOf } from './paging.js';
 import { guardedRunner, refusalError, sendRequest } from './guarded-run.js';
 import type { FeatureTarget } from './guarded-run.js';
@@ -58,7 +58,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
   if (Object.keys(caps).length === 0) return;
   const { guards } = serving;
   // With no feature hook tapped, a request builds no hook context at all (an unused hook costs nothing).
-  const hooked = guards?.access !== undefined || guards?.result !== undefined || guards?.plan !== undefined;
+  const hooked = guards?.access !== undefined || guards?.plan !== undefined;
   const guarded = guardedRunner(guards);
   const contextOf = (method: FeatureMethod, ctx: ServerContext): FeatureContext | undefined =>
     hooked ? featureContext(serving, method, ctx) : undefined;
@@ -207,6 +207,45 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
     });
 }
 
+/** The caller of a 2026-07-28 `subscriptions/listen`, as the transport authenticated it. */
+export interface ListenCaller {
+  readonly authInfo: AuthInfo | undefined;
+  readonly headers: Headers | undefined;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Admits the resource URIs of a 2026-07-28 `subscriptions/listen` filter, or
+ * throws the error the client gets. Each URI meets what a 2025-11-25
+ * `resources/subscribe` of it meets: the canonical spelling, the upstream's
+ * deny globs (a denied URI is not found), `featureAccess`, and the `guard`
+ * wrappers of `resources/subscribe` (so authz refuses it with `FORBIDDEN`).
+ * Answers the URIs in their canonical spelling, the one change notifications
+ * name.
+ */
+export async function admitListen(
+  serving: FeatureServing,
+  uris: readonly string[],
+  caller: ListenCaller,
+): Promise<string[]> {
+  const { catalog, guards } = serving;
+  const hooked = guards?.access !== undefined || guards?.plan !== undefined;
+  const guarded = guardedRunner(guards);
+  const admitted: string[] = [];
+  for (const requested of uris) {
+    const uri = requestedUri(requested);
+    const fctx = hooked
+      ? featureRequest('resources/subscribe', caller.authInfo, caller.headers, serving.transport, serving.logger)
+      : undefined;
+    const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
+    if (!catalog.canSubscribe(link))
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
+    await guarded('resources/subscribe', link.name, fctx, caller.signal, { target: uri }, () => Promise.resolve({}));
+    admitted.push(uri);
+  }
+  return admitted;
+}
+
 /** The log level one client of a gateway asked for, if it asked. */
 export { levelOf };
 
@@ -223,7 +262,7 @@ const everything = (): boolean => true;
 
 /** Whether some plugin tapped a feature hook: else a request builds no hook context at all. */
 function hookedOf(guards: FeatureGuards | undefined): boolean {
-  return guards?.access !== undefined || guards?.result !== undefined || guards?.plan !== undefined;
+  return guards?.access !== undefined || guards?.plan !== undefined;
 }
 
 /** `resources/read` as a client's request makes it: canonical URI, access, guards, the upstream, the result hook. */
@@ -251,8 +290,7 @@ async function readResource(
       request?.responseLimitBytes,
     ),
   );
-  if (fctx === undefined || serving.guards?.result === undefined) return result;
-  return (await rewritten(serving, { method: 'resources/read', result }, fctx, link, uri)).result;
+  return result;
 }
 
 /** `prompts/get` as a client's request makes it: access, guards, the upstream, the result hook. */
@@ -283,15 +321,14 @@ async function getPrompt(
       request?.responseLimitBytes,
     ),
   );
-  if (fctx === undefined || serving.guards?.result === undefined) return result;
-  return (await rewritten(serving, { method: 'prompts/get', result }, fctx, route.link, name)).result;
+  return result;
 }
 
 /**
  * Resource reads and prompt gets made inside the server for a request's
  * caller (a code-mode script's), exactly as that caller's own requests over
  * `mcp` would be: the same canonical URI, `featureAccess` (authz, deny
- * lists), `guard` wrappers (concurrency, rate, egress) and `featureResult`.
+ * lists) and the one request path (`request`, `guard`, `response` taps).
  * Registered under `Tokens.FeatureRequests` once a server imports.
  */
 export interface FeatureRequests {
@@ -374,35 +411,6 @@ function owned(
 ): FeatureLink {
   if (link === undefined || refused(serving, ctx, link.name, uri) !== undefined) throw new ResourceNotFoundError(uri);
   return link;
-}
-
-/** Runs an upstream's answer through the `featureResult` hook when some plugin tapped it. */
-function rewritten<R extends FeatureResult>(
-  serving: FeatureServing,
-  result: R,
-  ctx: FeatureContext,
-  link: FeatureLink,
-  target: string,
-): Promise<R> {
-  return rewrittenResult(serving.guards, result, { ...ctx, upstream: link.name, target });
-}
-
-/** Runs an answer through the `featureResult` hook when some plugin tapped it; a tap may not change its method. */
-export async function rewrittenResult<R extends FeatureResult>(
-  guards: FeatureGuards | undefined,
-  result: R,
-  ctx: FeatureContext,
-): Promise<R> {
-  const hook = guards?.result;
-  // An input-required answer is a question for the client, not content to rewrite.
-  if (hook === undefined || isInputRequired(result.result)) return result;
-  const rewritten = await hook(result, ctx).catch((error: unknown) => {
-    throw toProtocolError(error);
-  });
-  if (rewritten.method !== result.method)
-    throw new ProtocolError(ProtocolErrorCode.InternalError, `A featureResult tap changed a ${result.method} answer`);
-  // Same method, so the same variant of the union.
-  return rewritten as R;
 }
 
 /** What a 2026-07-28 caller's request adds upstream: its answers, the upstream's state, its capabilities. */
@@ -574,13 +582,14 @@ function forClient(link: FeatureLink, error: unknown): Error {
   );
 }
 
-/** The feature hooks as the handlers call them: each only when some plugin tapped it (an unused hook costs nothing). */
-export function guardsOf(hooks: Pick<CoreHooks, 'featureAccess' | 'featureResult' | 'guard'>): FeatureGuards {
+/**
+ * The feature hooks as the handlers call them: each only when some plugin
+ * tapped it for these kinds (an unused hook costs nothing). `plan` is the one
+ * request path (`request`, `guard`, `response`), planned per kind and upstream.
+ */
+export function guardsOf(hooks: Pick<CoreHooks, 'featureAccess' | 'request' | 'response' | 'guard'>): FeatureGuards {
   return {
-    ...(hooks.guard.isUsed() ? { plan: (target: FeatureTarget) => hooks.guard.call(sendRequest, target) } : {}),
+    ...(requestsTapped(hooks) ? { plan: (target: FeatureTarget) => planRequest(hooks, target, sendRequest) } : {}),
     ...(hooks.featureAccess.isUsed() ? { access: (ctx: FeatureContext) => hooks.featureAccess.call(ctx) } : {}),
-    ...(hooks.featureResult.isUsed()
-      ? { result: (result: FeatureResult, ctx: FeatureContext) => hooks.featureResult.promise(result, ctx) }
-      : {}),
   };
 }

@@ -1,7 +1,8 @@
 import { definePlugin } from '../plugin.js';
 import type { Plugin } from '../plugin.js';
 import { refusal } from '../refusal.js';
-import type { GuardedKind, RequestContext } from '../request.js';
+import type { CallContext } from '../context.js';
+import type { GuardedKind } from '../request.js';
 import { Stage } from '../stages.js';
 
 /** One request a `requestRecorder()` saw. */
@@ -24,9 +25,10 @@ export interface RequestRecorderOptions {
 
 /**
  * A plugin written once that sees every guarded request kind: tool calls,
- * resource reads and subscriptions, prompt gets and completions. It taps
- * the `guard` hook alone, records each request, and refuses those its
- * `refuse` option names; tests use it to show that a policy meets every kind.
+ * resource reads and subscriptions (2026-07-28 listen filters too), prompt
+ * gets and completions. It taps the `request` hook alone, for every kind,
+ * records each request, and refuses those its `refuse` option names; tests
+ * use it to show that a policy meets every kind.
  */
 export function requestRecorder(options: RequestRecorderOptions = {}): { plugin: Plugin; seen: SeenRequest[] } {
   const name = options.name ?? 'request-recorder';
@@ -35,24 +37,22 @@ export function requestRecorder(options: RequestRecorderOptions = {}): { plugin:
     name,
     version: '1.0.0',
     apply({ hooks }) {
-      // #region guard
-      hooks.guard.tap({ name, stage: Stage.FILTER }, (next, target) => {
-        const tool = target.kind === 'tools/call' ? target.tool.name : undefined;
-        return (ctx: RequestContext) => {
-          const request: SeenRequest = {
-            kind: target.kind,
-            upstream: target.upstream,
-            target: tool ?? ctx.target,
-            caller: ctx.auth?.subject,
-          };
-          seen.push(request);
-          if (options.refuse?.(request) !== true) return next(ctx);
-          return Promise.resolve(
-            refusal({ code: 'REFUSED_BY_RECORDER', message: `The recorder refuses this ${request.kind}.` }),
-          );
+      // #region request
+      hooks.request.tap({ name, stage: Stage.FILTER }, (ctx) => {
+        // A tool call's context is its CallContext: the tool names the target and its source the upstream.
+        const tool = ctx.kind === 'tools/call' ? (ctx as CallContext).tool : undefined;
+        const request: SeenRequest = {
+          kind: ctx.kind,
+          upstream:
+            tool === undefined ? ctx.upstream : tool.source.kind === 'upstream' ? tool.source.upstream : undefined,
+          target: tool?.name ?? ctx.target,
+          caller: ctx.auth?.subject,
         };
+        seen.push(request);
+        if (options.refuse?.(request) !== true) return undefined;
+        return refusal({ code: 'REFUSED_BY_RECORDER', message: `The recorder refuses this ${request.kind}.` });
       });
-      // #endregion guard
+      // #endregion request
     },
   });
   return { plugin, seen };
