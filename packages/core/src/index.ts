@@ -97,6 +97,7 @@ export type {
   Admission,
   CredentialRecords,
   CredentialSlot,
+  MessageBus,
   Permit,
   Semaphore,
   SemaphoreOptions,
