@@ -4,6 +4,7 @@ import { DEFAULT_MAX_REQUEST_BODY_SIZE, createMcpHandler } from '@modelcontextpr
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
+import type { Store } from './store/types.js';
 import type { AuthInfo } from './protocol.js';
 import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
 import { ListenerAuthOptions } from './auth/options.js';
@@ -143,6 +144,8 @@ export interface HttpListener {
 interface HttpHost {
   readonly logger: Logger;
   createSdkServer(transport: 'http'): SdkServer;
+  /** A store with a message bus keeps 2025-11-25 sessions fleet-wide (see `LegacySessions`). */
+  readonly services?: { readonly store: Store };
 }
 
 /** How long a connection whose unread body passed its bound is kept half-closed, so its answer is read, before it is cut. */
@@ -423,6 +426,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     maxInitializeBytes: options.maxInitializeBytes ?? HttpLimits.MAX_INITIALIZE_BYTES,
     maxBodyBytes: maxBody,
   });
+  await sessions.ready();
   const maxConnections = options.maxConnections ?? HttpLimits.MAX_CONNECTIONS;
   const shares = new ConnectionShares(shareLimits({ ...options, maxConnections }));
   const route: FrontRoute = async (front) => {

@@ -138,6 +138,8 @@ class Exchange implements FrontRequest {
       return;
     }
     res.writeHead(response.status, headers);
+    // An event stream's headers go at once: its client then knows the stream is open before the first event.
+    if (headers['content-type']?.startsWith('text/event-stream') === true) res.flushHeaders();
     const body = response.body;
     if (body === null) {
       this.finish();
