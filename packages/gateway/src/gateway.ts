@@ -273,6 +273,7 @@ export class Gateway {
       scopes: admin.scopes,
       session: admin.session,
       logger: this.logger,
+      ...(this.store ? { store: this.store } : {}),
     });
   }
 

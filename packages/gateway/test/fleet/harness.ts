@@ -307,13 +307,32 @@ export interface ReplicaOptions {
   readonly store?: 'redis' | 'memory';
   /** More limited tools (the benchmark guards up_whoami). */
   readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
+  /** Listen with these API keys (named `agent` and `ops`; `ops` may use the console); none by default. */
+  readonly keys?: { readonly agent: string; readonly ops: string };
 }
 
 /** The replica's config file: the one the README's "Running many replicas" section describes. */
 export function replicaConfig(name: string, options: ReplicaOptions): Record<string, unknown> {
   return {
     name: 'fleet',
-    listen: { http: { host: '127.0.0.1', port: options.port ?? 0 } },
+    listen: {
+      http: {
+        host: '127.0.0.1',
+        port: options.port ?? 0,
+        ...(options.keys
+          ? {
+              auth: {
+                type: 'apiKeys',
+                keys: [
+                  { name: 'agent', key: options.keys.agent, scopes: ['mcp'] },
+                  { name: 'ops', key: options.keys.ops, scopes: ['mcp', 'admin'] },
+                ],
+              },
+            }
+          : {}),
+      },
+    },
+    ...(options.keys ? { admin: { scopes: ['admin'] } } : {}),
     upstreams: [
       {
         name: 'up',
@@ -423,10 +442,9 @@ export async function startReplica(name: string, options: ReplicaOptions, dir: s
 // ---------------------------------------------------------------- haproxy
 
 /**
- * The HAProxy config in front of the replicas: round-robin for requests
- * without a session (2026-07-28 is stateless), and affinity on the
- * `mcp-session-id` header for 2025-11-25 sessions: the id is learnt from the
- * response that opens the session and matched on every later request.
+ * The HAProxy config in front of the replicas: round-robin on every request,
+ * with no stick rules at all. 2026-07-28 is stateless; 2025-11-25 sessions
+ * and console logins live in Redis, so any replica serves any request.
  */
 export function haproxyConfig(port: number, replicas: ReadonlyArray<{ name: string; port: number }>): string {
   return [
@@ -452,13 +470,11 @@ export function haproxyConfig(port: number, replicas: ReadonlyArray<{ name: stri
     '',
     'backend sluice',
     '  balance roundrobin',
-    '  stick-table type string len 64 size 1m expire 30m',
-    '  stick match req.hdr(mcp-session-id)',
-    '  stick store-response res.hdr(mcp-session-id)',
     // The listener answers 403 to a request whose Host it does not serve (DNS rebinding); HAProxy's
     // default check is HTTP/1.0 without one.
     '  option httpchk',
-    '  http-check send meth GET uri /metrics ver HTTP/1.1 hdr Host 127.0.0.1',
+    // /readyz as deploy/haproxy.cfg: public (the replicas may require keys), and 503 while a replica drains.
+    '  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host 127.0.0.1',
     '  http-check expect status 200',
     '  http-response set-header x-sluice-replica %[srv_name]',
     ...replicas.map((r) => `  server ${r.name} 127.0.0.1:${r.port} check inter 1s fall 3 rise 2`),
@@ -522,6 +538,7 @@ export interface FleetOptions {
   readonly work?: { maxActive: number; maxQueue: number };
   readonly store?: 'redis' | 'memory';
   readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
+  readonly keys?: { readonly agent: string; readonly ops: string };
 }
 
 export interface Fleet {
@@ -554,6 +571,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     work: options.work ?? { maxActive: 5, maxQueue: 20 },
     ...(options.store ? { store: options.store } : {}),
     ...(options.guarded ? { guarded: options.guarded } : {}),
+    ...(options.keys ? { keys: options.keys } : {}),
   };
   const names = 'abcdefgh'.slice(0, options.replicas ?? 3).split('');
   const replicas: Replica[] = [];
@@ -601,13 +619,20 @@ export interface FleetClient {
   readonly client: Client;
   /** The replica that answered each HTTP request, as HAProxy named it (x-sluice-replica). */
   readonly servedBy: string[];
+  /** Each HTTP request as sent: its method, body and the replica that answered it (null until it answers). */
+  readonly requests: Array<{ readonly method: string; readonly body: string; replica: string | null }>;
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
   close(): Promise<void>;
 }
 
 /** A real SDK client speaking `era` to `url`, recording which replica answered each request. */
-export async function fleetClient(url: URL, era: Era, options: { manualInput?: boolean } = {}): Promise<FleetClient> {
+export async function fleetClient(
+  url: URL,
+  era: Era,
+  options: { manualInput?: boolean; key?: string } = {},
+): Promise<FleetClient> {
   const servedBy: string[] = [];
+  const requests: FleetClient['requests'] = [];
   const client = new Client(
     { name: 'fleet-test', version: '1.0.0' },
     {
@@ -617,15 +642,25 @@ export async function fleetClient(url: URL, era: Era, options: { manualInput?: b
     },
   );
   const recordingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const response = await fetch(input, init);
+    const headers = new Headers(init?.headers);
+    if (options.key !== undefined) headers.set('authorization', `Bearer ${options.key}`);
+    const sent: FleetClient['requests'][number] = {
+      method: init?.method ?? 'GET',
+      body: typeof init?.body === 'string' ? init.body : '',
+      replica: null,
+    };
+    requests.push(sent);
+    const response = await fetch(input, { ...init, headers });
     const replica = response.headers.get('x-sluice-replica');
     if (replica) servedBy.push(replica);
+    sent.replica = replica;
     return response;
   };
   await client.connect(new StreamableHTTPClientTransport(url, { fetch: recordingFetch }));
   return {
     client,
     servedBy,
+    requests,
     call: async (name, args = {}) => await client.callTool({ name, arguments: args }, { timeout: 120_000 }),
     close: () => client.close().catch(() => {}),
   };
