@@ -309,6 +309,8 @@ export interface ReplicaOptions {
   readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
   /** Listen with these API keys (named `agent` and `ops`; `ops` may use the console); none by default. */
   readonly keys?: { readonly agent: string; readonly ops: string };
+  /** The replicas' `drainDelayMs` (0 by default). */
+  readonly drainDelayMs?: number;
 }
 
 /** The replica's config file: the one the README's "Running many replicas" section describes. */
@@ -369,6 +371,7 @@ export function replicaConfig(name: string, options: ReplicaOptions): Record<str
           },
     logLevel: 'info',
     drainTimeoutMs: 2_000,
+    ...(options.drainDelayMs ? { drainDelayMs: options.drainDelayMs } : {}),
   };
 }
 
@@ -432,7 +435,7 @@ export async function startReplica(name: string, options: ReplicaOptions, dir: s
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000 + (options.drainDelayMs ?? 0));
       await exited;
       clearTimeout(timer);
     },
@@ -539,6 +542,7 @@ export interface FleetOptions {
   readonly store?: 'redis' | 'memory';
   readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
   readonly keys?: { readonly agent: string; readonly ops: string };
+  readonly drainDelayMs?: number;
 }
 
 export interface Fleet {
@@ -550,6 +554,8 @@ export interface Fleet {
   readonly options: ReplicaOptions;
   /** The replica by name (a, b, c...). */
   replica(name: string): Replica;
+  /** Stops a replica (SIGKILL, or SIGTERM and its drain) and starts it again on the same port. */
+  restart(name: string, how: 'kill' | 'stop'): Promise<Replica>;
   close(): Promise<void>;
 }
 
@@ -572,6 +578,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     ...(options.store ? { store: options.store } : {}),
     ...(options.guarded ? { guarded: options.guarded } : {}),
     ...(options.keys ? { keys: options.keys } : {}),
+    ...(options.drainDelayMs ? { drainDelayMs: options.drainDelayMs } : {}),
   };
   const names = 'abcdefgh'.slice(0, options.replicas ?? 3).split('');
   const replicas: Replica[] = [];
@@ -606,6 +613,15 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       const found = replicas.find((r) => r.name === name);
       if (!found) throw new Error(`no replica ${name}`);
       return found;
+    },
+    restart: async (name, how) => {
+      const index = replicas.findIndex((r) => r.name === name);
+      const old = replicas[index];
+      if (!old) throw new Error(`no replica ${name}`);
+      await (how === 'kill' ? old.kill() : old.stop());
+      const started = await startReplica(name, { ...replicaOptions, port: old.port }, dir);
+      replicas[index] = started;
+      return started;
     },
     close,
   };
