@@ -449,7 +449,11 @@ export async function startReplica(name: string, options: ReplicaOptions, dir: s
  * with no stick rules at all. 2026-07-28 is stateless; 2025-11-25 sessions
  * and console logins live in Redis, so any replica serves any request.
  */
-export function haproxyConfig(port: number, replicas: ReadonlyArray<{ name: string; port: number }>): string {
+export function haproxyConfig(
+  port: number,
+  replicas: ReadonlyArray<{ name: string; port: number }>,
+  sticky = false,
+): string {
   return [
     'global',
     '  maxconn 4096',
@@ -473,6 +477,14 @@ export function haproxyConfig(port: number, replicas: ReadonlyArray<{ name: stri
     '',
     'backend sluice',
     '  balance roundrobin',
+    // The former config, for the benchmark's comparison only: each session pinned to the replica that opened it.
+    ...(sticky
+      ? [
+          '  stick-table type string len 64 size 1m expire 30m',
+          '  stick match req.hdr(mcp-session-id)',
+          '  stick store-response res.hdr(mcp-session-id)',
+        ]
+      : []),
     // The listener answers 403 to a request whose Host it does not serve (DNS rebinding); HAProxy's
     // default check is HTTP/1.0 without one.
     '  option httpchk',
@@ -494,11 +506,12 @@ export interface LoadBalancer {
 export async function startHaproxy(
   replicas: ReadonlyArray<{ name: string; port: number }>,
   dir: string,
+  sticky = false,
 ): Promise<LoadBalancer> {
   const binary = findBinary('haproxy') ?? 'haproxy';
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const config = haproxyConfig(port, replicas);
+    const config = haproxyConfig(port, replicas, sticky);
     const file = join(dir, 'haproxy.cfg');
     writeFileSync(file, config);
     const check = spawnSync(binary, ['-c', '-q', '-f', file], { encoding: 'utf8' });
@@ -543,6 +556,8 @@ export interface FleetOptions {
   readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
   readonly keys?: { readonly agent: string; readonly ops: string };
   readonly drainDelayMs?: number;
+  /** Pin 2025-11-25 sessions to a replica with a stick table, as the fleet did before (benchmark baseline). */
+  readonly sticky?: boolean;
 }
 
 export interface Fleet {
@@ -597,7 +612,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     for (const started of rest) if (started.status === 'fulfilled') replicas.push(started.value);
     const failed = rest.find((started) => started.status === 'rejected');
     if (failed) throw failed.reason;
-    lb = await startHaproxy(replicas, dir);
+    lb = await startHaproxy(replicas, dir, options.sticky);
   } catch (error) {
     await close();
     throw error;
