@@ -1,3 +1,4 @@
+import { isInitializeRequest } from '@modelcontextprotocol/server';
 import type { JSONRPCMessage, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import type { Logger } from './logger.js';
 import type { AuthInfo } from './protocol.js';
@@ -108,7 +109,8 @@ export class SessionFleet {
     // What the store holds is checked like any input: another writer under the prefix may have put anything there.
     const record = await this.store.get(key(id));
     if (typeof record !== 'object' || record === null || !('init' in record)) return undefined;
-    const { owner } = record as { owner?: unknown };
+    const { owner, init } = record as { owner?: unknown; init?: unknown };
+    if (!isInitializeRequest(init)) return undefined;
     return owner === null || typeof owner === 'string' ? (record as SessionRecord) : undefined;
   }
 

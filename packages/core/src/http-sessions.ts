@@ -381,6 +381,11 @@ export class LegacySessions {
     transport.onclose = () => this.forget(id, session);
     await sdk.connect(transport);
     await replay(transport, record.init, authInfo);
+    // The transport took the replayed initialize only if it now names the session: else no half-built copy is kept.
+    if (transport.sessionId !== id) {
+      void sdk.close().catch(() => {});
+      return undefined;
+    }
     await replay(transport, { jsonrpc: '2.0', method: 'notifications/initialized' }, authInfo);
     if (record.level !== undefined) await replay(transport, record.level, authInfo);
     trackInflight(session, this.pusher(transport));

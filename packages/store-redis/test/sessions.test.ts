@@ -1,5 +1,7 @@
 // 2025-11-25 sessions shared through Redis: three servers in this process, each with its own Redis
 // store under one prefix (as replicas have), and a client whose requests go round-robin over them.
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
@@ -234,6 +236,47 @@ describe('2025-11-25 sessions in a shared store', () => {
       );
       expect(status).toBe(404);
     }
+    await client.close();
+  });
+
+  it('ignores garbage on the session channel and in session records, and keeps serving', async () => {
+    const fleet = await replicas();
+    const log: Served[] = [];
+    const { client } = await connect(fleet, log);
+    const bus = stores!.open().store.messages;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string(),
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+        ),
+        async (text) => {
+          await bus.publish('mcp-sessions', text);
+        },
+      ),
+      { numRuns: 200 },
+    );
+    const records = fc.oneof(
+      fc.jsonValue(),
+      fc.record({ owner: fc.constant(null), init: fc.jsonValue(), bytes: fc.nat(), ready: fc.boolean() }),
+    );
+    await fc.assert(
+      fc.asyncProperty(records, async (record) => {
+        const id = randomUUID();
+        await look.set(`${stores!.prefix}kv:mcp-session:${id}`, JSON.stringify(record));
+        const status = await postTo(fleet.listeners[1]!, id, {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/list',
+          params: {},
+        });
+        // A record that is not one (its init no initialize request) is no session: never a crash, never half a session.
+        expect(status).toBe(404);
+      }),
+      { numRuns: 50 },
+    );
+    for (let i = 0; i < 3; i++)
+      expect(textOf(await client.callTool({ name: 'where', arguments: {} }))).toMatch(/^[abc]$/);
     await client.close();
   });
 });
