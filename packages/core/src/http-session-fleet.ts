@@ -77,7 +77,6 @@ export const isShared = (store: Store | undefined): store is SharedStore => stor
  */
 export class SessionFleet {
   private unsubscribe: (() => void) | undefined;
-  private readonly started: Promise<void>;
 
   constructor(
     private readonly store: SharedStore,
@@ -85,7 +84,8 @@ export class SessionFleet {
     private readonly ttl: { readonly idleMs: number; readonly handshakeMs: number },
     onMessage: (message: FleetMessage) => void,
   ) {
-    this.started = store.messages
+    // Not awaited: a listener starts even while Redis is away (the subscription is made once it is back).
+    void store.messages
       .subscribe(CHANNEL, (text) => {
         const message = parseFleetMessage(text);
         if (message) onMessage(message);
@@ -98,11 +98,6 @@ export class SessionFleet {
             'cannot listen for session messages: answers routed through other replicas are lost',
           ),
       );
-  }
-
-  /** Resolves once this replica hears the others. */
-  ready(): Promise<void> {
-    return this.started;
   }
 
   async read(id: string): Promise<SessionRecord | undefined> {

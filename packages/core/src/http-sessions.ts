@@ -221,11 +221,6 @@ export class LegacySessions {
     if (isShared(store)) this.fleet = new SessionFleet(store, host.logger, options, (message) => this.hear(message));
   }
 
-  /** Resolves once the sessions hear the other replicas (at once without a shared store). */
-  async ready(): Promise<void> {
-    await this.fleet?.ready();
-  }
-
   /** Whether a request belongs here: it names a session, or opens one. */
   owns(request: Request, body: unknown): boolean {
     return request.headers.has('mcp-session-id') || opensSession(request, body);

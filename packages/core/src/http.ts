@@ -426,7 +426,6 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     maxInitializeBytes: options.maxInitializeBytes ?? HttpLimits.MAX_INITIALIZE_BYTES,
     maxBodyBytes: maxBody,
   });
-  await sessions.ready();
   const maxConnections = options.maxConnections ?? HttpLimits.MAX_CONNECTIONS;
   const shares = new ConnectionShares(shareLimits({ ...options, maxConnections }));
   const route: FrontRoute = async (front) => {
