@@ -5,6 +5,7 @@ import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import { toProtocolError } from './protocol-errors.js';
 import type { TransportHooks } from './transport-hooks.js';
 import type { Logger } from './logger.js';
+import type { Store } from './store/types.js';
 import type { AuthInfo } from './protocol.js';
 import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
 import { ListenerAuthOptions } from './auth/options.js';
@@ -149,6 +150,8 @@ interface HttpHost {
     uris: readonly string[],
     caller: { authInfo: AuthInfo | undefined; headers: Record<string, string>; signal: AbortSignal },
   ): Promise<string[]>;
+  /** A store with a message bus keeps 2025-11-25 sessions fleet-wide (see `LegacySessions`). */
+  readonly services?: { readonly store: Store };
 }
 
 /** How long a connection whose unread body passed its bound is kept half-closed, so its answer is read, before it is cut. */

@@ -100,6 +100,7 @@ export type {
   Admission,
   CredentialRecords,
   CredentialSlot,
+  MessageBus,
   Permit,
   Semaphore,
   SemaphoreOptions,

@@ -138,6 +138,9 @@ class Exchange implements FrontRequest {
       return;
     }
     res.writeHead(response.status, headers);
+    // A held GET stream's headers go at once: its client then knows the stream is open before the first event.
+    // Not a POST's answer stream: a client that saw its headers waits on it even when the server dies mid-call.
+    if (this.method === 'GET' && headers['content-type']?.startsWith('text/event-stream') === true) res.flushHeaders();
     const body = response.body;
     if (body === null) {
       this.finish();

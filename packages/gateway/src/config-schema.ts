@@ -496,6 +496,16 @@ export const GatewayConfig = z
       .nonnegative()
       .default(10_000)
       .describe('How long shutdown waits for running calls, in ms.'),
+    /** How long a replica keeps serving after SIGTERM with /readyz at 503, so the balancer stops sending first. */
+    drainDelayMs: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(300_000)
+      .default(0)
+      .describe(
+        "On shutdown, how long to keep serving while /readyz answers 503, before taking no new requests, in ms: at least the load balancer's health-check interval times its fall count, for a rolling restart without failed calls.",
+      ),
   })
   .strict()
   .superRefine((config, ctx) => {

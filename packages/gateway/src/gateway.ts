@@ -290,6 +290,7 @@ export class Gateway {
       scopes: admin.scopes,
       session: admin.session,
       logger: this.logger,
+      ...(this.store ? { store: this.store } : {}),
     });
   }
 
@@ -344,9 +345,21 @@ export class Gateway {
     return { draining: this.closing !== undefined, listening: this.listening, upstreams: this.server.upstreams() };
   }
 
-  /** Stops taking calls, lets running ones finish (up to `drainTimeoutMs`), closes listeners, upstreams and the store. */
+  /**
+   * Answers /readyz with 503 and keeps serving for `drainDelayMs`, then stops taking calls, lets running ones
+   * finish (up to `drainTimeoutMs`), closes listeners, upstreams and the store.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      // /readyz says 503 from now on; new requests are still served until the balancer has seen it.
+      const delay = this.config.drainDelayMs;
+      if (delay > 0) {
+        this.logger.info(
+          { event: 'gateway.drain_delay', delayMs: delay },
+          'unready: serving until the balancer notices',
+        );
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
       await this.server.close();
       const metrics = this.metricsServer;
       if (metrics) {

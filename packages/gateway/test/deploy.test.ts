@@ -58,8 +58,9 @@ describe('the deployment files', () => {
     expect(out).toContain('Configuration file is valid');
     const cfg = readFileSync(deploy('haproxy.cfg'), 'utf8');
     expect(cfg).toContain('http-check send meth GET uri /readyz');
-    // A console login is kept by the replica that made it: its cookie must lead back there.
-    expect(cfg).toContain('stick match req.cook(sluice_console)');
+    // Sessions and console logins live in Redis: round-robin on every request, nothing pinned to a replica.
+    expect(cfg).toContain('balance roundrobin');
+    expect(cfg).not.toMatch(/^\s*stick/m);
   });
 
   it.skipIf(!existsSync(SYSTEMD_ANALYZE))('ship a systemd unit that systemd accepts', () => {

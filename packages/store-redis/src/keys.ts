@@ -31,6 +31,11 @@ export class KeySpace {
     return { leases, queue, queueExpiry, fence, wake: `${base}:wake`, all: [leases, queue, queueExpiry, fence] };
   }
 
+  /** A bus channel (`Store.messages`). */
+  channel(name: string): string {
+    return `${this.prefix}msg:${name}`;
+  }
+
   value(key: string): string {
     return `${this.prefix}kv:${key}`;
   }

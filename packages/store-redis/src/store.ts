@@ -6,6 +6,7 @@ import { Connection } from './connection.js';
 import { RedisCredentials } from './credentials.js';
 import { STORE_NAME, redisUnavailable, storeClosed } from './errors.js';
 import { KeySpace } from './keys.js';
+import { RedisMessages } from './messages.js';
 import { RedisConnection, RedisStoreOptions } from './options.js';
 import { RedisSemaphore } from './semaphore.js';
 import type { SemaphoreHost } from './semaphore.js';
@@ -28,6 +29,8 @@ export class RedisStore implements Store {
   private readonly values: Values;
   /** The credential vault's sealed records, shared by every replica. */
   readonly credentials: RedisCredentials;
+  /** Messages between the replicas: 2025-11-25 sessions and console logins are shared through it. */
+  readonly messages: RedisMessages;
   private readonly semaphores = new Map<string, RedisSemaphore>();
   private readonly replica = randomBytes(6).toString('base64url');
   private counter = 0;
@@ -47,6 +50,7 @@ export class RedisStore implements Store {
     this.wakeups = new Wakeups(link.subscriber);
     this.values = new Values(this.backend, this.keys);
     this.credentials = new RedisCredentials(this.backend, this.keys);
+    this.messages = new RedisMessages(this.backend, this.wakeups, this.keys);
     this.host = {
       backend: this.backend,
       wakeups: this.wakeups,

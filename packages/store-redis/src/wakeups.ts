@@ -1,7 +1,10 @@
 import type { Redis } from 'ioredis';
 
+/** Hears one message of a channel: a semaphore's wake-up ignores it, a bus subscriber reads it. */
+type Listener = (message: string) => void;
+
 interface Channel {
-  readonly listeners: Set<() => void>;
+  readonly listeners: Set<Listener>;
   /** Settles when Redis confirmed the subscription. */
   readonly subscribed: Promise<unknown>;
 }
@@ -14,14 +17,14 @@ export class Wakeups {
   private readonly channels = new Map<string, Channel>();
 
   constructor(private readonly subscriber: Redis) {
-    subscriber.on('message', (name: string) => {
+    subscriber.on('message', (name: string, message: string) => {
       const channel = this.channels.get(name);
-      if (channel) for (const wake of channel.listeners) wake();
+      if (channel) for (const wake of channel.listeners) wake(message);
     });
   }
 
   /** Settles once the subscription is confirmed, so no later publish is missed. */
-  watch(name: string, wake: () => void): Promise<unknown> {
+  watch(name: string, wake: Listener): Promise<unknown> {
     const existing = this.channels.get(name);
     if (existing) {
       existing.listeners.add(wake);
@@ -36,7 +39,7 @@ export class Wakeups {
     return channel.subscribed;
   }
 
-  unwatch(name: string, wake: () => void): void {
+  unwatch(name: string, wake: Listener): void {
     const channel = this.channels.get(name);
     if (!channel?.listeners.delete(wake) || channel.listeners.size > 0) return;
     this.channels.delete(name);

@@ -87,6 +87,17 @@ export interface CredentialRecords {
   revoke(filter: Partial<CredentialSlot>): Promise<number>;
 }
 
+/**
+ * Messages between the replicas of a fleet: what one replica publishes on a
+ * channel reaches every replica subscribed to it (itself included), at most
+ * once, and nothing is kept for a replica that was not listening.
+ */
+export interface MessageBus {
+  publish(channel: string, message: string): Promise<void>;
+  /** Resolves once subscribed, with the function that unsubscribes. */
+  subscribe(channel: string, onMessage: (message: string) => void): Promise<() => void>;
+}
+
 export interface Store {
   /** A short name for logs: `memory`, `redis`. */
   readonly kind: string;
@@ -102,5 +113,11 @@ export interface Store {
   increment(key: string, by?: number, options?: SetOptions): Promise<number>;
   /** The credential vault's sealed records; a store without them cannot back `upstreams[].auth` grants per caller. */
   readonly credentials?: CredentialRecords;
+  /**
+   * Present when several processes share the store: then 2025-11-25 sessions,
+   * console logins and the messages for them are kept in the store and routed
+   * through this bus. Absent (the in-memory store), all of it stays in this process.
+   */
+  readonly messages?: MessageBus;
   close(): Promise<void>;
 }

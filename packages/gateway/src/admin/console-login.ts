@@ -1,8 +1,9 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { AuthInfo, Logger, RouteRequest } from '@sluice/core';
+import type { AuthInfo, Logger, RouteRequest, Store } from '@sluice/core';
 import { operatorOf } from './caller.js';
-import { ConsoleSessions, SESSION_COOKIE, csrfMatches } from './console-sessions.js';
+import { ConsoleSessions, SESSION_COOKIE, csrfMatches, key as cookieKey, keyOf } from './console-sessions.js';
+import { SharedLogins } from './console-shared.js';
 import type { ConsoleSession, SessionLimits } from './console-sessions.js';
 import { esc, sendPage } from './html.js';
 import { HttpProblem, allow, fieldsOf, readBody, stringField } from './http-io.js';
@@ -29,6 +30,8 @@ export interface ConsoleLoginOptions {
   };
   readonly logger: Logger;
   readonly now?: () => number;
+  /** A store with a message bus (Redis) shares logins with every replica; without, they live on this one. */
+  readonly store?: Store;
 }
 
 /**
@@ -42,6 +45,7 @@ export interface ConsoleLoginOptions {
  */
 export class ConsoleLogin {
   private readonly sessions: ConsoleSessions;
+  private readonly shared: SharedLogins | undefined;
   private readonly throttle: LoginThrottle;
   private readonly bySession = new WeakMap<IncomingMessage, ConsoleSession>();
 
@@ -50,6 +54,11 @@ export class ConsoleLogin {
     private readonly options: ConsoleLoginOptions,
   ) {
     this.sessions = new ConsoleSessions(options.session, options.now);
+    const store = options.store;
+    this.shared =
+      store?.messages === undefined
+        ? undefined
+        : new SharedLogins(store, store.messages, this.sessions, options.session, options.logger, options.now);
     this.throttle = new LoginThrottle(
       { maxFailures: options.session.maxFailures, windowMs: options.session.failureWindowMs },
       options.now,
@@ -115,6 +124,7 @@ export class ConsoleLogin {
           allow(req, ['POST']);
           this.checkForm(req, fieldsOf(await readBody(req), req.headers['content-type']));
           this.sessions.end(req);
+          await this.shared?.end(req);
           res.writeHead(303, {
             location: `${this.base}/login`,
             'cache-control': 'no-store',
@@ -142,7 +152,7 @@ export class ConsoleLogin {
       if (verdict !== undefined) req.auth = verdict;
       return true;
     }
-    const session = this.sessions.of(req);
+    const session = await this.sessionFor(req);
     if (session !== undefined) {
       req.auth = session.auth;
       this.bySession.set(req, session);
@@ -157,9 +167,17 @@ export class ConsoleLogin {
     return false;
   }
 
+  /** The login a request's cookie names: this replica's, or one another replica made (read from the store once). */
+  private async sessionFor(req: IncomingMessage): Promise<ConsoleSession | undefined> {
+    const here = this.sessions.of(req);
+    if (here === undefined) return this.shared?.lookup(req);
+    void this.shared?.remember(keyOf(req), here, false);
+    return here;
+  }
+
   private async login(req: IncomingMessage, res: ServerResponse): Promise<void> {
     allow(req, ['GET', 'HEAD', 'POST']);
-    if (!this.options.required || this.sessions.of(req) !== undefined) {
+    if (!this.options.required || (await this.sessionFor(req)) !== undefined) {
       res.writeHead(303, { location: `${this.base}/tools`, 'cache-control': 'no-store' });
       res.end();
       return;
@@ -194,6 +212,7 @@ export class ConsoleLogin {
     }
     this.throttle.succeed(address);
     const { id, session } = this.sessions.create(verdict);
+    await this.shared?.remember(cookieKey(id), session, true);
     const now = (this.options.now ?? Date.now)();
     this.options.logger.info({ event: 'admin.login', operator }, `${operator} logged in to the console`);
     res.writeHead(303, {

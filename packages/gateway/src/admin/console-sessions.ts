@@ -84,6 +84,30 @@ export class ConsoleSessions {
     return entry;
   }
 
+  /**
+   * Takes in a session another replica started (found in the shared store by
+   * the request's cookie), under the same bound as `create`; the id stays the cookie's.
+   */
+  adopt(req: IncomingMessage, session: ConsoleSession): ConsoleSession | undefined {
+    const k = keyOf(req);
+    const now = this.now();
+    if (k === undefined || now >= session.expiresAt) return undefined;
+    this.prune(now);
+    while (this.sessions.size >= this.limits.max) {
+      const leastRecent = this.sessions.keys().next().value;
+      if (leastRecent === undefined) break;
+      this.sessions.delete(leastRecent);
+    }
+    const entry: Entry = { auth: session.auth, csrf: session.csrf, expiresAt: session.expiresAt, lastUsed: now };
+    this.sessions.set(k, entry);
+    return entry;
+  }
+
+  /** Forgets a session by its key (another replica ended it). */
+  forget(k: string): void {
+    this.sessions.delete(k);
+  }
+
   /** Ends the session a request's cookie names. */
   end(req: IncomingMessage): void {
     const id = cookieOf(req, SESSION_COOKIE);
@@ -100,8 +124,15 @@ export class ConsoleSessions {
   }
 }
 
-function key(id: string): string {
+/** The key a session is kept under, here and in a shared store: its id's SHA-256, so that its timing says nothing of the id. */
+export function key(id: string): string {
   return digest(id).toString('base64url');
+}
+
+/** The key a request's cookie is kept under (its SHA-256), if it carries one of ours. */
+export function keyOf(req: IncomingMessage): string | undefined {
+  const id = cookieOf(req, SESSION_COOKIE);
+  return id !== undefined && SESSION_ID.test(id) ? key(id) : undefined;
 }
 
 /** Whether a form's token is the session's, compared in constant time. */

@@ -307,13 +307,34 @@ export interface ReplicaOptions {
   readonly store?: 'redis' | 'memory';
   /** More limited tools (the benchmark guards up_whoami). */
   readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
+  /** Listen with these API keys (named `agent` and `ops`; `ops` may use the console); none by default. */
+  readonly keys?: { readonly agent: string; readonly ops: string };
+  /** The replicas' `drainDelayMs` (0 by default). */
+  readonly drainDelayMs?: number;
 }
 
 /** The replica's config file: the one the README's "Running many replicas" section describes. */
 export function replicaConfig(name: string, options: ReplicaOptions): Record<string, unknown> {
   return {
     name: 'fleet',
-    listen: { http: { host: '127.0.0.1', port: options.port ?? 0 } },
+    listen: {
+      http: {
+        host: '127.0.0.1',
+        port: options.port ?? 0,
+        ...(options.keys
+          ? {
+              auth: {
+                type: 'apiKeys',
+                keys: [
+                  { name: 'agent', key: options.keys.agent, scopes: ['mcp'] },
+                  { name: 'ops', key: options.keys.ops, scopes: ['mcp', 'admin'] },
+                ],
+              },
+            }
+          : {}),
+      },
+    },
+    ...(options.keys ? { admin: { scopes: ['admin'] } } : {}),
     upstreams: [
       {
         name: 'up',
@@ -350,6 +371,7 @@ export function replicaConfig(name: string, options: ReplicaOptions): Record<str
           },
     logLevel: 'info',
     drainTimeoutMs: 2_000,
+    ...(options.drainDelayMs ? { drainDelayMs: options.drainDelayMs } : {}),
   };
 }
 
@@ -413,7 +435,7 @@ export async function startReplica(name: string, options: ReplicaOptions, dir: s
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000 + (options.drainDelayMs ?? 0));
       await exited;
       clearTimeout(timer);
     },
@@ -423,12 +445,15 @@ export async function startReplica(name: string, options: ReplicaOptions, dir: s
 // ---------------------------------------------------------------- haproxy
 
 /**
- * The HAProxy config in front of the replicas: round-robin for requests
- * without a session (2026-07-28 is stateless), and affinity on the
- * `mcp-session-id` header for 2025-11-25 sessions: the id is learnt from the
- * response that opens the session and matched on every later request.
+ * The HAProxy config in front of the replicas: round-robin on every request,
+ * with no stick rules at all. 2026-07-28 is stateless; 2025-11-25 sessions
+ * and console logins live in Redis, so any replica serves any request.
  */
-export function haproxyConfig(port: number, replicas: ReadonlyArray<{ name: string; port: number }>): string {
+export function haproxyConfig(
+  port: number,
+  replicas: ReadonlyArray<{ name: string; port: number }>,
+  sticky = false,
+): string {
   return [
     'global',
     '  maxconn 4096',
@@ -452,13 +477,19 @@ export function haproxyConfig(port: number, replicas: ReadonlyArray<{ name: stri
     '',
     'backend sluice',
     '  balance roundrobin',
-    '  stick-table type string len 64 size 1m expire 30m',
-    '  stick match req.hdr(mcp-session-id)',
-    '  stick store-response res.hdr(mcp-session-id)',
+    // The former config, for the benchmark's comparison only: each session pinned to the replica that opened it.
+    ...(sticky
+      ? [
+          '  stick-table type string len 64 size 1m expire 30m',
+          '  stick match req.hdr(mcp-session-id)',
+          '  stick store-response res.hdr(mcp-session-id)',
+        ]
+      : []),
     // The listener answers 403 to a request whose Host it does not serve (DNS rebinding); HAProxy's
     // default check is HTTP/1.0 without one.
     '  option httpchk',
-    '  http-check send meth GET uri /metrics ver HTTP/1.1 hdr Host 127.0.0.1',
+    // /readyz as deploy/haproxy.cfg: public (the replicas may require keys), and 503 while a replica drains.
+    '  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host 127.0.0.1',
     '  http-check expect status 200',
     '  http-response set-header x-sluice-replica %[srv_name]',
     ...replicas.map((r) => `  server ${r.name} 127.0.0.1:${r.port} check inter 1s fall 3 rise 2`),
@@ -475,11 +506,12 @@ export interface LoadBalancer {
 export async function startHaproxy(
   replicas: ReadonlyArray<{ name: string; port: number }>,
   dir: string,
+  sticky = false,
 ): Promise<LoadBalancer> {
   const binary = findBinary('haproxy') ?? 'haproxy';
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const config = haproxyConfig(port, replicas);
+    const config = haproxyConfig(port, replicas, sticky);
     const file = join(dir, 'haproxy.cfg');
     writeFileSync(file, config);
     const check = spawnSync(binary, ['-c', '-q', '-f', file], { encoding: 'utf8' });
@@ -522,6 +554,10 @@ export interface FleetOptions {
   readonly work?: { maxActive: number; maxQueue: number };
   readonly store?: 'redis' | 'memory';
   readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
+  readonly keys?: { readonly agent: string; readonly ops: string };
+  readonly drainDelayMs?: number;
+  /** Pin 2025-11-25 sessions to a replica with a stick table, as the fleet did before (benchmark baseline). */
+  readonly sticky?: boolean;
 }
 
 export interface Fleet {
@@ -533,6 +569,8 @@ export interface Fleet {
   readonly options: ReplicaOptions;
   /** The replica by name (a, b, c...). */
   replica(name: string): Replica;
+  /** Stops a replica (SIGKILL, or SIGTERM and its drain) and starts it again on the same port. */
+  restart(name: string, how: 'kill' | 'stop'): Promise<Replica>;
   close(): Promise<void>;
 }
 
@@ -554,6 +592,8 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     work: options.work ?? { maxActive: 5, maxQueue: 20 },
     ...(options.store ? { store: options.store } : {}),
     ...(options.guarded ? { guarded: options.guarded } : {}),
+    ...(options.keys ? { keys: options.keys } : {}),
+    ...(options.drainDelayMs ? { drainDelayMs: options.drainDelayMs } : {}),
   };
   const names = 'abcdefgh'.slice(0, options.replicas ?? 3).split('');
   const replicas: Replica[] = [];
@@ -572,7 +612,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     for (const started of rest) if (started.status === 'fulfilled') replicas.push(started.value);
     const failed = rest.find((started) => started.status === 'rejected');
     if (failed) throw failed.reason;
-    lb = await startHaproxy(replicas, dir);
+    lb = await startHaproxy(replicas, dir, options.sticky);
   } catch (error) {
     await close();
     throw error;
@@ -589,6 +629,15 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
       if (!found) throw new Error(`no replica ${name}`);
       return found;
     },
+    restart: async (name, how) => {
+      const index = replicas.findIndex((r) => r.name === name);
+      const old = replicas[index];
+      if (!old) throw new Error(`no replica ${name}`);
+      await (how === 'kill' ? old.kill() : old.stop());
+      const started = await startReplica(name, { ...replicaOptions, port: old.port }, dir);
+      replicas[index] = started;
+      return started;
+    },
     close,
   };
 }
@@ -601,13 +650,20 @@ export interface FleetClient {
   readonly client: Client;
   /** The replica that answered each HTTP request, as HAProxy named it (x-sluice-replica). */
   readonly servedBy: string[];
+  /** Each HTTP request as sent: its method, body and the replica that answered it (null until it answers). */
+  readonly requests: Array<{ readonly method: string; readonly body: string; replica: string | null }>;
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
   close(): Promise<void>;
 }
 
 /** A real SDK client speaking `era` to `url`, recording which replica answered each request. */
-export async function fleetClient(url: URL, era: Era, options: { manualInput?: boolean } = {}): Promise<FleetClient> {
+export async function fleetClient(
+  url: URL,
+  era: Era,
+  options: { manualInput?: boolean; key?: string } = {},
+): Promise<FleetClient> {
   const servedBy: string[] = [];
+  const requests: FleetClient['requests'] = [];
   const client = new Client(
     { name: 'fleet-test', version: '1.0.0' },
     {
@@ -617,15 +673,25 @@ export async function fleetClient(url: URL, era: Era, options: { manualInput?: b
     },
   );
   const recordingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const response = await fetch(input, init);
+    const headers = new Headers(init?.headers);
+    if (options.key !== undefined) headers.set('authorization', `Bearer ${options.key}`);
+    const sent: FleetClient['requests'][number] = {
+      method: init?.method ?? 'GET',
+      body: typeof init?.body === 'string' ? init.body : '',
+      replica: null,
+    };
+    requests.push(sent);
+    const response = await fetch(input, { ...init, headers });
     const replica = response.headers.get('x-sluice-replica');
     if (replica) servedBy.push(replica);
+    sent.replica = replica;
     return response;
   };
   await client.connect(new StreamableHTTPClientTransport(url, { fetch: recordingFetch }));
   return {
     client,
     servedBy,
+    requests,
     call: async (name, args = {}) => await client.callTool({ name, arguments: args }, { timeout: 120_000 }),
     close: () => client.close().catch(() => {}),
   };

@@ -1,0 +1,282 @@
+// 2025-11-25 sessions shared through Redis: three servers in this process, each with its own Redis
+// store under one prefix (as replicas have), and a client whose requests go round-robin over them.
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createServer } from '@sluice/core';
+import type { HttpListener, SluiceServer } from '@sluice/core';
+import { captureLogger, textOf } from '@sluice/core/testing';
+import { startRedis } from './helpers/redis-server.js';
+import { StoreFactory } from './helpers/stores.js';
+
+const redis = await startRedis();
+const look = redis.client();
+let stores: StoreFactory | undefined;
+const servers: SluiceServer[] = [];
+
+afterAll(async () => {
+  await redis.close();
+});
+afterEach(async () => {
+  await Promise.allSettled(servers.splice(0).map((s) => s.close()));
+  await stores?.closeAll();
+});
+
+const KEY_A = 'first-caller-key-0123456789abcdef';
+const KEY_B = 'second-caller-key-0123456789abcdef';
+
+interface Replicas {
+  readonly listeners: HttpListener[];
+  /** Tools that saw their call cancelled, by replica. */
+  readonly cancelled: string[];
+  /** Tool calls that ran, by replica. */
+  readonly ran: string[];
+}
+
+/** Three servers sharing one Redis: `confirm` elicits, `hang` waits until cancelled. */
+async function replicas(options: { auth?: boolean } = {}): Promise<Replicas> {
+  stores = new StoreFactory(redis);
+  const cancelled: string[] = [];
+  const ran: string[] = [];
+  const listeners: HttpListener[] = [];
+  for (const name of ['a', 'b', 'c']) {
+    const server = createServer({
+      name: 'fleet',
+      version: '1',
+      logger: captureLogger().logger,
+      store: stores.open().store,
+    });
+    servers.push(server);
+    server.tool({
+      name: 'where',
+      handler: () => {
+        ran.push(name);
+        return { content: [{ type: 'text', text: name }] };
+      },
+    });
+    server.tool({
+      name: 'confirm',
+      handler: async (_args, ctx) => {
+        ran.push(name);
+        const answer = await ctx.mcp!.mcpReq.elicitInput({
+          mode: 'form',
+          message: 'Proceed?',
+          requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+        });
+        return {
+          content: [{ type: 'text', text: `${answer.action}:${JSON.stringify(answer.content ?? {})} on ${name}` }],
+        };
+      },
+    });
+    server.tool({
+      name: 'hang',
+      handler: async (_args, ctx) => {
+        ran.push(name);
+        await new Promise<void>((resolve) => {
+          ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        cancelled.push(name);
+        return { content: [] };
+      },
+    });
+    listeners.push(
+      await server.listen(
+        options.auth
+          ? {
+              auth: {
+                type: 'apiKeys',
+                keys: [
+                  { name: 'first', key: KEY_A },
+                  { name: 'second', key: KEY_B },
+                ],
+              },
+            }
+          : {},
+      ),
+    );
+  }
+  return { listeners, cancelled, ran };
+}
+
+interface Served {
+  readonly replica: number;
+  readonly method: string;
+  readonly body: string;
+  /** The response's status, once it came. */
+  status?: number;
+}
+
+/** A fetch that sends each request to the next server in turn, and notes which served what. */
+function roundRobin(listeners: readonly HttpListener[], log: Served[], key?: string): typeof fetch {
+  let next = 0;
+  return async (input, init) => {
+    const replica = next++ % listeners.length;
+    const url = new URL(String(input instanceof Request ? input.url : input));
+    const target = listeners[replica]!.url;
+    url.host = target.host;
+    const headers = new Headers(init?.headers);
+    if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
+    const served: Served = {
+      replica,
+      method: init?.method ?? 'GET',
+      body: typeof init?.body === 'string' ? init.body : '',
+    };
+    log.push(served);
+    const response = await fetch(url, { ...init, headers });
+    served.status = response.status;
+    return response;
+  };
+}
+
+async function connect(fleet: Replicas, log: Served[], key?: string): Promise<{ client: Client; sessionId: string }> {
+  const client = new Client({ name: 'c', version: '1' }, { capabilities: { elicitation: { form: {} } } });
+  const transport = new StreamableHTTPClientTransport(fleet.listeners[0]!.url, {
+    fetch: roundRobin(fleet.listeners, log, key),
+  });
+  await client.connect(transport);
+  return { client, sessionId: transport.sessionId! };
+}
+
+/** Posts one message to one server in a session, by hand; the response's status. */
+async function postTo(listener: HttpListener, sessionId: string, message: unknown, key?: string): Promise<number> {
+  const response = await fetch(listener.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': sessionId,
+      ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+    },
+    body: JSON.stringify(message),
+  });
+  await response.body?.cancel();
+  return response.status;
+}
+
+const posts = (log: Served[], pattern: RegExp): Served[] =>
+  log.filter((s) => s.method === 'POST' && pattern.test(s.body));
+
+describe('2025-11-25 sessions in a shared store', () => {
+  it('serves consecutive requests of one session on every replica, initialized once', async () => {
+    const fleet = await replicas();
+    const log: Served[] = [];
+    const { client } = await connect(fleet, log);
+    const answers: string[] = [];
+    for (let i = 0; i < 6; i++) answers.push(textOf(await client.callTool({ name: 'where', arguments: {} })));
+    expect(new Set(answers)).toEqual(new Set(['a', 'b', 'c']));
+    expect(posts(log, /"method":"initialize"/)).toHaveLength(1);
+    await client.close();
+  });
+
+  it('carries an elicitation asked on one replica back from the answer posted to another', async () => {
+    const fleet = await replicas();
+    const log: Served[] = [];
+    const { client } = await connect(fleet, log);
+    client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { ok: true } }));
+    // The elicitation travels on the session's GET stream, which the client opens after the handshake.
+    await expect.poll(() => log.some((s) => s.method === 'GET' && s.status === 200)).toBe(true);
+    for (let i = 0; i < 3; i++) {
+      const result = await client.callTool({ name: 'confirm', arguments: {} });
+      expect(textOf(result)).toMatch(/^accept:\{"ok":true\} on [abc]$/);
+    }
+    const calls = posts(log, /"name":"confirm"/);
+    const answers = posts(log, /"action":"accept"/);
+    expect(answers).toHaveLength(3);
+    // Round-robin: each answer went to another replica than the call that asked for it.
+    for (let i = 0; i < 3; i++) expect(answers[i]!.replica).not.toBe(calls[i]!.replica);
+    await client.close();
+  });
+
+  it('cancels a call on the replica that runs it when the cancellation lands on another', async () => {
+    const fleet = await replicas();
+    const log: Served[] = [];
+    const { client } = await connect(fleet, log);
+    const abort = new AbortController();
+    const call = client.callTool({ name: 'hang', arguments: {} }, { signal: abort.signal });
+    await expect.poll(() => fleet.ran.length).toBe(1);
+    abort.abort('the user gave up');
+    await expect(call).rejects.toThrow();
+    await expect.poll(() => fleet.cancelled).toEqual(fleet.ran);
+    const hang = posts(log, /"name":"hang"/)[0]!;
+    const cancel = posts(log, /notifications\/cancelled/)[0]!;
+    expect(cancel.replica).not.toBe(hang.replica);
+    await client.close();
+  });
+
+  it('ends the session on every replica when the client deletes it, and drops its record', async () => {
+    const fleet = await replicas();
+    const log: Served[] = [];
+    const { client, sessionId } = await connect(fleet, log);
+    for (let i = 0; i < 3; i++) await client.callTool({ name: 'where', arguments: {} });
+    expect(await look.exists(`${stores!.prefix}kv:mcp-session:${sessionId}`)).toBe(1);
+    await (client.transport as StreamableHTTPClientTransport).terminateSession();
+    expect(await look.exists(`${stores!.prefix}kv:mcp-session:${sessionId}`)).toBe(0);
+    for (const listener of fleet.listeners) {
+      await expect
+        .poll(async () => {
+          return await postTo(listener, sessionId, { jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} });
+        })
+        .toBe(404);
+    }
+    await client.close();
+  });
+
+  it("refuses another caller's session id on a replica that never saw it, as if unknown", async () => {
+    const fleet = await replicas({ auth: true });
+    const log: Served[] = [];
+    const { client, sessionId } = await connect(fleet, log, KEY_A);
+    await client.callTool({ name: 'where', arguments: {} });
+    for (const listener of fleet.listeners) {
+      const status = await postTo(
+        listener,
+        sessionId,
+        { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'where', arguments: {} } },
+        KEY_B,
+      );
+      expect(status).toBe(404);
+    }
+    await client.close();
+  });
+
+  it('ignores garbage on the session channel and in session records, and keeps serving', async () => {
+    const fleet = await replicas();
+    const log: Served[] = [];
+    const { client } = await connect(fleet, log);
+    const bus = stores!.open().store.messages;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string(),
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+        ),
+        async (text) => {
+          await bus.publish('mcp-sessions', text);
+        },
+      ),
+      { numRuns: 200 },
+    );
+    const records = fc.oneof(
+      fc.jsonValue(),
+      fc.record({ owner: fc.constant(null), init: fc.jsonValue(), bytes: fc.nat(), ready: fc.boolean() }),
+    );
+    await fc.assert(
+      fc.asyncProperty(records, async (record) => {
+        const id = randomUUID();
+        await look.set(`${stores!.prefix}kv:mcp-session:${id}`, JSON.stringify(record));
+        const status = await postTo(fleet.listeners[1]!, id, {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/list',
+          params: {},
+        });
+        // A record that is not one (its init no initialize request) is no session: never a crash, never half a session.
+        expect(status).toBe(404);
+      }),
+      { numRuns: 50 },
+    );
+    for (let i = 0; i < 3; i++)
+      expect(textOf(await client.callTool({ name: 'where', arguments: {} }))).toMatch(/^[abc]$/);
+    await client.close();
+  });
+});
