@@ -31,6 +31,12 @@ export class KeySpace {
     return { leases, queue, queueExpiry, fence, wake: `${base}:wake`, all: [leases, queue, queueExpiry, fence] };
   }
 
+  /** The audit chain's keys: one `{hash tag}`, so one script may touch them all on a Redis Cluster. */
+  audit(): { readonly entries: string; readonly head: string; readonly anchor: string } {
+    const base = `${this.prefix}audit:{chain}`;
+    return { entries: `${base}:entries`, head: `${base}:head`, anchor: `${base}:anchor` };
+  }
+
   value(key: string): string {
     return `${this.prefix}kv:${key}`;
   }

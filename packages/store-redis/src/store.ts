@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createDefaultLogger, parseOptions } from '@sluice/core';
 import type { Logger, Semaphore, SemaphoreOptions, SetOptions, Store } from '@sluice/core';
+import { RedisAudit } from './audit.js';
 import { Backend } from './backend.js';
 import { Connection } from './connection.js';
 import { RedisCredentials } from './credentials.js';
@@ -28,6 +29,8 @@ export class RedisStore implements Store {
   private readonly values: Values;
   /** The credential vault's sealed records, shared by every replica. */
   readonly credentials: RedisCredentials;
+  /** The audit chain, shared by every replica. */
+  readonly audit: RedisAudit;
   private readonly semaphores = new Map<string, RedisSemaphore>();
   private readonly replica = randomBytes(6).toString('base64url');
   private counter = 0;
@@ -47,6 +50,7 @@ export class RedisStore implements Store {
     this.wakeups = new Wakeups(link.subscriber);
     this.values = new Values(this.backend, this.keys);
     this.credentials = new RedisCredentials(this.backend, this.keys);
+    this.audit = new RedisAudit(this.backend, this.keys);
     this.host = {
       backend: this.backend,
       wakeups: this.wakeups,
