@@ -18,6 +18,8 @@ import type { ApprovalTarget } from './targets.js';
 import type { RequestStateCodec, StateBinding } from './request-state.js';
 import { argumentsDigest } from './request-state.js';
 import type { PendingApproval, PendingApprovals } from './pending.js';
+import { approvalIdOf, auditAsked, auditDecided, newApprovalId } from '../audit-events.js';
+import type { ApprovalTrace, AuditSink } from '../audit-events.js';
 
 /** The input-required answer of a 2026-07-28 approval round. */
 export type InputRequired = Extract<ApprovalDecision, { reason: 'input-required' }>['result'];
@@ -35,6 +37,8 @@ export interface ApproverDeps {
   readonly mask: (text: string) => string;
   /** Where waits for a person are listed while they last. */
   readonly pending: PendingApprovals;
+  /** Where each question and its outcome are appended: the server's audit log. */
+  readonly audit: AuditSink;
 }
 
 const PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
@@ -69,17 +73,25 @@ export class RiskApprover implements Approver {
 
   async approve(ctx: CallContext, request: ApprovalRequest): Promise<ApprovalDecision> {
     const target = this.deps.targetOf(ctx);
-    const decision = await this.decide(ctx, request, target);
-    if (decision.approved || decision.reason !== 'input-required')
+    const trace: ApprovalTrace & { repeat?: boolean } = {};
+    const decision = await this.decide(ctx, request, target, trace);
+    if (decision.approved || decision.reason !== 'input-required') {
       logApprovalDecided(this.deps.logger, target, decision);
+      if (trace.repeat !== true) await auditDecided(this.deps.audit, target, trace, ctx.auth?.subject, decision);
+    }
     return decision;
   }
 
-  private async decide(ctx: CallContext, request: ApprovalRequest, target: ApprovalTarget): Promise<ApprovalDecision> {
+  private async decide(
+    ctx: CallContext,
+    request: ApprovalRequest,
+    target: ApprovalTarget,
+    trace: ApprovalTrace & { repeat?: boolean },
+  ): Promise<ApprovalDecision> {
     const mcp = ctx.mcp;
     if (mcp === undefined) return unsupported('the call did not come from an MCP client, so nobody can be asked');
-    if (isModern(mcp)) return this.overRoundTrip(ctx, mcp, request, target);
-    return this.byElicitation(ctx, mcp, request, target);
+    if (isModern(mcp)) return this.overRoundTrip(ctx, mcp, request, target, trace);
+    return this.byElicitation(ctx, mcp, request, target, trace);
   }
 
   /** 2025-11-25: a server-to-client `elicitation/create`, answered within `timeoutMs`. */
@@ -88,7 +100,10 @@ export class RiskApprover implements Approver {
     mcp: ServerContext,
     request: ApprovalRequest,
     target: ApprovalTarget,
+    trace: ApprovalTrace & { repeat?: boolean },
   ): Promise<ApprovalDecision> {
+    trace.via = 'elicitation';
+    trace.id = newApprovalId();
     const since = this.deps.now();
     const settled = this.deps.pending.add({
       ...waitOf(ctx, request, target, 'elicitation'),
@@ -97,6 +112,7 @@ export class RiskApprover implements Approver {
     });
     try {
       logApprovalRequested(this.deps.logger, target, 'elicitation');
+      await auditAsked(this.deps.audit, target, trace, ctx.auth?.subject, request.reason);
       const answer = await mcp.mcpReq.elicitInput(approvalForm(request.message), {
         timeout: this.deps.config.timeoutMs,
         signal: ctx.signal,
@@ -106,7 +122,7 @@ export class RiskApprover implements Approver {
       if (ctx.signal.aborted) throw error;
       switch (codeOf(error)) {
         case 'METHOD_NOT_SUPPORTED_BY_PROTOCOL_VERSION':
-          return await this.overRoundTrip(ctx, mcp, request, target);
+          return await this.overRoundTrip(ctx, mcp, request, target, trace);
         case 'REQUEST_TIMEOUT':
           return {
             approved: false,
@@ -129,7 +145,10 @@ export class RiskApprover implements Approver {
     mcp: ServerContext,
     request: ApprovalRequest,
     target: ApprovalTarget,
+    trace: ApprovalTrace & { repeat?: boolean },
   ): Promise<ApprovalDecision> {
+    trace.via = 'input-required';
+    trace.id = undefined;
     if (ctx.parent !== undefined)
       return unsupported(
         'a call made by another tool cannot ask a 2026-07-28 client: only the call the client made can',
@@ -140,7 +159,7 @@ export class RiskApprover implements Approver {
     if (state === undefined) {
       if (answer !== undefined) return invalid('the retry carried an answer without the approval state');
       if (!supportsForm(mcp)) return unsupported('the client cannot show a form (it declared no form elicitation)');
-      return this.ask(ctx, request, target, binding);
+      return this.ask(ctx, request, target, binding, trace);
     }
     const now = this.deps.now();
     const check = this.deps.codec.check(state, binding, now);
@@ -160,12 +179,15 @@ export class RiskApprover implements Approver {
     // One answer per question: a state that was used once, on any replica, is spent.
     const ttlMs = Math.max(1, check.expiresAt - now) + this.deps.config.timeoutMs;
     const key = NONCE_PREFIX + check.nonce;
+    trace.id = approvalIdOf(check.nonce);
     this.deps.pending.settle(check.nonce);
     if (!(await this.deps.store.setIfAbsent(key, USED, { ttlMs }))) {
       // The same call again, after an upstream asked its client for input in the round this approval answered:
       // Sluice sealed the upstream's round around this state, and the approval stands for that call.
-      if (answer === undefined && isContinuedRound(mcp) && (await this.deps.store.get(key)) === GRANTED)
+      if (answer === undefined && isContinuedRound(mcp) && (await this.deps.store.get(key)) === GRANTED) {
+        trace.repeat = true; // the approval recorded in the round it answered
         return { approved: true };
+      }
       return invalid('the approval state was already used');
     }
     if (answer === undefined) return invalid('the retry carried no answer');
@@ -174,12 +196,13 @@ export class RiskApprover implements Approver {
     return decision;
   }
 
-  private ask(
+  private async ask(
     ctx: CallContext,
     request: ApprovalRequest,
     target: ApprovalTarget,
     binding: StateBinding,
-  ): ApprovalDecision {
+    trace: ApprovalTrace,
+  ): Promise<ApprovalDecision> {
     const since = this.deps.now();
     const expiresAt = since + this.deps.config.timeoutMs;
     const { state, nonce } = this.deps.codec.mint(binding, expiresAt);
@@ -190,6 +213,8 @@ export class RiskApprover implements Approver {
       requestState: state,
     };
     logApprovalRequested(this.deps.logger, target, 'input-required');
+    trace.id = approvalIdOf(nonce);
+    await auditAsked(this.deps.audit, target, trace, ctx.auth?.subject, request.reason);
     return { approved: false, reason: 'input-required', result };
   }
 }
