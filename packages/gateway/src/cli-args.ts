@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { LogFormat, LogLevel } from './config-schema.js';
 import { GatewayErrorCode, configError } from './errors.js';
 import type { LedgerAction, LedgerCommand } from './ledger-command.js';
+import type { AuditAction, AuditCommand } from './audit-command.js';
 
 /** `--log-format` and `--log-level`, over the config's `logFormat` and `logLevel`. */
 export interface LogFlags {
@@ -15,6 +16,7 @@ export type Command =
   | { readonly kind: 'schema'; readonly out?: string }
   | { readonly kind: 'init'; readonly config: string; readonly force: boolean }
   | ({ readonly kind: 'ledger'; readonly config: string } & LedgerCommand)
+  | ({ readonly kind: 'audit'; readonly config: string } & AuditCommand)
   | { readonly kind: 'help' }
   | { readonly kind: 'version' };
 
@@ -38,6 +40,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
         'log-format': { type: 'string' },
         'log-level': { type: 'string' },
         url: { type: 'string' },
+        after: { type: 'string' },
       },
     });
   } catch (error) {
@@ -49,9 +52,11 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const [name, ...extra] = positionals;
   if (name === undefined) throw configError(GatewayErrorCode.USAGE, 'no command given');
   if (name !== 'init' && values.force) throw configError(GatewayErrorCode.USAGE, '--force applies to init only');
+  if (name === 'audit') return auditCommand(values, extra);
+  if (values.after !== undefined) throw configError(GatewayErrorCode.USAGE, '--after applies to audit export only');
   if (name === 'ledger') return ledgerCommand(values, extra);
   if (extra.length > 0) throw configError(GatewayErrorCode.USAGE, `unexpected argument "${extra[0]}"`);
-  if (values.url !== undefined) throw configError(GatewayErrorCode.USAGE, '--url applies to ledger only');
+  if (values.url !== undefined) throw configError(GatewayErrorCode.USAGE, '--url applies to ledger and audit only');
   const config = values.config ?? DEFAULT_CONFIG;
   if (name !== 'serve' && (values['log-format'] !== undefined || values['log-level'] !== undefined))
     throw configError(GatewayErrorCode.USAGE, '--log-format and --log-level apply to serve only');
@@ -114,6 +119,43 @@ function ledgerCommand(
     action: known,
     json: values.json ?? false,
     ...(tool === undefined ? {} : { tool }),
+    ...(values.url === undefined ? {} : { url: values.url }),
+  };
+}
+
+const AUDIT_ACTIONS: readonly AuditAction[] = ['export', 'verify'];
+
+function auditCommand(
+  values: {
+    config?: string;
+    json?: boolean;
+    url?: string;
+    after?: string;
+    out?: string;
+    'log-format'?: string;
+    'log-level'?: string;
+  },
+  args: readonly string[],
+): Command {
+  if (values.out !== undefined || values['log-format'] !== undefined || values['log-level'] !== undefined)
+    throw configError(GatewayErrorCode.USAGE, 'audit takes --config, --url, --after and --json');
+  const [action, ...extra] = args;
+  const known = AUDIT_ACTIONS.find((a) => a === action);
+  if (known === undefined || extra.length > 0)
+    throw configError(GatewayErrorCode.USAGE, `audit takes one of ${AUDIT_ACTIONS.join(', ')}`);
+  if (known === 'export' && values.json)
+    throw configError(GatewayErrorCode.USAGE, 'audit export writes JSON Lines: drop --json');
+  if (known === 'verify' && values.after !== undefined)
+    throw configError(GatewayErrorCode.USAGE, 'audit verify checks the whole chain: drop --after');
+  const after = values.after === undefined ? undefined : Number(values.after);
+  if (after !== undefined && !(/^\d{1,15}$/.test(values.after ?? '') && Number.isSafeInteger(after)))
+    throw configError(GatewayErrorCode.USAGE, '--after takes an entry number (a whole number >= 0)');
+  return {
+    kind: 'audit',
+    config: values.config ?? DEFAULT_CONFIG,
+    action: known,
+    json: values.json ?? false,
+    ...(after === undefined ? {} : { after }),
     ...(values.url === undefined ? {} : { url: values.url }),
   };
 }

@@ -103,6 +103,7 @@ export class Gateway {
         plugins,
         logger: this.logger,
         drainTimeoutMs: config.drainTimeoutMs,
+        audit: config.audit,
         ...(config.instructions === undefined ? {} : { instructions: config.instructions }),
         ...(config.roundStateSecret === undefined ? {} : { roundStateSecret: config.roundStateSecret }),
         ...(this.store ? { store: this.store } : {}),
@@ -287,6 +288,7 @@ export class Gateway {
       skipped: () => this.skipped,
       scopes,
       logger: this.logger,
+      audit: this.server.services.audit,
       live: new LiveRates(),
       approvals: async () =>
         this.config.plugins.risk?.mode === 'off' || this.riskPlugin === undefined

@@ -47,7 +47,8 @@ export async function runLedgerCommand(
   print(decided, `${verb} ${label(decided)}: ${decided.lifecycle}, as ${decided.decisions.at(-1)?.by ?? '?'}\n`);
 }
 
-function adminUrl(url: string | undefined, config: GatewayConfig): URL {
+/** The admin API's base: `--url`, or where the config says the gateway listens. */
+export function adminUrl(url: string | undefined, config: GatewayConfig): URL {
   if (url !== undefined) {
     try {
       return new URL(url);

@@ -14,6 +14,7 @@ import type { Environment } from './interpolate.js';
 import { gatewayJsonSchema } from './json-schema.js';
 import { runInitCommand } from './init-command.js';
 import { runLedgerCommand } from './ledger-command.js';
+import { runAuditCommand } from './audit-command.js';
 import { runUntilStopped } from './serve.js';
 import { USAGE } from './usage.js';
 import { VERSION } from './version.js';
@@ -79,6 +80,11 @@ async function run(command: Command, io: CliIo): Promise<number> {
       const { config } = await loadConfigFile(command.config, io.env);
       await runLedgerCommand(command, config, io.env.SLUICE_ADMIN_KEY, io.stdout);
       return ExitCode.OK;
+    }
+    case 'audit': {
+      const { config } = await loadConfigFile(command.config, io.env);
+      const intact = await runAuditCommand(command, config, io.env.SLUICE_ADMIN_KEY, io.stdout);
+      return intact ? ExitCode.OK : ExitCode.FAILURE;
     }
   }
 }

@@ -16,12 +16,18 @@ Commands:
            tool's definition differs from the approved one, approve it, or
            revoke it. <tool> as clients see it, or <upstream>/<tool>. The API
            key comes from SLUICE_ADMIN_KEY.
+  audit export | verify
+           The running gateway's audit log of decisions, through its admin API:
+           export every kept entry as JSON Lines (--after <n>: entries after
+           number n), or verify the hash chain: exit 1 when an entry was
+           modified, deleted or moved. The key comes from SLUICE_ADMIN_KEY.
 
 Options:
   -c, --config <file>  The config file (default: sluice.config.json).
-      --json           check, ledger: print JSON.
+      --json           check, ledger, audit verify: print JSON.
       --force          init: overwrite an existing config.
-      --url <url>      ledger: the gateway's address (default: listen.http).
+      --url <url>      ledger, audit: the gateway's address (default: listen.http).
+      --after <n>      audit export: start after entry number n.
   -o, --out <file>     schema: write the schema to <file> (point "$schema" at it).
       --log-format <f>  serve: auto (readable on a terminal, else JSON), json or pretty.
       --log-level <l>   serve: fatal, error, warn, info, debug, trace or silent.
@@ -33,5 +39,5 @@ if it is not set) and "\${NAME:-fallback}" by NAME or the fallback; a number or
 boolean field takes such a string too.
 
 Exit codes: 0 ok; 1 runtime failure (cannot listen; check: an upstream is
-unreachable); 2 bad usage or bad config.
+unreachable; audit verify: the chain was tampered with); 2 bad usage or bad config.
 `;

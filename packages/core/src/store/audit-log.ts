@@ -71,7 +71,13 @@ export type AuditEntry = z.output<typeof AuditEventSchema> & {
 export const AuditOptions = z
   .object({
     /** Entries kept; the oldest go first (the anchor records where the kept chain starts). */
-    maxEntries: z.number().int().min(1).max(10_000_000).default(100_000),
+    maxEntries: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000_000)
+      .default(100_000)
+      .describe('Audit entries kept; the oldest go first, and verification still passes (the anchor moves with them).'),
   })
   .strict();
 export type AuditOptions = z.input<typeof AuditOptions>;

@@ -1,6 +1,6 @@
 import type { RequestListener, ServerResponse } from 'node:http';
 import { SluiceError } from '@sluice/core';
-import type { Logger, RouteRequest } from '@sluice/core';
+import type { AuditLog, Logger, RouteRequest } from '@sluice/core';
 import type { PendingApproval } from '@sluice/plugin-risk';
 import { GatewayErrorCode } from '../errors.js';
 import { operatorOf } from './caller.js';
@@ -14,6 +14,8 @@ export interface AdminContext extends AdminSources {
   readonly ledger: () => LedgerView | undefined;
   /** Calls waiting for a person's approval on this replica; empty without `plugins.risk`. */
   readonly approvals: () => Promise<readonly PendingApproval[]>;
+  /** The server's audit log (`GET /admin/v1/audit`). */
+  readonly audit: AuditLog;
   readonly scopes: readonly string[];
   readonly logger: Logger;
   readonly live: LiveRates;

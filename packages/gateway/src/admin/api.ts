@@ -3,6 +3,7 @@ import type { AdminContext, AdminHandler } from './admin-surface.js';
 import { adminRoute, requireLedger } from './admin-surface.js';
 import { allow, fieldsOf, readBody, sendJson, toolOf } from './http-io.js';
 import { toolViews, upstreamViews } from './snapshot.js';
+import { sendAuditPage } from './audit-page.js';
 
 /** The admin API's version prefix: a change that breaks a client gets a new one. */
 export const ADMIN_API_PREFIX = '/admin/v1';
@@ -17,6 +18,7 @@ export const AdminApiPath = Object.freeze({
   TOOLS: `${ADMIN_API_PREFIX}/tools`,
   LIVE: `${ADMIN_API_PREFIX}/live`,
   APPROVALS: `${ADMIN_API_PREFIX}/approvals`,
+  AUDIT: `${ADMIN_API_PREFIX}/audit`,
 } as const);
 
 /** The JSON admin API, by path: what the console shows and `sluice ledger` uses. */
@@ -38,12 +40,12 @@ export function adminApiRoutes(context: AdminContext): Record<string, RequestLis
     [AdminApiPath.LEDGER_APPROVE]: route(async (req, res, operator) => {
       allow(req, ['POST']);
       const { server, tool } = toolOf(fieldsOf(await readBody(req), req.headers['content-type']));
-      sendJson(res, 200, await requireLedger(context).approve(server, tool, operator));
+      sendJson(res, 200, await requireLedger(context).approve(server, tool, operator, 'admin-api'));
     }),
     [AdminApiPath.LEDGER_REVOKE]: route(async (req, res, operator) => {
       allow(req, ['POST']);
       const { server, tool } = toolOf(fieldsOf(await readBody(req), req.headers['content-type']));
-      sendJson(res, 200, await requireLedger(context).revoke(server, tool, operator));
+      sendJson(res, 200, await requireLedger(context).revoke(server, tool, operator, 'admin-api'));
     }),
     [AdminApiPath.UPSTREAMS]: route((req, res) => {
       allow(req, ['GET']);
@@ -61,6 +63,10 @@ export function adminApiRoutes(context: AdminContext): Record<string, RequestLis
     [AdminApiPath.APPROVALS]: route(async (req, res) => {
       allow(req, ['GET']);
       sendJson(res, 200, { approvals: await context.approvals() });
+    }),
+    [AdminApiPath.AUDIT]: route(async (req, res) => {
+      allow(req, ['GET']);
+      await sendAuditPage(res, context.audit, query(req.url));
     }),
   };
 }

@@ -178,7 +178,7 @@ export class RiskImporter {
       );
     if (check.status === 'MISMATCH') {
       logLedgerMismatch(this.logger, server, name, check);
-      recordHold(this.audit, this.logger, server, name, check);
+      recordHold(this.audit, this.logger, server, candidate.originalName, check);
     }
     if (!report.exposed && this.refuse(batch, tool, report.reason as string, candidate.originalName)) return false;
     publish(tool, {
