@@ -5,6 +5,8 @@ import type { Logger } from './logger.js';
 import type { Store } from './store/types.js';
 import type { Approver } from './approval.js';
 import { Redactions } from './redactions.js';
+import { AuditLog } from './store/audit-log.js';
+import type { AuditOptions } from './store/audit-log.js';
 import { requireCjs } from './require-cjs.js';
 
 // tsyringe (and the reflect-metadata polyfill it requires first) loads with the first
@@ -35,6 +37,8 @@ export const Tokens = Object.freeze({
   /** Resource reads and prompt gets as a request's caller would make them; registered once a server imports. */
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast gives the token its service type, which Services reads
   FeatureRequests: Symbol.for('dev.sluice/FeatureRequests') as InjectionToken<FeatureRequests>,
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast gives the token its service type, which Services reads
+  Audit: Symbol.for('dev.sluice/Audit') as InjectionToken<AuditLog>,
 });
 
 /** What a plugin may resolve: typed shortcuts for the core services, and the container for its own. */
@@ -44,6 +48,8 @@ export interface Services {
   readonly store: Store;
   /** Values masked out of core's log lines that carry upstream text. */
   readonly redactions: Redactions;
+  /** The hash-chained audit log in the store: `audit.append({ kind, ... })` records a decision. */
+  readonly audit: AuditLog;
   /** The server's own child container: register or resolve further services by token. */
   readonly container: DependencyContainer;
 }
@@ -52,6 +58,8 @@ export interface CoreServices {
   logger: Logger;
   clock: Clock;
   store: Store;
+  /** The audit log's retention. */
+  audit?: AuditOptions;
 }
 
 /** A child container per server, so that no state leaks between servers. */
@@ -61,6 +69,9 @@ export function createServerContainer(services: CoreServices): DependencyContain
   child.register(Tokens.Clock, { useValue: services.clock });
   child.register(Tokens.Store, { useValue: services.store });
   child.register(Tokens.Redactions, { useValue: new Redactions() });
+  child.register(Tokens.Audit, {
+    useValue: new AuditLog(services.store.audit, services.clock, services.logger, services.audit),
+  });
   return child;
 }
 
@@ -77,6 +88,9 @@ export function servicesOf(container: DependencyContainer): Services {
     },
     get redactions() {
       return container.resolve(Tokens.Redactions);
+    },
+    get audit() {
+      return container.resolve(Tokens.Audit);
     },
     container,
   });

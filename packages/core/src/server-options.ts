@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { Plugin } from './plugin.js';
+import type { AuditOptions } from './store/audit-log.js';
 import type { Store } from './store/types.js';
 import type { CredentialVault } from './store/credential-vault.js';
 
@@ -24,6 +25,8 @@ export interface ServerOptions {
    * the same store: `new CredentialVault(store.credentials, { keys })`.
    */
   credentialVault?: CredentialVault;
+  /** The audit log's retention (`maxEntries`, default 100 000), kept in the store. */
+  audit?: AuditOptions;
   /** Shown to clients at initialization. */
   instructions?: string;
   /** How long `close()` waits for running calls before closing anyway. Default 10 s. */
@@ -55,6 +58,7 @@ export const ServerOptionsSchema = z.object({
   store: z.unknown().optional(),
   clock: z.unknown().optional(),
   credentialVault: z.unknown().optional(),
+  audit: z.unknown().optional(),
   instructions: z.string().optional(),
   drainTimeoutMs: z.number().int().nonnegative().optional(),
   roundStateSecret: z

@@ -106,7 +106,12 @@ export class SluiceServer {
     const clock = options.clock ?? systemClock;
     this.ownsStore = options.store === undefined;
     const store = options.store ?? new MemoryStore(clock);
-    this.container = createServerContainer({ logger: this.logger, clock, store });
+    this.container = createServerContainer({
+      logger: this.logger,
+      clock,
+      store,
+      ...(options.audit === undefined ? {} : { audit: options.audit }),
+    });
     this.services = servicesOf(this.container);
     this.hooks = createCoreHooks();
     this.table = new ToolTable({

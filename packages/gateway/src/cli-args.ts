@@ -4,6 +4,7 @@ import { GatewayErrorCode, configError } from './errors.js';
 import type { LedgerAction, LedgerCommand } from './ledger-command.js';
 import type { ApprovalsAction, ApprovalsCommand } from './approvals-command.js';
 import type { CredentialsAction, CredentialsCommand } from './credentials-command.js';
+import type { AuditAction, AuditCommand } from './audit-command.js';
 
 /** `--log-format` and `--log-level`, over the config's `logFormat` and `logLevel`. */
 export interface LogFlags {
@@ -19,6 +20,7 @@ export type Command =
   | ({ readonly kind: 'ledger'; readonly config: string } & LedgerCommand)
   | ({ readonly kind: 'approvals'; readonly config: string } & ApprovalsCommand)
   | ({ readonly kind: 'credentials'; readonly config: string } & CredentialsCommand)
+  | ({ readonly kind: 'audit'; readonly config: string } & AuditCommand)
   | { readonly kind: 'help' }
   | { readonly kind: 'version' };
 
@@ -45,6 +47,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
         reason: { type: 'string' },
         upstream: { type: 'string' },
         subject: { type: 'string' },
+        after: { type: 'string' },
       },
     });
   } catch (error) {
@@ -58,14 +61,17 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (name !== 'init' && values.force) throw configError(GatewayErrorCode.USAGE, '--force applies to init only');
   if (name !== 'approvals' && values.reason !== undefined)
     throw configError(GatewayErrorCode.USAGE, '--reason applies to approvals only');
-  if (name === 'credentials') return credentialsCommand(values, extra);
-  if (values.upstream !== undefined || values.subject !== undefined)
+  if (name !== 'credentials' && (values.upstream !== undefined || values.subject !== undefined))
     throw configError(GatewayErrorCode.USAGE, '--upstream and --subject apply to credentials only');
+  if (name !== 'audit' && values.after !== undefined)
+    throw configError(GatewayErrorCode.USAGE, '--after applies to audit export only');
+  if (name === 'credentials') return credentialsCommand(values, extra);
+  if (name === 'audit') return auditCommand(values, extra);
   if (name === 'ledger') return ledgerCommand(values, extra);
   if (name === 'approvals') return approvalsCommand(values, extra);
   if (extra.length > 0) throw configError(GatewayErrorCode.USAGE, `unexpected argument "${extra[0]}"`);
   if (values.url !== undefined)
-    throw configError(GatewayErrorCode.USAGE, '--url applies to ledger, approvals and credentials only');
+    throw configError(GatewayErrorCode.USAGE, '--url applies to ledger, approvals, credentials and audit only');
   const config = values.config ?? DEFAULT_CONFIG;
   if (name !== 'serve' && (values['log-format'] !== undefined || values['log-level'] !== undefined))
     throw configError(GatewayErrorCode.USAGE, '--log-format and --log-level apply to serve only');
@@ -203,6 +209,43 @@ function credentialsCommand(
     json: values.json ?? false,
     ...(upstream === undefined ? {} : { upstream }),
     ...(subject === undefined ? {} : { subject }),
+    ...(values.url === undefined ? {} : { url: values.url }),
+  };
+}
+
+const AUDIT_ACTIONS: readonly AuditAction[] = ['export', 'verify'];
+
+function auditCommand(
+  values: {
+    config?: string;
+    json?: boolean;
+    url?: string;
+    after?: string;
+    out?: string;
+    'log-format'?: string;
+    'log-level'?: string;
+  },
+  args: readonly string[],
+): Command {
+  if (values.out !== undefined || values['log-format'] !== undefined || values['log-level'] !== undefined)
+    throw configError(GatewayErrorCode.USAGE, 'audit takes --config, --url, --after and --json');
+  const [action, ...extra] = args;
+  const known = AUDIT_ACTIONS.find((a) => a === action);
+  if (known === undefined || extra.length > 0)
+    throw configError(GatewayErrorCode.USAGE, `audit takes one of ${AUDIT_ACTIONS.join(', ')}`);
+  if (known === 'export' && values.json)
+    throw configError(GatewayErrorCode.USAGE, 'audit export writes JSON Lines: drop --json');
+  if (known === 'verify' && values.after !== undefined)
+    throw configError(GatewayErrorCode.USAGE, 'audit verify checks the whole chain: drop --after');
+  const after = values.after === undefined ? undefined : Number(values.after);
+  if (after !== undefined && !(/^\d{1,15}$/.test(values.after ?? '') && Number.isSafeInteger(after)))
+    throw configError(GatewayErrorCode.USAGE, '--after takes an entry number (a whole number >= 0)');
+  return {
+    kind: 'audit',
+    config: values.config ?? DEFAULT_CONFIG,
+    action: known,
+    json: values.json ?? false,
+    ...(after === undefined ? {} : { after }),
     ...(values.url === undefined ? {} : { url: values.url }),
   };
 }

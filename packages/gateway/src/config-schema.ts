@@ -1,5 +1,6 @@
 import {
   CredentialVaultOptions,
+  AuditOptions,
   HttpConnectionSchema,
   ImportOptionsSchema,
   ListenerAuthOptions,
@@ -467,6 +468,10 @@ export const GatewayConfig = z
     /** The admin API and web console, on the HTTP listener behind its authentication; off unless set. */
     admin: AdminConfig.optional().describe(
       'The admin API (/admin/v1) and the web console (/console) on the HTTP listener, behind its authentication; off unless set.',
+    ),
+    /** The audit log of decisions (approvals, ledger), in the store: how many entries it keeps. */
+    audit: AuditOptions.prefault({}).describe(
+      'The audit log of decisions (approvals, ledger), hash-chained in the store: how many entries it keeps.',
     ),
     /**
      * The key (at least 32 bytes) that seals an upstream's 2026-07-28 input-required state between rounds. Give

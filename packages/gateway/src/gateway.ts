@@ -110,6 +110,7 @@ export class Gateway {
         plugins,
         logger: this.logger,
         drainTimeoutMs: config.drainTimeoutMs,
+        audit: config.audit,
         ...(config.instructions === undefined ? {} : { instructions: config.instructions }),
         ...(config.roundStateSecret === undefined ? {} : { roundStateSecret: config.roundStateSecret }),
         ...(this.store ? { store: this.store } : {}),
@@ -315,6 +316,7 @@ export class Gateway {
       skipped: () => this.skipped,
       scopes,
       logger: this.logger,
+      audit: this.server.services.audit,
       live: new LiveRates(),
       credentials: () => this.credentialVault,
       approvals: async () =>

@@ -16,6 +16,7 @@ import { runInitCommand } from './init-command.js';
 import { runLedgerCommand } from './ledger-command.js';
 import { runApprovalsCommand } from './approvals-command.js';
 import { runCredentialsCommand } from './credentials-command.js';
+import { runAuditCommand } from './audit-command.js';
 import { runUntilStopped } from './serve.js';
 import { USAGE } from './usage.js';
 import { VERSION } from './version.js';
@@ -91,6 +92,11 @@ async function run(command: Command, io: CliIo): Promise<number> {
       const { config } = await loadConfigFile(command.config, io.env);
       await runCredentialsCommand(command, config, io.env.SLUICE_ADMIN_KEY, io.stdout);
       return ExitCode.OK;
+    }
+    case 'audit': {
+      const { config } = await loadConfigFile(command.config, io.env);
+      const intact = await runAuditCommand(command, config, io.env.SLUICE_ADMIN_KEY, io.stdout);
+      return intact ? ExitCode.OK : ExitCode.FAILURE;
     }
   }
 }

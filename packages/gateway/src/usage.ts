@@ -27,15 +27,21 @@ Commands:
            token), revoke grants (--upstream, --subject or both; the caller is
            asked to connect again), or reseal every grant with the first vault
            key after a rotation. The API key comes from SLUICE_ADMIN_KEY.
+  audit export | verify
+           The running gateway's audit log of decisions, through its admin API:
+           export every kept entry as JSON Lines (--after <n>: entries after
+           number n), or verify the hash chain: exit 1 when an entry was
+           modified, deleted or moved. The key comes from SLUICE_ADMIN_KEY.
 
 Options:
   -c, --config <file>  The config file (default: sluice.config.json).
-      --json           check, ledger, approvals, credentials: print JSON.
+      --json           check, ledger, approvals, credentials, audit verify: print JSON.
       --force          init: overwrite an existing config.
-      --url <url>      ledger, approvals, credentials: the gateway's address (default: listen.http).
+      --url <url>      ledger, approvals, credentials, audit: the gateway's address (default: listen.http).
       --reason <text>  approvals approve, deny: why (the caller reads it).
       --upstream <u>   credentials: only this upstream's grants.
       --subject <s>    credentials: only this caller's grants.
+      --after <n>      audit export: start after entry number n.
   -o, --out <file>     schema: write the schema to <file> (point "$schema" at it).
       --log-format <f>  serve: auto (readable on a terminal, else JSON), json or pretty.
       --log-level <l>   serve: fatal, error, warn, info, debug, trace or silent.
@@ -47,5 +53,5 @@ if it is not set) and "\${NAME:-fallback}" by NAME or the fallback; a number or
 boolean field takes such a string too.
 
 Exit codes: 0 ok; 1 runtime failure (cannot listen; check: an upstream is
-unreachable); 2 bad usage or bad config.
+unreachable; audit verify: the chain was tampered with); 2 bad usage or bad config.
 `;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { CoreErrorCode, MemoryStore, SluiceError, Stage, Tokens, definePlugin, parseOptions } from '@sluice/core';
-import type { Logger, Plugin, PluginApi, Services, SluiceTool, ToolCatalog } from '@sluice/core';
+import type { Logger, Plugin, PluginApi, Services, SluiceTool, Store, ToolCatalog } from '@sluice/core';
 import { ApprovalGate } from './approval/gate.js';
 import { ApprovalTargets } from './approval/targets.js';
 import { RiskApprover } from './approval/approver.js';
@@ -20,7 +20,9 @@ import type { ExposureRegistry } from './exposure/registry.js';
 import { FeatureImporter } from './exposure/feature-importer.js';
 import { RiskImporter } from './exposure/importer.js';
 import { CallHolds } from './ledger/holds.js';
-import { FingerprintLedger } from './ledger/ledger.js';
+import { FingerprintLedger, UNNAMED_OPERATOR } from './ledger/ledger.js';
+import { auditApprovalEvent, auditLedgerDecision } from './audit-events.js';
+import type { AuditSink } from './audit-events.js';
 import { LedgerLifecycle } from './ledger/lifecycle.js';
 import type { LedgerSharing } from './ledger/ledger.js';
 import type { LedgerStore } from './ledger/store.js';
@@ -44,11 +46,12 @@ export interface RiskPlugin extends Plugin {
   /**
    * Accepts the definition an upstream tool has now (by the upstream's
    * configured name and its own tool name): its calls run again. `by`
-   * names who decided, for the ledger's record (default `operator`).
+   * names who decided, for the ledger's record (default `operator`); `via`
+   * names how, for the audit log (`console`, `admin-api`; default `code`).
    */
-  approveRereview(serverId: string, toolName: string, by?: string): Promise<void>;
-  /** Refuses calls to the tool until it is approved again. `by` names who decided, for the ledger's record. */
-  revoke(serverId: string, toolName: string, by?: string): Promise<void>;
+  approveRereview(serverId: string, toolName: string, by?: string, via?: string): Promise<void>;
+  /** Refuses calls to the tool until it is approved again. `by` and `via` as for `approveRereview`. */
+  revoke(serverId: string, toolName: string, by?: string, via?: string): Promise<void>;
   /** The ledger, once the plugin is applied (at once for `persist: 'file'` or `'memory'`). */
   readonly ledger: FingerprintLedger | undefined;
   /**
@@ -91,6 +94,18 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
   const lifecycles = new Set<LedgerLifecycle>();
   const approvers = new Set<RiskApprover>();
   const listeners = new Set<ApprovalEventListener>();
+  // One audit log per store the plugin's servers use: a decision is recorded once in each chain.
+  const audits = new Map<Store, AuditSink>();
+  const recordDecision = async (
+    action: 'approve' | 'revoke',
+    server: string,
+    tool: string,
+    by?: string,
+    via?: string,
+  ) => {
+    for (const sink of audits.values())
+      await auditLedgerDecision(sink, action, server, tool, by ?? UNNAMED_OPERATOR, via ?? 'code');
+  };
   // Each server the plugin is applied to hears that its tool list changed after an operator's decision.
   const listChanged = new Set<() => void>();
   const mask = new SecretMask(config.secrets);
@@ -122,14 +137,16 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       lifecycles.add(lifecycle);
       listChanged.add(() => api.tools.notifyChanged());
       const targets = new ApprovalTargets(config.approval.channel);
+      const audit: AuditSink = (event) => api.services.audit.append(event);
+      if (!audits.has(api.services.store)) audits.set(api.services.store, audit);
       const engine = new RiskEngine(config, () => api.services.clock.now());
       // Replicas' changes are applied as holds, which need the ledger, which needs the sync: called only once calls flow.
       const sync = sharedSync(config, api, ledger, () => syncFromStore(lifecycle, requireLedger(), api));
       ledger ??= createLedger(config, api.services, sync);
       api.services.container.register(RiskTokens.Ledger, { useValue: ledger });
-      const importer = new RiskImporter(engine, ledger, holds, lifecycle, logger, api.mode, targets);
+      const importer = new RiskImporter(engine, ledger, holds, lifecycle, logger, api.mode, targets, audit);
       api.hooks.import.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => importer.import(batch));
-      const features = new FeatureImporter(engine, ledger, logger, api.mode);
+      const features = new FeatureImporter(engine, ledger, logger, api.mode, audit);
       api.hooks.importFeatures.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => features.import(batch));
       tapHolds(api, holds, sync);
       // In audit mode nothing is hidden: the core logs the refusals preCall would have made.
@@ -141,6 +158,8 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       events.on((event) => {
         for (const listener of listeners) listener(event);
       });
+      // Every question asked, answered, lapsed or refused goes to this server's audit log.
+      events.on((event) => auditApprovalEvent(audit, logger, event));
       const approver = createApprover(config, api, logger, mask, targets, events);
       approvers.add(approver);
       api.services.container.register(Tokens.Approver, { useValue: approver });
@@ -157,8 +176,9 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
         api.hooks.postCall.tap({ name: PLUGIN_NAME, stage: Stage.RISK }, (result, ctx) => scan.check(result, ctx));
       }
     },
-    async approveRereview(serverId: string, toolName: string, by?: string) {
+    async approveRereview(serverId: string, toolName: string, by?: string, via?: string) {
       await requireLedger().approveRereview(serverId, toolName, by);
+      await recordDecision('approve', serverId, toolName, by, via);
       for (const lifecycle of lifecycles) lifecycle.approve(serverId, toolName);
       for (const notify of listChanged) notify();
     },
@@ -180,8 +200,9 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    async revoke(serverId: string, toolName: string, by?: string) {
+    async revoke(serverId: string, toolName: string, by?: string, via?: string) {
       await requireLedger().revoke(serverId, toolName, by);
+      await recordDecision('revoke', serverId, toolName, by, via);
       for (const lifecycle of lifecycles) lifecycle.revoke(serverId, toolName);
       for (const notify of listChanged) notify();
     },

@@ -36,6 +36,12 @@ export class KeySpace {
     return `${this.prefix}msg:${name}`;
   }
 
+  /** The audit chain's keys: one `{hash tag}`, so one script may touch them all on a Redis Cluster. */
+  audit(): { readonly entries: string; readonly head: string; readonly anchor: string } {
+    const base = `${this.prefix}audit:{chain}`;
+    return { entries: `${base}:entries`, head: `${base}:head`, anchor: `${base}:anchor` };
+  }
+
   value(key: string): string {
     return `${this.prefix}kv:${key}`;
   }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createDefaultLogger, parseOptions } from '@sluice/core';
 import type { Logger, Semaphore, SemaphoreOptions, SetOptions, Store } from '@sluice/core';
+import { RedisAudit } from './audit.js';
 import { Backend } from './backend.js';
 import { Connection } from './connection.js';
 import { RedisCredentials } from './credentials.js';
@@ -31,6 +32,8 @@ export class RedisStore implements Store {
   readonly credentials: RedisCredentials;
   /** Messages between the replicas: 2025-11-25 sessions and console logins are shared through it. */
   readonly messages: RedisMessages;
+  /** The audit chain, shared by every replica. */
+  readonly audit: RedisAudit;
   private readonly semaphores = new Map<string, RedisSemaphore>();
   private readonly replica = randomBytes(6).toString('base64url');
   private counter = 0;
@@ -51,6 +54,7 @@ export class RedisStore implements Store {
     this.values = new Values(this.backend, this.keys);
     this.credentials = new RedisCredentials(this.backend, this.keys);
     this.messages = new RedisMessages(this.backend, this.wakeups, this.keys);
+    this.audit = new RedisAudit(this.backend, this.keys);
     this.host = {
       backend: this.backend,
       wakeups: this.wakeups,

@@ -32,7 +32,11 @@ async function boundedBody(url: string, response: Response): Promise<Buffer> {
 /** Fetches JSON from an authorization server, bounded in time and size. */
 export async function fetchJsonBounded(url: string, init: RequestInit = {}): Promise<unknown> {
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' });
-  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  if (!response.ok) {
+    // Not read: an error page is of no use, and may be as large as the server likes.
+    await response.body?.cancel().catch(() => undefined);
+    throw new Error(`${url} answered ${response.status}`);
+  }
   return JSON.parse((await boundedBody(url, response)).toString('utf8')) as unknown;
 }
 

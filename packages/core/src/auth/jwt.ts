@@ -5,6 +5,7 @@ import type { OAuthSettings } from './options.js';
 import { authInfoFor } from './identity.js';
 import type { CallerIdentity } from './identity.js';
 import { fetchBounded, fetchJsonBounded } from './fetch-json.js';
+import { Backoff } from './backoff.js';
 
 /** How long a fetched key set is trusted before it is fetched again. */
 const JWKS_MAX_AGE_MS = 10 * 60_000;
@@ -60,26 +61,37 @@ export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTok
   // jose records each fetch of the key set here: `uat` tells when the keys last changed hands.
   const fetched: { uat?: number; jwks?: { keys: { kid?: string }[] } } = {};
   const verified = new VerifiedTokens(fetched);
+  // One backoff for discovery and the key set: while the authorization server fails, it is asked at most once per wait.
+  const backoff = new Backoff();
+  const unavailable = () => new OAuthError(OAuthErrorCode.InvalidToken, 'The access token could not be verified');
   let keySet: Promise<ReturnType<Jose['createRemoteJWKSet']>> | undefined;
   const keys = () =>
     (keySet ??= (async () => {
       const { createRemoteJWKSet, customFetch, jwksCache } = await loadJose();
-      const uri = settings.jwksUri ?? (await discoverJwksUri(issuer));
+      const uri = settings.jwksUri ?? (await backoff.run(() => discoverJwksUri(issuer), unavailable));
       return createRemoteJWKSet(new URL(uri), {
         cacheMaxAge: JWKS_MAX_AGE_MS,
         cooldownDuration: settings.jwksRefreshCooldownSec * 1000,
         [jwksCache]: fetched as Record<string, never>,
-        [customFetch]: (url: string, init: RequestInit) => fetchBounded(url, init),
+        [customFetch]: (url: string, init: RequestInit) =>
+          backoff.run(
+            () => fetchBounded(url, init),
+            unavailable,
+            (response) => !response.ok,
+          ),
       });
     })().catch((error: unknown) => {
-      keySet = undefined; // try discovery again on the next request
+      keySet = undefined; // try discovery again on the next request (after the backoff)
       throw error;
     }));
   return {
     async verifyAccessToken(token) {
       const known = verified.get(token);
       if (known) return known;
-      const { jwtVerify, errors } = await loadJose();
+      const { jwtVerify, errors, decodeJwt, decodeProtectedHeader } = await loadJose();
+      // A token that cannot be one of ours is refused before anything is fetched for it.
+      const problem = notOurs(token, { decodeJwt, decodeProtectedHeader }, settings, issuer, resource);
+      if (problem !== undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, problem);
       try {
         const { payload, protectedHeader } = await jwtVerify(token, await keys(), {
           issuer,
@@ -113,6 +125,37 @@ export function jwtVerifier(settings: OAuthSettings, resource: string): OAuthTok
       }
     },
   };
+}
+
+/**
+ * Why a token cannot verify here, read from its unverified header and claims:
+ * not a JWT, an algorithm not accepted, another issuer or audience, expired.
+ * These alone never accept a token: they only spare the key set a fetch.
+ */
+function notOurs(
+  token: string,
+  jose: Pick<Jose, 'decodeJwt' | 'decodeProtectedHeader'>,
+  settings: OAuthSettings,
+  issuer: string,
+  resource: string,
+): string | undefined {
+  let header: { alg?: unknown };
+  let claims: Record<string, unknown>;
+  try {
+    header = jose.decodeProtectedHeader(token);
+    claims = jose.decodeJwt(token);
+  } catch {
+    return 'The access token is invalid';
+  }
+  if (typeof header.alg !== 'string' || !(settings.algorithms as readonly string[]).includes(header.alg))
+    return 'The access token is signed with an algorithm this server does not accept';
+  if (claims.iss !== issuer) return "The access token's iss claim is not accepted here";
+  const aud = claims.aud;
+  if (!(aud === resource || (Array.isArray(aud) && aud.includes(resource))))
+    return "The access token's aud claim is not accepted here";
+  if (typeof claims.exp !== 'number') return "The access token's exp claim is not accepted here";
+  if (claims.exp + settings.clockToleranceSec <= Date.now() / 1000) return 'The access token has expired';
+  return undefined;
 }
 
 interface Verified {

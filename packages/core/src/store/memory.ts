@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
+import { MemoryAudit } from './memory-audit.js';
 import { MemoryCredentials } from './memory-credentials.js';
 import { LocalSemaphore } from './semaphore.js';
 import type { FenceSource } from './semaphore.js';
@@ -96,6 +97,8 @@ export class MemoryStore implements Store {
 
   /** The credential vault's sealed records. */
   readonly credentials: MemoryCredentials;
+  /** The audit chain. */
+  readonly audit = new MemoryAudit();
 
   constructor(private readonly clock: Clock = systemClock) {
     this.credentials = new MemoryCredentials(clock);

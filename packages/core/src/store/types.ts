@@ -98,6 +98,58 @@ export interface MessageBus {
   subscribe(channel: string, onMessage: (message: string) => void): Promise<() => void>;
 }
 
+/** The newest entry of the audit chain: its number and hash (`seq` 0 and the zero hash before the first). */
+export interface AuditHead {
+  readonly seq: number;
+  readonly hash: string;
+}
+
+/**
+ * Where the kept part of the audit chain starts: the number of the oldest
+ * entry kept and the hash it must name as `prev`. Retention moves it forward
+ * as it drops the oldest entries, so trimming is told apart from deleting.
+ */
+export interface AuditAnchor {
+  readonly seq: number;
+  readonly prev: string;
+}
+
+/** One entry as the store keeps it: its number and its JSON text (which carries `hash`). */
+export interface StoredAuditEntry {
+  readonly seq: number;
+  readonly text: string;
+}
+
+/** A page of the chain read in one atomic step, with the anchor and head as they were then. */
+export interface AuditPage {
+  readonly anchor: AuditAnchor;
+  readonly head: AuditHead;
+  /** Entries numbered above the page's `after`, oldest first. */
+  readonly entries: readonly StoredAuditEntry[];
+}
+
+/**
+ * The audit chain's records in a store. Core's `AuditLog` builds and hashes
+ * each entry; the store only appends it if nobody appended since (a
+ * compare-and-set on the head), trims the oldest past `maxEntries`, and
+ * reads pages atomically.
+ */
+export interface AuditRecords {
+  head(): Promise<AuditHead>;
+  /**
+   * Appends `entry` (numbered `head.seq + 1`, hashed `hash`) if the head is
+   * still `expected`, then drops the oldest entries past `maxEntries`, moving
+   * the anchor. Resolves with whether it appended and the head now.
+   */
+  append(
+    entry: StoredAuditEntry & { readonly hash: string },
+    expected: AuditHead,
+    maxEntries: number,
+  ): Promise<{ readonly appended: boolean; readonly head: AuditHead }>;
+  /** Up to `limit` entries numbered above `after`, oldest first, with the anchor and head, read at once. */
+  read(after: number, limit: number): Promise<AuditPage>;
+}
+
 export interface Store {
   /** A short name for logs: `memory`, `redis`. */
   readonly kind: string;
@@ -119,5 +171,7 @@ export interface Store {
    * through this bus. Absent (the in-memory store), all of it stays in this process.
    */
   readonly messages?: MessageBus;
+  /** The audit chain; a store without it keeps no audit log (appends are dropped, and said so once). */
+  readonly audit?: AuditRecords;
   close(): Promise<void>;
 }

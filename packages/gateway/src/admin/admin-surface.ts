@@ -1,6 +1,6 @@
 import type { RequestListener, ServerResponse } from 'node:http';
 import { SluiceError } from '@sluice/core';
-import type { CredentialVault, Logger, RouteRequest } from '@sluice/core';
+import type { AuditLog, CredentialVault, Logger, RouteRequest } from '@sluice/core';
 import type { PendingApproval } from '@sluice/plugin-risk';
 import { GatewayErrorCode } from '../errors.js';
 import { operatorOf } from './caller.js';
@@ -19,6 +19,8 @@ export interface AdminContext extends AdminSources {
   readonly answer: (id: string, answer: ApprovalAnswer) => Promise<AnswerOutcome>;
   /** The vault of upstream grants; undefined without `credentialVault`. */
   readonly credentials: () => CredentialVault | undefined;
+  /** The server's audit log (`GET /admin/v1/audit`). */
+  readonly audit: AuditLog;
   readonly scopes: readonly string[];
   readonly logger: Logger;
   readonly live: LiveRates;

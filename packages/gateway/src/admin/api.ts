@@ -5,6 +5,7 @@ import { allow, fieldsOf, readBody, sendJson, toolOf } from './http-io.js';
 import { toolViews, upstreamViews } from './snapshot.js';
 import { answerQuestion, viaOf } from './approvals.js';
 import { requireVault, revokeGrants, slotFilterOf } from './credentials.js';
+import { sendAuditPage } from './audit-page.js';
 
 /** The admin API's version prefix: a change that breaks a client gets a new one. */
 export const ADMIN_API_PREFIX = '/admin/v1';
@@ -24,6 +25,7 @@ export const AdminApiPath = Object.freeze({
   CREDENTIALS: `${ADMIN_API_PREFIX}/credentials`,
   CREDENTIALS_REVOKE: `${ADMIN_API_PREFIX}/credentials/revoke`,
   CREDENTIALS_ROTATE: `${ADMIN_API_PREFIX}/credentials/rotate`,
+  AUDIT: `${ADMIN_API_PREFIX}/audit`,
 } as const);
 
 /** The JSON admin API, by path: what the console shows and `sluice ledger` uses. */
@@ -51,12 +53,12 @@ export function adminApiRoutes(context: AdminContext): Record<string, RequestLis
     [AdminApiPath.LEDGER_APPROVE]: route(async (req, res, operator) => {
       allow(req, ['POST']);
       const { server, tool } = toolOf(fieldsOf(await readBody(req), req.headers['content-type']));
-      sendJson(res, 200, await requireLedger(context).approve(server, tool, operator));
+      sendJson(res, 200, await requireLedger(context).approve(server, tool, operator, 'admin-api'));
     }),
     [AdminApiPath.LEDGER_REVOKE]: route(async (req, res, operator) => {
       allow(req, ['POST']);
       const { server, tool } = toolOf(fieldsOf(await readBody(req), req.headers['content-type']));
-      sendJson(res, 200, await requireLedger(context).revoke(server, tool, operator));
+      sendJson(res, 200, await requireLedger(context).revoke(server, tool, operator, 'admin-api'));
     }),
     [AdminApiPath.UPSTREAMS]: route((req, res) => {
       allow(req, ['GET']);
@@ -96,6 +98,10 @@ export function adminApiRoutes(context: AdminContext): Record<string, RequestLis
         `${resealed} upstream grant(s) resealed with the first vault key by ${operator}`,
       );
       sendJson(res, 200, { resealed });
+    }),
+    [AdminApiPath.AUDIT]: route(async (req, res) => {
+      allow(req, ['GET']);
+      await sendAuditPage(res, context.audit, query(req.url));
     }),
   };
 }

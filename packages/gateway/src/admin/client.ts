@@ -4,6 +4,7 @@ import { GatewayErrorCode } from '../errors.js';
 import { AdminApiPath } from './api.js';
 import type { LedgerDiff, LedgerRow } from './ledger-view.js';
 import type { PendingApproval } from '@sluice/plugin-risk';
+import { AuditHeader } from './audit-page.js';
 
 /** What the admin API answers when it took an operator's answer. */
 export interface AnsweredQuestion {
@@ -11,6 +12,16 @@ export interface AnsweredQuestion {
   readonly decision: 'approved' | 'denied';
   readonly by: string;
   readonly via: string;
+}
+
+/** A page of the audit log as the client reads it. */
+export interface AuditPageAnswer {
+  /** One entry per line, as the gateway sent it. */
+  readonly lines: readonly string[];
+  readonly anchor: { readonly seq: number; readonly prev: string };
+  readonly head: { readonly seq: number; readonly hash: string };
+  /** The `after` of the next page; undefined on the last. */
+  readonly next: number | undefined;
 }
 
 /** The largest answer the client reads from the admin API. */
@@ -82,7 +93,43 @@ export class AdminClient {
     return row;
   }
 
+  /** One page of the audit log: its JSON Lines as sent, the anchor and head, and the next page's `after`. */
+  async auditPage(after: number, limit: number): Promise<AuditPageAnswer> {
+    const query = new URLSearchParams({ after: String(after), limit: String(limit) });
+    const { answer, text } = await this.send('GET', `${AdminApiPath.AUDIT}?${query.toString()}`);
+    if (!answer.ok) this.refused(answer, text, AdminApiPath.AUDIT);
+    const anchor = pairOf(answer.headers.get(AuditHeader.ANCHOR));
+    const head = pairOf(answer.headers.get(AuditHeader.HEAD));
+    if (anchor === undefined || head === undefined)
+      throw unavailable('the admin API answered an audit page without its anchor and head headers');
+    const next = answer.headers.get(AuditHeader.NEXT);
+    return {
+      lines: text.split('\n').filter((line) => line !== ''),
+      anchor: { seq: anchor.seq, prev: anchor.hash },
+      head,
+      next: next === null ? undefined : Number(next),
+    };
+  }
+
   private async request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+    const { answer, text } = await this.send(method, path, body);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw unavailable(
+        `the admin API answered ${answer.status} without JSON: is "admin" set in the gateway's config?`,
+      );
+    }
+    if (answer.ok) return parsed;
+    return this.refused(answer, text, path, parsed);
+  }
+
+  private async send(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+  ): Promise<{ answer: Response; text: string }> {
     const url = new URL(path, this.base);
     let answer: Response;
     try {
@@ -102,15 +149,10 @@ export class AdminClient {
     }
     const text = await answer.text();
     if (text.length > MAX_ANSWER_BYTES) throw unavailable('the admin API answered more than 16 MiB');
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw unavailable(
-        `the admin API answered ${answer.status} without JSON: is "admin" set in the gateway's config?`,
-      );
-    }
-    if (answer.ok) return parsed;
+    return { answer, text };
+  }
+
+  private refused(answer: Response, text: string, path: string, parsed: unknown = jsonOrNull(text)): never {
     const error = (parsed as { error?: unknown } | null)?.error;
     const reason = typeof error === 'string' ? error : `status ${answer.status}`;
     if (answer.status === 404 && path.startsWith(AdminApiPath.LEDGER))
@@ -124,6 +166,19 @@ export class AdminClient {
         ? `${reason}: set SLUICE_ADMIN_KEY to a key the gateway accepts`
         : `the admin API refused: ${reason}`,
     );
+  }
+}
+
+function pairOf(header: string | null): { seq: number; hash: string } | undefined {
+  const match = header === null ? null : /^(\d{1,16}) (\S{1,128})$/.exec(header);
+  return match === null ? undefined : { seq: Number(match[1]), hash: match[2] as string };
+}
+
+function jsonOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
 }
 

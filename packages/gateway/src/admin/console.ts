@@ -37,7 +37,9 @@ export function consoleRoutes(context: AdminContext, login: ConsoleLogin): Recor
       login.checkForm(req, fields);
       const { server, tool } = toolOf(fields);
       const ledger = requireLedger(context);
-      await (action === 'approve' ? ledger.approve(server, tool, operator) : ledger.revoke(server, tool, operator));
+      await (action === 'approve'
+        ? ledger.approve(server, tool, operator, 'console')
+        : ledger.revoke(server, tool, operator, 'console'));
       redirect(res, `${base}/ledger`);
     });
   const answer = (decision: 'approved' | 'denied') =>

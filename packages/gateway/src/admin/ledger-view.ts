@@ -45,8 +45,8 @@ export interface LedgerDiff {
 /** Where the view reads the ledger and acts on it: the running risk plugin, or a ledger opened by the CLI. */
 export interface LedgerAccess {
   readonly ledger: FingerprintLedger;
-  approve(server: string, tool: string, by: string): Promise<void>;
-  revoke(server: string, tool: string, by: string): Promise<void>;
+  approve(server: string, tool: string, by: string, via: string): Promise<void>;
+  revoke(server: string, tool: string, by: string, via: string): Promise<void>;
 }
 
 /** The risk plugin as a `LedgerAccess`, once it is applied; undefined without one. */
@@ -55,8 +55,8 @@ export function pluginAccess(plugin: RiskPlugin | undefined): LedgerAccess | und
   if (plugin === undefined || ledger === undefined) return undefined;
   return {
     ledger,
-    approve: (server, tool, by) => plugin.approveRereview(server, tool, by),
-    revoke: (server, tool, by) => plugin.revoke(server, tool, by),
+    approve: (server, tool, by, via) => plugin.approveRereview(server, tool, by, via),
+    revoke: (server, tool, by, via) => plugin.revoke(server, tool, by, via),
   };
 }
 
@@ -92,15 +92,16 @@ export class LedgerView {
     };
   }
 
-  async approve(server: string, tool: string, by: string): Promise<LedgerRow> {
+  /** `via` names the channel for the audit log: `console`, `admin-api`. */
+  async approve(server: string, tool: string, by: string, via: string): Promise<LedgerRow> {
     await this.entry(server, tool);
-    await this.access.approve(server, tool, by);
+    await this.access.approve(server, tool, by, via);
     return rowOf(server, await this.entry(server, tool), this.exposedNames());
   }
 
-  async revoke(server: string, tool: string, by: string): Promise<LedgerRow> {
+  async revoke(server: string, tool: string, by: string, via: string): Promise<LedgerRow> {
     await this.entry(server, tool);
-    await this.access.revoke(server, tool, by);
+    await this.access.revoke(server, tool, by, via);
     return rowOf(server, await this.entry(server, tool), this.exposedNames());
   }
 

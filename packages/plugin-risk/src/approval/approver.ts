@@ -335,6 +335,19 @@ export class RiskApprover implements Approver {
     return this.settle(ctx, target, question, answer);
   }
 
+  /** A question to the client's person, told to the listeners: never its text, which shows the arguments. */
+  private askedClient(ctx: CallContext, target: ApprovalTarget, question: OperatorQuestion): void {
+    this.deps.events.emit({
+      ...this.subjectOf(ctx, target, 'client'),
+      id: question.id,
+      kind: 'asked',
+      joined: false,
+      reason: question.reason,
+      message: '',
+      expiresAt: question.expiresAt,
+    });
+  }
+
   private subjectOf(ctx: CallContext, target: ApprovalTarget, channel: 'client' | 'operator'): ApprovalEventSubject {
     return {
       channel,
@@ -367,6 +380,7 @@ export class RiskApprover implements Approver {
       'elicitation',
       this.deps.config.timeoutMs,
     );
+    this.askedClient(ctx, target, waiting);
     try {
       logApprovalRequested(this.deps.logger, target, 'elicitation');
       const answer = await mcp.mcpReq.elicitInput(approvalForm(request.message), {
@@ -458,7 +472,11 @@ export class RiskApprover implements Approver {
     const expiresAt = this.deps.now() + this.deps.config.timeoutMs;
     const { state, nonce } = this.deps.codec.mint(binding, expiresAt);
     const fields = waitOf(ctx, request, target, this.deps.mask);
-    await this.deps.questions.record(fields, 'input-required', this.deps.config.timeoutMs, nonce);
+    this.askedClient(
+      ctx,
+      target,
+      await this.deps.questions.record(fields, 'input-required', this.deps.config.timeoutMs, nonce),
+    );
     const result: InputRequired = {
       resultType: 'input_required',
       inputRequests: { [APPROVAL_INPUT_KEY]: { method: 'elicitation/create', params: approvalForm(request.message) } },

@@ -3,6 +3,8 @@ import type { FeatureBatch, FeatureKind, Logger, PluginMode } from '@sluice/core
 import type { RiskEngine } from '../assess.js';
 import { RiskErrorCode } from '../errors.js';
 import { logLedgerMismatch, logLifecycle, logPoisoningHit } from '../events.js';
+import { recordHold } from '../audit-events.js';
+import type { AuditSink } from '../audit-events.js';
 import type { ToolShape } from '../definition.js';
 import type { FingerprintLedger } from '../ledger/ledger.js';
 import { blocks } from '../scan/patterns.js';
@@ -33,6 +35,7 @@ export class FeatureImporter {
     private readonly ledger: FingerprintLedger,
     private readonly logger: Logger,
     private readonly mode: PluginMode,
+    private readonly audit?: AuditSink,
   ) {}
 
   async import(batch: FeatureBatch): Promise<FeatureBatch> {
@@ -71,7 +74,10 @@ export class FeatureImporter {
       this.keepOut(batch, item, server, `${RiskErrorCode.UNHASHABLE_DEFINITION}: ${error.message}`);
       return;
     }
-    if (check.status === 'MISMATCH') logLedgerMismatch(this.logger, promptLedgerId(server), item.id, check);
+    if (check.status === 'MISMATCH') {
+      logLedgerMismatch(this.logger, promptLedgerId(server), item.id, check);
+      recordHold(this.audit, this.logger, promptLedgerId(server), item.id, check);
+    }
     if (check.lifecycle === 'AWAITING_REREVIEW')
       this.keepOut(
         batch,

@@ -2,6 +2,8 @@ import { SluiceError } from '@sluice/core';
 import type { ImportBatch, Logger, PluginMode, SluiceTool } from '@sluice/core';
 import type { RiskEngine, ToolReport } from '../assess.js';
 import { RiskErrorCode } from '../errors.js';
+import { recordHold } from '../audit-events.js';
+import type { AuditSink } from '../audit-events.js';
 import {
   logJudgeUnavailable,
   logLedgerMismatch,
@@ -48,6 +50,7 @@ export class RiskImporter {
     private readonly logger: Logger,
     private readonly mode: PluginMode,
     private readonly approvals: ApprovalTargets = new ApprovalTargets(),
+    private readonly audit?: AuditSink,
   ) {
     this.registry = new ExposureRegistry(Object.keys(engine.config.servers));
   }
@@ -201,7 +204,10 @@ export class RiskImporter {
         `${RiskErrorCode.UNHASHABLE_DEFINITION}: ${check.message}`,
         candidate.originalName,
       );
-    if (check.status === 'MISMATCH') logLedgerMismatch(this.logger, server, name, check);
+    if (check.status === 'MISMATCH') {
+      logLedgerMismatch(this.logger, server, name, check);
+      recordHold(this.audit, this.logger, server, candidate.originalName, check);
+    }
     if (!report.exposed && this.refuse(batch, tool, report.reason as string, candidate.originalName)) return false;
     publish(tool, {
       level: report.level,

@@ -1,0 +1,101 @@
+// The audit log over the memory store: what an append writes, how retention
+// trims, and that any single edit of a kept chain (fuzzed) fails verification.
+import fc from 'fast-check';
+import { AuditChainCheck, AuditLog, CoreErrorCode, MemoryAudit, SluiceError, createServer } from '@sluice/core';
+import type { AuditPage, Store } from '@sluice/core';
+import { captureLogger } from '@sluice/core/testing';
+import { describe, expect, it } from 'vitest';
+
+const clock = { now: () => 1_700_000_000_000 };
+
+async function chain(count: number, maxEntries: number): Promise<{ log: AuditLog; records: MemoryAudit }> {
+  const records = new MemoryAudit();
+  const log = new AuditLog(records, clock, captureLogger().logger, { maxEntries });
+  for (let i = 1; i <= count; i++) await log.append({ kind: 'approval.answered', tool: `t${i}`, by: 'ops' });
+  return { log, records };
+}
+
+function verdict(page: AuditPage): boolean {
+  const check = new AuditChainCheck();
+  check.page(page);
+  return check.finish(page.head).ok;
+}
+
+describe('the audit log', () => {
+  it('is services.audit on a server, in the server store, with the retention given', async () => {
+    const server = createServer({ name: 's', version: '1', audit: { maxEntries: 3 } });
+    for (let i = 0; i < 5; i++) await server.services.audit.append({ kind: 'ledger.revoked', tool: `t${i}` });
+    const page = await server.services.audit.read();
+    expect(page.entries.map((e) => e.seq)).toEqual([3, 4, 5]);
+    expect(page.anchor.seq).toBe(3);
+    expect((await server.services.audit.verify()).ok).toBe(true);
+    await server.close();
+  });
+
+  it('writes each entry with its number, time, the previous hash and its own', async () => {
+    const { log } = await chain(2, 10);
+    const [first, second] = (await log.read()).entries.map((e) => JSON.parse(e.text) as Record<string, unknown>);
+    expect(first).toMatchObject({ seq: 1, at: clock.now(), kind: 'approval.answered', tool: 't1', by: 'ops' });
+    expect(first?.prev).toBe('0'.repeat(64));
+    expect(second?.prev).toBe(first?.hash);
+  });
+
+  it('refuses a malformed event with a coded error, and cuts long fields', async () => {
+    const { log } = await chain(0, 10);
+    const error: unknown = await log.append({ kind: 'nope' } as never).catch((e: unknown) => e);
+    expect(SluiceError.is(error) && error.code).toBe(CoreErrorCode.INVALID_OPTIONS);
+    const extra: unknown = await log.append({ kind: 'ledger.held', note: 'x' } as never).catch((e: unknown) => e);
+    expect(SluiceError.is(extra)).toBe(true);
+    const entry = await log.append({ kind: 'ledger.held', reason: 'r'.repeat(5000) });
+    expect(entry?.reason).toHaveLength(1024);
+  });
+
+  it('keeps the order of one process, and says once when the store keeps no audit log', async () => {
+    const records = new MemoryAudit();
+    const log = new AuditLog(records, clock, captureLogger().logger);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => log.append({ kind: 'approval.asked', tool: `t${i}` })));
+    const tools = (await log.read()).entries.map((e) => (JSON.parse(e.text) as { tool: string }).tool);
+    expect(tools).toEqual(Array.from({ length: 20 }, (_, i) => `t${i}`));
+    const logs = captureLogger();
+    const none = new AuditLog(({} as Store).audit, clock, logs.logger);
+    expect(await none.append({ kind: 'approval.asked' })).toBeUndefined();
+    expect(await none.append({ kind: 'approval.asked' })).toBeUndefined();
+    expect(logs.records.filter((r) => r.event === 'audit.unavailable')).toHaveLength(1);
+  });
+
+  it('refuses paging out of bounds', async () => {
+    const { log } = await chain(1, 10);
+    expect(() => log.read(-1)).toThrow(RangeError);
+    expect(() => log.read(0, 0)).toThrow(RangeError);
+    expect(() => log.read(0, 10_001)).toThrow(RangeError);
+  });
+
+  it('verifies any trimmed chain, and fails it after any one edit, deletion or swap', async () => {
+    const edit = fc.oneof(
+      fc.record({ op: fc.constant('modify' as const), at: fc.nat() }),
+      fc.record({ op: fc.constant('delete' as const), at: fc.nat() }),
+      fc.record({ op: fc.constant('swap' as const), at: fc.nat() }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 2, max: 15 }), edit, async (n, max, e) => {
+        const { log } = await chain(n, max);
+        const page = await log.read(0, 1000);
+        expect(verdict(page)).toBe(true);
+        const entries = [...page.entries];
+        const at = e.at % entries.length;
+        const target = entries[at] as { seq: number; text: string };
+        if (e.op === 'modify') entries[at] = { seq: target.seq, text: target.text.replace('"ops"', '"eve"') };
+        else if (e.op === 'delete') entries.splice(at, 1);
+        else {
+          if (entries.length < 2) return;
+          const j = at === 0 ? 1 : at - 1;
+          const other = entries[j] as { seq: number; text: string };
+          entries[at] = { seq: target.seq, text: other.text };
+          entries[j] = { seq: other.seq, text: target.text };
+        }
+        expect(verdict({ ...page, entries })).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -1,0 +1,105 @@
+import { AuditKind } from '@sluice/core';
+import type { AuditEvent, Logger } from '@sluice/core';
+import type { ApprovalEvent } from './approval/approval-events.js';
+import type { LedgerCheck } from './ledger/ledger.js';
+
+/** Where the plugin appends its audit entries: `services.audit.append` of the server it is applied to. */
+export type AuditSink = (event: AuditEvent) => Promise<unknown>;
+
+/**
+ * Appends one approval event (`RiskPlugin.onApprovalEvent`) to the audit log,
+ * without waiting: the approval's path never waits on the log, and a failure
+ * is logged, never thrown. `approval` ties a question's entries together (the
+ * operator question's id; a question the client answers has none).
+ */
+export function auditApprovalEvent(sink: AuditSink, logger: Logger, event: ApprovalEvent): void {
+  const common = {
+    tool: event.tool,
+    server: event.server,
+    ...optional({ caller: event.caller, approval: event.id }),
+  };
+  let entry: AuditEvent;
+  switch (event.kind) {
+    case 'asked':
+      entry = {
+        kind: AuditKind.APPROVAL_ASKED,
+        ...common,
+        channel: event.channel,
+        ...optional({ reason: event.reason, decision: event.joined ? 'joined' : undefined }),
+      };
+      break;
+    case 'answered':
+      entry = {
+        kind: AuditKind.APPROVAL_ANSWERED,
+        ...common,
+        by: event.by,
+        channel: event.via,
+        decision: event.decision,
+        ...optional({ reason: event.reason }),
+      };
+      break;
+    case 'lapsed':
+      entry = { kind: AuditKind.APPROVAL_LAPSED, ...common, channel: event.channel, decision: 'timeout' };
+      break;
+    case 'refused':
+      entry = { kind: AuditKind.APPROVAL_REFUSED, ...common, by: 'sluice', channel: event.channel, reason: event.why };
+      break;
+  }
+  sink(entry).catch((error: unknown) =>
+    logger.error(
+      { event: 'audit.append_failed', err: error, tool: event.tool, server: event.server },
+      `the approval event "${event.kind}" was not audited`,
+    ),
+  );
+}
+
+/** An operator's decision in the ledger. */
+export function auditLedgerDecision(
+  sink: AuditSink,
+  action: 'approve' | 'revoke',
+  server: string,
+  tool: string,
+  by: string,
+  channel: string,
+): Promise<unknown> {
+  const kind = action === 'approve' ? AuditKind.LEDGER_APPROVED : AuditKind.LEDGER_REVOKED;
+  return sink({ kind, server, tool, by, channel });
+}
+
+/** The ledger held a tool (or prompt, resource) whose definition changed since it was approved. */
+export function auditLedgerHeld(sink: AuditSink, server: string, tool: string, check: LedgerCheck): Promise<unknown> {
+  return sink({
+    kind: AuditKind.LEDGER_HELD,
+    server,
+    tool,
+    by: 'sluice',
+    channel: 'ledger',
+    decision: check.lifecycle,
+    reason: `definition ${check.hash.slice(0, 12)} differs from the approved ${check.approved.slice(0, 12)}`,
+  });
+}
+
+/** Records a hold without waiting (the import's path is synchronous); a failure is logged, never thrown. */
+export function recordHold(
+  sink: AuditSink | undefined,
+  logger: Logger,
+  server: string,
+  tool: string,
+  check: LedgerCheck,
+): void {
+  if (sink === undefined || !isNewHold(check)) return;
+  auditLedgerHeld(sink, server, tool, check).catch((error: unknown) =>
+    logger.error({ event: 'audit.append_failed', err: error, server, tool }, 'the ledger hold was not audited'),
+  );
+}
+
+/** Whether a check is worth an entry: the definition changed in this check and calls now wait. */
+export function isNewHold(check: LedgerCheck): boolean {
+  return check.status === 'MISMATCH' && check.lifecycle === 'AWAITING_REREVIEW' && check.previous !== check.hash;
+}
+
+function optional(fields: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(fields)) if (value !== undefined) out[key] = value;
+  return out;
+}
