@@ -25,7 +25,8 @@ import { MemoryStore } from './store/memory.js';
 import type { SkippedTool, SluiceTool, ToolDefinition } from './tool.js';
 import type { ImportResult } from './tool-table.js';
 import { ToolTable } from './tool-table.js';
-import type { HttpListener, ListenOptions } from './http.js';
+import type { HttpListener, ListenOptions } from './serving.js';
+import { httpServing } from './serving.js';
 import type { ListChange, TransportHooks } from './transport-hooks.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
 import type { UpstreamStatus } from './upstream/health.js';
@@ -328,13 +329,15 @@ export class SluiceServer {
     await sdk.connect(transport);
   }
 
-  /** Serves Streamable HTTP (both protocol versions), on loopback unless told otherwise. */
+  /**
+   * Serves Streamable HTTP (both protocol versions), on loopback unless told
+   * otherwise. Needs `@sluice/http`, imported once anywhere in the program.
+   */
   async listen(options: ListenOptions = {}): Promise<HttpListener> {
     this.assertOpen();
+    const serving = httpServing();
     await this.readyToServe();
-    // Loaded on first use, like stdio below: adopt() and in-process servers never load the node HTTP adapter.
-    const { listenHttp } = await import('./http.js');
-    return listenHttp(this, options, this.transportHooks);
+    return serving.listen(this, options, this.transportHooks);
   }
 
   /** Serves stdio (both protocol versions). Logs must go to stderr: the default logger does. */

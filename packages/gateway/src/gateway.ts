@@ -1,7 +1,8 @@
 import { createServer as createHttpServer } from 'node:http';
 import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpLimits, createServer } from '@sluice/core';
+import { createServer } from '@sluice/core';
+import { HttpLimits } from '@sluice/http';
 import type {
   HttpListener,
   ImportResult,

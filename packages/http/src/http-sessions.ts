@@ -5,13 +5,10 @@ import {
   isInitializeRequest,
 } from '@modelcontextprotocol/server';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
-import type { Logger } from './logger.js';
-import type { AuthInfo } from './protocol.js';
-import { namesMethod } from './protocol.js';
-import { identityOf } from './auth/identity.js';
-import type { ListChange } from './transport-hooks.js';
-import { sendChange } from './transport-hooks.js';
-import { rpcErrorBody } from './rpc-error-body.js';
+import { identityOf } from '@sluice/core';
+import type { AuthInfo, Logger } from '@sluice/core';
+import { namesMethod, rpcErrorBody, sendChange } from '@sluice/core/internal';
+import type { ListChange } from '@sluice/core/internal';
 
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;

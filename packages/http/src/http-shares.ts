@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
-import { identityOf } from './auth/identity.js';
-import type { AuthInfo } from './protocol.js';
+import { identityOf } from '@sluice/core';
+import type { AuthInfo } from '@sluice/core';
 
 /** The listener's shares of its connections and held streams, as configured or defaulted from `maxConnections`. */
 export interface ShareLimits {

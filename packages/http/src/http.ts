@@ -1,19 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_MAX_REQUEST_BODY_SIZE, createMcpHandler } from '@modelcontextprotocol/server';
-import type { Server as SdkServer } from '@modelcontextprotocol/server';
-import type { TransportHooks } from './transport-hooks.js';
-import type { Logger } from './logger.js';
-import type { AuthInfo } from './protocol.js';
+import { CoreErrorCode, SluiceError, formatIssues } from '@sluice/core';
+import type { AuthInfo, Logger } from '@sluice/core';
+import { rpcErrorBody } from '@sluice/core/internal';
+import type { HttpHost, TransportHooks } from '@sluice/core/internal';
 import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
 import { ListenerAuthOptions } from './auth/options.js';
 import { createAuthGate } from './auth/gate.js';
 import type { AuthGate } from './auth/gate.js';
 import { DEFAULT_GUESS_LIMITS, GuessThrottle } from './auth/guess-throttle.js';
 import type { GuessLimits } from './auth/guess-throttle.js';
-import { CoreErrorCode, SluiceError } from './errors.js';
-import { rpcErrorBody } from './rpc-error-body.js';
-import { formatIssues } from './issues.js';
 import { HttpLimits } from './http-limits.js';
 import { nodeFront } from './node-front.js';
 import { ConnectionShares, callerKey, shareLimits } from './http-shares.js';
@@ -140,9 +137,15 @@ export interface HttpListener {
   close(): Promise<void>;
 }
 
-interface HttpHost {
-  readonly logger: Logger;
-  createSdkServer(transport: 'http'): SdkServer;
+type OwnListenOptions = ListenOptions;
+type OwnHttpListener = HttpListener;
+
+// Every program that imports this package sees these as what `server.listen()` takes and returns.
+declare module '@sluice/core' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: fills in core's empty interface
+  interface ListenOptions extends OwnListenOptions {}
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: fills in core's empty interface
+  interface HttpListener extends OwnHttpListener {}
 }
 
 /** How long a connection whose unread body passed its bound is kept half-closed, so its answer is read, before it is cut. */

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
-import { rpcErrorBody } from './rpc-error-body.js';
+import { rpcErrorBody } from '@sluice/core/internal';
 
 /** A request body as read: its text, or that it was larger than the limit (and was not kept). */
 export type BodyRead = { readonly tooLarge: true } | { readonly tooLarge: false; readonly text: string };

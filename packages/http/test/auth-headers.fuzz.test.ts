@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
+import '@sluice/http';
 
 const KEY = 'robustness-key-0123456789';
 let server: SluiceServer;

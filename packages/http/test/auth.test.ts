@@ -5,11 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, importJWK } from 'jose';
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { CoreErrorCode, createServer, identityOf } from '@sluice/core';
-import type { ListenerAuthOptions, SluiceServer } from '@sluice/core';
+import type { SluiceServer } from '@sluice/core';
+import type { ListenerAuthOptions } from '@sluice/http';
 import type { HttpListener } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
-import { READER, WRITER, startAuthorizationServer } from './helpers/authorization-server.js';
-import type { AuthorizationServer } from './helpers/authorization-server.js';
+import { READER, WRITER, startAuthorizationServer } from '../../core/test/helpers/authorization-server.js';
+import type { AuthorizationServer } from '../../core/test/helpers/authorization-server.js';
+import '@sluice/http';
 
 let as: AuthorizationServer;
 beforeAll(async () => {

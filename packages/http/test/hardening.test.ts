@@ -7,6 +7,7 @@ import { McpServer as McpServerV2, InMemoryTransport } from '@modelcontextprotoc
 import { CoreErrorCode, MemoryStore, adopt, createServer, definePlugin } from '@sluice/core';
 import type { CallToolResult } from '@sluice/core';
 import { captureLogger, createTestKit, textOf } from '@sluice/core/testing';
+import '@sluice/http';
 
 const echo = {
   name: 'echo',

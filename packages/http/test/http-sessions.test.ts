@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
+import '@sluice/http';
 
 function askingServer() {
   const server = createServer({ name: 'asker', version: '1', logger: captureLogger().logger });

@@ -4,6 +4,7 @@ import { acceptedContent, inputRequired } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { createServer, definePlugin, invalidParams } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
+import '@sluice/http';
 
 const confirmation = z.object({ confirm: z.boolean() });
 

@@ -7,6 +7,7 @@ import { createServer } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
 import type { FrontRoute } from '../src/node-front.js';
 import { nodeFront } from '../src/node-front.js';
+import '@sluice/http';
 
 const servers: http.Server[] = [];
 afterEach(async () => {

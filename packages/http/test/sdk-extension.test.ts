@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createServer, definePlugin } from '@sluice/core';
 import { captureLogger, createTestKit, textOf } from '@sluice/core/testing';
+import '@sluice/http';
 
 describe('extendSdk()', () => {
   it('serves resources and prompts beside the tools, in-process and over stateless HTTP', async () => {

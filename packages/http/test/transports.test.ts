@@ -5,6 +5,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { z } from 'zod';
 import { createServer, definePlugin, refusal } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import '@sluice/http';
 
 const ERAS = [
   { label: '2025-11-25', mode: 'legacy' as const },
@@ -118,7 +119,7 @@ describe('Streamable HTTP on loopback', () => {
 });
 
 describe('stdio in a child process', () => {
-  const fixture = fileURLToPath(new URL('./fixtures/stdio-server.ts', import.meta.url));
+  const fixture = fileURLToPath(new URL('../../core/test/fixtures/stdio-server.ts', import.meta.url));
   for (const era of ERAS) {
     it(`serves ${era.label} with only protocol messages on stdout`, async () => {
       const transport = new StdioClientTransport({

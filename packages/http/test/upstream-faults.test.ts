@@ -9,7 +9,15 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { CoreErrorCode, createServer, definePlugin } from '@sluice/core';
 import type { Plugin, SluiceServer } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
-import { STDIO_UPSTREAM, alive, call, connectClient, eventually, freePort } from './fixtures/upstream-helpers.js';
+import {
+  STDIO_UPSTREAM,
+  alive,
+  call,
+  connectClient,
+  eventually,
+  freePort,
+} from '../../core/test/fixtures/upstream-helpers.js';
+import '@sluice/http';
 
 const FAST_RETRY = { initialDelayMs: 20, maxDelayMs: 100 };
 const scratch = mkdtempSync(join(tmpdir(), 'sluice-upstream-'));

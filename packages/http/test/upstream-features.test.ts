@@ -6,7 +6,8 @@ import { RequestFilterHeader, createServer, requestFilter } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
 import { z } from 'zod';
-import { eventually } from './fixtures/upstream-helpers.js';
+import { eventually } from '../../core/test/fixtures/upstream-helpers.js';
+import '@sluice/http';
 
 // Real SDK servers imported in-process, a real SDK client in front of the gateway.
 

@@ -4,7 +4,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { CoreErrorCode, createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
-import { askingTool } from './fixtures/asking-tool.js';
+import { askingTool } from '../../core/test/fixtures/asking-tool.js';
+import '@sluice/http';
 
 // A 2026-07-28 client, the gateway, and an upstream whose tools answer "input required", all over real loopback HTTP.
 
@@ -140,7 +141,7 @@ describe('a state sealed by one replica, answered on another', () => {
 });
 
 describe('an input-required round trip with a stdio upstream', () => {
-  const fixture = fileURLToPath(new URL('./fixtures/stdio-asker.ts', import.meta.url));
+  const fixture = fileURLToPath(new URL('../../core/test/fixtures/stdio-asker.ts', import.meta.url));
   const connection = {
     type: 'stdio' as const,
     command: process.execPath,

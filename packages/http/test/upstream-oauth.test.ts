@@ -8,10 +8,11 @@ import type { Client } from '@modelcontextprotocol/client';
 import { CoreErrorCode, SluiceError, createServer } from '@sluice/core';
 import type { HttpListener, ImportOptions, SluiceServer } from '@sluice/core';
 import { FakeClock, captureLogger, errorOf, textOf } from '@sluice/core/testing';
-import { READER, startAuthorizationServer } from './helpers/authorization-server.js';
-import type { AuthorizationServer } from './helpers/authorization-server.js';
-import { call, connectClient } from './fixtures/upstream-helpers.js';
-import { startFront } from './helpers/front.js';
+import { READER, startAuthorizationServer } from '../../core/test/helpers/authorization-server.js';
+import type { AuthorizationServer } from '../../core/test/helpers/authorization-server.js';
+import { call, connectClient } from '../../core/test/fixtures/upstream-helpers.js';
+import { startFront } from '../../core/test/helpers/front.js';
+import '@sluice/http';
 
 let as: AuthorizationServer;
 beforeAll(async () => {

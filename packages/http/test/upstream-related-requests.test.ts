@@ -3,7 +3,8 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
 import type { SluiceServer, UpstreamConnection } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
-import { eventually } from './fixtures/upstream-helpers.js';
+import { eventually } from '../../core/test/fixtures/upstream-helpers.js';
+import '@sluice/http';
 
 // Several clients' calls in flight on one upstream connection at once, each upstream asking its own caller a
 // question during the call: which client is asked depends on what the connection can tell about the call a

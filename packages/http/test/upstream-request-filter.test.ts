@@ -4,7 +4,8 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { CoreErrorCode, RequestFilterHeader, SluiceError, createServer, requestFilter } from '@sluice/core';
 import type { HttpListener, PluginMode, SluiceServer } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
-import { call, connectClient } from './fixtures/upstream-helpers.js';
+import { call, connectClient } from '../../core/test/fixtures/upstream-helpers.js';
+import '@sluice/http';
 
 function upstream(name: string, tools: string[]): McpServer {
   const server = new McpServer({ name, version: '1' });

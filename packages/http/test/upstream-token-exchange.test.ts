@@ -9,9 +9,10 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { CoreErrorCode, createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { errorOf, textOf } from '@sluice/core/testing';
-import { ALICE, BOB, GATEWAY, startExchangeServer } from './helpers/exchange-authorization-server.js';
-import type { ExchangeServer } from './helpers/exchange-authorization-server.js';
-import { startFront } from './helpers/front.js';
+import { ALICE, BOB, GATEWAY, startExchangeServer } from '../../core/test/helpers/exchange-authorization-server.js';
+import type { ExchangeServer } from '../../core/test/helpers/exchange-authorization-server.js';
+import { startFront } from '../../core/test/helpers/front.js';
+import '@sluice/http';
 
 let as: ExchangeServer;
 let gatewayUrl = '';

@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/server';
+import { authInfoFor } from '@sluice/core/internal';
 import type { ApiKeySettings } from './options.js';
-import { authInfoFor } from './identity.js';
 
 const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
 

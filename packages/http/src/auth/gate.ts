@@ -6,7 +6,7 @@ import {
   verifyBearerToken,
 } from '@modelcontextprotocol/server';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/server';
-import type { AuthInfo } from '../protocol.js';
+import type { AuthInfo } from '@sluice/core';
 import { apiKeyVerifier } from './api-keys.js';
 import type { GuessThrottle } from './guess-throttle.js';
 import { introspectionVerifier } from './introspection.js';

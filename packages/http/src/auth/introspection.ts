@@ -1,8 +1,7 @@
 import { OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/server';
+import { authInfoFor, fetchJsonBounded } from '@sluice/core/internal';
 import type { OAuthSettings } from './options.js';
-import { authInfoFor } from './identity.js';
-import { fetchJsonBounded } from './fetch-json.js';
 
 type Introspection = NonNullable<OAuthSettings['introspection']>;
 

@@ -1,10 +1,8 @@
 import { OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/server';
-import type { AuthInfo } from '../protocol.js';
+import type { AuthInfo, CallerIdentity } from '@sluice/core';
+import { authInfoFor, fetchBounded, fetchJsonBounded } from '@sluice/core/internal';
 import type { OAuthSettings } from './options.js';
-import { authInfoFor } from './identity.js';
-import type { CallerIdentity } from './identity.js';
-import { fetchBounded, fetchJsonBounded } from './fetch-json.js';
 
 /** How long a fetched key set is trusted before it is fetched again. */
 const JWKS_MAX_AGE_MS = 10 * 60_000;

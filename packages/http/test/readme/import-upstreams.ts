@@ -1,5 +1,6 @@
 // The example in packages/core/README.md, type-checked; `node scripts/sync-code-blocks.mjs` copies it there.
 import type { McpServer } from '@modelcontextprotocol/server';
+import '@sluice/http';
 
 declare const token: string;
 declare const myMcpServer: McpServer;

@@ -2,6 +2,7 @@
 // #region quick-start
 import { z } from 'zod';
 import { createServer, definePlugin, refusal, Stage } from '@sluice/core';
+import '@sluice/http';
 
 const business = definePlugin({
   name: 'business-hours',
