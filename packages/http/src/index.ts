@@ -11,3 +11,4 @@ export { ListenerAuthOptions } from './auth/options.js';
 export type { GuessLimits } from './auth/guess-throttle.js';
 export type { GuessUsage, HttpListener, ListenOptions, RouteRequest } from './http.js';
 export type { ShareLimits, ShareUsage } from './http-shares.js';
+export { VERSION } from './version.js';
