@@ -9,8 +9,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
-import { createAuthGate } from '../packages/core/src/auth/gate.js';
-import { ListenerAuthOptions } from '../packages/core/src/auth/options.js';
+import { createAuthGate } from '../packages/http/src/auth/gate.js';
+import { ListenerAuthOptions } from '../packages/http/src/auth/options.js';
 import { paired, printTable, writeResult } from './lib.js';
 
 const quick = process.env.BENCH_QUICK === '1';

@@ -22,6 +22,7 @@ import { z } from 'zod';
 import { createGateway } from '../packages/gateway/src/index.js';
 import type { Gateway, GatewayConfigInput } from '../packages/gateway/src/index.js';
 import { paired, printTable, ratio, writeResult } from './lib.js';
+import '@sluice/http';
 
 /** Listens on a free loopback port with a fetch-shaped handler. */
 async function listen(fetch: (request: Request) => Promise<Response>): Promise<{ url: URL; server: http.Server }> {

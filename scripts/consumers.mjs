@@ -118,6 +118,7 @@ try {
       '--no-fund',
       '--loglevel=error',
       tarballs.get('@sluice/core'),
+      tarballs.get('@sluice/http'),
       tarballs.get('@sluice/plugin-concurrency'),
       '@modelcontextprotocol/client@^2.4.0',
       'zod@^4.2.0',

@@ -11,6 +11,13 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** Packages whose codes are not checked yet, each with the reason. */
 const EXEMPT: Readonly<Record<string, string>> = {};
 
+/**
+ * Packages that serve a seam of another and so document and test some of its
+ * codes: core's listener codes (`INSECURE_LISTEN`...) and the calls over HTTP
+ * that produce its upstream codes live in @sluice/http.
+ */
+const SERVED_BY: Readonly<Record<string, readonly string[]>> = { core: ['http'] };
+
 const packages = readdirSync(join(root, 'packages')).filter((p) =>
   existsSync(join(root, 'packages', p, 'src', 'index.ts')),
 );
@@ -53,8 +60,11 @@ describe('error and refusal codes', () => {
 
   for (const pkg of packages.filter((p) => !(p in EXEMPT))) {
     it(`${pkg}: every code has a line in the README and a test that produces it`, async () => {
-      const readme = readFileSync(join(root, 'packages', pkg, 'README.md'), 'utf8');
-      const tests = filesUnder(join(root, 'packages', pkg, 'test')).map((file) => readFileSync(file, 'utf8'));
+      const homes = [pkg, ...(SERVED_BY[pkg] ?? [])];
+      const readme = homes.map((home) => readFileSync(join(root, 'packages', home, 'README.md'), 'utf8')).join('\n');
+      const tests = homes.flatMap((home) =>
+        filesUnder(join(root, 'packages', home, 'test')).map((file) => readFileSync(file, 'utf8')),
+      );
       const missing: string[] = [];
       for (const { name, codes } of await codeListsOf(pkg)) {
         for (const [key, code] of Object.entries(codes)) {

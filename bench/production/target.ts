@@ -20,6 +20,7 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { createGateway } from '../../packages/gateway/src/index.js';
 import type { GatewayConfigInput } from '../../packages/gateway/src/index.js';
+import '@sluice/http';
 
 export const STDIO_FIXTURE = fileURLToPath(
   new URL('../../packages/core/test/fixtures/stdio-upstream.mjs', import.meta.url),

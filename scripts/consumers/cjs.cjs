@@ -1,6 +1,7 @@
 // A CommonJS consumer: one guard in front of one tool, called by a real client over HTTP.
 const { Client, StreamableHTTPClientTransport } = require('@modelcontextprotocol/client');
 const { createServer } = require('@sluice/core');
+require('@sluice/http');
 const { concurrency } = require('@sluice/plugin-concurrency');
 const { z } = require('zod');
 

@@ -3,6 +3,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { createServer } from '@sluice/core';
 import { concurrency } from '@sluice/plugin-concurrency';
 import { z } from 'zod';
+import '@sluice/http';
 
 let entered;
 let release;

@@ -11,6 +11,7 @@ import { captureLogger, createTestKit, errorOf, textOf } from '../../packages/co
 import type { TestKit } from '../../packages/core/src/testing/index.js';
 import { everyPlugin } from './fixtures/sluice-under-test.js';
 import { LEGACY, callTool, refusalCode } from './rpc.js';
+import '../../packages/http/src/index.js';
 
 const RAW_UPSTREAM = fileURLToPath(new URL('./fixtures/raw-upstream.mjs', import.meta.url));
 

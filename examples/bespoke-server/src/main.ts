@@ -1,5 +1,6 @@
 // Starts the inventory server on Streamable HTTP. Port from SLUICE_PORT (default 3000).
 import { buildServer } from './server.js';
+import '@sluice/http';
 
 const server = await buildServer();
 const listener = await server.listen({ port: Number(process.env.SLUICE_PORT ?? 3000) });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { buildServer } from '../src/server.js';
+import '@sluice/http';
 
 describe('the bespoke inventory server', () => {
   it('serves local and imported tools to a real client over loopback HTTP', async () => {

@@ -2,6 +2,7 @@
 // Port: the first argument, else SLUICE_PORT, else 3000. The risk ledger is
 // kept in SLUICE_RISK_LEDGER (a JSON file) when set, else in memory.
 import { buildConformanceServer } from './server.js';
+import '@sluice/http';
 
 const port = Number(process.argv[2] ?? process.env.SLUICE_PORT ?? 3000);
 const ledgerPath = process.env.SLUICE_RISK_LEDGER;

@@ -6,6 +6,7 @@ import type { Revision } from './conformance-cli.js';
 import { baselineOf, runConformance } from './conformance-cli.js';
 import type { RunningGateway } from './gateway-cli.js';
 import { startGateway } from './gateway-cli.js';
+import '@sluice/http';
 
 const REVISIONS: readonly Revision[] = ['2025-11-25', '2026-07-28'];
 const SUITE_TIMEOUT_MS = 300_000;

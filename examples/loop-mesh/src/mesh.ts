@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createServer } from '@sluice/core';
 import type { Logger, SluiceServer } from '@sluice/core';
 import { loopGuard } from '@sluice/plugin-loop-guard';
+import '@sluice/http';
 
 /** One service of the mesh: its server, its URL, and what its import skipped. */
 export interface Service {

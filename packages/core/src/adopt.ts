@@ -11,6 +11,9 @@ import { adoptingServer } from './server.js';
 import { requestsTapped } from './pipeline.js';
 import { internalsOf } from './server-internals.js';
 import type { SluiceTool } from './tool.js';
+import type { Clock } from './clock.js';
+import { systemClock } from './clock.js';
+import { MemoryStore } from './store/memory.js';
 
 /**
  * The parts of an SDK `McpServer` that `adopt()` relies on. Both the v1
@@ -72,6 +75,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
     name: options.name ?? 'adopted',
     version: options.version ?? '0.0.0',
     ...options,
+    store: options.store ?? processStore(options.clock ?? systemClock),
     plugins,
   });
   const internals = internalsOf(sluice);
@@ -140,6 +144,23 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
     'tools/list': wrapList,
   });
   return sluice;
+}
+
+/** The in-memory store every adopt() without a `store` of its own shares, one per clock. */
+const processStores = new WeakMap<Clock, MemoryStore>();
+
+/**
+ * The store of an adopted server that was given none. Shared by every such
+ * server in the process, so a guard holds across servers built per request
+ * (the SDK's stateless HTTP pattern); no adopted server owns or closes it.
+ */
+function processStore(clock: Clock): MemoryStore {
+  let store = processStores.get(clock);
+  if (store === undefined) {
+    store = new MemoryStore(clock);
+    processStores.set(clock, store);
+  }
+  return store;
 }
 
 /** Every method the feature guards may wrap (see adopt-features.ts). */

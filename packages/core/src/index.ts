@@ -6,7 +6,6 @@ export type { AdoptOptions, AdoptableServer } from './adopt.js';
 export { noApprover } from './approval.js';
 export type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js';
 
-export { ListenerAuthOptions } from './auth/options.js';
 export { identityOf } from './auth/identity.js';
 export type { CallerIdentity } from './auth/identity.js';
 
@@ -43,10 +42,6 @@ export type {
   FeatureResult,
 } from './features/feature-context.js';
 export type { CoreHooks, HookName, PluginHooks, RequestAnswer, RequestResult, TapOptions } from './hooks.js';
-
-export type { GuessUsage, HttpListener, ListenOptions, RouteRequest } from './http.js';
-export type { GuessLimits } from './auth/guess-throttle.js';
-export type { ShareLimits, ShareUsage } from './http-shares.js';
 
 export { formatIssues } from './issues.js';
 export { jsonSizeBound } from './json-size-bound.js';
@@ -87,6 +82,7 @@ export type {
 } from './schema.js';
 
 export { SluiceServer, createServer } from './server.js';
+export type { HttpListener, ListenOptions } from './serving.js';
 export type { InProcessCallOptions, ServerOptions } from './server-options.js';
 export { MIN_ROUND_STATE_SECRET_BYTES } from './server-options.js';
 export type { CatalogChange, ImportResult, ToolCatalog, ToolDraft } from './tool-table.js';
@@ -160,7 +156,6 @@ export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upst
 export { isContinuedRound } from './upstream/round-presentation.js';
 export { extractTraceContext, injectTraceContext, tracingRegistered, withTraceSpan } from './upstream/tracing.js';
 export type { TraceSpanOptions } from './upstream/tracing.js';
-export { HttpLimits } from './http-limits.js';
 export { ValueLimits } from './limits.js';
 export { SafeJsonSchemaValidator, safeJsonSchemaValidator } from './safe-json-schema.js';
 export { VERSION } from './version.js';

@@ -25,7 +25,15 @@ import { MemoryStore } from './store/memory.js';
 import type { SkippedTool, SluiceTool, ToolDefinition } from './tool.js';
 import type { ImportResult } from './tool-table.js';
 import { ToolTable } from './tool-table.js';
-import type { HttpListener, ListenOptions } from './http.js';
+import type { HttpListener, ListenOptions } from './serving.js';
+import { httpServing } from './serving.js';
+import type http from 'node:http';
+
+/** The fields of `@sluice/http`'s listen options that core sets for the consent routes of `per_user` upstreams. */
+interface ConsentRouting {
+  readonly routes?: Readonly<Record<string, http.RequestListener>>;
+  readonly publicRoutes?: readonly string[];
+}
 import type { ListChange, TransportHooks } from './transport-hooks.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
 import type { UpstreamStatus } from './upstream/health.js';
@@ -366,25 +374,29 @@ export class SluiceServer {
     await sdk.connect(transport);
   }
 
-  /** Serves Streamable HTTP (both protocol versions), on loopback unless told otherwise. */
+  /**
+   * Serves Streamable HTTP (both protocol versions), on loopback unless told
+   * otherwise. Needs `@sluice/http`, imported once anywhere in the program.
+   */
   async listen(options: ListenOptions = {}): Promise<HttpListener> {
     this.assertOpen();
+    const serving = httpServing();
     await this.readyToServe();
-    // Loaded on first use, like stdio below: adopt() and in-process servers never load the node HTTP adapter.
-    const { listenHttp } = await import('./http.js');
     const consent = (await this.perUser())?.consent;
-    if (consent === undefined) return listenHttp(this, options, this.transportHooks);
+    if (consent === undefined) return serving.listen(this, options, this.transportHooks);
     // The consent page and callback of per_user upstreams: authorized by their single-use ticket and state.
+    // Core's ListenOptions is filled in by @sluice/http; these are the fields of it that core sets.
     const routes = consent.routes();
-    const listener = await listenHttp(
+    const own = options as ListenOptions & ConsentRouting;
+    const listener = (await serving.listen(
       this,
       {
-        ...options,
-        routes: { ...routes, ...options.routes },
-        publicRoutes: [...Object.keys(routes), ...(options.publicRoutes ?? [])],
-      },
+        ...own,
+        routes: { ...routes, ...own.routes },
+        publicRoutes: [...Object.keys(routes), ...(own.publicRoutes ?? [])],
+      } as ListenOptions,
       this.transportHooks,
-    );
+    )) as HttpListener & { readonly url: URL };
     consent.listening(listener.url);
     return listener;
   }

@@ -10,7 +10,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport as InMemoryV1 } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer as McpServerV2, InMemoryTransport } from '@modelcontextprotocol/server';
 import { Client } from '@modelcontextprotocol/client';
-import { CoreErrorCode, Stage, adopt, definePlugin, refusal } from '@sluice/core';
+import { CoreErrorCode, MemoryStore, Stage, adopt, definePlugin, refusal } from '@sluice/core';
 import type { CallContext, Executor, Plugin } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 
@@ -126,6 +126,31 @@ describe('adopt()', () => {
     expect(() => adopt({ server: {} }, [])).toThrow(
       expect.objectContaining({ code: CoreErrorCode.INVALID_STATE }) as unknown,
     );
+  });
+});
+
+describe('the store of an adopted server', () => {
+  const bare = () => new McpServerV1({ name: 'bare', version: '1.0.0' });
+
+  it('is one in-memory store per process when none is given, so servers built per request share their limits', async () => {
+    const first = adopt(bare(), []);
+    const second = adopt(bare(), []);
+    expect(second.services.store).toBe(first.services.store);
+    await first.close();
+    // Closing an adopted server leaves the shared store to the others.
+    await second.services.store.set('still', 1);
+    expect(await second.services.store.get('still')).toBe(1);
+    await second.close();
+  });
+
+  it('is the store given, when one is', async () => {
+    const store = new MemoryStore();
+    const shared = adopt(bare(), []);
+    const own = adopt(bare(), [], { store });
+    expect(own.services.store).toBe(store);
+    expect(own.services.store).not.toBe(shared.services.store);
+    await own.close();
+    await shared.close();
   });
 });
 

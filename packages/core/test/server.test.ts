@@ -266,3 +266,17 @@ describe('the SDK server package, loaded with the server', () => {
     expect(JSON.parse(run.stdout)).toEqual({ early: CoreErrorCode.INVALID_STATE, late: 'function' });
   });
 });
+
+describe('serving HTTP without @sluice/http', () => {
+  it('listen() refuses with INVALID_STATE and names the package to import', async () => {
+    const server = createServer({ name: 's', version: '1', logger: captureLogger().logger });
+    const refused = await server.listen().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(SluiceError);
+    expect((refused as SluiceError).code).toBe(CoreErrorCode.INVALID_STATE);
+    expect((refused as SluiceError).message).toContain("import '@sluice/http'");
+    await server.close();
+  });
+});

@@ -3,12 +3,12 @@ import {
   AuditOptions,
   HttpConnectionSchema,
   ImportOptionsSchema,
-  ListenerAuthOptions,
   MIN_ROUND_STATE_SECRET_BYTES,
   RequestFilterOptions,
   SseConnectionSchema,
   StdioConnectionSchema,
 } from '@sluice/core';
+import { ListenerAuthOptions } from '@sluice/http';
 import { AuthzOptions } from '@sluice/plugin-authz';
 import { ChainingOptions } from '@sluice/plugin-chaining';
 import { CodeModeOptions } from '@sluice/plugin-code-mode';

@@ -2,8 +2,9 @@ import type { CodeModePlugin } from '@sluice/plugin-code-mode';
 import { createServer as createHttpServer } from 'node:http';
 import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpLimits, MemoryStore, createServer } from '@sluice/core';
+import { MemoryStore, createServer } from '@sluice/core';
 import type { CredentialVault } from '@sluice/core';
+import { HttpLimits } from '@sluice/http';
 import type {
   HttpListener,
   ImportResult,

@@ -24,6 +24,7 @@ import {
   sample,
   tempConfig,
 } from './helpers.js';
+import '@sluice/http';
 
 const TOKEN = 'tok-7f3a9c21e4';
 

@@ -19,6 +19,7 @@ import { eventually, runCli, tempConfig } from './helpers.js';
 import type { CliRun } from './helpers.js';
 import { startRedis } from './redis.js';
 import type { RedisProcess } from './redis.js';
+import '@sluice/http';
 
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsSync(path));

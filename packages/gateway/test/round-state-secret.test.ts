@@ -6,6 +6,7 @@ import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import { GatewayErrorCode, createGateway, parseGatewayConfig } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
+import '@sluice/http';
 
 // Two gateway replicas from one config in front of the same upstream: a 2026-07-28 client asked by one replica
 // answers on the other, as it may behind a load balancer that does not pin it.

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { call, httpClient, runCli, tempConfig } from './helpers.js';
+import '@sluice/http';
 
 interface AuthorizationServer {
   readonly issuer: string;

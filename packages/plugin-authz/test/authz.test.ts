@@ -5,10 +5,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createServer, readRefusal } from '@sluice/core';
-import type { CallToolResult, ListenerAuthOptions, SluiceServer } from '@sluice/core';
+import type { CallToolResult, SluiceServer } from '@sluice/core';
+import type { ListenerAuthOptions } from '@sluice/http';
 import { chaining, withNext } from '@sluice/plugin-chaining';
 import { AuthzErrorCode, authz } from '@sluice/plugin-authz';
 import type { AuthzOptions } from '@sluice/plugin-authz';
+import '@sluice/http';
 
 const READ_KEY = 'r'.repeat(24);
 const WRITE_KEY = 'w'.repeat(24);

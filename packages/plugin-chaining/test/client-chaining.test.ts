@@ -7,6 +7,7 @@ import { MetaKey, createTestKit, errorOf, metaOf, textOf } from '@sluice/core/te
 import type { ChainRecord, ChainStep } from '@sluice/plugin-chaining';
 import { ChainingErrorCode, callToolWithChaining, withNext } from '@sluice/plugin-chaining';
 import { Runs, busyGuard, stepTools, text } from './support.js';
+import '@sluice/http';
 
 const stepsOf = (result: CallToolResult) =>
   metaOf<ChainRecord>(result, MetaKey.CHAIN)?.steps.map((s) => `${s.tool}:${s.code ?? s.outcome}`);

@@ -8,6 +8,7 @@ import type { CapturedLogger } from '@sluice/core/testing';
 import { concurrency } from '@sluice/plugin-concurrency';
 import type { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { Occupancy, gate, idle, slotsOf, text, until } from './support.js';
+import '@sluice/http';
 
 interface Running {
   server: SluiceServer;

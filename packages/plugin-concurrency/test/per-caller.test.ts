@@ -4,6 +4,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { createServer, readRefusal } from '@sluice/core';
 import type { CallToolResult, SluiceServer } from '@sluice/core';
 import { ConcurrencyErrorCode, concurrency } from '@sluice/plugin-concurrency';
+import '@sluice/http';
 
 const KEYS = { alice: 'a'.repeat(24), bob: 'b'.repeat(24) };
 let server: SluiceServer | undefined;

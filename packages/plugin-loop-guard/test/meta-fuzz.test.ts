@@ -9,6 +9,7 @@ import type { TestKit } from '@sluice/core/testing';
 import { createTestKit, errorOf } from '@sluice/core/testing';
 import { LoopGuardErrorCode, MAX_ENTRY_LENGTH, MAX_STACK_ENTRIES, loopGuard } from '@sluice/plugin-loop-guard';
 import { hop, readForwarded } from './tools.js';
+import '@sluice/http';
 
 const MAX_DEPTH = 16;
 const KEYS = [MetaKey.CALL_STACK, 'callStack'] as const;

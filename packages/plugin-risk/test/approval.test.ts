@@ -16,6 +16,7 @@ import {
   yes,
 } from './approval-helpers.js';
 import { official, upstream } from './helpers.js';
+import '@sluice/http';
 
 const open: Array<{ close(): Promise<unknown> }> = [];
 afterEach(async () => {

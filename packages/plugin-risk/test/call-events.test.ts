@@ -14,6 +14,7 @@ import { accept, approvalServer, legacyClient, manualClient, no } from './approv
 import type { ApprovalServer } from './approval-helpers.js';
 import { official, riskKit, upstream } from './helpers.js';
 import type { RiskKit } from './helpers.js';
+import '@sluice/http';
 
 const CALL_EVENTS: readonly string[] = [RiskEvent.TOOL_START, RiskEvent.TOOL_DONE, RiskEvent.TOOL_CRASH];
 

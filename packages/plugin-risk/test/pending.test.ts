@@ -6,6 +6,7 @@ import { MAX_PENDING_APPROVALS } from '../src/approval/pending.js';
 import { OperatorQuestions } from '../src/approval/questions.js';
 import type { ApprovalServer, Person } from './approval-helpers.js';
 import { accept, approvalServer, legacyClient, manualClient } from './approval-helpers.js';
+import '@sluice/http';
 
 const open: Array<{ close(): Promise<unknown> }> = [];
 afterEach(async () => {

@@ -5,10 +5,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { SluiceError, createServer } from '@sluice/core';
-import type { CallToolResult, ListenerAuthOptions, Plugin, SluiceServer } from '@sluice/core';
+import type { CallToolResult, Plugin, SluiceServer } from '@sluice/core';
+import type { ListenerAuthOptions } from '@sluice/http';
 import { authz } from '@sluice/plugin-authz';
 import { ToolSearchErrorCode, toolSearch } from '@sluice/plugin-tool-search';
 import type { ToolMatch, ToolSearchOptions } from '@sluice/plugin-tool-search';
+import '@sluice/http';
 
 const READ_KEY = 'r'.repeat(24);
 const ADMIN_KEY = 'a'.repeat(24);

@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { AuthInfo, Logger, RouteRequest, Store } from '@sluice/core';
+import type { AuthInfo, Logger, Store } from '@sluice/core';
+import type { RouteRequest } from '@sluice/http';
 import { operatorOf } from './caller.js';
 import { ConsoleSessions, SESSION_COOKIE, csrfMatches, key as cookieKey, keyOf } from './console-sessions.js';
 import { SharedLogins } from './console-shared.js';

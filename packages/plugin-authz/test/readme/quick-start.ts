@@ -3,6 +3,7 @@
 // #region quick-start
 import { createServer } from '@sluice/core';
 import { authz } from '@sluice/plugin-authz';
+import '@sluice/http';
 
 const server = createServer({
   name: 'billing',

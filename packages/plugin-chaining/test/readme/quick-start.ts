@@ -3,6 +3,7 @@
 import { createServer } from '@sluice/core';
 import { chaining, withNext } from '@sluice/plugin-chaining';
 import { z } from 'zod';
+import '@sluice/http';
 
 const server = createServer({ name: 'bank', version: '1.0.0', plugins: [chaining({ maxDepth: 3 })] });
 server.tool({

@@ -3,6 +3,7 @@
 // #region quick-start
 import { createServer } from '@sluice/core';
 import { codeMode } from '@sluice/plugin-code-mode';
+import '@sluice/http';
 
 const server = createServer({
   name: 'gateway',

@@ -2,6 +2,7 @@
 // #region quick-start
 import { createServer } from '@sluice/core';
 import { loopGuard } from '@sluice/plugin-loop-guard';
+import '@sluice/http';
 
 const server = createServer({
   name: 'serviceA',

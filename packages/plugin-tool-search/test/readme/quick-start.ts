@@ -3,6 +3,7 @@
 // #region quick-start
 import { createServer } from '@sluice/core';
 import { toolSearch } from '@sluice/plugin-tool-search';
+import '@sluice/http';
 
 const server = createServer({
   name: 'gateway',

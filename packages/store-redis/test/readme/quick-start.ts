@@ -3,6 +3,7 @@
 import { createServer } from '@sluice/core';
 import { concurrency } from '@sluice/plugin-concurrency';
 import { redisStore } from '@sluice/store-redis';
+import '@sluice/http';
 
 const store = redisStore({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' }, { keyPrefix: 'billing:' });
 await store.ready(); // fail fast at start if Redis is unreachable (optional)

@@ -1,0 +1,161 @@
+import { isInitializeRequest } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import type { AuthInfo, Logger, MessageBus, Store } from '@sluice/core';
+
+/**
+ * What a replica needs to serve a 2025-11-25 session it did not open: kept in
+ * the store from `initialize` on, so that a fleet needs no sticky sessions.
+ */
+export interface SessionRecord {
+  /** Who opened the session (`method:subject`), or null without authentication. */
+  readonly owner: string | null;
+  /** The `initialize` request, replayed into a replica's own SDK server (bounded by `maxInitializeBytes`). */
+  readonly init: unknown;
+  /** The estimated memory a copy of the session costs a replica. */
+  readonly bytes: number;
+  /** Whether the client sent anything after `initialize`. */
+  readonly ready: boolean;
+  /** The last `logging/setLevel` request, replayed with `init`. */
+  readonly level?: unknown;
+}
+
+/**
+ * What one replica tells the others about a session: answers and
+ * cancellations for the replica whose call waits for them, messages for the
+ * replica that holds the session's GET stream, and changes every copy must
+ * apply.
+ */
+export type FleetMessage =
+  | { readonly t: 'route'; readonly s: string; readonly m: readonly JSONRPCMessage[] }
+  | { readonly t: 'push'; readonly s: string; readonly m: JSONRPCMessage }
+  | { readonly t: 'level'; readonly s: string; readonly m: JSONRPCMessage }
+  | { readonly t: 'closed'; readonly s: string };
+
+/** The one bus channel of the sessions: every replica listens, and acts only on the sessions it holds. */
+const CHANNEL = 'mcp-sessions';
+
+/** A session id as the SDK makes them (a UUID): anything else is not looked up in the store. */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export const isSessionId = (id: string): boolean => SESSION_ID.test(id);
+
+/** Largest bus message read back: what is routed was bounded by the request body limit before. */
+const MAX_FLEET_MESSAGE_BYTES = 8 * 1024 * 1024;
+
+function parseFleetMessage(text: string): FleetMessage | undefined {
+  if (text.length > MAX_FLEET_MESSAGE_BYTES) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { t, s, m } = value as { t?: unknown; s?: unknown; m?: unknown };
+  if (typeof s !== 'string' || !isSessionId(s)) return undefined;
+  if (t === 'closed') return { t, s };
+  if (t === 'route' && Array.isArray(m) && m.every(isMessage)) return { t, s, m };
+  if ((t === 'push' || t === 'level') && isMessage(m)) return { t, s, m };
+  return undefined;
+}
+
+function isMessage(value: unknown): value is JSONRPCMessage {
+  return typeof value === 'object' && value !== null && (value as { jsonrpc?: unknown }).jsonrpc === '2.0';
+}
+
+/** A store that several processes share: it has a message bus. */
+export type SharedStore = Store & { readonly messages: MessageBus };
+
+export const isShared = (store: Store | undefined): store is SharedStore => store?.messages !== undefined;
+
+/**
+ * The sessions' side of the store: their records (one read when a replica
+ * meets a session it has no copy of, a write when one opens or changes) and
+ * their messages.
+ */
+export class SessionFleet {
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly store: SharedStore,
+    private readonly logger: Logger,
+    private readonly ttl: { readonly idleMs: number; readonly handshakeMs: number },
+    onMessage: (message: FleetMessage) => void,
+  ) {
+    // Not awaited: a listener starts even while Redis is away (the subscription is made once it is back).
+    void store.messages
+      .subscribe(CHANNEL, (text) => {
+        const message = parseFleetMessage(text);
+        if (message) onMessage(message);
+      })
+      .then(
+        (unsubscribe) => void (this.unsubscribe = unsubscribe),
+        (error: unknown) =>
+          this.logger.error(
+            { event: 'http.session_bus_failed', err: error },
+            'cannot listen for session messages: answers routed through other replicas are lost',
+          ),
+      );
+  }
+
+  async read(id: string): Promise<SessionRecord | undefined> {
+    // What the store holds is checked like any input: another writer under the prefix may have put anything there.
+    const record = await this.store.get(key(id));
+    if (typeof record !== 'object' || record === null || !('init' in record)) return undefined;
+    const { owner, init } = record as { owner?: unknown; init?: unknown };
+    if (!isInitializeRequest(init)) return undefined;
+    return owner === null || typeof owner === 'string' ? (record as SessionRecord) : undefined;
+  }
+
+  /** Writes a session's record; it lives `handshakeMs` until the client sends more, then `idleMs` from each write. */
+  async write(id: string, record: SessionRecord): Promise<void> {
+    await this.store.set(key(id), record, { ttlMs: record.ready ? this.ttl.idleMs : this.ttl.handshakeMs });
+  }
+
+  /** The session ended (the client's DELETE): its record goes, and every copy of it. */
+  async remove(id: string): Promise<void> {
+    await this.store.delete(key(id));
+    await this.publish({ t: 'closed', s: id });
+  }
+
+  async publish(message: FleetMessage): Promise<void> {
+    await this.store.messages.publish(CHANNEL, JSON.stringify(message));
+  }
+
+  close(): void {
+    this.unsubscribe?.();
+  }
+}
+
+const key = (id: string): string => `mcp-session:${id}`;
+
+/**
+ * Runs one message through a session's transport as if its client had sent
+ * it, and throws the answer away: how a replica brings its own copy of a
+ * session to the state the client set up elsewhere (`initialize`, the log level).
+ */
+export async function replay(
+  transport: WebStandardStreamableHTTPServerTransport,
+  message: unknown,
+  authInfo: AuthInfo | undefined,
+): Promise<void> {
+  const headers: Record<string, string> = {
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+  };
+  if (transport.sessionId !== undefined) headers['mcp-session-id'] = transport.sessionId;
+  const request = new Request('http://session.replay/', { method: 'POST', headers });
+  const response = await transport.handleRequest(request, { parsedBody: message, ...(authInfo ? { authInfo } : {}) });
+  // Read to the end: the stream closes once the SDK server answered, so the copy is in that state now.
+  await response.text();
+}
+
+/**
+ * Whether this copy of a session holds its GET stream. The SDK's transport
+ * keeps it under a fixed name in a private map; a transport without that map
+ * (another SDK version) is taken to hold it, so nothing is routed away.
+ */
+export function holdsStream(transport: WebStandardStreamableHTTPServerTransport): boolean {
+  const streams = (transport as unknown as { _streamMapping?: Map<string, unknown> })._streamMapping;
+  return streams === undefined || streams.has('_GET_stream');
+}

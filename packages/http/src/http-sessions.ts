@@ -1,0 +1,507 @@
+import { randomUUID } from 'node:crypto';
+import {
+  PROTOCOL_VERSION_META_KEY,
+  WebStandardStreamableHTTPServerTransport,
+  isInitializeRequest,
+} from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, Server as SdkServer } from '@modelcontextprotocol/server';
+import { identityOf } from '@sluice/core';
+import type { AuthInfo, Logger, Store } from '@sluice/core';
+import { namesMethod, rpcErrorBody, sendChange } from '@sluice/core/internal';
+import type { ListChange } from '@sluice/core/internal';
+import { SessionFleet, holdsStream, isSessionId, isShared, replay } from './http-session-fleet.js';
+import type { FleetMessage, SessionRecord } from './http-session-fleet.js';
+
+interface Session {
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly sdk: SdkServer;
+  readonly opened: number;
+  /** What the session is charged against the memory budget: its `initialize` request and a fixed overhead. */
+  readonly bytes: number;
+  lastSeen: number;
+  /** Requests from the client not answered yet: a session with any is not idle. */
+  inflight: number;
+  /** Who opened the session; only they may use it. */
+  readonly owner: string | undefined;
+  /** Whether the client sent anything after `initialize`: until then the handshake is unfinished. */
+  initialized: boolean;
+  /** Ids of the client's requests not answered yet. */
+  readonly running: Set<RequestId>;
+  /** Ids of this server's requests to the client (elicitation, sampling, roots) not answered yet. */
+  readonly asked: Set<RequestId>;
+  /** In a fleet: what the store holds for the session, and when this replica last wrote it. */
+  record?: SessionRecord;
+  written: number;
+  /** The transport's own `send`, before the session's bookkeeping (a message pushed here by another replica). */
+  sendRaw?: WebStandardStreamableHTTPServerTransport['send'];
+}
+
+type RequestId = string | number;
+
+/** Server-to-client requests remembered per session; the oldest is forgotten beyond it (its answer is then dropped). */
+const MAX_ASKED = 256;
+
+/** What one session costs beyond its `initialize` request: SDK server, transport, maps (measured, rounded up). */
+const SESSION_OVERHEAD_BYTES = 16 * 1024;
+
+export interface SessionHost {
+  readonly logger: Logger;
+  createSdkServer(transport: 'http'): SdkServer;
+  /** A store with a message bus (`@sluice/store-redis`) keeps sessions fleet-wide; the in-memory one keeps them here. */
+  readonly services?: { readonly store: Store };
+}
+
+export interface SessionOptions {
+  /** A session unused this long is closed. */
+  readonly idleMs: number;
+  /** A session whose client sent nothing after `initialize` is closed after this long. */
+  readonly handshakeMs: number;
+  /** Sessions open at once; beyond it the least valuable session is evicted, or the initialize gets 503. */
+  readonly maxSessions: number;
+  /** Estimated memory of all sessions together; the same eviction applies. */
+  readonly maxMemoryBytes: number;
+  /** Largest `initialize` request that opens a session; a larger one gets 413. */
+  readonly maxInitializeBytes: number;
+  readonly maxBodyBytes: number;
+}
+
+/** A JSON-RPC error in an HTTP response, for requests no transport will take. */
+export function rpcErrorResponse(status: number, code: number, message: string): Response {
+  return new Response(rpcErrorBody(null, code, message), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+}
+
+/** The identity a session is bound to: method and subject, never a credential. */
+function ownerOf(authInfo: AuthInfo | undefined): string | undefined {
+  const identity = identityOf(authInfo);
+  return identity ? `${identity.method}:${identity.subject}` : undefined;
+}
+
+/**
+ * A 2025-11-25 `initialize` opens a session. Anything else named
+ * `initialize` (malformed, or from a 2026-07-28 client, for which the method
+ * no longer exists) goes to the stateless handler, which answers it under
+ * its id.
+ */
+function opensSession(request: Request, body: unknown): boolean {
+  return (
+    request.method === 'POST' &&
+    namesMethod(body, 'initialize') &&
+    isInitializeRequest(body) &&
+    !hasModernEnvelope(request, body)
+  );
+}
+
+/** The first protocol revision without sessions or `initialize`. */
+const FIRST_STATELESS_REVISION = '2026-07-28';
+
+/**
+ * A 2026-07-28 request names its protocol version in `_meta` and a header;
+ * a 2025-11-25 `initialize` carries no `_meta` version and no such header.
+ */
+function hasModernEnvelope(request: Request, body: unknown): boolean {
+  // Revisions are dates, so they compare as strings; some 2025 clients send the header on initialize too.
+  const header = request.headers.get('mcp-protocol-version');
+  if (header !== null && header >= FIRST_STATELESS_REVISION) return true;
+  const meta = (body as { params?: { _meta?: unknown } }).params?._meta;
+  return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META_KEY in meta;
+}
+
+/**
+ * Counts the client's requests until they are answered, by wrapping the
+ * transport's message handler (set by the SDK on connect) and its `send`.
+ */
+function trackInflight(session: Session, push?: (message: JSONRPCMessage) => void): void {
+  const { transport } = session;
+  const receive = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if ('method' in message && 'id' in message) {
+      session.inflight++;
+      session.running.add(message.id);
+    } else if ('id' in message && message.id !== undefined) session.asked.delete(message.id);
+    if (!('method' in message) || message.method !== 'initialize') session.initialized = true;
+    session.lastSeen = Date.now();
+    receive?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  session.sendRaw = send;
+  transport.send = (message, options) => {
+    if (!('method' in message) && 'id' in message) {
+      session.inflight = Math.max(0, session.inflight - 1);
+      if (message.id !== undefined) session.running.delete(message.id);
+      session.lastSeen = Date.now();
+    } else if ('method' in message && 'id' in message) {
+      session.asked.add(message.id);
+      if (session.asked.size > MAX_ASKED) session.asked.delete(session.asked.values().next().value as RequestId);
+    } else {
+      const asked = cancelledId(message);
+      if (asked !== undefined) session.asked.delete(asked);
+    }
+    // A message for the GET stream that another replica holds goes there (a notification, or a request such as an
+    // elicitation, whose answer then comes back by `route`); list changes every replica sends itself.
+    if (
+      push !== undefined &&
+      'method' in message &&
+      options?.relatedRequestId === undefined &&
+      !message.method.endsWith('/list_changed') &&
+      !holdsStream(transport)
+    ) {
+      push(message);
+      return Promise.resolve();
+    }
+    return send(message, options);
+  };
+}
+
+function newSession(
+  transport: WebStandardStreamableHTTPServerTransport,
+  sdk: SdkServer,
+  bytes: number,
+  owner: string | undefined,
+): Session {
+  const now = Date.now();
+  return {
+    transport,
+    sdk,
+    opened: now,
+    bytes,
+    lastSeen: now,
+    inflight: 0,
+    initialized: false,
+    owner,
+    running: new Set(),
+    asked: new Set(),
+    written: 0,
+  };
+}
+
+/** The id a client's cancellation names, if the message is one. */
+function cancelledId(message: JSONRPCMessage): RequestId | undefined {
+  if (!('method' in message) || message.method !== 'notifications/cancelled') return undefined;
+  const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/** Whether this copy of a session is the one a message from the client is for: it asked, or runs what is cancelled. */
+function awaits(session: Session, message: JSONRPCMessage): boolean {
+  if (!('method' in message)) return 'id' in message && message.id !== undefined && session.asked.has(message.id);
+  const cancelled = cancelledId(message);
+  return cancelled === undefined || session.running.has(cancelled);
+}
+
+/**
+ * Stateful sessions for 2025-11-25 clients. That protocol sends
+ * server-to-client requests (elicitation, sampling) over a session's streams,
+ * which a stateless handler cannot route back; 2026-07-28 needs none of this.
+ */
+export class LegacySessions {
+  // In insertion order, which is opening order: eviction scans from the oldest.
+  private readonly sessions = new Map<string, Session>();
+  private readonly sweeper: NodeJS.Timeout;
+  private memory = 0;
+  /** With a shared store: the sessions' records and messages. Without, sessions live in this process only. */
+  private readonly fleet: SessionFleet | undefined;
+  /** Copies of sessions being brought up from the store, so that two requests at once build one. */
+  private readonly restoring = new Map<string, Promise<Session | undefined>>();
+
+  constructor(
+    private readonly host: SessionHost,
+    private readonly options: SessionOptions,
+  ) {
+    const every = Math.max(250, Math.min(options.idleMs, options.handshakeMs, 60_000) / 2);
+    this.sweeper = setInterval(() => this.sweep(), every);
+    this.sweeper.unref();
+    const store = host.services?.store;
+    if (isShared(store)) this.fleet = new SessionFleet(store, host.logger, options, (message) => this.hear(message));
+  }
+
+  /** Whether a request belongs here: it names a session, or opens one. */
+  owns(request: Request, body: unknown): boolean {
+    return request.headers.has('mcp-session-id') || opensSession(request, body);
+  }
+
+  /** `bodyBytes`: the size of the request's body, which an opening `initialize` is charged. */
+  async handle(request: Request, body: unknown, bodyBytes = 0, authInfo?: AuthInfo): Promise<Response> {
+    const id = request.headers.get('mcp-session-id');
+    const options = { parsedBody: body, ...(authInfo ? { authInfo } : {}) };
+    if (id !== null) {
+      const session = this.sessions.get(id) ?? (await this.restore(id, authInfo));
+      // Another caller presenting this id is told the same as for an unknown id: nothing to probe.
+      if (!session || session.owner !== ownerOf(authInfo))
+        return rpcErrorResponse(404, -32001, 'Session not found: initialize a new session');
+      session.lastSeen = Date.now();
+      if (this.fleet !== undefined) {
+        const routed = await this.route(id, session, request, body);
+        if (routed !== undefined) return routed;
+        this.keep(id, session, body);
+      }
+      return session.transport.handleRequest(request, options);
+    }
+    if (bodyBytes > this.options.maxInitializeBytes) {
+      return rpcErrorResponse(
+        413,
+        -32602,
+        `The initialize request is too large: a session keeps its params, so at most ${this.options.maxInitializeBytes} bytes are accepted`,
+      );
+    }
+    const bytes = bodyBytes + SESSION_OVERHEAD_BYTES;
+    if (!this.makeRoom(bytes)) return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
+    return this.open(request, options, bytes, ownerOf(authInfo));
+  }
+
+  /**
+   * Evicts sessions until one more of `bytes` fits the count and the memory
+   * budget: first unfinished handshakes (oldest first), then idle sessions
+   * (least recently used first). A session with a request running is never
+   * evicted; false when only such sessions are left.
+   */
+  private makeRoom(bytes: number): boolean {
+    const fits = () =>
+      this.sessions.size < this.options.maxSessions && this.memory + bytes <= this.options.maxMemoryBytes;
+    while (!fits()) {
+      let victim: [string, Session] | undefined;
+      for (const entry of this.sessions) {
+        if (!entry[1].initialized && entry[1].inflight === 0) {
+          victim = entry;
+          break;
+        }
+      }
+      if (victim === undefined) {
+        for (const entry of this.sessions) {
+          if (entry[1].inflight > 0) continue;
+          if (victim === undefined || entry[1].lastSeen < victim[1].lastSeen) victim = entry;
+        }
+      }
+      if (victim === undefined) return false;
+      this.evict(victim[0], victim[1], 'http.session_evicted', 'evicting a session to make room');
+    }
+    return true;
+  }
+
+  private evict(id: string, session: Session, event: string, message: string): void {
+    this.forget(id);
+    this.host.logger.debug({ event, session: id, initialized: session.initialized }, message);
+    void session.sdk.close().catch(() => {});
+  }
+
+  /** Forgets a session, or only that copy of it when `copy` is given (a copy built twice closes the spare). */
+  private forget(id: string, copy?: Session): void {
+    const session = this.sessions.get(id);
+    if (session === undefined || (copy !== undefined && copy !== session)) return;
+    this.sessions.delete(id);
+    this.memory -= session.bytes;
+  }
+
+  private async open(
+    request: Request,
+    options: { parsedBody: unknown; authInfo?: AuthInfo },
+    bytes: number,
+    owner: string | undefined,
+  ): Promise<Response> {
+    const sdk = this.host.createSdkServer('http');
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      maxRequestBodySize: this.options.maxBodyBytes,
+      onsessioninitialized: async (sessionId) => {
+        this.sessions.set(sessionId, session);
+        this.memory += session.bytes;
+        if (this.fleet === undefined) return;
+        session.record = { owner: owner ?? null, init: options.parsedBody, bytes, ready: false };
+        await this.save(sessionId, session);
+      },
+      onsessionclosed: (sessionId) => this.closed(sessionId),
+    });
+    const session = newSession(transport, sdk, bytes, owner);
+    transport.onclose = () => {
+      if (transport.sessionId) this.forget(transport.sessionId);
+    };
+    await sdk.connect(transport);
+    trackInflight(session, this.pusher(transport));
+    return transport.handleRequest(request, options);
+  }
+
+  /** How a copy of a session sends a message to the GET stream another replica holds; undefined alone. */
+  private pusher(transport: WebStandardStreamableHTTPServerTransport): ((m: JSONRPCMessage) => void) | undefined {
+    const fleet = this.fleet;
+    if (fleet === undefined) return undefined;
+    return (message) => {
+      const s = transport.sessionId;
+      if (s !== undefined) void fleet.publish({ t: 'push', s, m: message }).catch(() => {});
+    };
+  }
+
+  /**
+   * Builds this replica's copy of a session another replica opened, from its
+   * record in the store: one read, then the copy serves the session's next
+   * requests here with no further read. Undefined when the store has no such
+   * session (never opened, expired, ended) or no room is left here.
+   */
+  private restore(id: string, authInfo: AuthInfo | undefined): Promise<Session | undefined> {
+    const fleet = this.fleet;
+    if (fleet === undefined || !isSessionId(id)) return Promise.resolve(undefined);
+    let pending = this.restoring.get(id);
+    if (pending === undefined) {
+      pending = this.rebuild(fleet, id, authInfo).finally(() => this.restoring.delete(id));
+      this.restoring.set(id, pending);
+    }
+    return pending;
+  }
+
+  private async rebuild(fleet: SessionFleet, id: string, authInfo: AuthInfo | undefined): Promise<Session | undefined> {
+    let record: SessionRecord | undefined;
+    try {
+      record = await fleet.read(id);
+    } catch (error) {
+      this.host.logger.warn({ event: 'http.session_unreadable', err: error }, 'cannot read a session from the store');
+      return undefined;
+    }
+    // The caller is checked before anything is built: someone else's session id costs one read, nothing more.
+    if (record === undefined || record.owner !== (ownerOf(authInfo) ?? null)) return undefined;
+    const bytes = typeof record.bytes === 'number' ? record.bytes : SESSION_OVERHEAD_BYTES;
+    if (!this.makeRoom(bytes)) return undefined;
+    const sdk = this.host.createSdkServer('http');
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      maxRequestBodySize: this.options.maxBodyBytes,
+      onsessionclosed: (sessionId) => this.closed(sessionId),
+    });
+    const session = newSession(transport, sdk, bytes, record.owner ?? undefined);
+    Object.assign(session, { initialized: record.ready, record, written: session.opened });
+    transport.onclose = () => this.forget(id, session);
+    await sdk.connect(transport);
+    await replay(transport, record.init, authInfo);
+    // The transport took the replayed initialize only if it now names the session: else no half-built copy is kept.
+    if (transport.sessionId !== id) {
+      void sdk.close().catch(() => {});
+      return undefined;
+    }
+    await replay(transport, { jsonrpc: '2.0', method: 'notifications/initialized' }, authInfo);
+    if (record.level !== undefined) await replay(transport, record.level, authInfo);
+    trackInflight(session, this.pusher(transport));
+    // Another request may have built it meanwhile (the map is checked first): keep one.
+    const raced = this.sessions.get(id);
+    if (raced !== undefined) {
+      void sdk.close().catch(() => {});
+      return raced;
+    }
+    this.sessions.set(id, session);
+    this.memory += bytes;
+    this.host.logger.debug({ event: 'http.session_restored', session: id }, 'serving a session opened elsewhere');
+    return session;
+  }
+
+  /**
+   * A POST that carries only answers and notifications, some of them for a
+   * call another replica runs (the answer to its elicitation, the
+   * cancellation of its call): those go to that replica through the store's
+   * bus, the rest are taken here. Undefined when the request is for this
+   * replica's transport as usual.
+   */
+  private async route(id: string, session: Session, request: Request, body: unknown): Promise<Response | undefined> {
+    if (request.method !== 'POST' || this.fleet === undefined) return undefined;
+    const parts: unknown[] = Array.isArray(body) ? body : [body];
+    if (parts.some((m) => typeof m !== 'object' || m === null || ('method' in m && 'id' in m))) return undefined;
+    const messages = parts as JSONRPCMessage[];
+    const elsewhere = messages.filter((m) => !awaits(session, m));
+    if (elsewhere.length === 0) return undefined;
+    try {
+      await this.fleet.publish({ t: 'route', s: id, m: elsewhere });
+    } catch (error) {
+      this.host.logger.warn(
+        { event: 'http.session_route_failed', err: error },
+        'cannot route a message to its replica',
+      );
+      return rpcErrorResponse(503, -32000, 'Cannot reach the replica that waits for this answer: retry');
+    }
+    for (const message of messages) if (awaits(session, message)) session.transport.onmessage?.(message);
+    session.initialized = true;
+    return new Response(null, { status: 202 });
+  }
+
+  /** What another replica said about a session this replica may hold a copy of. */
+  private hear(message: FleetMessage): void {
+    const session = this.sessions.get(message.s);
+    if (session === undefined) return;
+    if (message.t === 'closed') {
+      this.evict(message.s, session, 'http.session_closed', 'a session ended');
+      return;
+    }
+    if (message.t === 'route') {
+      for (const m of message.m) if (awaits(session, m)) session.transport.onmessage?.(m);
+      return;
+    }
+    if (message.t === 'push') {
+      if (holdsStream(session.transport)) void session.sendRaw?.(message.m).catch(() => {});
+      return;
+    }
+    void replay(session.transport, message.m, undefined).catch(() => {});
+  }
+
+  /**
+   * Keeps the store's record in step with what this request changes: the
+   * handshake finishing, the log level; and refreshes its expiry, at most once
+   * a quarter of the idle time per replica (a write, never a read).
+   */
+  private keep(id: string, session: Session, body: unknown): void {
+    const record = session.record;
+    if (record === undefined || this.fleet === undefined) return;
+    const level = namesMethod(body, 'logging/setLevel') ? body : undefined;
+    const stale = Date.now() - session.written > this.options.idleMs / 4;
+    if (record.ready && level === undefined && !stale) return;
+    session.record = { ...record, ready: true, ...(level === undefined ? {} : { level }) };
+    void this.save(id, session);
+    if (level !== undefined) void this.fleet.publish({ t: 'level', s: id, m: level as JSONRPCMessage }).catch(() => {});
+  }
+
+  private async save(id: string, session: Session): Promise<void> {
+    if (session.record === undefined || this.fleet === undefined) return;
+    session.written = Date.now();
+    try {
+      await this.fleet.write(id, session.record);
+    } catch (error) {
+      this.host.logger.warn(
+        { event: 'http.session_unsaved', err: error },
+        'cannot write a session to the store: other replicas will not know it',
+      );
+    }
+  }
+
+  /** The client ended its session (DELETE): here, and on every replica. */
+  private closed(id: string): void {
+    this.forget(id);
+    void this.fleet?.remove(id).catch(() => {});
+  }
+
+  /** Tells every open session what changed. */
+  notify(change: ListChange): void {
+    for (const session of this.sessions.values()) sendChange(session.sdk, change);
+  }
+
+  /** Estimated memory the open sessions hold, in bytes. */
+  get memoryBytes(): number {
+    return this.memory;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [id, session] of this.sessions) {
+      if (session.inflight > 0) continue;
+      if (!session.initialized && session.opened < now - this.options.handshakeMs)
+        this.evict(id, session, 'http.session_unfinished', 'closing a session whose handshake never finished');
+      else if (session.lastSeen < now - this.options.idleMs)
+        this.evict(id, session, 'http.session_expired', 'closing an idle session');
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    // The records stay: another replica takes the sessions over.
+    this.fleet?.close();
+    const open = [...this.sessions.values()];
+    this.sessions.clear();
+    this.memory = 0;
+    await Promise.allSettled(open.map((s) => s.sdk.close()));
+  }
+}

@@ -1,0 +1,126 @@
+// Token exchange (RFC 8693) toward an upstream: each caller's verified token
+// is exchanged at a real authorization server (oidc-provider with a
+// registered token-exchange grant) for one bound to the upstream, and the
+// upstream, a real MCP server over loopback HTTP, sees each caller as
+// themselves and never a token meant for the gateway.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { decodeJwt } from 'jose';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { CoreErrorCode, createServer } from '@sluice/core';
+import type { HttpListener, SluiceServer } from '@sluice/core';
+import { errorOf, textOf } from '@sluice/core/testing';
+import { ALICE, BOB, GATEWAY, startExchangeServer } from '../../core/test/helpers/exchange-authorization-server.js';
+import type { ExchangeServer } from '../../core/test/helpers/exchange-authorization-server.js';
+import { startRecordingFront } from '../../core/test/helpers/front.js';
+import '@sluice/http';
+
+let as: ExchangeServer;
+let gatewayUrl = '';
+beforeAll(async () => {
+  as = await startExchangeServer({ gatewayResource: () => gatewayUrl });
+});
+afterAll(() => as.close());
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The upstream: verifies audience-bound tokens and says whom it sees. */
+async function upstream(): Promise<HttpListener> {
+  const server = createServer({ name: 'saas', version: '1.0.0' });
+  server.tool({
+    name: 'whoami',
+    handler: (_args, ctx) => ({
+      content: [
+        {
+          type: 'text',
+          text: JSON.stringify({ subject: ctx.auth?.subject, act: ctx.auth?.claims?.act, aud: ctx.auth?.claims?.aud }),
+        },
+      ],
+    }),
+  });
+  const listener = await server.listen({
+    auth: { type: 'oauth', authorizationServers: [as.issuer], jwksRefreshCooldownSec: 0 },
+  });
+  cleanups.push(() => server.close());
+  return listener;
+}
+
+/** Records the bearer token of every request on its way to the upstream. */
+async function recordingFront(listener: HttpListener): Promise<{ url: URL; tokens: string[] }> {
+  const front = await startRecordingFront(listener.url);
+  cleanups.push(() => front.close());
+  return front;
+}
+
+async function gateway(upstreamUrl: URL, resource: string): Promise<{ server: SluiceServer; listener: HttpListener }> {
+  const server = createServer({ name: 'gateway', version: '1.0.0' });
+  cleanups.push(() => server.close());
+  const result = await server.import({
+    name: 'saas',
+    connection: { type: 'http', url: upstreamUrl.href },
+    auth: {
+      type: 'token_exchange',
+      clientId: GATEWAY.id,
+      clientSecret: GATEWAY.secret,
+      issuer: as.issuer,
+      resource,
+    },
+  });
+  expect(result.skipped).toEqual([]);
+  const listener = await server.listen({
+    auth: { type: 'oauth', authorizationServers: [as.issuer], jwksRefreshCooldownSec: 0 },
+  });
+  gatewayUrl = listener.url.href;
+  return { server, listener };
+}
+
+async function caller(url: URL, token: string | undefined): Promise<Client> {
+  const client = new Client({ name: 'caller', version: '1.0.0' });
+  const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
+  cleanups.push(() => client.close());
+  return client;
+}
+
+async function whoami(client: Client): Promise<{ subject: string; act: unknown; aud: unknown }> {
+  const result = await client.callTool({ name: 'whoami', arguments: {} });
+  expect(result.isError, textOf(result)).toBeFalsy();
+  return JSON.parse(textOf(result)) as { subject: string; act: unknown; aud: unknown };
+}
+
+describe('token_exchange to an upstream', () => {
+  it('reaches the upstream as each caller, never with a token meant for the gateway', async () => {
+    const target = await upstream();
+    const front = await recordingFront(target);
+    const { listener } = await gateway(front.url, target.url.href);
+    const alice = await caller(listener.url, await as.token(ALICE, listener.url.href));
+    const bob = await caller(listener.url, await as.token(BOB, listener.url.href));
+    expect(await whoami(alice)).toEqual({ subject: ALICE.id, act: { sub: GATEWAY.id }, aud: target.url.href });
+    expect(await whoami(bob)).toEqual({ subject: BOB.id, act: { sub: GATEWAY.id }, aud: target.url.href });
+    // Cached per caller: a second call exchanges nothing.
+    await whoami(alice);
+    expect(as.exchanges).toEqual([ALICE.id, BOB.id]);
+    // Every token the upstream received was bound to it; none was a caller's own.
+    expect(front.tokens.length).toBeGreaterThan(0);
+    for (const token of front.tokens) expect(decodeJwt(token).aud).toBe(target.url.href);
+    for (const subjectToken of as.subjectTokens) expect(front.tokens).not.toContain(subjectToken);
+  });
+
+  it('refuses a caller without an OAuth token to exchange, naming the upstream', async () => {
+    const target = await upstream();
+    const server = createServer({ name: 'gateway', version: '1.0.0' });
+    cleanups.push(() => server.close());
+    await server.import({
+      name: 'saas',
+      connection: { type: 'http', url: target.url.href },
+      auth: { type: 'token_exchange', clientId: GATEWAY.id, clientSecret: GATEWAY.secret, resource: target.url.href },
+    });
+    const listener = await server.listen();
+    const anonymous = await caller(listener.url, undefined);
+    const result = await anonymous.callTool({ name: 'whoami', arguments: {} });
+    expect(errorOf(result)?.code).toBe(CoreErrorCode.UPSTREAM_UNAUTHORIZED);
+    expect(textOf(result)).toMatch(/Upstream "saas" is reached with each caller's own OAuth grant/);
+  });
+});
