@@ -7,6 +7,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
+import '@sluice/http';
 import { startRedis } from './helpers/redis-server.js';
 import { StoreFactory } from './helpers/stores.js';
 

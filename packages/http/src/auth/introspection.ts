@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { OAuthError, OAuthErrorCode } from '@modelcontextprotocol/server';
 import type { OAuthTokenVerifier } from '@modelcontextprotocol/server';
+import type { AuthInfo } from '@sluice/core';
 import { authInfoFor, fetchJsonBounded } from '@sluice/core/internal';
 import type { OAuthSettings } from './options.js';
 import { Backoff } from './backoff.js';

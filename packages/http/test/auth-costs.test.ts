@@ -8,7 +8,9 @@ import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import type { JWK } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '@sluice/core';
-import type { ListenerAuthOptions, SluiceServer } from '@sluice/core';
+import type { SluiceServer } from '@sluice/core';
+import type { ListenerAuthOptions } from '@sluice/http';
+import '@sluice/http';
 import { captureLogger } from '@sluice/core/testing';
 
 interface CountingServer {

@@ -17,10 +17,11 @@ import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@model
 import { CoreErrorCode, CredentialVault, MemoryStore, createServer, identityOf } from '@sluice/core';
 import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
+import '@sluice/http';
 import type { CapturedLogger } from '@sluice/core/testing';
-import { CONSENT_GATEWAY, startConsentServer } from './helpers/consent-authorization-server.js';
-import type { ConsentServer } from './helpers/consent-authorization-server.js';
-import { startRecordingFront } from './helpers/front.js';
+import { CONSENT_GATEWAY, startConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
+import type { ConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
+import { startRecordingFront } from '../../core/test/helpers/front.js';
 
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(CHROMIUM) && process.env.CI)
