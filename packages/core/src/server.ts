@@ -394,7 +394,7 @@ export class SluiceServer {
         ...own,
         routes: { ...routes, ...own.routes },
         publicRoutes: [...Object.keys(routes), ...(own.publicRoutes ?? [])],
-      } as ListenOptions,
+      },
       this.transportHooks,
     )) as HttpListener & { readonly url: URL };
     consent.listening(listener.url);

@@ -146,6 +146,7 @@ export function verdictSummary(verdict: LedgerVerdict | undefined): string {
   const judge = verdict.judge;
   if (judge === undefined) return `scan: ${scan}`;
   // The reason is the judge's text: one line, no control characters, for a terminal as much as a page.
+  // eslint-disable-next-line no-control-regex -- removing control characters is the point
   const reason = judge.reason.slice(0, 120).replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ');
   return `scan: ${scan}; judge: ${judge.poisoned ? 'poisoned' : 'clean'} (${reason})`;
 }
