@@ -637,6 +637,7 @@ describe('sluice serve with OAuth against an authorization server that answers a
   let gw: Served;
   let server: http.Server;
   let answered: Promise<boolean>;
+  let origin: string;
 
   beforeAll(async () => {
     let settle: (whole: boolean) => void = () => {};
@@ -657,7 +658,7 @@ describe('sluice serve with OAuth against an authorization server that answers a
       more();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     gw = await serve({
       listen: {
         http: {
@@ -677,7 +678,10 @@ describe('sluice serve with OAuth against an authorization server that answers a
 
   // Issue 30, item 8: a 300 MB key set was read whole.
   it('stops reading a key set past its bound, refuses the token, and stays up', async () => {
-    const jwtShaped = `${Buffer.from('{"alg":"RS256","kid":"k"}').toString('base64url')}.e30.c2ln`;
+    // Claims that could be ours (issuer, audience, not expired), so the key set is fetched to check the signature.
+    const claims = { iss: origin, aud: new URL(gw.url).href, exp: Math.floor(Date.now() / 1000) + 300 };
+    const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const jwtShaped = `${part({ alg: 'RS256', kid: 'k' })}.${part(claims)}.c2ln`;
     const refused = await fetch(gw.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${jwtShaped}` },

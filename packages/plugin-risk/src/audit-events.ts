@@ -21,28 +21,40 @@ export function auditApprovalEvent(sink: AuditSink, logger: Logger, event: Appro
   let entry: AuditEvent;
   switch (event.kind) {
     case 'asked':
+      // How the client's person is asked, or that an operator is.
       entry = {
         kind: AuditKind.APPROVAL_ASKED,
         ...common,
-        channel: event.channel,
+        channel: event.via ?? event.channel,
         ...optional({ reason: event.reason, decision: event.joined ? 'joined' : undefined }),
       };
       break;
-    case 'answered':
+    case 'answered': {
+      // A client's "no" is a declined or cancelled form; an operator's carries the operator's words.
+      const byClient = event.by === 'client';
+      const decision = event.decision === 'denied' && byClient ? (event.reason ?? 'declined') : event.decision;
       entry = {
         kind: AuditKind.APPROVAL_ANSWERED,
         ...common,
         by: event.by,
         channel: event.via,
-        decision: event.decision,
-        ...optional({ reason: event.reason }),
+        decision,
+        ...optional({ reason: byClient ? undefined : event.reason }),
       };
       break;
+    }
     case 'lapsed':
       entry = { kind: AuditKind.APPROVAL_LAPSED, ...common, channel: event.channel, decision: 'timeout' };
       break;
     case 'refused':
-      entry = { kind: AuditKind.APPROVAL_REFUSED, ...common, by: 'sluice', channel: event.channel, reason: event.why };
+      entry = {
+        kind: AuditKind.APPROVAL_REFUSED,
+        ...common,
+        by: 'sluice',
+        channel: event.channel,
+        decision: event.code,
+        reason: event.why,
+      };
       break;
   }
   sink(entry).catch((error: unknown) =>

@@ -28,6 +28,8 @@ export interface ApprovalEventSubject {
 export type ApprovalEvent =
   | (ApprovalEventSubject & {
       readonly kind: 'asked';
+      /** How the client's person is asked; absent for an operator's question. */
+      readonly via?: 'elicitation' | 'input-required';
       /** An identical call (same caller, tool, arguments) was joined to a question already waiting. */
       readonly joined: boolean;
       readonly reason: string | undefined;
@@ -45,7 +47,12 @@ export type ApprovalEvent =
       readonly reason: string | undefined;
     })
   | (ApprovalEventSubject & { readonly kind: 'lapsed' })
-  | (ApprovalEventSubject & { readonly kind: 'refused'; readonly why: string });
+  | (ApprovalEventSubject & {
+      readonly kind: 'refused';
+      /** `invalid`: a forged, foreign, replayed or used state; `unsupported`: the client cannot be asked; `ignored`: a client's answer to an operator's question. */
+      readonly code: 'invalid' | 'unsupported' | 'ignored';
+      readonly why: string;
+    });
 
 export type ApprovalEventListener = (event: ApprovalEvent) => void;
 

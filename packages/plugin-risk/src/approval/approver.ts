@@ -150,26 +150,31 @@ export class RiskApprover implements Approver {
     target: ApprovalTarget,
   ): Promise<ApprovalDecision> {
     const mcp = ctx.mcp;
+    const trace: ClientTrace = { via: mcp !== undefined && isModern(mcp) ? 'input-required' : 'elicitation' };
     const decision =
       mcp === undefined
         ? unsupported('the call did not come from an MCP client, so nobody can be asked')
         : isModern(mcp)
-          ? await this.overRoundTrip(ctx, mcp, request, target)
-          : await this.byElicitation(ctx, mcp, request, target);
-    const subject = this.subjectOf(ctx, target, 'client');
-    const via = mcp !== undefined && isModern(mcp) ? 'input-required' : 'elicitation';
+          ? await this.overRoundTrip(ctx, mcp, request, target, trace)
+          : await this.byElicitation(ctx, mcp, request, target, trace);
+    const subject = { ...this.subjectOf(ctx, target, 'client'), ...(trace.id === undefined ? {} : { id: trace.id }) };
     if (decision.approved || decision.reason === 'declined' || decision.reason === 'cancelled')
       this.deps.events.emit({
         ...subject,
         kind: 'answered',
         decision: decision.approved ? 'approved' : 'denied',
         by: 'client',
-        via,
+        via: trace.via,
         reason: decision.approved ? undefined : decision.reason,
       });
     else if (decision.reason === 'timeout') this.deps.events.emit({ ...subject, kind: 'lapsed' });
     else if (decision.reason === 'invalid' || decision.reason === 'unsupported')
-      this.deps.events.emit({ ...subject, kind: 'refused', why: decision.detail ?? decision.reason });
+      this.deps.events.emit({
+        ...subject,
+        kind: 'refused',
+        code: decision.reason,
+        why: decision.detail ?? decision.reason,
+      });
     return decision;
   }
 
@@ -220,7 +225,12 @@ export class RiskApprover implements Approver {
   ): Promise<ApprovalDecision> {
     const check = this.deps.codec.check(state, binding, this.deps.now());
     const refuse = (detail: string): Refused => {
-      this.deps.events.emit({ ...this.subjectOf(ctx, target, 'operator'), kind: 'refused', why: detail });
+      this.deps.events.emit({
+        ...this.subjectOf(ctx, target, 'operator'),
+        kind: 'refused',
+        code: 'invalid',
+        why: detail,
+      });
       return invalid(detail);
     };
     if (!check.ok) {
@@ -244,6 +254,7 @@ export class RiskApprover implements Approver {
         ...this.subjectOf(ctx, target, 'operator'),
         id: question.id,
         kind: 'refused',
+        code: 'ignored',
         why: "the client answered an operator's question: ignored",
       });
     const until = Math.min(this.deps.now() + this.deps.config.operator.holdMs, question.expiresAt);
@@ -322,6 +333,7 @@ export class RiskApprover implements Approver {
           ...this.subjectOf(ctx, target, 'operator'),
           id: question.id,
           kind: 'refused',
+          code: 'invalid',
           why: 'the approval was already used',
         });
         return invalid('the operator approved one run of this call, and it was already used; call again to ask afresh');
@@ -336,8 +348,10 @@ export class RiskApprover implements Approver {
   }
 
   /** A question to the client's person, told to the listeners: never its text, which shows the arguments. */
-  private askedClient(ctx: CallContext, target: ApprovalTarget, question: OperatorQuestion): void {
+  private askedClient(ctx: CallContext, target: ApprovalTarget, question: OperatorQuestion, trace: ClientTrace): void {
+    trace.id = question.id;
     this.deps.events.emit({
+      via: trace.via,
       ...this.subjectOf(ctx, target, 'client'),
       id: question.id,
       kind: 'asked',
@@ -374,13 +388,15 @@ export class RiskApprover implements Approver {
     mcp: ServerContext,
     request: ApprovalRequest,
     target: ApprovalTarget,
+    trace: ClientTrace,
   ): Promise<ApprovalDecision> {
+    trace.via = 'elicitation';
     const waiting = await this.deps.questions.record(
       waitOf(ctx, request, target, this.deps.mask),
       'elicitation',
       this.deps.config.timeoutMs,
     );
-    this.askedClient(ctx, target, waiting);
+    this.askedClient(ctx, target, waiting, trace);
     try {
       logApprovalRequested(this.deps.logger, target, 'elicitation');
       const answer = await mcp.mcpReq.elicitInput(approvalForm(request.message), {
@@ -392,7 +408,7 @@ export class RiskApprover implements Approver {
       if (ctx.signal.aborted) throw error;
       switch (codeOf(error)) {
         case 'METHOD_NOT_SUPPORTED_BY_PROTOCOL_VERSION':
-          return await this.overRoundTrip(ctx, mcp, request, target);
+          return await this.overRoundTrip(ctx, mcp, request, target, trace);
         case 'REQUEST_TIMEOUT':
           return {
             approved: false,
@@ -415,7 +431,9 @@ export class RiskApprover implements Approver {
     mcp: ServerContext,
     request: ApprovalRequest,
     target: ApprovalTarget,
+    trace: ClientTrace,
   ): Promise<ApprovalDecision> {
+    trace.via = 'input-required';
     // A nested call asks only when its caller carries its rounds to the client (a code-mode script pauses).
     if (!isCarriedRound(ctx))
       return unsupported(
@@ -427,7 +445,7 @@ export class RiskApprover implements Approver {
     if (state === undefined) {
       if (answer !== undefined) return invalid('the retry carried an answer without the approval state');
       if (!supportsForm(mcp)) return unsupported('the client cannot show a form (it declared no form elicitation)');
-      return await this.ask(ctx, request, target, binding);
+      return await this.ask(ctx, request, target, binding, trace);
     }
     const now = this.deps.now();
     const check = this.deps.codec.check(state, binding, now);
@@ -449,7 +467,7 @@ export class RiskApprover implements Approver {
     // One answer per question: a state that was used once, on any replica, is spent.
     const ttlMs = Math.max(1, check.expiresAt - now) + this.deps.config.timeoutMs;
     const key = NONCE_PREFIX + check.nonce;
-    await this.deps.questions.closeByNonce(check.nonce);
+    trace.id = await this.deps.questions.closeByNonce(check.nonce);
     if (!(await this.deps.store.setIfAbsent(key, USED, { ttlMs }))) {
       // The same call again, after an upstream asked its client for input in the round this approval answered:
       // Sluice sealed the upstream's round around this state, and the approval stands for that call.
@@ -468,6 +486,7 @@ export class RiskApprover implements Approver {
     request: ApprovalRequest,
     target: ApprovalTarget,
     binding: StateBinding,
+    trace: ClientTrace,
   ): Promise<ApprovalDecision> {
     const expiresAt = this.deps.now() + this.deps.config.timeoutMs;
     const { state, nonce } = this.deps.codec.mint(binding, expiresAt);
@@ -476,6 +495,7 @@ export class RiskApprover implements Approver {
       ctx,
       target,
       await this.deps.questions.record(fields, 'input-required', this.deps.config.timeoutMs, nonce),
+      trace,
     );
     const result: InputRequired = {
       resultType: 'input_required',
@@ -488,6 +508,12 @@ export class RiskApprover implements Approver {
 }
 
 /** What every replica's view of a client's question shows: what the audit log shows, never the arguments. */
+/** How the client's person was asked, and which question: the events of one question share its id. */
+interface ClientTrace {
+  via: 'elicitation' | 'input-required';
+  id?: string;
+}
+
 function waitOf(ctx: CallContext, request: ApprovalRequest, target: ApprovalTarget, mask: (text: string) => string) {
   return {
     tool: target.tool,

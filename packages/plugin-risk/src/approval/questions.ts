@@ -122,10 +122,12 @@ export class OperatorQuestions {
   }
 
   /** The client's 2026-07-28 question with this state nonce is over (answered, or refused). */
-  async closeByNonce(nonce: string): Promise<void> {
+  async closeByNonce(nonce: string): Promise<string | undefined> {
     const id = await this.store.get<string>(`${PREFIX}nonce/${nonce}`);
-    const question = typeof id === 'string' ? await this.find(id) : undefined;
+    if (typeof id !== 'string') return undefined;
+    const question = await this.find(id);
     if (question !== undefined) await this.close(question);
+    return id;
   }
 
   private async create(
