@@ -181,7 +181,7 @@ export class RiskApprover implements Approver {
   /** Whether this 2026-07-28 retry carries a state (verified later) that names an operator question. */
   private namesQuestion(ctx: CallContext, target: ApprovalTarget): boolean {
     const mcp = ctx.mcp;
-    if (mcp === undefined || !isModern(mcp) || ctx.parent !== undefined) return false;
+    if (mcp === undefined || !isModern(mcp) || !isCarriedRound(ctx)) return false;
     const check = this.deps.codec.check(mcp.mcpReq.requestState(), this.operatorBinding(ctx, target), this.deps.now());
     return check.ok && check.question !== undefined;
   }
@@ -203,7 +203,8 @@ export class RiskApprover implements Approver {
   ): Promise<ApprovalDecision> {
     const binding = this.operatorBinding(ctx, target);
     const mcp = ctx.mcp;
-    if (mcp !== undefined && isModern(mcp) && ctx.parent === undefined) {
+    // A nested call whose caller carries its rounds (a code-mode script) pauses the same way: its caller retries.
+    if (mcp !== undefined && isModern(mcp) && isCarriedRound(ctx)) {
       const state = fresh ? undefined : mcp.mcpReq.requestState();
       if (state === undefined) return this.stillWaiting(binding, await this.askOperator(ctx, request, target, binding));
       return this.retryOperator(ctx, target, binding, state);
