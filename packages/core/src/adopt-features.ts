@@ -1,4 +1,3 @@
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/server';
 import type { NativeExtra, NativeHandler, NativeRequest } from './adopt-native.js';
 import { authInfoOf, transportOf } from './adopt-native.js';
 import type { FeatureContext, FeatureGuards, FeatureMethod } from './features/feature-context.js';
@@ -19,78 +18,52 @@ const LISTS = {
 
 /**
  * The guards `adopt()` puts on an adopted server's own resources, prompts and
- * completion: `featureAccess` hides its lists or refuses a request (the client
- * sees the resource or prompt as not found), `guard` wraps its reads,
- * subscriptions, prompt gets and completions as requests of the server's own
- * (upstream undefined), `featureResult` rewrites its `resources/read` and
- * `prompts/get` answers. Only the methods a tapped hook concerns are wrapped,
- * so an unused hook costs nothing.
+ * completion: `listFeatures` hides its lists (asked once per list), and its
+ * reads, subscriptions, prompt gets and completions run the one request path
+ * (`request` taps, `guard` wrappers, `response` taps) as requests of the
+ * server's own (upstream undefined). Only the methods a tapped hook concerns
+ * are wrapped, so an unused hook costs nothing.
  */
 export function featureWrappers(guards: FeatureGuards, logger: Logger): Record<string, Wrap> {
   const wrappers: Record<string, Wrap> = {};
-  const contextOf = (method: FeatureMethod, extra: NativeExtra, target?: string): FeatureContext => ({
-    ...featureRequest(method, authInfoOf(extra), headersOf(extra), transportOf(extra), logger),
-    ...(target === undefined ? {} : { target }),
-  });
-  const refusedTo = (method: FeatureMethod, extra: NativeExtra, target?: string): boolean =>
-    accessRefusal(guards, contextOf(method, extra, target)) !== undefined;
+  const contextOf = (method: FeatureMethod, extra: NativeExtra): FeatureContext =>
+    featureRequest(method, authInfoOf(extra), headersOf(extra), transportOf(extra), logger);
+  if (guards.access !== undefined)
+    for (const [method, key] of Object.entries(LISTS) as [keyof typeof LISTS, string][])
+      wrappers[method] = (original) => async (request, extra) =>
+        accessRefusal(guards, contextOf(method, extra)) !== undefined ? { [key]: [] } : original(request, extra);
+  if (guards.plan === undefined) return wrappers;
+
   const runGuarded = guardedRunner(guards);
-  // Through the `guard` wrappers when some plugin tapped it; as it is otherwise.
   const guarded = <T>(
     kind: Exclude<GuardedKind, 'tools/call'>,
     extra: NativeExtra,
     named: Pick<RequestContext, 'target' | 'completing'>,
     send: () => Promise<T>,
-  ): Promise<T> =>
-    guards.plan === undefined
-      ? send()
-      : runGuarded(kind, undefined, contextOf(kind, extra), signalOf(extra), named, send);
+  ): Promise<T> => runGuarded(kind, undefined, contextOf(kind, extra), signalOf(extra), named, send);
 
-  if (guards.access !== undefined)
-    for (const [method, key] of Object.entries(LISTS) as [keyof typeof LISTS, string][])
-      wrappers[method] = (original) => async (request, extra) =>
-        refusedTo(method, extra) ? { [key]: [] } : original(request, extra);
-  if (guards.access === undefined && guards.plan === undefined) return wrappers;
-
-  if (guards.access !== undefined || guards.plan !== undefined) {
-    for (const method of ['resources/subscribe', 'resources/unsubscribe'] as const)
-      wrappers[method] = (original) => async (request, extra) => {
-        const uri = stringParam(request, 'uri');
-        if (uri === undefined) return original(request, extra);
-        if (refusedTo(method, extra, uri)) throw new ResourceNotFoundError(uri);
-        return guarded(method, extra, { target: requestedUri(uri) }, () => original(request, extra));
-      };
-    wrappers['completion/complete'] = (original) => async (request, extra) => {
-      const ref = request.params?.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
-      if (ref?.type === 'ref/prompt' && typeof ref.name === 'string') {
-        if (refusedTo('completion/complete', extra, ref.name)) throw promptNotFound(ref.name);
-        return guarded('completion/complete', extra, { target: ref.name, completing: 'prompt' }, () =>
-          original(request, extra),
-        );
-      }
-      if (ref?.type === 'ref/resource' && typeof ref.uri === 'string') {
-        if (refusedTo('completion/complete', extra, ref.uri)) throw new ResourceNotFoundError(ref.uri);
-        return guarded('completion/complete', extra, { target: ref.uri, completing: 'resource' }, () =>
-          original(request, extra),
-        );
-      }
-      return original(request, extra);
+  for (const method of ['resources/subscribe', 'resources/unsubscribe', 'resources/read'] as const)
+    wrappers[method] = (original) => async (request, extra) => {
+      const uri = stringParam(request, 'uri');
+      if (uri === undefined) return original(request, extra);
+      return guarded(method, extra, { target: requestedUri(uri) }, () => original(request, extra));
     };
-  }
-
-  wrappers['resources/read'] = (original) => async (request, extra) => {
-    const uri = stringParam(request, 'uri');
-    if (uri === undefined) return original(request, extra);
-    const ctx = contextOf('resources/read', extra, uri);
-    if (accessRefusal(guards, ctx) !== undefined) throw new ResourceNotFoundError(uri);
-    return guarded('resources/read', extra, { target: requestedUri(uri) }, () => original(request, extra));
-  };
   wrappers['prompts/get'] = (original) => async (request, extra) => {
     const name = stringParam(request, 'name');
     if (name === undefined) return original(request, extra);
-    const ctx = contextOf('prompts/get', extra, name);
-    if (accessRefusal(guards, ctx) !== undefined) throw promptNotFound(name);
     return guarded('prompts/get', extra, { target: name }, () => original(request, extra));
+  };
+  wrappers['completion/complete'] = (original) => async (request, extra) => {
+    const ref = request.params?.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
+    if (ref?.type === 'ref/prompt' && typeof ref.name === 'string')
+      return guarded('completion/complete', extra, { target: ref.name, completing: 'prompt' }, () =>
+        original(request, extra),
+      );
+    if (ref?.type === 'ref/resource' && typeof ref.uri === 'string')
+      return guarded('completion/complete', extra, { target: ref.uri, completing: 'resource' }, () =>
+        original(request, extra),
+      );
+    return original(request, extra);
   };
   return wrappers;
 }
@@ -106,8 +79,4 @@ const NEVER = new AbortController().signal;
 function stringParam(request: NativeRequest, key: string): string | undefined {
   const value = request.params?.[key];
   return typeof value === 'string' ? value : undefined;
-}
-
-function promptNotFound(name: string): ProtocolError {
-  return new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt ${name} not found`);
 }

@@ -176,14 +176,15 @@ const FEATURE_METHODS = [
 ] as const;
 
 /**
- * The wrappers of adopt-features.ts when a plugin taps `featureAccess`, or
- * `request`, `response` or `guard` for a kind other than tool calls, none otherwise. They build on the SDK's server package, so
+ * The wrappers of adopt-features.ts when a plugin taps `listFeatures` (or
+ * `featureAccess`), or `request`, `response` or `guard` for a kind other
+ * than tool calls, none otherwise. They build on the SDK's server package, so
  * they load with the first request of a feature method, not with adopt(): a
  * v1 server guarding its tools only never loads it. A method the guards
  * leave alone passes through.
  */
 function featureGuards(sluice: SluiceServer): Record<string, (original: NativeHandler) => NativeHandler> {
-  if (!sluice.hooks.featureAccess.isUsed() && !requestsTapped(sluice.hooks)) return {};
+  if (!sluice.hooks.listFeatures.isUsed() && !requestsTapped(sluice.hooks)) return {};
   let loading: Promise<Record<string, (original: NativeHandler) => NativeHandler>> | undefined;
   const load = () =>
     (loading ??= Promise.all([import('./adopt-features.js'), import('./features/sdk-handlers.js')]).then(

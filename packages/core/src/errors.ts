@@ -68,6 +68,11 @@ export const CoreErrorCode = Object.freeze({
   UPSTREAM_CONNECT_REQUIRED: 'UPSTREAM_CONNECT_REQUIRED',
   /** The request's `x-sluice-*` headers exclude this tool (an isError result). */
   TOOL_NOT_AVAILABLE: 'TOOL_NOT_AVAILABLE',
+  /**
+   * A `request` tap hides the item a resource read or subscription, prompt get or completion names: the client
+   * gets the error of an item that does not exist (a resource's -32002, a prompt's -32602), not a refusal.
+   */
+  NOT_FOUND: 'NOT_FOUND',
 } as const);
 
 export type CoreErrorCode = (typeof CoreErrorCode)[keyof typeof CoreErrorCode];

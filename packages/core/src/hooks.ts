@@ -7,7 +7,7 @@ import type { FeatureBatch, FeatureContext, FeatureResult } from './features/fea
 import type { GuardedKind, RequestContext, RequestExecutor, RequestTarget } from './request.js';
 import { GUARDED_KINDS } from './request.js';
 import { CoreErrorCode, SluiceError, attribute } from './errors.js';
-import { attributeRefusal } from './refusal.js';
+import { attributeRefusal, refusal } from './refusal.js';
 import type { Logger } from './logger.js';
 import { requireCjs } from './require-cjs.js';
 
@@ -94,15 +94,15 @@ const HOOKS = {
   },
   /**
    * Each list of resources, templates or prompts, item by item (`ctx.target`
-   * names the item; once per upstream on an adopted server's own lists):
-   * return a reason to hide it. Also asked, for compatibility, before each
-   * read, subscription, prompt get and completion (a reason makes the item
-   * not found); a policy on requests belongs in `request`, which sees every
-   * kind and refuses with a code of its own.
+   * names the item; once per list on an adopted server's own lists): return
+   * a reason to hide it. Lists only: a request for one item is decided in
+   * `request`, which sees every kind (refuse with `NOT_FOUND` to make the
+   * item look absent there too). `featureAccess` is this hook and a
+   * `request` tap at once.
    */
-  featureAccess: {
+  listFeatures: {
     async: false,
-    create: (t: Tapable) => new t.SyncBailHook<[FeatureContext], string | undefined>(['context'], 'featureAccess'),
+    create: (t: Tapable) => new t.SyncBailHook<[FeatureContext], string | undefined>(['context'], 'listFeatures'),
   },
   /** An upstream's prompts, resources and templates entering the server: drop (with a reason) or annotate them. */
   importFeatures: {
@@ -124,23 +124,32 @@ export type CoreHookName = keyof HookTable;
  * an adapter that taps a core hook for some kinds only. `preCall` and
  * `postCall` are `request` and `response` for tool calls; `featureResult`
  * is `response` for `resources/read` and `prompts/get`, its taps given
- * `{ method, result }`.
+ * `{ method, result }`; `featureAccess` is `listFeatures`, and a `request`
+ * tap for the kinds that name one resource or prompt, where a reason it
+ * gives refuses the request with `NOT_FOUND`.
  */
-export type AdapterHookName = 'preCall' | 'postCall' | 'featureResult';
+export type AdapterHookName = 'preCall' | 'postCall' | 'featureResult' | 'featureAccess';
 
 /** A hook a plugin may tap. */
 export type HookName = CoreHookName | AdapterHookName;
 
 const TOOL_CALLS: ReadonlySet<GuardedKind> = new Set(['tools/call']);
 const READS_AND_GETS: ReadonlySet<GuardedKind> = new Set(['resources/read', 'prompts/get']);
+/** Every kind but tool calls: the requests that name a resource, a prompt or a completion's reference. */
+const FEATURE_REQUESTS: ReadonlySet<GuardedKind> = new Set(GUARDED_KINDS.filter((kind) => kind !== 'tools/call'));
 
 /** Where an adapter's taps go, and the kinds they are for. */
 const ADAPTERS: {
-  readonly [K in AdapterHookName]: { readonly core: CoreHookName; readonly kinds: ReadonlySet<GuardedKind> };
+  readonly [K in AdapterHookName]: {
+    readonly core: CoreHookName;
+    readonly kinds: ReadonlySet<GuardedKind> | undefined;
+  };
 } = {
   preCall: { core: 'request', kinds: TOOL_CALLS },
   postCall: { core: 'response', kinds: TOOL_CALLS },
   featureResult: { core: 'response', kinds: READS_AND_GETS },
+  // Its list role; its request role is a `request` tap too (see `register`).
+  featureAccess: { core: 'listFeatures', kinds: undefined },
 };
 
 const CORE_HOOK_NAMES: readonly CoreHookName[] = Object.freeze(Object.keys(HOOKS) as CoreHookName[]);
@@ -156,6 +165,7 @@ export const HOOK_NAMES: readonly HookName[] = Object.freeze([
   'response',
   'postCall',
   'settled',
+  'listFeatures',
   'featureAccess',
   'featureResult',
   'importFeatures',
@@ -249,6 +259,7 @@ interface AdapterHooks {
   readonly preCall: CallTappable<[CallContext], PreCallAnswer>;
   readonly postCall: CallTappable<[CallToolResult, CallContext], CallToolResult>;
   readonly featureResult: AsyncTappable<[FeatureResult, FeatureContext], FeatureResult>;
+  readonly featureAccess: SyncTappable<[FeatureContext], string | undefined>;
 }
 
 /** The hooks as a plugin sees them inside `apply()`: `tapPromise` only where the hook is async. */
@@ -387,7 +398,7 @@ interface FacadeOptions {
  * timing), and its function is wrapped so that anything it throws names the
  * plugin and the hook.
  */
-export function createPluginHooks(core: CoreHooks, options: FacadeOptions): PluginHooks {
+export function createPluginHooks(coreHooks: CoreHooks, options: FacadeOptions): PluginHooks {
   const { plugin, registry } = options;
 
   const register = (hook: HookName, tapOptions: TapArg, fn: AnyFn, kind: 'tap' | 'tapPromise'): void => {
@@ -406,32 +417,41 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
     }
     const { name, stage, before, tools, kinds: asked } = normalize(tapOptions, plugin, hook);
     const adapter = hook in ADAPTERS ? ADAPTERS[hook as AdapterHookName] : undefined;
-    const kinds = adapter?.kinds ?? asked;
     for (const ref of before) registry.references.push({ plugin, hook, before: ref });
     registry.tapNames.add(name);
-    const tapFn = hook === 'featureResult' ? adaptFeatureResult(fn, plugin) : fn;
-    const wrapped = kind === 'tap' ? wrapSync(hook, tapFn) : wrapPromise(hook, tapFn);
-    // An audited refusing tap keeps its wrapper: the wrapper is what turns its refusals into log lines.
-    const direct = kind === 'tap' && PER_TOOL.has(hook) && !(REFUSING.has(hook) && options.audit);
-    // tapable reads `before` as a name or an array of names; its typings only say a name.
-    const tapArgs: RawTap = {
-      name,
-      stage,
-      ...(before.length > 0 ? { before: before as unknown as string } : {}),
-      ...(tools === undefined ? {} : { tools }),
-      ...(kinds === undefined ? {} : { kinds }),
-      ...(direct ? { direct: { fn: tapFn, plugin, hook } } : {}),
+    const place = (
+      core: CoreHookName,
+      kinds: ReadonlySet<GuardedKind> | undefined,
+      tapFn: AnyFn,
+      refusing: boolean,
+    ) => {
+      const wrapped = kind === 'tap' ? wrapSync(hook, tapFn, refusing) : wrapPromise(hook, tapFn, refusing);
+      // An audited refusing tap keeps its wrapper: the wrapper is what turns its refusals into log lines.
+      const direct = kind === 'tap' && PER_TOOL.has(hook) && !(refusing && options.audit);
+      // tapable reads `before` as a name or an array of names; its typings only say a name.
+      const tapArgs: RawTap = {
+        name,
+        stage,
+        ...(before.length > 0 ? { before: before as unknown as string } : {}),
+        ...(tools === undefined ? {} : { tools }),
+        ...(kinds === undefined ? {} : { kinds }),
+        ...(direct ? { direct: { fn: tapFn, plugin, hook } } : {}),
+      };
+      const target: RawHook = coreHooks[core];
+      // The facade checked the tap's kind against the hook; its arguments and result are the hook's own.
+      if (kind === 'tap') target.tap(tapArgs, wrapped as RawTapFn);
+      else target.tapPromise?.(tapArgs, wrapped as RawTapFn);
     };
-    const target: RawHook = core[adapter?.core ?? (hook as CoreHookName)];
-    // The facade checked the tap's kind against the hook; its arguments and result are the hook's own.
-    if (kind === 'tap') target.tap(tapArgs, wrapped as RawTapFn);
-    else target.tapPromise?.(tapArgs, wrapped as RawTapFn);
+    const tapFn = hook === 'featureResult' ? adaptFeatureResult(fn, plugin) : fn;
+    place(adapter?.core ?? (hook as CoreHookName), adapter?.kinds ?? asked, tapFn, REFUSING.has(hook));
+    // A featureAccess tap decides requests on the one path, as a `request` tap for every kind but tool calls.
+    if (hook === 'featureAccess') place('request', FEATURE_REQUESTS, adaptFeatureAccess(fn, plugin), true);
   };
 
   // Every core hook takes at most two arguments: fixed-arity wrappers allocate nothing per call.
   type TwoArgs = (a: never, b: never) => unknown;
 
-  const wrapSync = (hook: HookName, fn: AnyFn): AnyFn => {
+  const wrapSync = (hook: HookName, fn: AnyFn, refusing: boolean): AnyFn => {
     if (hook === 'execute') return wrapExecuteTap(fn as ExecuteTap);
     if (hook === 'guard') return wrapGuardTap(fn as GuardTap);
     const tapFn: TwoArgs = fn;
@@ -440,27 +460,28 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
       throw attribute(error, plugin, hook);
     };
     // preCall and postCall taps may answer with a promise on the calls where they must wait.
-    const guarded: TwoArgs = ANSWERING.has(hook)
-      ? (a, b) => {
-          try {
-            const out = tapFn(a, b);
-            return isThenable(out) ? Promise.resolve(out).then(onResult, onError) : attributeRefusal(out, plugin);
-          } catch (error) {
-            throw attribute(error, plugin, hook);
+    const guarded: TwoArgs =
+      ANSWERING.has(hook) || refusing
+        ? (a, b) => {
+            try {
+              const out = tapFn(a, b);
+              return isThenable(out) ? Promise.resolve(out).then(onResult, onError) : attributeRefusal(out, plugin);
+            } catch (error) {
+              throw attribute(error, plugin, hook);
+            }
           }
-        }
-      : (a, b) => {
-          try {
-            return tapFn(a, b);
-          } catch (error) {
-            throw attribute(error, plugin, hook);
-          }
-        };
-    return REFUSING.has(hook) && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
+        : (a, b) => {
+            try {
+              return tapFn(a, b);
+            } catch (error) {
+              throw attribute(error, plugin, hook);
+            }
+          };
+    return refusing && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
   };
 
   // One `then` per call, with handlers made once per tap: no async function frame, no extra await.
-  const wrapPromise = (hook: HookName, fn: AnyFn): AnyFn => {
+  const wrapPromise = (hook: HookName, fn: AnyFn, refusing: boolean): AnyFn => {
     const tapFn: TwoArgs = fn;
     const onResult = ANSWERING.has(hook) ? (result: unknown) => attributeRefusal(result, plugin) : undefined;
     const onError = (error: unknown): never => {
@@ -475,7 +496,7 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
       }
       return Promise.resolve(out).then(onResult, onError);
     };
-    return REFUSING.has(hook) && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
+    return refusing && options.audit ? auditPreCall(guarded as PreCallTap) : guarded;
   };
 
   // A refusal in audit mode becomes a log line; the call goes on.
@@ -584,7 +605,7 @@ export function createPluginHooks(core: CoreHooks, options: FacadeOptions): Plug
   const facades: Partial<Record<HookName, Readonly<RawFacade>>> = {};
   for (const hook of HOOK_NAMES) {
     const coreName = hook in ADAPTERS ? ADAPTERS[hook as AdapterHookName].core : (hook as CoreHookName);
-    const target = core[coreName];
+    const target = coreHooks[coreName];
     const base: RawFacade = {
       tap: (o: TapArg, fn: AnyFn) => register(hook, o, fn, 'tap'),
       isUsed: () => target.isUsed(),
@@ -618,6 +639,23 @@ function adaptFeatureResult(fn: AnyFn, plugin: string): AnyFn {
     const method = ctx.kind as FeatureResult['method'];
     const answer = tapFn({ method, result } as FeatureResult, ctx as unknown as FeatureContext);
     return isThenable(answer) ? Promise.resolve(answer).then((a) => unwrap(method, a)) : unwrap(method, answer);
+  };
+}
+
+/**
+ * A `featureAccess` tap as a `request` tap: the request's context is the
+ * feature context it was written for, and a reason it gives hides the item
+ * (`NOT_FOUND`), as the handlers did before they asked `request` alone.
+ */
+function adaptFeatureAccess(fn: AnyFn, plugin: string): AnyFn {
+  const tapFn = fn as (ctx: FeatureContext) => string | undefined;
+  return (ctx: RequestContext) => {
+    const feature = ctx as unknown as FeatureContext;
+    // A feature request's context carries its method as `kind`, and the feature context's fields beside it.
+    const method = ctx.kind as FeatureContext['method'];
+    const reason = tapFn(feature.method === method ? feature : { ...feature, method });
+    if (reason === undefined) return undefined;
+    return attributeRefusal(refusal({ code: CoreErrorCode.NOT_FOUND, message: `Not found: ${reason}` }), plugin);
   };
 }
 

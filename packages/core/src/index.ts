@@ -67,7 +67,7 @@ export type {
 } from './protocol.js';
 
 export { readRefusal, refusal, toolError } from './refusal.js';
-export { GUARDED_KINDS } from './request.js';
+export { GUARDED_KINDS, isToolCall } from './request.js';
 export type { GuardedKind, RequestContext, RequestExecutor, RequestKind, RequestTarget } from './request.js';
 export type { RefusalInit, RefusalMeta } from './refusal.js';
 

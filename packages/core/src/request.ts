@@ -1,5 +1,6 @@
 // Types and constants only: this module loads with core's index, where adopt() must not load the v2 SDK.
 import type { CallerIdentity } from './auth/identity.js';
+import type { CallContext, Headers } from './context.js';
 import type { FeatureMethod } from './features/feature-context.js';
 import type { Logger } from './logger.js';
 import type { AuthInfo } from './protocol.js';
@@ -44,6 +45,8 @@ export interface RequestContext {
   /** The verified caller, when the listener authenticated the request. */
   readonly auth: CallerIdentity | undefined;
   readonly authInfo: AuthInfo | undefined;
+  /** The request's headers, names in lower case; empty for stdio and in-process requests. */
+  readonly headers: Headers;
   /** Fires when the client cancels the request or the connection drops. */
   readonly signal: AbortSignal;
   readonly logger: Logger;
@@ -72,3 +75,12 @@ export interface RequestContext {
  * same code and message. Anything else is the request's own answer.
  */
 export type RequestExecutor = (ctx: RequestContext) => Promise<unknown>;
+
+/**
+ * Whether a request is a tool call: its context is then the call's
+ * `CallContext` (tool, arguments, `_meta`, `call()`, `approve()`). A `request`
+ * or `response` tap for `kinds: ['tools/call']` narrows with it.
+ */
+export function isToolCall(ctx: RequestContext): ctx is CallContext {
+  return ctx.kind === 'tools/call';
+}

@@ -1,10 +1,10 @@
 // One guard, written once, meets every request kind: the kit's request recorder against a gateway
 // with a local tool and an upstream serving a resource, a template, a prompt and completions.
 import { Client } from '@modelcontextprotocol/client';
-import { InMemoryTransport, McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
+import { InMemoryTransport, McpServer, ResourceNotFoundError, ResourceTemplate } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Stage, createServer, definePlugin, refusal } from '../src/index.js';
+import { CoreErrorCode, Stage, createServer, definePlugin, refusal } from '../src/index.js';
 import type { GuardedKind, Plugin, PluginApi, SluiceServer } from '../src/index.js';
 import { captureLogger, requestRecorder } from '../src/testing/index.js';
 import type { RequestRecorderOptions } from '../src/testing/index.js';
@@ -177,5 +177,80 @@ describe('the one request path: request and response taps', () => {
     expect(() =>
       tapping((hooks) => hooks.preCall.tap({ name: 'bad', kinds: ['tools/call'] }, () => undefined)),
     ).toThrow(/only request and response taps take it/);
+  });
+});
+
+describe('one place decides a request: featureAccess is lists, and an adapter over request', () => {
+  /** Hides `file:///etc/hosts` and the prompt `fs_greet`, as plugins written for `featureAccess` did. */
+  const hider = (seen: string[]) =>
+    definePlugin({
+      name: 'hider',
+      version: '1.0.0',
+      apply: ({ hooks }) =>
+        hooks.featureAccess.tap({ name: 'hider', stage: Stage.FILTER }, (ctx) => {
+          seen.push(`${ctx.method} ${ctx.target ?? ''}`);
+          return ctx.target === 'file:///etc/hosts' || ctx.target === 'fs_greet' ? 'hidden' : undefined;
+        }),
+    });
+
+  it('a request tap before it by stage sees the requests a featureAccess tap hides, which read as not found', async () => {
+    const seen: string[] = [];
+    const first = requestRecorder({ name: 'first' });
+    // Both tap at FILTER: the recorder comes first by registration, ahead of the hider's request role.
+    const client = await gatewayOf([first.plugin, hider(seen)]);
+    const missing = await client.readResource({ uri: 'nope://nothing' }).then(
+      () => expect.unreachable(),
+      (error: unknown) => error as { code: number },
+    );
+    seen.length = 0;
+    const hidden = await client.readResource({ uri: 'FILE://localhost/etc/hosts' }).then(
+      () => expect.unreachable(),
+      (error: unknown) => error as { code: number; message: string },
+    );
+    // Absent from the client's view: the same error as a resource no upstream has.
+    expect(hidden.code).toBe(missing.code);
+    expect(hidden.message).toContain('file:///etc/hosts');
+    await expect(client.getPrompt({ name: 'fs_greet', arguments: { who: 'x' } })).rejects.toThrow(/not found/i);
+    await expect(
+      client.complete({ ref: { type: 'ref/prompt', name: 'fs_greet' }, argument: { name: 'who', value: '' } }),
+    ).rejects.toThrow(/not found/i);
+    // The adapter met each request on the one path, with the canonical URI.
+    expect(seen).toEqual(['resources/read file:///etc/hosts', 'prompts/get fs_greet', 'completion/complete fs_greet']);
+    expect(first.seen.map((r) => `${r.kind} ${r.target ?? ''}`)).toEqual([
+      'resources/read nope://nothing',
+      'resources/read file:///etc/hosts',
+      'prompts/get fs_greet',
+      'completion/complete fs_greet',
+    ]);
+    // Lists are still filtered item by item.
+    seen.length = 0;
+    expect((await client.listPrompts()).prompts).toEqual([]);
+    expect(seen).toEqual(['prompts/list fs_greet']);
+  });
+
+  it('a request tap hides an item by refusing with NOT_FOUND: the client sees it as absent, not as refused', async () => {
+    const hiding = definePlugin({
+      name: 'hiding',
+      version: '1.0.0',
+      apply: ({ hooks }) =>
+        hooks.request.tap({ name: 'hiding', kinds: ['resources/read', 'prompts/get'] }, () =>
+          refusal({ code: CoreErrorCode.NOT_FOUND, message: 'hidden' }),
+        ),
+    });
+    const client = await gatewayOf([hiding]);
+    const read = await client.readResource({ uri: 'file:///public/readme' }).then(
+      () => expect.unreachable(),
+      (error: unknown) => error as { code: number; message: string },
+    );
+    // The error the handlers answer for a resource no upstream has.
+    expect(read.code).toBe(new ResourceNotFoundError('x').code);
+    expect(read.message).toMatch(/not found/i);
+    expect(read.message).toContain('file:///public/readme');
+    const prompt = await client.getPrompt({ name: 'fs_greet', arguments: { who: 'x' } }).then(
+      () => expect.unreachable(),
+      (error: unknown) => error as { code: number; message: string },
+    );
+    expect(prompt.code).toBe(-32602);
+    expect(prompt.message).toMatch(/Prompt "fs_greet" not found/);
   });
 });

@@ -106,5 +106,8 @@ expectTypeOf<PluginHooks['settled']>().not.toHaveProperty('tapPromise');
 expectTypeOf<PluginHooks['listTools']>().not.toHaveProperty('tapPromise');
 expectTypeOf<Parameters<PluginHooks['settled']['tap']>[1]>().parameters.toEqualTypeOf<[CallContext, Outcome]>();
 // A plugin taps the core's hooks, and the adapters kept for plugins written before the one request path.
-expectTypeOf<keyof PluginHooks>().toEqualTypeOf<keyof CoreHooks | 'preCall' | 'postCall' | 'featureResult'>();
+expectTypeOf<keyof PluginHooks>().toEqualTypeOf<
+  keyof CoreHooks | 'preCall' | 'postCall' | 'featureResult' | 'featureAccess'
+>();
+expectTypeOf<PluginHooks['featureAccess']>().not.toHaveProperty('tapPromise');
 expectTypeOf<Parameters<PluginHooks['request']['tap']>[1]>().parameters.toEqualTypeOf<[RequestContext]>();

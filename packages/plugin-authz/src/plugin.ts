@@ -34,8 +34,7 @@ function applyAuthz({ hooks, mode }: PluginApi, config: ParsedAuthzOptions): voi
     );
   // Lists of resources, templates and prompts, item by item; a request for one item meets the request tap below.
   if (mode === 'enforce')
-    hooks.featureAccess.tap({ name: PLUGIN_NAME, stage: Stage.FILTER }, (ctx) => {
-      if (!ctx.method.endsWith('/list')) return undefined;
+    hooks.listFeatures.tap({ name: PLUGIN_NAME, stage: Stage.FILTER }, (ctx) => {
       const request = { kind: ctx.method, upstream: ctx.upstream, target: ctx.target };
       return policy.allowsFeature(ctx.auth, request) ? undefined : 'not granted to this caller';
     });

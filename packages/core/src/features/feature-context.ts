@@ -23,7 +23,11 @@ export type FeatureMethod =
   | 'prompts/get'
   | 'completion/complete';
 
-/** One request for what an upstream offers besides tools, as the `featureAccess` and `featureResult` hooks see it. */
+/**
+ * One request for what an upstream offers besides tools, as the `listFeatures`
+ * hook (and the `featureAccess` and `featureResult` adapters) see it; a
+ * feature request's `RequestContext` carries these fields too.
+ */
 export interface FeatureContext {
   readonly method: FeatureMethod;
   /**
@@ -51,9 +55,9 @@ export type FeatureResult =
   | { readonly method: 'resources/read'; readonly result: ReadResourceResult }
   | { readonly method: 'prompts/get'; readonly result: GetPromptResult };
 
-/** What the server hands the feature handlers: `featureAccess`, and the one request path, each only when some plugin tapped it. */
+/** What the server hands the feature handlers: `listFeatures`, and the one request path, each only when some plugin tapped it. */
 export interface FeatureGuards {
-  /** A reason to hide (on lists) or refuse (on requests), or undefined to allow. */
+  /** A reason to hide an item of a list, or undefined to show it. Requests are decided on the request path alone. */
   readonly access?: (ctx: FeatureContext) => string | undefined;
   /** The request path (`request` taps, `guard` wrappers, `response` taps) of one kind of request to one upstream, composed once. */
   readonly plan?: (target: Exclude<RequestTarget, { kind: 'tools/call' }>) => RequestExecutor;

@@ -1,6 +1,6 @@
 import { toProtocolError } from '../protocol-errors.js';
-import { SluiceError } from '../errors.js';
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { CoreErrorCode, SluiceError } from '../errors.js';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/server';
 import type { CallToolResult } from '../protocol.js';
 import { isRefusal, readRefusal } from '../refusal.js';
 import type { GuardedKind, RequestContext, RequestExecutor, RequestTarget } from '../request.js';
@@ -46,7 +46,7 @@ export function guardedRunner(guards: FeatureGuards | undefined): GuardedRun {
       if (!SluiceError.is(error) && typeof (error as { code?: unknown } | null)?.code === 'number') throw error;
       throw toProtocolError(error);
     }
-    if (isRefusalAnswer(answer)) throw refusalError(answer);
+    if (isRefusalAnswer(answer)) throw refusalError(answer, kind, named);
     // The innermost executor is `send`: what comes back unrefused is its answer.
     return answer as Awaited<ReturnType<typeof send>>;
   };
@@ -69,10 +69,31 @@ export function isRefusalAnswer(answer: unknown): answer is CallToolResult {
   );
 }
 
-/** A refusal of a request other than a tool call, as the JSON-RPC error its client gets. */
-export function refusalError(result: CallToolResult): ProtocolError {
+/**
+ * A refusal of a request other than a tool call, as the JSON-RPC error its
+ * client gets. A `NOT_FOUND` refusal of a request that names its item is the
+ * error of an item that does not exist: the client cannot tell it apart.
+ */
+export function refusalError(
+  result: CallToolResult,
+  kind?: Exclude<GuardedKind, 'tools/call'>,
+  named?: Named,
+): ProtocolError {
   const meta = readRefusal(result);
   const code = meta?.code ?? 'REFUSED';
+  if (code === CoreErrorCode.NOT_FOUND && kind !== undefined && named?.target !== undefined)
+    return notFound(kind, named.target, named.completing);
   const message = `${code}: ${meta?.message ?? 'refused by policy'}`;
   return new ProtocolError(ProtocolErrorCode.InvalidRequest, message, { ...meta, code });
+}
+
+/** The error of a missing item, as the handlers answer it: a resource's -32002, a prompt's -32602. */
+function notFound(
+  kind: Exclude<GuardedKind, 'tools/call'>,
+  target: string,
+  completing: Named['completing'],
+): ProtocolError {
+  const prompt = kind === 'prompts/get' || (kind === 'completion/complete' && completing === 'prompt');
+  if (prompt) return new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${target}" not found`);
+  return new ResourceNotFoundError(target);
 }

@@ -57,8 +57,8 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
   const caps: ServerCapabilities = catalog.capabilities();
   if (Object.keys(caps).length === 0) return;
   const { guards } = serving;
-  // With no feature hook tapped, a request builds no hook context at all (an unused hook costs nothing).
-  const hooked = guards?.access !== undefined || guards?.plan !== undefined;
+  // With no request path for features, a request builds no hook context at all (an unused hook costs nothing).
+  const hooked = hookedOf(guards);
   const guarded = guardedRunner(guards);
   const contextOf = (method: FeatureMethod, ctx: ServerContext): FeatureContext | undefined =>
     hooked ? featureContext(serving, method, ctx) : undefined;
@@ -110,7 +110,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         sdk.setRequestHandler('resources/subscribe', async (request, ctx) => {
           const uri = requestedUri(request.params.uri);
           const fctx = contextOf('resources/subscribe', ctx);
-          const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
+          const link = owned(catalog.resourceOwner(uri), uri);
           if (!catalog.canSubscribe(link))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
           return guarded('resources/subscribe', link.name, fctx, ctx.mcpReq.signal, { target: uri }, async () => {
@@ -128,7 +128,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         sdk.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
           const uri = requestedUri(request.params.uri);
           const fctx = contextOf('resources/unsubscribe', ctx);
-          const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
+          const link = owned(catalog.resourceOwner(uri), uri);
           return guarded('resources/unsubscribe', link.name, fctx, ctx.mcpReq.signal, { target: uri }, async () => {
             if (unsubscribe(sdk, uri)) await guard(link, () => catalog.unsubscribe(link, uri));
             return {};
@@ -155,7 +155,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
       if (ref.type === 'ref/prompt') {
         const route = catalog.prompt(ref.name);
         const fctx = contextOf('completion/complete', ctx);
-        if (route === undefined || refused(serving, fctx, route.link.name, ref.name) !== undefined)
+        if (route === undefined)
           throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${ref.name}" not found`);
         const params = { ...request.params, ref: { ...ref, name: route.original } };
         return guarded(
@@ -177,7 +177,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
       // A template is named as listed; a URI is named in its canonical spelling, which the deny globs see.
       const uri = UriTemplate.isTemplate(ref.uri) ? ref.uri : requestedUri(ref.uri);
       const fctx = contextOf('completion/complete', ctx);
-      const link = owned(catalog.templateOwner(uri) ?? catalog.resourceOwner(uri), uri, serving, fctx);
+      const link = owned(catalog.templateOwner(uri) ?? catalog.resourceOwner(uri), uri);
       const params = uri === ref.uri ? request.params : { ...request.params, ref: { ...ref, uri } };
       return guarded(
         'completion/complete',
@@ -218,8 +218,8 @@ export interface ListenCaller {
  * Admits the resource URIs of a 2026-07-28 `subscriptions/listen` filter, or
  * throws the error the client gets. Each URI meets what a 2025-11-25
  * `resources/subscribe` of it meets: the canonical spelling, the upstream's
- * deny globs (a denied URI is not found), `featureAccess`, and the `guard`
- * wrappers of `resources/subscribe` (so authz refuses it with `FORBIDDEN`).
+ * deny globs (a denied URI is not found), and the request path of
+ * `resources/subscribe` (so authz refuses it with `FORBIDDEN`).
  * Answers the URIs in their canonical spelling, the one change notifications
  * name.
  */
@@ -229,7 +229,7 @@ export async function admitListen(
   caller: ListenCaller,
 ): Promise<string[]> {
   const { catalog, guards } = serving;
-  const hooked = guards?.access !== undefined || guards?.plan !== undefined;
+  const hooked = hookedOf(guards);
   const guarded = guardedRunner(guards);
   const admitted: string[] = [];
   for (const requested of uris) {
@@ -237,7 +237,7 @@ export async function admitListen(
     const fctx = hooked
       ? featureRequest('resources/subscribe', caller.authInfo, caller.headers, serving.transport, serving.logger)
       : undefined;
-    const link = owned(catalog.resourceOwner(uri), uri, serving, fctx);
+    const link = owned(catalog.resourceOwner(uri), uri);
     if (!catalog.canSubscribe(link))
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
     await guarded('resources/subscribe', link.name, fctx, caller.signal, { target: uri }, () => Promise.resolve({}));
@@ -260,9 +260,9 @@ function whenClosed(sdk: Server, then: () => void): void {
 
 const everything = (): boolean => true;
 
-/** Whether some plugin tapped a feature hook: else a request builds no hook context at all. */
+/** Whether some plugin guards feature requests: else a request builds no hook context at all. */
 function hookedOf(guards: FeatureGuards | undefined): boolean {
-  return guards?.access !== undefined || guards?.plan !== undefined;
+  return guards?.plan !== undefined;
 }
 
 /** `resources/read` as a client's request makes it: canonical URI, access, guards, the upstream, the result hook. */
@@ -274,7 +274,7 @@ async function readResource(
 ): Promise<ReadResourceResult> {
   const uri = requestedUri(requested);
   const fctx = hookedOf(serving.guards) ? featureContext(serving, 'resources/read', ctx) : undefined;
-  const link = owned(serving.catalog.resourceOwner(uri), uri, serving, fctx);
+  const link = owned(serving.catalog.resourceOwner(uri), uri);
   const result = await guarded('resources/read', link.name, fctx, ctx.mcpReq.signal, { target: uri }, (request) =>
     relay(
       link,
@@ -303,8 +303,7 @@ async function getPrompt(
 ): Promise<GetPromptResult> {
   const route = serving.catalog.prompt(name);
   const fctx = hookedOf(serving.guards) ? featureContext(serving, 'prompts/get', ctx) : undefined;
-  if (route === undefined || refused(serving, fctx, route.link.name, name) !== undefined)
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
+  if (route === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
   const result = await guarded('prompts/get', route.link.name, fctx, ctx.mcpReq.signal, { target: name }, (request) =>
     relay(
       route.link,
@@ -327,8 +326,8 @@ async function getPrompt(
 /**
  * Resource reads and prompt gets made inside the server for a request's
  * caller (a code-mode script's), exactly as that caller's own requests over
- * `mcp` would be: the same canonical URI, `featureAccess` (authz, deny
- * lists) and the one request path (`request`, `guard`, `response` taps).
+ * `mcp` would be: the same canonical URI, deny lists and the one request
+ * path (`request`, `guard`, `response` taps: authz among them).
  * Registered under `Tokens.FeatureRequests` once a server imports.
  */
 export interface FeatureRequests {
@@ -382,18 +381,7 @@ export function featureRequest(
   };
 }
 
-/** Why the `featureAccess` hook refuses this request to an upstream, if it does. */
-function refused(
-  serving: FeatureServing,
-  ctx: FeatureContext | undefined,
-  upstream: string,
-  target: string,
-): string | undefined {
-  if (ctx === undefined || serving.guards?.access === undefined) return undefined;
-  return accessRefusal(serving.guards, { ...ctx, upstream, target });
-}
-
-/** Why the `featureAccess` hook refuses a request, if it does; a tap's error reaches the client as a protocol error. */
+/** Why the `listFeatures` hook hides an item of a list, if it does; a tap's error reaches the client as a protocol error. */
 export function accessRefusal(guards: FeatureGuards | undefined, ctx: FeatureContext): string | undefined {
   try {
     return guards?.access?.(ctx);
@@ -402,14 +390,9 @@ export function accessRefusal(guards: FeatureGuards | undefined, ctx: FeatureCon
   }
 }
 
-/** A URI's owner, unless there is none or the request may not reach it: then the URI is not found, as directly. */
-function owned(
-  link: FeatureLink | undefined,
-  uri: string,
-  serving: FeatureServing,
-  ctx: FeatureContext | undefined,
-): FeatureLink {
-  if (link === undefined || refused(serving, ctx, link.name, uri) !== undefined) throw new ResourceNotFoundError(uri);
+/** A URI's owner; with none (a denied URI has none) the URI is not found. */
+function owned(link: FeatureLink | undefined, uri: string): FeatureLink {
+  if (link === undefined) throw new ResourceNotFoundError(uri);
   return link;
 }
 
@@ -587,9 +570,9 @@ function forClient(link: FeatureLink, error: unknown): Error {
  * tapped it for these kinds (an unused hook costs nothing). `plan` is the one
  * request path (`request`, `guard`, `response`), planned per kind and upstream.
  */
-export function guardsOf(hooks: Pick<CoreHooks, 'featureAccess' | 'request' | 'response' | 'guard'>): FeatureGuards {
+export function guardsOf(hooks: Pick<CoreHooks, 'listFeatures' | 'request' | 'response' | 'guard'>): FeatureGuards {
   return {
     ...(requestsTapped(hooks) ? { plan: (target: FeatureTarget) => planRequest(hooks, target, sendRequest) } : {}),
-    ...(hooks.featureAccess.isUsed() ? { access: (ctx: FeatureContext) => hooks.featureAccess.call(ctx) } : {}),
+    ...(hooks.listFeatures.isUsed() ? { access: (ctx: FeatureContext) => hooks.listFeatures.call(ctx) } : {}),
   };
 }

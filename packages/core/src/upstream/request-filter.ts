@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Headers } from '../context.js';
+import type { CallContext, Headers } from '../context.js';
 import type { Plugin } from '../plugin.js';
 import type { SluiceTool } from '../tool.js';
 import { PluginModeSchema, definePlugin, parseOptions } from '../plugin.js';
@@ -46,7 +46,9 @@ interface Rules {
 /**
  * Filters tools per request by the `x-sluice-*` headers (over HTTP only: other
  * transports carry no headers): hidden from `tools/list`, and refused with
- * `TOOL_NOT_AVAILABLE` in `preCall` when called anyway.
+ * `TOOL_NOT_AVAILABLE` when called anyway; an excluded upstream's resources,
+ * templates and prompts are hidden from their lists, and not found when
+ * read, subscribed, got or completed.
  */
 export function requestFilter(options: RequestFilterOptions = {}): Plugin {
   const config = parseOptions(NAME, RequestFilterOptions, options);
@@ -110,8 +112,8 @@ export function requestFilter(options: RequestFilterOptions = {}): Plugin {
         return tools;
       });
 
-      // Resources, templates and prompts of an upstream follow its server rules (they have no tool name).
-      hooks.featureAccess.tap({ name: NAME, stage: Stage.FILTER }, (ctx) => {
+      // Lists of resources, templates and prompts of an upstream follow its server rules (they have no tool name).
+      hooks.listFeatures.tap({ name: NAME, stage: Stage.FILTER }, (ctx) => {
         const rules = rulesOf(ctx.headers);
         if (rules === undefined) return undefined;
         const reason = serverExclusion(rules, ctx.upstream);
@@ -123,14 +125,23 @@ export function requestFilter(options: RequestFilterOptions = {}): Plugin {
         return undefined;
       });
 
-      hooks.preCall.tap({ name: NAME, stage: Stage.FILTER }, (ctx) => {
+      // Every request kind, one tap: an excluded tool is refused, an excluded upstream's resource or prompt is not
+      // found. In audit mode the core turns the refusal into a log line.
+      hooks.request.tap({ name: NAME, stage: Stage.FILTER }, (ctx) => {
         const rules = rulesOf(ctx.headers);
         if (rules === undefined) return undefined;
-        const reason = exclusion(rules, ctx.tool.name, upstreamOf(ctx.tool));
+        if (ctx.kind !== 'tools/call') {
+          const reason = serverExclusion(rules, ctx.upstream);
+          return reason === undefined
+            ? undefined
+            : refusal({ code: CoreErrorCode.NOT_FOUND, message: `Not available to this request: ${reason}.` });
+        }
+        const tool = (ctx as CallContext).tool;
+        const reason = exclusion(rules, tool.name, upstreamOf(tool));
         if (reason === undefined) return undefined;
         return refusal({
           code: CoreErrorCode.TOOL_NOT_AVAILABLE,
-          message: `Tool "${ctx.tool.name}" is not available to this request: ${reason}.`,
+          message: `Tool "${tool.name}" is not available to this request: ${reason}.`,
           suggestion: 'Call one of the tools that tools/list shows for this request.',
         });
       });
