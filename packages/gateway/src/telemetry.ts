@@ -1,6 +1,6 @@
 import { context } from '@opentelemetry/api';
 import { Stage, definePlugin } from '@sluice/core';
-import type { CallContext, Executor, Outcome, Plugin, PluginHooks, SluiceTool } from '@sluice/core';
+import type { CallContext, Executor, Outcome, Plugin, PluginHooks, RequestExecutor, SluiceTool } from '@sluice/core';
 import type { GatewayMetrics, ToolMetrics } from './call-metrics.js';
 import type { Series } from './metrics-registry.js';
 import type { CallSpan } from './call-span.js';
@@ -94,16 +94,19 @@ export function telemetry(options: TelemetryOptions): Plugin {
 }
 
 /**
- * Brackets the `THROTTLE` stage with a wrapper just outside it and one just
- * inside: a call between the two is waiting for admission. A tool that no
- * plugin guards at that stage gets both wrappers removed again, at no cost.
+ * Brackets the `THROTTLE` stage of the `guard` hook, where the concurrency
+ * plugin admits every request kind, with a wrapper just outside it and one
+ * just inside: a tool call between the two is waiting for admission. A tool
+ * that no plugin guards at that stage gets both wrappers removed again, at
+ * no cost; requests of other kinds are not counted here (the gauge is by tool).
  */
 function watchAdmission(hooks: PluginHooks, metrics: GatewayMetrics, calls: WeakMap<CallContext, CallRecord>): void {
-  const inner = new WeakMap<SluiceTool, { readonly wrapped: Executor; readonly base: Executor }>();
-  hooks.execute.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.THROTTLE - 1 }, (next, tool) => {
-    const queued = lazySeries(metrics, tool.name);
-    const wrapped: Executor = (ctx) => {
-      const record = calls.get(ctx);
+  const inner = new WeakMap<SluiceTool, { readonly wrapped: RequestExecutor; readonly base: RequestExecutor }>();
+  hooks.guard.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.THROTTLE - 1 }, (next, target) => {
+    if (target.kind !== 'tools/call') return next;
+    const queued = lazySeries(metrics, target.tool.name);
+    const wrapped: RequestExecutor = (ctx) => {
+      const record = calls.get(ctx as CallContext);
       if (record?.waiting) {
         record.waiting = false;
         if (record.counted) {
@@ -113,15 +116,16 @@ function watchAdmission(hooks: PluginHooks, metrics: GatewayMetrics, calls: Weak
       }
       return next(ctx);
     };
-    inner.set(tool, { wrapped, base: next });
+    inner.set(target.tool, { wrapped, base: next });
     return wrapped;
   });
-  hooks.execute.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.THROTTLE + 1 }, (next, tool) => {
-    const mine = inner.get(tool);
+  hooks.guard.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.THROTTLE + 1 }, (next, target) => {
+    if (target.kind !== 'tools/call') return next;
+    const mine = inner.get(target.tool);
     if (mine !== undefined && next === mine.wrapped) return mine.base;
-    const queued = lazySeries(metrics, tool.name);
+    const queued = lazySeries(metrics, target.tool.name);
     return (ctx) => {
-      const record = calls.get(ctx);
+      const record = calls.get(ctx as CallContext);
       if (record === undefined) return next(ctx);
       record.waiting = true;
       const running = next(ctx);

@@ -56,25 +56,26 @@ export function concurrency(options: ConcurrencyOptions = {}): Plugin {
     apply({ hooks, logger, services, mode }) {
       // Resolved at the first registration, after every plugin had its say on the store.
       let store: Store | undefined;
-      // Tool calls per tool on `execute`, at THROTTLE, the outermost of its wrappers: the stage the gateway's
-      // admission metric brackets there. Every other kind on the `guard` wrappers of the one request path below.
-      hooks.execute.tap({ name: PLUGIN_NAME, stage: Stage.THROTTLE }, (next, tool) => {
-        const toolGuard = settings.resolve(tool);
-        if (toolGuard === undefined) return next;
-        store ??= services.store;
-        logger.debug(
-          { event: 'concurrency.guarded', tool: tool.name, limit: toolGuard.limit, keyArgs: toolGuard.keyArgs },
-          `guarding "${tool.name}"`,
-        );
-        return guard(next, tool, toolGuard, store, mode, config.retryAfterMs);
-      });
-      // Every other request kind: the same slots, queue and rate, one set per kind and upstream, and one per
-      // resource glob or prompt selector that has a setting of its own.
       const targets = compileTargets(config);
       const audit = mode === 'audit';
+      // One mechanism admits every request kind: the `guard` wrappers of the one request path, at THROTTLE (the
+      // stage the gateway's admission metric brackets). Tool calls per tool, planned once as each is registered.
       hooks.guard.tap({ name: PLUGIN_NAME, stage: Stage.THROTTLE }, (next, target) => {
-        // Tool calls are guarded per tool above; an unsubscribe only gives something back.
-        if (target.kind === 'tools/call' || target.kind === 'resources/unsubscribe') return next;
+        if (target.kind === 'tools/call') {
+          const { tool } = target;
+          const toolGuard = settings.resolve(tool);
+          if (toolGuard === undefined) return next;
+          store ??= services.store;
+          logger.debug(
+            { event: 'concurrency.guarded', tool: tool.name, limit: toolGuard.limit, keyArgs: toolGuard.keyArgs },
+            `guarding "${tool.name}"`,
+          );
+          // A tool call's context is its CallContext, and its answer a tool result.
+          return guard(next as Executor, tool, toolGuard, store, mode, config.retryAfterMs) as RequestExecutor;
+        }
+        // Every other kind: the same slots, queue and rate, one set per kind and upstream, and one per resource
+        // glob or prompt selector that has a setting of its own. An unsubscribe only gives something back.
+        if (target.kind === 'resources/unsubscribe') return next;
         const setting = config.requests[target.kind];
         const kindLimit = setting === false ? undefined : (setting ?? config.default);
         const perTarget = targetLimitsOf(targets, target);
