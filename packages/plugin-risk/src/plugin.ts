@@ -1,7 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { CoreErrorCode, MemoryStore, SluiceError, Stage, Tokens, definePlugin, parseOptions } from '@sluice/core';
-import type { Logger, Plugin, PluginApi, Services, SluiceTool, Store, ToolCatalog } from '@sluice/core';
+import {
+  CoreErrorCode,
+  MemoryStore,
+  SluiceError,
+  Stage,
+  Tokens,
+  definePlugin,
+  isToolCall,
+  parseOptions,
+} from '@sluice/core';
+import type {
+  CallToolResult,
+  GuardedKind,
+  Logger,
+  Plugin,
+  PluginApi,
+  Services,
+  SluiceTool,
+  Store,
+  ToolCatalog,
+} from '@sluice/core';
 import { ApprovalGate } from './approval/gate.js';
 import { ApprovalTargets } from './approval/targets.js';
 import { RiskApprover } from './approval/approver.js';
@@ -35,6 +54,13 @@ import { SecretMask, maskLogger } from './calls/secret-mask.js';
 import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'risk';
+
+/**
+ * The request kinds the plugin's request and response taps are for. Approvals, holds of re-reviewed tools, the
+ * call events and the result scan concern tool calls; resources and prompts are scanned and fingerprinted when
+ * they enter the server (`importFeatures`), not per request.
+ */
+const TOOL_CALLS: readonly GuardedKind[] = Object.freeze(['tools/call']);
 
 /** Tokens under which the plugin registers its services in the server's container. */
 export const RiskTokens = Object.freeze({
@@ -149,7 +175,7 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       const features = new FeatureImporter(engine, ledger, logger, api.mode, audit);
       api.hooks.importFeatures.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => features.import(batch));
       tapHolds(api, holds, sync);
-      // In audit mode nothing is hidden: the core logs the refusals preCall would have made.
+      // In audit mode nothing is hidden: the core logs the refusals the request taps would have made.
       if (api.mode === 'enforce')
         api.hooks.listTools.tap({ name: PLUGIN_NAME, stage: Stage.RISK }, (tools) =>
           holds.filter(tools, (name) => importer.registry.sourceOf(name)),
@@ -164,7 +190,9 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       approvers.add(approver);
       api.services.container.register(Tokens.Approver, { useValue: approver });
       const approvals = new ApprovalGate(targets, approver, config.approval, api.mode, mask.text);
-      api.hooks.preCall.tap({ name: PLUGIN_NAME, stage: Stage.APPROVAL }, (ctx) => approvals.check(ctx));
+      api.hooks.request.tap({ name: PLUGIN_NAME, stage: Stage.APPROVAL, kinds: TOOL_CALLS }, (ctx) =>
+        isToolCall(ctx) ? approvals.check(ctx) : undefined,
+      );
       tapCallEvents(api, new CallEvents(logger, config.calls.events, config.calls.level, mask));
       if (config.scanResults) {
         const scan = new ResultScan(
@@ -173,7 +201,9 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
           logger,
           namesOf(importer.registry),
         );
-        api.hooks.postCall.tap({ name: PLUGIN_NAME, stage: Stage.RISK }, (result, ctx) => scan.check(result, ctx));
+        api.hooks.response.tap({ name: PLUGIN_NAME, stage: Stage.RISK, kinds: TOOL_CALLS }, (result, ctx) =>
+          isToolCall(ctx) ? scan.check(result as CallToolResult, ctx) : result,
+        );
       }
     },
     async approveRereview(serverId: string, toolName: string, by?: string, via?: string) {
@@ -268,12 +298,13 @@ function exposedUpstreams(tools: ToolCatalog): Set<string> {
 
 /** Refuses held calls. With a shared ledger, a call of an imported tool first catches up with the other replicas. */
 function tapHolds(api: PluginApi, holds: CallHolds, sync: LedgerSync | undefined): void {
-  const tap = { name: PLUGIN_NAME, stage: Stage.RISK };
+  const tap = { name: PLUGIN_NAME, stage: Stage.RISK, kinds: TOOL_CALLS };
   if (sync === undefined) {
-    api.hooks.preCall.tap(tap, (ctx) => holds.refuse(ctx));
+    api.hooks.request.tap(tap, (ctx) => (isToolCall(ctx) ? holds.refuse(ctx) : undefined));
     return;
   }
-  api.hooks.preCall.tapPromise(tap, async (ctx) => {
+  api.hooks.request.tapPromise(tap, async (ctx) => {
+    if (!isToolCall(ctx)) return undefined;
     if (ctx.tool.source.kind === 'upstream') await sync.due();
     return holds.refuse(ctx);
   });
@@ -284,7 +315,9 @@ function tapCallEvents(api: PluginApi, events: CallEvents): void {
   api.hooks.execute.tap({ name: PLUGIN_NAME, stage: Stage.DEFAULT }, (next, tool) => events.wrap(next, tool));
   if (!events.enabled) return;
   const tools = (tool: SluiceTool) => events.applies(tool);
-  api.hooks.preCall.tap({ name: PLUGIN_NAME, stage: Stage.FIRST, tools }, (ctx) => events.start(ctx));
+  api.hooks.request.tap({ name: PLUGIN_NAME, stage: Stage.FIRST, tools, kinds: TOOL_CALLS }, (ctx) =>
+    isToolCall(ctx) ? events.start(ctx) : undefined,
+  );
   api.hooks.settled.tap({ name: PLUGIN_NAME, stage: Stage.DEFAULT, tools }, (ctx, outcome) =>
     events.settle(ctx, outcome),
   );
