@@ -70,7 +70,7 @@ export const CoreErrorCode = Object.freeze({
   TOOL_NOT_AVAILABLE: 'TOOL_NOT_AVAILABLE',
   /**
    * A `request` tap hides the item a resource read or subscription, prompt get or completion names: the client
-   * gets the error of an item that does not exist (a resource's -32002, a prompt's -32602), not a refusal.
+   * gets the error of an item that does not exist (JSON-RPC -32602, as for a resource or prompt nobody has).
    */
   NOT_FOUND: 'NOT_FOUND',
 } as const);

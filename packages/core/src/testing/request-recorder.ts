@@ -1,8 +1,8 @@
 import { definePlugin } from '../plugin.js';
 import type { Plugin } from '../plugin.js';
 import { refusal } from '../refusal.js';
-import type { CallContext } from '../context.js';
 import type { GuardedKind } from '../request.js';
+import { isToolCall } from '../request.js';
 import { Stage } from '../stages.js';
 
 /** One request a `requestRecorder()` saw. */
@@ -40,7 +40,7 @@ export function requestRecorder(options: RequestRecorderOptions = {}): { plugin:
       // #region request
       hooks.request.tap({ name, stage: Stage.FILTER }, (ctx) => {
         // A tool call's context is its CallContext: the tool names the target and its source the upstream.
-        const tool = ctx.kind === 'tools/call' ? (ctx as CallContext).tool : undefined;
+        const tool = isToolCall(ctx) ? ctx.tool : undefined;
         const request: SeenRequest = {
           kind: ctx.kind,
           upstream:
