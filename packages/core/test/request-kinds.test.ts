@@ -33,8 +33,8 @@ async function gatewayWith(options: RequestRecorderOptions) {
 }
 
 /** A gateway with a local tool and the upstream above (namespace `fs`), served in memory with these plugins. */
-async function gatewayOf(plugins: Plugin[]) {
-  server = createServer({ name: 'gw', version: '1.0.0', logger: captureLogger().logger, plugins });
+async function gatewayOf(plugins: Plugin[], logger = captureLogger().logger) {
+  server = createServer({ name: 'gw', version: '1.0.0', logger, plugins });
   server.tool({ name: 'ping', handler: () => ({ content: [{ type: 'text', text: 'pong' }] }) });
   await server.import({ name: 'fs', namespace: 'fs', connection: { type: 'in-process', server: filesUpstream() } });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -252,5 +252,22 @@ describe('one place decides a request: featureAccess is lists, and an adapter ov
     );
     expect(prompt.code).toBe(-32602);
     expect(prompt.message).toMatch(/Prompt "fs_greet" not found/);
+  });
+
+  it('in audit mode, a featureAccess tap’s request refusals are log lines, as every request tap’s are', async () => {
+    const captured = captureLogger();
+    const auditing = definePlugin({
+      name: 'auditing',
+      version: '1.0.0',
+      mode: 'audit',
+      apply: ({ hooks }) =>
+        hooks.featureAccess.tap('auditing', (ctx) => (ctx.target === 'fs_greet' ? 'hidden' : undefined)),
+    });
+    const client = await gatewayOf([auditing], captured.logger);
+    const prompt = await client.getPrompt({ name: 'fs_greet', arguments: { who: 'ann' } });
+    expect(JSON.stringify(prompt.messages)).toContain('hello ann');
+    expect(captured.events('audit.refusal').map((r) => [r.plugin, r.kind, r.target, r.code] as unknown[])).toEqual([
+      ['auditing', 'prompts/get', 'fs_greet', 'NOT_FOUND'],
+    ]);
   });
 });
