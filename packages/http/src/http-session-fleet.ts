@@ -1,7 +1,7 @@
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import type { JSONRPCMessage, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { canonicalUri } from '@sluice/core';
-import type { AuthInfo, Logger, MessageBus, Store } from '@sluice/core';
+import type { AuthInfo, Logger, MessageBus, SessionIndexLimits, Store } from '@sluice/core';
 
 /**
  * What a replica needs to serve a 2025-11-25 session it did not open: kept in
@@ -115,6 +115,37 @@ export class SessionFleet {
       : { ...(record as SessionRecord), subscriptions: [] };
   }
 
+  /**
+   * Counts a new session in the fleet's index, when the store has one: the
+   * sessions evicted to make room end everywhere (record and copies). False
+   * when the session cannot fit. Without an index, or with the store lost,
+   * each replica's own bounds are all there is.
+   */
+  async admit(id: string, bytes: number, limits: SessionIndexLimits): Promise<boolean> {
+    const index = this.store.sessions;
+    if (index === undefined) return true;
+    let outcome: { admitted: boolean; evicted: string[] };
+    try {
+      outcome = await index.admit(id, bytes, limits);
+    } catch (error) {
+      this.logger.warn(
+        { event: 'http.session_index_failed', err: error },
+        "cannot count a session in the store: only this replica's session bounds apply to it",
+      );
+      return true;
+    }
+    for (const evicted of outcome.evicted) {
+      this.logger.debug({ event: 'http.session_evicted', session: evicted }, 'evicting a session to make room');
+      await this.end(evicted).catch(() => {});
+    }
+    return outcome.admitted;
+  }
+
+  /** The session was used here (`ready`: its handshake finished): the index's least recently used goes first. */
+  touch(id: string, ready: boolean): void {
+    void this.store.sessions?.touch(id, ready).catch(() => {});
+  }
+
   /** Writes a session's record; it lives `handshakeMs` until the client sends more, then `idleMs` from each write. */
   async write(id: string, record: SessionRecord): Promise<void> {
     await this.store.set(key(id), record, { ttlMs: record.ready ? this.ttl.idleMs : this.ttl.handshakeMs });
@@ -122,6 +153,11 @@ export class SessionFleet {
 
   /** The session ended (the client's DELETE): its record goes, and every copy of it. */
   async remove(id: string): Promise<void> {
+    await this.store.sessions?.remove(id);
+    await this.end(id);
+  }
+
+  private async end(id: string): Promise<void> {
     await this.store.delete(key(id));
     await this.publish({ t: 'closed', s: id });
   }

@@ -49,12 +49,17 @@ interface Session {
   readonly changing: Map<RequestId, SubscriptionChange>;
   /** In a fleet: replays of changes made through other replicas, one after another, in the order heard. */
   replaying: Promise<void>;
+  /** In a fleet: when this replica last told the store's index the session was used. */
+  touched: { readonly at: number; readonly ready: boolean };
 }
 
 type RequestId = string | number;
 
 /** Server-to-client requests remembered per session; the oldest is forgotten beyond it (its answer is then dropped). */
 const MAX_ASKED = 256;
+
+/** A session in use is touched in the fleet's index at most this often per replica (its LRU order). */
+const TOUCH_EVERY_MS = 1_000;
 
 /** What one session costs beyond its `initialize` request: SDK server, transport, maps (measured, rounded up). */
 const SESSION_OVERHEAD_BYTES = 16 * 1024;
@@ -197,6 +202,7 @@ function newSession(
     changing: new Map(),
     replaying: Promise.resolve(),
     authInfo: undefined,
+    touched: { at: now, ready: false },
   };
 }
 
@@ -279,7 +285,11 @@ export class LegacySessions {
     }
     const bytes = bodyBytes + SESSION_OVERHEAD_BYTES;
     if (!this.makeRoom(bytes)) return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
-    return this.open(request, options, bytes, ownerOf(authInfo));
+    const sessionId = randomUUID();
+    // In a fleet the bounds hold over every replica: the store's index makes room, evicting anywhere.
+    if (this.fleet !== undefined && !(await this.fleet.admit(sessionId, bytes, this.options)))
+      return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
+    return this.open(request, options, bytes, ownerOf(authInfo), sessionId);
   }
 
   /**
@@ -330,10 +340,11 @@ export class LegacySessions {
     options: { parsedBody: unknown; authInfo?: AuthInfo },
     bytes: number,
     owner: string | undefined,
+    sessionId: string,
   ): Promise<Response> {
     const sdk = this.host.createSdkServer('http');
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => sessionId,
       maxRequestBodySize: this.options.maxBodyBytes,
       onsessioninitialized: async (sessionId) => {
         this.sessions.set(sessionId, session);
@@ -494,10 +505,13 @@ export class LegacySessions {
     if (record === undefined || this.fleet === undefined) return;
     const level = namesMethod(body, 'logging/setLevel') ? body : undefined;
     const stale = Date.now() - session.written > this.options.idleMs / 4;
-    if (record.ready && level === undefined && !stale) return;
-    session.record = { ...record, ready: true, ...(level === undefined ? {} : { level }) };
-    void this.save(id, session);
-    if (level !== undefined) void this.fleet.publish({ t: 'level', s: id, m: level as JSONRPCMessage }).catch(() => {});
+    if (!record.ready || level !== undefined || stale) {
+      session.record = { ...record, ready: true, ...(level === undefined ? {} : { level }) };
+      void this.save(id, session);
+      if (level !== undefined)
+        void this.fleet.publish({ t: 'level', s: id, m: level as JSONRPCMessage }).catch(() => {});
+    }
+    this.touch(id, session);
   }
 
   /**
@@ -540,6 +554,15 @@ export class LegacySessions {
     };
   }
 
+  /** Tells the fleet's index the session is in use: when its handshake finishes, then at most once a second here. */
+  private touch(id: string, session: Session): void {
+    const now = Date.now();
+    const ready = session.record?.ready === true;
+    if (session.touched.ready === ready && now - session.touched.at < TOUCH_EVERY_MS) return;
+    session.touched = { at: now, ready };
+    this.fleet?.touch(id, ready);
+  }
+
   private async save(id: string, session: Session): Promise<void> {
     if (session.record === undefined || this.fleet === undefined) return;
     session.written = Date.now();
@@ -572,7 +595,11 @@ export class LegacySessions {
   private sweep(): void {
     const now = Date.now();
     for (const [id, session] of this.sessions) {
-      if (session.inflight > 0) continue;
+      if (session.inflight > 0) {
+        // A call that runs long keeps its session off the end of the fleet's eviction order.
+        if (this.fleet !== undefined) this.touch(id, session);
+        continue;
+      }
       if (!session.initialized && session.opened < now - this.options.handshakeMs)
         this.evict(id, session, 'http.session_unfinished', 'closing a session whose handshake never finished');
       else if (session.lastSeen < now - this.options.idleMs)
