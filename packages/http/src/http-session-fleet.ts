@@ -153,8 +153,8 @@ export class SessionFleet {
 
   /** The session ended (the client's DELETE): its record goes, and every copy of it. */
   async remove(id: string): Promise<void> {
-    await this.store.sessions?.remove(id);
-    await this.end(id);
+    // The record's delete is sent first: a request that follows the DELETE's answer finds no session.
+    await Promise.all([this.end(id), this.store.sessions?.remove(id)]);
   }
 
   private async end(id: string): Promise<void> {

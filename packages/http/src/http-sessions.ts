@@ -51,6 +51,10 @@ interface Session {
   replaying: Promise<void>;
   /** In a fleet: when this replica last told the store's index the session was used. */
   touched: { readonly at: number; readonly ready: boolean };
+  /** The session ended elsewhere while this copy ran a request: it takes no more, and goes once they are answered. */
+  ending: boolean;
+  /** Closes this copy once an ending session's last request is answered. */
+  ended?: () => void;
 }
 
 type RequestId = string | number;
@@ -157,6 +161,12 @@ function trackInflight(
       if (message.id !== undefined) session.running.delete(message.id);
       session.lastSeen = Date.now();
       if ('result' in message) answered?.(message.id);
+      // The last answer of a session that ended elsewhere: the copy goes once it is written.
+      if (session.ending && session.inflight === 0) {
+        const sent = send(message, options);
+        void sent.finally(() => session.ended?.()).catch(() => {});
+        return sent;
+      }
     } else if ('method' in message && 'id' in message) {
       session.asked.add(message.id);
       if (session.asked.size > MAX_ASKED) session.asked.delete(session.asked.values().next().value as RequestId);
@@ -203,6 +213,7 @@ function newSession(
     replaying: Promise.resolve(),
     authInfo: undefined,
     touched: { at: now, ready: false },
+    ending: false,
   };
 }
 
@@ -263,7 +274,7 @@ export class LegacySessions {
     if (id !== null) {
       const session = this.sessions.get(id) ?? (await this.restore(id, authInfo));
       // Another caller presenting this id is told the same as for an unknown id: nothing to probe.
-      if (!session || session.owner !== ownerOf(authInfo))
+      if (!session || session.ending || session.owner !== ownerOf(authInfo))
         return rpcErrorResponse(404, -32001, 'Session not found: initialize a new session');
       session.lastSeen = Date.now();
       if (this.fleet !== undefined) {
@@ -471,7 +482,10 @@ export class LegacySessions {
     const session = this.sessions.get(message.s);
     if (session === undefined) return;
     if (message.t === 'closed') {
-      this.evict(message.s, session, 'http.session_closed', 'a session ended');
+      const end = () => this.evict(message.s, session, 'http.session_closed', 'a session ended');
+      // Evicted elsewhere while a call of it runs here (no replica sees another's calls): the call finishes first.
+      if (session.inflight === 0) end();
+      else Object.assign(session, { ending: true, ended: end });
       return;
     }
     if (message.t === 'route') {

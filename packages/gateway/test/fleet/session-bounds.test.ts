@@ -65,4 +65,25 @@ describe.skipIf(!fleetAvailable())('a fleet bounds 2025-11-25 sessions as one re
     expect(textOf(await next.call('up_whoami'))).toMatch(/^[abc]$/);
     expect(await records()).toEqual(new Set([...ids.slice(3), transportOf(next).sessionId!]));
   }, 60_000);
+
+  it('lets a call of an evicted session that is running on another replica finish, then ends the session', async () => {
+    await Promise.allSettled(clients.splice(0).map((c) => c.close()));
+    fleet.gate.shut('work');
+    const busy = await fleetClient(fleet.lb.url, '2025-11-25');
+    clients.push(busy);
+    const running = busy.call('up_work', { tag: 'long' });
+    await until(() => fleet.gate.held('work').length === 1, 'the call at the gate');
+    // Sessions opened after it make it the least recently used (a sweep may touch it while its call runs,
+    // which puts it back in the order: open more until it is evicted).
+    const id = transportOf(busy).sessionId!;
+    for (let i = 0; (await records()).has(id) && i < 4 * MAX_SESSIONS; i++) {
+      const client = await fleetClient(fleet.lb.url, '2025-11-25');
+      clients.push(client);
+      await client.call('up_whoami');
+    }
+    expect((await records()).has(id)).toBe(false);
+    fleet.gate.release('work');
+    expect(textOf(await running)).toMatch(/^long by [abc]$/);
+    await until(() => refused(busy), 'the evicted session refused after its call');
+  }, 60_000);
 });
