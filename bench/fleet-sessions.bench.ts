@@ -60,6 +60,8 @@ async function measure(sticky: boolean): Promise<Record<string, number | string>
       'GET per call': per('get'),
       'SET per call': per('set'),
       'PUBLISH per call': per('publish'),
+      // The session index's touches (scripts), at most one a second per session and replica.
+      'EVALSHA per call': per('evalsha'),
       'replicas serving': new Set(client.servedBy).size,
       'p50 ms': Number(percentile(latencies, 50).toFixed(2)),
       'p99 ms': Number(percentile(latencies, 99).toFixed(2)),

@@ -117,6 +117,8 @@ export type {
   Permit,
   Semaphore,
   SemaphoreOptions,
+  SessionIndex,
+  SessionIndexLimits,
   SetOptions,
   Store,
 } from './store/types.js';

@@ -1,6 +1,7 @@
 import { isInitializeRequest } from '@modelcontextprotocol/server';
 import type { JSONRPCMessage, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
-import type { AuthInfo, Logger, MessageBus, Store } from '@sluice/core';
+import { canonicalUri } from '@sluice/core';
+import type { AuthInfo, Logger, MessageBus, SessionIndexLimits, Store } from '@sluice/core';
 
 /**
  * What a replica needs to serve a 2025-11-25 session it did not open: kept in
@@ -17,6 +18,8 @@ export interface SessionRecord {
   readonly ready: boolean;
   /** The last `logging/setLevel` request, replayed with `init`. */
   readonly level?: unknown;
+  /** The resources the client subscribed to (canonical URIs), subscribed again by every copy. */
+  readonly subscriptions?: readonly string[];
 }
 
 /**
@@ -29,6 +32,7 @@ export type FleetMessage =
   | { readonly t: 'route'; readonly s: string; readonly m: readonly JSONRPCMessage[] }
   | { readonly t: 'push'; readonly s: string; readonly m: JSONRPCMessage }
   | { readonly t: 'level'; readonly s: string; readonly m: JSONRPCMessage }
+  | { readonly t: 'sub'; readonly s: string; readonly m: JSONRPCMessage }
   | { readonly t: 'closed'; readonly s: string };
 
 /** The one bus channel of the sessions: every replica listens, and acts only on the sessions it holds. */
@@ -55,7 +59,7 @@ function parseFleetMessage(text: string): FleetMessage | undefined {
   if (typeof s !== 'string' || !isSessionId(s)) return undefined;
   if (t === 'closed') return { t, s };
   if (t === 'route' && Array.isArray(m) && m.every(isMessage)) return { t, s, m };
-  if ((t === 'push' || t === 'level') && isMessage(m)) return { t, s, m };
+  if ((t === 'push' || t === 'level' || t === 'sub') && isMessage(m)) return { t, s, m };
   return undefined;
 }
 
@@ -102,9 +106,44 @@ export class SessionFleet {
     // What the store holds is checked like any input: another writer under the prefix may have put anything there.
     const record = await this.store.get(key(id));
     if (typeof record !== 'object' || record === null || !('init' in record)) return undefined;
-    const { owner, init } = record as { owner?: unknown; init?: unknown };
+    const { owner, init, subscriptions } = record as { owner?: unknown; init?: unknown; subscriptions?: unknown };
     if (!isInitializeRequest(init)) return undefined;
-    return owner === null || typeof owner === 'string' ? (record as SessionRecord) : undefined;
+    if (owner !== null && typeof owner !== 'string') return undefined;
+    // Subscriptions that are not a bounded list of URIs are dropped, not the session.
+    return isSubscriptionList(subscriptions)
+      ? (record as SessionRecord)
+      : { ...(record as SessionRecord), subscriptions: [] };
+  }
+
+  /**
+   * Counts a new session in the fleet's index, when the store has one: the
+   * sessions evicted to make room end everywhere (record and copies). False
+   * when the session cannot fit. Without an index, or with the store lost,
+   * each replica's own bounds are all there is.
+   */
+  async admit(id: string, bytes: number, limits: SessionIndexLimits): Promise<boolean> {
+    const index = this.store.sessions;
+    if (index === undefined) return true;
+    let outcome: { admitted: boolean; evicted: string[] };
+    try {
+      outcome = await index.admit(id, bytes, limits);
+    } catch (error) {
+      this.logger.warn(
+        { event: 'http.session_index_failed', err: error },
+        "cannot count a session in the store: only this replica's session bounds apply to it",
+      );
+      return true;
+    }
+    for (const evicted of outcome.evicted) {
+      this.logger.debug({ event: 'http.session_evicted', session: evicted }, 'evicting a session to make room');
+      await this.end(evicted).catch(() => {});
+    }
+    return outcome.admitted;
+  }
+
+  /** The session was used here (`ready`: its handshake finished): the index's least recently used goes first. */
+  touch(id: string, ready: boolean): void {
+    void this.store.sessions?.touch(id, ready).catch(() => {});
   }
 
   /** Writes a session's record; it lives `handshakeMs` until the client sends more, then `idleMs` from each write. */
@@ -114,6 +153,11 @@ export class SessionFleet {
 
   /** The session ended (the client's DELETE): its record goes, and every copy of it. */
   async remove(id: string): Promise<void> {
+    // The record's delete is sent first: a request that follows the DELETE's answer finds no session.
+    await Promise.all([this.end(id), this.store.sessions?.remove(id)]);
+  }
+
+  private async end(id: string): Promise<void> {
     await this.store.delete(key(id));
     await this.publish({ t: 'closed', s: id });
   }
@@ -128,6 +172,62 @@ export class SessionFleet {
 }
 
 const key = (id: string): string => `mcp-session:${id}`;
+
+/** Subscriptions a session's record keeps; further ones are refused while it holds this many. */
+export const MAX_RECORDED_SUBSCRIPTIONS = 1_000;
+
+/** Characters of subscribed URIs a session's record keeps, all together. */
+export const MAX_RECORDED_SUBSCRIPTION_CHARS = 64 * 1024;
+
+function isSubscriptionList(value: unknown): value is readonly string[] | undefined {
+  if (value === undefined) return true;
+  if (!Array.isArray(value) || value.length > MAX_RECORDED_SUBSCRIPTIONS) return false;
+  let chars = 0;
+  for (const uri of value as unknown[]) {
+    if (typeof uri !== 'string') return false;
+    chars += uri.length;
+  }
+  return chars <= MAX_RECORDED_SUBSCRIPTION_CHARS;
+}
+
+/** A `resources/subscribe` or `resources/unsubscribe` request: its id, URI (canonical) and which. */
+export interface SubscriptionChange {
+  readonly id: string | number;
+  readonly uri: string;
+  readonly on: boolean;
+  readonly message: JSONRPCMessage;
+}
+
+/** The subscription change a client's message asks for, if it is one (an unreadable URI is not). */
+export function subscriptionChange(body: unknown): SubscriptionChange | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const { method, id, params } = body as { method?: unknown; id?: unknown; params?: { uri?: unknown } };
+  if (method !== 'resources/subscribe' && method !== 'resources/unsubscribe') return undefined;
+  if ((typeof id !== 'string' && typeof id !== 'number') || typeof params?.uri !== 'string') return undefined;
+  try {
+    return { id, uri: canonicalUri(params.uri), on: method === 'resources/subscribe', message: body as JSONRPCMessage };
+  } catch {
+    // The SDK server refuses it with the reason; nothing to record.
+    return undefined;
+  }
+}
+
+/** Whether a record can take one more subscription of `uri` within its bounds. */
+export function subscriptionFits(record: SessionRecord, uri: string): boolean {
+  const held = record.subscriptions ?? [];
+  if (held.includes(uri)) return true;
+  const chars = held.reduce((sum, u) => sum + u.length, 0);
+  return held.length < MAX_RECORDED_SUBSCRIPTIONS && chars + uri.length <= MAX_RECORDED_SUBSCRIPTION_CHARS;
+}
+
+/** The record after a subscription change answered without error. */
+export function withSubscription(
+  record: SessionRecord,
+  change: { readonly uri: string; readonly on: boolean },
+): SessionRecord {
+  const held = (record.subscriptions ?? []).filter((uri) => uri !== change.uri);
+  return { ...record, subscriptions: change.on ? [...held, change.uri] : held };
+}
 
 /**
  * Runs one message through a session's transport as if its client had sent

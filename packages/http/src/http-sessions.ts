@@ -9,8 +9,17 @@ import { identityOf } from '@sluice/core';
 import type { AuthInfo, Logger, Store } from '@sluice/core';
 import { namesMethod, rpcErrorBody, sendChange } from '@sluice/core/internal';
 import type { ListChange } from '@sluice/core/internal';
-import { SessionFleet, holdsStream, isSessionId, isShared, replay } from './http-session-fleet.js';
-import type { FleetMessage, SessionRecord } from './http-session-fleet.js';
+import {
+  SessionFleet,
+  holdsStream,
+  isSessionId,
+  isShared,
+  replay,
+  subscriptionChange,
+  subscriptionFits,
+  withSubscription,
+} from './http-session-fleet.js';
+import type { FleetMessage, SessionRecord, SubscriptionChange } from './http-session-fleet.js';
 
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
@@ -34,12 +43,27 @@ interface Session {
   written: number;
   /** The transport's own `send`, before the session's bookkeeping (a message pushed here by another replica). */
   sendRaw?: WebStandardStreamableHTTPServerTransport['send'];
+  /** In a fleet: who made the last request here, for replaying what a client set up through another replica. */
+  authInfo: AuthInfo | undefined;
+  /** In a fleet: subscription changes asked here and not answered yet, by request id. */
+  readonly changing: Map<RequestId, SubscriptionChange>;
+  /** In a fleet: replays of changes made through other replicas, one after another, in the order heard. */
+  replaying: Promise<void>;
+  /** In a fleet: when this replica last told the store's index the session was used. */
+  touched: { readonly at: number; readonly ready: boolean };
+  /** The session ended elsewhere while this copy ran a request: it takes no more, and goes once they are answered. */
+  ending: boolean;
+  /** Closes this copy once an ending session's last request is answered. */
+  ended?: () => void;
 }
 
 type RequestId = string | number;
 
 /** Server-to-client requests remembered per session; the oldest is forgotten beyond it (its answer is then dropped). */
 const MAX_ASKED = 256;
+
+/** A session in use is touched in the fleet's index at most this often per replica (its LRU order). */
+const TOUCH_EVERY_MS = 1_000;
 
 /** What one session costs beyond its `initialize` request: SDK server, transport, maps (measured, rounded up). */
 const SESSION_OVERHEAD_BYTES = 16 * 1024;
@@ -113,7 +137,11 @@ function hasModernEnvelope(request: Request, body: unknown): boolean {
  * Counts the client's requests until they are answered, by wrapping the
  * transport's message handler (set by the SDK on connect) and its `send`.
  */
-function trackInflight(session: Session, push?: (message: JSONRPCMessage) => void): void {
+function trackInflight(
+  session: Session,
+  push?: (message: JSONRPCMessage) => void,
+  answered?: (id: RequestId) => void,
+): void {
   const { transport } = session;
   const receive = transport.onmessage;
   transport.onmessage = (message, extra) => {
@@ -132,6 +160,13 @@ function trackInflight(session: Session, push?: (message: JSONRPCMessage) => voi
       session.inflight = Math.max(0, session.inflight - 1);
       if (message.id !== undefined) session.running.delete(message.id);
       session.lastSeen = Date.now();
+      if ('result' in message) answered?.(message.id);
+      // The last answer of a session that ended elsewhere: the copy goes once it is written.
+      if (session.ending && session.inflight === 0) {
+        const sent = send(message, options);
+        void sent.finally(() => session.ended?.()).catch(() => {});
+        return sent;
+      }
     } else if ('method' in message && 'id' in message) {
       session.asked.add(message.id);
       if (session.asked.size > MAX_ASKED) session.asked.delete(session.asked.values().next().value as RequestId);
@@ -174,7 +209,17 @@ function newSession(
     running: new Set(),
     asked: new Set(),
     written: 0,
+    changing: new Map(),
+    replaying: Promise.resolve(),
+    authInfo: undefined,
+    touched: { at: now, ready: false },
+    ending: false,
   };
+}
+
+/** A subscription request as a copy replays it. */
+function subscribeRequest(uri: string): JSONRPCMessage {
+  return { jsonrpc: '2.0', id: `sluice-replay-${randomUUID()}`, method: 'resources/subscribe', params: { uri } };
 }
 
 /** The id a client's cancellation names, if the message is one. */
@@ -229,12 +274,15 @@ export class LegacySessions {
     if (id !== null) {
       const session = this.sessions.get(id) ?? (await this.restore(id, authInfo));
       // Another caller presenting this id is told the same as for an unknown id: nothing to probe.
-      if (!session || session.owner !== ownerOf(authInfo))
+      if (!session || session.ending || session.owner !== ownerOf(authInfo))
         return rpcErrorResponse(404, -32001, 'Session not found: initialize a new session');
       session.lastSeen = Date.now();
       if (this.fleet !== undefined) {
+        session.authInfo = authInfo;
         const routed = await this.route(id, session, request, body);
         if (routed !== undefined) return routed;
+        const refused = this.track(session, body);
+        if (refused !== undefined) return refused;
         this.keep(id, session, body);
       }
       return session.transport.handleRequest(request, options);
@@ -248,7 +296,11 @@ export class LegacySessions {
     }
     const bytes = bodyBytes + SESSION_OVERHEAD_BYTES;
     if (!this.makeRoom(bytes)) return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
-    return this.open(request, options, bytes, ownerOf(authInfo));
+    const sessionId = randomUUID();
+    // In a fleet the bounds hold over every replica: the store's index makes room, evicting anywhere.
+    if (this.fleet !== undefined && !(await this.fleet.admit(sessionId, bytes, this.options)))
+      return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
+    return this.open(request, options, bytes, ownerOf(authInfo), sessionId);
   }
 
   /**
@@ -299,10 +351,11 @@ export class LegacySessions {
     options: { parsedBody: unknown; authInfo?: AuthInfo },
     bytes: number,
     owner: string | undefined,
+    sessionId: string,
   ): Promise<Response> {
     const sdk = this.host.createSdkServer('http');
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => sessionId,
       maxRequestBodySize: this.options.maxBodyBytes,
       onsessioninitialized: async (sessionId) => {
         this.sessions.set(sessionId, session);
@@ -317,8 +370,9 @@ export class LegacySessions {
     transport.onclose = () => {
       if (transport.sessionId) this.forget(transport.sessionId);
     };
+    session.authInfo = options.authInfo;
     await sdk.connect(transport);
-    trackInflight(session, this.pusher(transport));
+    trackInflight(session, this.pusher(transport), this.recorder(session));
     return transport.handleRequest(request, options);
   }
 
@@ -379,7 +433,10 @@ export class LegacySessions {
     }
     await replay(transport, { jsonrpc: '2.0', method: 'notifications/initialized' }, authInfo);
     if (record.level !== undefined) await replay(transport, record.level, authInfo);
-    trackInflight(session, this.pusher(transport));
+    // Subscribed here too: an update this replica's upstream hears reaches the client through the stream's holder.
+    for (const uri of record.subscriptions ?? []) await replay(transport, subscribeRequest(uri), authInfo);
+    session.authInfo = authInfo;
+    trackInflight(session, this.pusher(transport), this.recorder(session));
     // Another request may have built it meanwhile (the map is checked first): keep one.
     const raced = this.sessions.get(id);
     if (raced !== undefined) {
@@ -425,7 +482,10 @@ export class LegacySessions {
     const session = this.sessions.get(message.s);
     if (session === undefined) return;
     if (message.t === 'closed') {
-      this.evict(message.s, session, 'http.session_closed', 'a session ended');
+      const end = () => this.evict(message.s, session, 'http.session_closed', 'a session ended');
+      // Evicted elsewhere while a call of it runs here (no replica sees another's calls): the call finishes first.
+      if (session.inflight === 0) end();
+      else Object.assign(session, { ending: true, ended: end });
       return;
     }
     if (message.t === 'route') {
@@ -436,7 +496,17 @@ export class LegacySessions {
       if (holdsStream(session.transport)) void session.sendRaw?.(message.m).catch(() => {});
       return;
     }
-    void replay(session.transport, message.m, undefined).catch(() => {});
+    // This copy's record follows, so that its own refresh of the record keeps the change.
+    const record = session.record;
+    if (record !== undefined && message.t === 'level') session.record = { ...record, level: message.m };
+    const change = message.t === 'sub' ? subscriptionChange(message.m) : undefined;
+    if (record !== undefined && change !== undefined) session.record = withSubscription(record, change);
+    if (message.t === 'sub' && change === undefined) return;
+    // Under an id of its own (the client's may be in use here), as the caller who last used this copy.
+    const replayed = { ...message.m, id: `sluice-replay-${randomUUID()}` } as JSONRPCMessage;
+    session.replaying = session.replaying
+      .then(() => replay(session.transport, replayed, session.authInfo))
+      .catch(() => {});
   }
 
   /**
@@ -449,10 +519,62 @@ export class LegacySessions {
     if (record === undefined || this.fleet === undefined) return;
     const level = namesMethod(body, 'logging/setLevel') ? body : undefined;
     const stale = Date.now() - session.written > this.options.idleMs / 4;
-    if (record.ready && level === undefined && !stale) return;
-    session.record = { ...record, ready: true, ...(level === undefined ? {} : { level }) };
-    void this.save(id, session);
-    if (level !== undefined) void this.fleet.publish({ t: 'level', s: id, m: level as JSONRPCMessage }).catch(() => {});
+    if (!record.ready || level !== undefined || stale) {
+      session.record = { ...record, ready: true, ...(level === undefined ? {} : { level }) };
+      void this.save(id, session);
+      if (level !== undefined)
+        void this.fleet.publish({ t: 'level', s: id, m: level as JSONRPCMessage }).catch(() => {});
+    }
+    this.touch(id, session);
+  }
+
+  /**
+   * Notes a subscription change the client asks of this copy, to record once
+   * it is answered without error; one the record has no room for is refused.
+   */
+  private track(session: Session, body: unknown): Response | undefined {
+    const change = subscriptionChange(body);
+    if (change === undefined || session.record === undefined) return undefined;
+    if (change.on && !subscriptionFits(session.record, change.uri)) {
+      return new Response(
+        rpcErrorBody(
+          change.id,
+          -32602,
+          'This session holds as many resource subscriptions as it may keep: unsubscribe from one first',
+        ),
+        { status: 200, headers: { 'content-type': 'application/json' } },
+      );
+    }
+    session.changing.set(change.id, change);
+    if (session.changing.size > MAX_ASKED) session.changing.delete(session.changing.keys().next().value as RequestId);
+    return undefined;
+  }
+
+  /**
+   * Records a subscription change once this copy answered it: in the store,
+   * for copies built later, and to every copy there is, which applies it too.
+   */
+  private recorder(session: Session): ((id: RequestId) => void) | undefined {
+    const fleet = this.fleet;
+    if (fleet === undefined) return undefined;
+    return (requestId) => {
+      const change = session.changing.get(requestId);
+      const s = session.transport.sessionId;
+      if (change === undefined || s === undefined || session.record === undefined) return;
+      session.changing.delete(requestId);
+      session.record = withSubscription(session.record, change);
+      void this.save(s, session);
+      void fleet.publish({ t: 'sub', s, m: change.message }).catch(() => {});
+    };
+  }
+
+  /** Tells the fleet's index the session is in use: when its handshake finishes, then at most once a second here. */
+  private touch(id: string, session: Session): void {
+    const now = Date.now();
+    const ready = session.record?.ready === true;
+    if (session.touched.ready === ready && now - session.touched.at < TOUCH_EVERY_MS) return;
+    session.touched = { at: now, ready };
+    this.fleet?.touch(id, ready);
   }
 
   private async save(id: string, session: Session): Promise<void> {
@@ -487,7 +609,11 @@ export class LegacySessions {
   private sweep(): void {
     const now = Date.now();
     for (const [id, session] of this.sessions) {
-      if (session.inflight > 0) continue;
+      if (session.inflight > 0) {
+        // A call that runs long keeps its session off the end of the fleet's eviction order.
+        if (this.fleet !== undefined) this.touch(id, session);
+        continue;
+      }
       if (!session.initialized && session.opened < now - this.options.handshakeMs)
         this.evict(id, session, 'http.session_unfinished', 'closing a session whose handshake never finished');
       else if (session.lastSeen < now - this.options.idleMs)

@@ -42,6 +42,12 @@ export class KeySpace {
     return { entries: `${base}:entries`, head: `${base}:head`, anchor: `${base}:anchor` };
   }
 
+  /** The 2025-11-25 session index's keys: one `{hash tag}`, so one script may touch them all on a Redis Cluster. */
+  sessions(): { readonly used: string; readonly unfinished: string; readonly bytes: string; readonly memory: string } {
+    const base = `${this.prefix}sessions:{index}`;
+    return { used: `${base}:used`, unfinished: `${base}:unfinished`, bytes: `${base}:bytes`, memory: `${base}:memory` };
+  }
+
   value(key: string): string {
     return `${this.prefix}kv:${key}`;
   }

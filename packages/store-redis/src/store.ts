@@ -8,6 +8,7 @@ import { RedisCredentials } from './credentials.js';
 import { STORE_NAME, redisUnavailable, storeClosed } from './errors.js';
 import { KeySpace } from './keys.js';
 import { RedisMessages } from './messages.js';
+import { RedisSessions } from './sessions.js';
 import { RedisConnection, RedisStoreOptions } from './options.js';
 import { RedisSemaphore } from './semaphore.js';
 import type { SemaphoreHost } from './semaphore.js';
@@ -34,6 +35,8 @@ export class RedisStore implements Store {
   readonly messages: RedisMessages;
   /** The audit chain, shared by every replica. */
   readonly audit: RedisAudit;
+  /** The index that bounds 2025-11-25 sessions over every replica. */
+  readonly sessions: RedisSessions;
   private readonly semaphores = new Map<string, RedisSemaphore>();
   private readonly replica = randomBytes(6).toString('base64url');
   private counter = 0;
@@ -55,6 +58,7 @@ export class RedisStore implements Store {
     this.credentials = new RedisCredentials(this.backend, this.keys);
     this.messages = new RedisMessages(this.backend, this.wakeups, this.keys);
     this.audit = new RedisAudit(this.backend, this.keys);
+    this.sessions = new RedisSessions(this.backend, this.keys);
     this.host = {
       backend: this.backend,
       wakeups: this.wakeups,

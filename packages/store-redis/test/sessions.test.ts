@@ -280,4 +280,26 @@ describe('2025-11-25 sessions in a shared store', () => {
       expect(textOf(await client.callTool({ name: 'where', arguments: {} }))).toMatch(/^[abc]$/);
     await client.close();
   });
+
+  it("serves a session whatever its record's subscriptions hold", async () => {
+    const fleet = await replicas();
+    const { client, sessionId } = await connect(fleet, []);
+    const stored = JSON.parse((await look.get(`${stores!.prefix}kv:mcp-session:${sessionId}`))!) as object;
+    const subscriptions = fc.oneof(
+      fc.jsonValue(),
+      fc.array(fc.string({ maxLength: 200 }), { maxLength: 50 }),
+      fc.array(fc.string({ minLength: 2_000, maxLength: 3_000 }), { minLength: 30, maxLength: 40 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(subscriptions, async (held) => {
+        const id = randomUUID();
+        await look.set(`${stores!.prefix}kv:mcp-session:${id}`, JSON.stringify({ ...stored, subscriptions: held }));
+        const message = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+        // Too many, too long or not URIs: the record's subscriptions are replayed or dropped, the session serves.
+        expect(await postTo(fleet.listeners[1]!, id, message)).toBe(200);
+      }),
+      { numRuns: 40 },
+    );
+    await client.close();
+  });
 });

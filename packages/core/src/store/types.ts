@@ -150,6 +150,38 @@ export interface AuditRecords {
   read(after: number, limit: number): Promise<AuditPage>;
 }
 
+/** The bounds a fleet's session index keeps (`SessionIndex.admit`). */
+export interface SessionIndexLimits {
+  /** Sessions open at once, over every replica. */
+  readonly maxSessions: number;
+  /** Estimated memory of all sessions together, over every replica. */
+  readonly maxMemoryBytes: number;
+  /** A session not used this long is dropped from the index. */
+  readonly idleMs: number;
+  /** A session whose handshake did not finish this long after it opened is dropped. */
+  readonly handshakeMs: number;
+}
+
+/**
+ * Where a fleet counts its 2025-11-25 sessions, so that their count and
+ * memory bounds hold over every replica, not per replica. Times are the
+ * store's own, so replicas never compare clocks.
+ */
+export interface SessionIndex {
+  /**
+   * Counts a new session in, first making room: sessions past their idle or
+   * handshake time leave, then, while a bound would be exceeded, unfinished
+   * handshakes (oldest first), then the least recently used. Resolves with
+   * whether it was counted in (false only when the session alone exceeds the
+   * memory bound) and the ids that left to make room.
+   */
+  admit(id: string, bytes: number, limits: SessionIndexLimits): Promise<{ admitted: boolean; evicted: string[] }>;
+  /** The session was used now; `ready`: its handshake has finished. False when the index no longer holds it. */
+  touch(id: string, ready: boolean): Promise<boolean>;
+  /** The session ended. */
+  remove(id: string): Promise<void>;
+}
+
 export interface Store {
   /** A short name for logs: `memory`, `redis`. */
   readonly kind: string;
@@ -171,6 +203,8 @@ export interface Store {
    * through this bus. Absent (the in-memory store), all of it stays in this process.
    */
   readonly messages?: MessageBus;
+  /** With `messages`: the index that bounds 2025-11-25 sessions over every process; without, each bounds its own. */
+  readonly sessions?: SessionIndex;
   /** The audit chain; a store without it keeps no audit log (appends are dropped, and said so once). */
   readonly audit?: AuditRecords;
   close(): Promise<void>;

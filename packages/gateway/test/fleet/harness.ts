@@ -311,6 +311,8 @@ export interface ReplicaOptions {
   readonly keys?: { readonly agent: string; readonly ops: string };
   /** The replicas' `drainDelayMs` (0 by default). */
   readonly drainDelayMs?: number;
+  /** The replicas' `listen.http.maxSessions` (the default otherwise). */
+  readonly maxSessions?: number;
 }
 
 /** The replica's config file: the one the README's "Running many replicas" section describes. */
@@ -321,6 +323,7 @@ export function replicaConfig(name: string, options: ReplicaOptions): Record<str
       http: {
         host: '127.0.0.1',
         port: options.port ?? 0,
+        ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
         ...(options.keys
           ? {
               auth: {
@@ -556,6 +559,7 @@ export interface FleetOptions {
   readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
   readonly keys?: { readonly agent: string; readonly ops: string };
   readonly drainDelayMs?: number;
+  readonly maxSessions?: number;
   /** Pin 2025-11-25 sessions to a replica with a stick table, as the fleet did before (benchmark baseline). */
   readonly sticky?: boolean;
 }
@@ -594,6 +598,7 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     ...(options.guarded ? { guarded: options.guarded } : {}),
     ...(options.keys ? { keys: options.keys } : {}),
     ...(options.drainDelayMs ? { drainDelayMs: options.drainDelayMs } : {}),
+    ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
   };
   const names = 'abcdefgh'.slice(0, options.replicas ?? 3).split('');
   const replicas: Replica[] = [];

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { fleetAvailable, fleetClient, textOf, until } from './harness.js';
 import { startFleet } from './harness.js';
-import type { Fleet, FleetClient } from './harness.js';
+import type { Fleet, FleetClient, Replica } from './harness.js';
 
 const KEYS = { agent: 'fleet-agent-key-0123456789abcdef', ops: 'fleet-ops-key-0123456789abcdef' };
 
@@ -24,6 +24,27 @@ describe.skipIf(!fleetAvailable())('a fleet without sticky sessions: 2025-11-25 
     const client = await fleetClient(fleet.lb.url, '2025-11-25', { key: KEYS.agent });
     clients.push(client);
     return client;
+  }
+
+  /** One client per replica, connected to it directly (not through HAProxy). */
+  const direct = new Map<Replica, Client>();
+  afterAll(async () => {
+    await Promise.allSettled([...direct.values()].map((c) => c.close()));
+  });
+
+  /** Calls a tool on one replica directly, as a client of its own. */
+  async function onReplica(replica: Replica, name: string, args: Record<string, unknown> = {}): Promise<string> {
+    let client = direct.get(replica);
+    if (client === undefined) {
+      client = new Client({ name: 'direct', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(replica.url, {
+          requestInit: { headers: { authorization: `Bearer ${KEYS.agent}` } },
+        }),
+      );
+      direct.set(replica, client);
+    }
+    return textOf((await client.callTool({ name, arguments: args })));
   }
 
   /** The requests of a client whose body matches, with the replica that answered each. */
@@ -87,21 +108,88 @@ describe.skipIf(!fleetAvailable())('a fleet without sticky sessions: 2025-11-25 
     });
     await until(() => client.requests.some((r) => r.method === 'GET' && r.replica !== null), 'the GET stream');
     // Each replica's upstream grows a tool: every replica sees the change, the stream's holder tells the client.
-    for (const replica of fleet.replicas) {
-      const direct = new Client({ name: 'grower', version: '1' });
-      await direct.connect(
-        new StreamableHTTPClientTransport(replica.url, {
-          requestInit: { headers: { authorization: `Bearer ${KEYS.agent}` } },
-        }),
-      );
-      await direct.callTool({ name: 'up_grow', arguments: {} });
-      await direct.close();
-    }
+    for (const replica of fleet.replicas) await onReplica(replica, 'up_grow');
     await until(() => changed > 0, 'tools/list_changed on the GET stream');
     await until(
       async () => (await client.client.listTools()).tools.some((t) => t.name === 'up_extra1'),
       'the new tool listed',
     );
+  }, 60_000);
+
+  it("relays the progress of a call run on one replica, and cancels it from another, while the session's requests go round the fleet", async () => {
+    const client = await session();
+    fleet.gate.shut('steps');
+    const run = (tag: string, signal?: AbortSignal) => {
+      const notes: string[] = [];
+      const call = client.client.callTool(
+        { name: 'up_steps', arguments: { tag } },
+        { timeout: 60_000, onprogress: (p) => notes.push(p.message ?? ''), ...(signal ? { signal } : {}) },
+      );
+      return { notes, call };
+    };
+    // One call runs to its end: three notes, from the replica whose POST carries them, then its answer.
+    const done = run('kept');
+    await until(() => done.notes.length === 3, 'three progress notes of the kept call');
+    const [kept] = sent(client, /"tag":"kept"/);
+    expect(done.notes).toEqual([1, 2, 3].map((step) => `kept step ${step} on ${kept!.replica}`));
+    // Meanwhile the session's next requests are served elsewhere.
+    const others = [textOf(await client.call('up_whoami')), textOf(await client.call('up_whoami'))];
+    expect(others.some((replica) => replica !== kept!.replica)).toBe(true);
+    fleet.gate.release('steps');
+    expect(textOf((await done.call))).toBe(`kept done by ${kept!.replica}`);
+
+    // Another is cancelled after its notes: the cancellation lands on another replica and stops the call upstream.
+    const abort = new AbortController();
+    const dropped = run('dropped', abort.signal);
+    await until(() => dropped.notes.length === 3, 'three progress notes of the dropped call');
+    await until(() => fleet.gate.inside('steps') === 1, 'the dropped call at the gate');
+    const [posted] = sent(client, /"tag":"dropped"/);
+    expect(dropped.notes[2]).toBe(`dropped step 3 on ${posted!.replica}`);
+    abort.abort('the user gave up');
+    await expect(dropped.call).rejects.toThrow();
+    await until(() => fleet.gate.inside('steps') === 0, 'the dropped call cancelled upstream');
+    const [cancelled] = sent(client, /notifications\/cancelled/);
+    expect(cancelled!.replica).not.toBe(posted!.replica);
+    expect(dropped.notes).toHaveLength(3);
+  }, 60_000);
+
+  it('routes resource updates to the GET stream wherever the subscription landed, and stops them at unsubscribe', async () => {
+    const client = await session();
+    const updates: string[] = [];
+    client.client.setNotificationHandler('notifications/resources/updated', (n) => {
+      updates.push(n.params.uri);
+    });
+    await until(() => client.requests.some((r) => r.method === 'GET' && r.replica !== null), 'the GET stream');
+    const uris = ['file:///memo/one', 'file:///memo/two', 'file:///memo/three'];
+    // Three subscriptions in a row go round the fleet: at least two land on a replica that does not hold the stream.
+    for (const uri of uris) await client.client.subscribeResource({ uri });
+    const holder = client.requests.find((r) => r.method === 'GET' && r.replica !== null)!.replica;
+    const landed = sent(client, /"method":"resources\/subscribe"/).map((r) => r.replica);
+    expect(landed.some((replica) => replica !== holder)).toBe(true);
+    // Every replica serving the session holds its subscriptions upstream, the stream's holder included.
+    const held = async (replica: Replica) => JSON.parse(await onReplica(replica, 'up_subscribed')) as string[];
+    const holding = async (replica: Replica, expected: string[]) =>
+      JSON.stringify(await held(replica)) === JSON.stringify([...expected].sort());
+    for (const replica of fleet.replicas)
+      await until(() => holding(replica, uris), `the subscriptions held upstream on ${replica.name}`);
+    // An update heard by any replica's upstream reaches the client on its stream: once per replica that heard it.
+    for (const replica of fleet.replicas)
+      await onReplica(replica, 'up_touch', { uris: ['file:///memo/other', ...uris] });
+    const count = (uri: string) => updates.filter((u) => u === uri).length;
+    await until(() => uris.every((uri) => count(uri) === 3), 'three updates of each subscribed resource');
+    expect(count('file:///memo/other')).toBe(0);
+
+    // Unsubscribed through whichever replica: no replica's upstream holds it any more, and no update of it arrives.
+    await client.client.unsubscribeResource({ uri: 'file:///memo/one' });
+    const left = uris.slice(1);
+    for (const replica of fleet.replicas)
+      await until(() => holding(replica, left), `the unsubscription applied on ${replica.name}`);
+    // Each replica's update of `one` would travel before its update of `two` on the same path.
+    for (const replica of fleet.replicas)
+      await onReplica(replica, 'up_touch', { uris: ['file:///memo/one', 'file:///memo/two'] });
+    await until(() => count('file:///memo/two') === 6, 'the updates that follow');
+    expect(count('file:///memo/one')).toBe(3);
+    expect(count('file:///memo/other')).toBe(0);
   }, 60_000);
 
   it('accepts a console login made on one replica on the two others, and ends it everywhere on logout', async () => {
