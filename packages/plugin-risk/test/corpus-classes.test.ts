@@ -57,6 +57,10 @@ interface CorpusEntry {
   readonly label: 'clean' | 'poisoned';
   readonly class: string;
   readonly language?: string;
+  /** `held-out`: measured, never tuned on; `tuning`: published attacks the lexicon was tuned on after a first, blind measurement. */
+  readonly split?: 'held-out' | 'tuning';
+  /** Where the attack or the tool was published, and its identifier there. */
+  readonly citation?: { readonly url: string; readonly id: string };
   readonly source: string;
   readonly context?: { readonly otherTools?: string[] };
   readonly definition: ToolShape;
@@ -67,6 +71,9 @@ const corpus: CorpusEntry[] = readdirSync(dir)
   .filter((file) => file.endsWith('.json'))
   .sort()
   .map((file) => ({ file, ...(JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as Omit<CorpusEntry, 'file'>) }));
+/** The entries the scan is held to: all but the held-out split, which is only measured. */
+const tuned = corpus.filter((entry) => entry.split !== 'held-out');
+const heldOut = corpus.filter((entry) => entry.split === 'held-out');
 
 /**
  * Whether the scan would warn about a definition. Today every hit warns, so a hit is a hit.
@@ -86,9 +93,9 @@ interface Row {
 }
 
 /** Scans every entry once and tallies, per class, how many the scan flagged. */
-function measure() {
+function measure(entries: readonly CorpusEntry[] = tuned) {
   const rows = new Map<string, Row>();
-  for (const entry of corpus) {
+  for (const entry of entries) {
     const key = `${entry.label}:${entry.class}`;
     const row = rows.get(key) ?? { cls: entry.class, n: 0, flagged: 0, wrong: [] };
     rows.set(key, row);
@@ -130,7 +137,7 @@ function table(m: ReturnType<typeof measure>): string {
     lines.push(`${pad(row.cls, 28)}${pad(row.n, 5)}${pad(row.flagged, 10)}${(row.flagged / row.n).toFixed(3)}`);
   lines.push(
     '',
-    `overall: ${corpus.length} definitions, tp ${m.tp}, fn ${m.fn}, fp ${m.fp}, tn ${m.tn}; ` +
+    `overall: ${tuned.length} definitions (held-out split excluded), tp ${m.tp}, fn ${m.fn}, fp ${m.fp}, tn ${m.tn}; ` +
       `precision ${m.precision.toFixed(3)}, recall ${m.recall.toFixed(3)}, false-positive rate ${m.falsePositiveRate.toFixed(3)}`,
     '',
     'missed (poisoned, not flagged):',
@@ -142,8 +149,8 @@ function table(m: ReturnType<typeof measure>): string {
 }
 
 describe('the labelled corpus, by class', () => {
-  it('holds at least 300 well-formed definitions, about half of them poisoned, each with a class and a source', () => {
-    expect(corpus.length).toBeGreaterThanOrEqual(300);
+  it('holds at least 600 well-formed definitions, about half of them poisoned, each with a class and a source', () => {
+    expect(corpus.length).toBeGreaterThanOrEqual(600);
     const clean = corpus.filter((entry) => entry.label === 'clean').length;
     expect(clean).toBeGreaterThanOrEqual(150);
     expect(clean / corpus.length).toBeGreaterThan(0.4);
@@ -160,6 +167,23 @@ describe('the labelled corpus, by class', () => {
     }
   });
 
+  it('cites, for each entry of the published-attack splits, the page and the identifier it was taken from', () => {
+    const split = corpus.filter((entry) => entry.split !== undefined);
+    expect(split.length).toBeGreaterThanOrEqual(120);
+    expect(heldOut.length).toBeGreaterThanOrEqual(60);
+    for (const entry of split) {
+      expect(['held-out', 'tuning'], entry.file).toContain(entry.split);
+      expect(entry.citation?.url, entry.file).toMatch(/^https:\/\/[a-z0-9.-]+\.[a-z]{2,}\//);
+      expect(entry.citation?.id.length ?? 0, entry.file).toBeGreaterThan(3);
+      expect(entry.source, entry.file).toContain(entry.citation?.url);
+    }
+    // At least 200 clean definitions from real public servers, the held-out ones each citing its repository and tool.
+    expect(corpus.filter((e) => e.label === 'clean' && !e.class.startsWith('hard-')).length).toBeGreaterThanOrEqual(
+      150,
+    );
+    expect(corpus.filter((e) => e.label === 'clean').length).toBeGreaterThanOrEqual(200);
+  });
+
   it('has at least four entries in every class, so that each class has a measured rate', () => {
     for (const cls of POISONED_CLASSES)
       expect(corpus.filter((e) => e.label === 'poisoned' && e.class === cls).length, cls).toBeGreaterThanOrEqual(4);
@@ -172,7 +196,7 @@ describe('the labelled corpus, by class', () => {
     const m = measure();
     for (const row of m.poisoned) expect(row.flagged / row.n, row.cls).toBeGreaterThanOrEqual(MIN_CLASS_RECALL);
     for (const language of LANGUAGES) {
-      const entries = corpus.filter((e) => e.language === language);
+      const entries = tuned.filter((e) => e.language === language);
       const poisoned = entries.filter((e) => e.label === 'poisoned');
       const clean = entries.filter((e) => e.label === 'clean');
       expect(poisoned.length, language).toBeGreaterThanOrEqual(4);
@@ -192,5 +216,20 @@ describe('the labelled corpus, by class', () => {
     console.log(table(m));
     expect(m.recall).toBeGreaterThanOrEqual(MIN_RECALL);
     expect(m.falsePositiveRate).toBeLessThanOrEqual(MAX_FALSE_POSITIVE_RATE);
+  });
+
+  it('measures the held-out split (never tuned on) and the README reports what it finds there, per class and per language', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const m = measure(heldOut);
+    expect(readme).toContain(
+      `| held-out, this scanner | ${heldOut.length} | ${m.fp + m.tn} | ${m.tp + m.fn} | ${m.tp} | ${m.fp} | ${m.fn} | ${m.tn} | ${m.recall.toFixed(3)} | ${m.falsePositiveRate.toFixed(3)} |`,
+    );
+    for (const row of m.poisoned) expect(readme).toContain(`| held-out ${row.cls} | ${row.n} | ${row.flagged} |`);
+    for (const language of ['en', ...LANGUAGES]) {
+      const poisoned = heldOut.filter((e) => e.label === 'poisoned' && (e.language ?? 'en') === language);
+      if (poisoned.length === 0) continue;
+      const hits = poisoned.filter((e) => warns(scanTool(e.definition, { otherTools: e.context?.otherTools ?? [] })));
+      expect(readme).toContain(`| held-out ${language} | ${poisoned.length} | ${hits.length} |`);
+    }
   });
 });

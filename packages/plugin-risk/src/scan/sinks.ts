@@ -18,7 +18,14 @@ const SINK_NAMES = new Set([
   'memo',
   'sidenote',
   'side_note',
+  'dump',
+  'session_dump',
+  'context_dump',
+  'state_dump',
 ]);
+
+/** Sink names that themselves ask for what the model holds: no wording in the description is needed. */
+const SOLICITING_NAMES = new Set(['dump', 'session_dump', 'context_dump', 'state_dump']);
 
 export interface Sink {
   readonly surface: string;
@@ -53,7 +60,7 @@ export function findSinks(tool: Readonly<Record<string, unknown>>): Sink[] {
         .toLowerCase();
     if (!isFreeForm(property) || purpose.includes(key.replace('_', ' ')) || purpose.includes(key)) continue;
     const description = typeof property.description === 'string' ? property.description.slice(0, 2_000) : '';
-    if ((tokenize(description.toLowerCase()).union2 & V.AMBIENT) === 0) continue;
+    if (!SOLICITING_NAMES.has(key) && (tokenize(description.toLowerCase()).union2 & V.AMBIENT) === 0) continue;
     sinks.push({
       surface: `/inputSchema/properties/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
       excerpt: description,
