@@ -173,6 +173,8 @@ Object.assign(env, {
   SLUICE_ADMIN_KEY: adminKey,
   SLUICE_APPROVAL_KEY: 'check-image-approval-key-0123456789abcdef',
   UPSTREAM_URL: 'http://127.0.0.1:9/mcp',
+  // The image's HEALTHCHECK asks the container's own address; here the gateway listens on loopback only.
+  SLUICE_HEALTHCHECK_HOST: '127.0.0.1',
   REDIS_URL: `redis://127.0.0.1:${redisPort}`,
 });
 const asNode = ['--reuid', String(NODE_UID), '--regid', String(NODE_UID), '--clear-groups'];

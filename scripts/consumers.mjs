@@ -5,12 +5,14 @@
 // rollup's WebAssembly build, no native binary) and a webpack bundle
 // (CommonJS). Each program starts
 // a server with one guard (concurrency) and calls it with the SDK's client over
-// loopback HTTP. Needs a build and the npm registry. Usage: node scripts/consumers.mjs
+// loopback HTTP. Then the first-hour journey (scripts/first-hour.mjs) on the same
+// tarballs. Needs a build and the npm registry. Usage: node scripts/consumers.mjs
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { firstHour } from './first-hour.mjs';
 import { packAll, root, run } from './pack.mjs';
 
 const require = createRequire(import.meta.url);
@@ -198,6 +200,17 @@ try {
       ? { name: 'webpack bundle, CommonJS', ok: false, output: webpackBuilt }
       : steps('webpack bundle, CommonJS', [[node, ['bundle/app.cjs'], webpackCjs]]),
   ]);
+  // The operator's and the plugin author's first hour, from the same tarballs (scripts/first-hour.mjs).
+  results.push(
+    await firstHour(tarballs, work).then(
+      () => ({ name: 'first hour: sluice init, a packed plugin, sluice serve', ok: true, output: '' }),
+      (error) => ({
+        name: 'first hour: sluice init, a packed plugin, sluice serve',
+        ok: false,
+        output: String(error?.stack ?? error),
+      }),
+    ),
+  );
   for (const result of results) {
     process.stdout.write(`${result.ok ? 'ok  ' : 'FAIL'} ${result.name}\n`);
     if (!result.ok) {

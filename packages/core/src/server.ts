@@ -6,19 +6,17 @@ import { noApprover } from './approval.js';
 import { systemClock } from './clock.js';
 import type { Services } from './container.js';
 import { Tokens, createServerContainer, servicesOf } from './container.js';
-import type { CallRequest, ContextRuntime, Headers, ListContext, Transport } from './context.js';
-import { Context, callArguments } from './context.js';
-import { CoreErrorCode, SluiceError, messageOf, serverClosed, unknownTool } from './errors.js';
+import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
+import type { ContextRuntime, Headers, ListContext, Transport } from './context.js';
+import { CoreErrorCode, SluiceError, serverClosed } from './errors.js';
 import type { CoreHooks } from './hooks.js';
 import { createCoreHooks } from './hooks.js';
 import { formatIssues } from './issues.js';
 import type { Logger } from './logger.js';
 import { createDefaultLogger } from './logger.js';
 import { Pipeline } from './pipeline.js';
-import type { ToClientError } from './pipeline.js';
 import type { Plugin } from './plugin.js';
 import { applyPlugins } from './plugin.js';
-import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
 import { localDraft } from './local-tool.js';
 import type { SchemaInput } from './schema.js';
 import { MemoryStore } from './store/memory.js';
@@ -27,25 +25,19 @@ import type { ImportResult } from './tool-table.js';
 import { ToolTable } from './tool-table.js';
 import type { HttpListener, ListenOptions } from './serving.js';
 import { httpServing } from './serving.js';
-import type http from 'node:http';
-
-/** The fields of `@sluice/http`'s listen options that core sets for the consent routes of `per_user` upstreams. */
-interface ConsentRouting {
-  readonly routes?: Readonly<Record<string, http.RequestListener>>;
-  readonly publicRoutes?: readonly string[];
-}
-import type { ListChange, TransportHooks } from './transport-hooks.js';
+import type { ListChange } from './transport-hooks.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
 import type { UpstreamStatus } from './upstream/health.js';
 import type { ImportOptions } from './upstream/options.js';
 import type { FeatureCatalog } from './features/catalog.js';
 import { RoundStateSeal } from './upstream/round-state.js';
-import type { UpstreamRegistry } from './upstream/registry.js';
-import type { PerUserContext } from './upstream/oauth/per-user.js';
-import type { CredentialVault } from './store/credential-vault.js';
 import { registerInternals } from './server-internals.js';
 import type { ServerSdk } from './server-sdk-loader.js';
 import { loadServerSdk, loadedServerSdk } from './server-sdk-loader.js';
+import { Dispatcher } from './server-dispatch.js';
+import { ServerAttachments, closePlugins } from './server-attachments.js';
+import { ServerUpstreams } from './server-upstreams.js';
+import { listenWithConsent } from './consent-listen.js';
 
 /** Set while adopt() builds its server: that one holds plugins for a server that serves itself, and loads no SDK. */
 let buildingForAdopt = false;
@@ -82,15 +74,11 @@ export class SluiceServer {
   private readonly drainTimeoutMs: number;
   private readonly instructions: string | undefined;
   private readonly sdkOptions: ServerOptions['sdk'];
-  private readonly listChangedNotifiers = new Set<(change: ListChange) => void>();
-  private readonly closers = new Set<() => Promise<void>>();
-  private readonly runtime: ContextRuntime;
+  /** List-change listeners and closers; the transport hooks every transport is given. */
+  private readonly attachments = new ServerAttachments();
+  private readonly dispatcher: Dispatcher;
   private readonly sdkExtensions: ((sdk: McpServer) => void)[] = [];
-  private upstreamRegistry: UpstreamRegistry | undefined;
-  private featureCatalog: FeatureCatalog | undefined;
-  /** Sealed upstream grants (`per_user`), when the server was given a vault. */
-  private readonly credentialVault: CredentialVault | undefined;
-  private perUserContext: PerUserContext | undefined;
+  private readonly upstreamSide: ServerUpstreams;
   /** Seals the state of upstream round trips; see `upstream/round-state.ts`. */
   readonly roundSeal: RoundStateSeal;
   /** The SDK's server package loading, unless this server was built by adopt(). */
@@ -109,7 +97,6 @@ export class SluiceServer {
     this.instructions = options.instructions;
     this.sdkOptions = options.sdk;
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
-    this.credentialVault = options.credentialVault;
     this.logger = options.logger ?? createDefaultLogger(options.name);
     const clock = options.clock ?? systemClock;
     this.ownsStore = options.store === undefined;
@@ -140,15 +127,34 @@ export class SluiceServer {
     });
     this.pipeline = new Pipeline(this.hooks, this.logger);
     this.table.bind(this.pipeline);
-    this.runtime = {
+    const runtime: ContextRuntime = {
       logger: this.logger,
-      dispatch: (name, args, request) => this.dispatch(name, args, request),
+      dispatch: (name, args, request) => this.dispatcher.dispatch(name, args, request),
       approver: () =>
         this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
     };
+    this.dispatcher = new Dispatcher({
+      table: this.table,
+      pipeline: this.pipeline,
+      runtime,
+      isClosed: () => this.closed,
+    });
+    this.upstreamSide = new ServerUpstreams({
+      logger: this.logger,
+      services: this.services,
+      container: this.container,
+      hooks: this.hooks,
+      version: this.version,
+      table: this.table,
+      roundSeal: this.roundSeal,
+      credentialVault: options.credentialVault,
+      isClosed: () => this.closed,
+      onClose: (close) => this.attachments.onClose(close),
+      notify: (change) => this.notify(change),
+    });
     registerInternals(this, {
       table: this.table,
-      dispatch: (name, args, request) => this.dispatch(name, args, request),
+      dispatch: (name, args, request) => this.dispatcher.dispatch(name, args, request),
     });
     const provided = pluginTools;
     pluginTools = undefined;
@@ -198,47 +204,18 @@ export class SluiceServer {
    * `tools/list`, and proxies their calls. An upstream that cannot be reached
    * is reported in `skipped` and retried in the background. See `upstream/`.
    */
-  async import(options: ImportOptions): Promise<ImportResult> {
-    // Loaded on first use: a server without upstreams never loads the SDK client.
-    const [{ UpstreamRegistry }, { FeatureCatalog }] = await Promise.all([
-      import('./upstream/registry.js'),
-      import('./features/catalog.js'),
-    ]);
-    this.featureCatalog ??= new FeatureCatalog(
-      (change) => this.notify(change),
-      this.logger,
-      this.hooks.importFeatures.isUsed() ? (batch) => this.hooks.importFeatures.promise(batch) : undefined,
-    );
-    if (!this.container.isRegistered(Tokens.FeatureRequests)) {
-      // Plugins (code mode) read and get for a caller through this, as the caller's own requests.
-      const { featureRequests, guardsOf } = await import('./features/sdk-handlers.js');
-      const guards = guardsOf(this.hooks);
-      this.container.register(Tokens.FeatureRequests, {
-        useValue: featureRequests({ catalog: this.featureCatalog, logger: this.logger, guards }),
-      });
-    }
-    this.upstreamRegistry ??= new UpstreamRegistry({
-      logger: this.logger,
-      services: this.services,
-      version: this.version,
-      table: this.table,
-      features: this.featureCatalog,
-      roundSeal: this.roundSeal,
-      perUser: await this.perUser(),
-      isClosed: () => this.closed,
-      onClose: (close) => this.onClose(close),
-    });
-    return this.upstreamRegistry.import(options);
+  import(options: ImportOptions): Promise<ImportResult> {
+    return this.upstreamSide.import(options);
   }
 
   /** The resources, templates and prompts of imported upstreams; undefined until the first import. */
   get features(): FeatureCatalog | undefined {
-    return this.featureCatalog;
+    return this.upstreamSide.features;
   }
 
   /** Every imported upstream, with its health. */
   upstreams(): readonly UpstreamStatus[] {
-    return this.upstreamRegistry?.list() ?? [];
+    return this.upstreamSide.list();
   }
 
   /** The tools exposed now. */
@@ -258,46 +235,11 @@ export class SluiceServer {
 
   /** Calls a tool in-process through the whole pipeline. */
   call(name: string, args: Record<string, unknown> = {}, options: InProcessCallOptions = {}): Promise<CallToolResult> {
-    return this.dispatch(name, args, { meta: options.meta, signal: options.signal, transport: 'in-process' });
-  }
-
-  /**
-   * Runs a call. `toClient`, given by a transport's request handler, maps
-   * how the call failed onto the error its client sees: the rejection is
-   * the client's error already, with no `catch` of the transport's own.
-   */
-  private dispatch(
-    name: string,
-    args: unknown,
-    request: CallRequest,
-    toClient?: ToClientError,
-  ): Promise<CallToolResult> {
-    if (this.closed) return rejectWith(serverClosed('call'), toClient);
-    if (!this.table.busy) return this.dispatchNow(name, args, request, toClient);
-    // One tool's failed registration is reported by ready(), not to calls of other tools.
-    return this.table
-      .settled()
-      .then(() =>
-        this.closed ? rejectWith(serverClosed('call'), toClient) : this.dispatchNow(name, args, request, toClient),
-      );
-  }
-
-  private dispatchNow(
-    name: string,
-    args: unknown,
-    request: CallRequest,
-    toClient: ToClientError | undefined,
-  ): Promise<CallToolResult> {
-    const entry = this.table.get(name);
-    if (entry === undefined) return rejectWith(unknownTool(name, 'call'), toClient);
-    let ctx: Context;
-    try {
-      ctx = new Context(this.runtime, entry.tool, callArguments(args), request);
-    } catch (error) {
-      // What the constructor threw, unchanged (or as the client sees it).
-      return rejectWith(error, toClient);
-    }
-    return this.pipeline.run(entry, ctx, toClient);
+    return this.dispatcher.dispatch(name, args, {
+      meta: options.meta,
+      signal: options.signal,
+      transport: 'in-process',
+    });
   }
 
   /**
@@ -320,9 +262,9 @@ export class SluiceServer {
         hooks: this.hooks,
         settled: () => this.table.settled(),
         list: (context) => this.listTools(context),
-        dispatch: (name, args, request, toClient) => this.dispatch(name, args, request, toClient),
-        roundSeal: () => (this.upstreamRegistry ? this.roundSeal : undefined),
-        features: this.featureCatalog,
+        dispatch: (name, args, request, toClient) => this.dispatcher.dispatch(name, args, request, toClient),
+        roundSeal: () => (this.upstreamSide.imported ? this.roundSeal : undefined),
+        features: this.upstreamSide.features,
       },
       transport,
     );
@@ -340,7 +282,7 @@ export class SluiceServer {
     caller: { authInfo: AuthInfo | undefined; headers: Headers | undefined; signal: AbortSignal },
   ): Promise<string[]> {
     return loadedServerSdk().admitListenFilter(
-      { features: this.featureCatalog, logger: this.logger, hooks: this.hooks },
+      { features: this.upstreamSide.features, logger: this.logger, hooks: this.hooks },
       uris,
       caller,
     );
@@ -365,8 +307,8 @@ export class SluiceServer {
     this.assertOpen();
     const { sendChange } = await this.readyToServe();
     const sdk = this.createSdkServer('in-process');
-    const detachNotify = this.onListChanged((change) => sendChange(sdk, change));
-    const detachClose = this.onClose(() => sdk.close());
+    const detachNotify = this.attachments.onListChanged((change) => sendChange(sdk, change));
+    const detachClose = this.attachments.onClose(() => sdk.close());
     sdk.onclose = () => {
       detachNotify();
       detachClose();
@@ -382,38 +324,10 @@ export class SluiceServer {
     this.assertOpen();
     const serving = httpServing();
     await this.readyToServe();
-    const consent = (await this.perUser())?.consent;
-    if (consent === undefined) return serving.listen(this, options, this.transportHooks);
-    // The consent page and callback of per_user upstreams: authorized by their single-use ticket and state.
-    // Core's ListenOptions is filled in by @sluice/http; these are the fields of it that core sets.
-    const routes = consent.routes();
-    const own = options as ListenOptions & ConsentRouting;
-    const listener = (await serving.listen(
-      this,
-      {
-        ...own,
-        routes: { ...routes, ...own.routes },
-        publicRoutes: [...Object.keys(routes), ...(own.publicRoutes ?? [])],
-      },
-      this.transportHooks,
-    )) as HttpListener & { readonly url: URL };
-    consent.listening(listener.url);
-    return listener;
-  }
-
-  /** The vault and consent flows of `per_user` upstreams, once a vault is given; loaded on first use. */
-  private async perUser(): Promise<PerUserContext | undefined> {
-    const vault = this.credentialVault;
-    if (vault === undefined) return undefined;
-    if (this.perUserContext === undefined) {
-      const { ConsentFlows } = await import('./upstream/oauth/consent.js');
-      this.perUserContext ??= {
-        vault,
-        store: this.services.store,
-        consent: new ConsentFlows(this.services.store, this.logger),
-      };
-    }
-    return this.perUserContext;
+    const consent = (await this.upstreamSide.perUser())?.consent;
+    return consent === undefined
+      ? serving.listen(this, options, this.attachments)
+      : listenWithConsent(serving, this, options, this.attachments, consent);
   }
 
   /** Serves stdio (both protocol versions). Logs must go to stderr: the default logger does. */
@@ -421,7 +335,7 @@ export class SluiceServer {
     this.assertOpen();
     await this.readyToServe();
     const { serveOverStdio } = await import('./stdio.js');
-    return serveOverStdio(this, options, this.transportHooks);
+    return serveOverStdio(this, options, this.attachments);
   }
 
   /**
@@ -431,23 +345,7 @@ export class SluiceServer {
    * registers.
    */
   notify(change: ListChange): void {
-    for (const send of this.listChangedNotifiers) send(change);
-  }
-
-  private readonly transportHooks: TransportHooks = {
-    onListChanged: (notify) => this.onListChanged(notify),
-    onClose: (close) => this.onClose(close),
-  };
-
-  private onListChanged(notify: (change: ListChange) => void): () => void {
-    this.listChangedNotifiers.add(notify);
-    return () => void this.listChangedNotifiers.delete(notify);
-  }
-
-  /** Registers something to close with the server (a transport, an upstream connection). */
-  private onClose(close: () => Promise<void>): () => void {
-    this.closers.add(close);
-    return () => void this.closers.delete(close);
+    this.attachments.notify(change);
   }
 
   /** Whether `close()` has begun. */
@@ -463,19 +361,8 @@ export class SluiceServer {
     if (this.closed) return;
     this.closed = true;
     await this.pipeline.drain(this.drainTimeoutMs);
-    const closers = [...this.closers];
-    this.closers.clear();
-    await Promise.allSettled(closers.map((close) => close()));
-    for (const plugin of [...this.plugins].reverse()) {
-      try {
-        await plugin.close?.();
-      } catch (error) {
-        this.logger.error(
-          { event: 'plugin.failed', plugin: plugin.name, hook: 'close', err: error },
-          `plugin close failed: ${messageOf(error)}`,
-        );
-      }
-    }
+    await this.attachments.closeAll();
+    await closePlugins(this.plugins, this.logger);
     if (this.ownsStore) await this.services.store.close();
   }
 
@@ -486,10 +373,4 @@ export class SluiceServer {
 
 export function createServer(options: ServerOptions): SluiceServer {
   return new SluiceServer(options);
-}
-
-/** A failure as a rejection: as it is, or as the client sees it. */
-function rejectWith(error: unknown, toClient: ToClientError | undefined): Promise<never> {
-  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on what was thrown, unchanged unless mapped
-  return Promise.reject(toClient === undefined ? error : toClient(error));
 }

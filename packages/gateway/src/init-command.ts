@@ -3,14 +3,18 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { GatewayErrorCode, configError } from './errors.js';
 import { gatewayJsonSchema } from './json-schema.js';
 
-/** The starter config `sluice init` writes: loopback, an API key from the environment, no upstream yet. */
+/**
+ * The starter config `sluice init` writes: loopback (or `SLUICE_HOST`, which
+ * the container image sets to 0.0.0.0), an API key from the environment, no
+ * upstream yet.
+ */
 export function starterConfig(schemaFile: string): Record<string, unknown> {
   return {
     $schema: `./${schemaFile}`,
     name: 'sluice-gateway',
     listen: {
       http: {
-        host: '127.0.0.1',
+        host: '${SLUICE_HOST:-127.0.0.1}',
         port: 3000,
         auth: { type: 'apiKeys', keys: [{ name: 'local', key: '${SLUICE_API_KEY}' }] },
       },

@@ -10,12 +10,13 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { interpolateEnv, parseGatewayConfig } from '@sluice/gateway';
-import { CLI_SOURCE, FIXTURE_UPSTREAM, REPO_ROOT } from './helpers.js';
+import { starterConfig } from '../src/init-command.js';
+import { CLI_SOURCE, FIXTURE_UPSTREAM, REPO_ROOT, serve } from './helpers.js';
 
 const deploy = (file: string) => fileURLToPath(new URL(`../../../deploy/${file}`, import.meta.url));
 const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsSync(path));
@@ -193,5 +194,78 @@ describe('the systemd unit under a dynamic user', () => {
         rmSync(root, { recursive: true, force: true });
       }
     },
+  );
+});
+
+/** The runtime stage's instructions of the Dockerfile, continuation lines joined, as `[op, args]`. */
+function runtimeStage(): [string, string][] {
+  const text = readFileSync(deploy('Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
+  const lines = text.split('\n').filter((line) => /^[A-Z]+ /.test(line));
+  const last = lines.map((line) => line.startsWith('FROM ')).lastIndexOf(true);
+  return lines.slice(last).map((line) => [line.slice(0, line.indexOf(' ')), line.slice(line.indexOf(' ') + 1)]);
+}
+
+// The address a client outside a container reaches it at, here the machine's own: loopback is not it.
+const OUTSIDE = Object.values(networkInterfaces())
+  .flat()
+  .find((address) => address !== undefined && !address.internal && address.family === 'IPv4')?.address;
+
+describe('the image, without Docker', () => {
+  it("runs its HEALTHCHECK from the gateway's folder, binds 0.0.0.0 by SLUICE_HOST, and gives npx a cache of its own", () => {
+    const stage = runtimeStage();
+    const env = new Map(stage.filter(([op]) => op === 'ENV').map(([, args]) => args.split('=') as [string, string]));
+    expect(env.get('SLUICE_HOST')).toBe('0.0.0.0');
+    const cache = env.get('npm_config_cache')!;
+    expect(cache).toMatch(/^\/var\/cache\//);
+    // Created and owned by the user the gateway runs as, before USER switches to it.
+    const run = stage.find(([op, args]) => op === 'RUN' && args.includes(cache))?.[1] ?? '';
+    expect(run).toMatch(new RegExp(`chown node:node [^&]*${cache}`));
+    expect(stage.find(([op]) => op === 'HEALTHCHECK')?.[1]).toMatch(/CMD \["node", "\/app\/healthcheck\.mjs"\]$/);
+    const build = readFileSync(deploy('Dockerfile'), 'utf8');
+    expect(build).toContain('cp deploy/healthcheck.mjs /out/healthcheck.mjs');
+  });
+
+  it('mounts a volume on the npm cache under the read-only root of the compose replicas', () => {
+    const compose = readFileSync(deploy('compose.yaml'), 'utf8');
+    expect(compose).toMatch(/^ {2}read_only: true$/m);
+    const cache = /^ENV npm_config_cache=(\S+)$/m.exec(readFileSync(deploy('Dockerfile'), 'utf8'))?.[1];
+    expect(compose).toContain(`- npm-cache:${cache}`);
+    expect(compose).toMatch(/^volumes:\n(?: {2}\S+:\n)* {2}npm-cache:$/m);
+  });
+
+  it('has `sluice init` bind SLUICE_HOST, so a starter config listens on 0.0.0.0 in the image and on loopback elsewhere', () => {
+    const raw = starterConfig('sluice.config.schema.json');
+    const env = { SLUICE_API_KEY: 'k'.repeat(24) };
+    expect(parseGatewayConfig(interpolateEnv(raw, env)).listen.http?.host).toBe('127.0.0.1');
+    expect(parseGatewayConfig(interpolateEnv(raw, { ...env, SLUICE_HOST: '0.0.0.0' })).listen.http?.host).toBe(
+      '0.0.0.0',
+    );
+  });
+
+  it.skipIf(OUTSIDE === undefined)(
+    'reports a gateway bound to 127.0.0.1 unhealthy (unreachable through -p), and one bound beyond loopback healthy',
+    async () => {
+      const healthcheck = (port: string) =>
+        new Promise<number | null>((resolve) => {
+          const child = spawn(process.execPath, [deploy('healthcheck.mjs')], {
+            env: { ...process.env, SLUICE_PORT: port },
+            stdio: 'ignore',
+          });
+          child.once('exit', resolve);
+        });
+      for (const [host, expected] of [
+        ['127.0.0.1', 1],
+        [OUTSIDE!, 0],
+      ] as const) {
+        const auth = { type: 'apiKeys', keys: [{ name: 'agent', key: 'k'.repeat(24) }] };
+        const served = await serve({ listen: { http: { host, port: 0, auth } }, upstreams: [] });
+        try {
+          expect(await healthcheck(served.url.port)).toBe(expected);
+        } finally {
+          await served.stop();
+        }
+      }
+    },
+    60_000,
   );
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { CallToolResult } from '@sluice/core';
-import { blockSize, fitsWithin, originalSize, resultSize } from '../src/measure.js';
+import { TWIN_MIN_LENGTH, blockSize, fitsWithin, originalSize, resultSize } from '../src/measure.js';
 import { oracleSize } from './oracle.js';
 import { arbitraryResult } from './results.js';
 
@@ -22,6 +22,29 @@ describe('the size of a tool result', () => {
     );
     // 'line' 4, newline 1, '"quoted"' 8, lone surrogate 3: no escapes in the text's count.
     expect(resultSize(result)).toBe(skeleton + 4 + 1 + 8 + 3);
+  });
+
+  it('counts a long text once when a text block and a top-level string of structuredContent both carry it', () => {
+    const file = 'é line\n'.repeat(300); // 2,400 characters, 2,700 bytes
+    const twice: CallToolResult = { content: [{ type: 'text', text: file }], structuredContent: { content: file } };
+    const wire = Buffer.byteLength(JSON.stringify(twice));
+    const once = wire - Buffer.byteLength(file) - 300; // the text block's copy, unescaped, no longer counted
+    expect(resultSize(twice)).toBe(once);
+    expect(resultSize(twice)).toBe(oracleSize(twice));
+    expect(originalSize(twice, 4_096)).toBe(once);
+    expect(fitsWithin(twice, once)).toBe(true);
+    expect(fitsWithin(twice, once - 1)).toBe(false);
+    // Another text, a nested copy, or a short one: counted as before.
+    const other: CallToolResult = {
+      content: [{ type: 'text', text: `${file}.` }],
+      structuredContent: { content: file },
+    };
+    expect(resultSize(other)).toBe(Buffer.byteLength(JSON.stringify(other)) - 300);
+    const nested: CallToolResult = { content: [{ type: 'text', text: file }], structuredContent: { file: { file } } };
+    expect(resultSize(nested)).toBe(Buffer.byteLength(JSON.stringify(nested)) - 300);
+    const short = 'x'.repeat(TWIN_MIN_LENGTH - 1);
+    const small: CallToolResult = { content: [{ type: 'text', text: short }], structuredContent: { short } };
+    expect(resultSize(small)).toBe(Buffer.byteLength(JSON.stringify(small)));
   });
 
   it('counts every kind of block: base64 data, embedded text and blobs, resource links, block _meta', () => {

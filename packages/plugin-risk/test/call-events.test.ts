@@ -105,6 +105,34 @@ describe('tool.start, then exactly one of tool.done and tool.crash', () => {
     });
   });
 
+  it('logs tool.done refused, not a crash, when an upstream answer passes its read cap (UPSTREAM_RESPONSE_TOO_LARGE)', async () => {
+    const up = new McpServer({ name: 'files', version: '1.0.0' });
+    up.registerTool(
+      'read',
+      { description: 'Reads a whole file and returns its text.', inputSchema: z.object({}) },
+      () => text('f'.repeat(50_000)),
+    );
+    // What egress does for an imported tool: a cap on the bytes the proxy reads of its answers.
+    const readCap = definePlugin({
+      name: 'read-cap',
+      version: '1.0.0',
+      apply: ({ hooks }) =>
+        hooks.import.tap({ name: 'read-cap', stage: Stage.LAST }, (batch) => {
+          for (const tool of batch.tools) tool.responseLimitBytes = 4_096;
+          return batch;
+        }),
+    });
+    const k = await createTestKit({ plugins: [risk({ ledger: { persist: 'memory' } }), readCap] });
+    open.push(k);
+    await k.server.import({ name: 'files', connection: { type: 'in-process', server: up } });
+    expect(errorOf(await k.call('read'))?.code).toBe('UPSTREAM_RESPONSE_TOO_LARGE');
+    expect(expectOnePair(k.logs.records, 'read', 'tool.done')).toMatchObject({
+      outcome: 'refused',
+      code: 'UPSTREAM_RESPONSE_TOO_LARGE',
+      upstream: 'files',
+    });
+  });
+
   it('logs tool.crash with the code when a plugin fails the call', async () => {
     const failing = definePlugin({
       name: 'failing',

@@ -1,6 +1,7 @@
 import { trace } from '@opentelemetry/api';
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { CallContext, CallToolResult, Executor, Logger, Outcome, SluiceTool } from '@sluice/core';
+import { CoreErrorCode } from '@sluice/core';
 import { RiskEvent } from '../events.js';
 import { publishedRiskOf } from '../exposure/published-risk.js';
 import type { SecretMask } from './secret-mask.js';
@@ -201,8 +202,9 @@ interface End {
 
 /**
  * Done or crash. A policy refusal is `done`: nothing failed, a guard did its
- * work. An upstream failure (the core's `UPSTREAM_*` refusals) and a tool's
- * own error result are crashes of the call.
+ * work; so is an upstream answer refused past its read cap. An upstream
+ * failure (the core's other `UPSTREAM_*` refusals) and a tool's own error
+ * result are crashes of the call.
  */
 // The ends without a code, built once: `settle` runs on every call and most end `ok`.
 const NO_EXTRA: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -217,7 +219,8 @@ function endOf(outcome: Outcome): End {
       return outcome.result.isError ? TOOL_ERROR : OK;
     case 'refused':
       if (isInputRequired(outcome.result)) return INPUT_REQUIRED;
-      if (outcome.code.startsWith('UPSTREAM_'))
+      // An answer past the read cap is a bound the gateway enforced (egress's maxPayloadBytes), not a failure.
+      if (outcome.code.startsWith('UPSTREAM_') && outcome.code !== CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE)
         return { kind: 'upstream-error', crash: true, extra: { code: outcome.code } };
       return { kind: 'refused', crash: false, extra: { code: outcome.code } };
     case 'error':
