@@ -323,6 +323,7 @@ export class SluiceServer {
         dispatch: (name, args, request, toClient) => this.dispatch(name, args, request, toClient),
         roundSeal: () => (this.upstreamRegistry ? this.roundSeal : undefined),
         features: this.featureCatalog,
+        elicitationSent: (id, notify) => this.perUserContext?.consent.awaiting(id, notify),
       },
       transport,
     );
@@ -407,11 +408,9 @@ export class SluiceServer {
     if (vault === undefined) return undefined;
     if (this.perUserContext === undefined) {
       const { ConsentFlows } = await import('./upstream/oauth/consent.js');
-      this.perUserContext ??= {
-        vault,
-        store: this.services.store,
-        consent: new ConsentFlows(this.services.store, this.logger),
-      };
+      const consent = new ConsentFlows(this.services.store, this.logger);
+      this.perUserContext ??= { vault, store: this.services.store, consent };
+      if (this.perUserContext.consent === consent) this.closers.add(() => consent.close());
     }
     return this.perUserContext;
   }

@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import puppeteer from 'puppeteer-core';
 import type { Browser, HTTPRequest } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { CoreErrorCode, CredentialVault, MemoryStore, createServer, identityOf } from '@sluice/core';
 import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
@@ -78,6 +79,20 @@ async function upstream(): Promise<HttpListener> {
         requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
       });
       return { content: [{ type: 'text', text: `${String(ctx.auth?.subject)} ${JSON.stringify(answer)}` }] };
+    },
+  });
+  // Asks in the 2026-07-28 way (the SDK asks a 2025-11-25 caller with an elicitation request instead).
+  server.tool({
+    name: 'approve',
+    handler: (_args, ctx) => {
+      const view = inputResponse(ctx.mcp?.mcpReq.inputResponses, 'ok');
+      if (view.kind === 'elicit')
+        return { content: [{ type: 'text', text: `${String(ctx.auth?.subject)} ${JSON.stringify(view.content)}` }] };
+      const ask = inputRequired.elicit({
+        message: `Go ahead, ${String(ctx.auth?.subject)}?`,
+        requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+      });
+      return inputRequired({ inputRequests: { ok: ask } });
     },
   });
   const listener = await server.listen({
@@ -167,6 +182,46 @@ async function caller(url: URL, key: string): Promise<Client> {
   );
   cleanups.push(() => client.close());
   return client;
+}
+
+/**
+ * A 2026-07-28 caller: a URL input request's link goes to `open` (a person
+ * who may connect, then says whether they did); a form is answered with
+ * whether it names `login`.
+ */
+async function modernCaller(
+  url: URL,
+  key: string,
+  login: string,
+  open: (link: string) => Promise<'accept' | 'decline'>,
+): Promise<Client> {
+  const client = new Client(
+    { name: 'modern-caller', version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: { elicitation: { url: {}, form: {} } },
+      inputRequired: { autoFulfill: true },
+    },
+  );
+  client.setRequestHandler('elicitation/create', async (request) => {
+    const { params } = request;
+    if (params.mode === 'url') return { action: await open(params.url) };
+    return { action: 'accept', content: { ok: params.message.includes(login) } };
+  });
+  await client.connect(
+    new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+  );
+  cleanups.push(() => client.close());
+  return client;
+}
+
+/** Waits for `condition`, failing with `what` if it has not come true within 20 s. */
+async function eventually(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 interface Asked {
@@ -425,5 +480,84 @@ describe('per_user grants toward an upstream', () => {
       { numRuns: 60 },
     );
     expect(await vault.list()).toEqual([]);
+  }, 120_000);
+
+  it('tells the caller when the consent completes (notifications/elicitation/complete), for the elicitation it was asked with', async () => {
+    const target = await upstream();
+    const { listener } = await gateway(target.url, target.url.href);
+    const alice = await caller(listener.url, KEYS.alice);
+    const bob = await caller(listener.url, KEYS.bob);
+    const completed = { alice: [] as string[], bob: [] as string[] };
+    alice.setNotificationHandler('notifications/elicitation/complete', (n) => {
+      completed.alice.push(n.params.elicitationId);
+    });
+    bob.setNotificationHandler('notifications/elicitation/complete', (n) => {
+      completed.bob.push(n.params.elicitationId);
+    });
+    const askedBob = await askedToConnect(bob);
+    const asked = await askedToConnect(alice);
+    expect(await consent(asked.url, 'alice-at-saas')).toContain('<h1>Connected</h1>');
+    await eventually(() => completed.alice.length > 0, "the completion of Alice's elicitation");
+    expect(completed.alice).toEqual([asked.elicitationId]);
+    // Bob was asked too, and has not connected: nothing completed for him.
+    expect(completed.bob).not.toContain(askedBob.elicitationId);
+    expect(completed.bob).toEqual([]);
+    expect((await whoami(alice)).subject).toBe('alice-at-saas');
+  }, 120_000);
+});
+
+describe('per_user grants for 2026-07-28 callers', () => {
+  it('asks a caller without a grant with a URL input request; the retried call then reaches the upstream as them', async () => {
+    const target = await upstream();
+    const { listener, logs } = await gateway(target.url, target.url.href);
+    const links: string[] = [];
+    const person = (login: string) => async (link: string) => {
+      links.push(link);
+      expect(await consent(link, login)).toContain('<h1>Connected</h1>');
+      return 'accept' as const;
+    };
+    const alice = await modernCaller(listener.url, KEYS.alice, 'alice-at-saas', person('alice-at-saas'));
+    expect(await whoami(alice)).toEqual({ subject: 'alice-at-saas', aud: target.url.href });
+    expect(links).toHaveLength(1);
+    expect(new URL(links[0] ?? '').origin).toBe(listener.url.origin);
+    expect(logs.events('upstream.connect_required')).toHaveLength(1);
+    expect(logs.text()).not.toContain(new URL(links[0] ?? '').searchParams.get('ticket') ?? '-');
+    // Connected: later calls are not asked again.
+    expect((await whoami(alice)).subject).toBe('alice-at-saas');
+    expect(links).toHaveLength(1);
+    // Bob is asked separately, and reaches the upstream as himself.
+    const bob = await modernCaller(listener.url, KEYS.bob, 'bob-at-saas', person('bob-at-saas'));
+    expect((await whoami(bob)).subject).toBe('bob-at-saas');
+    expect(links).toHaveLength(2);
+    expect(links[1]).not.toBe(links[0]);
+  }, 120_000);
+
+  it('asks again with a fresh link when the caller says it connected but did not, and refuses once it declines', async () => {
+    const target = await upstream();
+    const { listener, vault } = await gateway(target.url, target.url.href);
+    const links: string[] = [];
+    const alice = await modernCaller(listener.url, KEYS.alice, 'alice-at-saas', (link) => {
+      links.push(link);
+      return Promise.resolve(links.length < 2 ? 'accept' : 'decline');
+    });
+    const result = await alice.callTool({ name: 'whoami', arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(result._meta?.['dev.sluice/error']).toMatchObject({ code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED });
+    expect(textOf(result)).toMatch(/saas/);
+    expect(links).toHaveLength(2);
+    expect(links[1]).not.toBe(links[0]);
+    expect(await vault.list()).toEqual([]);
+  }, 120_000);
+
+  it("relays the upstream's own input request during a call on the caller's connection as a 2026-07-28 round", async () => {
+    const target = await upstream();
+    const { listener } = await gateway(target.url, target.url.href);
+    const alice = await modernCaller(listener.url, KEYS.alice, 'alice-at-saas', async (link) => {
+      await consent(link, 'alice-at-saas');
+      return 'accept';
+    });
+    const result = await alice.callTool({ name: 'approve', arguments: {} });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(textOf(result)).toBe('alice-at-saas {"ok":true}');
   }, 120_000);
 });
