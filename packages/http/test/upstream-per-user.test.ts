@@ -6,13 +6,11 @@
 // server over loopback HTTP, sees each caller as their own upstream account.
 // The attacks come first: another caller's token, a revoked grant, a
 // tampered state or code.
-import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
 import fc from 'fast-check';
-import puppeteer from 'puppeteer-core';
-import type { Browser, HTTPRequest } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { CoreErrorCode, CredentialVault, MemoryStore, createServer, identityOf } from '@sluice/core';
@@ -20,13 +18,14 @@ import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import '@sluice/http';
 import type { CapturedLogger } from '@sluice/core/testing';
-import { CONSENT_GATEWAY, startConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
+import {
+  CONSENT_GATEWAY,
+  perUserAuth,
+  startConsentServer,
+} from '../../core/test/helpers/consent-authorization-server.js';
 import type { ConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
 import { startRecordingFront } from '../../core/test/helpers/front.js';
-
-const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
-if (!existsSync(CHROMIUM) && process.env.CI)
-  throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (the per-user tests need it)`);
+import { consentInBrowser, launchChromium } from '../../core/test/helpers/consent-browser.js';
 
 const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' } as const;
 const VAULT_KEY = randomBytes(32).toString('base64');
@@ -35,11 +34,7 @@ let as: ConsentServer;
 let browser: Browser;
 beforeAll(async () => {
   as = await startConsentServer();
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 afterAll(async () => {
   await browser.close().catch(() => {});
@@ -144,14 +139,7 @@ async function gateway(upstreamUrl: URL, resource: string, clock?: Clock): Promi
   const result = await server.import({
     name: 'saas',
     connection: { type: 'http', url: upstreamUrl.href },
-    auth: {
-      type: 'per_user',
-      clientId: CONSENT_GATEWAY.id,
-      clientSecret: CONSENT_GATEWAY.secret,
-      issuer: as.issuer,
-      resource,
-      scope: 'read offline_access',
-    },
+    auth: perUserAuth(as.issuer, resource),
   });
   expect(result.skipped).toEqual([]);
   const listener = await server.listen({
@@ -250,46 +238,9 @@ async function whoami(client: Client): Promise<{ subject: string; aud: unknown }
   return JSON.parse(textOf(result)) as { subject: string; aud: unknown };
 }
 
-/**
- * A person in a browser: opens the consent page, continues to the
- * authorization server, signs in as `login` and consents. Resolves with the
- * text of the page they end on; `intercept` may stop the redirect back to
- * the gateway (resolving with its URL instead).
- */
-async function consent(url: string, login: string, intercept = false): Promise<string> {
-  const context = await browser.createBrowserContext();
-  try {
-    const page = await context.newPage();
-    let callback: string | undefined;
-    if (intercept) {
-      await page.setRequestInterception(true);
-      page.on('request', (request: HTTPRequest) => {
-        if (request.url().includes('/oauth/upstream/callback')) {
-          callback = request.url();
-          void request.abort();
-        } else void request.continue();
-      });
-    }
-    await page.goto(url, { waitUntil: 'domcontentloaded' });
-    expect(await page.content()).toContain('saas');
-    await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('#continue')]);
-    await page.type('input[name="login"]', login);
-    await page.type('input[name="password"]', 'any password');
-    await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('button[type="submit"]')]);
-    if (intercept) {
-      await page.click('button[type="submit"]').catch(() => undefined);
-      await waitFor(() => callback !== undefined);
-      return callback as string;
-    }
-    await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('button[type="submit"]')]);
-    return await page.content();
-  } finally {
-    await context.close();
-  }
-}
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+/** A person in a browser connects `login` through the consent page at `url` (see consent-browser.ts). */
+function consent(url: string, login: string, intercept = false): Promise<string> {
+  return consentInBrowser(browser, url, login, { intercept });
 }
 
 describe('per_user grants toward an upstream', () => {
