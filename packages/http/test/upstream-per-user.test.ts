@@ -12,7 +12,6 @@ import { decodeJwt } from 'jose';
 import fc from 'fast-check';
 import type { Browser } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { CoreErrorCode, CredentialVault, MemoryStore, createServer, identityOf } from '@sluice/core';
 import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
@@ -25,6 +24,7 @@ import {
 } from '../../core/test/helpers/consent-authorization-server.js';
 import type { ConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
 import { startRecordingFront } from '../../core/test/helpers/front.js';
+import { confirmingTool } from '../../core/test/fixtures/asking-tool.js';
 import { consentInBrowser, launchChromium } from '../../core/test/helpers/consent-browser.js';
 
 const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' } as const;
@@ -76,20 +76,7 @@ async function upstream(): Promise<HttpListener> {
       return { content: [{ type: 'text', text: `${String(ctx.auth?.subject)} ${JSON.stringify(answer)}` }] };
     },
   });
-  // Asks in the 2026-07-28 way (the SDK asks a 2025-11-25 caller with an elicitation request instead).
-  server.tool({
-    name: 'approve',
-    handler: (_args, ctx) => {
-      const view = inputResponse(ctx.mcp?.mcpReq.inputResponses, 'ok');
-      if (view.kind === 'elicit')
-        return { content: [{ type: 'text', text: `${String(ctx.auth?.subject)} ${JSON.stringify(view.content)}` }] };
-      const ask = inputRequired.elicit({
-        message: `Go ahead, ${String(ctx.auth?.subject)}?`,
-        requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
-      });
-      return inputRequired({ inputRequests: { ok: ask } });
-    },
-  });
+  server.tool(confirmingTool('approve'));
   const listener = await server.listen({
     auth: { type: 'oauth', authorizationServers: [as.issuer], jwksRefreshCooldownSec: 0 },
   });
