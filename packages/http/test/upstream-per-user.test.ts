@@ -498,4 +498,21 @@ describe('per_user grants for 2026-07-28 callers', () => {
     expect(result.isError, textOf(result)).toBeFalsy();
     expect(textOf(result)).toBe('alice-at-saas {"ok":true}');
   }, 120_000);
+
+  it("asks with a URL input request on a resource read too, then reads and gets prompts with the caller's grant", async () => {
+    const target = await upstream();
+    const { listener } = await gateway(target.url, target.url.href);
+    const links: string[] = [];
+    const alice = await modernCaller(listener.url, KEYS.alice, 'alice-at-saas', async (link) => {
+      links.push(link);
+      await consent(link, 'alice-at-saas');
+      return 'accept';
+    });
+    const read = await alice.readResource({ uri: 'saas://me' });
+    expect(read.contents[0]).toMatchObject({ text: 'alice-at-saas' });
+    expect(links).toHaveLength(1);
+    const prompt = await alice.getPrompt({ name: 'me' });
+    expect(prompt.messages[0]?.content).toMatchObject({ text: 'alice-at-saas' });
+    expect(links).toHaveLength(1);
+  }, 120_000);
 });

@@ -19,7 +19,6 @@ import type { UpstreamErrorCode } from './errors.js';
 import { upstreamFailure } from './errors.js';
 import { refusal } from '../refusal.js';
 import {
-  CONNECT_INPUT_KEY,
   connectDeclined,
   connectElicitation,
   connectRound,
@@ -31,8 +30,7 @@ import type { CallerIdentity } from '../auth/identity.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
 import { injectTraceContext, traceIdle, withTraceSpan } from './tracing.js';
-import { isModernCaller, relayedError, roundParams, sealed } from './modern-call.js';
-import type { RoundParams } from './modern-call.js';
+import { isModernCaller, relayedError, roundParams, sealed, withoutConnectAnswer } from './modern-call.js';
 import type { RoundStateSeal } from './round-state.js';
 
 /** What the proxy needs from the upstream it calls. */
@@ -123,18 +121,6 @@ async function callUpstream(
   const client = lane ?? link.connected();
   if (client === undefined) return unavailable(link);
   return callOn(link, original, ctx, spanContext, client, round);
-}
-
-/** A round's answers without Sluice's own connect question's, which is not the upstream's to read. */
-function withoutConnectAnswer(round: RoundParams): RoundParams {
-  const answers = round.inputResponses;
-  if (answers?.[CONNECT_INPUT_KEY] === undefined) return round;
-  const kept = Object.entries(answers).filter(([key]) => key !== CONNECT_INPUT_KEY);
-  const rest: RoundParams = {
-    meta: round.meta,
-    ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
-  };
-  return kept.length > 0 ? { ...rest, inputResponses: Object.fromEntries(kept) } : rest;
 }
 
 /** A tool call on one connection to the upstream, with its budget, progress relay and failure mapping. */
