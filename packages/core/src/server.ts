@@ -323,7 +323,13 @@ export class SluiceServer {
         dispatch: (name, args, request, toClient) => this.dispatch(name, args, request, toClient),
         roundSeal: () => (this.upstreamRegistry ? this.roundSeal : undefined),
         features: this.featureCatalog,
-        elicitationSent: (id, notify) => this.perUserContext?.consent.awaiting(id, notify),
+        // Only a server with a vault can have per_user upstreams: others pay nothing per call for this.
+        ...(this.credentialVault === undefined
+          ? {}
+          : {
+              elicitationSent: (id: string, notify: () => Promise<void>) =>
+                this.perUserContext?.consent.awaiting(id, notify),
+            }),
       },
       transport,
     );
