@@ -1,7 +1,7 @@
 // What a Sluice server needs of the MCP SDK's server package to serve a transport. Loaded with the first server that
 // can serve (see server-sdk-loader.ts), not with core: a v1 server adopting one guard never loads it.
 
-import { McpServer, Server } from '@modelcontextprotocol/server';
+import { McpServer, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { ServerOptions as SdkServerOptions } from '@modelcontextprotocol/server';
 import type { CallRequest, ListContext, Transport } from './context.js';
 import type { FeatureCatalog } from './features/catalog.js';
@@ -36,6 +36,8 @@ export interface SdkServerParts {
   roundSeal(): RoundStateSeal | undefined;
   /** The imported resources, templates and prompts, when there are upstreams. */
   readonly features: FeatureCatalog | undefined;
+  /** A URL elicitation (-32042) reached a client: `notify` tells it `notifications/elicitation/complete` later. */
+  readonly elicitationSent?: (elicitationId: string, notify: () => Promise<void>) => void;
 }
 
 /** A fresh SDK server that serves a Sluice server's tools (and imported features) over one transport. */
@@ -54,7 +56,7 @@ export function buildSdkServer(parts: SdkServerParts, transport: Transport): Ser
   });
   sdk.setRequestHandler('tools/call', (request, ctx) => {
     const seal = parts.roundSeal();
-    return parts.dispatch(
+    const answer = parts.dispatch(
       request.params.name,
       request.params.arguments,
       {
@@ -68,10 +70,27 @@ export function buildSdkServer(parts: SdkServerParts, transport: Transport): Ser
       },
       toProtocolError,
     );
+    const sent = parts.elicitationSent;
+    if (sent === undefined) return answer;
+    return answer.catch((error: unknown) => {
+      for (const id of urlElicitationIds(error)) sent(id, async () => sdk.createElicitationCompletionNotifier(id)());
+      throw error;
+    });
   });
   if (parts.features)
     serveFeatures(sdk, { catalog: parts.features, logger: parts.logger, transport, guards: guardsOf(parts.hooks) });
   return sdk;
+}
+
+/** The elicitation ids of a URL elicitation error (-32042) to a client that declared URL elicitation. */
+function urlElicitationIds(error: unknown): string[] {
+  if (!(error instanceof ProtocolError) || error.code !== (ProtocolErrorCode.UrlElicitationRequired as number))
+    return [];
+  const elicitations = (error.data as { elicitations?: unknown } | undefined)?.elicitations;
+  if (!Array.isArray(elicitations)) return [];
+  return elicitations
+    .map((e: unknown) => (e as { elicitationId?: unknown } | null)?.elicitationId)
+    .filter((id): id is string => typeof id === 'string');
 }
 
 /** Admits a 2026-07-28 listen filter's resource URIs as `resources/subscribe` requests (see `admitListen`). */

@@ -42,6 +42,11 @@ export class ServerUpstreams {
 
   constructor(private readonly parts: ServerUpstreamsParts) {}
 
+  /** Whether the server was given a vault, so that it can have `per_user` upstreams. */
+  get hasVault(): boolean {
+    return this.parts.credentialVault !== undefined;
+  }
+
   /** Whether any upstream was imported. */
   get imported(): boolean {
     return this.registry !== undefined;
@@ -97,8 +102,15 @@ export class ServerUpstreams {
     if (this.perUserContext === undefined) {
       const { ConsentFlows } = await import('./upstream/oauth/consent.js');
       const { store } = this.parts.services;
-      this.perUserContext ??= { vault, store, consent: new ConsentFlows(store, this.parts.logger) };
+      const consent = new ConsentFlows(store, this.parts.logger);
+      this.perUserContext ??= { vault, store, consent };
+      if (this.perUserContext.consent === consent) this.parts.onClose(() => consent.close());
     }
     return this.perUserContext;
+  }
+
+  /** The consent flows, once loaded: a 2025-11-25 client asked to connect is told when its consent completes. */
+  get consent(): PerUserContext['consent'] | undefined {
+    return this.perUserContext?.consent;
   }
 }

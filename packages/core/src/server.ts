@@ -265,6 +265,13 @@ export class SluiceServer {
         dispatch: (name, args, request, toClient) => this.dispatcher.dispatch(name, args, request, toClient),
         roundSeal: () => (this.upstreamSide.imported ? this.roundSeal : undefined),
         features: this.upstreamSide.features,
+        // Only a server with a vault can have per_user upstreams: others pay nothing per call for this.
+        ...(!this.upstreamSide.hasVault
+          ? {}
+          : {
+              elicitationSent: (id: string, notify: () => Promise<void>) =>
+                this.upstreamSide.consent?.awaiting(id, notify),
+            }),
       },
       transport,
     );

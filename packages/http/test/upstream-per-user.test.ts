@@ -6,26 +6,26 @@
 // server over loopback HTTP, sees each caller as their own upstream account.
 // The attacks come first: another caller's token, a revoked grant, a
 // tampered state or code.
-import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
 import fc from 'fast-check';
-import puppeteer from 'puppeteer-core';
-import type { Browser, HTTPRequest } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { CoreErrorCode, CredentialVault, MemoryStore, createServer, identityOf } from '@sluice/core';
 import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import '@sluice/http';
 import type { CapturedLogger } from '@sluice/core/testing';
-import { CONSENT_GATEWAY, startConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
+import {
+  CONSENT_GATEWAY,
+  perUserAuth,
+  startConsentServer,
+} from '../../core/test/helpers/consent-authorization-server.js';
 import type { ConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
 import { startRecordingFront } from '../../core/test/helpers/front.js';
-
-const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
-if (!existsSync(CHROMIUM) && process.env.CI)
-  throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (the per-user tests need it)`);
+import { confirmingTool } from '../../core/test/fixtures/asking-tool.js';
+import { consentInBrowser, launchChromium } from '../../core/test/helpers/consent-browser.js';
 
 const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' } as const;
 const VAULT_KEY = randomBytes(32).toString('base64');
@@ -34,11 +34,7 @@ let as: ConsentServer;
 let browser: Browser;
 beforeAll(async () => {
   as = await startConsentServer();
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 }, 120_000);
 afterAll(async () => {
   await browser.close().catch(() => {});
@@ -80,6 +76,7 @@ async function upstream(): Promise<HttpListener> {
       return { content: [{ type: 'text', text: `${String(ctx.auth?.subject)} ${JSON.stringify(answer)}` }] };
     },
   });
+  server.tool(confirmingTool('approve'));
   const listener = await server.listen({
     auth: { type: 'oauth', authorizationServers: [as.issuer], jwksRefreshCooldownSec: 0 },
   });
@@ -129,14 +126,7 @@ async function gateway(upstreamUrl: URL, resource: string, clock?: Clock): Promi
   const result = await server.import({
     name: 'saas',
     connection: { type: 'http', url: upstreamUrl.href },
-    auth: {
-      type: 'per_user',
-      clientId: CONSENT_GATEWAY.id,
-      clientSecret: CONSENT_GATEWAY.secret,
-      issuer: as.issuer,
-      resource,
-      scope: 'read offline_access',
-    },
+    auth: perUserAuth(as.issuer, resource),
   });
   expect(result.skipped).toEqual([]);
   const listener = await server.listen({
@@ -169,6 +159,46 @@ async function caller(url: URL, key: string): Promise<Client> {
   return client;
 }
 
+/**
+ * A 2026-07-28 caller: a URL input request's link goes to `open` (a person
+ * who may connect, then says whether they did); a form is answered with
+ * whether it names `login`.
+ */
+async function modernCaller(
+  url: URL,
+  key: string,
+  login: string,
+  open: (link: string) => Promise<'accept' | 'decline'>,
+): Promise<Client> {
+  const client = new Client(
+    { name: 'modern-caller', version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: { elicitation: { url: {}, form: {} } },
+      inputRequired: { autoFulfill: true },
+    },
+  );
+  client.setRequestHandler('elicitation/create', async (request) => {
+    const { params } = request;
+    if (params.mode === 'url') return { action: await open(params.url) };
+    return { action: 'accept', content: { ok: params.message.includes(login) } };
+  });
+  await client.connect(
+    new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+  );
+  cleanups.push(() => client.close());
+  return client;
+}
+
+/** Waits for `condition`, failing with `what` if it has not come true within 20 s. */
+async function eventually(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 interface Asked {
   readonly url: string;
   readonly elicitationId: string;
@@ -195,46 +225,9 @@ async function whoami(client: Client): Promise<{ subject: string; aud: unknown }
   return JSON.parse(textOf(result)) as { subject: string; aud: unknown };
 }
 
-/**
- * A person in a browser: opens the consent page, continues to the
- * authorization server, signs in as `login` and consents. Resolves with the
- * text of the page they end on; `intercept` may stop the redirect back to
- * the gateway (resolving with its URL instead).
- */
-async function consent(url: string, login: string, intercept = false): Promise<string> {
-  const context = await browser.createBrowserContext();
-  try {
-    const page = await context.newPage();
-    let callback: string | undefined;
-    if (intercept) {
-      await page.setRequestInterception(true);
-      page.on('request', (request: HTTPRequest) => {
-        if (request.url().includes('/oauth/upstream/callback')) {
-          callback = request.url();
-          void request.abort();
-        } else void request.continue();
-      });
-    }
-    await page.goto(url, { waitUntil: 'domcontentloaded' });
-    expect(await page.content()).toContain('saas');
-    await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('#continue')]);
-    await page.type('input[name="login"]', login);
-    await page.type('input[name="password"]', 'any password');
-    await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('button[type="submit"]')]);
-    if (intercept) {
-      await page.click('button[type="submit"]').catch(() => undefined);
-      await waitFor(() => callback !== undefined);
-      return callback as string;
-    }
-    await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('button[type="submit"]')]);
-    return await page.content();
-  } finally {
-    await context.close();
-  }
-}
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+/** A person in a browser connects `login` through the consent page at `url` (see consent-browser.ts). */
+function consent(url: string, login: string, intercept = false): Promise<string> {
+  return consentInBrowser(browser, url, login, { intercept });
 }
 
 describe('per_user grants toward an upstream', () => {
@@ -425,5 +418,101 @@ describe('per_user grants toward an upstream', () => {
       { numRuns: 60 },
     );
     expect(await vault.list()).toEqual([]);
+  }, 120_000);
+
+  it('tells the caller when the consent completes (notifications/elicitation/complete), for the elicitation it was asked with', async () => {
+    const target = await upstream();
+    const { listener } = await gateway(target.url, target.url.href);
+    const alice = await caller(listener.url, KEYS.alice);
+    const bob = await caller(listener.url, KEYS.bob);
+    const completed = { alice: [] as string[], bob: [] as string[] };
+    alice.setNotificationHandler('notifications/elicitation/complete', (n) => {
+      completed.alice.push(n.params.elicitationId);
+    });
+    bob.setNotificationHandler('notifications/elicitation/complete', (n) => {
+      completed.bob.push(n.params.elicitationId);
+    });
+    const askedBob = await askedToConnect(bob);
+    const asked = await askedToConnect(alice);
+    expect(await consent(asked.url, 'alice-at-saas')).toContain('<h1>Connected</h1>');
+    await eventually(() => completed.alice.length > 0, "the completion of Alice's elicitation");
+    expect(completed.alice).toEqual([asked.elicitationId]);
+    // Bob was asked too, and has not connected: nothing completed for him.
+    expect(completed.bob).not.toContain(askedBob.elicitationId);
+    expect(completed.bob).toEqual([]);
+    expect((await whoami(alice)).subject).toBe('alice-at-saas');
+  }, 120_000);
+});
+
+describe('per_user grants for 2026-07-28 callers', () => {
+  it('asks a caller without a grant with a URL input request; the retried call then reaches the upstream as them', async () => {
+    const target = await upstream();
+    const { listener, logs } = await gateway(target.url, target.url.href);
+    const links: string[] = [];
+    const person = (login: string) => async (link: string) => {
+      links.push(link);
+      expect(await consent(link, login)).toContain('<h1>Connected</h1>');
+      return 'accept' as const;
+    };
+    const alice = await modernCaller(listener.url, KEYS.alice, 'alice-at-saas', person('alice-at-saas'));
+    expect(await whoami(alice)).toEqual({ subject: 'alice-at-saas', aud: target.url.href });
+    expect(links).toHaveLength(1);
+    expect(new URL(links[0] ?? '').origin).toBe(listener.url.origin);
+    expect(logs.events('upstream.connect_required')).toHaveLength(1);
+    expect(logs.text()).not.toContain(new URL(links[0] ?? '').searchParams.get('ticket') ?? '-');
+    // Connected: later calls are not asked again.
+    expect((await whoami(alice)).subject).toBe('alice-at-saas');
+    expect(links).toHaveLength(1);
+    // Bob is asked separately, and reaches the upstream as himself.
+    const bob = await modernCaller(listener.url, KEYS.bob, 'bob-at-saas', person('bob-at-saas'));
+    expect((await whoami(bob)).subject).toBe('bob-at-saas');
+    expect(links).toHaveLength(2);
+    expect(links[1]).not.toBe(links[0]);
+  }, 120_000);
+
+  it('asks again with a fresh link when the caller says it connected but did not, and refuses once it declines', async () => {
+    const target = await upstream();
+    const { listener, vault } = await gateway(target.url, target.url.href);
+    const links: string[] = [];
+    const alice = await modernCaller(listener.url, KEYS.alice, 'alice-at-saas', (link) => {
+      links.push(link);
+      return Promise.resolve(links.length < 2 ? 'accept' : 'decline');
+    });
+    const result = await alice.callTool({ name: 'whoami', arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(result._meta?.['dev.sluice/error']).toMatchObject({ code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED });
+    expect(textOf(result)).toMatch(/saas/);
+    expect(links).toHaveLength(2);
+    expect(links[1]).not.toBe(links[0]);
+    expect(await vault.list()).toEqual([]);
+  }, 120_000);
+
+  it("relays the upstream's own input request during a call on the caller's connection as a 2026-07-28 round", async () => {
+    const target = await upstream();
+    const { listener } = await gateway(target.url, target.url.href);
+    const alice = await modernCaller(listener.url, KEYS.alice, 'alice-at-saas', async (link) => {
+      await consent(link, 'alice-at-saas');
+      return 'accept';
+    });
+    const result = await alice.callTool({ name: 'approve', arguments: {} });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(textOf(result)).toBe('alice-at-saas {"ok":true}');
+  }, 120_000);
+
+  it("asks with a URL input request on a resource read too, then reads and gets prompts with the caller's grant", async () => {
+    const target = await upstream();
+    const { listener } = await gateway(target.url, target.url.href);
+    const links: string[] = [];
+    const alice = await modernCaller(listener.url, KEYS.alice, 'alice-at-saas', async (link) => {
+      links.push(link);
+      await consent(link, 'alice-at-saas');
+      return 'accept';
+    });
+    const read = await alice.readResource({ uri: 'saas://me' });
+    expect(read.contents[0]).toMatchObject({ text: 'alice-at-saas' });
+    expect(links).toHaveLength(1);
+    const prompt = await alice.getPrompt({ name: 'me' });
+    expect(prompt.messages[0]?.content).toMatchObject({ text: 'alice-at-saas' });
+    expect(links).toHaveLength(1);
   }, 120_000);
 });

@@ -12,6 +12,7 @@ import { errorOf, textOf } from '@sluice/core/testing';
 import { ALICE, BOB, GATEWAY, startExchangeServer } from '../../core/test/helpers/exchange-authorization-server.js';
 import type { ExchangeServer } from '../../core/test/helpers/exchange-authorization-server.js';
 import { startRecordingFront } from '../../core/test/helpers/front.js';
+import { confirmingTool } from '../../core/test/fixtures/asking-tool.js';
 import '@sluice/http';
 
 let as: ExchangeServer;
@@ -40,6 +41,7 @@ async function upstream(): Promise<HttpListener> {
       ],
     }),
   });
+  server.tool(confirmingTool('approve'));
   const listener = await server.listen({
     auth: { type: 'oauth', authorizationServers: [as.issuer], jwksRefreshCooldownSec: 0 },
   });
@@ -84,6 +86,27 @@ async function caller(url: URL, token: string | undefined): Promise<Client> {
   return client;
 }
 
+/** A 2026-07-28 caller that answers a form with whether it names `subject`. */
+async function modernCaller(url: URL, token: string, subject: string): Promise<Client> {
+  const client = new Client(
+    { name: 'modern-caller', version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: { elicitation: { form: {} } },
+      inputRequired: { autoFulfill: true },
+    },
+  );
+  client.setRequestHandler('elicitation/create', (request) => ({
+    action: 'accept',
+    content: { ok: request.params.message.includes(subject) },
+  }));
+  await client.connect(
+    new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
+  cleanups.push(() => client.close());
+  return client;
+}
+
 async function whoami(client: Client): Promise<{ subject: string; act: unknown; aud: unknown }> {
   const result = await client.callTool({ name: 'whoami', arguments: {} });
   expect(result.isError, textOf(result)).toBeFalsy();
@@ -122,5 +145,20 @@ describe('token_exchange to an upstream', () => {
     const result = await anonymous.callTool({ name: 'whoami', arguments: {} });
     expect(errorOf(result)?.code).toBe(CoreErrorCode.UPSTREAM_UNAUTHORIZED);
     expect(textOf(result)).toMatch(/Upstream "saas" is reached with each caller's own OAuth grant/);
+  });
+
+  it("relays the upstream's input request to a 2026-07-28 caller as a round on that caller's own connection", async () => {
+    const target = await upstream();
+    const front = await recordingFront(target);
+    const { listener } = await gateway(front.url, target.url.href);
+    const alice = await modernCaller(listener.url, await as.token(ALICE, listener.url.href), ALICE.id);
+    const bob = await modernCaller(listener.url, await as.token(BOB, listener.url.href), BOB.id);
+    const [forAlice, forBob] = await Promise.all([
+      alice.callTool({ name: 'approve', arguments: {} }),
+      bob.callTool({ name: 'approve', arguments: {} }),
+    ]);
+    expect(textOf(forAlice)).toBe(`${ALICE.id} {"ok":true}`);
+    expect(textOf(forBob)).toBe(`${BOB.id} {"ok":true}`);
+    for (const token of front.tokens) expect(decodeJwt(token).aud).toBe(target.url.href);
   });
 });

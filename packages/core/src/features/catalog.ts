@@ -25,8 +25,11 @@ export interface FeatureLink {
   redact(text: string): string;
   /** The connection for 2026-07-28 callers, or undefined (the upstream speaks only 2025-11-25). */
   modernLane?(): Promise<Client | undefined>;
-  /** The caller's own connection, when the upstream is reached with each caller's grant (`token_exchange`, `per_user`). */
-  callerClient?(caller: CallerIdentity | undefined): Promise<Client> | undefined;
+  /**
+   * The caller's own connection, when the upstream is reached with each caller's grant (`token_exchange`,
+   * `per_user`); `modern` asks for one speaking 2026-07-28, which the upstream may not.
+   */
+  callerClient?(caller: CallerIdentity | undefined, modern?: boolean): Promise<Client> | undefined;
   /** Seals an upstream's `requestState` between rounds. */
   readonly roundSeal?: RoundStateSeal;
 }

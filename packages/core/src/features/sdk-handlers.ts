@@ -11,12 +11,13 @@ import {
 } from '@modelcontextprotocol/server';
 import type {
   GetPromptResult,
+  InputRequiredResult,
   ReadResourceResult,
   Server,
   ServerCapabilities,
   ServerContext,
 } from '@modelcontextprotocol/server';
-import { isModernCaller, roundParams, sealed } from '../upstream/modern-call.js';
+import { isModernCaller, roundParams, sealed, withoutConnectAnswer } from '../upstream/modern-call.js';
 import type { RoundStateSeal } from '../upstream/round-state.js';
 import type { LogLevel } from './log-types.js';
 import { CoreErrorCode, SluiceError, messageOf } from '../errors.js';
@@ -36,7 +37,14 @@ import { pageOf } from './paging.js';
 import { guardedRunner, refusalError, sendRequest } from './guarded-run.js';
 import type { FeatureTarget } from './guarded-run.js';
 import { canonicalUri } from './canonical-uri.js';
-import { connectElicitation, isUpstreamAuthError, isUpstreamConnectRequired } from '../upstream/oauth/errors.js';
+import {
+  connectDeclined,
+  connectElicitation,
+  connectRound,
+  isUpstreamAuthError,
+  isUpstreamConnectRequired,
+} from '../upstream/oauth/errors.js';
+import type { UpstreamConnectRequired } from '../upstream/oauth/errors.js';
 import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from './session-state.js';
 
 export interface FeatureServing {
@@ -417,12 +425,15 @@ function relay<T>(
   target?: string,
   limit?: number,
 ): Promise<T> {
-  // An upstream reached with each caller's own grant: the request travels on that caller's connection.
-  const own = link.callerClient?.(identityOf(ctx.http?.authInfo));
-  if (own !== undefined) return relayOwn(link, own, send, ctx, limit);
   const seal = link.roundSeal;
-  if (target !== undefined && seal !== undefined && link.modernLane !== undefined && isModernCaller(ctx))
-    return relayRound(link, send, ctx, target, seal, limit);
+  const round =
+    target !== undefined && seal !== undefined && link.modernLane !== undefined && isModernCaller(ctx)
+      ? { target, seal }
+      : undefined;
+  // An upstream reached with each caller's own grant: the request travels on that caller's connection.
+  const own = link.callerClient?.(identityOf(ctx.http?.authInfo), round !== undefined);
+  if (own !== undefined) return relayOwn(link, own, send, ctx, limit, round);
+  if (round !== undefined) return relayRound(link, send, ctx, round.target, round.seal, limit);
   const client = link.connected();
   if (client === undefined) return Promise.reject(unavailable(link));
   const options = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
@@ -431,26 +442,44 @@ function relay<T>(
   });
 }
 
-/** `relay` over the caller's own connection (`token_exchange`, `per_user`), never the gateway's. */
+/**
+ * `relay` over the caller's own connection (`token_exchange`, `per_user`), never the gateway's; for a 2026-07-28
+ * caller (`round`), a connection speaking 2026-07-28 when the upstream does, and the consent link as an
+ * input-required round.
+ */
 async function relayOwn<T>(
   link: FeatureLink,
   own: Promise<Client>,
-  send: (client: Client, options: RequestOptions) => Promise<T>,
+  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
   ctx: ServerContext,
   limit: number | undefined,
+  round: { readonly target: string; readonly seal: RoundStateSeal } | undefined,
 ): Promise<T> {
   let client: Client;
   try {
     client = await own;
   } catch (error) {
+    if (round !== undefined && isUpstreamConnectRequired(error)) return connectAsRound(link, error, ctx) as T;
     throw callerConnectionError(link, error);
   }
   const options = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
   try {
-    return await within(link, client, limit, ctx, options, (o) => send(client, o));
+    if (round === undefined || client.getProtocolEra() !== 'modern')
+      return await within(link, client, limit, ctx, options, (o) => send(client, o));
+    return await sendRound(link, client, send, ctx, round.target, round.seal, limit, options);
   } catch (error) {
     throw forClient(link, error);
   }
+}
+
+/** A 2026-07-28 caller without a grant: the consent link as an input-required round, or a refusal once declined. */
+function connectAsRound(link: FeatureLink, error: UpstreamConnectRequired, ctx: ServerContext): InputRequiredResult {
+  if (!connectDeclined(ctx.mcpReq.inputResponses)) return connectRound(link.name, error);
+  throw new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    `Upstream "${link.name}" acts with each caller's own account there, and the caller declined to connect one. Ask again to be asked once more.`,
+    { code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED, upstream: link.name },
+  );
 }
 
 /** The caller's connection could not be opened: a consent link to follow (-32042), or why their grant failed. */
@@ -482,18 +511,32 @@ async function relayRound<T>(
   const options: RequestOptions = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
   try {
     if (lane === undefined) return await within(link, client, limit, ctx, options, (o) => send(client, o));
-    const round = roundParams(ctx, link.name, target, seal);
-    const fields: RoundFields = {
-      ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
-      ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
-      ...(Object.keys(round.meta).length > 0 ? { _meta: round.meta } : {}),
-    };
-    const roundOptions = { ...options, allowInputRequired: true };
-    const result = await within(link, client, limit, ctx, roundOptions, (o) => send(client, o, fields));
-    return sealed(result, link.name, target, seal);
+    return await sendRound(link, client, send, ctx, target, seal, limit, options);
   } catch (error) {
     throw forClient(link, error);
   }
+}
+
+/** One round on a 2026-07-28 connection: the caller's answers and the upstream's unsealed state go along; an input-required answer comes back sealed. */
+async function sendRound<T>(
+  link: FeatureLink,
+  client: Client,
+  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
+  ctx: ServerContext,
+  target: string,
+  seal: RoundStateSeal,
+  limit: number | undefined,
+  options: RequestOptions,
+): Promise<T> {
+  const round = withoutConnectAnswer(roundParams(ctx, link.name, target, seal));
+  const fields: RoundFields = {
+    ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
+    ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
+    ...(Object.keys(round.meta).length > 0 ? { _meta: round.meta } : {}),
+  };
+  const roundOptions = { ...options, allowInputRequired: true };
+  const result = await within(link, client, limit, ctx, roundOptions, (o) => send(client, o, fields));
+  return sealed(result, link.name, target, seal);
 }
 
 /**

@@ -20,12 +20,16 @@ interface Entry {
  * least recently used are closed. The upstream's requests back (sampling,
  * elicitation, roots) and its log messages reach only a call of that same
  * caller: each connection has a relay of its own, and nothing it sends
- * outside a call is broadcast.
+ * outside a call is broadcast. A 2026-07-28 caller gets a connection of
+ * its own speaking 2026-07-28, so that the upstream's questions reach it as
+ * input-required rounds; an upstream that speaks only 2025-11-25 is
+ * remembered, and those callers use the 2025-11-25 connection.
  */
 export class CallerConnections {
   private readonly entries = new Map<string, Entry>();
   private readonly relays = new WeakMap<Client, CallRelay>();
   private closed = false;
+  private legacyOnly = false;
 
   constructor(
     private readonly options: ResolvedImportOptions,
@@ -36,8 +40,9 @@ export class CallerConnections {
   ) {}
 
   /** The caller's connection, opened with `auth` if it is not open yet; rejects when it cannot be opened. */
-  get(caller: CallerIdentity | undefined, auth: UpstreamAuthorizer): Promise<Client> {
-    const key = JSON.stringify([caller?.subject, caller?.clientId]);
+  get(caller: CallerIdentity | undefined, auth: UpstreamAuthorizer, modern = false): Promise<Client> {
+    const era = modern && !this.legacyOnly ? 'modern' : 'legacy';
+    const key = JSON.stringify([caller?.subject, caller?.clientId, era]);
     const existing = this.entries.get(key);
     if (existing !== undefined) {
       this.entries.delete(key);
@@ -45,7 +50,9 @@ export class CallerConnections {
       return existing.client;
     }
     if (this.closed) return Promise.reject(new Error('the server is closing'));
-    const entry: Entry = { client: this.open(key, auth) };
+    const entry: Entry = {
+      client: era === 'modern' ? this.openModern(key, caller, auth) : this.open(key, auth, false),
+    };
     this.entries.set(key, entry);
     entry.client.catch(() => this.forget(key, entry));
     if (this.entries.size > this.max) {
@@ -67,10 +74,26 @@ export class CallerConnections {
     await Promise.allSettled(entries.map(async (e) => (await e.client).close()));
   }
 
-  private async open(key: string, auth: UpstreamAuthorizer): Promise<Client> {
+  /** A 2026-07-28 connection, or the 2025-11-25 one when the upstream turns out not to speak 2026-07-28. */
+  private async openModern(key: string, caller: CallerIdentity | undefined, auth: UpstreamAuthorizer): Promise<Client> {
+    const client = await this.open(key, auth, true);
+    if (client.getProtocolEra() === 'modern') return client;
+    this.legacyOnly = true;
+    const entry = this.entries.get(key);
+    if (entry !== undefined) this.entries.delete(key);
+    await client.close().catch(() => {});
+    return this.get(caller, auth);
+  }
+
+  private async open(key: string, auth: UpstreamAuthorizer, modern: boolean): Promise<Client> {
     const client = new Client(
       { name: 'sluice', version: this.version },
-      { capabilities: UPSTREAM_CLIENT_CAPABILITIES, jsonSchemaValidator: safeJsonSchemaValidator() },
+      {
+        capabilities: UPSTREAM_CLIENT_CAPABILITIES,
+        jsonSchemaValidator: safeJsonSchemaValidator(),
+        // Input-required results go back to the caller, who answers them.
+        ...(modern ? { versionNegotiation: { mode: 'auto' as const }, inputRequired: { autoFulfill: false } } : {}),
+      },
     );
     const { name } = this.options;
     const opened = await openTransport(this.options.connection, {
@@ -78,6 +101,7 @@ export class CallerConnections {
       logger: this.logger,
       redact: this.redact,
       auth,
+      ...(modern ? { negotiates: true } : {}),
     });
     client.onerror = (error) =>
       this.logger.debug(

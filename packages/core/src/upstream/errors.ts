@@ -11,7 +11,8 @@ export type UpstreamErrorCode =
   | typeof CoreErrorCode.UPSTREAM_ERROR
   | typeof CoreErrorCode.UPSTREAM_INVALID_RESPONSE
   | typeof CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE
-  | typeof CoreErrorCode.UPSTREAM_UNAUTHORIZED;
+  | typeof CoreErrorCode.UPSTREAM_UNAUTHORIZED
+  | typeof CoreErrorCode.UPSTREAM_CONNECT_REQUIRED;
 
 /** A failed proxied call, as the model reads it; names the upstream, never its address or secrets. */
 export function upstreamFailure(

@@ -4,6 +4,7 @@ import type { ServerContext } from '../protocol.js';
 import { isInputRequired } from '../protocol.js';
 import { MAX_STATE_CHARS, RoundStateSeal } from './round-state.js';
 import { wireStateOf } from './round-presentation.js';
+import { CONNECT_INPUT_KEY } from './oauth/errors.js';
 
 /** What a call of a 2026-07-28 client adds to the request sent upstream: the input it answered and the upstream's state. */
 export interface RoundParams {
@@ -93,4 +94,16 @@ export function relayedError(error: unknown, redact: (text: string) => string): 
     hook: 'call',
     cause: new ProtocolError(error.code, message, error.data),
   });
+}
+
+/** A round's answers without Sluice's own connect question's, which is not the upstream's to read. */
+export function withoutConnectAnswer(round: RoundParams): RoundParams {
+  const answers = round.inputResponses;
+  if (answers?.[CONNECT_INPUT_KEY] === undefined) return round;
+  const kept = Object.entries(answers).filter(([key]) => key !== CONNECT_INPUT_KEY);
+  const rest: RoundParams = {
+    meta: round.meta,
+    ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
+  };
+  return kept.length > 0 ? { ...rest, inputResponses: Object.fromEntries(kept) } : rest;
 }

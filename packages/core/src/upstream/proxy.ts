@@ -18,13 +18,19 @@ import { CoreErrorCode, SluiceError } from '../errors.js';
 import type { UpstreamErrorCode } from './errors.js';
 import { upstreamFailure } from './errors.js';
 import { refusal } from '../refusal.js';
-import { connectElicitation, isUpstreamAuthError, isUpstreamConnectRequired } from './oauth/errors.js';
+import {
+  connectDeclined,
+  connectElicitation,
+  connectRound,
+  isUpstreamAuthError,
+  isUpstreamConnectRequired,
+} from './oauth/errors.js';
 import type { UpstreamConnectRequired } from './oauth/errors.js';
 import type { CallerIdentity } from '../auth/identity.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
 import { injectTraceContext, traceIdle, withTraceSpan } from './tracing.js';
-import { isModernCaller, relayedError, roundParams, sealed } from './modern-call.js';
+import { isModernCaller, relayedError, roundParams, sealed, withoutConnectAnswer } from './modern-call.js';
 import type { RoundStateSeal } from './round-state.js';
 
 /** What the proxy needs from the upstream it calls. */
@@ -43,8 +49,11 @@ export interface UpstreamLink {
   connectionFailed(client: Client, reason: string): void;
   /** Removes secrets from text and bounds its length. */
   redact(text: string): string;
-  /** This caller's own connection, when the upstream is reached with each caller's grant (`token_exchange`). */
-  callerClient?(caller: CallerIdentity | undefined): Promise<Client> | undefined;
+  /**
+   * This caller's own connection, when the upstream is reached with each caller's grant (`token_exchange`,
+   * `per_user`); `modern` asks for one speaking 2026-07-28, which the upstream may not.
+   */
+  callerClient?(caller: CallerIdentity | undefined, modern?: boolean): Promise<Client> | undefined;
   /**
    * A call began on `client`, for relaying the upstream's requests and log messages to its caller; returns what
    * ends it. A caller's own connection relays to that caller's calls only.
@@ -89,7 +98,9 @@ async function callUpstream(
   ctx: CallContext,
   spanContext: Context | undefined,
 ): Promise<CallToolResult> {
-  const own = link.callerClient?.(ctx.auth);
+  // A 2026-07-28 caller's call crosses a 2026-07-28 connection, so that input-required round trips cross with it.
+  const modern = link.roundSeal !== undefined && isModernCaller(ctx.mcp);
+  const own = link.callerClient?.(ctx.auth, modern);
   if (own !== undefined) {
     let client: Client;
     try {
@@ -97,10 +108,14 @@ async function callUpstream(
     } catch (error) {
       return callerConnectionFailed(link, original, error, ctx);
     }
-    return callOn(link, original, ctx, spanContext, client, undefined);
+    const seal = link.roundSeal;
+    const round =
+      seal !== undefined && modern && client.getProtocolEra() === 'modern'
+        ? withoutConnectAnswer(roundParams(ctx.mcp, link.name, original.name, seal))
+        : undefined;
+    return callOn(link, original, ctx, spanContext, client, round);
   }
-  // A 2026-07-28 caller's call crosses a 2026-07-28 connection, so that input-required round trips cross with it.
-  const lane = link.roundSeal !== undefined && isModernCaller(ctx.mcp) ? await link.modernLane?.() : undefined;
+  const lane = modern ? await link.modernLane?.() : undefined;
   const round =
     lane !== undefined && link.roundSeal ? roundParams(ctx.mcp, link.name, original.name, link.roundSeal) : undefined;
   const client = lane ?? link.connected();
@@ -332,7 +347,14 @@ function failed(link: UpstreamLink, client: Client, original: Tool, error: unkno
 
 /** A caller's own connection could not be opened: their grant was refused, or the upstream is unreachable. */
 function callerConnectionFailed(link: UpstreamLink, original: Tool, error: unknown, ctx: CallContext): CallToolResult {
-  if (isUpstreamConnectRequired(error)) throw connectRequired(link, original.name, error, ctx);
+  if (isUpstreamConnectRequired(error)) {
+    if (!isModernCaller(ctx.mcp)) throw connectRequired(link, original.name, error, ctx);
+    // 2026-07-28 has no -32042 error: the consent link is the question of an input-required round.
+    if (connectDeclined(ctx.mcp?.mcpReq.inputResponses)) return connectRefused(link, original.name);
+    logConnectRequired(link, original.name, ctx);
+    // An executor's type names tool results; an input-required answer crosses the pipeline as it is.
+    return connectRound(link.name, error) as unknown as CallToolResult;
+  }
   const detail = link.redact(messageOf(error)) || 'no details given';
   if (isUpstreamAuthError(error) || (error instanceof SdkHttpError && error.status === 401))
     return unauthorized(link, original.name, error, detail, ctx);
@@ -359,15 +381,29 @@ function connectRequired(
   error: UpstreamConnectRequired,
   ctx: CallContext,
 ): SluiceError {
-  ctx.logger.info(
-    { event: 'upstream.connect_required', upstream: link.name, tool, code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED },
-    `the caller has no grant at upstream "${link.name}" yet; asked to connect`,
-  );
+  logConnectRequired(link, tool, ctx);
   const { message, data } = connectElicitation(link.name, error, `call "${tool}" again`);
   return new SluiceError(CoreErrorCode.UPSTREAM_CONNECT_REQUIRED, message, {
     hook: 'call',
     cause: new ProtocolError(ProtocolErrorCode.UrlElicitationRequired, message, data),
   });
+}
+
+function logConnectRequired(link: UpstreamLink, tool: string, ctx: CallContext): void {
+  ctx.logger.info(
+    { event: 'upstream.connect_required', upstream: link.name, tool, code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED },
+    `the caller has no grant at upstream "${link.name}" yet; asked to connect`,
+  );
+}
+
+/** A 2026-07-28 caller declined to connect: the call ends, and the model is told how to go on. */
+function connectRefused(link: UpstreamLink, tool: string): CallToolResult {
+  return upstreamFailure(
+    CoreErrorCode.UPSTREAM_CONNECT_REQUIRED,
+    link.name,
+    `Upstream "${link.name}" acts with each caller's own account there, and the caller declined to connect one, so "${tool}" was not called.`,
+    'Call it again to be asked once more, or use another tool.',
+  );
 }
 
 /** Sluice could not authenticate: the connection is as healthy as before, and the message says what to do. */

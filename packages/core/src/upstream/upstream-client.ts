@@ -148,12 +148,12 @@ export class UpstreamClient implements UpstreamLink {
     return this.lane.get();
   }
 
-  callerClient(caller: CallerIdentity | undefined): Promise<Client> | undefined {
+  callerClient(caller: CallerIdentity | undefined, modern?: boolean): Promise<Client> | undefined {
     const auth = this.authorizers?.forCaller?.(caller);
     const callers = this.callers;
     if (auth === undefined || callers === undefined) return undefined;
     // The caller's grant first: a caller without one is told so before any connection is opened.
-    return auth.authorization().then(() => callers.get(caller, auth));
+    return auth.authorization().then(() => callers.get(caller, auth, modern));
   }
 
   enterCall(mcp: ServerContext | undefined, client?: Client): () => void {

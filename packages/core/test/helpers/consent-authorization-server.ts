@@ -12,10 +12,25 @@ import Provider from 'oidc-provider';
 
 export const CONSENT_GATEWAY = { id: 'gateway', secret: 'gateway-secret-0123456789' } as const;
 
+/** The `per_user` auth of an upstream whose authorization server is `issuer`, for the gateway client above. */
+export function perUserAuth(issuer: string, resource: string, redirectUri?: string) {
+  return {
+    type: 'per_user' as const,
+    clientId: CONSENT_GATEWAY.id,
+    clientSecret: CONSENT_GATEWAY.secret,
+    issuer,
+    resource,
+    scope: 'read offline_access',
+    ...(redirectUri === undefined ? {} : { redirectUri }),
+  };
+}
+
 export interface ConsentServer {
   readonly issuer: string;
   /** Builds the provider with the gateway's redirect URI; call before any browser reaches it. */
   register(redirectUri: string): void;
+  /** The grant type of every token the server issued, in order (`authorization_code`, `refresh_token`, ...). */
+  readonly grants: string[];
   close(): Promise<void>;
 }
 
@@ -23,6 +38,7 @@ export async function startConsentServer(options: { accessTokenTtlSec?: number }
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   const key: JWK = { ...(await exportJWK(privateKey)), kid: 'consent-1', alg: 'ES256', use: 'sig' };
   let provider: Provider | undefined;
+  const grants: string[] = [];
   const server = http.createServer((req, res) => {
     if (provider === undefined) {
       res.writeHead(503).end();
@@ -67,12 +83,16 @@ export async function startConsentServer(options: { accessTokenTtlSec?: number }
       },
     });
     provider.on('server_error', () => undefined);
+    provider.on('grant.success', (ctx) => {
+      grants.push(String(ctx.oidc.params?.grant_type));
+    });
   };
   // Until the gateway's port is known, a provider with a placeholder callback answers discovery.
   build(`${issuer}/placeholder-callback`);
   return {
     issuer,
     register: build,
+    grants,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

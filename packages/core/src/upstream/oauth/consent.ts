@@ -16,10 +16,11 @@ const RANDOM_VALUE = /^[A-Za-z0-9_-]{43}$/;
 const MAX_CODE_CHARS = 4_096;
 const MAX_ISSUER_CHARS = 2_048;
 
-/** A consent link: single-use, bound to one upstream and one caller. */
+/** A consent link: single-use, bound to one upstream and one caller, and the elicitation that carried it. */
 interface Ticket {
   readonly upstream: string;
   readonly subject: string;
+  readonly elicitationId?: string;
 }
 
 /** A started sign-in: bound to the ticket's upstream and caller, with its PKCE verifier. */
@@ -33,6 +34,17 @@ const sha256 = (value: string): string => createHash('sha256').update(value).dig
 // Stored under a hash: a dump of the store holds no live link or state.
 const ticketKey = (ticket: string): string => `sluice:upstream-consent:ticket:${sha256(ticket)}`;
 const stateKey = (state: string): string => `sluice:upstream-consent:state:${sha256(state)}`;
+/** Where a replica that completed a consent tells the replica whose client was asked. */
+const COMPLETED_CHANNEL = 'sluice:upstream-consent:completed';
+/** Elicitations a server remembers it sent, for their completion notice; the oldest are forgotten first. */
+const MAX_WAITING = 10_000;
+const ELICITATION_ID = /^[0-9a-f-]{36}$/;
+
+/** An elicitation this server asked with: when it lapses, and how to tell its client it completed. */
+interface Waiting {
+  readonly expiresAt: number;
+  notify?: () => Promise<void>;
+}
 
 /**
  * The consent flows of a server's `per_user` upstreams: a caller without a
@@ -44,6 +56,8 @@ const stateKey = (state: string): string => `sluice:upstream-consent:state:${sha
  */
 export class ConsentFlows {
   private readonly upstreams = new Map<string, PerUserGrants>();
+  private readonly waiting = new Map<string, Waiting>();
+  private subscription: Promise<(() => void) | undefined> | undefined;
   private origin: string | undefined;
 
   constructor(
@@ -70,11 +84,75 @@ export class ConsentFlows {
         'Ask the operator to serve HTTP (`listen`) or to set `auth.redirectUri`.',
       );
     const ticket = random();
-    const value: Ticket = { upstream: grants.upstream, subject };
-    await this.store.set(ticketKey(ticket), value, { ttlMs: grants.options.consentTtlSec * 1_000 });
+    const elicitationId = randomUUID();
+    const value: Ticket = { upstream: grants.upstream, subject, elicitationId };
+    const ttlMs = grants.options.consentTtlSec * 1_000;
+    await this.store.set(ticketKey(ticket), value, { ttlMs });
+    this.remember(elicitationId, Date.now() + ttlMs);
     const url = new URL(CONNECT_PATH, base);
     url.searchParams.set('ticket', ticket);
-    return { url: url.href, elicitationId: randomUUID() };
+    return { url: url.href, elicitationId };
+  }
+
+  /**
+   * An elicitation this server asked with reached a client that can be told
+   * when it completes (2025-11-25): `notify` sends that client
+   * `notifications/elicitation/complete`. Ids this server did not issue are ignored.
+   */
+  awaiting(elicitationId: string, notify: () => Promise<void>): void {
+    const waiting = this.waiting.get(elicitationId);
+    if (waiting === undefined) return;
+    waiting.notify = notify;
+    this.subscription ??= this.subscribe();
+  }
+
+  /** Stops listening for completions told by other replicas. */
+  async close(): Promise<void> {
+    const unsubscribe = await this.subscription;
+    unsubscribe?.();
+    this.waiting.clear();
+  }
+
+  private remember(elicitationId: string, expiresAt: number): void {
+    const now = Date.now();
+    for (const [id, waiting] of this.waiting) {
+      if (waiting.expiresAt > now && this.waiting.size < MAX_WAITING) break;
+      this.waiting.delete(id);
+    }
+    this.waiting.set(elicitationId, { expiresAt });
+  }
+
+  /** A consent completed: its client is told, here or (through the store's message bus) by the replica that asked. */
+  private async completed(elicitationId: string | undefined): Promise<void> {
+    if (elicitationId === undefined) return;
+    if (this.notifyLocal(elicitationId)) return;
+    await this.store.messages?.publish(COMPLETED_CHANNEL, elicitationId).catch((error: unknown) => {
+      this.logger.warn({ event: 'upstream.consent_notice_failed', err: error }, 'a consent completion was not relayed');
+    });
+  }
+
+  private notifyLocal(elicitationId: string): boolean {
+    const waiting = this.waiting.get(elicitationId);
+    if (waiting === undefined) return false;
+    this.waiting.delete(elicitationId);
+    if (waiting.expiresAt > Date.now()) void waiting.notify?.().catch(() => {});
+    return true;
+  }
+
+  private async subscribe(): Promise<(() => void) | undefined> {
+    const messages = this.store.messages;
+    if (messages === undefined) return undefined;
+    try {
+      return await messages.subscribe(COMPLETED_CHANNEL, (id) => {
+        if (ELICITATION_ID.test(id)) this.notifyLocal(id);
+      });
+    } catch (error) {
+      this.logger.warn(
+        { event: 'upstream.consent_notice_failed', err: error },
+        'consent completions of other replicas will not be relayed',
+      );
+      return undefined;
+    }
   }
 
   /** The consent page and the callback, served without the listener's authentication: the ticket and state authorize them. */
@@ -201,6 +279,7 @@ export class ConsentFlows {
       { event: 'upstream.connected', upstream: started.upstream, subject: started.subject },
       `a caller connected their account at upstream "${started.upstream}"`,
     );
+    await this.completed(started.elicitationId);
     return page(
       200,
       'Connected',

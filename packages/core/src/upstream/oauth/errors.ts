@@ -1,3 +1,4 @@
+import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import { CoreErrorCode } from '../../errors.js';
 
 /**
@@ -76,4 +77,34 @@ export function connectElicitation(
     data: { elicitations: [elicitation], code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED, upstream },
     message: `Upstream "${upstream}" acts with your own account there, and you have not connected one: open the link in this error's elicitation to connect it, then ${retry}.`,
   };
+}
+
+/** The key of the connect question in a 2026-07-28 input-required round. */
+export const CONNECT_INPUT_KEY = 'dev.sluice/connect';
+
+/**
+ * What a 2026-07-28 caller without a grant is sent: an input-required round
+ * whose one question is the URL elicitation of the consent page. The
+ * caller connects out of band and retries; the retry finds the grant (or is
+ * asked again with a fresh link).
+ */
+export function connectRound(upstream: string, error: UpstreamConnectRequired): InputRequiredResult {
+  const ask = {
+    method: 'elicitation/create' as const,
+    params: {
+      mode: 'url' as const,
+      url: error.link.url,
+      elicitationId: error.link.elicitationId,
+      message: `Connect your account at upstream "${upstream}" so that Sluice can call it as you, then continue.`,
+    },
+  };
+  return { resultType: 'input_required', inputRequests: { [CONNECT_INPUT_KEY]: ask } };
+}
+
+/** Whether a 2026-07-28 retry answers the connect question with decline or cancel. */
+export function connectDeclined(inputResponses: Record<string, unknown> | undefined): boolean {
+  const answer = inputResponses?.[CONNECT_INPUT_KEY];
+  if (typeof answer !== 'object' || answer === null) return false;
+  const action = (answer as { action?: unknown }).action;
+  return action === 'decline' || action === 'cancel';
 }
