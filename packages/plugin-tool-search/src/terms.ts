@@ -63,14 +63,15 @@ export function wordsOf(text: string): string[] {
 
 /** Adds `raw`'s folded form to `words`, unless it is empty, too long or a common word. */
 function keep(raw: string, words: string[]): void {
-  if (raw.length === 0 || raw.length > 64 || STOP_WORDS.has(raw)) return;
+  if (raw.length === 0 || raw.length > 64) return;
+  // One look-up for most words: a common word is remembered as folding to nothing.
   let word = folded.get(raw);
   if (word === undefined) {
-    word = stem(raw);
+    word = STOP_WORDS.has(raw) ? '' : stem(raw);
     if (folded.size >= MAX_FOLDED) folded.clear();
     folded.set(raw, word);
   }
-  words.push(word);
+  if (word !== '') words.push(word);
 }
 
 /** `words` with each one kept at most `maxRepeats` times, and how many distinct words there are. */

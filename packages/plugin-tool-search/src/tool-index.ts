@@ -26,11 +26,15 @@ const PREFIX_WEIGHT = 0.375;
 /** Dead postings are swept out once there are more of them than this and than live tools. */
 const SWEEP_AFTER = 1_024;
 
-/** The tools (slots) in which one word occurs in one field, and how often (capped). */
+/**
+ * The tools (slots) in which one word occurs in one field, and how often (capped): `counts` only once
+ * some tool holds the word more than once there (never with the default cap of 1); until then every
+ * count is 1.
+ */
 interface FieldPostings {
   readonly term: Term;
   slots: number[];
-  counts: number[];
+  counts: number[] | undefined;
   /** How many of `slots` are live: the word's document frequency in the field. */
   live: number;
 }
@@ -42,6 +46,9 @@ interface Term {
   live: number;
   /** The last put or removal that counted this word (see `marks`). */
   mark: number;
+  /** The field being indexed that last met this word (see `fieldMarks`), and how often it met it there. */
+  seen: number;
+  seenCount: number;
 }
 
 /**
@@ -52,10 +59,12 @@ interface Term {
  * then by the tool's stuffing weight (see `repetitionWeight`). Words of four
  * letters or more also match the longer indexed words they begin, at a
  * discount. These are the scores MiniSearch gives with the same options
- * (`test/tool-index.test.ts` checks that they agree); the index is our own
- * because it builds and answers several times faster: postings are plain
- * arrays of slot numbers, a query accumulates scores in typed arrays and
- * keeps only the best `limit` matches the caller may see.
+ * (`test/reference-ranking.test.ts` checks that they agree); the index is our
+ * own because it builds and answers several times faster: postings are plain
+ * arrays of slot numbers (counts beside them only where a word repeats), a
+ * word's repeats in a field are counted on the word itself while indexing, a
+ * query accumulates scores in typed arrays and keeps only the best `limit`
+ * matches the caller may see.
  *
  * Kept in step with the catalog one change at a time: a tool is added,
  * replaced or removed without touching the rest. A removed tool's postings
@@ -76,8 +85,10 @@ export class ToolIndex {
   private dead = 0;
   /** Numbers each put and removal, so that a word in several fields of one tool is counted once. */
   private marks = 0;
-  /** Word counts of the field being indexed (reused). */
-  private readonly counts = new Map<string, number>();
+  /** Numbers each field indexed, so that a word's repeats in it are counted on the word itself. */
+  private fieldMarks = 0;
+  /** The distinct words of the field being indexed (reused). */
+  private readonly distinct: Term[] = [];
   // Per-query scratch, reused: scores, matched query words, and the last query word that touched each slot.
   private scores = new Float64Array(0);
   private matched = new Int32Array(0);
@@ -102,28 +113,43 @@ export class ToolIndex {
     const texts = fieldTexts(tool, this.limits);
     let weight = 1;
     const mark = ++this.marks;
-    const counts = this.counts;
+    const distinct = this.distinct;
     for (let field = 0; field < FIELDS; field++) {
       const words = wordsOf(texts[field] as string);
-      counts.clear();
-      for (const word of words) counts.set(word, (counts.get(word) ?? 0) + 1);
+      // Count each word's repeats on its Term: one map look-up per word, no per-field map.
+      const fieldMark = ++this.fieldMarks;
+      distinct.length = 0;
+      for (const word of words) {
+        const term = this.term(word);
+        if (term.seen !== fieldMark) {
+          term.seen = fieldMark;
+          term.seenCount = 1;
+          distinct.push(term);
+        } else term.seenCount++;
+      }
       // Description and parameters: text of many words and few distinct ones is stuffing.
-      if (field === 2 || field === 3) weight = Math.min(weight, weightOf(words.length, counts.size));
-      this.lengths.push(counts.size);
-      this.totalLength[field] = (this.totalLength[field] as number) + counts.size;
-      for (const [word, count] of counts) {
-        const postings = this.postings(word, field);
+      if (field === 2 || field === 3) weight = Math.min(weight, weightOf(words.length, distinct.length));
+      this.lengths.push(distinct.length);
+      this.totalLength[field] = (this.totalLength[field] as number) + distinct.length;
+      for (const term of distinct) {
+        const postings = this.postings(term, field);
         postings.slots.push(slot);
-        postings.counts.push(Math.min(count, this.limits.maxTermRepeats));
+        const count = Math.min(term.seenCount, this.limits.maxTermRepeats);
+        if (postings.counts !== undefined) postings.counts.push(count);
+        else if (count !== 1) {
+          postings.counts = new Array<number>(postings.slots.length).fill(1);
+          postings.counts[postings.slots.length - 1] = count;
+        }
         postings.live++;
         own.push(postings);
         // A word in several fields of the tool counts once towards the tools that hold it.
-        if (postings.term.mark !== mark) {
-          postings.term.mark = mark;
-          postings.term.live++;
+        if (term.mark !== mark) {
+          term.mark = mark;
+          term.live++;
         }
       }
     }
+    distinct.length = 0;
     this.names.push(tool.name);
     this.weights.push(weight);
     this.postingsOf.push(own);
@@ -185,7 +211,7 @@ export class ToolIndex {
       for (let i = 0; i < slots.length; i++) {
         const slot = slots[i] as number;
         if (names[slot] === undefined) continue;
-        const count = counts[i] as number;
+        const count = counts === undefined ? 1 : (counts[i] as number);
         const length = lengths[slot * FIELDS + field] as number;
         const score = scale * (D + (count * (K1 + 1)) / (count + K1 * (1 - B + (B * length) / average)));
         if (touchedBy[slot] === 0) touched.push(slot);
@@ -231,11 +257,18 @@ export class ToolIndex {
     this.stamp = 0;
   }
 
-  /** The postings of `word` in `field`, created (and its prefixes registered) on first sight. */
-  private postings(word: string, field: number): FieldPostings {
+  /** The indexed word `word`, created (and its prefixes registered) on first sight. */
+  private term(word: string): Term {
     let term = this.terms.get(word);
     if (term === undefined) {
-      term = { word, fields: [undefined, undefined, undefined, undefined, undefined], live: 0, mark: 0 };
+      term = {
+        word,
+        fields: [undefined, undefined, undefined, undefined, undefined],
+        live: 0,
+        mark: 0,
+        seen: 0,
+        seenCount: 0,
+      };
       this.terms.set(word, term);
       for (let end = MIN_PREFIX; end < word.length; end++) {
         const prefix = word.slice(0, end);
@@ -244,9 +277,14 @@ export class ToolIndex {
         else list.push(term);
       }
     }
+    return term;
+  }
+
+  /** The postings of `term` in `field`, created on first sight. */
+  private postings(term: Term, field: number): FieldPostings {
     let postings = term.fields[field];
     if (postings === undefined) {
-      postings = { term, slots: [], counts: [], live: 0 };
+      postings = { term, slots: [], counts: undefined, live: 0 };
       term.fields[field] = postings;
     }
     return postings;
@@ -285,12 +323,12 @@ export class ToolIndex {
       for (const postings of term.fields) {
         if (postings === undefined) continue;
         const slots: number[] = [];
-        const counts: number[] = [];
+        const counts: number[] | undefined = postings.counts === undefined ? undefined : [];
         postings.slots.forEach((slot, i) => {
           const now = renumbered[slot] as number;
           if (now < 0) return;
           slots.push(now);
-          counts.push(postings.counts[i] as number);
+          counts?.push(postings.counts?.[i] as number);
         });
         postings.slots = slots;
         postings.counts = counts;

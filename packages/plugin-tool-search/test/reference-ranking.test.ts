@@ -218,36 +218,42 @@ describe('ToolIndex against MiniSearch', () => {
     );
   });
 
-  it('sweeps removed tools out and still scores as MiniSearch does', () => {
-    const index = new ToolIndex(limits);
-    const reference = new Reference(limits.maxTermRepeats);
-    const make = (i: number, words: string) =>
-      toTool({
-        name: `tool_${i}`,
-        title: '',
-        description: `${words} number${i % 7}`,
-        param: 'path',
-        paramDescription: 'a path',
-        upstream: i % 2 ? 'github' : 'fs',
-      });
-    // Enough churn for several sweeps (one runs past 1,024 dead tools when they outnumber live ones).
-    for (let round = 0; round < 6; round++) {
-      for (let i = 0; i < 1_500; i++) {
-        const tool = make(i, VOCABULARY.slice((i + round) % 30, ((i + round) % 30) + 5).join(' '));
-        index.put(tool);
-        reference.put(tool);
+  // With a cap of 1 no word counts twice; with 3, "path" counts twice in the parameters ("path: a path").
+  it.each([limits.maxTermRepeats, 3])(
+    'sweeps removed tools out and still scores as MiniSearch does (repeats capped at %i)',
+    (maxRepeats) => {
+      const index = new ToolIndex({ ...limits, maxTermRepeats: maxRepeats });
+      const reference = new Reference(maxRepeats);
+      const make = (i: number, words: string) =>
+        toTool({
+          name: `tool_${i}`,
+          title: '',
+          description: `${words} number${i % 7}`,
+          param: 'path',
+          paramDescription: 'a path',
+          upstream: i % 2 ? 'github' : 'fs',
+        });
+      // Enough churn for several sweeps (one runs past 1,024 dead tools when they outnumber live ones),
+      // ending with a round that removes every third tool, so that two thirds are left to score.
+      for (let round = 0; round < 7; round++) {
+        for (let i = 0; i < 1_500; i++) {
+          const tool = make(i, VOCABULARY.slice((i + round) % 30, ((i + round) % 30) + 5).join(' '));
+          index.put(tool);
+          reference.put(tool);
+        }
+        for (let i = 0; i < 1_500; i += round % 2 ? 1 : 3) {
+          index.remove(`tool_${i}`);
+          reference.remove(`tool_${i}`);
+        }
       }
-      for (let i = 0; i < 1_500; i += round % 2 ? 1 : 3) {
-        index.remove(`tool_${i}`);
-        reference.remove(`tool_${i}`);
+      expect(index.size).toBe(reference.search.documentCount);
+      expect(index.size).toBe(1_000);
+      for (const query of ['read a file', 'create github issue', 'number3 calendar events', 'auth token', 'path']) {
+        const expected = reference.scores(query);
+        const hits = index.query(query, 10_000, all);
+        expect(hits.length).toBe(expected.size);
+        for (const hit of hits) expect(hit.score).toBeCloseTo(expected.get(hit.name) as number, 2);
       }
-    }
-    expect(index.size).toBe(reference.search.documentCount);
-    for (const query of ['read a file', 'create github issue', 'number3 calendar events', 'auth token']) {
-      const expected = reference.scores(query);
-      const hits = index.query(query, 10_000, all);
-      expect(hits.length).toBe(expected.size);
-      for (const hit of hits) expect(hit.score).toBeCloseTo(expected.get(hit.name) as number, 2);
-    }
-  });
+    },
+  );
 });
