@@ -101,8 +101,13 @@ export class ConnectionShares {
     // Decided a moment later, once what the sockets sent has been read: a caller sends its request at once, and a
     // burst of hoarders' connections must not close it before its first bytes are seen. Far past the share, at once.
     if (!this.overShare()) return;
-    if (this.unauthenticated.size + this.owner.size > 2 * this.limits.maxConnections) this.trim(true);
+    if (this.farOver()) this.trim(true);
     else this.trimLater();
+  }
+
+  /** Past twice `maxConnections`: sockets are closed at once, without waiting for what they send. */
+  private farOver(): boolean {
+    return this.unauthenticated.size + this.owner.size > 2 * this.limits.maxConnections;
   }
 
   private trimLater(): void {
@@ -118,12 +123,18 @@ export class ConnectionShares {
     );
   }
 
-  /** Closes unauthenticated sockets while over the share; unless `hard`, none still in its grace or being answered. */
+  /**
+   * Closes unauthenticated sockets while over the share; none still in its
+   * grace or being answered unless `hard`, and then only while far past the
+   * share. A flood of reconnecting hoarders keeps every socket young: closing
+   * young ones down to the share would close a caller's socket whose request
+   * is on its way, unread yet.
+   */
   private trim(hard: boolean): void {
     clearTimeout(this.trimTimer);
     this.trimTimer = undefined;
     while (this.overShare() && this.unauthenticated.size > 0) {
-      const victim = this.leastUseful(hard);
+      const victim = this.leastUseful(hard && this.farOver());
       if (victim === undefined) {
         this.trimLater();
         return;
