@@ -112,7 +112,9 @@ export class ConnectionShares {
 
   private trimLater(): void {
     if (this.trimTimer !== undefined) return;
-    this.trimTimer = setTimeout(() => this.trim(false), SILENT_GRACE_MS);
+    // Trimmed after the next poll phase, not in the timer's: a loaded event loop runs timers before it reads what
+    // sockets sent meanwhile, and a caller's request that arrived during the lag would count as silence.
+    this.trimTimer = setTimeout(() => setImmediate(() => this.trim(false)), SILENT_GRACE_MS);
     this.trimTimer.unref();
   }
 
