@@ -3,8 +3,8 @@
 // loopback addresses, are checked at most a bounded number of times, then
 // refused unchecked with 429; the rightful key keeps working throughout.
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postWithKey } from './attackers.js';
 import { fixtureUpstream, opsAndAgentKeys, sample, serve } from './helpers.js';
 import type { Served } from './helpers.js';
 
@@ -13,36 +13,7 @@ const AGENT_KEY = 'guess-throttle-agent-key-0123456789';
 /** The gateway's default: failed checks one source may cause per window. */
 const MAX_FAILURES = 20;
 
-function post(url: URL, key: string, localAddress: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'guesser', version: '1' } },
-    });
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        localAddress,
-        agent: false,
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-06-18',
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = postWithKey;
 
 describe('credential guessing on every route', () => {
   let served: Served;

@@ -39,7 +39,7 @@ export interface HeldStream {
 }
 
 /** How long a new connection has to send its first bytes before the unauthenticated share is enforced on it. */
-const SILENT_GRACE_MS = 100;
+const SILENT_GRACE_MS = 1_000;
 
 interface Caller {
   connections: number;
@@ -75,6 +75,8 @@ export class ConnectionShares {
   private readonly refused = { unauthenticated: 0, perCaller: 0, heldStreams: 0, heldStreamsPerCaller: 0 };
   private idleStreamsClosed = 0;
   private trimTimer: NodeJS.Timeout | undefined;
+  /** Whether a hard trim is scheduled (see `trimSoon`). */
+  private hardTrim = false;
   private readonly sweep: NodeJS.Timeout;
 
   constructor(readonly limits: ShareLimits) {
@@ -99,10 +101,27 @@ export class ConnectionShares {
     this.arrivedAt.set(socket, Date.now());
     socket.once('close', () => this.disconnected(socket));
     // Decided a moment later, once what the sockets sent has been read: a caller sends its request at once, and a
-    // burst of hoarders' connections must not close it before its first bytes are seen. Far past the share, at once.
+    // burst of hoarders' connections must not close it before its first bytes are seen. Far past the share, as soon
+    // as the sockets accepted now have had their first read.
     if (!this.overShare()) return;
-    if (this.farOver()) this.trim(true);
+    if (this.farOver()) this.trimSoon();
     else this.trimLater();
+  }
+
+  /**
+   * Trims hard after the next poll phase: a socket accepted in this one is
+   * first read in the next, so the check phase after it knows which new
+   * sockets sent a request and which are silent.
+   */
+  private trimSoon(): void {
+    if (this.hardTrim) return;
+    this.hardTrim = true;
+    setImmediate(() =>
+      setImmediate(() => {
+        this.hardTrim = false;
+        this.trim(true);
+      }),
+    );
   }
 
   /** Past twice `maxConnections`: sockets are closed at once, without waiting for what they send. */
@@ -157,11 +176,13 @@ export class ConnectionShares {
 
   /**
    * The unauthenticated socket to close first: the oldest that has sent
-   * nothing for longer than a short grace (or is idle after a refused
-   * request), then the oldest still sending its headers, then one still in
-   * its grace, then the oldest being answered (these two only when far
-   * past the share). A caller that
-   * connects sends its request at once; a hoarder's silent sockets go first.
+   * nothing for longer than a grace (or is idle after a refused request),
+   * then the oldest still sending its headers, then the oldest still in its
+   * grace, then the oldest being answered (these two only when far past the
+   * share). A caller that connects sends its request at once; a hoarder's
+   * silent sockets go first. Among young sockets, first in, first out: under
+   * a sustained flood every new socket, a caller's too, keeps its place for
+   * as long as the flood takes to fill twice `maxConnections`.
    */
   private leastUseful(hard: boolean): Socket | undefined {
     let partial: Socket | undefined;
