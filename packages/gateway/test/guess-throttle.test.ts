@@ -2,8 +2,9 @@
 // Authorization header on /mcp and /admin/v1, sent at once and from rotating
 // loopback addresses, are checked at most a bounded number of times, then
 // refused unchecked with 429; the rightful key keeps working throughout.
-import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postWithKey } from './attackers.js';
 import { fixtureUpstream, opsAndAgentKeys, sample, serve } from './helpers.js';
 import type { Served } from './helpers.js';
 
@@ -12,36 +13,7 @@ const AGENT_KEY = 'guess-throttle-agent-key-0123456789';
 /** The gateway's default: failed checks one source may cause per window. */
 const MAX_FAILURES = 20;
 
-function post(url: URL, key: string, localAddress: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'guesser', version: '1' } },
-    });
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        localAddress,
-        agent: false,
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-06-18',
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = postWithKey;
 
 describe('credential guessing on every route', () => {
   let served: Served;
@@ -87,5 +59,52 @@ describe('credential guessing on every route', () => {
     ).text();
     expect(sample(metrics, 'sluice_http_auth_failures_total{outcome="refused"}')).toBe(checked);
     expect(sample(metrics, 'sluice_http_auth_failures_total{outcome="throttled"}')).toBe(throttled + 1);
+  }, 60_000);
+});
+
+describe('a key used for the first time while guessers at its address are throttled', () => {
+  const OPS = 'guess-throttle-first-ops-key-0123456789';
+  /** Random enough that no guesser can reach it: 32 random bytes, as `sluice init` suggests making keys. */
+  const FRESH = randomBytes(32).toString('hex');
+  /** Sixteen characters, but only four distinct ones repeated: a guesser can reach it. */
+  const WEAK = 'weakweakweakweak';
+  let served: Served;
+  beforeAll(async () => {
+    served = await serve({
+      listen: {
+        http: {
+          port: 0,
+          auth: {
+            type: 'apiKeys',
+            keys: [
+              { name: 'ops', key: OPS, scopes: ['admin'] },
+              { name: 'fresh', key: FRESH },
+              { name: 'weak', key: WEAK },
+            ],
+          },
+        },
+      },
+      upstreams: [fixtureUpstream('fx')],
+      admin: { scopes: ['admin'] },
+    });
+  }, 60_000);
+  afterAll(async () => served.stop());
+
+  it('admits a strong key never used since start, and keeps guesses and a guessable key throttled', async () => {
+    const guesses = await Promise.all(
+      Array.from({ length: MAX_FAILURES + 10 }, (_, i) => post(served.url, `wrong-${i}`, `127.0.2.${i + 1}`)),
+    );
+    expect(guesses.filter((s) => s === 401).length).toBeLessThanOrEqual(MAX_FAILURES);
+    expect(guesses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(10);
+    // The source is over its budget. A key too random to guess is checked anyway, on its first use.
+    expect(await post(served.url, FRESH, '127.0.2.200')).toBe(200);
+    // Guessing stays throttled: wrong keys, and a right key a guesser could have reached, are refused unchecked.
+    expect(await post(served.url, 'wrong-after', '127.0.2.201')).toBe(429);
+    expect(await post(served.url, WEAK, '127.0.2.202')).toBe(429);
+    expect(await post(served.url, `${FRESH.slice(0, -1)}${FRESH.endsWith('0') ? '1' : '0'}`, '127.0.2.203')).toBe(429);
+    const stderr = served.run.stderr();
+    expect(stderr).toContain('"http.guessable_key"');
+    expect(stderr).not.toContain(WEAK);
+    expect(stderr).not.toContain(FRESH);
   }, 60_000);
 });

@@ -39,7 +39,7 @@ export interface HeldStream {
 }
 
 /** How long a new connection has to send its first bytes before the unauthenticated share is enforced on it. */
-const SILENT_GRACE_MS = 100;
+const SILENT_GRACE_MS = 1_000;
 
 interface Caller {
   connections: number;
@@ -75,6 +75,8 @@ export class ConnectionShares {
   private readonly refused = { unauthenticated: 0, perCaller: 0, heldStreams: 0, heldStreamsPerCaller: 0 };
   private idleStreamsClosed = 0;
   private trimTimer: NodeJS.Timeout | undefined;
+  /** Whether a hard trim is scheduled (see `trimSoon`). */
+  private hardTrim = false;
   private readonly sweep: NodeJS.Timeout;
 
   constructor(readonly limits: ShareLimits) {
@@ -99,15 +101,39 @@ export class ConnectionShares {
     this.arrivedAt.set(socket, Date.now());
     socket.once('close', () => this.disconnected(socket));
     // Decided a moment later, once what the sockets sent has been read: a caller sends its request at once, and a
-    // burst of hoarders' connections must not close it before its first bytes are seen. Far past the share, at once.
+    // burst of hoarders' connections must not close it before its first bytes are seen. Far past the share, as soon
+    // as the sockets accepted now have had their first read.
     if (!this.overShare()) return;
-    if (this.unauthenticated.size + this.owner.size > 2 * this.limits.maxConnections) this.trim(true);
+    if (this.farOver()) this.trimSoon();
     else this.trimLater();
+  }
+
+  /**
+   * Trims hard after the next poll phase: a socket accepted in this one is
+   * first read in the next, so the check phase after it knows which new
+   * sockets sent a request and which are silent.
+   */
+  private trimSoon(): void {
+    if (this.hardTrim) return;
+    this.hardTrim = true;
+    setImmediate(() =>
+      setImmediate(() => {
+        this.hardTrim = false;
+        this.trim(true);
+      }),
+    );
+  }
+
+  /** Past twice `maxConnections`: sockets are closed at once, without waiting for what they send. */
+  private farOver(): boolean {
+    return this.unauthenticated.size + this.owner.size > 2 * this.limits.maxConnections;
   }
 
   private trimLater(): void {
     if (this.trimTimer !== undefined) return;
-    this.trimTimer = setTimeout(() => this.trim(false), SILENT_GRACE_MS);
+    // Trimmed after the next poll phase, not in the timer's: a loaded event loop runs timers before it reads what
+    // sockets sent meanwhile, and a caller's request that arrived during the lag would count as silence.
+    this.trimTimer = setTimeout(() => setImmediate(() => this.trim(false)), SILENT_GRACE_MS);
     this.trimTimer.unref();
   }
 
@@ -118,12 +144,18 @@ export class ConnectionShares {
     );
   }
 
-  /** Closes unauthenticated sockets while over the share; unless `hard`, none still in its grace or being answered. */
+  /**
+   * Closes unauthenticated sockets while over the share; none still in its
+   * grace or being answered unless `hard`, and then only while far past the
+   * share. A flood of reconnecting hoarders keeps every socket young: closing
+   * young ones down to the share would close a caller's socket whose request
+   * is on its way, unread yet.
+   */
   private trim(hard: boolean): void {
     clearTimeout(this.trimTimer);
     this.trimTimer = undefined;
     while (this.overShare() && this.unauthenticated.size > 0) {
-      const victim = this.leastUseful(hard);
+      const victim = this.leastUseful(hard && this.farOver());
       if (victim === undefined) {
         this.trimLater();
         return;
@@ -144,11 +176,13 @@ export class ConnectionShares {
 
   /**
    * The unauthenticated socket to close first: the oldest that has sent
-   * nothing for longer than a short grace (or is idle after a refused
-   * request), then the oldest still sending its headers, then one still in
-   * its grace, then the oldest being answered (these two only when far
-   * past the share). A caller that
-   * connects sends its request at once; a hoarder's silent sockets go first.
+   * nothing for longer than a grace (or is idle after a refused request),
+   * then the oldest still sending its headers, then the oldest still in its
+   * grace, then the oldest being answered (these two only when far past the
+   * share). A caller that connects sends its request at once; a hoarder's
+   * silent sockets go first. Among young sockets, first in, first out: under
+   * a sustained flood every new socket, a caller's too, keeps its place for
+   * as long as the flood takes to fill twice `maxConnections`.
    */
   private leastUseful(hard: boolean): Socket | undefined {
     let partial: Socket | undefined;

@@ -12,6 +12,7 @@ import type { AuthGate } from './auth/gate.js';
 import { DEFAULT_GUESS_LIMITS, GuessThrottle } from './auth/guess-throttle.js';
 import type { GuessLimits } from './auth/guess-throttle.js';
 import { HttpLimits } from './http-limits.js';
+import { UNGUESSABLE_KEY_BITS, keyStrengthBits, unguessableKeys } from './auth/api-keys.js';
 import { nodeFront } from './node-front.js';
 import { ConnectionShares, callerKey, shareLimits } from './http-shares.js';
 import type { ShareUsage } from './http-shares.js';
@@ -96,7 +97,8 @@ export interface ListenOptions {
    * Refused credentials one source (an IPv4 /24, an IPv6 /64, all of
    * loopback) may cause per window, counting checks still running; past it
    * its credentials are refused unchecked with 429, except one this listener
-   * admitted before. Default 20 per minute.
+   * admitted before or a configured API key too random to guess (128
+   * estimated bits or more). Default 20 per minute.
    */
   guessLimits?: GuessLimits;
 }
@@ -158,6 +160,27 @@ const LOOPBACK = ['localhost', '127.0.0.1', '[::1]', '::1'];
 
 const isLoopbackBind = (host: string): boolean =>
   host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
+
+/**
+ * The check for keys too random to guess, which pass a source the guess
+ * throttle refuses; each weaker key is warned about at start, since guessers
+ * at its caller's address can keep it out until it has been used once.
+ */
+function guessableKeysWarned(
+  auth: { readonly keys: readonly { readonly name: string; readonly key: string }[] },
+  logger: Logger,
+): ((authorization: string) => boolean) | undefined {
+  for (const { name, key } of auth.keys) {
+    const bits = Math.floor(keyStrengthBits(key));
+    if (bits < UNGUESSABLE_KEY_BITS)
+      logger.warn(
+        { event: 'http.guessable_key', key: name, bits },
+        `API key ${name} is guessable (about ${bits} bits): until it is first used, guessers at its caller's address ` +
+          `can keep it out; use ${UNGUESSABLE_KEY_BITS} random bits or more (32 random bytes in hex)`,
+      );
+  }
+  return unguessableKeys(auth);
+}
 
 /** Parses the listener's auth options, refusing an open non-loopback bind. */
 function listenerAuth(
@@ -586,7 +609,11 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   const guessLog = { until: 0, lines: 0, unlogged: 0 };
   const throttledSources = new Map<string, number>();
   gate = createAuthGate(auth as Parameters<typeof createAuthGate>[0], endpoint, {
-    throttle: new GuessThrottle(options.guessLimits ?? DEFAULT_GUESS_LIMITS),
+    throttle: new GuessThrottle(
+      options.guessLimits ?? DEFAULT_GUESS_LIMITS,
+      Date.now,
+      auth.type === 'apiKeys' ? guessableKeysWarned(auth, host.logger) : undefined,
+    ),
     report: (outcome, source) => {
       guessUsage[outcome]++;
       const now = Date.now();

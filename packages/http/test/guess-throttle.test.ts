@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { UNGUESSABLE_KEY_BITS, keyStrengthBits, unguessableKeys } from '../src/auth/api-keys.js';
 import { GuessThrottle, sourceOf } from '../src/auth/guess-throttle.js';
 
 describe('the guess throttle', () => {
@@ -45,5 +47,55 @@ describe('the guess throttle', () => {
     expect(t.admit('10.0.0.3', 'Bearer wrong-9').kind).toBe('throttled');
     expect(t.admit('10.0.0.3', 'Bearer right').kind).toBe('check');
     expect(t.admit('10.0.1.3', 'Bearer wrong-9').kind).toBe('check');
+  });
+
+  it('lets a configured key too random to guess pass a throttled source on its first use, and no guessable one', () => {
+    const strong = randomBytes(32).toString('hex');
+    const weak = 'weakweakweakweak';
+    const t = new GuessThrottle(
+      { maxFailures: 2, windowMs: 60_000 },
+      Date.now,
+      unguessableKeys({ keys: [{ key: strong }, { key: weak }] }),
+    );
+    for (let i = 0; i < 2; i++) {
+      const a = t.admit('10.0.0.2', `Bearer wrong-${i}`);
+      if (a.kind === 'check') a.settle(false);
+    }
+    expect(t.admit('10.0.0.3', `Bearer ${weak}`).kind).toBe('throttled');
+    expect(t.admit('10.0.0.3', `Bearer ${strong}`).kind).toBe('check');
+    expect(t.admit('10.0.0.3', `bearer ${strong}`).kind).toBe('check');
+    expect(t.admit('10.0.0.3', `Bearer ${strong.slice(1)}`).kind).toBe('throttled');
+    expect(t.admit('10.0.0.3', strong).kind).toBe('throttled');
+  });
+});
+
+describe('the key strength estimate', () => {
+  it('rates keys of 32 random bytes, in hex or base64url, as too random to guess', () => {
+    for (let i = 0; i < 200; i++) {
+      const bytes = randomBytes(32);
+      expect(keyStrengthBits(bytes.toString('hex'))).toBeGreaterThanOrEqual(UNGUESSABLE_KEY_BITS);
+      expect(keyStrengthBits(bytes.toString('base64url'))).toBeGreaterThanOrEqual(UNGUESSABLE_KEY_BITS);
+    }
+  });
+
+  it('rates a short key repeated to any length, and common short keys, as guessable', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 600 }), (unit, times) => {
+        expect(keyStrengthBits(unit.repeat(times))).toBeLessThan(UNGUESSABLE_KEY_BITS);
+      }),
+    );
+    for (const key of ['password12345678', 'weakweakweakweak', 'a'.repeat(4096), randomBytes(8).toString('hex')])
+      expect(keyStrengthBits(key)).toBeLessThan(UNGUESSABLE_KEY_BITS);
+  });
+
+  it('has no configured key pass the throttle unless it is one of them', () => {
+    const check = unguessableKeys({ keys: [{ key: randomBytes(32).toString('hex') }] });
+    expect(check).toBeDefined();
+    fc.assert(
+      fc.property(fc.string({ maxLength: 80 }), (guess) => {
+        expect(check?.(`Bearer ${guess}`)).toBe(false);
+      }),
+    );
+    expect(unguessableKeys({ keys: [{ key: 'weakweakweakweak' }] })).toBeUndefined();
   });
 });

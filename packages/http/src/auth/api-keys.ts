@@ -33,3 +33,43 @@ export function apiKeyVerifier(settings: ApiKeySettings): OAuthTokenVerifier {
     },
   };
 }
+
+/** Estimated randomness, in bits, from which a key cannot be guessed online, however long its guessers try. */
+export const UNGUESSABLE_KEY_BITS = 128;
+
+/**
+ * A conservative estimate of a key's randomness in bits: the bits of the
+ * characters it uses, times its length counted in distinct three-character
+ * runs, so that repeating a short key does not make it stronger. It cannot
+ * see words: a key made of words scores higher than it is worth.
+ */
+export function keyStrengthBits(key: string): number {
+  const characters = Array.from(key); // code points: what a character is to a guesser
+  const distinct = new Set(characters).size;
+  if (distinct <= 1) return 0;
+  const runs = new Set<string>();
+  for (let i = 0; i + 3 <= characters.length; i++) runs.add(characters.slice(i, i + 3).join(''));
+  return Math.min(characters.length, runs.size + 2) * Math.log2(distinct);
+}
+
+/**
+ * Whether an `Authorization` value is `Bearer` and one of the configured keys
+ * too random to be guessed (`UNGUESSABLE_KEY_BITS`); undefined when no key
+ * is. Compared in constant time against every such key. Such a key passes a
+ * source the guess throttle refuses: a guesser cannot reach it, so checking it
+ * there reopens nothing, and its holder is not kept out by guessers at the
+ * same address.
+ */
+export function unguessableKeys(settings: {
+  readonly keys: readonly { readonly key: string }[];
+}): ((authorization: string) => boolean) | undefined {
+  const digests = settings.keys.filter((k) => keyStrengthBits(k.key) >= UNGUESSABLE_KEY_BITS).map((k) => digest(k.key));
+  if (digests.length === 0) return undefined;
+  return (authorization) => {
+    if (!/^bearer /i.test(authorization)) return false;
+    const presented = digest(authorization.slice(7));
+    let found = false;
+    for (const entry of digests) if (timingSafeEqual(presented, entry)) found = true;
+    return found;
+  };
+}

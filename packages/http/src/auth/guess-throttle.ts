@@ -57,17 +57,24 @@ function expandIPv6(address: string): string[] | undefined {
  * reserved before they run, so that concurrent guesses cannot all be checked
  * against the same remaining budget. Once a source has used its budget, a
  * credential from it is refused unchecked, unless it is one this listener
- * admitted before (remembered by keyed fingerprint, never in the clear): a
- * guesser at the operator's address cannot lock out a key that works.
+ * admitted before (remembered by keyed fingerprint, never in the clear) or
+ * one too random to be guessed: a guesser at the operator's address cannot
+ * lock out a key that works, nor a strong key used for the first time.
  */
 export class GuessThrottle {
   private readonly sources = new Map<string, SourceCount>();
   private readonly admitted = new Map<string, number>();
   private readonly pepper = randomBytes(32);
 
+  /**
+   * `unguessable`, when given, names credentials that pass a throttled
+   * source without having been admitted before: those no guesser can reach
+   * (see `unguessableKeys`).
+   */
   constructor(
     private readonly limits: GuessLimits = DEFAULT_GUESS_LIMITS,
     private readonly now: () => number = Date.now,
+    private readonly unguessable?: (credential: string) => boolean,
   ) {}
 
   /** Called before a credential is checked. */
@@ -100,9 +107,9 @@ export class GuessThrottle {
     return createHmac('sha256', this.pepper).update(credential).digest('base64url');
   }
 
-  /** Whether the credential is one this throttle saw admitted (and still remembers). */
+  /** Whether the credential passes a throttled source: one this throttle saw admitted (and still remembers), or one no guesser can reach. */
   known(credential: string): boolean {
-    return this.admitted.has(this.fingerprint(credential));
+    return this.admitted.has(this.fingerprint(credential)) || this.unguessable?.(credential) === true;
   }
 
   private remember(credential: string): void {

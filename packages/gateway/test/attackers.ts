@@ -1,0 +1,175 @@
+// Attackers of issue 30 over raw loopback sockets, shared by the fair-shares tests and the hostile soak:
+// endless chunked uploads, held listen streams, silent sockets reopened without end.
+import http from 'node:http';
+import net from 'node:net';
+
+/** What an endless uploader sends at most before the test calls the server's reading unbounded. */
+export const UPLOAD_CAP = 64 * 2 ** 20;
+const CHUNK = Buffer.alloc(64 * 1024, 'x');
+
+/** The head of a JSON POST to `url`, written by hand onto a raw socket. */
+export function postHead(url: URL, headers: Record<string, string>): string {
+  const lines = [
+    `POST ${url.pathname} HTTP/1.1`,
+    `Host: ${url.host}`,
+    'Content-Type: application/json',
+    'Accept: application/json, text/event-stream',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
+
+export interface Upload {
+  /** The status line's code, or undefined when no answer came. */
+  readonly status: number | undefined;
+  /** Bytes of body written into the socket. */
+  readonly sent: number;
+  /** Whether the server closed the connection before the uploader reached its cap. */
+  readonly cut: boolean;
+}
+
+/**
+ * A chunked POST that never ends by itself: body chunks are written for as
+ * long as the socket takes them, up to `UPLOAD_CAP`.
+ */
+export function endlessUpload(url: URL, headers: Record<string, string> = {}): Promise<Upload> {
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(url.port), url.hostname);
+    let answer = '';
+    let sent = 0;
+    let settled = false;
+    const finish = (cut: boolean) => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      const match = /^HTTP\/1\.1 (\d{3})/.exec(answer);
+      resolve({ status: match ? Number(match[1]) : undefined, sent, cut });
+    };
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    socket.on('error', () => finish(true));
+    socket.on('close', () => finish(true));
+    const pump = () => {
+      while (!settled && sent < UPLOAD_CAP) {
+        sent += CHUNK.length;
+        const framed = Buffer.concat([Buffer.from(`${CHUNK.length.toString(16)}\r\n`), CHUNK, Buffer.from('\r\n')]);
+        if (!socket.write(framed)) return void socket.once('drain', pump);
+      }
+      if (sent >= UPLOAD_CAP) finish(false);
+    };
+    socket.on('connect', () => {
+      socket.write(postHead(url, { 'Transfer-Encoding': 'chunked', ...headers }));
+      pump();
+    });
+  });
+}
+
+export const LISTEN_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'subscriptions/listen',
+  params: {
+    notifications: { toolsListChanged: true },
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'stream-holder', version: '1.0.0' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    },
+  },
+});
+
+export interface HeldSocket {
+  /** The status code answered, or undefined when the connection closed first. */
+  readonly status: Promise<number | undefined>;
+  /** Resolves when the connection closes. */
+  readonly closed: Promise<void>;
+  destroy(): void;
+}
+
+/** A 2026-07-28 `subscriptions/listen` over a raw socket, held open until the server or the test closes it. */
+export function holdListenStream(url: URL, key: string): HeldSocket {
+  const socket = net.connect(Number(url.port), url.hostname);
+  let answer = '';
+  let settle: (status: number | undefined) => void = () => {};
+  const status = new Promise<number | undefined>((resolve) => (settle = resolve));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.on('error', () => {});
+  socket.on('data', (chunk: Buffer) => {
+    answer += chunk.toString('latin1');
+    const match = /^HTTP\/1\.1 (\d{3})/.exec(answer);
+    if (match) settle(Number(match[1]));
+  });
+  void closed.then(() => settle(undefined));
+  socket.on('connect', () => {
+    const head = postHead(url, {
+      'Mcp-Protocol-Version': '2026-07-28',
+      'Mcp-Method': 'subscriptions/listen',
+      Authorization: `Bearer ${key}`,
+      'Content-Length': String(Buffer.byteLength(LISTEN_BODY)),
+    });
+    socket.write(`${head}${LISTEN_BODY}`);
+  });
+  return { status, closed, destroy: () => socket.destroy() };
+}
+
+/**
+ * Silent sockets that never send a byte, each reopened `pauseMs` after the server closes it, until stopped. The
+ * pause keeps it a hoarder rather than a connect flood that fills the kernel's accept queue, which no listener
+ * can answer.
+ */
+export function silentSockets(url: URL, count: number, pauseMs = 200) {
+  const open = new Set<net.Socket>();
+  let stopped = false;
+  let closedByServer = 0;
+  const openOne = (): void => {
+    if (stopped) return;
+    const socket = net.connect(Number(url.port), url.hostname);
+    open.add(socket);
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      open.delete(socket);
+      if (stopped) return;
+      closedByServer++;
+      setTimeout(openOne, pauseMs);
+    });
+  };
+  for (let i = 0; i < count; i++) openOne();
+  return {
+    closedByServer: () => closedByServer,
+    stop: () => {
+      stopped = true;
+      for (const socket of open) socket.destroy();
+    },
+  };
+}
+
+/** A POST of `initialize` with `Bearer key` from `localAddress` (any 127.x.y.z): the status code answered. */
+export function postWithKey(url: URL, key: string, localAddress: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'guesser', version: '1' } },
+    });
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}

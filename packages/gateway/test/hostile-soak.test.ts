@@ -1,0 +1,212 @@
+// Issue 30's attackers mixed into normal load against `sluice serve` with API keys and code mode: silent sockets
+// reopened every 20 ms, one key holding listen streams, endless unauthenticated chunked uploads, key guessers from
+// rotating addresses, and one key's scripts that spin, stall or wait. Normal workers (SDK clients with their own key,
+// one reconnecting for every call, one running scripts) check every answer exactly. A quiet phase runs the same
+// load without attackers first; both phases' p50 are printed, never asserted. Each phase lasts
+// SLUICE_SHARES_SOAK_SECONDS (default 3; 60 for the measured soak). After GC, the heap must not have grown beyond
+// a bound.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, call, eventually, fixtureUpstream, httpClient, serve } from './helpers.js';
+import type { Served } from './helpers.js';
+
+const SECONDS = Number(process.env.SLUICE_SHARES_SOAK_SECONDS ?? 3);
+const MAX_CONNECTIONS = 128;
+/** Strong, so that the guessers at its address cannot keep it out (see the guess throttle). */
+const NORMAL_KEY = randomBytes(32).toString('hex');
+const ATTACKER_KEY = randomBytes(32).toString('hex');
+/** Heap growth allowed after GC: the attacks move hundreds of megabytes, a leak of them would show far above this. */
+const HEAP_BOUND_BYTES = 24 * 1024 * 1024;
+const GC_PRELOAD = fileURLToPath(new URL('./fixtures/gc-on-signal.mjs', import.meta.url));
+const ATTACKER = fileURLToPath(new URL('./fixtures/attack.ts', import.meta.url));
+
+const textOf = (result: { content?: unknown }): string =>
+  ((result.content as { text?: string }[] | undefined) ?? []).map((c) => c.text ?? '').join('');
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
+}
+
+interface Phase {
+  calls: number;
+  wrong: string[];
+  /** Latencies of the keep-alive workers' calls, in ms. */
+  latencies: number[];
+}
+
+describe(`a soak of ${SECONDS} s quiet, then ${SECONDS} s with every attacker of issue 30`, () => {
+  let gw: Served;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    gw = await serve(
+      {
+        listen: {
+          http: {
+            port: 0,
+            maxConnections: MAX_CONNECTIONS,
+            auth: {
+              type: 'apiKeys',
+              keys: [
+                { name: 'normal', key: NORMAL_KEY },
+                { name: 'attacker', key: ATTACKER_KEY },
+              ],
+            },
+          },
+        },
+        upstreams: [fixtureUpstream('fx')],
+        plugins: { codeMode: {} },
+      },
+      { NODE_OPTIONS: `--max-old-space-size=96 --expose-gc --import=${GC_PRELOAD}` },
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const client of clients) await client.close().catch(() => {});
+    await gw.stop();
+  });
+
+  const connect = async (key: string, headers: Record<string, string> = {}): Promise<Client> => {
+    const client = await httpClient(gw.url, { authorization: `Bearer ${key}`, ...headers });
+    clients.push(client);
+    return client;
+  };
+
+  /** The gateway's heap right after a full GC, read from the line the preload logs. */
+  const heapAfterGc = async (): Promise<number> => {
+    const lines = () =>
+      gw.run
+        .stderr()
+        .split('\n')
+        .filter((l) => l.includes('"test.gc"'));
+    const before = lines().length;
+    gw.run.child.kill('SIGUSR2');
+    await eventually(() => lines().length > before, 'the gateway to collect garbage');
+    return (JSON.parse(lines().at(-1)!) as { heapUsed: number }).heapUsed;
+  };
+
+  /** The normal load for `ms` once connected: three keep-alive workers, one reconnecting for each call, one running scripts. */
+  async function normalLoad(ms: number): Promise<Phase> {
+    const phase: Phase = { calls: 0, wrong: [], latencies: [] };
+    const keepAlive = await Promise.all(
+      [0, 1, 2].map(() =>
+        connect(NORMAL_KEY).catch((error: unknown) => {
+          throw new Error(`a normal client could not connect: ${String(error)}`);
+        }),
+      ),
+    );
+    const scripts = await connect(NORMAL_KEY).catch((error: unknown) => {
+      throw new Error(`a normal client could not connect: ${String(error)}`);
+    });
+    const until = Date.now() + ms;
+    const check = (got: string, expected: string) => {
+      phase.calls++;
+      if (got !== expected) phase.wrong.push(`${expected} -> ${got.slice(0, 200)}`);
+    };
+    const failed = (error: unknown) => `ERROR ${String(error)}`;
+    const workers = [
+      ...keepAlive.map(async (client, w) => {
+        for (let n = 0; Date.now() < until; n++) {
+          const text = `w${w} call ${n}`;
+          const start = performance.now();
+          const got = await call(client, 'fx_echo', { text }).then(textOf, failed);
+          phase.latencies.push(performance.now() - start);
+          check(got, text);
+        }
+      }),
+      (async () => {
+        for (let n = 0; Date.now() < until; n++) {
+          const text = `fresh connection ${n}`;
+          const got = await (async () => {
+            const client = await httpClient(gw.url, { authorization: `Bearer ${NORMAL_KEY}`, connection: 'close' });
+            try {
+              return textOf(await call(client, 'fx_echo', { text }));
+            } finally {
+              await client.close().catch(() => {});
+            }
+          })().catch(failed);
+          check(got, text);
+        }
+      })(),
+      (async () => {
+        for (let n = 0; Date.now() < until; n++) {
+          const text = `script ${n}`;
+          const got = await call(scripts, 'execute_code', { code: `return await fx.echo({ text: '${text}' });` }).then(
+            (r) => JSON.stringify((r.structuredContent as { result?: unknown } | undefined)?.result ?? textOf(r)),
+            failed,
+          );
+          check(got, JSON.stringify(text));
+        }
+      })(),
+    ];
+    await Promise.all(workers);
+    for (const client of [...keepAlive, scripts]) await client.close().catch(() => {});
+    return phase;
+  }
+
+  /** Every attacker of issue 30, from a process of its own, until `stop()`: the attacks it made. */
+  async function attack(): Promise<{ stop: () => Promise<number> }> {
+    const child = spawn(process.execPath, ['--conditions=sluice:source', '--import', 'tsx', ATTACKER], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        ATTACK_URL: gw.url.href,
+        ATTACK_KEY: ATTACKER_KEY,
+        ATTACK_MAX_CONNECTIONS: String(MAX_CONNECTIONS),
+      },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    await eventually(() => out.includes('attacking\n'), 'the attackers to start', 30_000);
+    return {
+      stop: async () => {
+        child.stdin.end();
+        await exited;
+        const last = out.trim().split('\n').at(-1) ?? '{}';
+        return (JSON.parse(last) as { attempts?: number }).attempts ?? 0;
+      },
+    };
+  }
+
+  it(
+    'answers every normal call correctly under attack, and keeps the heap flat',
+    async () => {
+      await normalLoad(1_000);
+      const quiet = await normalLoad(SECONDS * 1000);
+      const heapBefore = await heapAfterGc();
+      const attackers = await attack();
+      const attacked = await normalLoad(SECONDS * 1000);
+      const attacks = await attackers.stop();
+      const heapAfter = await heapAfterGc();
+
+      const p50 = { quiet: percentile(quiet.latencies, 50), attacked: percentile(attacked.latencies, 50) };
+      const numbers = {
+        seconds: SECONDS,
+        quietCalls: quiet.calls,
+        attackedCalls: attacked.calls,
+        wrong: quiet.wrong.length + attacked.wrong.length,
+        attacks,
+        p50QuietMs: +p50.quiet.toFixed(2),
+        p50AttackedMs: +p50.attacked.toFixed(2),
+        p50Ratio: +(p50.attacked / p50.quiet).toFixed(2),
+        p99AttackedMs: +percentile(attacked.latencies, 99).toFixed(2),
+        heapBeforeMiB: +(heapBefore / 2 ** 20).toFixed(1),
+        heapAfterMiB: +(heapAfter / 2 ** 20).toFixed(1),
+      };
+      console.info(`shares soak: ${JSON.stringify(numbers)}`);
+      expect(gw.run.child.exitCode, gw.run.stderr().slice(-2_000)).toBeNull();
+      expect(quiet.wrong, quiet.wrong.slice(0, 3).join('\n')).toEqual([]);
+      expect(attacked.wrong, attacked.wrong.slice(0, 3).join('\n')).toEqual([]);
+      expect(attacked.calls).toBeGreaterThan(0);
+      expect(attacks).toBeGreaterThan(0);
+      expect(heapAfter - heapBefore).toBeLessThan(HEAP_BOUND_BYTES);
+    },
+    (4 * SECONDS + 120) * 1000,
+  );
+});
