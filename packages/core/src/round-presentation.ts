@@ -1,8 +1,7 @@
-import type { ServerContext } from '../protocol.js';
-import { RoundStateSeal } from './round-state.js';
+import type { ServerContext } from './protocol.js';
 
-// Apart from modern-call.ts, which needs the SDK server package: a server presents every call its round, and the core
-// root entry exports isContinuedRound, without loading the SDK.
+// Core's side of the rounds @sluice/upstream seals around an upstream's input request: a server presents every call its
+// round, and the core root entry exports isContinuedRound, without loading the SDK or the upstream import.
 
 /** The request contexts shown to the pipeline with a carried state, and the wire state each really carried. */
 const presented = new WeakMap<ServerContext, unknown>();
@@ -14,12 +13,11 @@ const presented = new WeakMap<ServerContext, unknown>();
  * that party's state again, so that an approval and an upstream's own input
  * request compose in one call; the upstream's state stays with the proxy.
  */
-export function presentRound(mcp: ServerContext, seal: RoundStateSeal): ServerContext {
+export function presentRound(mcp: ServerContext, carriedOf: (wire: string) => string | undefined): ServerContext {
   const wire: unknown = mcp.mcpReq.requestState();
-  if (typeof wire !== 'string' || !RoundStateSeal.isOurs(wire)) return mcp;
-  const state = seal.peek(wire);
-  if (typeof state === 'string' || state.carried === undefined) return mcp;
-  const carried = state.carried;
+  if (typeof wire !== 'string') return mcp;
+  const carried = carriedOf(wire);
+  if (carried === undefined) return mcp;
   // The accessor's type parameter is the caller's claim (see RequestStateAccessor): the value is the carried string.
   const requestState = (() => carried) as ServerContext['mcpReq']['requestState'];
   const shown: ServerContext = { ...mcp, mcpReq: { ...mcp.mcpReq, requestState } };

@@ -36,13 +36,9 @@ interface ConsentRouting {
 }
 import type { ListChange, TransportHooks } from './transport-hooks.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
-import type { UpstreamStatus } from './upstream/health.js';
-import type { ImportOptions } from './upstream/options.js';
-import type { FeatureCatalog } from './features/catalog.js';
-import { RoundStateSeal } from './upstream/round-state.js';
-import type { UpstreamRegistry } from './upstream/registry.js';
-import type { PerUserContext } from './upstream/oauth/per-user.js';
 import type { CredentialVault } from './store/credential-vault.js';
+import type { ImportOptions, ImportedFeatures, ServerUpstreams, UpstreamStatus } from './upstreaming.js';
+import { upstreamImporting, upstreamImportingProvided } from './upstreaming.js';
 import { registerInternals } from './server-internals.js';
 import type { ServerSdk } from './server-sdk-loader.js';
 import { loadServerSdk, loadedServerSdk } from './server-sdk-loader.js';
@@ -86,13 +82,11 @@ export class SluiceServer {
   private readonly closers = new Set<() => Promise<void>>();
   private readonly runtime: ContextRuntime;
   private readonly sdkExtensions: ((sdk: McpServer) => void)[] = [];
-  private upstreamRegistry: UpstreamRegistry | undefined;
-  private featureCatalog: FeatureCatalog | undefined;
+  /** The imported upstreams, kept by `@sluice/upstream`; undefined until the first import. */
+  private serverUpstreams: ServerUpstreams | undefined;
   /** Sealed upstream grants (`per_user`), when the server was given a vault. */
   private readonly credentialVault: CredentialVault | undefined;
-  private perUserContext: PerUserContext | undefined;
-  /** Seals the state of upstream round trips; see `upstream/round-state.ts`. */
-  readonly roundSeal: RoundStateSeal;
+  private readonly roundStateSecret: string | undefined;
   /** The SDK's server package loading, unless this server was built by adopt(). */
   private readonly sdkLoading: Promise<ServerSdk> | undefined;
 
@@ -103,9 +97,7 @@ export class SluiceServer {
     }
     this.name = options.name;
     this.version = options.version;
-    this.roundSeal = new RoundStateSeal(
-      options.roundStateSecret === undefined ? undefined : Buffer.from(options.roundStateSecret, 'utf8'),
-    );
+    this.roundStateSecret = options.roundStateSecret;
     this.instructions = options.instructions;
     this.sdkOptions = options.sdk;
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
@@ -196,49 +188,41 @@ export class SluiceServer {
    * Imports the tools of an upstream MCP server (in-process, stdio, Streamable
    * HTTP or legacy SSE) through the `import` hook, keeps them in step with its
    * `tools/list`, and proxies their calls. An upstream that cannot be reached
-   * is reported in `skipped` and retried in the background. See `upstream/`.
+   * is reported in `skipped` and retried in the background. Needs
+   * `@sluice/upstream`, imported once anywhere in the program.
    */
   async import(options: ImportOptions): Promise<ImportResult> {
-    // Loaded on first use: a server without upstreams never loads the SDK client.
-    const [{ UpstreamRegistry }, { FeatureCatalog }] = await Promise.all([
-      import('./upstream/registry.js'),
-      import('./features/catalog.js'),
-    ]);
-    this.featureCatalog ??= new FeatureCatalog(
-      (change) => this.notify(change),
-      this.logger,
-      this.hooks.importFeatures.isUsed() ? (batch) => this.hooks.importFeatures.promise(batch) : undefined,
-    );
-    if (!this.container.isRegistered(Tokens.FeatureRequests)) {
-      // Plugins (code mode) read and get for a caller through this, as the caller's own requests.
-      const { featureRequests, guardsOf } = await import('./features/sdk-handlers.js');
-      const guards = guardsOf(this.hooks);
-      this.container.register(Tokens.FeatureRequests, {
-        useValue: featureRequests({ catalog: this.featureCatalog, logger: this.logger, guards }),
-      });
-    }
-    this.upstreamRegistry ??= new UpstreamRegistry({
+    return this.upstreamSide().import(options);
+  }
+
+  /** The server's upstreams, attached by `@sluice/upstream` on first use. */
+  private upstreamSide(): ServerUpstreams {
+    const importing = upstreamImporting();
+    this.serverUpstreams ??= importing.attach({
+      name: this.name,
+      version: this.version,
       logger: this.logger,
       services: this.services,
-      version: this.version,
+      hooks: this.hooks,
+      container: this.container,
       table: this.table,
-      features: this.featureCatalog,
-      roundSeal: this.roundSeal,
-      perUser: await this.perUser(),
+      roundStateSecret: this.roundStateSecret,
+      credentialVault: this.credentialVault,
+      notify: (change) => this.notify(change),
       isClosed: () => this.closed,
       onClose: (close) => this.onClose(close),
     });
-    return this.upstreamRegistry.import(options);
+    return this.serverUpstreams;
   }
 
   /** The resources, templates and prompts of imported upstreams; undefined until the first import. */
-  get features(): FeatureCatalog | undefined {
-    return this.featureCatalog;
+  get features(): ImportedFeatures | undefined {
+    return this.serverUpstreams?.features;
   }
 
   /** Every imported upstream, with its health. */
   upstreams(): readonly UpstreamStatus[] {
-    return this.upstreamRegistry?.list() ?? [];
+    return this.serverUpstreams?.list() ?? [];
   }
 
   /** The tools exposed now. */
@@ -321,8 +305,7 @@ export class SluiceServer {
         settled: () => this.table.settled(),
         list: (context) => this.listTools(context),
         dispatch: (name, args, request, toClient) => this.dispatch(name, args, request, toClient),
-        roundSeal: () => (this.upstreamRegistry ? this.roundSeal : undefined),
-        features: this.featureCatalog,
+        upstreams: () => this.serverUpstreams,
       },
       transport,
     );
@@ -339,11 +322,7 @@ export class SluiceServer {
     uris: readonly string[],
     caller: { authInfo: AuthInfo | undefined; headers: Headers | undefined; signal: AbortSignal },
   ): Promise<string[]> {
-    return loadedServerSdk().admitListenFilter(
-      { features: this.featureCatalog, logger: this.logger, hooks: this.hooks },
-      uris,
-      caller,
-    );
+    return this.serverUpstreams?.admitListen(uris, caller) ?? Promise.resolve([...uris]);
   }
 
   /**
@@ -382,7 +361,11 @@ export class SluiceServer {
     this.assertOpen();
     const serving = httpServing();
     await this.readyToServe();
-    const consent = (await this.perUser())?.consent;
+    // A vault is for per_user upstreams: their consent routes come with the upstream import, when it is installed.
+    const consent =
+      this.credentialVault !== undefined && upstreamImportingProvided()
+        ? await this.upstreamSide().consent()
+        : undefined;
     if (consent === undefined) return serving.listen(this, options, this.transportHooks);
     // The consent page and callback of per_user upstreams: authorized by their single-use ticket and state.
     // Core's ListenOptions is filled in by @sluice/http; these are the fields of it that core sets.
@@ -399,21 +382,6 @@ export class SluiceServer {
     )) as HttpListener & { readonly url: URL };
     consent.listening(listener.url);
     return listener;
-  }
-
-  /** The vault and consent flows of `per_user` upstreams, once a vault is given; loaded on first use. */
-  private async perUser(): Promise<PerUserContext | undefined> {
-    const vault = this.credentialVault;
-    if (vault === undefined) return undefined;
-    if (this.perUserContext === undefined) {
-      const { ConsentFlows } = await import('./upstream/oauth/consent.js');
-      this.perUserContext ??= {
-        vault,
-        store: this.services.store,
-        consent: new ConsentFlows(this.services.store, this.logger),
-      };
-    }
-    return this.perUserContext;
   }
 
   /** Serves stdio (both protocol versions). Logs must go to stderr: the default logger does. */

@@ -22,6 +22,7 @@ import type { CapturedLogger } from '@sluice/core/testing';
 import { CONSENT_GATEWAY, startConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
 import type { ConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
 import { startRecordingFront } from '../../core/test/helpers/front.js';
+import '@sluice/upstream';
 
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(CHROMIUM) && process.env.CI)

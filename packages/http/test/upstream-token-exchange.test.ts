@@ -13,6 +13,7 @@ import { ALICE, BOB, GATEWAY, startExchangeServer } from '../../core/test/helper
 import type { ExchangeServer } from '../../core/test/helpers/exchange-authorization-server.js';
 import { startRecordingFront } from '../../core/test/helpers/front.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 let as: ExchangeServer;
 let gatewayUrl = '';

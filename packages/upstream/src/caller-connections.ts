@@ -1,8 +1,8 @@
 import { Client } from '@modelcontextprotocol/client';
-import type { CallerIdentity } from '../auth/identity.js';
-import { messageOf } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { safeJsonSchemaValidator } from '../safe-json-schema.js';
+import type { CallerIdentity } from '@sluice/core';
+import { messageOf } from '@sluice/core';
+import type { Logger } from '@sluice/core';
+import { safeJsonSchemaValidator } from '@sluice/core';
 import { openTransport } from './connection.js';
 import type { UpstreamAuthorizer } from './oauth/authorizer.js';
 import type { ResolvedImportOptions } from './options.js';

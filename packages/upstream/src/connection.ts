@@ -1,6 +1,6 @@
 import { InMemoryTransport, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Transport } from '@modelcontextprotocol/client';
-import type { Logger } from '../logger.js';
+import type { Logger } from '@sluice/core';
 import type { ResolvedImportOptions } from './options.js';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 import { budgetedFetch } from './response-limit.js';

@@ -1,11 +1,11 @@
-import type { Executor } from '../context.js';
-import type { Tool } from '../protocol.js';
-import type { ToolDraft } from '../tool-table.js';
-import type { ConnectionSummary, SkippedTool, SluiceTool, ToolSource } from '../tool.js';
-import { isToolName } from '../tool.js';
-import type { GlobMatcher } from './glob.js';
-import { compileGlobs } from './glob.js';
-import { canonicalUri } from '../features/canonical-uri.js';
+import type { Executor } from '@sluice/core';
+import type { Tool } from '@sluice/core';
+import type { ToolDraft } from '@sluice/core';
+import type { ConnectionSummary, SkippedTool, SluiceTool, ToolSource } from '@sluice/core';
+import { isToolName } from '@sluice/core';
+import type { GlobMatcher } from '@sluice/core/internal';
+import { compileGlobs } from '@sluice/core/internal';
+import { canonicalUri } from '@sluice/core';
 import type { ResolvedImportOptions } from './options.js';
 
 /** Which of an upstream's tools to import, and under what names. */

@@ -1,7 +1,8 @@
-import type { Redactions } from '../redactions.js';
-import type { CallToolResult } from '../protocol.js';
-import type { CoreErrorCode } from '../errors.js';
-import { attributeRefusal, refusal } from '../refusal.js';
+import type { Redactions } from '@sluice/core';
+import type { CallToolResult } from '@sluice/core';
+import type { CoreErrorCode } from '@sluice/core';
+import { refusal } from '@sluice/core';
+import { attributeRefusal } from '@sluice/core/internal';
 
 /** The codes of upstream import: a subset of `CoreErrorCode`. */
 export type UpstreamErrorCode =

@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '@sluice/core';
 import type { UpstreamTransportType } from './options.js';
 
 /**

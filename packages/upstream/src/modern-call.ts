@@ -1,9 +1,9 @@
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, ProtocolError } from '@modelcontextprotocol/server';
-import { CoreErrorCode, SluiceError, invalidParams } from '../errors.js';
-import type { ServerContext } from '../protocol.js';
-import { isInputRequired } from '../protocol.js';
+import { CoreErrorCode, SluiceError, invalidParams } from '@sluice/core';
+import type { ServerContext } from '@sluice/core';
+import { isInputRequired } from '@sluice/core/internal';
 import { MAX_STATE_CHARS, RoundStateSeal } from './round-state.js';
-import { wireStateOf } from './round-presentation.js';
+import { wireStateOf } from '@sluice/core/internal';
 
 /** What a call of a 2026-07-28 client adds to the request sent upstream: the input it answered and the upstream's state. */
 export interface RoundParams {

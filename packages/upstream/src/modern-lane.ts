@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/client';
-import { messageOf } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { safeJsonSchemaValidator } from '../safe-json-schema.js';
+import { messageOf } from '@sluice/core';
+import type { Logger } from '@sluice/core';
+import { safeJsonSchemaValidator } from '@sluice/core';
 import { openTransport } from './connection.js';
 import type { UpstreamAuthorizer } from './oauth/authorizer.js';
 import { endOnExit } from './exit-guard.js';

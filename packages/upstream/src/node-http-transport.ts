@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 import type { ServerContext } from '@modelcontextprotocol/server';
-import { namesMethod } from '../protocol.js';
+import { namesMethod } from '@sluice/core/internal';
 import { MessageMeter } from './message-meter.js';
 import type { ResponseBudget } from './response-limit.js';
 import { ResponseTooLargeError, messageCap } from './response-limit.js';

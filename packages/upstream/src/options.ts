@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { CoreErrorCode, SluiceError } from '../errors.js';
-import { formatIssues } from '../issues.js';
+import { CoreErrorCode, SluiceError } from '@sluice/core';
+import { formatIssues } from '@sluice/core';
 import { UpstreamAuthSchema } from './oauth/options.js';
 
 /**

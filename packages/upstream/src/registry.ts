@@ -1,5 +1,6 @@
-import { CoreErrorCode, SluiceError, serverClosed } from '../errors.js';
-import type { ImportResult } from '../tool-table.js';
+import { CoreErrorCode, SluiceError } from '@sluice/core';
+import { serverClosed } from '@sluice/core/internal';
+import type { ImportResult } from '@sluice/core';
 import type { UpstreamStatus } from './health.js';
 import type { ImportOptions } from './options.js';
 import { parseImportOptions } from './options.js';

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { Headers } from '../context.js';
-import type { Plugin } from '../plugin.js';
-import type { SluiceTool } from '../tool.js';
-import { PluginModeSchema, definePlugin, parseOptions } from '../plugin.js';
-import { refusal } from '../refusal.js';
-import { Stage } from '../stages.js';
-import { CoreErrorCode, invalidParams } from '../errors.js';
-import type { GlobMatcher } from './glob.js';
-import { compileGlobs } from './glob.js';
+import type { Headers } from '@sluice/core';
+import type { Plugin } from '@sluice/core';
+import type { SluiceTool } from '@sluice/core';
+import { PluginModeSchema, definePlugin, parseOptions } from '@sluice/core';
+import { refusal } from '@sluice/core';
+import { Stage } from '@sluice/core';
+import { CoreErrorCode, invalidParams } from '@sluice/core';
+import type { GlobMatcher } from '@sluice/core/internal';
+import { compileGlobs } from '@sluice/core/internal';
 
 /** The request headers the filter reads: comma-separated glob patterns. */
 export const RequestFilterHeader = Object.freeze({

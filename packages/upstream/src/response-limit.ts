@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike } from '@modelcontextprotocol/client';
-import { jsonSizeBound } from '../json-size-bound.js';
+import { jsonSizeBound } from '@sluice/core';
 import { MessageMeter } from './message-meter.js';
 
 /** The largest single message read from an upstream when its connection sets none: stdio's default too. */

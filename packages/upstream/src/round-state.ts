@@ -1,5 +1,5 @@
 import type * as Crypto from 'node:crypto';
-import { requireCjs } from '../require-cjs.js';
+import { requireCjs } from '@sluice/core/internal';
 
 // node:crypto (and the streams it loads) comes with the first state sealed or opened, not with core: every server
 // holds a seal, and most never carry an upstream's round.
@@ -67,6 +67,13 @@ export class RoundStateSeal {
     if (typeof state === 'string') return state;
     if (state.upstream !== upstream || state.tool !== tool) return 'it belongs to another upstream or tool';
     return state;
+  }
+
+  /** What a state Sluice sealed had carried of another party's (see `presentRound` in core), if it is ours and valid. */
+  carriedBy(wire: string): string | undefined {
+    if (!RoundStateSeal.isOurs(wire)) return undefined;
+    const state = this.peek(wire);
+    return typeof state === 'string' ? undefined : state.carried;
   }
 
   /** The state if Sluice sealed it and it has not expired, whoever it is for; else why not. */

@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { asJsonRpcMessage } from './message-shape.js';
+import { asJsonRpcMessage } from '@sluice/core/internal';
 
 export interface StdioChildOptions {
   readonly command: string;

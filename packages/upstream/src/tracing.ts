@@ -9,8 +9,8 @@ import type {
   TextMapSetter,
   TracerProvider,
 } from '@opentelemetry/api';
-import type { Meta } from '../meta.js';
-import { requireCjs } from '../require-cjs.js';
+import type { Meta } from '@sluice/core';
+import { requireCjs } from '@sluice/core/internal';
 
 // The OpenTelemetry API loads on the first span or propagation, not at import: adopting a
 // guard into a server that never traces does not load it. Its state is global (registered

@@ -2,13 +2,13 @@ import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@model
 import type { Client, ClientCapabilities, ClientContext } from '@modelcontextprotocol/client';
 import { LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
 import type { ServerContext } from '@modelcontextprotocol/server';
-import type { FeatureCatalog, FeatureList, FeatureSnapshot } from '../features/catalog.js';
-import type { LogLevel, LogMessage } from '../features/log-types.js';
-import { levelRank } from '../features/log-types.js';
-import { sessionLevelOf } from '../features/session-state.js';
-import { messageOf } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { ImportSource } from '../tool.js';
+import type { FeatureCatalog, FeatureList, FeatureSnapshot } from './features/catalog.js';
+import type { LogLevel, LogMessage } from '@sluice/core/internal';
+import { levelRank } from '@sluice/core/internal';
+import { sessionLevelOf } from '@sluice/core/internal';
+import { messageOf } from '@sluice/core';
+import type { Logger } from '@sluice/core';
+import type { ImportSource } from '@sluice/core';
 import { NodeHttpClientTransport } from './node-http-transport.js';
 
 /**

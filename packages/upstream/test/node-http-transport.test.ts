@@ -7,8 +7,8 @@ import { McpServer, WebStandardStreamableHTTPServerTransport } from '@modelconte
 import type { ServerContext } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { NodeHttpClientTransport } from '../src/upstream/node-http-transport.js';
-import { ResponseBudget } from '../src/upstream/response-limit.js';
+import { NodeHttpClientTransport } from '../src/node-http-transport.js';
+import { ResponseBudget } from '../src/response-limit.js';
 
 interface Upstream {
   readonly url: URL;

@@ -4,10 +4,11 @@ import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Stage, createServer, definePlugin, refusal } from '../src/index.js';
-import type { GuardedKind, Plugin, PluginApi, SluiceServer } from '../src/index.js';
-import { captureLogger, requestRecorder } from '../src/testing/index.js';
-import type { RequestRecorderOptions } from '../src/testing/index.js';
+import { Stage, createServer, definePlugin, refusal } from '@sluice/core';
+import type { GuardedKind, Plugin, PluginApi, SluiceServer } from '@sluice/core';
+import { captureLogger, requestRecorder } from '@sluice/core/testing';
+import type { RequestRecorderOptions } from '@sluice/core/testing';
+import '../src/index.js'; // gives every server import()
 
 function filesUpstream(): McpServer {
   const mcp = new McpServer({ name: 'files', version: '1.0.0' });

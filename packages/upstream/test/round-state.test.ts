@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { RoundStateSeal } from '../src/upstream/round-state.js';
+import { RoundStateSeal } from '../src/round-state.js';
 
 describe("an upstream's requestState sealed between rounds", () => {
   it('opens to the same upstream state for the same upstream and tool', () => {

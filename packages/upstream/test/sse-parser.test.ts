@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ServerSentEvent } from '../src/upstream/sse-parser.js';
-import { SseParser } from '../src/upstream/sse-parser.js';
+import type { ServerSentEvent } from '../src/sse-parser.js';
+import { SseParser } from '../src/sse-parser.js';
 
 function parse(pieces: readonly string[]): { events: ServerSentEvent[]; retries: number[] } {
   const events: ServerSentEvent[] = [];

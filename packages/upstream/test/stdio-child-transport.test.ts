@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { parseJSONRPCMessage } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
-import { asJsonRpcMessage } from '../src/upstream/message-shape.js';
-import { StdioChildTransport } from '../src/upstream/stdio-child-transport.js';
+import { asJsonRpcMessage } from '@sluice/core/internal';
+import { StdioChildTransport } from '../src/stdio-child-transport.js';
 
 /** A child that writes the given chunks to stdout, one per turn of its event loop, then waits for stdin to end. */
 const WRITER = `

@@ -4,8 +4,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createServer } from '@sluice/core';
 import type { SluiceServer, Tool } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
-import { UPSTREAM_CLIENT_CAPABILITIES } from '../src/upstream/upstream-features.js';
-import { EVERYTHING, call, connectClient, startEverything } from './fixtures/upstream-helpers.js';
+import { UPSTREAM_CLIENT_CAPABILITIES } from '../src/upstream-features.js';
+import { EVERYTHING, call, connectClient, startEverything } from '../../core/test/fixtures/upstream-helpers.js';
+import '../src/index.js'; // gives every server import()
 
 // Calls whose answers do not depend on time or on the session: the same through Sluice as direct.
 const CALLS: [string, Record<string, unknown>][] = [

@@ -5,7 +5,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
-import { EVERYTHING, eventually, startEverything } from './fixtures/upstream-helpers.js';
+import { EVERYTHING, eventually, startEverything } from '../../core/test/fixtures/upstream-helpers.js';
+import '../src/index.js'; // gives every server import()
 
 // The everything server, which no one here wrote, behind the gateway and directly, side by side:
 // resources (text and binary), templates, prompts, completion, subscriptions, logging, and the

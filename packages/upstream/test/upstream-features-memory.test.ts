@@ -7,7 +7,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
-import { MEMORY, eventually } from './fixtures/upstream-helpers.js';
+import { MEMORY, eventually } from '../../core/test/fixtures/upstream-helpers.js';
+import '../src/index.js'; // gives every server import()
 
 // A second server no one here wrote, behind the gateway and directly, side by side: the memory server offers its
 // knowledge graph as one subscribable resource and says when a tool changed it. Each side runs its own copy on its

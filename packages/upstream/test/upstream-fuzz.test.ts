@@ -5,7 +5,8 @@ import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { CoreErrorCode, createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
-import { connectClient } from './fixtures/upstream-helpers.js';
+import { connectClient } from '../../core/test/fixtures/upstream-helpers.js';
+import '../src/index.js'; // gives every server import()
 
 type Answer = { result: unknown } | { error: unknown };
 

@@ -6,7 +6,8 @@ import { McpServer as V1McpServer } from '@modelcontextprotocol/sdk/server/mcp.j
 import { CoreErrorCode, SluiceError, createServer, definePlugin } from '@sluice/core';
 import type { ImportBatch, Plugin, SluiceServer, Tool } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
-import { call, connectClient, eventually } from './fixtures/upstream-helpers.js';
+import { call, connectClient, eventually } from '../../core/test/fixtures/upstream-helpers.js';
+import '../src/index.js'; // gives every server import()
 
 /** A v2 McpServer with tools of each kind of result; it reports an unrelated serverInfo name on purpose. */
 function v2Upstream() {
@@ -464,7 +465,7 @@ describe('closing', () => {
 
 describe('connection summaries', () => {
   it('show plugins the transport, a URL without credentials or query, and header names without values', async () => {
-    const { summarize } = await import('../src/upstream/discovery.js');
+    const { summarize } = await import('../src/discovery.js');
     expect(
       summarize({
         type: 'http',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Server } from '@modelcontextprotocol/server';
-import { MAX_SUBSCRIPTIONS, isSubscribed, subscribe, unsubscribe } from '../src/features/session-state.js';
-import { LogBudget } from '../src/upstream/upstream-features.js';
+import { MAX_SUBSCRIPTIONS, isSubscribed, subscribe, unsubscribe } from '@sluice/core/internal';
+import { LogBudget } from '../src/upstream-features.js';
 
 describe("the bound on an upstream's log messages", () => {
   it('relays a burst of 100 at once, then 50 a second, and counts what it dropped', () => {

@@ -4,6 +4,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
+import '../src/index.js'; // gives every server import()
 
 // A client's logging/setLevel through a gateway: it reaches the upstream, and the gateway relays only what the
 // client asked for, as the upstream would directly.

@@ -1,11 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_MAX_MESSAGE_BYTES,
-  ResponseBudget,
-  budgetedFetch,
-  withResponseBudget,
-} from '../src/upstream/response-limit.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, ResponseBudget, budgetedFetch, withResponseBudget } from '../src/response-limit.js';
 
 /** A fetch answering with these chunks, as an upstream's socket would deliver them. */
 const answering =

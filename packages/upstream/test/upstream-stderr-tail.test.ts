@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
-import { STDERR_LINE_CHARS, STDERR_TAIL_LINES, StderrTail } from '../src/upstream/stderr-tail.js';
-import { STDIO_UPSTREAM, call, connectClient, eventually } from './fixtures/upstream-helpers.js';
+import { STDERR_LINE_CHARS, STDERR_TAIL_LINES, StderrTail } from '../src/stderr-tail.js';
+import { STDIO_UPSTREAM, call, connectClient, eventually } from '../../core/test/fixtures/upstream-helpers.js';
+import '../src/index.js'; // gives every server import()
 
 const scratch = mkdtempSync(join(tmpdir(), 'sluice-stderr-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));

@@ -3,11 +3,11 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { SpanKind, context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { createServer, definePlugin, tracingRegistered, withTraceSpan } from '@sluice/core';
-import { TRACER_NAME } from '@sluice/core/internal';
+import { createServer, definePlugin } from '@sluice/core';
+import { TRACER_NAME, tracingRegistered, withTraceSpan } from '../src/index.js';
 import type { Plugin } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
-import { call, connectClient } from './fixtures/upstream-helpers.js';
+import { call, connectClient } from '../../core/test/fixtures/upstream-helpers.js';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const CLIENT_SPAN = 'b7ad6b7169203331';

@@ -1,19 +1,19 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { UriTemplate } from '@modelcontextprotocol/server';
 import type { Prompt, Resource, ResourceTemplateType, ServerCapabilities } from '@modelcontextprotocol/server';
-import { messageOf } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { RoundStateSeal } from '../upstream/round-state.js';
-import { CoreErrorCode, SluiceError } from '../errors.js';
-import type { ImportSource, SkippedTool } from '../tool.js';
-import type { FeatureBatch, FeatureKind } from './feature-context.js';
-import { createFeatureBatch } from './feature-context.js';
-import type { ListChange } from '../transport-hooks.js';
-import type { LogLevel, LogMessage } from './log-types.js';
-import { levelRank } from './log-types.js';
+import { messageOf } from '@sluice/core';
+import type { Logger } from '@sluice/core';
+import type { RoundStateSeal } from '../round-state.js';
+import { CoreErrorCode, SluiceError } from '@sluice/core';
+import type { ImportSource, SkippedTool } from '@sluice/core';
+import type { FeatureBatch, FeatureKind } from '@sluice/core';
+import { createFeatureBatch } from '@sluice/core';
+import type { ListChange } from '@sluice/core/internal';
+import type { LogLevel, LogMessage } from '@sluice/core/internal';
+import { levelRank } from '@sluice/core/internal';
 import { ResourceRouter } from './resource-router.js';
-import { canonicalUri } from './canonical-uri.js';
-import type { CallerIdentity } from '../auth/identity.js';
+import { canonicalUri } from '@sluice/core';
+import type { CallerIdentity } from '@sluice/core';
 
 /** What the catalog needs from one upstream. */
 export interface FeatureLink {

@@ -1,5 +1,5 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
-import { RpcCode } from '../errors.js';
+import { RpcCode } from '@sluice/core';
 
 /** Items per page of the gateway's own `resources/list`, `resources/templates/list` and `prompts/list`. */
 export const PAGE_SIZE = 500;

@@ -1,6 +1,6 @@
 import { UriTemplate } from '@modelcontextprotocol/server';
 import type { Resource, ResourceTemplateType } from '@modelcontextprotocol/server';
-import { messageOf } from '../errors.js';
+import { messageOf } from '@sluice/core';
 
 /** Two upstreams claiming the same resource URI, or overlapping templates. */
 export interface ResourceConflict {

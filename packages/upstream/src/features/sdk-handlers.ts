@@ -16,28 +16,26 @@ import type {
   ServerCapabilities,
   ServerContext,
 } from '@modelcontextprotocol/server';
-import { isModernCaller, roundParams, sealed } from '../upstream/modern-call.js';
-import type { RoundStateSeal } from '../upstream/round-state.js';
-import type { LogLevel } from './log-types.js';
-import { CoreErrorCode, SluiceError, messageOf } from '../errors.js';
-import { budgetedRequest } from '../upstream/budgeted-request.js';
-import { upstreamFailure } from '../upstream/errors.js';
-import { identityOf } from '../auth/identity.js';
-import type { Headers, Transport } from '../context.js';
-import type { AuthInfo } from '../protocol.js';
-import type { Logger } from '../logger.js';
-import { toProtocolError } from '../protocol-errors.js';
-import { headersOf } from '../request-headers.js';
+import { isModernCaller, roundParams, sealed } from '../modern-call.js';
+import type { RoundStateSeal } from '../round-state.js';
+import type { LogLevel } from '@sluice/core/internal';
+import { CoreErrorCode, SluiceError, messageOf } from '@sluice/core';
+import { budgetedRequest } from '../budgeted-request.js';
+import { upstreamFailure } from '../errors.js';
+import { identityOf } from '@sluice/core';
+import type { FeatureRequests, Transport } from '@sluice/core';
+import type { Logger } from '@sluice/core';
+import { toProtocolError } from '@sluice/core/internal';
+import { headersOf } from '@sluice/core/internal';
 import type { FeatureCatalog, FeatureLink } from './catalog.js';
-import type { CoreHooks } from '../hooks.js';
-import { planRequest, requestsTapped } from '../pipeline.js';
-import type { FeatureContext, FeatureGuards, FeatureMethod } from './feature-context.js';
+import { accessRefusal, featureRequest, requestedUri } from '@sluice/core/internal';
+import type { ListenCaller } from '@sluice/core/internal';
+import type { FeatureContext, FeatureMethod } from '@sluice/core';
+import type { FeatureGuards } from '@sluice/core/internal';
 import { pageOf } from './paging.js';
-import { guardedRunner, refusalError, sendRequest } from './guarded-run.js';
-import type { FeatureTarget } from './guarded-run.js';
-import { canonicalUri } from './canonical-uri.js';
-import { connectElicitation, isUpstreamAuthError, isUpstreamConnectRequired } from '../upstream/oauth/errors.js';
-import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from './session-state.js';
+import { guardedRunner, refusalError } from '@sluice/core/internal';
+import { connectElicitation, isUpstreamAuthError, isUpstreamConnectRequired } from '../oauth/errors.js';
+import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from '@sluice/core/internal';
 
 export interface FeatureServing {
   readonly catalog: FeatureCatalog;
@@ -207,13 +205,6 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
     });
 }
 
-/** The caller of a 2026-07-28 `subscriptions/listen`, as the transport authenticated it. */
-export interface ListenCaller {
-  readonly authInfo: AuthInfo | undefined;
-  readonly headers: Headers | undefined;
-  readonly signal: AbortSignal;
-}
-
 /**
  * Admits the resource URIs of a 2026-07-28 `subscriptions/listen` filter, or
  * throws the error the client gets. Each URI meets what a 2025-11-25
@@ -324,23 +315,7 @@ async function getPrompt(
   return result;
 }
 
-/**
- * Resource reads and prompt gets made inside the server for a request's
- * caller (a code-mode script's), exactly as that caller's own requests over
- * `mcp` would be: the same canonical URI, `featureAccess` (authz, deny
- * lists) and the one request path (`request`, `guard`, `response` taps).
- * Registered under `Tokens.FeatureRequests` once a server imports.
- */
-export interface FeatureRequests {
-  readResource(uri: string, mcp: ServerContext, transport: Transport): Promise<ReadResourceResult>;
-  getPrompt(
-    name: string,
-    args: Record<string, string> | undefined,
-    mcp: ServerContext,
-    transport: Transport,
-  ): Promise<GetPromptResult>;
-}
-
+/** The resource reads and prompt gets of imported upstreams, registered under `Tokens.FeatureRequests`. */
 export function featureRequests(serving: Omit<FeatureServing, 'transport'>): FeatureRequests {
   const guarded = guardedRunner(serving.guards);
   return {
@@ -349,37 +324,9 @@ export function featureRequests(serving: Omit<FeatureServing, 'transport'>): Fea
   };
 }
 
-/** A requested resource URI in its canonical spelling; one that names no resource is an invalid request. */
-export function requestedUri(uri: string): string {
-  try {
-    return canonicalUri(uri);
-  } catch (error) {
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, messageOf(error));
-  }
-}
-
 /** The hooks' view of one request; built only when a hook is tapped. */
 function featureContext(serving: FeatureServing, method: FeatureMethod, ctx: ServerContext): FeatureContext {
   return featureRequest(method, ctx.http?.authInfo, headersOf(ctx), serving.transport, serving.logger);
-}
-
-/** A `FeatureContext` before the upstream and target are known. */
-export function featureRequest(
-  method: FeatureMethod,
-  authInfo: AuthInfo | undefined,
-  headers: Headers | undefined,
-  transport: Transport,
-  logger: Logger,
-): FeatureContext {
-  return {
-    method,
-    upstream: undefined,
-    headers: headers ?? {},
-    authInfo,
-    auth: identityOf(authInfo),
-    transport,
-    logger,
-  };
 }
 
 /** Why the `featureAccess` hook refuses this request to an upstream, if it does. */
@@ -391,15 +338,6 @@ function refused(
 ): string | undefined {
   if (ctx === undefined || serving.guards?.access === undefined) return undefined;
   return accessRefusal(serving.guards, { ...ctx, upstream, target });
-}
-
-/** Why the `featureAccess` hook refuses a request, if it does; a tap's error reaches the client as a protocol error. */
-export function accessRefusal(guards: FeatureGuards | undefined, ctx: FeatureContext): string | undefined {
-  try {
-    return guards?.access?.(ctx);
-  } catch (error) {
-    throw toProtocolError(error);
-  }
 }
 
 /** A URI's owner, unless there is none or the request may not reach it: then the URI is not found, as directly. */
@@ -580,16 +518,4 @@ function forClient(link: FeatureLink, error: unknown): Error {
     `Upstream "${link.name}" failed: ${link.redact(messageOf(error))}`,
     { upstream: link.name },
   );
-}
-
-/**
- * The feature hooks as the handlers call them: each only when some plugin
- * tapped it for these kinds (an unused hook costs nothing). `plan` is the one
- * request path (`request`, `guard`, `response`), planned per kind and upstream.
- */
-export function guardsOf(hooks: Pick<CoreHooks, 'featureAccess' | 'request' | 'response' | 'guard'>): FeatureGuards {
-  return {
-    ...(requestsTapped(hooks) ? { plan: (target: FeatureTarget) => planRequest(hooks, target, sendRequest) } : {}),
-    ...(hooks.featureAccess.isUsed() ? { access: (ctx: FeatureContext) => hooks.featureAccess.call(ctx) } : {}),
-  };
 }

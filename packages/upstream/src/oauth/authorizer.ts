@@ -1,7 +1,7 @@
-import type { CallerIdentity } from '../../auth/identity.js';
-import { subjectTokenOf } from '../../auth/identity.js';
-import type { Clock } from '../../clock.js';
-import { CoreErrorCode, SluiceError, messageOf } from '../../errors.js';
+import type { CallerIdentity } from '@sluice/core';
+import { subjectTokenOf } from '@sluice/core/internal';
+import type { Clock } from '@sluice/core';
+import { CoreErrorCode, SluiceError, messageOf } from '@sluice/core';
 import { UpstreamAuthError, isUpstreamAuthError } from './errors.js';
 import type { AuthorizationTarget } from './metadata.js';
 import { discoverAuthorization } from './metadata.js';

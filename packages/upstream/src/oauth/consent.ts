@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
-import type { Logger } from '../../logger.js';
-import type { Store } from '../../store/types.js';
+import type { Logger } from '@sluice/core';
+import type { Store } from '@sluice/core';
 import type { ConnectLink } from './errors.js';
 import { UpstreamAuthError, isUpstreamAuthError } from './errors.js';
 import type { PerUserGrants } from './per-user.js';

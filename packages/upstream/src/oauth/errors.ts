@@ -1,4 +1,4 @@
-import { CoreErrorCode } from '../../errors.js';
+import { CoreErrorCode } from '@sluice/core';
 
 /**
  * Sluice could not authenticate to an upstream: discovery, the token

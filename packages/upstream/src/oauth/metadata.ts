@@ -1,5 +1,5 @@
-import { fetchJsonBounded } from '../../auth/fetch-json.js';
-import { messageOf } from '../../errors.js';
+import { fetchJsonBounded } from '@sluice/core/internal';
+import { messageOf } from '@sluice/core';
 import { UpstreamAuthError } from './errors.js';
 
 /** Where tokens for one upstream come from, as discovery found it. */

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { CallerIdentity } from '../../auth/identity.js';
-import { SluiceError, messageOf } from '../../errors.js';
-import type { CredentialVault } from '../../store/credential-vault.js';
-import type { CredentialSlot, Store } from '../../store/types.js';
+import type { CallerIdentity } from '@sluice/core';
+import { SluiceError, messageOf } from '@sluice/core';
+import type { CredentialVault } from '@sluice/core';
+import type { CredentialSlot, Store } from '@sluice/core';
 import type { UpstreamAuthorizer } from './authorizer.js';
 import type { TokenClient } from './authorizer.js';
 import type { ConsentFlows } from './consent.js';

@@ -1,4 +1,4 @@
-import { readBounded } from '../../auth/fetch-json.js';
+import { readBounded } from '@sluice/core/internal';
 import { UpstreamAuthError } from './errors.js';
 
 /** A token answer is small; a larger one is refused unread. */
