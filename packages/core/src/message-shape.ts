@@ -1,5 +1,5 @@
-import { parseJSONRPCMessage } from '@modelcontextprotocol/client';
-import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { parseJSONRPCMessage } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
