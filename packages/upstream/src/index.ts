@@ -3,6 +3,19 @@
 
 import { provideUpstreamImporting } from '@sluice/core/internal';
 import { ImportedUpstreams } from './server-upstreams.js';
+import type { FeatureCatalog } from './features/catalog.js';
+import type { UpstreamStatus as OwnUpstreamStatus } from './health.js';
+import type { ImportOptions as OwnImportOptions } from './options.js';
+
+// Here, in the entry point, so that every program that imports the package (its declarations included) sees them.
+declare module '@sluice/core' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: fills in core's empty interface
+  interface ImportOptions extends OwnImportOptions {}
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: fills in core's empty interface
+  interface UpstreamStatus extends OwnUpstreamStatus {}
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: fills in core's empty interface
+  interface ImportedFeatures extends FeatureCatalog {}
+}
 
 provideUpstreamImporting({ attach: (host) => new ImportedUpstreams(host) });
 

@@ -12,15 +12,6 @@ import type { ImportOptions as OwnImportOptions } from './options.js';
 import { UpstreamRegistry } from './registry.js';
 import { RoundStateSeal } from './round-state.js';
 
-declare module '@sluice/core' {
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: fills in core's empty interface
-  interface ImportOptions extends OwnImportOptions {}
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: fills in core's empty interface
-  interface UpstreamStatus extends OwnUpstreamStatus {}
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: fills in core's empty interface
-  interface ImportedFeatures extends FeatureCatalog {}
-}
-
 /**
  * The upstreams of one Sluice server: its registry and feature catalog, made
  * on the first `server.import()`, the seal of their input-required rounds,
