@@ -16,6 +16,7 @@ import { createServer } from '../packages/core/src/index.js';
 import type { Plugin } from '../packages/core/src/index.js';
 import { concurrency } from '../packages/plugin-concurrency/src/index.js';
 import { connectInMemory as connect, paired, printTable, ratio, writeResult } from './lib.js';
+import '@sluice/upstream';
 
 const URI = 'bench://note';
 

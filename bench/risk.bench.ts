@@ -29,6 +29,7 @@ import type { RiskOptions } from '../packages/plugin-risk/src/index.js';
 import { CallHolds } from '../packages/plugin-risk/src/ledger/holds.js';
 import { RequestStateCodec, argumentsDigest } from '../packages/plugin-risk/src/approval/request-state.js';
 import { nsPerOp, paired, printTable, ratio, writeResult } from './lib.js';
+import '@sluice/upstream';
 
 const quick = process.env.BENCH_QUICK === '1';
 const MB = 1024 * 1024;

@@ -11,7 +11,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { McpServer, Server } from '@modelcontextprotocol/server';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { createServer, requestFilter } from '../packages/core/src/index.js';
+import { createServer } from '../packages/core/src/index.js';
+import { requestFilter } from '@sluice/upstream';
 import type { Plugin } from '../packages/core/src/index.js';
 import { connectInMemory as connect, paired, printTable, ratio, writeResult } from './lib.js';
 

@@ -14,9 +14,10 @@ const EXEMPT: Readonly<Record<string, string>> = {};
 /**
  * Packages that serve a seam of another and so document and test some of its
  * codes: core's listener codes (`INSECURE_LISTEN`...) and the calls over HTTP
- * that produce its upstream codes live in @sluice/http.
+ * that produce its upstream codes live in @sluice/http, the upstream import's
+ * own (`UPSTREAM_TIMEOUT`...) in @sluice/upstream.
  */
-const SERVED_BY: Readonly<Record<string, readonly string[]>> = { core: ['http'] };
+const SERVED_BY: Readonly<Record<string, readonly string[]>> = { core: ['http', 'upstream'] };
 
 const packages = readdirSync(join(root, 'packages')).filter((p) =>
   existsSync(join(root, 'packages', p, 'src', 'index.ts')),

@@ -65,11 +65,13 @@ function circleThrough(graph: Map<string, string[]>, start: string): string[] | 
 }
 
 describe('the package graph', () => {
-  it('reads every workspace package, core and the HTTP package among them', () => {
+  it('reads every workspace package, core, the HTTP and the upstream packages among them', () => {
     const names = manifests.map((m) => m.manifest.name);
     expect(names).toContain('@sluice/core');
     expect(names).toContain('@sluice/http');
     expect(importedPackages('gateway')).toContain('@sluice/http');
+    expect(names).toContain('@sluice/upstream');
+    expect(importedPackages('gateway')).toContain('@sluice/upstream');
   });
 
   for (const { dir, manifest } of manifests) {

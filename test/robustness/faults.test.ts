@@ -12,6 +12,7 @@ import type { TestKit } from '../../packages/core/src/testing/index.js';
 import { everyPlugin } from './fixtures/sluice-under-test.js';
 import { LEGACY, callTool, refusalCode } from './rpc.js';
 import '../../packages/http/src/index.js';
+import '../../packages/upstream/src/index.js';
 
 const RAW_UPSTREAM = fileURLToPath(new URL('./fixtures/raw-upstream.mjs', import.meta.url));
 

@@ -5,6 +5,7 @@ import { concurrency } from '@sluice/plugin-concurrency';
 import { egress } from '@sluice/plugin-egress';
 import { loopGuard } from '@sluice/plugin-loop-guard';
 import { supplierServer } from './supplier.js';
+import '@sluice/upstream';
 
 export interface BuildOptions {
   logger?: Logger;

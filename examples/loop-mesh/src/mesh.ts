@@ -3,6 +3,7 @@ import { createServer } from '@sluice/core';
 import type { Logger, SluiceServer } from '@sluice/core';
 import { loopGuard } from '@sluice/plugin-loop-guard';
 import '@sluice/http';
+import '@sluice/upstream';
 
 /** One service of the mesh: its server, its URL, and what its import skipped. */
 export interface Service {

@@ -1,7 +1,7 @@
 import type { NativeExtra, NativeHandler, NativeRequest } from './adopt-native.js';
 import { authInfoOf, transportOf } from './adopt-native.js';
 import type { FeatureContext, FeatureGuards, FeatureMethod } from './features/feature-context.js';
-import { accessRefusal, featureRequest, requestedUri } from './features/sdk-handlers.js';
+import { accessRefusal, featureRequest, requestedUri } from './features/feature-guards.js';
 import { guardedRunner } from './features/guarded-run.js';
 import type { GuardedKind, RequestContext } from './request.js';
 import type { Logger } from './logger.js';

@@ -187,7 +187,7 @@ function featureGuards(sluice: SluiceServer): Record<string, (original: NativeHa
   if (!sluice.hooks.listFeatures.isUsed() && !requestsTapped(sluice.hooks)) return {};
   let loading: Promise<Record<string, (original: NativeHandler) => NativeHandler>> | undefined;
   const load = () =>
-    (loading ??= Promise.all([import('./adopt-features.js'), import('./features/sdk-handlers.js')]).then(
+    (loading ??= Promise.all([import('./adopt-features.js'), import('./features/feature-guards.js')]).then(
       ([{ featureWrappers }, { guardsOf }]) => featureWrappers(guardsOf(sluice.hooks), sluice.logger),
     ));
   const wrappers: Record<string, (original: NativeHandler) => NativeHandler> = {};

@@ -1,4 +1,4 @@
-import type { FeatureRequests } from './features/sdk-handlers.js';
+import type { FeatureRequests } from './features/feature-guards.js';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';

@@ -27,7 +27,7 @@ export type {
   Transport,
 } from './context.js';
 export { isCarriedRound } from './context.js';
-export type { FeatureRequests } from './features/sdk-handlers.js';
+export type { FeatureRequests } from './features/feature-guards.js';
 
 export { CoreErrorCode, RpcCode, SluiceError, invalidParams, messageOf } from './errors.js';
 export type { SluiceErrorOptions } from './errors.js';
@@ -142,22 +142,9 @@ export type { SelectorOptions, ToolMatcher, ToolSubject } from './tool-selector.
 export { ToolSettings } from './tool-settings.js';
 export type { ToolSettingsEntries } from './tool-settings.js';
 
-export { endStdioChildren } from './upstream/exit-guard.js';
-export { matchGlob } from './upstream/glob.js';
-export type { UpstreamHealth, UpstreamStatus } from './upstream/health.js';
-export {
-  HttpConnectionSchema,
-  ImportOptionsSchema,
-  SseConnectionSchema,
-  StdioConnectionSchema,
-} from './upstream/options.js';
-export type { ImportOptions, InProcessServer, UpstreamConnection, UpstreamTransportType } from './upstream/options.js';
-export { ClientCredentialsAuthSchema, UpstreamAuthSchema } from './upstream/oauth/options.js';
-export type { UpstreamAuth } from './upstream/oauth/options.js';
-export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './upstream/request-filter.js';
-export { isContinuedRound } from './upstream/round-presentation.js';
-export { extractTraceContext, injectTraceContext, tracingRegistered, withTraceSpan } from './upstream/tracing.js';
-export type { TraceSpanOptions } from './upstream/tracing.js';
+export { matchGlob } from './glob.js';
+export { isContinuedRound } from './round-presentation.js';
+export type { ImportOptions, ImportedFeatures, UpstreamStatus } from './upstreaming.js';
 export { ValueLimits } from './limits.js';
 export { SafeJsonSchemaValidator, safeJsonSchemaValidator } from './safe-json-schema.js';
 export { VERSION } from './version.js';

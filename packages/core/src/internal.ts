@@ -13,12 +13,6 @@ export { LocalSemaphore } from './store/semaphore.js';
 export type { FenceSource } from './store/semaphore.js';
 export { assertToolName } from './tool.js';
 export { ToolTable } from './tool-table.js';
-export { backoffDelay } from './upstream/backoff.js';
-export type { BackoffPolicy } from './upstream/backoff.js';
-export type { UpstreamErrorCode } from './upstream/errors.js';
-export { InProcessConnectionSchema, UpstreamConnectionSchema } from './upstream/options.js';
-export type { ResolvedImportOptions } from './upstream/options.js';
-export { TRACER_NAME } from './upstream/tracing.js';
 export { authInfoFor } from './auth/identity.js';
 export { fetchBounded, fetchJsonBounded } from './auth/fetch-json.js';
 export { namesMethod } from './protocol.js';
@@ -27,3 +21,34 @@ export { provideHttpServing } from './serving.js';
 export type { HttpHost, HttpServing } from './serving.js';
 export { sendChange } from './transport-hooks.js';
 export type { ListChange, TransportHooks } from './transport-hooks.js';
+export { readBounded } from './auth/fetch-json.js';
+export { subjectTokenOf } from './auth/identity.js';
+export { serverClosed } from './errors.js';
+export type { FeatureGuards } from './features/feature-context.js';
+export { accessRefusal, featureRequest, guardsOf, requestedUri } from './features/feature-guards.js';
+export type { ListenCaller } from './features/feature-guards.js';
+export { guardedRunner, refusalError, sendRequest } from './features/guarded-run.js';
+export type { FeatureTarget } from './features/guarded-run.js';
+export { levelRank } from './features/log-types.js';
+export type { LogLevel, LogMessage } from './features/log-types.js';
+export {
+  MAX_SUBSCRIPTIONS,
+  isSubscribed,
+  levelOf,
+  sessionLevelOf,
+  setLevel,
+  setSessionLevel,
+  subscribe,
+  unsubscribe,
+} from './features/session-state.js';
+export { compileGlobs } from './glob.js';
+export type { GlobMatcher } from './glob.js';
+export { asJsonRpcMessage } from './message-shape.js';
+export { planRequest, requestsTapped } from './pipeline.js';
+export { isInputRequired } from './protocol.js';
+export { attributeRefusal } from './refusal.js';
+export { headersOf } from './request-headers.js';
+export { requireCjs } from './require-cjs.js';
+export { presentRound, wireStateOf } from './round-presentation.js';
+export { provideUpstreamImporting } from './upstreaming.js';
+export type { ConsentServing, ServerUpstreams, UpstreamHost, UpstreamImporting } from './upstreaming.js';

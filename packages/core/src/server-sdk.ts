@@ -4,17 +4,14 @@
 import { McpServer, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { ServerOptions as SdkServerOptions } from '@modelcontextprotocol/server';
 import type { CallRequest, ListContext, Transport } from './context.js';
-import type { FeatureCatalog } from './features/catalog.js';
-import { admitListen, guardsOf, serveFeatures } from './features/sdk-handlers.js';
-import type { ListenCaller } from './features/sdk-handlers.js';
+import { guardsOf } from './features/feature-guards.js';
 import type { CoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import { toProtocolError } from './protocol-errors.js';
 import type { ToClientError } from './pipeline.js';
 import type { CallToolResult, Tool } from './protocol.js';
 import { headersOf } from './request-headers.js';
-import { presentRound } from './upstream/round-presentation.js';
-import type { RoundStateSeal } from './upstream/round-state.js';
+import type { ServerUpstreams } from './upstreaming.js';
 
 export { McpServer, Server, guardsOf };
 export { sendChange } from './transport-hooks.js';
@@ -32,12 +29,8 @@ export interface SdkServerParts {
   list(context: Partial<ListContext>): Tool[];
   /** Runs a call; with `toClient`, a failure rejects with what it makes of it. */
   dispatch(name: string, args: unknown, request: CallRequest, toClient?: ToClientError): Promise<CallToolResult>;
-  /** The seal of upstream round trips, asked per call: undefined until the first import. */
-  roundSeal(): RoundStateSeal | undefined;
-  /** The imported resources, templates and prompts, when there are upstreams. */
-  readonly features: FeatureCatalog | undefined;
-  /** A URL elicitation (-32042) reached a client: `notify` tells it `notifications/elicitation/complete` later. */
-  readonly elicitationSent?: (elicitationId: string, notify: () => Promise<void>) => void;
+  /** The imported upstreams (`@sluice/upstream`), asked per call: undefined until the first import. */
+  upstreams(): ServerUpstreams | undefined;
 }
 
 /** A fresh SDK server that serves a Sluice server's tools (and imported features) over one transport. */
@@ -55,7 +48,7 @@ export function buildSdkServer(parts: SdkServerParts, transport: Transport): Ser
     return { tools: parts.list({ headers: headersOf(ctx) ?? {}, authInfo: ctx.http?.authInfo, transport }) };
   });
   sdk.setRequestHandler('tools/call', (request, ctx) => {
-    const seal = parts.roundSeal();
+    const upstreams = parts.upstreams();
     const answer = parts.dispatch(
       request.params.name,
       request.params.arguments,
@@ -66,19 +59,19 @@ export function buildSdkServer(parts: SdkServerParts, transport: Transport): Ser
         authInfo: ctx.http?.authInfo,
         headers: headersOf(ctx),
         transport,
-        mcp: seal ? presentRound(ctx, seal) : ctx,
+        mcp: upstreams ? upstreams.presentRound(ctx) : ctx,
       },
       toProtocolError,
     );
-    const sent = parts.elicitationSent;
+    // Only a server with per_user upstreams has this: the others pay nothing per call for it.
+    const sent = upstreams?.elicitationSent;
     if (sent === undefined) return answer;
     return answer.catch((error: unknown) => {
       for (const id of urlElicitationIds(error)) sent(id, async () => sdk.createElicitationCompletionNotifier(id)());
       throw error;
     });
   });
-  if (parts.features)
-    serveFeatures(sdk, { catalog: parts.features, logger: parts.logger, transport, guards: guardsOf(parts.hooks) });
+  parts.upstreams()?.serveFeatures(sdk, transport);
   return sdk;
 }
 
@@ -91,20 +84,4 @@ function urlElicitationIds(error: unknown): string[] {
   return elicitations
     .map((e: unknown) => (e as { elicitationId?: unknown } | null)?.elicitationId)
     .filter((id): id is string => typeof id === 'string');
-}
-
-/** Admits a 2026-07-28 listen filter's resource URIs as `resources/subscribe` requests (see `admitListen`). */
-export function admitListenFilter(
-  parts: Pick<SdkServerParts, 'features' | 'logger' | 'hooks'>,
-  uris: readonly string[],
-  caller: ListenCaller,
-): Promise<string[]> {
-  if (parts.features === undefined) return Promise.resolve([...uris]);
-  const serving = {
-    catalog: parts.features,
-    logger: parts.logger,
-    transport: 'http' as const,
-    guards: guardsOf(parts.hooks),
-  };
-  return admitListen(serving, uris, caller);
 }

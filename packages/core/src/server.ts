@@ -6,17 +6,19 @@ import { noApprover } from './approval.js';
 import { systemClock } from './clock.js';
 import type { Services } from './container.js';
 import { Tokens, createServerContainer, servicesOf } from './container.js';
-import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
-import type { ContextRuntime, Headers, ListContext, Transport } from './context.js';
-import { CoreErrorCode, SluiceError, serverClosed } from './errors.js';
+import type { CallRequest, ContextRuntime, Headers, ListContext, Transport } from './context.js';
+import { Context, callArguments } from './context.js';
+import { CoreErrorCode, SluiceError, messageOf, serverClosed, unknownTool } from './errors.js';
 import type { CoreHooks } from './hooks.js';
 import { createCoreHooks } from './hooks.js';
 import { formatIssues } from './issues.js';
 import type { Logger } from './logger.js';
 import { createDefaultLogger } from './logger.js';
 import { Pipeline } from './pipeline.js';
+import type { ToClientError } from './pipeline.js';
 import type { Plugin } from './plugin.js';
 import { applyPlugins } from './plugin.js';
+import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
 import { localDraft } from './local-tool.js';
 import type { SchemaInput } from './schema.js';
 import { MemoryStore } from './store/memory.js';
@@ -25,19 +27,21 @@ import type { ImportResult } from './tool-table.js';
 import { ToolTable } from './tool-table.js';
 import type { HttpListener, ListenOptions } from './serving.js';
 import { httpServing } from './serving.js';
-import type { ListChange } from './transport-hooks.js';
+import type http from 'node:http';
+
+/** The fields of `@sluice/http`'s listen options that core sets for the consent routes of `per_user` upstreams. */
+interface ConsentRouting {
+  readonly routes?: Readonly<Record<string, http.RequestListener>>;
+  readonly publicRoutes?: readonly string[];
+}
+import type { ListChange, TransportHooks } from './transport-hooks.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
-import type { UpstreamStatus } from './upstream/health.js';
-import type { ImportOptions } from './upstream/options.js';
-import type { FeatureCatalog } from './features/catalog.js';
-import { RoundStateSeal } from './upstream/round-state.js';
+import type { CredentialVault } from './store/credential-vault.js';
+import type { ImportOptions, ImportedFeatures, ServerUpstreams, UpstreamStatus } from './upstreaming.js';
+import { upstreamImporting, upstreamImportingProvided } from './upstreaming.js';
 import { registerInternals } from './server-internals.js';
 import type { ServerSdk } from './server-sdk-loader.js';
 import { loadServerSdk, loadedServerSdk } from './server-sdk-loader.js';
-import { Dispatcher } from './server-dispatch.js';
-import { ServerAttachments, closePlugins } from './server-attachments.js';
-import { ServerUpstreams } from './server-upstreams.js';
-import { listenWithConsent } from './consent-listen.js';
 
 /** Set while adopt() builds its server: that one holds plugins for a server that serves itself, and loads no SDK. */
 let buildingForAdopt = false;
@@ -74,13 +78,15 @@ export class SluiceServer {
   private readonly drainTimeoutMs: number;
   private readonly instructions: string | undefined;
   private readonly sdkOptions: ServerOptions['sdk'];
-  /** List-change listeners and closers; the transport hooks every transport is given. */
-  private readonly attachments = new ServerAttachments();
-  private readonly dispatcher: Dispatcher;
+  private readonly listChangedNotifiers = new Set<(change: ListChange) => void>();
+  private readonly closers = new Set<() => Promise<void>>();
+  private readonly runtime: ContextRuntime;
   private readonly sdkExtensions: ((sdk: McpServer) => void)[] = [];
-  private readonly upstreamSide: ServerUpstreams;
-  /** Seals the state of upstream round trips; see `upstream/round-state.ts`. */
-  readonly roundSeal: RoundStateSeal;
+  /** The imported upstreams, kept by `@sluice/upstream`; undefined until the first import. */
+  private serverUpstreams: ServerUpstreams | undefined;
+  /** Sealed upstream grants (`per_user`), when the server was given a vault. */
+  private readonly credentialVault: CredentialVault | undefined;
+  private readonly roundStateSecret: string | undefined;
   /** The SDK's server package loading, unless this server was built by adopt(). */
   private readonly sdkLoading: Promise<ServerSdk> | undefined;
 
@@ -91,12 +97,11 @@ export class SluiceServer {
     }
     this.name = options.name;
     this.version = options.version;
-    this.roundSeal = new RoundStateSeal(
-      options.roundStateSecret === undefined ? undefined : Buffer.from(options.roundStateSecret, 'utf8'),
-    );
+    this.roundStateSecret = options.roundStateSecret;
     this.instructions = options.instructions;
     this.sdkOptions = options.sdk;
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
+    this.credentialVault = options.credentialVault;
     this.logger = options.logger ?? createDefaultLogger(options.name);
     const clock = options.clock ?? systemClock;
     this.ownsStore = options.store === undefined;
@@ -127,34 +132,15 @@ export class SluiceServer {
     });
     this.pipeline = new Pipeline(this.hooks, this.logger);
     this.table.bind(this.pipeline);
-    const runtime: ContextRuntime = {
+    this.runtime = {
       logger: this.logger,
-      dispatch: (name, args, request) => this.dispatcher.dispatch(name, args, request),
+      dispatch: (name, args, request) => this.dispatch(name, args, request),
       approver: () =>
         this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
     };
-    this.dispatcher = new Dispatcher({
-      table: this.table,
-      pipeline: this.pipeline,
-      runtime,
-      isClosed: () => this.closed,
-    });
-    this.upstreamSide = new ServerUpstreams({
-      logger: this.logger,
-      services: this.services,
-      container: this.container,
-      hooks: this.hooks,
-      version: this.version,
-      table: this.table,
-      roundSeal: this.roundSeal,
-      credentialVault: options.credentialVault,
-      isClosed: () => this.closed,
-      onClose: (close) => this.attachments.onClose(close),
-      notify: (change) => this.notify(change),
-    });
     registerInternals(this, {
       table: this.table,
-      dispatch: (name, args, request) => this.dispatcher.dispatch(name, args, request),
+      dispatch: (name, args, request) => this.dispatch(name, args, request),
     });
     const provided = pluginTools;
     pluginTools = undefined;
@@ -202,20 +188,41 @@ export class SluiceServer {
    * Imports the tools of an upstream MCP server (in-process, stdio, Streamable
    * HTTP or legacy SSE) through the `import` hook, keeps them in step with its
    * `tools/list`, and proxies their calls. An upstream that cannot be reached
-   * is reported in `skipped` and retried in the background. See `upstream/`.
+   * is reported in `skipped` and retried in the background. Needs
+   * `@sluice/upstream`, imported once anywhere in the program.
    */
-  import(options: ImportOptions): Promise<ImportResult> {
-    return this.upstreamSide.import(options);
+  async import(options: ImportOptions): Promise<ImportResult> {
+    return this.upstreamSide().import(options);
+  }
+
+  /** The server's upstreams, attached by `@sluice/upstream` on first use. */
+  private upstreamSide(): ServerUpstreams {
+    const importing = upstreamImporting();
+    this.serverUpstreams ??= importing.attach({
+      name: this.name,
+      version: this.version,
+      logger: this.logger,
+      services: this.services,
+      hooks: this.hooks,
+      container: this.container,
+      table: this.table,
+      roundStateSecret: this.roundStateSecret,
+      credentialVault: this.credentialVault,
+      notify: (change) => this.notify(change),
+      isClosed: () => this.closed,
+      onClose: (close) => this.onClose(close),
+    });
+    return this.serverUpstreams;
   }
 
   /** The resources, templates and prompts of imported upstreams; undefined until the first import. */
-  get features(): FeatureCatalog | undefined {
-    return this.upstreamSide.features;
+  get features(): ImportedFeatures | undefined {
+    return this.serverUpstreams?.features;
   }
 
   /** Every imported upstream, with its health. */
   upstreams(): readonly UpstreamStatus[] {
-    return this.upstreamSide.list();
+    return this.serverUpstreams?.list() ?? [];
   }
 
   /** The tools exposed now. */
@@ -235,11 +242,46 @@ export class SluiceServer {
 
   /** Calls a tool in-process through the whole pipeline. */
   call(name: string, args: Record<string, unknown> = {}, options: InProcessCallOptions = {}): Promise<CallToolResult> {
-    return this.dispatcher.dispatch(name, args, {
-      meta: options.meta,
-      signal: options.signal,
-      transport: 'in-process',
-    });
+    return this.dispatch(name, args, { meta: options.meta, signal: options.signal, transport: 'in-process' });
+  }
+
+  /**
+   * Runs a call. `toClient`, given by a transport's request handler, maps
+   * how the call failed onto the error its client sees: the rejection is
+   * the client's error already, with no `catch` of the transport's own.
+   */
+  private dispatch(
+    name: string,
+    args: unknown,
+    request: CallRequest,
+    toClient?: ToClientError,
+  ): Promise<CallToolResult> {
+    if (this.closed) return rejectWith(serverClosed('call'), toClient);
+    if (!this.table.busy) return this.dispatchNow(name, args, request, toClient);
+    // One tool's failed registration is reported by ready(), not to calls of other tools.
+    return this.table
+      .settled()
+      .then(() =>
+        this.closed ? rejectWith(serverClosed('call'), toClient) : this.dispatchNow(name, args, request, toClient),
+      );
+  }
+
+  private dispatchNow(
+    name: string,
+    args: unknown,
+    request: CallRequest,
+    toClient: ToClientError | undefined,
+  ): Promise<CallToolResult> {
+    const entry = this.table.get(name);
+    if (entry === undefined) return rejectWith(unknownTool(name, 'call'), toClient);
+    let ctx: Context;
+    try {
+      ctx = new Context(this.runtime, entry.tool, callArguments(args), request);
+    } catch (error) {
+      // What the constructor threw, unchanged (or as the client sees it).
+      return rejectWith(error, toClient);
+    }
+    return this.pipeline.run(entry, ctx, toClient);
   }
 
   /**
@@ -262,16 +304,8 @@ export class SluiceServer {
         hooks: this.hooks,
         settled: () => this.table.settled(),
         list: (context) => this.listTools(context),
-        dispatch: (name, args, request, toClient) => this.dispatcher.dispatch(name, args, request, toClient),
-        roundSeal: () => (this.upstreamSide.imported ? this.roundSeal : undefined),
-        features: this.upstreamSide.features,
-        // Only a server with a vault can have per_user upstreams: others pay nothing per call for this.
-        ...(!this.upstreamSide.hasVault
-          ? {}
-          : {
-              elicitationSent: (id: string, notify: () => Promise<void>) =>
-                this.upstreamSide.consent?.awaiting(id, notify),
-            }),
+        dispatch: (name, args, request, toClient) => this.dispatch(name, args, request, toClient),
+        upstreams: () => this.serverUpstreams,
       },
       transport,
     );
@@ -288,11 +322,7 @@ export class SluiceServer {
     uris: readonly string[],
     caller: { authInfo: AuthInfo | undefined; headers: Headers | undefined; signal: AbortSignal },
   ): Promise<string[]> {
-    return loadedServerSdk().admitListenFilter(
-      { features: this.upstreamSide.features, logger: this.logger, hooks: this.hooks },
-      uris,
-      caller,
-    );
+    return this.serverUpstreams?.admitListen(uris, caller) ?? Promise.resolve([...uris]);
   }
 
   /**
@@ -314,8 +344,8 @@ export class SluiceServer {
     this.assertOpen();
     const { sendChange } = await this.readyToServe();
     const sdk = this.createSdkServer('in-process');
-    const detachNotify = this.attachments.onListChanged((change) => sendChange(sdk, change));
-    const detachClose = this.attachments.onClose(() => sdk.close());
+    const detachNotify = this.onListChanged((change) => sendChange(sdk, change));
+    const detachClose = this.onClose(() => sdk.close());
     sdk.onclose = () => {
       detachNotify();
       detachClose();
@@ -331,10 +361,27 @@ export class SluiceServer {
     this.assertOpen();
     const serving = httpServing();
     await this.readyToServe();
-    const consent = (await this.upstreamSide.perUser())?.consent;
-    return consent === undefined
-      ? serving.listen(this, options, this.attachments)
-      : listenWithConsent(serving, this, options, this.attachments, consent);
+    // A vault is for per_user upstreams: their consent routes come with the upstream import, when it is installed.
+    const consent =
+      this.credentialVault !== undefined && upstreamImportingProvided()
+        ? await this.upstreamSide().consent()
+        : undefined;
+    if (consent === undefined) return serving.listen(this, options, this.transportHooks);
+    // The consent page and callback of per_user upstreams: authorized by their single-use ticket and state.
+    // Core's ListenOptions is filled in by @sluice/http; these are the fields of it that core sets.
+    const routes = consent.routes();
+    const own = options as ListenOptions & ConsentRouting;
+    const listener = (await serving.listen(
+      this,
+      {
+        ...own,
+        routes: { ...routes, ...own.routes },
+        publicRoutes: [...Object.keys(routes), ...(own.publicRoutes ?? [])],
+      },
+      this.transportHooks,
+    )) as HttpListener & { readonly url: URL };
+    consent.listening(listener.url);
+    return listener;
   }
 
   /** Serves stdio (both protocol versions). Logs must go to stderr: the default logger does. */
@@ -342,7 +389,7 @@ export class SluiceServer {
     this.assertOpen();
     await this.readyToServe();
     const { serveOverStdio } = await import('./stdio.js');
-    return serveOverStdio(this, options, this.attachments);
+    return serveOverStdio(this, options, this.transportHooks);
   }
 
   /**
@@ -352,7 +399,23 @@ export class SluiceServer {
    * registers.
    */
   notify(change: ListChange): void {
-    this.attachments.notify(change);
+    for (const send of this.listChangedNotifiers) send(change);
+  }
+
+  private readonly transportHooks: TransportHooks = {
+    onListChanged: (notify) => this.onListChanged(notify),
+    onClose: (close) => this.onClose(close),
+  };
+
+  private onListChanged(notify: (change: ListChange) => void): () => void {
+    this.listChangedNotifiers.add(notify);
+    return () => void this.listChangedNotifiers.delete(notify);
+  }
+
+  /** Registers something to close with the server (a transport, an upstream connection). */
+  private onClose(close: () => Promise<void>): () => void {
+    this.closers.add(close);
+    return () => void this.closers.delete(close);
   }
 
   /** Whether `close()` has begun. */
@@ -368,8 +431,19 @@ export class SluiceServer {
     if (this.closed) return;
     this.closed = true;
     await this.pipeline.drain(this.drainTimeoutMs);
-    await this.attachments.closeAll();
-    await closePlugins(this.plugins, this.logger);
+    const closers = [...this.closers];
+    this.closers.clear();
+    await Promise.allSettled(closers.map((close) => close()));
+    for (const plugin of [...this.plugins].reverse()) {
+      try {
+        await plugin.close?.();
+      } catch (error) {
+        this.logger.error(
+          { event: 'plugin.failed', plugin: plugin.name, hook: 'close', err: error },
+          `plugin close failed: ${messageOf(error)}`,
+        );
+      }
+    }
     if (this.ownsStore) await this.services.store.close();
   }
 
@@ -380,4 +454,10 @@ export class SluiceServer {
 
 export function createServer(options: ServerOptions): SluiceServer {
   return new SluiceServer(options);
+}
+
+/** A failure as a rejection: as it is, or as the client sees it. */
+function rejectWith(error: unknown, toClient: ToClientError | undefined): Promise<never> {
+  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on what was thrown, unchanged unless mapped
+  return Promise.reject(toClient === undefined ? error : toClient(error));
 }

@@ -2,7 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE, serializeMessage } from '@modelcontextprotocol/server';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { rpcErrorBody } from './rpc-error-body.js';
-import { asJsonRpcMessage } from './upstream/message-shape.js';
+import { asJsonRpcMessage } from './message-shape.js';
 
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CoreErrorCode, SluiceError } from './errors.js';
-import { isGlob, matchGlob } from './upstream/glob.js';
+import { isGlob, matchGlob } from './glob.js';
 
 /**
  * Tool selectors: the one syntax every setting uses to say which tools it

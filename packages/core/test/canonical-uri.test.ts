@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_URI_LENGTH, canonicalUri } from '../src/features/canonical-uri.js';
-import { matchGlob } from '../src/upstream/glob.js';
+import { matchGlob } from '../src/glob.js';
 
 describe('canonicalUri', () => {
   it.each([

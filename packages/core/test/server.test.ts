@@ -280,3 +280,20 @@ describe('serving HTTP without @sluice/http', () => {
     await server.close();
   });
 });
+
+describe('importing upstreams without @sluice/upstream', () => {
+  it('import() refuses with INVALID_STATE and names the package to import', async () => {
+    const server = createServer({ name: 's', version: '1', logger: captureLogger().logger });
+    // Core's ImportOptions is empty until @sluice/upstream is imported: any object type-checks here.
+    const refused = await server.import({ name: 'up' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(SluiceError);
+    expect((refused as SluiceError).code).toBe(CoreErrorCode.INVALID_STATE);
+    expect((refused as SluiceError).message).toContain("import '@sluice/upstream'");
+    expect(server.upstreams()).toEqual([]);
+    expect(server.features).toBeUndefined();
+    await server.close();
+  });
+});

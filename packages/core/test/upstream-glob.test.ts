@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { compileGlobs, matchGlob } from '../src/upstream/glob.js';
+import { compileGlobs, matchGlob } from '../src/glob.js';
 
 /** The meaning of a glob, spelt as an anchored regular expression: the reference to check the matcher against. */
 function reference(pattern: string, name: string): boolean {

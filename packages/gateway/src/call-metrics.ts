@@ -1,5 +1,6 @@
 import type { ScriptShareUsage } from '@sluice/plugin-code-mode';
-import type { Outcome, UpstreamHealth, UpstreamStatus } from '@sluice/core';
+import type { Outcome, UpstreamStatus } from '@sluice/core';
+import type { UpstreamHealth } from '@sluice/upstream';
 import type { GuessUsage, ShareUsage } from '@sluice/http';
 import type { GaugeReading, HistogramSeries, Series } from './metrics-registry.js';
 import { CollectedGauge, Histogram, LabeledValue, MetricsRegistry } from './metrics-registry.js';

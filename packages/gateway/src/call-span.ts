@@ -1,6 +1,7 @@
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { Attributes, Context, Span } from '@opentelemetry/api';
-import { extractTraceContext, readRefusal, tracingRegistered } from '@sluice/core';
+import { readRefusal } from '@sluice/core';
+import { extractTraceContext, tracingRegistered } from '@sluice/upstream';
 import type { CallContext, Outcome } from '@sluice/core';
 import { outcomeLabel } from './call-metrics.js';
 import { VERSION } from './version.js';

@@ -1,4 +1,5 @@
-import type { Logger, SkippedTool, SluiceTool, UpstreamHealth } from '@sluice/core';
+import type { Logger, SkippedTool, SluiceTool } from '@sluice/core';
+import type { UpstreamHealth } from '@sluice/upstream';
 import { assess } from '@sluice/plugin-risk';
 import type { RiskLevel, ToolReport } from '@sluice/plugin-risk';
 import type { GatewayConfig } from './config-schema.js';

@@ -1,13 +1,11 @@
+import { CredentialVaultOptions, AuditOptions, MIN_ROUND_STATE_SECRET_BYTES } from '@sluice/core';
 import {
-  CredentialVaultOptions,
-  AuditOptions,
   HttpConnectionSchema,
   ImportOptionsSchema,
-  MIN_ROUND_STATE_SECRET_BYTES,
   RequestFilterOptions,
   SseConnectionSchema,
   StdioConnectionSchema,
-} from '@sluice/core';
+} from '@sluice/upstream';
 import { ListenerAuthOptions } from '@sluice/http';
 import { AuthzOptions } from '@sluice/plugin-authz';
 import { ChainingOptions } from '@sluice/plugin-chaining';

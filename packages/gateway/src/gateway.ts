@@ -38,6 +38,7 @@ import { pluginsFromConfig } from './plugins.js';
 import { probePort } from './port-probe.js';
 import { storeOf, vaultOf } from './store.js';
 import { telemetry } from './telemetry.js';
+import '@sluice/upstream';
 
 export interface GatewayOptions extends ParseConfigOptions {
   /** Default: JSON lines on stderr at the config's `logLevel`. */

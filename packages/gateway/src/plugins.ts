@@ -1,5 +1,6 @@
-import { requestFilter } from '@sluice/core';
-import type { Plugin, RequestFilterOptions } from '@sluice/core';
+import { requestFilter } from '@sluice/upstream';
+import type { Plugin } from '@sluice/core';
+import type { RequestFilterOptions } from '@sluice/upstream';
 import { authz } from '@sluice/plugin-authz';
 import { chaining } from '@sluice/plugin-chaining';
 import { codeMode } from '@sluice/plugin-code-mode';

@@ -1,4 +1,4 @@
-import { endStdioChildren } from '@sluice/core';
+import { endStdioChildren } from '@sluice/upstream';
 import type { Gateway, GatewayListeners } from './gateway.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;

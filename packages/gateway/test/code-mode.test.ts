@@ -18,6 +18,7 @@ import { egress } from '@sluice/plugin-egress';
 import { loopGuard } from '@sluice/plugin-loop-guard';
 import { risk } from '@sluice/plugin-risk';
 import { call, fixtureUpstream, httpClient } from './helpers.js';
+import '@sluice/upstream';
 
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 const open: { close(): Promise<unknown> }[] = [];

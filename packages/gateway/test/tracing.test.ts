@@ -5,7 +5,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Client } from '@modelcontextprotocol/client';
-import { TRACER_NAME } from '@sluice/core/internal';
+import { TRACER_NAME } from '@sluice/upstream';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { GATEWAY_TRACER_NAME, createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';

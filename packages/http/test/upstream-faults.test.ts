@@ -18,6 +18,7 @@ import {
   freePort,
 } from '../../core/test/fixtures/upstream-helpers.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 const FAST_RETRY = { initialDelayMs: 20, maxDelayMs: 100 };
 const scratch = mkdtempSync(join(tmpdir(), 'sluice-upstream-'));

@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { McpServer, ResourceTemplate, Server } from '@modelcontextprotocol/server';
 import { Client as HttpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { RequestFilterHeader, createServer, requestFilter } from '@sluice/core';
+import { createServer } from '@sluice/core';
+import { RequestFilterHeader, requestFilter } from '@sluice/upstream';
 import type { SluiceServer } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
 import { z } from 'zod';
 import { eventually } from '../../core/test/fixtures/upstream-helpers.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 // Real SDK servers imported in-process, a real SDK client in front of the gateway.
 

@@ -6,6 +6,7 @@ import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import { askingTool } from '../../core/test/fixtures/asking-tool.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 // A 2026-07-28 client, the gateway, and an upstream whose tools answer "input required", all over real loopback HTTP.
 

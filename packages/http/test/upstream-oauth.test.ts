@@ -13,6 +13,7 @@ import type { AuthorizationServer } from '../../core/test/helpers/authorization-
 import { call, connectClient } from '../../core/test/fixtures/upstream-helpers.js';
 import { startFront } from '../../core/test/helpers/front.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 let as: AuthorizationServer;
 beforeAll(async () => {

@@ -26,6 +26,7 @@ import type { ConsentServer } from '../../core/test/helpers/consent-authorizatio
 import { startRecordingFront } from '../../core/test/helpers/front.js';
 import { confirmingTool } from '../../core/test/fixtures/asking-tool.js';
 import { consentInBrowser, launchChromium } from '../../core/test/helpers/consent-browser.js';
+import '@sluice/upstream';
 
 const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' } as const;
 const VAULT_KEY = randomBytes(32).toString('base64');

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
-import type { SluiceServer, UpstreamConnection } from '@sluice/core';
+import type { SluiceServer } from '@sluice/core';
+import type { UpstreamConnection } from '@sluice/upstream';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import { eventually } from '../../core/test/fixtures/upstream-helpers.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 // Several clients' calls in flight on one upstream connection at once, each upstream asking its own caller a
 // question during the call: which client is asked depends on what the connection can tell about the call a

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
-import { CoreErrorCode, RequestFilterHeader, SluiceError, createServer, requestFilter } from '@sluice/core';
+import { CoreErrorCode, SluiceError, createServer } from '@sluice/core';
+import { RequestFilterHeader, requestFilter } from '@sluice/upstream';
 import type { HttpListener, PluginMode, SluiceServer } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
 import { call, connectClient } from '../../core/test/fixtures/upstream-helpers.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 function upstream(name: string, tools: string[]): McpServer {
   const server = new McpServer({ name, version: '1' });

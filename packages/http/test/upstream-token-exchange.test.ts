@@ -14,6 +14,7 @@ import type { ExchangeServer } from '../../core/test/helpers/exchange-authorizat
 import { startRecordingFront } from '../../core/test/helpers/front.js';
 import { confirmingTool } from '../../core/test/fixtures/asking-tool.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 let as: ExchangeServer;
 let gatewayUrl = '';

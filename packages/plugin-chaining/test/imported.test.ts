@@ -8,6 +8,7 @@ import type { TestKit } from '@sluice/core/testing';
 import type { ChainRecord } from '@sluice/plugin-chaining';
 import { ChainingErrorCode, chaining, withNext } from '@sluice/plugin-chaining';
 import { Runs, busyGuard, text } from './support.js';
+import '@sluice/upstream';
 
 const stepsOf = (result: CallToolResult) =>
   metaOf<ChainRecord>(result, MetaKey.CHAIN)?.steps.map((s) => `${s.tool}:${s.code ?? s.outcome}`);

@@ -9,6 +9,7 @@ import { createServer } from '@sluice/core';
 import type { ImportOptions, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import { codeMode } from '@sluice/plugin-code-mode';
+import '@sluice/upstream';
 
 const DEMO = fileURLToPath(new URL('../../../examples/gateway/', import.meta.url));
 interface DemoConfig {

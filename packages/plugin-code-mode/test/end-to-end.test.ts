@@ -5,6 +5,7 @@ import { captureLogger, createTestKit } from '@sluice/core/testing';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import { EVERYTHING, orderLines, price, resultOf } from './helpers.js';
+import '@sluice/upstream';
 
 async function gateway(options: Parameters<typeof codeMode>[0] = {}) {
   const logs = captureLogger();

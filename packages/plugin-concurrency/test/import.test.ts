@@ -7,6 +7,7 @@ import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
 import { concurrency } from '@sluice/plugin-concurrency';
 import type { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { Occupancy, gate, idle, lockOf, slotsOf, until } from './support.js';
+import '@sluice/upstream';
 
 /** An upstream SDK server whose tools wait at a gate, counting what reaches them. */
 function payments(occupancy: Occupancy, door: Promise<void>) {

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
 import { concurrency } from '../src/index.js';
 import type { ConcurrencyOptions } from '../src/index.js';
+import '@sluice/upstream';
 
 /** An upstream whose prompt gets and completions wait until `open()`; `waiting()` counts them. */
 function holdingUpstream() {

@@ -7,6 +7,7 @@ import { egress, interventionText } from '@sluice/plugin-egress';
 import type { EgressRecord } from '@sluice/plugin-egress';
 import { isValidUtf8Text, oracleSize } from './oracle.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 const MiB = 1024 * 1024;
 // 30 MB of log lines with multi-byte characters in them, built once.

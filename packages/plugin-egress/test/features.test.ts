@@ -6,6 +6,7 @@ import type { SluiceServer } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
 import { egress, interventionText } from '@sluice/plugin-egress';
 import type { EgressRecord } from '@sluice/plugin-egress';
+import '@sluice/upstream';
 
 // An upstream whose resource and prompt are far over the limit, imported in-process, read by a real client.
 

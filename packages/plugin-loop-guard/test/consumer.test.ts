@@ -8,6 +8,7 @@ import type { TestKit } from '@sluice/core/testing';
 import { LoopGuardErrorCode, loopGuard } from '@sluice/plugin-loop-guard';
 import type { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { hop, readForwarded } from './tools.js';
+import '@sluice/upstream';
 
 interface Received {
   readonly ours: unknown;

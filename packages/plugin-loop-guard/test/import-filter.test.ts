@@ -6,6 +6,7 @@ import { loopGuard } from '@sluice/plugin-loop-guard';
 import type { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { hop } from './tools.js';
 import { answer, upstreamDraft } from './upstream.js';
+import '@sluice/upstream';
 
 async function importInto(options: LoopGuardOptions, tools: [upstream: string, name: string][]) {
   const kit = await createTestKit({ plugins: [loopGuard(options)], tools: [hop('serviceA.run')] });

@@ -8,6 +8,7 @@ import type { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { LoopGuardErrorCode } from '@sluice/plugin-loop-guard';
 import type { ImportedEvent } from './mesh.js';
 import { ServiceProcess } from './mesh.js';
+import '@sluice/upstream';
 
 interface Mesh {
   readonly a: ServiceProcess;

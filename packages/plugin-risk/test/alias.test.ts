@@ -5,6 +5,7 @@ import { RiskEvent, assess, risk } from '@sluice/plugin-risk';
 import type { RiskOptions } from '@sluice/plugin-risk';
 import { official, riskKit, upstream } from './helpers.js';
 import type { RiskKit } from './helpers.js';
+import '@sluice/upstream';
 
 const open: Array<{ close(): Promise<unknown> }> = [];
 afterEach(async () => {

@@ -17,6 +17,7 @@ import {
 } from './approval-helpers.js';
 import { official, upstream } from './helpers.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 const open: Array<{ close(): Promise<unknown> }> = [];
 afterEach(async () => {

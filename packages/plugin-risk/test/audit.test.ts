@@ -9,6 +9,7 @@ import '@sluice/http';
 import type { ApprovalServer } from './approval-helpers.js';
 import { accept, approvalServer, legacyClient, manualClient, modernClient, no, yes } from './approval-helpers.js';
 import { official, riskKit } from './helpers.js';
+import '@sluice/upstream';
 
 const open: Array<{ close(): Promise<unknown> }> = [];
 afterEach(async () => {

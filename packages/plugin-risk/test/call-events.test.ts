@@ -15,6 +15,7 @@ import type { ApprovalServer } from './approval-helpers.js';
 import { official, riskKit, upstream } from './helpers.js';
 import type { RiskKit } from './helpers.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 const CALL_EVENTS: readonly string[] = [RiskEvent.TOOL_START, RiskEvent.TOOL_DONE, RiskEvent.TOOL_CRASH];
 

@@ -7,6 +7,7 @@ import { RiskErrorCode, RiskEvent } from '@sluice/plugin-risk';
 import type { RiskOptions } from '@sluice/plugin-risk';
 import { official, riskKit } from './helpers.js';
 import type { RiskKit } from './helpers.js';
+import '@sluice/upstream';
 
 // A real upstream whose prompt the test redefines at run time (the SDK then sends prompts/list_changed).
 

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BoundedJudge, JudgeUnavailable, RiskEvent, RiskOptions, httpJudge } from '@sluice/plugin-risk';
 import type { JudgeFunction, JudgeInput } from '@sluice/plugin-risk';
 import { addTool, official, riskKit, upstream } from './helpers.js';
+import '@sluice/upstream';
 
 const input = (fingerprint = 'sha256:aa'): JudgeInput => ({
   server: 'calc',

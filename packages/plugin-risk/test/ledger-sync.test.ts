@@ -8,6 +8,7 @@ import { FingerprintLedger, RiskErrorCode, RiskEvent } from '@sluice/plugin-risk
 import type { RiskOptions } from '@sluice/plugin-risk';
 import { addTool, official, riskKit, upstream } from './helpers.js';
 import type { RiskKit } from './helpers.js';
+import '@sluice/upstream';
 
 /** The in-memory store, counting reads, under another kind: what replicas sharing Redis look like to the plugin. */
 class CountingStore extends MemoryStore {

@@ -4,6 +4,7 @@ import type { SluiceTool, ToolSource } from '@sluice/core';
 import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
 import { FingerprintLedger, RiskErrorCode, RiskEvent, RiskTokens, assess, risk } from '@sluice/plugin-risk';
 import { addTool, official, riskKit, upstream } from './helpers.js';
+import '@sluice/upstream';
 
 describe('publishing risk levels', () => {
   it('publishes the composed level of each imported tool in _meta["dev.sluice/risk"] of tools/list', async () => {

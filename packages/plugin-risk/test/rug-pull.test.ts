@@ -9,6 +9,7 @@ import { RiskErrorCode, RiskEvent, risk } from '@sluice/plugin-risk';
 import type { RiskOptions } from '@sluice/plugin-risk';
 import { official, riskKit, tempDir } from './helpers.js';
 import type { RiskKit } from './helpers.js';
+import '@sluice/upstream';
 
 const balanceInput = z.object({
   account: z.string().describe('Account id'),

@@ -7,6 +7,7 @@ import { RiskErrorCode, risk } from '@sluice/plugin-risk';
 import { ProtocolError, Server } from '@modelcontextprotocol/server';
 import { legacyClient } from './approval-helpers.js';
 import '@sluice/http';
+import '@sluice/upstream';
 
 const ENV_TOKEN = 'rpt_live_4f9c2a7e1b8d4c6a9e3f';
 const BEARER = 'hdr_bearer_7d1e9b3c5a2f8e4d6c0b';

@@ -6,6 +6,7 @@ import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import { RiskEvent, risk } from '@sluice/plugin-risk';
 import '@sluice/http';
+import '@sluice/upstream';
 
 // One 2026-07-28 call that needs both a person's approval (at the gateway) and the upstream's own input:
 // the approval round comes first, then the upstream's, and the call completes with both answered once.

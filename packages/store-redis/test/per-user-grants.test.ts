@@ -13,6 +13,7 @@ import { CredentialVault, createServer } from '@sluice/core';
 import type { HttpListener } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import '@sluice/http';
+import '@sluice/upstream';
 import { perUserAuth, startConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
 import type { ConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
 import { consentInBrowser, launchChromium } from '../../core/test/helpers/consent-browser.js';

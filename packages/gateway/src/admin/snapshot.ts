@@ -1,4 +1,5 @@
-import type { SkippedTool, SluiceServer, SluiceTool, UpstreamHealth } from '@sluice/core';
+import type { SkippedTool, SluiceServer, SluiceTool } from '@sluice/core';
+import type { UpstreamHealth } from '@sluice/upstream';
 import { MetaKey } from '@sluice/core';
 import { PoisonPattern, assess } from '@sluice/plugin-risk';
 import type { PublishedRisk, ScanHit, ServerReport } from '@sluice/plugin-risk';

@@ -44,7 +44,7 @@ describe.skipIf(!fleetAvailable())('a fleet without sticky sessions: 2025-11-25 
       );
       direct.set(replica, client);
     }
-    return textOf((await client.callTool({ name, arguments: args })));
+    return textOf(await client.callTool({ name, arguments: args }));
   }
 
   /** The requests of a client whose body matches, with the replica that answered each. */
@@ -136,7 +136,7 @@ describe.skipIf(!fleetAvailable())('a fleet without sticky sessions: 2025-11-25 
     const others = [textOf(await client.call('up_whoami')), textOf(await client.call('up_whoami'))];
     expect(others.some((replica) => replica !== kept!.replica)).toBe(true);
     fleet.gate.release('steps');
-    expect(textOf((await done.call))).toBe(`kept done by ${kept!.replica}`);
+    expect(textOf(await done.call)).toBe(`kept done by ${kept!.replica}`);
 
     // Another is cancelled after its notes: the cancellation lands on another replica and stops the call upstream.
     const abort = new AbortController();

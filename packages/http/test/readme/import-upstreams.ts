@@ -1,12 +1,14 @@
 // The example in packages/core/README.md, type-checked; `node scripts/sync-code-blocks.mjs` copies it there.
 import type { McpServer } from '@modelcontextprotocol/server';
 import '@sluice/http';
+import '@sluice/upstream';
 
 declare const token: string;
 declare const myMcpServer: McpServer;
 
 // #region import-upstreams
-import { createServer, requestFilter } from '@sluice/core';
+import { createServer } from '@sluice/core';
+import { requestFilter } from '@sluice/upstream';
 
 const server = createServer({ name: 'gateway', version: '1.0.0', plugins: [requestFilter()] });
 await server.import({

@@ -4,6 +4,7 @@
 import { createServer } from '@sluice/core';
 import { codeMode } from '@sluice/plugin-code-mode';
 import '@sluice/http';
+import '@sluice/upstream';
 
 const server = createServer({
   name: 'gateway',

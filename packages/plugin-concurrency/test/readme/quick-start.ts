@@ -1,3 +1,4 @@
+import '@sluice/upstream';
 // The example in packages/plugin-concurrency/README.md, type-checked; `node scripts/sync-code-blocks.mjs` copies it there.
 declare const refunds: {
   create(

@@ -1,3 +1,4 @@
+import '@sluice/upstream';
 // The example in packages/plugin-egress/README.md, type-checked; `node scripts/sync-code-blocks.mjs` copies it there.
 declare function searchLogs(): Promise<{ content: { type: 'text'; text: string }[] }>;
 

@@ -3,6 +3,7 @@
 import { createServer } from '@sluice/core';
 import { loopGuard } from '@sluice/plugin-loop-guard';
 import '@sluice/http';
+import '@sluice/upstream';
 
 const server = createServer({
   name: 'serviceA',

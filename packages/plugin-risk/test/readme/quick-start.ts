@@ -2,6 +2,7 @@
 // #region quick-start
 import { createServer } from '@sluice/core';
 import { risk } from '@sluice/plugin-risk';
+import '@sluice/upstream';
 
 const guard = risk({
   policy: 'block',

@@ -1,0 +1,547 @@
+// Type-only from the client package: a server without upstreams never loads it. The SDK's error classes are
+// brand-matched, so the server package's match the errors the client raises.
+import type { Client, RequestOptions } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  SdkError,
+  SdkErrorCode,
+  UriTemplate,
+} from '@modelcontextprotocol/server';
+import type {
+  GetPromptResult,
+  InputRequiredResult,
+  ReadResourceResult,
+  Server,
+  ServerCapabilities,
+  ServerContext,
+} from '@modelcontextprotocol/server';
+import { isModernCaller, roundParams, sealed, withoutConnectAnswer } from '../modern-call.js';
+import type { RoundStateSeal } from '../round-state.js';
+import type { LogLevel } from '@sluice/core/internal';
+import { CoreErrorCode, SluiceError, messageOf } from '@sluice/core';
+import { budgetedRequest } from '../budgeted-request.js';
+import { upstreamFailure } from '../errors.js';
+import { identityOf } from '@sluice/core';
+import type { FeatureRequests, Transport } from '@sluice/core';
+import type { Logger } from '@sluice/core';
+import { toProtocolError } from '@sluice/core/internal';
+import { headersOf } from '@sluice/core/internal';
+import type { FeatureCatalog, FeatureLink } from './catalog.js';
+import { accessRefusal, featureRequest, requestedUri } from '@sluice/core/internal';
+import type { ListenCaller } from '@sluice/core/internal';
+import type { FeatureContext, FeatureMethod } from '@sluice/core';
+import type { FeatureGuards } from '@sluice/core/internal';
+import { pageOf } from './paging.js';
+import { guardedRunner, refusalError } from '@sluice/core/internal';
+import {
+  connectDeclined,
+  connectElicitation,
+  connectRound,
+  isUpstreamAuthError,
+  isUpstreamConnectRequired,
+} from '../oauth/errors.js';
+import type { UpstreamConnectRequired } from '../oauth/errors.js';
+import { levelOf, setLevel, setSessionLevel, subscribe, unsubscribe } from '@sluice/core/internal';
+
+export interface FeatureServing {
+  readonly catalog: FeatureCatalog;
+  readonly logger: Logger;
+  readonly transport: Transport;
+  readonly guards?: FeatureGuards;
+}
+
+/**
+ * Serves what the catalog holds on one SDK server: resources, templates,
+ * subscriptions, prompts, completion and logging, each advertised only when
+ * some upstream provides it. A method a local `extendSdk()` registration
+ * already serves is left to it.
+ */
+export function serveFeatures(sdk: Server, serving: FeatureServing): void {
+  const { catalog } = serving;
+  const caps: ServerCapabilities = catalog.capabilities();
+  if (Object.keys(caps).length === 0) return;
+  const { guards } = serving;
+  // With no request path for features, a request builds no hook context at all (an unused hook costs nothing).
+  const hooked = hookedOf(guards);
+  const guarded = guardedRunner(guards);
+  const contextOf = (method: FeatureMethod, ctx: ServerContext): FeatureContext | undefined =>
+    hooked ? featureContext(serving, method, ctx) : undefined;
+  const visibleTo = (method: FeatureMethod, ctx: ServerContext) => {
+    const access = guards?.access;
+    if (access === undefined) return everything;
+    const base = featureContext(serving, method, ctx);
+    return (upstream: string, target: string) => accessRefusal(guards, { ...base, upstream, target }) === undefined;
+  };
+  const free = (method: string): boolean => {
+    try {
+      sdk.assertCanSetRequestHandler(method);
+      return true;
+    } catch {
+      serving.logger.warn(
+        { event: 'gateway.feature_shadowed', method },
+        `a local registration serves ${method}; upstream ones are not merged into it`,
+      );
+      return false;
+    }
+  };
+  // Asked before the capabilities are registered: registering logging makes the SDK server set a
+  // logging/setLevel handler of its own, which would keep the level from Sluice (and from the upstreams).
+  const loggingFree = caps.logging !== undefined && free('logging/setLevel');
+  sdk.registerCapabilities(caps);
+  if (loggingFree) sdk.removeRequestHandler('logging/setLevel');
+
+  if (caps.resources) {
+    if (free('resources/list'))
+      sdk.setRequestHandler('resources/list', (request, ctx) => {
+        const page = pageOf('resources', catalog.resources(visibleTo('resources/list', ctx)), request.params?.cursor);
+        return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      });
+    if (free('resources/templates/list'))
+      sdk.setRequestHandler('resources/templates/list', (request, ctx) => {
+        const page = pageOf(
+          'templates',
+          catalog.templates(visibleTo('resources/templates/list', ctx)),
+          request.params?.cursor,
+        );
+        return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      });
+    if (free('resources/read'))
+      sdk.setRequestHandler('resources/read', (request, ctx) =>
+        readResource(serving, guarded, request.params.uri, ctx),
+      );
+    if (caps.resources.subscribe) {
+      if (free('resources/subscribe'))
+        sdk.setRequestHandler('resources/subscribe', async (request, ctx) => {
+          const uri = requestedUri(request.params.uri);
+          const fctx = contextOf('resources/subscribe', ctx);
+          const link = owned(catalog.resourceOwner(uri), uri);
+          if (!catalog.canSubscribe(link))
+            throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
+          return guarded('resources/subscribe', link.name, fctx, ctx.mcpReq.signal, { target: uri }, async () => {
+            // Counted once per client and URI, so that a repeated subscribe does not pin the upstream's.
+            if (subscribe(sdk, uri))
+              await guard(link, () => catalog.subscribe(link, uri)).catch((error: unknown) => {
+                // Not subscribed upstream, so not subscribed here either.
+                unsubscribe(sdk, uri);
+                throw error;
+              });
+            return {};
+          });
+        });
+      if (free('resources/unsubscribe'))
+        sdk.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
+          const uri = requestedUri(request.params.uri);
+          const fctx = contextOf('resources/unsubscribe', ctx);
+          const link = owned(catalog.resourceOwner(uri), uri);
+          return guarded('resources/unsubscribe', link.name, fctx, ctx.mcpReq.signal, { target: uri }, async () => {
+            if (unsubscribe(sdk, uri)) await guard(link, () => catalog.unsubscribe(link, uri));
+            return {};
+          });
+        });
+    }
+  }
+
+  if (caps.prompts) {
+    if (free('prompts/list'))
+      sdk.setRequestHandler('prompts/list', (request, ctx) => {
+        const page = pageOf('prompts', catalog.prompts(visibleTo('prompts/list', ctx)), request.params?.cursor);
+        return { prompts: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      });
+    if (free('prompts/get'))
+      sdk.setRequestHandler('prompts/get', (request, ctx) =>
+        getPrompt(serving, guarded, request.params.name, request.params.arguments, ctx),
+      );
+  }
+
+  if (caps.completions && free('completion/complete'))
+    sdk.setRequestHandler('completion/complete', async (request, ctx) => {
+      const { ref } = request.params;
+      if (ref.type === 'ref/prompt') {
+        const route = catalog.prompt(ref.name);
+        const fctx = contextOf('completion/complete', ctx);
+        if (route === undefined)
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${ref.name}" not found`);
+        const params = { ...request.params, ref: { ...ref, name: route.original } };
+        return guarded(
+          'completion/complete',
+          route.link.name,
+          fctx,
+          ctx.mcpReq.signal,
+          { target: ref.name, completing: 'prompt' },
+          (request) =>
+            relay(
+              route.link,
+              (client, options) => client.complete(params, options),
+              ctx,
+              undefined,
+              request?.responseLimitBytes,
+            ),
+        );
+      }
+      // A template is named as listed; a URI is named in its canonical spelling, which the deny globs see.
+      const uri = UriTemplate.isTemplate(ref.uri) ? ref.uri : requestedUri(ref.uri);
+      const fctx = contextOf('completion/complete', ctx);
+      const link = owned(catalog.templateOwner(uri) ?? catalog.resourceOwner(uri), uri);
+      const params = uri === ref.uri ? request.params : { ...request.params, ref: { ...ref, uri } };
+      return guarded(
+        'completion/complete',
+        link.name,
+        fctx,
+        ctx.mcpReq.signal,
+        { target: uri, completing: 'resource' },
+        (request) =>
+          relay(
+            link,
+            (client, options) => client.complete(params, options),
+            ctx,
+            undefined,
+            request?.responseLimitBytes,
+          ),
+      );
+    });
+
+  if (loggingFree)
+    sdk.setRequestHandler('logging/setLevel', (request, ctx) => {
+      const level: LogLevel = request.params.level;
+      if (levelOf(sdk) === undefined) whenClosed(sdk, () => catalog.clientLeft(sdk));
+      setLevel(sdk, level);
+      setSessionLevel(ctx.sessionId, level);
+      catalog.levelRequested(sdk, level);
+      return {};
+    });
+}
+
+/**
+ * Admits the resource URIs of a 2026-07-28 `subscriptions/listen` filter, or
+ * throws the error the client gets. Each URI meets what a 2025-11-25
+ * `resources/subscribe` of it meets: the canonical spelling, the upstream's
+ * deny globs (a denied URI is not found), and the request path of
+ * `resources/subscribe` (so authz refuses it with `FORBIDDEN`).
+ * Answers the URIs in their canonical spelling, the one change notifications
+ * name.
+ */
+export async function admitListen(
+  serving: FeatureServing,
+  uris: readonly string[],
+  caller: ListenCaller,
+): Promise<string[]> {
+  const { catalog, guards } = serving;
+  const hooked = hookedOf(guards);
+  const guarded = guardedRunner(guards);
+  const admitted: string[] = [];
+  for (const requested of uris) {
+    const uri = requestedUri(requested);
+    const fctx = hooked
+      ? featureRequest('resources/subscribe', caller.authInfo, caller.headers, serving.transport, serving.logger)
+      : undefined;
+    const link = owned(catalog.resourceOwner(uri), uri);
+    if (!catalog.canSubscribe(link))
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
+    await guarded('resources/subscribe', link.name, fctx, caller.signal, { target: uri }, () => Promise.resolve({}));
+    admitted.push(uri);
+  }
+  return admitted;
+}
+
+/** The log level one client of a gateway asked for, if it asked. */
+export { levelOf };
+
+/** Runs `then` when a connected SDK server closes, after whatever its transport's owner set to run then. */
+function whenClosed(sdk: Server, then: () => void): void {
+  const prior = sdk.onclose;
+  sdk.onclose = () => {
+    prior?.();
+    then();
+  };
+}
+
+const everything = (): boolean => true;
+
+/** Whether some plugin guards feature requests: else a request builds no hook context at all. */
+function hookedOf(guards: FeatureGuards | undefined): boolean {
+  return guards?.plan !== undefined;
+}
+
+/** `resources/read` as a client's request makes it: canonical URI, access, guards, the upstream, the result hook. */
+async function readResource(
+  serving: FeatureServing,
+  guarded: ReturnType<typeof guardedRunner>,
+  requested: string,
+  ctx: ServerContext,
+): Promise<ReadResourceResult> {
+  const uri = requestedUri(requested);
+  const fctx = hookedOf(serving.guards) ? featureContext(serving, 'resources/read', ctx) : undefined;
+  const link = owned(serving.catalog.resourceOwner(uri), uri);
+  const result = await guarded('resources/read', link.name, fctx, ctx.mcpReq.signal, { target: uri }, (request) =>
+    relay(
+      link,
+      (client, options, round) =>
+        // request() rather than readResource(): the same validation without the client's response cache,
+        // which a gateway never serves from (each read is the upstream's answer now).
+        client.request(
+          { method: 'resources/read', params: round ? { uri, ...round } : { uri } },
+          options,
+        ) as Promise<ReadResourceResult>,
+      ctx,
+      `resource:${uri}`,
+      request?.responseLimitBytes,
+    ),
+  );
+  return result;
+}
+
+/** `prompts/get` as a client's request makes it: access, guards, the upstream, the result hook. */
+async function getPrompt(
+  serving: FeatureServing,
+  guarded: ReturnType<typeof guardedRunner>,
+  name: string,
+  args: Record<string, string> | undefined,
+  ctx: ServerContext,
+): Promise<GetPromptResult> {
+  const route = serving.catalog.prompt(name);
+  const fctx = hookedOf(serving.guards) ? featureContext(serving, 'prompts/get', ctx) : undefined;
+  if (route === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
+  const result = await guarded('prompts/get', route.link.name, fctx, ctx.mcpReq.signal, { target: name }, (request) =>
+    relay(
+      route.link,
+      (client, options, round) =>
+        client.request(
+          {
+            method: 'prompts/get',
+            params: { name: route.original, ...(args ? { arguments: args } : {}), ...round },
+          },
+          options,
+        ) as Promise<GetPromptResult>,
+      ctx,
+      `prompt:${route.original}`,
+      request?.responseLimitBytes,
+    ),
+  );
+  return result;
+}
+
+/** The resource reads and prompt gets of imported upstreams, registered under `Tokens.FeatureRequests`. */
+export function featureRequests(serving: Omit<FeatureServing, 'transport'>): FeatureRequests {
+  const guarded = guardedRunner(serving.guards);
+  return {
+    readResource: (uri, mcp, transport) => readResource({ ...serving, transport }, guarded, uri, mcp),
+    getPrompt: (name, args, mcp, transport) => getPrompt({ ...serving, transport }, guarded, name, args, mcp),
+  };
+}
+
+/** The hooks' view of one request; built only when a hook is tapped. */
+function featureContext(serving: FeatureServing, method: FeatureMethod, ctx: ServerContext): FeatureContext {
+  return featureRequest(method, ctx.http?.authInfo, headersOf(ctx), serving.transport, serving.logger);
+}
+
+/** A URI's owner; with none (a denied URI has none) the URI is not found. */
+function owned(link: FeatureLink | undefined, uri: string): FeatureLink {
+  if (link === undefined) throw new ResourceNotFoundError(uri);
+  return link;
+}
+
+/** What a 2026-07-28 caller's request adds upstream: its answers, the upstream's state, its capabilities. */
+interface RoundFields {
+  inputResponses?: Record<string, unknown>;
+  requestState?: string;
+  _meta?: Record<string, unknown>;
+}
+
+/**
+ * Sends a request upstream with the caller's cancellation and the upstream's
+ * timeout; its errors reach the client as the upstream gave them. A
+ * 2026-07-28 caller's request that can be answered with input-required
+ * (`target` names it) crosses the upstream's 2026-07-28 connection, and an
+ * input-required answer comes back with the upstream's state sealed.
+ */
+function relay<T>(
+  link: FeatureLink,
+  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
+  ctx: ServerContext,
+  target?: string,
+  limit?: number,
+): Promise<T> {
+  const seal = link.roundSeal;
+  const round =
+    target !== undefined && seal !== undefined && link.modernLane !== undefined && isModernCaller(ctx)
+      ? { target, seal }
+      : undefined;
+  // An upstream reached with each caller's own grant: the request travels on that caller's connection.
+  const own = link.callerClient?.(identityOf(ctx.http?.authInfo), round !== undefined);
+  if (own !== undefined) return relayOwn(link, own, send, ctx, limit, round);
+  if (round !== undefined) return relayRound(link, send, ctx, round.target, round.seal, limit);
+  const client = link.connected();
+  if (client === undefined) return Promise.reject(unavailable(link));
+  const options = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
+  return within(link, client, limit, ctx, options, (o) => send(client, o)).catch((error: unknown) => {
+    throw forClient(link, error);
+  });
+}
+
+/**
+ * `relay` over the caller's own connection (`token_exchange`, `per_user`), never the gateway's; for a 2026-07-28
+ * caller (`round`), a connection speaking 2026-07-28 when the upstream does, and the consent link as an
+ * input-required round.
+ */
+async function relayOwn<T>(
+  link: FeatureLink,
+  own: Promise<Client>,
+  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
+  ctx: ServerContext,
+  limit: number | undefined,
+  round: { readonly target: string; readonly seal: RoundStateSeal } | undefined,
+): Promise<T> {
+  let client: Client;
+  try {
+    client = await own;
+  } catch (error) {
+    if (round !== undefined && isUpstreamConnectRequired(error)) return connectAsRound(link, error, ctx) as T;
+    throw callerConnectionError(link, error);
+  }
+  const options = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
+  try {
+    if (round === undefined || client.getProtocolEra() !== 'modern')
+      return await within(link, client, limit, ctx, options, (o) => send(client, o));
+    return await sendRound(link, client, send, ctx, round.target, round.seal, limit, options);
+  } catch (error) {
+    throw forClient(link, error);
+  }
+}
+
+/** A 2026-07-28 caller without a grant: the consent link as an input-required round, or a refusal once declined. */
+function connectAsRound(link: FeatureLink, error: UpstreamConnectRequired, ctx: ServerContext): InputRequiredResult {
+  if (!connectDeclined(ctx.mcpReq.inputResponses)) return connectRound(link.name, error);
+  throw new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    `Upstream "${link.name}" acts with each caller's own account there, and the caller declined to connect one. Ask again to be asked once more.`,
+    { code: CoreErrorCode.UPSTREAM_CONNECT_REQUIRED, upstream: link.name },
+  );
+}
+
+/** The caller's connection could not be opened: a consent link to follow (-32042), or why their grant failed. */
+function callerConnectionError(link: FeatureLink, error: unknown): Error {
+  if (isUpstreamConnectRequired(error)) {
+    const { message, data } = connectElicitation(link.name, error, 'ask again');
+    return new ProtocolError(ProtocolErrorCode.UrlElicitationRequired, message, data);
+  }
+  if (isUpstreamAuthError(error))
+    return new ProtocolError(ProtocolErrorCode.InternalError, `${error.detail}. ${error.suggestion}`, {
+      code: CoreErrorCode.UPSTREAM_UNAUTHORIZED,
+      upstream: link.name,
+    });
+  return forClient(link, error);
+}
+
+/** `relay` for a 2026-07-28 caller: over the upstream's 2026-07-28 lane, with the round's answers and sealed state. */
+async function relayRound<T>(
+  link: FeatureLink,
+  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
+  ctx: ServerContext,
+  target: string,
+  seal: RoundStateSeal,
+  limit: number | undefined,
+): Promise<T> {
+  const lane = await link.modernLane?.();
+  const client = lane ?? link.connected();
+  if (client === undefined) throw unavailable(link);
+  const options: RequestOptions = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
+  try {
+    if (lane === undefined) return await within(link, client, limit, ctx, options, (o) => send(client, o));
+    return await sendRound(link, client, send, ctx, target, seal, limit, options);
+  } catch (error) {
+    throw forClient(link, error);
+  }
+}
+
+/** One round on a 2026-07-28 connection: the caller's answers and the upstream's unsealed state go along; an input-required answer comes back sealed. */
+async function sendRound<T>(
+  link: FeatureLink,
+  client: Client,
+  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
+  ctx: ServerContext,
+  target: string,
+  seal: RoundStateSeal,
+  limit: number | undefined,
+  options: RequestOptions,
+): Promise<T> {
+  const round = withoutConnectAnswer(roundParams(ctx, link.name, target, seal));
+  const fields: RoundFields = {
+    ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
+    ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
+    ...(Object.keys(round.meta).length > 0 ? { _meta: round.meta } : {}),
+  };
+  const roundOptions = { ...options, allowInputRequired: true };
+  const result = await within(link, client, limit, ctx, roundOptions, (o) => send(client, o, fields));
+  return sealed(result, link.name, target, seal);
+}
+
+/**
+ * Sends a request within the response limit a `guard` wrapper set, if any:
+ * an answer past it is not read further and is refused with
+ * `UPSTREAM_RESPONSE_TOO_LARGE`, as a tool call's is.
+ */
+async function within<T>(
+  link: FeatureLink,
+  client: Client,
+  limit: number | undefined,
+  ctx: ServerContext,
+  options: RequestOptions,
+  send: (options: RequestOptions) => Promise<T>,
+): Promise<T> {
+  if (limit === undefined) return send(options);
+  const answer = await budgetedRequest(client, limit, ctx, options, send);
+  if (!answer.over) return answer.value;
+  const refused = refusalError(
+    upstreamFailure(
+      CoreErrorCode.UPSTREAM_RESPONSE_TOO_LARGE,
+      link.name,
+      `The answer of upstream "${link.name}" exceeded ${answer.limit} bytes and was not read further.`,
+      'Ask for less: narrow the query, or request fewer items or a smaller page.',
+    ),
+  );
+  throw new ProtocolError(refused.code, refused.message, {
+    ...(refused.data as Record<string, unknown>),
+    readLimitBytes: answer.limit,
+  });
+}
+
+async function guard(link: FeatureLink, work: () => Promise<void>): Promise<void> {
+  if (link.connected() === undefined) throw unavailable(link);
+  try {
+    await work();
+  } catch (error) {
+    throw forClient(link, error);
+  }
+}
+
+function unavailable(link: FeatureLink): ProtocolError {
+  return new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    `Upstream "${link.name}" is not connected right now; Sluice is reconnecting to it`,
+    { upstream: link.name },
+  );
+}
+
+const SDK_PREFIX = /^MCP error -?\d+: /;
+
+/** An upstream's protocol error keeps its code and data; anything else becomes an internal error naming the upstream. */
+function forClient(link: FeatureLink, error: unknown): Error {
+  if (SluiceError.is(error)) return toProtocolError(error);
+  if (error instanceof ProtocolError) {
+    const message = link.redact(error.message.replace(SDK_PREFIX, ''));
+    return new ProtocolError(error.code, message, error.data);
+  }
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+    return new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `Upstream "${link.name}" did not answer within ${link.timeoutMs} ms`,
+      { upstream: link.name },
+    );
+  return new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    `Upstream "${link.name}" failed: ${link.redact(messageOf(error))}`,
+    { upstream: link.name },
+  );
+}

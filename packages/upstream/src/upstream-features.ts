@@ -1,0 +1,256 @@
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { Client, ClientCapabilities, ClientContext } from '@modelcontextprotocol/client';
+import { LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
+import type { ServerContext } from '@modelcontextprotocol/server';
+import type { FeatureCatalog, FeatureList, FeatureSnapshot } from './features/catalog.js';
+import type { LogLevel, LogMessage } from '@sluice/core/internal';
+import { levelRank } from '@sluice/core/internal';
+import { sessionLevelOf } from '@sluice/core/internal';
+import { messageOf } from '@sluice/core';
+import type { Logger } from '@sluice/core';
+import type { ImportSource } from '@sluice/core';
+import { NodeHttpClientTransport } from './node-http-transport.js';
+
+/**
+ * What Sluice tells an upstream it can do as a client: whatever a client of
+ * Sluice may do, relayed to the client that made the call the upstream is
+ * serving. A client without the capability makes the upstream's request
+ * fail with a protocol error.
+ */
+export const UPSTREAM_CLIENT_CAPABILITIES: ClientCapabilities = {
+  sampling: {},
+  elicitation: { form: {}, url: {} },
+  roots: { listChanged: true },
+};
+
+/** At most this many resources, templates or prompts are kept per upstream; more are reported and left out. */
+export const MAX_FEATURE_ITEMS = 10_000;
+
+/**
+ * The calls in flight on one upstream. A request or log message an upstream
+ * sends carries no mark of the call it serves. Over Streamable HTTP the
+ * stream it arrives on tells (see `relatedCallerOf`); otherwise Sluice
+ * relays it to the caller only when exactly one call is in flight on that
+ * upstream; with several, it cannot tell, and never guesses.
+ */
+export class CallRelay {
+  private readonly active = new Set<ServerContext>();
+
+  /** A call began; returns the function that ends it. */
+  enter(mcp: ServerContext | undefined): () => void {
+    if (mcp === undefined) return noop;
+    this.active.add(mcp);
+    return () => this.active.delete(mcp);
+  }
+
+  /** The one call in flight, or undefined (none, or more than one). */
+  caller(): ServerContext | undefined {
+    if (this.active.size !== 1) return undefined;
+    return this.active.values().next().value;
+  }
+
+  get inFlight(): number {
+    return this.active.size;
+  }
+}
+
+/** Log messages relayed at once per upstream before the rate applies. */
+const LOG_BURST = 100;
+/** Log messages relayed per second per upstream once the burst is spent; the rest are dropped (and counted). */
+const LOG_PER_SECOND = 50;
+
+/**
+ * Bounds the log messages an upstream can push at Sluice's clients: each
+ * relayed message waits in a client's buffer until read, and logs, unlike
+ * answers, may be dropped. Dropped messages are counted in a debug line.
+ */
+export class LogBudget {
+  private tokens = LOG_BURST;
+  private refilled: number;
+  private dropped = 0;
+
+  constructor(private readonly now: () => number = () => performance.now()) {
+    this.refilled = now();
+  }
+
+  /** Whether one more message may be relayed now; returns how many were dropped before it when it may. */
+  take(): { ok: true; droppedBefore: number } | { ok: false } {
+    const now = this.now();
+    this.tokens = Math.min(LOG_BURST, this.tokens + ((now - this.refilled) * LOG_PER_SECOND) / 1_000);
+    this.refilled = now;
+    if (this.tokens < 1) {
+      this.dropped++;
+      return { ok: false };
+    }
+    this.tokens--;
+    const droppedBefore = this.dropped;
+    this.dropped = 0;
+    return { ok: true, droppedBefore };
+  }
+}
+
+export interface FeatureWiring {
+  readonly upstream: string;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  readonly relay: CallRelay;
+  readonly catalog: FeatureCatalog | undefined;
+  readonly redact: (text: string) => string;
+  /** The upstream said its resources or prompts changed: list them again. */
+  readonly featuresChanged: (kind: FeatureList) => void;
+}
+
+/** Registers what an upstream may send Sluice besides answers: its requests, log messages and change notifications. */
+export function wireUpstreamClient(client: Client, wiring: FeatureWiring): void {
+  const { relay } = wiring;
+  const logs = new LogBudget();
+  client.setRequestHandler('sampling/createMessage', (request, ctx) =>
+    ask(client, wiring, ctx, (caller, options) =>
+      caller.mcpReq.send({ method: 'sampling/createMessage', params: request.params }, options),
+    ),
+  );
+  client.setRequestHandler('elicitation/create', (request, ctx) =>
+    ask(client, wiring, ctx, (caller, options) =>
+      caller.mcpReq.send({ method: 'elicitation/create', params: request.params }, options),
+    ),
+  );
+  client.setRequestHandler('roots/list', (request, ctx) =>
+    ask(client, wiring, ctx, (caller, options) =>
+      caller.mcpReq.send({ method: 'roots/list', params: request.params }, options),
+    ),
+  );
+  client.setNotificationHandler('notifications/message', (notification) => {
+    const admitted = logs.take();
+    if (!admitted.ok) return;
+    if (admitted.droppedBefore > 0)
+      wiring.logger.debug(
+        { event: 'upstream.logs_dropped', upstream: wiring.upstream, dropped: admitted.droppedBefore },
+        'log messages of an upstream were dropped: it sent them faster than they are relayed',
+      );
+    const params = notification.params;
+    // On a call's answer stream (Sluice's HTTP transport), the log message is that call's, whatever else is in flight.
+    const marked = logCallerOf(client, params);
+    const caller = marked ?? relay.caller();
+    if (caller !== undefined) {
+      relayLog(caller, params);
+      return;
+    }
+    if (relay.inFlight === 0) wiring.catalog?.broadcastLog(params);
+  });
+  client.setNotificationHandler('notifications/resources/updated', (notification) =>
+    wiring.catalog?.resourceUpdated(wiring.upstream, notification.params.uri),
+  );
+  client.setNotificationHandler('notifications/resources/list_changed', () => wiring.featuresChanged('resources'));
+  client.setNotificationHandler('notifications/prompts/list_changed', () => wiring.featuresChanged('prompts'));
+}
+
+/**
+ * The caller of the call an upstream's request serves, when the transport
+ * knows it: a Streamable HTTP upstream sends a call's requests on that
+ * call's answer stream, and Sluice's own HTTP transport remembers whose call
+ * each stream answers.
+ */
+function relatedCallerOf(client: Client, id: string | number): ServerContext | undefined {
+  const transport = client.transport;
+  return transport instanceof NodeHttpClientTransport ? transport.relatedCaller(id) : undefined;
+}
+
+/** The caller of the call whose answer stream carried a log message, when the transport knows it (see `relatedCallerOf`). */
+function logCallerOf(client: Client, params: LogMessage): ServerContext | undefined {
+  const transport = client.transport;
+  return transport instanceof NodeHttpClientTransport ? transport.logCaller(params) : undefined;
+}
+
+/** Relays a request of the upstream to the caller of the call it serves: the related one, or the one in flight. */
+async function ask<T>(
+  client: Client,
+  wiring: FeatureWiring,
+  ctx: ClientContext,
+  send: (caller: ServerContext, options: { signal: AbortSignal; timeout: number }) => Promise<T>,
+): Promise<T> {
+  const caller = relatedCallerOf(client, ctx.mcpReq.id) ?? wiring.relay.caller();
+  const method = ctx.mcpReq.method;
+  if (caller === undefined) {
+    const why =
+      wiring.relay.inFlight === 0
+        ? 'no call of this upstream is in flight'
+        : 'several calls of this upstream are in flight and the request does not say which it serves';
+    // Servers ask for roots as soon as they start, outside any call: expected, so not a warning.
+    const expected = method === 'roots/list' && wiring.relay.inFlight === 0;
+    wiring.logger[expected ? 'debug' : 'warn'](
+      { event: 'upstream.request_unrouted', upstream: wiring.upstream, method, inFlight: wiring.relay.inFlight },
+      `a ${method} request of upstream "${wiring.upstream}" was refused: ${why}`,
+    );
+    throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Sluice cannot relay ${method}: ${why}`);
+  }
+  try {
+    return await send(caller, {
+      signal: AbortSignal.any([ctx.mcpReq.signal, caller.mcpReq.signal]),
+      timeout: wiring.timeoutMs,
+    });
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    if (error instanceof SdkError && error.code === SdkErrorCode.CapabilityNotSupported)
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, messageOf(error));
+    // A relayed answer is the client's; an error from the server side carries its own code.
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'number' && Number.isInteger(code))
+      throw new ProtocolError(code, wiring.redact(messageOf(error)), (error as { data?: unknown }).data);
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `The client did not answer ${method}: ${wiring.redact(messageOf(error))}`,
+    );
+  }
+}
+
+/** Sends an upstream's log message on the caller's call, filtered by the level that caller asked for. */
+function relayLog(caller: ServerContext, params: LogMessage): void {
+  const envelope = caller.mcpReq.envelope as Readonly<Record<string, unknown>> | undefined;
+  const threshold: LogLevel | undefined =
+    envelope !== undefined ? (envelope[LOG_LEVEL_META_KEY] as LogLevel | undefined) : sessionLevelOf(caller.sessionId);
+  // A 2026-07-28 request without a level asks for no log messages.
+  if (envelope !== undefined && threshold === undefined) return;
+  if (threshold !== undefined && levelRank(params.level) < levelRank(threshold)) return;
+  caller.mcpReq.notify({ method: 'notifications/message', params }).catch(() => {});
+}
+
+/** Lists what an upstream offers besides tools, as far as its capabilities say it offers anything. */
+export async function listFeatures(
+  client: Client,
+  timeout: number,
+  exposedName: (original: string) => string,
+  source: ImportSource,
+  exclusion?: FeatureSnapshot['exclusion'],
+  denial?: FeatureSnapshot['denial'],
+): Promise<{ snapshot: FeatureSnapshot; truncated: string[] }> {
+  const capabilities = client.getServerCapabilities() ?? {};
+  const options = { timeout, cacheMode: 'refresh' as const };
+  const truncated: string[] = [];
+  const bound = <T>(kind: string, items: T[]): T[] => {
+    if (items.length <= MAX_FEATURE_ITEMS) return items;
+    truncated.push(kind);
+    return items.slice(0, MAX_FEATURE_ITEMS);
+  };
+  const resources = capabilities.resources
+    ? bound('resources', (await client.listResources(undefined, options)).resources)
+    : [];
+  const templates = capabilities.resources
+    ? bound('resource templates', (await client.listResourceTemplates(undefined, options)).resourceTemplates)
+    : [];
+  const prompts = capabilities.prompts ? bound('prompts', (await client.listPrompts(undefined, options)).prompts) : [];
+  return {
+    snapshot: {
+      capabilities,
+      resources,
+      templates,
+      prompts,
+      exposedName,
+      source,
+      ...(exclusion ? { exclusion } : {}),
+      ...(denial ? { denial } : {}),
+    },
+    truncated,
+  };
+}
+
+function noop(): void {}
