@@ -22,17 +22,26 @@ function guideJson(sentence) {
   return JSON.parse(/```json\n([\s\S]*?)\n```/.exec(guide.slice(at))[1]);
 }
 
-/** Runs `sluice serve` until it logs gateway.ready; resolves with its URL and the child. */
+/** Runs `sluice serve` until it logs gateway.ready; resolves with what it logged and a way to stop it. */
 function serve(app, env) {
   return new Promise((resolve, reject) => {
+    // npx starts the gateway as its own child: in a process group of its own, both stop together (stop()).
     const child = spawn('npx', ['sluice', 'serve', '--log-format', 'json'], {
       cwd: app,
       env,
       stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
     });
+    const stop = () => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    };
     let log = '';
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
+      stop();
       reject(new Error(`sluice serve was not ready within 60 s:\n${log}`));
     }, 60_000);
     child.stderr.on('data', (chunk) => {
@@ -40,7 +49,7 @@ function serve(app, env) {
       const ready = log.split('\n').find((line) => line.includes('"event":"gateway.ready"'));
       if (ready === undefined) return;
       clearTimeout(timer);
-      resolve({ child, ready: JSON.parse(ready), log: () => log });
+      resolve({ stop, ready: JSON.parse(ready), log: () => log });
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -114,7 +123,7 @@ export async function firstHour(tarballs, work) {
     const lines = readFileSync(audit, 'utf8').trim().split('\n');
     if (!lines.some((line) => line.includes('fx_echo'))) throw new Error(`the audit file holds ${lines.join('\n')}`);
   } finally {
-    served.child.kill('SIGKILL');
+    served.stop();
   }
   return 'ok';
 }
