@@ -153,7 +153,8 @@ export class SessionFleet {
 
   /** The session ended (the client's DELETE): its record goes, and every copy of it. */
   async remove(id: string): Promise<void> {
-    // The record's delete is sent first: a request that follows the DELETE's answer finds no session.
+    // The record's delete is sent first, so that other replicas stop finding the session as soon as they can;
+    // the DELETE is answered without waiting for either (the replica that answers has forgotten it already).
     await Promise.all([this.end(id), this.store.sessions?.remove(id)]);
   }
 

@@ -91,9 +91,12 @@ export class ImportedUpstreams implements ServerUpstreams {
   }
 
   get elicitationSent(): ServerUpstreams['elicitationSent'] {
-    const perUser = this.perUser();
-    return perUser === undefined ? undefined : (id, notify) => perUser.consent.awaiting(id, notify);
+    return this.perUser() === undefined ? undefined : this.awaitConsent;
   }
+
+  /** Made once, not per call: a tool call of a server with a vault asks for it. */
+  private readonly awaitConsent = (id: string, notify: () => Promise<void>): void =>
+    this.perUserContext?.consent.awaiting(id, notify);
 
   consent(): Promise<ConsentServing | undefined> {
     return Promise.resolve(this.perUser()?.consent);
