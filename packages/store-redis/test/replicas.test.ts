@@ -99,11 +99,18 @@ describe('replicas sharing one Redis', () => {
       .map(Number);
     expect(expiries).toHaveLength(5);
     const survivor = trio[0]!;
-    const answers = await Promise.all(
+    // The survivor's five calls hold until all five run at once, so the recorded maximum does not hang on timing.
+    const calls = Promise.all(
       Array.from({ length: 5 }, () =>
-        survivor.call('work', { ...work, gate: undefined }).then((result) => answerOf(result) as WorkAnswer),
+        survivor.call('work', { ...work, gate: 'kill-survivors' }).then((result) => answerOf(result) as WorkAnswer),
       ),
     );
+    await eventually(
+      'the survivor runs 5 calls',
+      async () => Number(await look.get(`${prefix}test:running:kill`)) === 5,
+    );
+    await openGate('kill-survivors');
+    const answers = await calls;
     const earliest = Math.min(...expiries);
     for (const answer of answers) expect(answer.admittedAt).toBeGreaterThanOrEqual(earliest);
     expect(await maxRecorded('kill')).toBe(5);
