@@ -1,4 +1,5 @@
 import type { CheckReport, CheckedTool } from './check.js';
+import { guessableKeyWarning } from '@sluice/http';
 import { textTable as table } from './text-table.js';
 
 /** `sluice check` as text: upstreams, plugins loaded from modules, exposed tools (with risk when configured), skipped tools. */
@@ -27,6 +28,7 @@ export function formatCheckReport(report: CheckReport, file: string): string {
   out.push('', `Skipped (${report.skipped.length})`);
   out.push(...table(report.skipped.map((s) => [s.name, s.upstream, `${s.by}:`, s.reason])));
   if (!report.healthy) out.push('', 'Some upstreams could not be reached: their tools are missing above.');
+  for (const { name, bits } of report.guessableKeys) out.push('', `Warning: ${guessableKeyWarning(name, bits)}.`);
   return `${out.join('\n')}\n`;
 }
 

@@ -1,5 +1,6 @@
 import type { Logger, SkippedTool, SluiceTool } from '@sluice/core';
 import type { UpstreamHealth } from '@sluice/upstream';
+import { guessableKeys } from '@sluice/http';
 import { assess } from '@sluice/plugin-risk';
 import type { RiskLevel, ToolReport } from '@sluice/plugin-risk';
 import type { GatewayConfig } from './config-schema.js';
@@ -66,6 +67,11 @@ export interface CheckReport {
   readonly upstreams: readonly CheckedUpstream[];
   /** Whether every upstream answered. */
   readonly healthy: boolean;
+  /**
+   * The listener's API keys under 128 estimated random bits, by name, with the estimate: while guessers at a
+   * key's address are throttled, it is refused with them.
+   */
+  readonly guessableKeys: readonly { readonly name: string; readonly bits: number }[];
 }
 
 /**
@@ -82,6 +88,7 @@ export async function checkGateway(
   options: CheckOptions = {},
 ): Promise<CheckReport> {
   const custom = options.plugins ?? [];
+  const auth = config.listen.http?.auth;
   const dry: GatewayConfig = {
     ...config,
     plugins: { ...config.plugins, risk: undefined },
@@ -113,6 +120,7 @@ export async function checkGateway(
       skipped,
       upstreams,
       healthy: upstreams.every((u) => u.health === 'healthy' || u.health === 'degraded'),
+      guessableKeys: auth?.type === 'apiKeys' ? guessableKeys(auth.keys) : [],
     };
   } finally {
     await gateway.close();

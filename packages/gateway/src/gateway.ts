@@ -289,7 +289,7 @@ export class Gateway {
       required: auth !== undefined && auth.type !== 'none',
       authenticate: (authorization, address) =>
         this.httpListener?.authenticate(authorization, address) ?? Promise.resolve(false),
-      admittedBefore: (authorization) => this.httpListener?.admittedBefore(authorization) ?? false,
+      passesGuessThrottle: (authorization) => this.httpListener?.passesGuessThrottle(authorization) ?? false,
       scopes: admin.scopes,
       session: admin.session,
       logger: this.logger,

@@ -27,8 +27,8 @@ export function starterConfig(schemaFile: string): Record<string, unknown> {
 /** Where to go next, printed after the files are written. */
 function nextSteps(config: string): string {
   return `Next:
-  1. Set the API key clients will send (at least 16 characters):
-       export SLUICE_API_KEY=$(node -e "console.log(require('crypto').randomBytes(24).toString('hex'))")
+  1. Set the API key clients will send (32 random bytes: a guessable key is refused while others guess):
+       export SLUICE_API_KEY=$(node -e "console.log(require('crypto').randomBytes(32).toString('hex'))")
   2. Add your MCP servers to "upstreams", for example:
        { "name": "files", "connection": { "type": "stdio", "command": "npx",
          "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv/files"] } }

@@ -142,34 +142,58 @@ export function silentSockets(url: URL, count: number, pauseMs = 200) {
   };
 }
 
-/** A POST of `initialize` with `Bearer key` from `localAddress` (any 127.x.y.z): the status code answered. */
-export function postWithKey(url: URL, key: string, localAddress: string): Promise<number> {
+/** An answer read whole (its first 256 KiB): status, headers and body. */
+export interface Answer {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** One request on a connection of its own from `localAddress` (any 127.x.y.z): the whole answer. */
+export function requestFrom(
+  url: URL,
+  localAddress: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'guesser', version: '1' } },
-    });
     const req = http.request(
       url,
-      {
-        method: 'POST',
-        localAddress,
-        agent: false,
-        headers: {
-          authorization: `Bearer ${key}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-06-18',
-        },
-      },
+      { method: init.method ?? 'GET', localAddress, agent: false, headers: init.headers ?? {} },
       (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (body.length < 256 * 1024) body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
       },
     );
     req.on('error', reject);
-    req.end(body);
+    req.end(init.body);
   });
+}
+
+/** A POST of `initialize` with `Bearer key` from `localAddress` (any 127.x.y.z): the whole answer. */
+export function initializeWithKey(url: URL, key: string, localAddress: string): Promise<Answer> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'guesser', version: '1' } },
+  });
+  return requestFrom(url, localAddress, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body,
+  });
+}
+
+/** A POST of `initialize` with `Bearer key` from `localAddress` (any 127.x.y.z): the status code answered. */
+export async function postWithKey(url: URL, key: string, localAddress: string): Promise<number> {
+  return (await initializeWithKey(url, key, localAddress)).status;
 }

@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 // The console's login in a real headless browser (Debian's chromium through puppeteer-core) that sends no
 // extra headers: the operator types the admin key into /console/login and works with the session cookie.
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +20,8 @@ import { call, eventually, httpClient, opsAndAgentKeys, rugPullUpstream } from '
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 const OPS_KEY = 'login-ops-key-0123456789';
+/** An admin key too random to guess (32 random bytes in hex): it passes a throttled address. */
+const STRONG_OPS_KEY = randomBytes(32).toString('hex');
 const AGENT_KEY = 'login-agent-key-0123456789';
 const MAX_FAILURES = 3;
 
@@ -53,12 +56,17 @@ const postForm = (path: string, fields: Record<string, string>, headers: Record<
     body: new URLSearchParams(fields).toString(),
   });
 
+const withStrongOps = (auth: ReturnType<typeof opsAndAgentKeys>) => ({
+  ...auth,
+  keys: [...auth.keys, { name: 'strong-ops', key: STRONG_OPS_KEY, scopes: ['admin'] }],
+});
+
 beforeAll(async () => {
   if (!available) return;
   mkdirSync(ARTIFACTS, { recursive: true });
   gateway = createGateway(
     {
-      listen: { http: { port: 0, auth: opsAndAgentKeys(OPS_KEY, AGENT_KEY) } },
+      listen: { http: { port: 0, auth: withStrongOps(opsAndAgentKeys(OPS_KEY, AGENT_KEY)) } },
       upstreams: [rugPullUpstream()],
       plugins: { risk: { ledger: { persist: 'memory' } } },
       admin: { scopes: ['admin'], session: { maxFailures: MAX_FAILURES } },
@@ -184,15 +192,20 @@ describe.skipIf(!available)('the console login in a browser without extra header
     expect(replayed.headers.get('location')).toBe('/console/login');
   });
 
-  it('refuses logins from an address after too many failures, saying when to retry, but not a key that logged in before', async () => {
+  it('refuses logins from an address after too many failures, saying when to retry, but not a key too random to guess', async () => {
     for (let i = 0; i < MAX_FAILURES; i++)
       expect((await postForm('/console/login', { key: `wrong-key-${i}-0123456789` })).status).toBe(401);
     const throttled = await postForm('/console/login', { key: 'wrong-key-again-0123456789' });
     expect(throttled.status).toBe(429);
     expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(throttled.headers.get('set-cookie')).toBeNull();
-    // The operator's key logged in earlier in this file: guessers at the same address do not lock it out.
-    const operator = await postForm('/console/login', { key: OPS_KEY });
+    // The operator's guessable key logged in earlier in this file, yet it waits with the guessers: nothing in a
+    // login tells its holder from a guesser who has just found it.
+    const guessable = await postForm('/console/login', { key: OPS_KEY });
+    expect(guessable.status).toBe(429);
+    expect(guessable.headers.get('set-cookie')).toBeNull();
+    // A key too random to guess is not locked out by guessers at the same address.
+    const operator = await postForm('/console/login', { key: STRONG_OPS_KEY });
     expect(operator.status).toBe(303);
     expect(operator.headers.get('set-cookie')).toContain('sluice_console=');
   });

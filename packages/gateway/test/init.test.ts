@@ -1,10 +1,12 @@
 // `sluice init`, and what a first run without a config says.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { compileSchema } from '@sluice/core';
 import { interpolateEnv, main, parseGatewayConfig } from '@sluice/gateway';
+import { guessableKeys } from '@sluice/http';
 import { tempConfig } from './helpers.js';
 
 async function runMain(args: string[], env: Record<string, string> = {}) {
@@ -42,8 +44,19 @@ describe('sluice init', () => {
       expect(config.listen.http).toMatchObject({ host: '127.0.0.1', auth: { type: 'apiKeys' } });
       expect(JSON.stringify(config.listen.http)).toContain(key);
 
+      // A made-up key passes the check, with a warning that it is guessable; the key init suggests is not.
       const check = await runMain(['check', '--config', file], { SLUICE_API_KEY: key });
       expect(check.code, check.err).toBe(0);
+      expect(check.out).toContain('Warning: API key local is guessable');
+      const suggested = /node -e "(.+)"\)/.exec(init.out)?.[1];
+      expect(suggested).toBeDefined();
+      const strong = execFileSync(process.execPath, ['-e', suggested ?? ''], { encoding: 'utf8' }).trim();
+      expect(guessableKeys([{ name: 'local', key: strong }])).toEqual([]);
+      const strongCheck = await runMain(['check', '--config', file, '--json'], { SLUICE_API_KEY: strong });
+      expect(strongCheck.code, strongCheck.err).toBe(0);
+      expect(JSON.parse(strongCheck.out)).toMatchObject({ guessableKeys: [] });
+      const weakCheck = await runMain(['check', '--config', file, '--json'], { SLUICE_API_KEY: key });
+      expect(JSON.parse(weakCheck.out)).toMatchObject({ guessableKeys: [{ name: 'local' }] });
       // Without the key it does not start open.
       const unset = await runMain(['check', '--config', file]);
       expect(unset.code).toBe(2);

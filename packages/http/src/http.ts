@@ -12,7 +12,7 @@ import type { AuthGate } from './auth/gate.js';
 import { DEFAULT_GUESS_LIMITS, GuessThrottle } from './auth/guess-throttle.js';
 import type { GuessLimits } from './auth/guess-throttle.js';
 import { HttpLimits } from './http-limits.js';
-import { UNGUESSABLE_KEY_BITS, keyStrengthBits, unguessableKeys } from './auth/api-keys.js';
+import { guessableKeyWarning, guessableKeys, unguessableKeys } from './auth/api-keys.js';
 import { nodeFront } from './node-front.js';
 import { ConnectionShares, callerKey, shareLimits } from './http-shares.js';
 import type { ShareUsage } from './http-shares.js';
@@ -96,9 +96,10 @@ export interface ListenOptions {
   /**
    * Refused credentials one source (an IPv4 /24, an IPv6 /64, all of
    * loopback) may cause per window, counting checks still running; past it
-   * its credentials are refused unchecked with 429, except one this listener
-   * admitted before or a configured API key too random to guess (128
-   * estimated bits or more). Default 20 per minute.
+   * its credentials are refused unchecked with 429, except a configured API
+   * key too random to guess (128 estimated bits or more) or a token as random
+   * that this listener admitted before. A guessable key is refused with its
+   * source, right or wrong, used before or not. Default 20 per minute.
    */
   guessLimits?: GuessLimits;
 }
@@ -130,10 +131,11 @@ export interface HttpListener {
   /** The connection and held-stream shares: their limits, what they hold now, and how often they refused. */
   shares(): ShareUsage;
   /**
-   * Whether an `Authorization` value is one the listener admitted before (remembered by keyed fingerprint, at most
-   * 1 024): what passes a source the guess throttle refuses. For a login form that keeps its own limit.
+   * Whether an `Authorization` value passes a source the guess throttle refuses: a configured API key of 128
+   * estimated random bits or more, or a token as random that the listener admitted before (remembered by keyed
+   * fingerprint, at most 1 024). Never a guessable key, used before or not. For a login form that keeps its own limit.
    */
-  admittedBefore(authorization: string): boolean;
+  passesGuessThrottle(authorization: string): boolean;
   /** Credentials refused so far, checked or throttled. */
   guesses(): GuessUsage;
   close(): Promise<void>;
@@ -164,21 +166,14 @@ const isLoopbackBind = (host: string): boolean =>
 /**
  * The check for keys too random to guess, which pass a source the guess
  * throttle refuses; each weaker key is warned about at start, since guessers
- * at its caller's address can keep it out until it has been used once.
+ * at its caller's address keep it out for as long as they guess.
  */
 function guessableKeysWarned(
   auth: { readonly keys: readonly { readonly name: string; readonly key: string }[] },
   logger: Logger,
 ): ((authorization: string) => boolean) | undefined {
-  for (const { name, key } of auth.keys) {
-    const bits = Math.floor(keyStrengthBits(key));
-    if (bits < UNGUESSABLE_KEY_BITS)
-      logger.warn(
-        { event: 'http.guessable_key', key: name, bits },
-        `API key ${name} is guessable (about ${bits} bits): until it is first used, guessers at its caller's address ` +
-          `can keep it out; use ${UNGUESSABLE_KEY_BITS} random bits or more (32 random bytes in hex)`,
-      );
-  }
+  for (const { name, bits } of guessableKeys(auth.keys))
+    logger.warn({ event: 'http.guessable_key', key: name, bits }, guessableKeyWarning(name, bits));
   return unguessableKeys(auth);
 }
 
@@ -686,7 +681,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     authenticate,
     shares: () => shares.usage(),
     guesses: () => ({ ...guessUsage }),
-    admittedBefore: (authorization) => ready.admittedBefore(authorization),
+    passesGuessThrottle: (authorization) => ready.passesGuessThrottle(authorization),
     close,
   };
 }

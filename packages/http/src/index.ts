@@ -9,6 +9,7 @@ provideHttpServing({ listen: listenHttp });
 export { HttpLimits } from './http-limits.js';
 export { ListenerAuthOptions } from './auth/options.js';
 export type { GuessLimits } from './auth/guess-throttle.js';
+export { guessableKeyWarning, guessableKeys } from './auth/api-keys.js';
 export type { GuessUsage, HttpListener, ListenOptions, RouteRequest } from './http.js';
 export type { ShareLimits, ShareUsage } from './http-shares.js';
 export { VERSION } from './version.js';

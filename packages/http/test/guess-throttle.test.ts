@@ -35,9 +35,10 @@ describe('the guess throttle', () => {
     expect(t.admit('127.0.0.2', 'Bearer wrong').kind).toBe('check');
   });
 
-  it('lets a credential admitted before pass a throttled source, and no other', () => {
+  it('lets a token as random as an unguessable key pass a throttled source once admitted, and no other', () => {
+    const token = randomBytes(32).toString('base64url');
     const t = new GuessThrottle({ maxFailures: 2, windowMs: 60_000 });
-    const first = t.admit('10.0.0.1', 'Bearer right');
+    const first = t.admit('10.0.0.1', `Bearer ${token}`);
     if (first.kind !== 'check') throw new Error('expected a check');
     first.settle(true);
     for (let i = 0; i < 2; i++) {
@@ -45,8 +46,26 @@ describe('the guess throttle', () => {
       if (a.kind === 'check') a.settle(false);
     }
     expect(t.admit('10.0.0.3', 'Bearer wrong-9').kind).toBe('throttled');
-    expect(t.admit('10.0.0.3', 'Bearer right').kind).toBe('check');
+    expect(t.admit('10.0.0.3', `Bearer ${token}`).kind).toBe('check');
+    expect(t.admit('10.0.0.3', `Bearer ${token.slice(0, -1)}`).kind).toBe('throttled');
     expect(t.admit('10.0.1.3', 'Bearer wrong-9').kind).toBe('check');
+  });
+
+  it('refuses a guessable credential at a throttled source even after it was admitted, as it refuses a wrong one', () => {
+    const t = new GuessThrottle({ maxFailures: 2, windowMs: 60_000 }, () => 1_000);
+    for (let round = 0; round < 3; round++) {
+      const used = t.admit('10.0.0.1', 'Bearer right');
+      if (used.kind !== 'check') throw new Error('expected a check');
+      used.settle(true);
+    }
+    for (let i = 0; i < 2; i++) {
+      const a = t.admit('10.0.0.2', `Bearer wrong-${i}`);
+      if (a.kind === 'check') a.settle(false);
+    }
+    const right = t.admit('10.0.0.3', 'Bearer right');
+    const wrong = t.admit('10.0.0.3', 'Bearer wrong-9');
+    expect(right).toEqual(wrong);
+    expect(right.kind).toBe('throttled');
   });
 
   it('lets a configured key too random to guess pass a throttled source on its first use, and no guessable one', () => {

@@ -20,8 +20,11 @@ export interface ConsoleLoginOptions {
   /** Whether the listener authenticates (`apiKeys` or `oauth`); without, the console needs no login. */
   readonly required: boolean;
   readonly authenticate: Authenticate;
-  /** Whether an `Authorization` value is one the listener admitted before: it passes the failed-login limit. */
-  readonly admittedBefore: (authorization: string) => boolean;
+  /**
+   * Whether an `Authorization` value passes the listener's guess throttle (a key or token too random to guess):
+   * it passes the failed-login limit too.
+   */
+  readonly passesGuessThrottle: (authorization: string) => boolean;
   /** The scopes the admin surface demands. */
   readonly scopes: readonly string[];
   readonly session: SessionLimits & {
@@ -189,8 +192,8 @@ export class ConsoleLogin {
     }
     const address = req.socket.remoteAddress ?? 'unknown';
     const key = stringField(fieldsOf(await readBody(req), req.headers['content-type']), 'key') ?? '';
-    // Others failing at this address do not lock out a key that has logged in or called before.
-    const waitMs = key !== '' && this.options.admittedBefore(`Bearer ${key}`) ? 0 : this.throttle.waitMs(address);
+    // Others failing at this address do not lock out a key too random to guess; a guessable one waits with them.
+    const waitMs = key !== '' && this.options.passesGuessThrottle(`Bearer ${key}`) ? 0 : this.throttle.waitMs(address);
     if (waitMs > 0) {
       const seconds = Math.ceil(waitMs / 1_000);
       this.options.logger.warn({ event: 'admin.login_throttled', address }, 'console logins refused for a while');

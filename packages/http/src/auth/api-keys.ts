@@ -73,3 +73,20 @@ export function unguessableKeys(settings: {
     return found;
   };
 }
+
+/** The configured keys under `UNGUESSABLE_KEY_BITS`, with their estimate rounded down: those a guesser can reach. */
+export function guessableKeys(
+  keys: readonly { readonly name: string; readonly key: string }[],
+): { readonly name: string; readonly bits: number }[] {
+  return keys
+    .map(({ name, key }) => ({ name, bits: Math.floor(keyStrengthBits(key)) }))
+    .filter(({ bits }) => bits < UNGUESSABLE_KEY_BITS);
+}
+
+/** What the listener's start and `sluice check` say about a guessable key. */
+export function guessableKeyWarning(name: string, bits: number): string {
+  return (
+    `API key ${name} is guessable (about ${bits} bits): while guessers at its caller's address are throttled, ` +
+    `it is refused with them; use ${UNGUESSABLE_KEY_BITS} random bits or more (32 random bytes in hex)`
+  );
+}

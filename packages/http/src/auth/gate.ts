@@ -24,8 +24,12 @@ export interface AuthGate {
    * is the client's, for the guess throttle (none: counted as `unknown`).
    */
   authenticate(request: Request, address?: string): Promise<AuthInfo | Response | undefined>;
-  /** Whether the `Authorization` value is one this gate admitted before, without checking it again. */
-  admittedBefore(authorization: string): boolean;
+  /**
+   * Whether the `Authorization` value would be checked at a source the guess
+   * throttle refuses (a configured API key too random to guess, or a token as
+   * random admitted before), without checking it.
+   */
+  passesGuessThrottle(authorization: string): boolean;
   /** The Protected Resource Metadata paths this listener serves (OAuth only). */
   readonly metadataPaths: readonly string[];
   readonly metadata: Readonly<Record<string, unknown>> | undefined;
@@ -81,7 +85,7 @@ export function createAuthGate(
     return {
       type: 'none',
       authenticate: () => Promise.resolve(undefined),
-      admittedBefore: () => false,
+      passesGuessThrottle: () => false,
       metadataPaths: [],
       metadata: undefined,
     };
@@ -125,7 +129,7 @@ export function createAuthGate(
     type: auth.type,
     metadataPaths: auth.type === 'oauth' ? metadataPaths(new URL(resource)) : [],
     metadata,
-    admittedBefore: (authorization) => guesses?.throttle.known(authorization) ?? false,
+    passesGuessThrottle: (authorization) => guesses?.throttle.passes(authorization) ?? false,
     async authenticate(request, address) {
       const header = request.headers.get('authorization');
       // Only a well-formed credential is a guess: a missing or malformed header cannot be a key, and is refused unchecked.

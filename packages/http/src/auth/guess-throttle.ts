@@ -1,9 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIPv4 } from 'node:net';
+import { UNGUESSABLE_KEY_BITS, keyStrengthBits } from './api-keys.js';
 
 /** Sources (address prefixes) whose failures are counted at once; beyond, the oldest is forgotten. */
 export const MAX_GUESS_SOURCES = 4_096;
-/** Credentials remembered as admitted, so that they pass a throttled source; beyond, the oldest is forgotten. */
+/** Credentials remembered as admitted (with whether they are too random to guess); beyond, the oldest is forgotten. */
 export const MAX_ADMITTED_CREDENTIALS = 1_024;
 
 export interface GuessLimits {
@@ -56,20 +57,26 @@ function expandIPv6(address: string): string[] | undefined {
  * Failed credential checks by source, in fixed windows, with in-flight checks
  * reserved before they run, so that concurrent guesses cannot all be checked
  * against the same remaining budget. Once a source has used its budget, a
- * credential from it is refused unchecked, unless it is one this listener
- * admitted before (remembered by keyed fingerprint, never in the clear) or
- * one too random to be guessed: a guesser at the operator's address cannot
- * lock out a key that works, nor a strong key used for the first time.
+ * credential from it is refused unchecked, unless no guesser can reach it: a
+ * configured key too random to guess (`unguessable`), or a bearer token this
+ * listener admitted before whose own estimate is as strong (remembered by
+ * keyed fingerprint, never in the clear). Checking those leaks nothing a
+ * guesser can use, and guessers at the operator's address do not lock them
+ * out. Any other credential, right or wrong, is refused with its source while
+ * the source is over budget: nothing in a request tells the holder of a
+ * guessable key from a guesser who has just found it, so answering a right
+ * guess differently from a wrong one would let the guessing go on.
  */
 export class GuessThrottle {
   private readonly sources = new Map<string, SourceCount>();
-  private readonly admitted = new Map<string, number>();
+  /** Keyed fingerprint of an admitted credential -> whether it is too random to guess. */
+  private readonly admitted = new Map<string, boolean>();
   private readonly pepper = randomBytes(32);
 
   /**
    * `unguessable`, when given, names credentials that pass a throttled
-   * source without having been admitted before: those no guesser can reach
-   * (see `unguessableKeys`).
+   * source without having been admitted before: configured keys no guesser
+   * can reach (see `unguessableKeys`).
    */
   constructor(
     private readonly limits: GuessLimits = DEFAULT_GUESS_LIMITS,
@@ -77,11 +84,11 @@ export class GuessThrottle {
     private readonly unguessable?: (credential: string) => boolean,
   ) {}
 
-  /** Called before a credential is checked. */
+  /** Called before a credential (an `Authorization` value, `Bearer <token>`) is checked. */
   admit(address: string | undefined, credential: string): GuessAdmission {
     const source = sourceOf(address);
     const count = this.current(source);
-    if (count.failures + count.inFlight >= this.limits.maxFailures && !this.known(credential)) {
+    if (count.failures + count.inFlight >= this.limits.maxFailures && !this.passes(credential)) {
       return {
         kind: 'throttled',
         source,
@@ -107,20 +114,28 @@ export class GuessThrottle {
     return createHmac('sha256', this.pepper).update(credential).digest('base64url');
   }
 
-  /** Whether the credential passes a throttled source: one this throttle saw admitted (and still remembers), or one no guesser can reach. */
-  known(credential: string): boolean {
-    return this.admitted.has(this.fingerprint(credential)) || this.unguessable?.(credential) === true;
+  /**
+   * Whether the credential passes a throttled source: a configured key too
+   * random to guess, or a token this throttle saw admitted (and still
+   * remembers) that is as random. A guessable credential never does, even
+   * one admitted before.
+   */
+  passes(credential: string): boolean {
+    return this.unguessable?.(credential) === true || this.admitted.get(this.fingerprint(credential)) === true;
   }
 
   private remember(credential: string): void {
     const print = this.fingerprint(credential);
+    // Estimated once per credential while it is remembered: a call that succeeds does not pay for it again.
+    const strong =
+      this.admitted.get(print) ?? keyStrengthBits(credential.replace(/^bearer /i, '')) >= UNGUESSABLE_KEY_BITS;
     this.admitted.delete(print);
     while (this.admitted.size >= MAX_ADMITTED_CREDENTIALS) {
       const oldest = this.admitted.keys().next().value;
       if (oldest === undefined) break;
       this.admitted.delete(oldest);
     }
-    this.admitted.set(print, this.now());
+    this.admitted.set(print, strong);
   }
 
   private current(source: string): SourceCount {
