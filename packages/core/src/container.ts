@@ -1,7 +1,7 @@
 import type { FeatureRequests } from './features/feature-guards.js';
 // reflect-metadata first: tsyringe checks for the polyfill as it loads.
 import 'reflect-metadata';
-import tsyringe from 'tsyringe';
+import { container } from 'tsyringe';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
@@ -15,7 +15,7 @@ import type { AuditOptions } from './store/audit-log.js';
 // single file: every server builds its container, so nothing is saved by
 // loading them later.
 function rootContainer(): DependencyContainer {
-  return tsyringe.container;
+  return container;
 }
 
 /**

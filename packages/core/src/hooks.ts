@@ -1,4 +1,4 @@
-import tapable from 'tapable';
+import * as tapable from 'tapable';
 import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from './protocol.js';
 import type { CallContext, Executor, ListContext, Outcome } from './context.js';
@@ -12,7 +12,8 @@ import type { Logger } from './logger.js';
 
 // A static import, so that a bundler (esbuild, webpack, rollup) carries tapable
 // into a single file: every server builds its hooks, so nothing is saved by
-// loading it later.
+// loading it later. Core's ESM build inlines it (scripts/build-package.mjs), so
+// that an ESM bundle needs no `require` for the Node built-in it asks for.
 type Tapable = typeof tapable;
 const tapableClasses = (): Tapable => tapable;
 
