@@ -24,6 +24,8 @@ export interface Logger {
   warn: LogFn;
   error: LogFn;
   fatal: LogFn;
+  /** Writes what is buffered, where the logger buffers (pino's asynchronous destination does). */
+  flush?(): void;
 }
 
 /** pino's numbers for the levels, which the records carry. */
