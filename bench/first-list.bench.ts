@@ -2,14 +2,15 @@
 // one guard adopted (@sluice/core + @sluice/plugin-concurrency), each started in a fresh process that connects
 // the v1 client in memory and lists tools once; the process reports `performance.now()` at the answer (ms since
 // it started, module loading included) and the CPU time it used. Four forms of each program: ESM, CommonJS,
-// and an esbuild single file of each (run from core's node_modules, so that what a bundle leaves to Node's
-// require still resolves; scripts/consumers-adopt.mjs checks a bundle run from an empty folder). Built
+// and an esbuild single file of each, run from an empty folder under the system's temporary folder (core's
+// dependencies are all bundled: nothing is left to Node's require). Built
 // packages (dist/), no TypeScript loader. Variants alternate; medians compared. Issue 31 states a goal of
 // b/a within 1.10 in every form; on the shared 2-core machine these numbers are loaded and claim nothing.
 // Usage: node --import tsx bench/first-list.bench.ts   (FIRST_LIST_RUNS, default 10)
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { printTable, ratio, writeResult } from './lib.js';
@@ -17,9 +18,8 @@ import { printTable, ratio, writeResult } from './lib.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const runs = Number(process.env.FIRST_LIST_RUNS ?? 10);
 const dir = join(here, 'results', 'first-list-programs');
-// The single files go where core's own dependencies resolve: core loads its CommonJS ones (pino, tapable,
-// tsyringe...) with Node's require from the file that holds it, and pnpm puts them beside core only.
-const bundleDir = join(here, '..', 'packages', 'core', 'node_modules', '.first-list-bundles');
+// The single files run with no node_modules beside them or above them.
+const bundleDir = mkdtempSync(join(tmpdir(), 'sluice-first-list-'));
 const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
 
 const TOOL = `server.registerTool('forecast', { inputSchema: { city: z.string() } }, async ({ city }) => ({

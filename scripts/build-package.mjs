@@ -65,6 +65,27 @@ writeFileSync(join(packageDir, 'dist', 'cjs', 'package.json'), '{ "type": "commo
 // keep one copy of each module across the entry points; what core loads on
 // first use (`import()`) stays a chunk of its own. The declarations stay tsc's.
 const BUNDLED_ESM = new Set(['@sluice/core']);
+// Dependencies stay external, but for tapable: it is CommonJS and requires Node's
+// "util", which an ESM bundle of core, or of a program using core, can only turn
+// into a `require` that throws ("Dynamic require of util"). Inlined here, with
+// "util" answered by an ESM module that imports node:util, core's ESM build holds
+// no require at all. The CommonJS build still requires tapable from node_modules.
+const inlineTapable = {
+  name: 'inline-tapable',
+  setup(build) {
+    build.onResolve({ filter: /^util$/ }, (args) =>
+      /[\\/]tapable[\\/]/.test(args.importer) ? { path: 'util', namespace: 'sluice-node-util' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'sluice-node-util' }, () => ({
+      contents: "export { deprecate } from 'node:util';",
+      loader: 'js',
+    }));
+    // Every other bare specifier (a package or a Node built-in) stays an import.
+    build.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path === 'tapable' ? undefined : { path: args.path, external: true },
+    );
+  },
+};
 const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
 if (BUNDLED_ESM.has(manifest.name)) {
   const dist = join(packageDir, 'dist');
@@ -74,13 +95,13 @@ if (BUNDLED_ESM.has(manifest.name)) {
     .map((source) => join(packageDir, source));
   const staging = join(packageDir, 'dist-bundle');
   rmSync(staging, { recursive: true, force: true });
-  esbuild.buildSync({
+  await esbuild.build({
     entryPoints,
     outdir: staging,
     outbase: join(packageDir, 'src'),
     bundle: true,
     splitting: true,
-    packages: 'external',
+    plugins: [inlineTapable],
     format: 'esm',
     platform: 'node',
     target: 'node20',

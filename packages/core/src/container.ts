@@ -1,4 +1,7 @@
 import type { FeatureRequests } from './features/feature-guards.js';
+// reflect-metadata first: tsyringe checks for the polyfill as it loads.
+import 'reflect-metadata';
+import { container } from 'tsyringe';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
 import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
@@ -7,16 +10,12 @@ import type { Approver } from './approval.js';
 import { Redactions } from './redactions.js';
 import { AuditLog } from './store/audit-log.js';
 import type { AuditOptions } from './store/audit-log.js';
-import { requireCjs } from './require-cjs.js';
 
-// tsyringe (and the reflect-metadata polyfill it requires first) loads with the first
-// server, not at import.
-let root: DependencyContainer | undefined;
+// Static imports, so that a bundler carries tsyringe and the polyfill into a
+// single file: every server builds its container, so nothing is saved by
+// loading them later.
 function rootContainer(): DependencyContainer {
-  if (root) return root;
-  requireCjs('reflect-metadata');
-  root = (requireCjs('tsyringe') as { container: DependencyContainer }).container;
-  return root;
+  return container;
 }
 
 /**

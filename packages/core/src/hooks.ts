@@ -1,4 +1,4 @@
-import type tapable from 'tapable';
+import * as tapable from 'tapable';
 import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from './protocol.js';
 import type { CallContext, Executor, ListContext, Outcome } from './context.js';
@@ -9,12 +9,13 @@ import { GUARDED_KINDS } from './request.js';
 import { CoreErrorCode, SluiceError, attribute } from './errors.js';
 import { attributeRefusal, refusal } from './refusal.js';
 import type { Logger } from './logger.js';
-import { requireCjs } from './require-cjs.js';
 
-// tapable loads with the first server's hooks, not at import.
-let hookClasses: typeof tapable | undefined;
+// A static import, so that a bundler (esbuild, webpack, rollup) carries tapable
+// into a single file: every server builds its hooks, so nothing is saved by
+// loading it later. Core's ESM build inlines it (scripts/build-package.mjs), so
+// that an ESM bundle needs no `require` for the Node built-in it asks for.
 type Tapable = typeof tapable;
-const tapableClasses = (): Tapable => (hookClasses ??= requireCjs('tapable') as typeof tapable);
+const tapableClasses = (): Tapable => tapable;
 
 /**
  * What a `request` tap may answer: a refusal (built by `refusal()`), an

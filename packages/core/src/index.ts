@@ -47,8 +47,8 @@ export { formatIssues } from './issues.js';
 export { jsonSizeBound } from './json-size-bound.js';
 export type { IssueFormat } from './issues.js';
 
-export { createDefaultLogger } from './logger.js';
-export type { Logger } from './logger.js';
+export { createDefaultLogger, createJsonLogger } from './logger.js';
+export type { LogFn, Logger } from './logger.js';
 
 export { MetaKey } from './meta.js';
 export type { Meta } from './meta.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
 import type { CoreHooks, PluginHooks } from './hooks.js';
 import { TapRegistry, createPluginHooks } from './hooks.js';

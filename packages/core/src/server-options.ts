@@ -1,5 +1,5 @@
 import type { ServerOptions as SdkServerOptions } from '@modelcontextprotocol/server';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { Plugin } from './plugin.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { CoreErrorCode, SluiceError } from './errors.js';
 import { isGlob, matchGlob } from './glob.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import type { CallContext } from './context.js';
 import { CoreErrorCode, SluiceError } from './errors.js';
 import type { InputRequiredResult } from '@modelcontextprotocol/server';

@@ -25,7 +25,7 @@ export function runUntilStopped(gateway: Gateway, started: Promise<GatewayListen
           { event: 'gateway.forced_exit', reason },
           `${reason} again: ending the stdio upstreams and exiting without waiting for calls`,
         );
-        logger.flush();
+        logger.flush?.();
         void endStdioChildren().finally(() => process.exit(1));
         return;
       }

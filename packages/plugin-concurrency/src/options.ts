@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { PluginModeSchema, ToolSelectorListSchema, ToolSelectorSchema } from '@sluice/core';
 
 /** Largest queue one tool may have: a bound on the memory a flood can take. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { SluiceError, ToolSettings, formatIssues, selectTools } from '@sluice/core';
 import type { SluiceTool } from '@sluice/core';
 import type { DestructiveRules } from './destructive.js';

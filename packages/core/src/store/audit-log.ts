@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import type { Clock } from '../clock.js';
 import { CoreErrorCode, SluiceError, messageOf } from '../errors.js';
 import type { Logger } from '../logger.js';

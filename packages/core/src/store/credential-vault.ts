@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { CoreErrorCode, SluiceError } from '../errors.js';
 import { parseOptions } from '../plugin.js';
 import type { CredentialRecords, CredentialSlot, SetOptions } from './types.js';
