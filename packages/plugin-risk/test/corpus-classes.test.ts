@@ -61,6 +61,8 @@ interface CorpusEntry {
   readonly split?: 'held-out' | 'tuning';
   /** Where the attack or the tool was published, and its identifier there. */
   readonly citation?: { readonly url: string; readonly id: string };
+  /** `sluice`: written by this project, modelled on no one published text; not counted among the cited definitions. */
+  readonly origin?: 'sluice';
   readonly source: string;
   readonly context?: { readonly otherTools?: string[] };
   readonly definition: ToolShape;
@@ -182,6 +184,31 @@ describe('the labelled corpus, by class', () => {
       150,
     );
     expect(corpus.filter((e) => e.label === 'clean').length).toBeGreaterThanOrEqual(200);
+  });
+
+  it("cites a page and an identifier for every entry not marked as our own; at least 600 cited, 200 of them real servers' clean tools, and the README counts them", () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    for (const entry of corpus) {
+      if (entry.origin !== undefined) {
+        expect(entry.origin, entry.file).toBe('sluice');
+        expect(entry.citation, entry.file).toBeUndefined();
+        continue;
+      }
+      expect(entry.citation?.url, entry.file).toMatch(/^https?:\/\/[a-z0-9.-]+\.[a-z]{2,}\/\S*$/);
+      expect(entry.citation?.id.trim().length ?? 0, entry.file).toBeGreaterThan(3);
+      expect(entry.source, entry.file).toContain(entry.citation?.url);
+    }
+    const cited = corpus.filter((entry) => entry.origin === undefined);
+    const own = corpus.filter((entry) => entry.origin === 'sluice');
+    const citedClean = cited.filter((entry) => entry.label === 'clean');
+    expect(cited.length).toBeGreaterThanOrEqual(600);
+    expect(citedClean.length).toBeGreaterThanOrEqual(200);
+    expect(citedClean.filter((entry) => entry.class.startsWith('hard-')).length).toBeGreaterThanOrEqual(20);
+    const count = (list: readonly CorpusEntry[]) =>
+      `${list.length} | ${list.filter((e) => e.label === 'clean').length} | ${list.filter((e) => e.label === 'poisoned').length} |`;
+    expect(readme).toContain(`| cited (counted) | ${count(cited)}`);
+    expect(readme).toContain(`| our own (\`origin: 'sluice'\`, not counted) | ${count(own)}`);
+    expect(readme).toContain(`| all | ${count(corpus)}`);
   });
 
   it('has at least four entries in every class, so that each class has a measured rate', () => {

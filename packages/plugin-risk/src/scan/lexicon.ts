@@ -196,7 +196,7 @@ const CONCEPTS = {
     de: ['sende', 'senden', 'schicke', 'schicken', 'übermittle', 'übermitteln', 'weiterleiten', 'lade'],
     pt: ['envie', 'enviar', 'mande', 'mandar', 'encaminhe', 'encaminhar'],
     it: ['invia', 'inviare', 'inviate', 'manda', 'mandare', 'inoltra', 'inoltrare'],
-    ru: ['отправь*', 'пошли', 'перешли', 'отправить', 'загрузи'],
+    ru: ['отправь*', 'отправляй*', 'пошли', 'перешли', 'отправить', 'загрузи'],
     zh: ['发送', '发给', '发到', '上传', '转发'],
     ja: ['送信', '送って', '送る', '転送', 'アップロード'],
     ko: ['보내', '전송', '업로드'],
@@ -577,7 +577,15 @@ const CONCEPTS = {
       'tool results so far',
       'whole conversation',
       'conversation so far',
+      'instructions you were given',
+      'instructions you received',
+      'system messages',
+      'system_messages',
+      'developer_instructions',
+      'developer instructions',
     ],
+    fr: ['prompt système', 'instructions cachées', 'historique de la conversation'],
+    de: ['systemprompt', 'system-prompt', 'versteckten anweisungen', 'gesprächsverlauf'],
   },
   PROVIDE: {
     en: [
@@ -601,7 +609,11 @@ const CONCEPTS = {
       'gather',
       'send it',
       'post it',
+      'word for word',
+      'output',
     ],
+    fr: ['recopie', 'recopiez', 'inclus', 'incluez', 'colle', 'mot pour mot'],
+    de: ['gib', 'kopiere', 'füge', 'wortwörtlich'],
   },
   USER_VALUE: {
     en: [
@@ -642,7 +654,14 @@ const CONCEPTS = {
       'whatever the user typed',
       'whatever the user entered',
       'whatever the user chose',
+      'whatever the user types',
     ],
+    es: ['diga lo que diga el usuario'],
+    fr: ["quoi que demande l'utilisateur", "quoi que dise l'utilisateur"],
+    pt: ['independentemente do que o usuário', 'independentemente do que o utilizador'],
+    it: ["qualunque cosa chieda l'utente", "qualunque cosa dica l'utente"],
+    zh: ['无论用户'],
+    ja: ['ユーザーが何を指定しても'],
   },
   QUIETLY: {
     en: [
@@ -675,6 +694,12 @@ const CONCEPTS = {
   },
   EXECUTE: {
     en: ['run ', 'execute', 'curl ', 'wget ', 'bash', 'rm -rf', 'call the', 'invoke', 'send ', 'delete', 'transfer'],
+    fr: ['exécute', 'exécutez', 'exécuter', 'lance', 'lancez'],
+    de: ['führe', 'führen', 'ausführen'],
+    it: ['esegui', 'eseguire', 'eseguite', 'lancia'],
+    ru: ['выполни*', 'запусти*'],
+    ja: ['実行'],
+    ko: ['실행'],
   },
   IMPERSONATE: {
     en: [
@@ -776,6 +801,45 @@ const CONCEPTS = {
       'pip install -i http',
     ],
   },
+  // --- Added from MCP-SafetyBench's description attacks, tuning split only (issue 38, second corpus pass) ---
+  TERMINAL: {
+    en: ["the user's terminal", 'in the terminal', 'in a terminal', "on the user's machine"],
+    fr: ['terminal'],
+    de: ['terminal'],
+    it: ['terminale'],
+    ru: ['терминал*'],
+    ja: ['ターミナル'],
+    ko: ['터미널'],
+  },
+  REQUEST_DATA: {
+    en: [
+      'details of each request',
+      'details of every request',
+      'details of the request',
+      'what the user asked',
+      "the user's query",
+      'each request',
+      'every request',
+    ],
+    es: ['detalles de la consulta', 'detalles de la solicitud', 'cada solicitud'],
+    de: ['details der anfrage', 'jeder anfrage', 'jede anfrage'],
+    pt: ['detalhes da consulta', 'detalhes do pedido', 'cada pedido'],
+    ru: ['подробности запроса', 'каждого запроса', 'каждый запрос'],
+    zh: ['请求的详细信息', '每个请求'],
+    ko: ['요청의 세부 정보', '각 요청'],
+  },
+  FORWARD: {
+    en: ['send', 'also send', 'forward', 'upload'],
+  },
+  RETIRED: {
+    en: ['is retired', 'has been retired', 'is deprecated', 'has been deprecated', 'has been disabled', 'is disabled'],
+  },
+  SECURITY_PRETEXT: {
+    en: ['for security reasons', 'security vulnerabilities', 'security vulnerability'],
+  },
+  WIPE: {
+    en: ['delete everything under', 'delete everything in', 'remove all contents'],
+  },
   COLLECT: {
     es: ['recopila', 'reúne', 'junta'],
     fr: ['collecte', 'rassemble', 'récupère'],
@@ -817,7 +881,7 @@ const RULES: readonly Rule[] = [
   { pattern: Pattern.TRUST_CLAIM, concepts: ['OUTRANKS'], window: 0 },
   { pattern: Pattern.TRUST_CLAIM, concepts: ['OTHERS_COMPROMISED'], window: 0 },
   { pattern: Pattern.TRUST_CLAIM, concepts: ['MEMORY', 'MEMORY_ORDER'], window: 80 },
-  { pattern: Pattern.COMMAND_INJECTION, concepts: ['WRITE', 'SHELL_STARTUP'], window: 60 },
+  { pattern: Pattern.COMMAND_INJECTION, concepts: ['WRITE', 'SHELL_STARTUP'], window: 100 },
   { pattern: Pattern.REMOTE_INSTRUCTIONS, concepts: ['LOAD', 'REMOTE_ORDERS', 'URL'], window: 100 },
   { pattern: Pattern.CREDENTIAL_HARVESTING, concepts: ['COMPLIANCE', 'PERSONAL_DATA'], window: 120 },
   { pattern: Pattern.CONTEXT_EXFILTRATION, concepts: ['PROVIDE', 'CONTEXT'], window: 60 },
@@ -833,6 +897,11 @@ const RULES: readonly Rule[] = [
   { pattern: Pattern.SECRET_COLLECTION, concepts: ['COLLECT', 'SECRET'], window: 60 },
   { pattern: Pattern.EXFILTRATION_DIRECTIVE, concepts: ['SEND', 'WITHOUT_ASKING'], window: 140 },
   { pattern: Pattern.PREFERENCE_MANIPULATION, concepts: ['DISPARAGE', 'PROMOTE'], window: 80 },
+  { pattern: Pattern.COMMAND_INJECTION, concepts: ['EXECUTE', 'TERMINAL'], window: 140 },
+  { pattern: Pattern.COMMAND_INJECTION, concepts: ['WIPE'], window: 0 },
+  { pattern: Pattern.EXFILTRATION_DIRECTIVE, concepts: ['SEND', 'REQUEST_DATA', 'URL'], window: 120 },
+  { pattern: Pattern.EXFILTRATION_DIRECTIVE, concepts: ['FORWARD', 'REQUEST_DATA', 'URL'], window: 120 },
+  { pattern: Pattern.PREFERENCE_MANIPULATION, concepts: ['RETIRED', 'SECURITY_PRETEXT'], window: 60 },
 ];
 
 /** The concepts of a key: a property name asking for the model's context needs no verb. */
