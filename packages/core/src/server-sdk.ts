@@ -1,7 +1,7 @@
 // What a Sluice server needs of the MCP SDK's server package to serve a transport. Loaded with the first server that
 // can serve (see server-sdk-loader.ts), not with core: a v1 server adopting one guard never loads it.
 
-import { McpServer, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { McpServer, Server } from '@modelcontextprotocol/server';
 import type { ServerOptions as SdkServerOptions } from '@modelcontextprotocol/server';
 import type { CallRequest, ListContext, Transport } from './context.js';
 import { guardsOf } from './features/feature-guards.js';
@@ -64,24 +64,9 @@ export function buildSdkServer(parts: SdkServerParts, transport: Transport): Ser
       toProtocolError,
     );
     // Only a server with per_user upstreams has this: the others pay nothing per call for it.
-    const sent = upstreams?.elicitationSent;
-    if (sent === undefined) return answer;
-    return answer.catch((error: unknown) => {
-      for (const id of urlElicitationIds(error)) sent(id, async () => sdk.createElicitationCompletionNotifier(id)());
-      throw error;
-    });
+    const watch = upstreams?.watchConsent;
+    return watch === undefined ? answer : watch(sdk, answer);
   });
   parts.upstreams()?.serveFeatures(sdk, transport);
   return sdk;
-}
-
-/** The elicitation ids of a URL elicitation error (-32042) to a client that declared URL elicitation. */
-function urlElicitationIds(error: unknown): string[] {
-  if (!(error instanceof ProtocolError) || error.code !== (ProtocolErrorCode.UrlElicitationRequired as number))
-    return [];
-  const elicitations = (error.data as { elicitations?: unknown } | undefined)?.elicitations;
-  if (!Array.isArray(elicitations)) return [];
-  return elicitations
-    .map((e: unknown) => (e as { elicitationId?: unknown } | null)?.elicitationId)
-    .filter((id): id is string => typeof id === 'string');
 }

@@ -69,11 +69,14 @@ export interface ServerUpstreams {
   /** The consent routes of `per_user` upstreams, when the server has a vault. */
   consent(): Promise<ConsentServing | undefined>;
   /**
-   * With `per_user` upstreams (a vault): a URL elicitation (-32042) reached a
-   * client, and `notify` tells it `notifications/elicitation/complete` once
-   * its consent completes. Undefined without a vault.
+   * With `per_user` upstreams (a vault): passes on the answer `sdk` gives a
+   * client as it is; when that answer is a URL elicitation (-32042) of a
+   * consent link, the client is told `notifications/elicitation/complete`
+   * once the consent completes. Every request kind answers through it: tool
+   * calls here, resource reads, prompt gets and completions where
+   * `serveFeatures` serves them. Undefined without a vault.
    */
-  readonly elicitationSent: ((elicitationId: string, notify: () => Promise<void>) => void) | undefined;
+  readonly watchConsent: (<T>(sdk: Server, answer: Promise<T>) => Promise<T>) | undefined;
 }
 
 /** How `server.import()` imports: given by `@sluice/upstream` when it is imported. */

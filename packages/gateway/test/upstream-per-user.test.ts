@@ -3,8 +3,9 @@
 // (URL elicitation), a headless chromium walks the gateway's consent page and
 // a real authorization server's sign-in and consent (oidc-provider), the call
 // then succeeds as the caller's own upstream account. Redis holds no token,
-// a gateway with the wrong key says so, and `sluice credentials` lists and
-// revokes grants through the admin API.
+// a gateway with the wrong key says so, `sluice credentials` lists and
+// revokes grants through the admin API, and the console's Credentials page
+// lists and revokes them with no token in sight (nor in /metrics).
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -203,7 +204,32 @@ describe('sluice serve with a per_user upstream and a vault on Redis', () => {
 
       // Revoked through the CLI: the next call asks to connect again.
       expect(JSON.parse(await cli(['revoke', '--subject', 'alice'], served))).toEqual({ revoked: 1 });
-      expect(await askedToConnect(alice)).not.toBe(link);
+      const again = await askedToConnect(alice);
+      expect(again).not.toBe(link);
+
+      // Connected anew, then revoked from the console's Credentials page, which shows the grant and no token.
+      expect(await consent(again, 'alice-at-saas')).toContain('<h1>Connected</h1>');
+      expect((await alice.callTool({ name: 'whoami', arguments: {} })).isError).toBeFalsy();
+      const metrics = await fetch(new URL('/metrics', served.url), { headers: { authorization: `Bearer ${OPS_KEY}` } });
+      expect(metrics.status).toBe(200);
+      const exposition = await metrics.text();
+      for (const token of seen) expect(exposition).not.toContain(token);
+      const operator = await browser.newPage();
+      try {
+        await operator.setExtraHTTPHeaders({ authorization: `Bearer ${OPS_KEY}` });
+        await operator.goto(new URL('/console/credentials', served.url).href, { waitUntil: 'domcontentloaded' });
+        const listing = await operator.content();
+        expect(listing).toContain('data-credential="saas/alice"');
+        for (const token of seen) expect(listing).not.toContain(token);
+        await Promise.all([
+          operator.waitForNavigation({ waitUntil: 'domcontentloaded' }),
+          operator.click('tr[data-credential="saas/alice"] form:first-of-type button.revoke'),
+        ]);
+        expect(await operator.content()).toContain('No caller has connected an upstream account.');
+      } finally {
+        await operator.close();
+      }
+      expect(await askedToConnect(alice)).not.toBe(again);
       await alice.close();
     } finally {
       await served.stop();

@@ -12,6 +12,7 @@ import { decodeJwt } from 'jose';
 import fc from 'fast-check';
 import type { Browser } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { ResourceTemplate } from '@modelcontextprotocol/server';
 import { CoreErrorCode, CredentialVault, MemoryStore, createServer, identityOf } from '@sluice/core';
 import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
@@ -64,6 +65,9 @@ async function upstream(): Promise<HttpListener> {
     sdk.registerPrompt('me', {}, (ctx) => ({
       messages: [{ role: 'user', content: { type: 'text', text: String(identityOf(ctx.http?.authInfo)?.subject) } }],
     }));
+    // A template with completions, so that completion/complete reaches the upstream too.
+    const pages = new ResourceTemplate('saas://page/{n}', { list: undefined, complete: { n: () => ['1', '2'] } });
+    sdk.registerResource('page', pages, {}, (uri) => ({ contents: [{ uri: uri.href, text: uri.href }] }));
   });
   server.tool({
     name: 'confirm',
@@ -207,10 +211,15 @@ interface Asked {
 }
 
 /** Calls `whoami` expecting the gateway to ask for a connection: the URL elicitation it answered with. */
-async function askedToConnect(client: Client): Promise<Asked> {
-  const error = await client.callTool({ name: 'whoami', arguments: {} }).then(
+function askedToConnect(client: Client): Promise<Asked> {
+  return askedBy(() => client.callTool({ name: 'whoami', arguments: {} }));
+}
+
+/** Sends `request` expecting the gateway to ask for a connection: the URL elicitation it answered with. */
+async function askedBy(request: () => Promise<unknown>): Promise<Asked> {
+  const error = await request().then(
     (result) => {
-      throw new Error(`expected a URL elicitation, got ${textOf(result)}`);
+      throw new Error(`expected a URL elicitation, got ${JSON.stringify(result)}`);
     },
     (error: unknown) => error as { code?: number; data?: { elicitations?: Record<string, unknown>[] } },
   );
@@ -442,6 +451,37 @@ describe('per_user grants toward an upstream', () => {
     expect(completed.bob).not.toContain(askedBob.elicitationId);
     expect(completed.bob).toEqual([]);
     expect((await whoami(alice)).subject).toBe('alice-at-saas');
+  }, 120_000);
+
+  it('tells the caller when the consent completes for a resource read, a prompt get and a completion that asked it', async () => {
+    const target = await upstream();
+    const { listener } = await gateway(target.url, target.url.href);
+    const alice = await caller(listener.url, KEYS.alice);
+    const completed: string[] = [];
+    alice.setNotificationHandler('notifications/elicitation/complete', (n) => {
+      completed.push(n.params.elicitationId);
+    });
+    const asked = [
+      await askedBy(() => alice.readResource({ uri: 'saas://me' })),
+      await askedBy(() => alice.getPrompt({ name: 'me' })),
+      await askedBy(() =>
+        alice.complete({ ref: { type: 'ref/resource', uri: 'saas://page/{n}' }, argument: { name: 'n', value: '' } }),
+      ),
+    ];
+    expect(new Set(asked.map((a) => a.elicitationId)).size).toBe(3);
+    // Each link connects the same account; each completion is told for the elicitation it was asked with, in turn.
+    for (const [i, one] of asked.entries()) {
+      expect(await consent(one.url, 'alice-at-saas')).toContain('<h1>Connected</h1>');
+      await eventually(() => completed.length > i, `the completion of elicitation ${i + 1}`);
+      expect(completed).toEqual(asked.slice(0, i + 1).map((a) => a.elicitationId));
+    }
+    const read = await alice.readResource({ uri: 'saas://me' });
+    expect(read.contents[0]).toMatchObject({ text: 'alice-at-saas' });
+    const completion = await alice.complete({
+      ref: { type: 'ref/resource', uri: 'saas://page/{n}' },
+      argument: { name: 'n', value: '' },
+    });
+    expect(completion.completion.values).toEqual(['1', '2']);
   }, 120_000);
 });
 

@@ -71,6 +71,7 @@ export class ImportedUpstreams implements ServerUpstreams {
       logger: this.host.logger,
       transport,
       guards: guardsOf(this.host.hooks),
+      watchConsent: this.watchConsent,
     });
   }
 
@@ -90,13 +91,13 @@ export class ImportedUpstreams implements ServerUpstreams {
     return admitListen(serving, uris, caller);
   }
 
-  get elicitationSent(): ServerUpstreams['elicitationSent'] {
-    return this.perUser() === undefined ? undefined : this.awaitConsent;
+  get watchConsent(): ServerUpstreams['watchConsent'] {
+    return this.perUser() === undefined ? undefined : this.watchAnswer;
   }
 
-  /** Made once, not per call: a tool call of a server with a vault asks for it. */
-  private readonly awaitConsent = (id: string, notify: () => Promise<void>): void =>
-    this.perUserContext?.consent.awaiting(id, notify);
+  /** Made once, not per request: every request of a server with a vault asks for it. */
+  private readonly watchAnswer = <T>(sdk: Server, answer: Promise<T>): Promise<T> =>
+    this.perUserContext === undefined ? answer : this.perUserContext.consent.watch(sdk, answer);
 
   consent(): Promise<ConsentServing | undefined> {
     return Promise.resolve(this.perUser()?.consent);

@@ -10,6 +10,8 @@ import {
   UriTemplate,
 } from '@modelcontextprotocol/server';
 import type {
+  CompleteRequestParams,
+  CompleteResult,
   GetPromptResult,
   InputRequiredResult,
   ReadResourceResult,
@@ -50,6 +52,8 @@ export interface FeatureServing {
   readonly logger: Logger;
   readonly transport: Transport;
   readonly guards?: FeatureGuards;
+  /** The server's watch of answers for consent links (`ServerUpstreams.watchConsent`), with `per_user` upstreams. */
+  readonly watchConsent?: (<T>(sdk: Server, answer: Promise<T>) => Promise<T>) | undefined;
 }
 
 /**
@@ -74,6 +78,10 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
     const base = featureContext(serving, method, ctx);
     return (upstream: string, target: string) => accessRefusal(guards, { ...base, upstream, target }) === undefined;
   };
+  // What a client is answered, watched for a consent link (-32042) as a tool call's answer is.
+  const { watchConsent } = serving;
+  const answered = <T>(answer: Promise<T>): Promise<T> =>
+    watchConsent === undefined ? answer : watchConsent(sdk, answer);
   const free = (method: string): boolean => {
     try {
       sdk.assertCanSetRequestHandler(method);
@@ -109,7 +117,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
       });
     if (free('resources/read'))
       sdk.setRequestHandler('resources/read', (request, ctx) =>
-        readResource(serving, guarded, request.params.uri, ctx),
+        answered(readResource(serving, guarded, request.params.uri, ctx)),
       );
     if (caps.resources.subscribe) {
       if (free('resources/subscribe'))
@@ -151,56 +159,14 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
       });
     if (free('prompts/get'))
       sdk.setRequestHandler('prompts/get', (request, ctx) =>
-        getPrompt(serving, guarded, request.params.name, request.params.arguments, ctx),
+        answered(getPrompt(serving, guarded, request.params.name, request.params.arguments, ctx)),
       );
   }
 
   if (caps.completions && free('completion/complete'))
-    sdk.setRequestHandler('completion/complete', async (request, ctx) => {
-      const { ref } = request.params;
-      if (ref.type === 'ref/prompt') {
-        const route = catalog.prompt(ref.name);
-        const fctx = contextOf('completion/complete', ctx);
-        if (route === undefined)
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${ref.name}" not found`);
-        const params = { ...request.params, ref: { ...ref, name: route.original } };
-        return guarded(
-          'completion/complete',
-          route.link.name,
-          fctx,
-          ctx.mcpReq.signal,
-          { target: ref.name, completing: 'prompt' },
-          (request) =>
-            relay(
-              route.link,
-              (client, options) => client.complete(params, options),
-              ctx,
-              undefined,
-              request?.responseLimitBytes,
-            ),
-        );
-      }
-      // A template is named as listed; a URI is named in its canonical spelling, which the deny globs see.
-      const uri = UriTemplate.isTemplate(ref.uri) ? ref.uri : requestedUri(ref.uri);
-      const fctx = contextOf('completion/complete', ctx);
-      const link = owned(catalog.templateOwner(uri) ?? catalog.resourceOwner(uri), uri);
-      const params = uri === ref.uri ? request.params : { ...request.params, ref: { ...ref, uri } };
-      return guarded(
-        'completion/complete',
-        link.name,
-        fctx,
-        ctx.mcpReq.signal,
-        { target: uri, completing: 'resource' },
-        (request) =>
-          relay(
-            link,
-            (client, options) => client.complete(params, options),
-            ctx,
-            undefined,
-            request?.responseLimitBytes,
-          ),
-      );
-    });
+    sdk.setRequestHandler('completion/complete', (request, ctx) =>
+      answered(complete(serving, guarded, request.params, ctx)),
+    );
 
   if (loggingFree)
     sdk.setRequestHandler('logging/setLevel', (request, ctx) => {
@@ -320,6 +286,51 @@ async function getPrompt(
     ),
   );
   return result;
+}
+
+/** `completion/complete` as a client's request makes it: the prompt or resource's owner, access, guards, the upstream. */
+async function complete(
+  serving: FeatureServing,
+  guarded: ReturnType<typeof guardedRunner>,
+  requested: CompleteRequestParams,
+  ctx: ServerContext,
+): Promise<CompleteResult> {
+  const { catalog } = serving;
+  const fctx = hookedOf(serving.guards) ? featureContext(serving, 'completion/complete', ctx) : undefined;
+  const { ref } = requested;
+  if (ref.type === 'ref/prompt') {
+    const route = catalog.prompt(ref.name);
+    if (route === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${ref.name}" not found`);
+    const params = { ...requested, ref: { ...ref, name: route.original } };
+    return guarded(
+      'completion/complete',
+      route.link.name,
+      fctx,
+      ctx.mcpReq.signal,
+      { target: ref.name, completing: 'prompt' },
+      (request) =>
+        relay(
+          route.link,
+          (client, options) => client.complete(params, options),
+          ctx,
+          undefined,
+          request?.responseLimitBytes,
+        ),
+    );
+  }
+  // A template is named as listed; a URI is named in its canonical spelling, which the deny globs see.
+  const uri = UriTemplate.isTemplate(ref.uri) ? ref.uri : requestedUri(ref.uri);
+  const link = owned(catalog.templateOwner(uri) ?? catalog.resourceOwner(uri), uri);
+  const params = uri === ref.uri ? requested : { ...requested, ref: { ...ref, uri } };
+  return guarded(
+    'completion/complete',
+    link.name,
+    fctx,
+    ctx.mcpReq.signal,
+    { target: uri, completing: 'resource' },
+    (request) =>
+      relay(link, (client, options) => client.complete(params, options), ctx, undefined, request?.responseLimitBytes),
+  );
 }
 
 /** The resource reads and prompt gets of imported upstreams, registered under `Tokens.FeatureRequests`. */

@@ -1,5 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { Server } from '@modelcontextprotocol/server';
 import type { Logger } from '@sluice/core';
 import type { Store } from '@sluice/core';
 import type { ConnectLink } from './errors.js';
@@ -95,11 +97,21 @@ export class ConsentFlows {
   }
 
   /**
-   * An elicitation this server asked with reached a client that can be told
-   * when it completes (2025-11-25): `notify` sends that client
-   * `notifications/elicitation/complete`. Ids this server did not issue are ignored.
+   * Passes on the answer `sdk` gives a client, whatever the request. When it
+   * is a URL elicitation (-32042) this server asked with (2025-11-25), the
+   * client is told `notifications/elicitation/complete` once that consent
+   * completes; ids this server did not issue are ignored.
    */
-  awaiting(elicitationId: string, notify: () => Promise<void>): void {
+  watch<T>(sdk: Server, answer: Promise<T>): Promise<T> {
+    return answer.catch((error: unknown) => {
+      for (const id of urlElicitationIds(error))
+        this.awaiting(id, async () => sdk.createElicitationCompletionNotifier(id)());
+      throw error;
+    });
+  }
+
+  /** An elicitation this server asked with reached a client: `notify` tells it the consent completed. */
+  private awaiting(elicitationId: string, notify: () => Promise<void>): void {
     const waiting = this.waiting.get(elicitationId);
     if (waiting === undefined) return;
     waiting.notify = notify;
@@ -286,6 +298,17 @@ export class ConsentFlows {
       `Your account at upstream “${started.upstream}” is connected. You may close this window and go back to your conversation.`,
     );
   }
+}
+
+/** The elicitation ids of a URL elicitation error (-32042). */
+function urlElicitationIds(error: unknown): string[] {
+  if (!(error instanceof ProtocolError) || error.code !== (ProtocolErrorCode.UrlElicitationRequired as number))
+    return [];
+  const elicitations = (error.data as { elicitations?: unknown } | undefined)?.elicitations;
+  if (!Array.isArray(elicitations)) return [];
+  return elicitations
+    .map((e: unknown) => (e as { elicitationId?: unknown } | null)?.elicitationId)
+    .filter((id): id is string => typeof id === 'string');
 }
 
 interface PageAnswer {
