@@ -6,7 +6,8 @@
 // Globally: the README's `npm install -g @sluice/gateway` into a prefix of its own (npm takes the @sluice scope
 // from a registry on loopback serving the same tarballs), that `sluice init`, the guide's `sluice create plugin`
 // steps as written (npm install, npm test, npm run build, npm pack), the plugin installed beside the global
-// gateway, and `sluice serve`: tools/list, a call, and a call the scaffolded plugin refuses.
+// gateway, and `sluice serve`: tools/list, a call, and a call the scaffolded plugin refuses; and the README's
+// `npx @sluice/gateway --version`.
 // Needs a build and the npm registry (for the third-party dependencies).
 //   node scripts/first-hour.mjs [--keep]       (scripts/consumers.mjs runs it too, on its own tarballs)
 import { spawn } from 'node:child_process';
@@ -236,6 +237,20 @@ export async function globalFirstHour(tarballs, work, clientDir) {
     const [npmCommand, ...installArgs] = documented(install, 'npm install -g @sluice/gateway', readme);
     await runAsync(npmCommand, [...installArgs, ...QUIET], { cwd: work, env });
     if (!existsSync(join(prefix, 'bin', 'sluice'))) throw new Error(`npm install -g put no sluice in ${prefix}/bin`);
+    // `npx @sluice/gateway`, as the README shows it, with a cache and a prefix of its own (npx keeps what it
+    // fetched in the cache, and must not find the global install); npm_config_yes is the answer to its prompt.
+    const [npx, ...npxArgs] = documented(install, 'npx @sluice/gateway --version', readme);
+    const fetched = await runAsync(npx, npxArgs, {
+      cwd: work,
+      env: {
+        ...env,
+        npm_config_cache: join(work, 'npx-cache'),
+        npm_config_prefix: join(work, 'npx'),
+        npm_config_yes: 'true',
+      },
+    });
+    const version = /-(\d+\.\d+\.\d+[^/]*)\.tgz$/.exec(tarballs.get('@sluice/gateway'))?.[1];
+    if (fetched.trim() !== version) throw new Error(`npx @sluice/gateway --version printed ${fetched}, not ${version}`);
 
     // The operator, in a fresh folder, with the global `sluice` on the PATH as the README says.
     const operator = join(work, 'operator');
