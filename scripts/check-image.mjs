@@ -162,7 +162,7 @@ let stopping = false;
 // 4. The image's own HEALTHCHECK, as the node user, until it passes.
 const healthy = () =>
   new Promise((ok) => {
-    const probe = spawn('setpriv', [...asNode, ...healthcheck], { env, stdio: 'ignore' });
+    const probe = spawn('setpriv', [...asNode, ...healthcheck.map(map)], { env, stdio: 'ignore' });
     probe.once('exit', (code) => ok(code === 0));
   });
 await until(healthy, 'the HEALTHCHECK to pass', 60_000);
