@@ -22,10 +22,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execForm as exec, freePort, parseDockerfile } from './image-tools.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const DOCKERFILE = join(ROOT, 'deploy/Dockerfile');
@@ -39,37 +39,6 @@ const fail = (message) => {
   process.exit(1);
 };
 const step = (message) => console.error(`check-image: [${((Date.now() - started) / 1000).toFixed(1)} s] ${message}`);
-
-/** The Dockerfile's instructions, by stage, continuation lines joined. */
-function parseDockerfile(text) {
-  const stages = [];
-  const joined = text.replace(/\\\n/g, ' ');
-  for (const raw of joined.split('\n')) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) continue;
-    const [, op, rest] = /^(\S+)\s+(.*)$/.exec(line) ?? [];
-    if (op === undefined) continue;
-    if (op.toUpperCase() === 'FROM') {
-      stages.push({ from: rest, steps: [] });
-      continue;
-    }
-    stages.at(-1)?.steps.push({ op: op.toUpperCase(), args: rest });
-  }
-  return stages;
-}
-
-const exec = (args) => (args.startsWith('[') ? JSON.parse(args) : ['/bin/sh', '-c', args]);
-
-function freePort() {
-  return new Promise((ok, ko) => {
-    const server = createServer();
-    server.once('error', ko);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => ok(port));
-    });
-  });
-}
 
 function until(check, what, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
@@ -193,7 +162,7 @@ let stopping = false;
 // 4. The image's own HEALTHCHECK, as the node user, until it passes.
 const healthy = () =>
   new Promise((ok) => {
-    const probe = spawn('setpriv', [...asNode, ...healthcheck], { env, stdio: 'ignore' });
+    const probe = spawn('setpriv', [...asNode, ...healthcheck.map(map)], { env, stdio: 'ignore' });
     probe.once('exit', (code) => ok(code === 0));
   });
 await until(healthy, 'the HEALTHCHECK to pass', 60_000);

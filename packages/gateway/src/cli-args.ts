@@ -5,6 +5,8 @@ import type { LedgerAction, LedgerCommand } from './ledger-command.js';
 import type { ApprovalsAction, ApprovalsCommand } from './approvals-command.js';
 import type { CredentialsAction, CredentialsCommand } from './credentials-command.js';
 import type { AuditAction, AuditCommand } from './audit-command.js';
+import { CREATE_KINDS } from './create-command.js';
+import type { CreateKind } from './create-command.js';
 
 /** `--log-format` and `--log-level`, over the config's `logFormat` and `logLevel`. */
 export interface LogFlags {
@@ -17,6 +19,7 @@ export type Command =
   | { readonly kind: 'check'; readonly config: string; readonly json: boolean }
   | { readonly kind: 'schema'; readonly out?: string }
   | { readonly kind: 'init'; readonly config: string; readonly force: boolean }
+  | { readonly kind: 'create'; readonly what: CreateKind; readonly name: string; readonly dir?: string }
   | ({ readonly kind: 'ledger'; readonly config: string } & LedgerCommand)
   | ({ readonly kind: 'approvals'; readonly config: string } & ApprovalsCommand)
   | ({ readonly kind: 'credentials'; readonly config: string } & CredentialsCommand)
@@ -48,6 +51,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
         upstream: { type: 'string' },
         subject: { type: 'string' },
         after: { type: 'string' },
+        dir: { type: 'string' },
       },
     });
   } catch (error) {
@@ -65,6 +69,9 @@ export function parseCommandLine(argv: readonly string[]): Command {
     throw configError(GatewayErrorCode.USAGE, '--upstream and --subject apply to credentials only');
   if (name !== 'audit' && values.after !== undefined)
     throw configError(GatewayErrorCode.USAGE, '--after applies to audit export only');
+  if (name !== 'create' && values.dir !== undefined)
+    throw configError(GatewayErrorCode.USAGE, '--dir applies to create only');
+  if (name === 'create') return createCommand(values, extra);
   if (name === 'credentials') return credentialsCommand(values, extra);
   if (name === 'audit') return auditCommand(values, extra);
   if (name === 'ledger') return ledgerCommand(values, extra);
@@ -96,6 +103,20 @@ export function parseCommandLine(argv: readonly string[]): Command {
     default:
       throw configError(GatewayErrorCode.USAGE, `unknown command "${name}"`);
   }
+}
+
+function createCommand(values: Record<string, unknown>, args: readonly string[]): Command {
+  const { dir, ...others } = values;
+  const extra = Object.keys(others).filter((flag) => others[flag] !== undefined);
+  if (extra.length > 0)
+    throw configError(GatewayErrorCode.USAGE, `create takes only --dir <folder>, not --${extra[0]}`);
+  const [what, name, ...more] = args;
+  const kind = CREATE_KINDS.find((k) => k === what);
+  if (kind === undefined) throw configError(GatewayErrorCode.USAGE, `create takes one of ${CREATE_KINDS.join(', ')}`);
+  if (name === undefined || more.length > 0)
+    throw configError(GatewayErrorCode.USAGE, `create ${kind} takes one package name, such as @acme/sluice-guard`);
+  if (typeof dir === 'string' && dir.trim() === '') throw configError(GatewayErrorCode.USAGE, '--dir takes a folder');
+  return { kind: 'create', what: kind, name, ...(typeof dir === 'string' ? { dir } : {}) };
 }
 
 function logFlags(format: string | undefined, level: string | undefined): LogFlags {

@@ -13,6 +13,7 @@ import { createGateway } from './gateway.js';
 import type { Environment } from './interpolate.js';
 import { gatewayJsonSchema } from './json-schema.js';
 import { runInitCommand } from './init-command.js';
+import { runCreateCommand } from './create-command.js';
 import { runLedgerCommand } from './ledger-command.js';
 import { runApprovalsCommand } from './approvals-command.js';
 import { runCredentialsCommand } from './credentials-command.js';
@@ -73,6 +74,9 @@ async function run(command: Command, io: CliIo): Promise<number> {
     }
     case 'init':
       io.stdout.write(await runInitCommand(command.config, command.force));
+      return ExitCode.OK;
+    case 'create':
+      io.stdout.write(await runCreateCommand(command.what, command.name, command.dir));
       return ExitCode.OK;
     case 'check':
       return check(command.config, command.json, io);

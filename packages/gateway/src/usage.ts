@@ -4,6 +4,10 @@ export const USAGE = `Usage: sluice <command> [options]
 Commands:
   init     Write a starter config (loopback, an API key from SLUICE_API_KEY) and
            its JSON Schema beside it; --force overwrites an existing file.
+  create plugin <name> [--dir <folder>]
+           Write a plugin package to publish (package.json with @sluice/core as
+           a peer, tsconfig, src/index.ts, src/handler.ts, a test) in a new
+           folder (default: the name without its scope); never into one that exists.
   serve    Start the gateway: import the upstreams, then listen (HTTP and/or stdio).
            SIGINT or SIGTERM stops it, letting running calls finish.
   check    Validate the config, import every upstream, and print the tools that
@@ -37,6 +41,7 @@ Options:
   -c, --config <file>  The config file (default: sluice.config.json).
       --json           check, ledger, approvals, credentials, audit verify: print JSON.
       --force          init: overwrite an existing config.
+      --dir <folder>   create: the folder to write (it must not exist).
       --url <url>      ledger, approvals, credentials, audit: the gateway's address (default: listen.http).
       --reason <text>  approvals approve, deny: why (the caller reads it).
       --upstream <u>   credentials: only this upstream's grants.

@@ -14,6 +14,7 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { interpolateEnv, parseGatewayConfig } from '@sluice/gateway';
 import { starterConfig } from '../src/init-command.js';
 import { CLI_SOURCE, FIXTURE_UPSTREAM, REPO_ROOT, serve } from './helpers.js';
@@ -216,7 +217,10 @@ describe('the image, without Docker', () => {
     const env = new Map(stage.filter(([op]) => op === 'ENV').map(([, args]) => args.split('=') as [string, string]));
     expect(env.get('SLUICE_HOST')).toBe('0.0.0.0');
     const cache = env.get('npm_config_cache')!;
-    expect(cache).toMatch(/^\/var\/cache\//);
+    // A stdio upstream inherits a minimal environment (HOME, not npm_config_cache): its npx looks in $HOME/.npm
+    // of the node user, so the cache (and compose's volume) must be there.
+    expect(Object.keys(getDefaultEnvironment())).not.toContain('npm_config_cache');
+    expect(cache).toBe('/home/node/.npm');
     // Created and owned by the user the gateway runs as, before USER switches to it.
     const run = stage.find(([op, args]) => op === 'RUN' && args.includes(cache))?.[1] ?? '';
     expect(run).toMatch(new RegExp(`chown node:node [^&]*${cache}`));

@@ -4,10 +4,12 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@sluice/core';
 import type { UpstreamConfigInput } from '@sluice/gateway';
+import { main } from '@sluice/gateway';
 
 /** The fixture upstream (stdio): echo, meta, sleep, hold/release, handoff. */
 export const FIXTURE_UPSTREAM = fileURLToPath(new URL('./fixtures/upstream.mjs', import.meta.url));
@@ -202,4 +204,19 @@ export async function serve(config: Record<string, unknown>, env: Record<string,
       file.remove();
     },
   };
+}
+
+/** The `sluice` command in this process: its exit code and what it wrote. */
+export async function runMain(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; out: string; err: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const code = await main(args, { stdout, stderr, env });
+  return { code, out, err };
 }
