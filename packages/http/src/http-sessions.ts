@@ -499,7 +499,10 @@ export class LegacySessions {
     if (record === undefined || record.owner !== (ownerOf(authInfo) ?? null)) return undefined;
     const bytes = typeof record.bytes === 'number' ? record.bytes : SESSION_OVERHEAD_BYTES;
     const caller = callerKey(authInfo);
-    if (this.makeRoom(bytes, caller) !== 'room') return undefined;
+    const room = this.makeRoom(bytes, caller);
+    // Past the caller's share here only while its other copies run requests (one may be of a session evicted
+    // elsewhere, finishing its call): a session the fleet admitted is still served, within this replica's bounds.
+    if (room === 'full' || (room === 'caller' && this.makeRoom(bytes, undefined) === 'full')) return undefined;
     const sdk = this.host.createSdkServer('http');
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
