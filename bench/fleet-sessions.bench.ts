@@ -15,6 +15,7 @@ if (missing.length > 0) {
 const quick = process.env.BENCH_QUICK === '1';
 const CALLS = quick ? 100 : 600;
 const WARMUP = 30;
+const SESSIONS = quick ? 10 : 30;
 
 /** Redis commands run so far, by command. */
 async function commands(fleet: Fleet): Promise<Map<string, number>> {
@@ -50,9 +51,20 @@ async function measure(sticky: boolean): Promise<Record<string, number | string>
     const during = delta(await commands(fleet), before);
     // What the fleet sends Redis anyway (the risk ledger's sync), over as long with no calls.
     const idleFrom = await commands(fleet);
-    await sleep(Date.now() - t0);
+    const idleMs = Date.now() - t0;
+    await sleep(idleMs);
     const idle = delta(await commands(fleet), idleFrom);
     await client.close();
+    // New sessions: what opening one costs (initialize, initialized, the GET stream), less the idle traffic.
+    const openFrom = await commands(fleet);
+    const o0 = Date.now();
+    const opened: Awaited<ReturnType<typeof fleetClient>>[] = [];
+    for (let i = 0; i < SESSIONS; i++) opened.push(await fleetClient(fleet.lb.url, '2025-11-25'));
+    const opening = delta(await commands(fleet), openFrom);
+    const openMs = Date.now() - o0;
+    await Promise.all(opened.map((c) => c.close()));
+    const perOpen = (name: string) =>
+      Math.max(0, (opening.get(name) ?? 0) - ((idle.get(name) ?? 0) * openMs) / Math.max(1, idleMs)) / SESSIONS;
     const per = (name: string) => Math.max(0, (during.get(name) ?? 0) - (idle.get(name) ?? 0)) / CALLS;
     latencies.sort((a, b) => a - b);
     return {
@@ -63,6 +75,9 @@ async function measure(sticky: boolean): Promise<Record<string, number | string>
       // The session index's touches (scripts), at most one a second per session and replica.
       'EVALSHA per call': per('evalsha'),
       'replicas serving': new Set(client.servedBy).size,
+      // The session index's admit (one script call), the record's writes, per new session.
+      'EVALSHA per new session': Number(perOpen('evalsha').toFixed(2)),
+      'SET per new session': Number(perOpen('set').toFixed(2)),
       'p50 ms': Number(percentile(latencies, 50).toFixed(2)),
       'p99 ms': Number(percentile(latencies, 99).toFixed(2)),
     };

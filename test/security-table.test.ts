@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { HttpListenConfig } from '../packages/gateway/src/config-schema.js';
 import { DEFAULT_GUESS_LIMITS } from '../packages/http/src/auth/guess-throttle.js';
 import { HttpLimits } from '../packages/http/src/http-limits.js';
+import { sessionLimits } from '../packages/http/src/http-sessions.js';
 import { shareLimits } from '../packages/http/src/http-shares.js';
 import { SandboxLimits } from '../packages/plugin-code-mode/src/options.js';
 
@@ -69,6 +70,7 @@ describe("the README's security table", () => {
     const expected: Record<string, string> = {
       maxSessions: count(HttpLimits.MAX_SESSIONS),
       maxSessionMemoryBytes: bytes(HttpLimits.MAX_SESSION_MEMORY_BYTES),
+      maxSessionsPerCaller: count(sessionLimits({}).maxSessionsPerCaller),
       maxInitializeBytes: bytes(HttpLimits.MAX_INITIALIZE_BYTES),
       sessionHandshakeMs: duration(HttpLimits.SESSION_HANDSHAKE_MS),
       sessionIdleMs: duration(HttpLimits.SESSION_IDLE_MS),

@@ -96,6 +96,15 @@ export const HttpListenConfig = z
       .positive()
       .optional()
       .describe('Estimated memory of all 2025-11-25 sessions together, in bytes (default 64 MiB).'),
+    /** 2025-11-25 sessions one verified caller holds at once, and that fraction of maxSessionMemoryBytes; past it the caller's own least recently used session is evicted. Default a quarter of maxSessions. */
+    maxSessionsPerCaller: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "2025-11-25 sessions one verified caller holds at once, and that fraction of maxSessionMemoryBytes; past it the caller's own least recently used session is evicted. Default a quarter of maxSessions.",
+      ),
     /** Largest `initialize` request that opens a session, in bytes (default 64 KiB). */
     maxInitializeBytes: z
       .number()

@@ -116,17 +116,18 @@ export class SessionFleet {
   }
 
   /**
-   * Counts a new session in the fleet's index, when the store has one: the
-   * sessions evicted to make room end everywhere (record and copies). False
-   * when the session cannot fit. Without an index, or with the store lost,
-   * each replica's own bounds are all there is.
+   * Counts a new session of `caller` in the fleet's index, when the store has
+   * one: the sessions evicted to make room (the caller's own first, past its
+   * share) end everywhere (record and copies). False when the session cannot
+   * fit. Without an index, or with the store lost, each replica's own bounds
+   * are all there is.
    */
-  async admit(id: string, bytes: number, limits: SessionIndexLimits): Promise<boolean> {
+  async admit(id: string, bytes: number, limits: SessionIndexLimits, caller: string | undefined): Promise<boolean> {
     const index = this.store.sessions;
     if (index === undefined) return true;
     let outcome: { admitted: boolean; evicted: string[] };
     try {
-      outcome = await index.admit(id, bytes, limits);
+      outcome = await index.admit(id, bytes, limits, caller);
     } catch (error) {
       this.logger.warn(
         { event: 'http.session_index_failed', err: error },

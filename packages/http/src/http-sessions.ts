@@ -20,6 +20,8 @@ import {
   withSubscription,
 } from './http-session-fleet.js';
 import type { FleetMessage, SessionRecord, SubscriptionChange } from './http-session-fleet.js';
+import { callerKey } from './http-shares.js';
+import { HttpLimits } from './http-limits.js';
 
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
@@ -32,6 +34,8 @@ interface Session {
   inflight: number;
   /** Who opened the session; only they may use it. */
   readonly owner: string | undefined;
+  /** Whose share of the sessions it takes (as the connection shares name callers); undefined without a verified caller. */
+  readonly caller: string | undefined;
   /** Whether the client sent anything after `initialize`: until then the handshake is unfinished. */
   initialized: boolean;
   /** Ids of the client's requests not answered yet. */
@@ -84,9 +88,41 @@ export interface SessionOptions {
   readonly maxSessions: number;
   /** Estimated memory of all sessions together; the same eviction applies. */
   readonly maxMemoryBytes: number;
+  /** Sessions one verified caller holds at once; beyond it the caller's own least recently used is evicted, or 429. */
+  readonly maxSessionsPerCaller: number;
+  /** Estimated memory of one verified caller's sessions; the same eviction applies (its only session always fits). */
+  readonly maxMemoryBytesPerCaller: number;
   /** Largest `initialize` request that opens a session; a larger one gets 413. */
   readonly maxInitializeBytes: number;
   readonly maxBodyBytes: number;
+}
+
+/**
+ * The session bounds as configured or defaulted, with each verified caller's
+ * share: a quarter of the count unless given, and the same fraction of the memory.
+ */
+export function sessionLimits(options: {
+  readonly maxSessions?: number | undefined;
+  readonly maxSessionMemoryBytes?: number | undefined;
+  readonly maxSessionsPerCaller?: number | undefined;
+}): Pick<SessionOptions, 'maxSessions' | 'maxMemoryBytes' | 'maxSessionsPerCaller' | 'maxMemoryBytesPerCaller'> {
+  const maxSessions = options.maxSessions ?? HttpLimits.MAX_SESSIONS;
+  const maxMemoryBytes = options.maxSessionMemoryBytes ?? HttpLimits.MAX_SESSION_MEMORY_BYTES;
+  const maxSessionsPerCaller = options.maxSessionsPerCaller ?? Math.max(1, Math.floor(maxSessions / 4));
+  const maxMemoryBytesPerCaller = Math.floor(maxMemoryBytes * Math.min(1, maxSessionsPerCaller / maxSessions));
+  return { maxSessions, maxMemoryBytes, maxSessionsPerCaller, maxMemoryBytesPerCaller };
+}
+
+/** The answer to an `initialize` past its caller's share, every session of the caller busy: 429. */
+function callerOverShare(): Response {
+  return new Response(
+    rpcErrorBody(
+      null,
+      -32000,
+      'Too many sessions for this caller, each with a request running: end one (DELETE) or retry later',
+    ),
+    { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '1' } },
+  );
 }
 
 /** A JSON-RPC error in an HTTP response, for requests no transport will take. */
@@ -195,6 +231,7 @@ function newSession(
   sdk: SdkServer,
   bytes: number,
   owner: string | undefined,
+  caller: string | undefined,
 ): Session {
   const now = Date.now();
   return {
@@ -206,6 +243,7 @@ function newSession(
     inflight: 0,
     initialized: false,
     owner,
+    caller,
     running: new Set(),
     asked: new Set(),
     written: 0,
@@ -246,6 +284,8 @@ export class LegacySessions {
   private readonly sessions = new Map<string, Session>();
   private readonly sweeper: NodeJS.Timeout;
   private memory = 0;
+  /** What each verified caller's sessions here take of its share. */
+  private readonly callers = new Map<string, { count: number; bytes: number }>();
   /** With a shared store: the sessions' records and messages. Without, sessions live in this process only. */
   private readonly fleet: SessionFleet | undefined;
   /** Copies of sessions being brought up from the store, so that two requests at once build one. */
@@ -295,21 +335,36 @@ export class LegacySessions {
       );
     }
     const bytes = bodyBytes + SESSION_OVERHEAD_BYTES;
-    if (!this.makeRoom(bytes)) return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
+    const caller = callerKey(authInfo);
+    const room = this.makeRoom(bytes, caller);
+    if (room === 'caller') return callerOverShare();
+    if (room === 'full') return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
     const sessionId = randomUUID();
-    // In a fleet the bounds hold over every replica: the store's index makes room, evicting anywhere.
-    if (this.fleet !== undefined && !(await this.fleet.admit(sessionId, bytes, this.options)))
+    // In a fleet the bounds hold over every replica: the store's index makes room, evicting anywhere (within the
+    // caller's share, the caller's own sessions first).
+    if (this.fleet !== undefined && !(await this.fleet.admit(sessionId, bytes, this.options, caller)))
       return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
-    return this.open(request, options, bytes, ownerOf(authInfo), sessionId);
+    return this.open(request, options, bytes, ownerOf(authInfo), caller, sessionId);
   }
 
   /**
-   * Evicts sessions until one more of `bytes` fits the count and the memory
-   * budget: first unfinished handshakes (oldest first), then idle sessions
-   * (least recently used first). A session with a request running is never
-   * evicted; false when only such sessions are left.
+   * Evicts sessions until one more of `bytes` fits: first within `caller`'s
+   * share, evicting the caller's own sessions (least recently used first),
+   * so that one caller never takes another's room; then within the count
+   * and the memory budget, evicting unfinished handshakes (oldest first),
+   * then idle sessions (least recently used first). A session with a
+   * request running is never evicted: `caller` or `full` when only such
+   * sessions are left.
    */
-  private makeRoom(bytes: number): boolean {
+  private makeRoom(bytes: number, caller: string | undefined): 'room' | 'caller' | 'full' {
+    if (caller !== undefined) {
+      const mine = (session: Session) => session.caller === caller;
+      while (!this.callerFits(caller, bytes)) {
+        const victim = this.leastRecentlyUsed(mine);
+        if (victim === undefined) return 'caller';
+        this.evict(victim[0], victim[1], 'http.session_evicted', "evicting a caller's session to keep its share");
+      }
+    }
     const fits = () =>
       this.sessions.size < this.options.maxSessions && this.memory + bytes <= this.options.maxMemoryBytes;
     while (!fits()) {
@@ -320,16 +375,39 @@ export class LegacySessions {
           break;
         }
       }
-      if (victim === undefined) {
-        for (const entry of this.sessions) {
-          if (entry[1].inflight > 0) continue;
-          if (victim === undefined || entry[1].lastSeen < victim[1].lastSeen) victim = entry;
-        }
-      }
-      if (victim === undefined) return false;
+      victim ??= this.leastRecentlyUsed(() => true);
+      if (victim === undefined) return 'full';
       this.evict(victim[0], victim[1], 'http.session_evicted', 'evicting a session to make room');
     }
-    return true;
+    return 'room';
+  }
+
+  /** Whether one more session of `bytes` fits the caller's share; its first always does. */
+  private callerFits(caller: string, bytes: number): boolean {
+    const held = this.callers.get(caller);
+    if (held === undefined || held.count === 0) return true;
+    return held.count < this.options.maxSessionsPerCaller && held.bytes + bytes <= this.options.maxMemoryBytesPerCaller;
+  }
+
+  /** The least recently used session `which` picks that has no request running. */
+  private leastRecentlyUsed(which: (session: Session) => boolean): [string, Session] | undefined {
+    let victim: [string, Session] | undefined;
+    for (const entry of this.sessions) {
+      if (entry[1].inflight > 0 || !which(entry[1])) continue;
+      if (victim === undefined || entry[1].lastSeen < victim[1].lastSeen) victim = entry;
+    }
+    return victim;
+  }
+
+  /** Keeps a session (or this replica's copy of one), counted against the bounds and its caller's share. */
+  private add(id: string, session: Session): void {
+    this.sessions.set(id, session);
+    this.memory += session.bytes;
+    if (session.caller === undefined) return;
+    const held = this.callers.get(session.caller) ?? { count: 0, bytes: 0 };
+    held.count++;
+    held.bytes += session.bytes;
+    this.callers.set(session.caller, held);
   }
 
   private evict(id: string, session: Session, event: string, message: string): void {
@@ -344,6 +422,12 @@ export class LegacySessions {
     if (session === undefined || (copy !== undefined && copy !== session)) return;
     this.sessions.delete(id);
     this.memory -= session.bytes;
+    const { caller } = session;
+    const held = caller === undefined ? undefined : this.callers.get(caller);
+    if (caller === undefined || held === undefined) return;
+    held.count--;
+    held.bytes -= session.bytes;
+    if (held.count <= 0) this.callers.delete(caller);
   }
 
   private async open(
@@ -351,6 +435,7 @@ export class LegacySessions {
     options: { parsedBody: unknown; authInfo?: AuthInfo },
     bytes: number,
     owner: string | undefined,
+    caller: string | undefined,
     sessionId: string,
   ): Promise<Response> {
     const sdk = this.host.createSdkServer('http');
@@ -358,15 +443,14 @@ export class LegacySessions {
       sessionIdGenerator: () => sessionId,
       maxRequestBodySize: this.options.maxBodyBytes,
       onsessioninitialized: async (sessionId) => {
-        this.sessions.set(sessionId, session);
-        this.memory += session.bytes;
+        this.add(sessionId, session);
         if (this.fleet === undefined) return;
         session.record = { owner: owner ?? null, init: options.parsedBody, bytes, ready: false };
         await this.save(sessionId, session);
       },
       onsessionclosed: (sessionId) => this.closed(sessionId),
     });
-    const session = newSession(transport, sdk, bytes, owner);
+    const session = newSession(transport, sdk, bytes, owner, caller);
     transport.onclose = () => {
       if (transport.sessionId) this.forget(transport.sessionId);
     };
@@ -414,14 +498,18 @@ export class LegacySessions {
     // The caller is checked before anything is built: someone else's session id costs one read, nothing more.
     if (record === undefined || record.owner !== (ownerOf(authInfo) ?? null)) return undefined;
     const bytes = typeof record.bytes === 'number' ? record.bytes : SESSION_OVERHEAD_BYTES;
-    if (!this.makeRoom(bytes)) return undefined;
+    const caller = callerKey(authInfo);
+    const room = this.makeRoom(bytes, caller);
+    // Past the caller's share here only while its other copies run requests (one may be of a session evicted
+    // elsewhere, finishing its call): a session the fleet admitted is still served, within this replica's bounds.
+    if (room === 'full' || (room === 'caller' && this.makeRoom(bytes, undefined) === 'full')) return undefined;
     const sdk = this.host.createSdkServer('http');
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       maxRequestBodySize: this.options.maxBodyBytes,
       onsessionclosed: (sessionId) => this.closed(sessionId),
     });
-    const session = newSession(transport, sdk, bytes, record.owner ?? undefined);
+    const session = newSession(transport, sdk, bytes, record.owner ?? undefined, caller);
     Object.assign(session, { initialized: record.ready, record, written: session.opened });
     transport.onclose = () => this.forget(id, session);
     await sdk.connect(transport);
@@ -443,8 +531,7 @@ export class LegacySessions {
       void sdk.close().catch(() => {});
       return raced;
     }
-    this.sessions.set(id, session);
-    this.memory += bytes;
+    this.add(id, session);
     this.host.logger.debug({ event: 'http.session_restored', session: id }, 'serving a session opened elsewhere');
     return session;
   }
@@ -627,6 +714,7 @@ export class LegacySessions {
     this.fleet?.close();
     const open = [...this.sessions.values()];
     this.sessions.clear();
+    this.callers.clear();
     this.memory = 0;
     await Promise.allSettled(open.map((s) => s.sdk.close()));
   }

@@ -5,7 +5,7 @@ import { CoreErrorCode, SluiceError, formatIssues } from '@sluice/core';
 import type { AuthInfo, Logger } from '@sluice/core';
 import { rpcErrorBody, toProtocolError } from '@sluice/core/internal';
 import type { HttpHost, TransportHooks } from '@sluice/core/internal';
-import { LegacySessions, rpcErrorResponse } from './http-sessions.js';
+import { LegacySessions, rpcErrorResponse, sessionLimits } from './http-sessions.js';
 import { ListenerAuthOptions } from './auth/options.js';
 import { createAuthGate } from './auth/gate.js';
 import type { AuthGate } from './auth/gate.js';
@@ -50,6 +50,15 @@ export interface ListenOptions {
   maxSessions?: number;
   /** Memory all 2025-11-25 sessions may hold together, in bytes (estimated). Default 64 MiB. */
   maxSessionMemoryBytes?: number;
+  /**
+   * 2025-11-25 sessions one verified caller (an API key, a token's subject)
+   * holds at once, and the same fraction of `maxSessionMemoryBytes`; past
+   * either, the caller's own least recently used session is evicted (429
+   * when each has a request running), never another caller's. Sessions
+   * without a verified caller (`auth: none`) have no share. Default a
+   * quarter of `maxSessions`.
+   */
+  maxSessionsPerCaller?: number;
   /** Largest `initialize` request that opens a session, in bytes; its params are kept for the session's life. Default 64 KiB. */
   maxInitializeBytes?: number;
   /** Time to receive a request's headers, in ms. Default 10 000. */
@@ -471,8 +480,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   const sessions = new LegacySessions(host, {
     idleMs: options.sessionIdleMs ?? HttpLimits.SESSION_IDLE_MS,
     handshakeMs: options.sessionHandshakeMs ?? HttpLimits.SESSION_HANDSHAKE_MS,
-    maxSessions: options.maxSessions ?? HttpLimits.MAX_SESSIONS,
-    maxMemoryBytes: options.maxSessionMemoryBytes ?? HttpLimits.MAX_SESSION_MEMORY_BYTES,
+    ...sessionLimits(options),
     maxInitializeBytes: options.maxInitializeBytes ?? HttpLimits.MAX_INITIALIZE_BYTES,
     maxBodyBytes: maxBody,
   });

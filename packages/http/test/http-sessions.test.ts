@@ -139,3 +139,115 @@ describe('the bounds on 2025-11-25 sessions', () => {
     await server.close();
   });
 });
+
+describe("a caller's share of 2025-11-25 sessions", () => {
+  const HOG = 'a'.repeat(64);
+  const OTHER = 'b'.repeat(64);
+  const headers = (key: string, id?: string) => ({
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    authorization: `Bearer ${key}`,
+    ...(id === undefined ? {} : { 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' }),
+  });
+  const post = async (url: URL, key: string, body: unknown, id?: string): Promise<Response> => {
+    const response = await fetch(url, { method: 'POST', body: JSON.stringify(body), headers: headers(key, id) });
+    await response.clone().text();
+    return response;
+  };
+  /** Opens a session as `key` and finishes its handshake; its id. */
+  async function opened(url: URL, key: string): Promise<string> {
+    const params = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } };
+    const response = await post(url, key, { jsonrpc: '2.0', id: 1, method: 'initialize', params });
+    expect(response.status).toBe(200);
+    const id = response.headers.get('mcp-session-id')!;
+    await post(url, key, { jsonrpc: '2.0', method: 'notifications/initialized' }, id);
+    return id;
+  }
+  const status = async (url: URL, key: string, id: string): Promise<number> =>
+    (await post(url, key, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }, id)).status;
+  const keyed = (options: Record<string, unknown>) => ({
+    auth: {
+      type: 'apiKeys' as const,
+      keys: [
+        { name: 'hog', key: HOG },
+        { name: 'other', key: OTHER },
+      ],
+    },
+    ...options,
+  });
+
+  it("keeps one caller to its share, evicting its own least recently used session, never another caller's", async () => {
+    const server = askingServer();
+    const listener = await server.listen(keyed({ maxSessions: 6, maxSessionsPerCaller: 3 }));
+    const theirs = await opened(listener.url, OTHER);
+    // The hog opens as many sessions as the whole table holds, and more.
+    const hogs: string[] = [];
+    for (let i = 0; i < 10; i++) hogs.push(await opened(listener.url, HOG));
+    expect(await status(listener.url, OTHER, theirs)).toBe(200);
+    // Its three most recent are kept; every older one was its own to give up.
+    for (const id of hogs.slice(0, 7)) expect(await status(listener.url, HOG, id)).toBe(404);
+    for (const id of hogs.slice(7)) expect(await status(listener.url, HOG, id)).toBe(200);
+    // The other caller still opens sessions of its own.
+    const second = await opened(listener.url, OTHER);
+    expect(await status(listener.url, OTHER, second)).toBe(200);
+    expect(await status(listener.url, OTHER, theirs)).toBe(200);
+    await server.close();
+  });
+
+  it('defaults the share to a quarter of maxSessions', async () => {
+    const server = askingServer();
+    const listener = await server.listen(keyed({ maxSessions: 8 }));
+    const theirs = await opened(listener.url, OTHER);
+    const hogs: string[] = [];
+    for (let i = 0; i < 5; i++) hogs.push(await opened(listener.url, HOG));
+    const alive = await Promise.all(hogs.map((id) => status(listener.url, HOG, id)));
+    expect(alive).toEqual([404, 404, 404, 200, 200]);
+    expect(await status(listener.url, OTHER, theirs)).toBe(200);
+    await server.close();
+  });
+
+  it("holds a caller's share of the memory budget: the same fraction as its share of the count", async () => {
+    const server = askingServer();
+    // A share of 25 sessions of 100, but of the memory budget (eight sessions' worth), a quarter: two sessions.
+    const budget = 8 * (16 * 1024 + 400);
+    const listener = await server.listen(keyed({ maxSessions: 100, maxSessionMemoryBytes: budget }));
+    const theirs = await opened(listener.url, OTHER);
+    const hogs: string[] = [];
+    for (let i = 0; i < 4; i++) hogs.push(await opened(listener.url, HOG));
+    const alive = await Promise.all(hogs.map((id) => status(listener.url, HOG, id)));
+    expect(alive).toEqual([404, 404, 200, 200]);
+    expect(await status(listener.url, OTHER, theirs)).toBe(200);
+    await server.close();
+  });
+
+  it('refuses a new session with 429 when every session of the caller has a request running', async () => {
+    const server = askingServer();
+    const listener = await server.listen(keyed({ maxSessionsPerCaller: 1 }));
+    const client = new Client({ name: 'c', version: '1' }, { capabilities: { elicitation: { form: {} } } });
+    let asked!: () => void;
+    const question = new Promise<void>((resolve) => (asked = resolve));
+    let answer!: (value: { action: 'accept'; content: { ok: boolean } }) => void;
+    client.setRequestHandler('elicitation/create', () => {
+      asked();
+      return new Promise((resolve) => (answer = resolve));
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(listener.url, { requestInit: { headers: { authorization: `Bearer ${HOG}` } } }),
+    );
+    const running = client.callTool({ name: 'confirm', arguments: {} });
+    await question;
+    const params = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } };
+    const refused = await post(listener.url, HOG, { jsonrpc: '2.0', id: 1, method: 'initialize', params });
+    expect(refused.status).toBe(429);
+    const body = (await refused.json()) as { error: { message: string } };
+    expect(body.error.message).toMatch(/Too many sessions for this caller/);
+    // Another caller is not affected.
+    await opened(listener.url, OTHER);
+    answer({ action: 'accept', content: { ok: true } });
+    expect(textOf(await running)).toBe('accept:{"ok":true}');
+    // Once its call is answered, the caller's session is its own least recently used: a new one replaces it.
+    await opened(listener.url, HOG);
+    await client.close();
+    await server.close();
+  });
+});

@@ -42,10 +42,29 @@ export class KeySpace {
     return { entries: `${base}:entries`, head: `${base}:head`, anchor: `${base}:anchor` };
   }
 
-  /** The 2025-11-25 session index's keys: one `{hash tag}`, so one script may touch them all on a Redis Cluster. */
-  sessions(): { readonly used: string; readonly unfinished: string; readonly bytes: string; readonly memory: string } {
+  /**
+   * The 2025-11-25 session index's keys: one `{hash tag}`, so one script may touch them all on a Redis Cluster;
+   * `caller` is the prefix of each caller's own sorted set, in the same slot.
+   */
+  sessions(): {
+    readonly used: string;
+    readonly unfinished: string;
+    readonly bytes: string;
+    readonly memory: string;
+    readonly owners: string;
+    readonly callerBytes: string;
+    readonly caller: string;
+  } {
     const base = `${this.prefix}sessions:{index}`;
-    return { used: `${base}:used`, unfinished: `${base}:unfinished`, bytes: `${base}:bytes`, memory: `${base}:memory` };
+    return {
+      used: `${base}:used`,
+      unfinished: `${base}:unfinished`,
+      bytes: `${base}:bytes`,
+      memory: `${base}:memory`,
+      owners: `${base}:owners`,
+      callerBytes: `${base}:caller-bytes`,
+      caller: `${base}:caller:`,
+    };
   }
 
   value(key: string): string {

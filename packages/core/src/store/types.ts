@@ -160,6 +160,10 @@ export interface SessionIndexLimits {
   readonly idleMs: number;
   /** A session whose handshake did not finish this long after it opened is dropped. */
   readonly handshakeMs: number;
+  /** Sessions one caller holds at once, over every replica; absent, no caller has a share of its own. */
+  readonly maxSessionsPerCaller?: number;
+  /** Estimated memory of one caller's sessions together; a caller's only session is admitted whatever its size. */
+  readonly maxMemoryBytesPerCaller?: number;
 }
 
 /**
@@ -170,12 +174,19 @@ export interface SessionIndexLimits {
 export interface SessionIndex {
   /**
    * Counts a new session in, first making room: sessions past their idle or
-   * handshake time leave, then, while a bound would be exceeded, unfinished
-   * handshakes (oldest first), then the least recently used. Resolves with
-   * whether it was counted in (false only when the session alone exceeds the
-   * memory bound) and the ids that left to make room.
+   * handshake time leave; then, while `caller` would exceed its share, that
+   * caller's own least recently used sessions; then, while a bound would be
+   * exceeded, unfinished handshakes (oldest first), then the least recently
+   * used. Resolves with whether it was counted in (false only when the
+   * session alone exceeds the memory bound) and the ids that left to make
+   * room. Without `caller` (no verified caller) the session has no share.
    */
-  admit(id: string, bytes: number, limits: SessionIndexLimits): Promise<{ admitted: boolean; evicted: string[] }>;
+  admit(
+    id: string,
+    bytes: number,
+    limits: SessionIndexLimits,
+    caller?: string,
+  ): Promise<{ admitted: boolean; evicted: string[] }>;
   /** The session was used now; `ready`: its handshake has finished. False when the index no longer holds it. */
   touch(id: string, ready: boolean): Promise<boolean>;
   /** The session ended. */

@@ -702,6 +702,17 @@ export async function fleetClient(
   };
 }
 
+/**
+ * Calls `up_whoami` until each of the three replicas has answered (so each holds a copy of the client's
+ * session), at most 12 times: round-robin turns go to every request, a GET stream's too, so N calls need
+ * not reach N replicas. The replicas that answered.
+ */
+export async function servedEverywhere(client: FleetClient): Promise<Set<string>> {
+  const served = new Set<string>();
+  for (let i = 0; i < 12 && served.size < 3; i++) served.add(textOf(await client.call('up_whoami')));
+  return served;
+}
+
 /** The text of a result's first block. */
 export function textOf(result: CallToolResult): string {
   const block = result.content[0];

@@ -2,7 +2,7 @@
 // with no stick rules: every request goes round-robin, and any replica serves it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { fleetAvailable, fleetClient, textOf, until } from './harness.js';
+import { fleetAvailable, fleetClient, servedEverywhere, textOf, until } from './harness.js';
 import { startFleet } from './harness.js';
 import type { Fleet, FleetClient, Replica } from './harness.js';
 
@@ -190,6 +190,31 @@ describe.skipIf(!fleetAvailable())('a fleet without sticky sessions: 2025-11-25 
     await until(() => count('file:///memo/two') === 6, 'the updates that follow');
     expect(count('file:///memo/one')).toBe(3);
     expect(count('file:///memo/other')).toBe(0);
+  }, 60_000);
+
+  it("unsubscribes every replica's upstream from what an ended session alone subscribed to", async () => {
+    const client = await session();
+    const mine = ['file:///memo/four', 'file:///memo/five'];
+    for (const uri of mine) await client.client.subscribeResource({ uri });
+    const held = async (replica: Replica) => JSON.parse(await onReplica(replica, 'up_subscribed')) as string[];
+    // Applied by every replica serving the session: make sure each holds a copy, then that each subscribed.
+    expect(await servedEverywhere(client)).toEqual(new Set(['a', 'b', 'c']));
+    const holdsAll = async (replica: Replica) => {
+      const now = await held(replica);
+      return mine.every((uri) => now.includes(uri));
+    };
+    for (const replica of fleet.replicas) await until(() => holdsAll(replica), `held on ${replica.name}`);
+    const before = new Map<Replica, string[]>();
+    for (const replica of fleet.replicas) before.set(replica, await held(replica));
+    await (client.client.transport as StreamableHTTPClientTransport).terminateSession();
+    // The DELETE is answered before the other replicas hear of it: wait for each copy to go, and its subscriptions.
+    for (const replica of fleet.replicas) {
+      const others = before.get(replica)!.filter((uri) => !mine.includes(uri));
+      await until(
+        async () => JSON.stringify(await held(replica)) === JSON.stringify(others),
+        `the ended session's subscriptions given back on ${replica.name}`,
+      );
+    }
   }, 60_000);
 
   it('accepts a console login made on one replica on the two others, and ends it everywhere on logout', async () => {

@@ -120,6 +120,7 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
         answered(readResource(serving, guarded, request.params.uri, ctx)),
       );
     if (caps.resources.subscribe) {
+      const held = new HeldSubscriptions(sdk, catalog);
       if (free('resources/subscribe'))
         sdk.setRequestHandler('resources/subscribe', async (request, ctx) => {
           const uri = requestedUri(request.params.uri);
@@ -129,12 +130,14 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
           return guarded('resources/subscribe', link.name, fctx, ctx.mcpReq.signal, { target: uri }, async () => {
             // Counted once per client and URI, so that a repeated subscribe does not pin the upstream's.
-            if (subscribe(sdk, uri))
-              await guard(link, () => catalog.subscribe(link, uri)).catch((error: unknown) => {
-                // Not subscribed upstream, so not subscribed here either.
-                unsubscribe(sdk, uri);
-                throw error;
-              });
+            if (!subscribe(sdk, uri)) return {};
+            held.watch();
+            await guard(link, () => catalog.subscribe(link, uri)).catch((error: unknown) => {
+              // Not subscribed upstream, so not subscribed here either.
+              unsubscribe(sdk, uri);
+              throw error;
+            });
+            held.add(uri, link);
             return {};
           });
         });
@@ -144,7 +147,9 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
           const fctx = contextOf('resources/unsubscribe', ctx);
           const link = owned(catalog.resourceOwner(uri), uri);
           return guarded('resources/unsubscribe', link.name, fctx, ctx.mcpReq.signal, { target: uri }, async () => {
-            if (unsubscribe(sdk, uri)) await guard(link, () => catalog.unsubscribe(link, uri));
+            if (!unsubscribe(sdk, uri)) return {};
+            held.delete(uri);
+            await guard(link, () => catalog.unsubscribe(link, uri));
             return {};
           });
         });
@@ -213,6 +218,49 @@ export async function admitListen(
 
 /** The log level one client of a gateway asked for, if it asked. */
 export { levelOf };
+
+/**
+ * The upstream subscriptions one client holds, given back when its SDK server
+ * closes (its session ended, was evicted or expired): the catalog counts
+ * every client's subscription to a URI, and the last one given back
+ * unsubscribes the upstream.
+ */
+class HeldSubscriptions {
+  private readonly held = new Map<string, FeatureLink>();
+  private watching = false;
+  private closed = false;
+
+  constructor(
+    private readonly sdk: Server,
+    private readonly catalog: FeatureCatalog,
+  ) {}
+
+  /** Watches for the close, from the client's first subscribe on: by then its transport's owner has connected it. */
+  watch(): void {
+    if (this.watching) return;
+    this.watching = true;
+    whenClosed(this.sdk, () => {
+      this.closed = true;
+      for (const [uri, link] of this.held) this.giveBack(link, uri);
+      this.held.clear();
+    });
+  }
+
+  /** Subscribed upstream; if the client closed meanwhile, given back at once. */
+  add(uri: string, link: FeatureLink): void {
+    if (this.closed) this.giveBack(link, uri);
+    else this.held.set(uri, link);
+  }
+
+  delete(uri: string): void {
+    this.held.delete(uri);
+  }
+
+  private giveBack(link: FeatureLink, uri: string): void {
+    // Nobody waits for it: an upstream that is away was unsubscribed with its connection.
+    void this.catalog.unsubscribe(link, uri).catch(() => {});
+  }
+}
 
 /** Runs `then` when a connected SDK server closes, after whatever its transport's owner set to run then. */
 function whenClosed(sdk: Server, then: () => void): void {
