@@ -2,6 +2,9 @@
 // (RFC 8693): a registered grant type checks the subject token it is given
 // against its own keys and the gateway's audience, and issues a JWT for the
 // requested resource with the subject kept and the gateway named in `act`.
+// Every caller token names, in `may_act` (RFC 8693 section 4.4), the one
+// client allowed to exchange it; an exchange by any other client is refused
+// (`invalid_grant`).
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +24,16 @@ export interface ExchangeClient {
 export const ALICE: ExchangeClient = { id: 'alice', secret: 'alice-secret-0123456789' };
 export const BOB: ExchangeClient = { id: 'bob', secret: 'bob-secret-0123456789' };
 export const GATEWAY: ExchangeClient = { id: 'gateway', secret: 'gateway-secret-0123456789' };
+/** A caller whose tokens only another client (`OTHER_ACTOR`) may exchange. */
+export const CAROL: ExchangeClient = { id: 'carol', secret: 'carol-secret-0123456789' };
+export const OTHER_ACTOR = 'other-gateway';
+
+/** The `may_act` subject of each caller's tokens: the one client that may exchange them. */
+const MAY_ACT: Readonly<Record<string, string>> = {
+  [ALICE.id]: GATEWAY.id,
+  [BOB.id]: GATEWAY.id,
+  [CAROL.id]: OTHER_ACTOR,
+};
 
 export interface ExchangeServer {
   readonly issuer: string;
@@ -28,6 +41,8 @@ export interface ExchangeServer {
   token(client: ExchangeClient, resource: string): Promise<string>;
   /** Exchanges performed, by subject. */
   readonly exchanges: string[];
+  /** Exchanges refused because the client asking is not the token's `may_act`, by subject. */
+  readonly refusedActors: string[];
   /** Every subject token the server was asked to exchange. */
   readonly subjectTokens: string[];
   close(): Promise<void>;
@@ -45,8 +60,9 @@ export async function startExchangeServer(options: { gatewayResource: () => stri
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const exchanges: string[] = [];
   const subjectTokens: string[] = [];
+  const refusedActors: string[] = [];
   const provider = new Provider(issuer, {
-    clients: [ALICE, BOB, GATEWAY].map((c) => ({
+    clients: [ALICE, BOB, CAROL, GATEWAY].map((c) => ({
       client_id: c.id,
       client_secret: c.secret,
       grant_types: c === GATEWAY ? ['client_credentials', TOKEN_EXCHANGE] : ['client_credentials'],
@@ -57,6 +73,12 @@ export async function startExchangeServer(options: { gatewayResource: () => stri
     })),
     scopes: ['read'],
     jwks: { keys: [key] },
+    // A caller's client-credentials token names the one actor allowed to exchange it.
+    extraTokenClaims: (_ctx, token) => {
+      const clientId = 'clientId' in token ? token.clientId : undefined;
+      const actor = typeof clientId === 'string' ? MAY_ACT[clientId] : undefined;
+      return actor === undefined ? undefined : { may_act: { sub: actor } };
+    },
     features: {
       clientCredentials: { enabled: true },
       resourceIndicators: {
@@ -95,12 +117,21 @@ export async function startExchangeServer(options: { gatewayResource: () => stri
       }
       subjectTokens.push(subjectToken);
       let sub: string;
+      let mayAct: unknown;
       try {
         // The subject token must be this server's, issued for the gateway.
         const { payload } = await jwtVerify(subjectToken, keys, { issuer, audience: options.gatewayResource() });
         sub = String(payload.sub);
+        mayAct = payload.may_act;
       } catch {
         refuse('invalid_grant', 'the subject token is not valid here');
+        return;
+      }
+      // The actor is the client authenticated here; the token must name it.
+      const allowed = typeof mayAct === 'object' && mayAct !== null ? (mayAct as { sub?: unknown }).sub : undefined;
+      if (allowed !== ctx.oidc.client.clientId) {
+        refusedActors.push(sub);
+        refuse('invalid_grant', `client ${ctx.oidc.client.clientId} may not act for the subject of this token`);
         return;
       }
       exchanges.push(sub);
@@ -131,6 +162,7 @@ export async function startExchangeServer(options: { gatewayResource: () => stri
   return {
     issuer,
     exchanges,
+    refusedActors,
     subjectTokens,
     async token(client, resource) {
       const response = await fetch(`${issuer}/token`, {

@@ -5,6 +5,9 @@ import { UpstreamAuthError } from './errors.js';
 const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 /** The longest error description repeated in a message. */
 const MAX_DESCRIPTION = 200;
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+/** Form fields that carry a credential: an answer that repeats one never shows it. */
+const SECRET_FIELDS = ['subject_token', 'actor_token', 'refresh_token', 'code', 'code_verifier', 'client_secret'];
 
 export interface IssuedToken {
   readonly accessToken: string;
@@ -61,15 +64,19 @@ export async function requestToken(request: TokenRequest): Promise<IssuedToken> 
   }
   const body = await readJson(response);
   if (!response.ok) {
-    const code = typeof body?.error === 'string' ? body.error.slice(0, 64) : `HTTP ${response.status}`;
+    const code = typeof body?.error === 'string' ? oneLine(body.error).slice(0, 64) : `HTTP ${response.status}`;
+    const secrets = [client.secret, ...SECRET_FIELDS.map((field) => request.form[field])];
     const described =
-      typeof body?.error_description === 'string' ? `: ${body.error_description.slice(0, MAX_DESCRIPTION)}` : '';
+      typeof body?.error_description === 'string'
+        ? `: ${redact(oneLine(body.error_description), secrets).slice(0, MAX_DESCRIPTION)}`
+        : '';
+    const exchange = request.form.grant_type === TOKEN_EXCHANGE;
     throw new UpstreamAuthError(
       upstream,
-      `The authorization server refused a token for upstream "${upstream}" (${code}${described})`,
-      code === 'invalid_client'
-        ? "Check the gateway's client id and secret for this upstream."
-        : "Check this upstream's `auth` settings (scope, resource) against the authorization server.",
+      exchange
+        ? `The authorization server refused to exchange the caller's token for upstream "${upstream}" (${code}${described})`
+        : `The authorization server refused a token for upstream "${upstream}" (${code}${described})`,
+      refusalSuggestion(code, exchange),
       code,
     );
   }
@@ -88,6 +95,25 @@ export async function requestToken(request: TokenRequest): Promise<IssuedToken> 
     expiresIn: typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined,
     ...(typeof refreshToken === 'string' && refreshToken !== '' ? { refreshToken } : {}),
   };
+}
+
+function refusalSuggestion(code: string, exchange: boolean): string {
+  if (code === 'invalid_client') return "Check the gateway's client id and secret for this upstream.";
+  if (exchange && (code === 'invalid_grant' || code === 'unauthorized_client'))
+    return "Call again with a token that the authorization server lets this gateway exchange (valid, and whose `may_act`, when present, names the gateway's client); if every caller is refused, check that the authorization server allows the gateway's client to exchange tokens.";
+  return "Check this upstream's `auth` settings (scope, resource) against the authorization server.";
+}
+
+/** Control characters become spaces: an answer cannot forge lines of a message or log. */
+// eslint-disable-next-line no-control-regex
+const oneLine = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
+
+/** Every credential the request sent, replaced wherever the answer repeats it. */
+function redact(text: string, secrets: readonly (string | undefined)[]): string {
+  let redacted = text;
+  for (const secret of secrets)
+    if (secret !== undefined && secret !== '') redacted = redacted.split(secret).join('[redacted]');
+  return redacted;
 }
 
 async function readJson(response: Response): Promise<Record<string, unknown> | undefined> {
