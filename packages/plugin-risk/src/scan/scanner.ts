@@ -236,12 +236,15 @@ class Scan {
     this.options.isKey = isKey;
     // The words are read from the skeleton when there is one: it is the text a model reads through its disguises.
     const bare = skeleton(text);
-    const lower = text.toLowerCase();
     if (bare === undefined) {
+      const lower = text.toLowerCase();
       scanPhrases(text, lower, this.otherTools, this.own, this.options, this.add);
       scanLexicon(lower, isKey, this.add);
-    } else this.read(bare, this.add);
-    this.decoded(text, lower);
+      this.decoded(text, lower);
+    } else {
+      this.read(bare, this.add);
+      this.decoded(text, undefined);
+    }
   }
 
   /** Reads another form of the current text (its skeleton, a decoded span) like plain text, excerpts taken from it. */
@@ -255,9 +258,11 @@ class Scan {
   }
 
   /** Each decoded span, read like plain text: what it says is reported, and that it was encoded. */
-  private decoded(text: string, lower: string): void {
+  private decoded(text: string, lowered: string | undefined): void {
     const spans = decodeSpans(text);
     if (spans.length === 0) return;
+    // The text as written, lower-cased only now: a text with a skeleton was read through its skeleton's.
+    const lower = lowered ?? text.toLowerCase();
     if (FOLLOW_DECODED.some((phrase) => lower.includes(phrase)))
       this.add(Pattern.ENCODED_INSTRUCTION, (spans[0] as DecodedSpan).start);
     for (const span of spans) {
