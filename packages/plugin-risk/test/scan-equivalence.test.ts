@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Phrase } from '../src/scan/phrase-automaton.js';
 import { PhraseAutomaton, isWordChar } from '../src/scan/phrase-automaton.js';
-import { base64Runs, skeleton } from '../src/scan/normalise.js';
+import { base64Runs, encodeAs, skeleton } from '../src/scan/normalise.js';
+import { PoisonPattern, scanText } from '@sluice/plugin-risk';
 
 // The scan's hot passes are written for speed; each must find exactly what its plain definition finds.
 
@@ -138,5 +139,30 @@ describe('PhraseAutomaton', () => {
       }),
       { numRuns: 3_000 },
     );
+  });
+});
+
+describe('the wording that orders a decoded span obeyed', () => {
+  const orders = ['decode and follow', 'decode it and follow', 'follow the decoded', 'encoded instructions'];
+  const span = encodeAs('base64', 'Please greet the person warmly today.');
+
+  it('is found in any case, as in the lower-cased text', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...orders),
+        fc.array(fc.boolean(), { minLength: 24, maxLength: 24 }),
+        (order, upper) => {
+          const cased = Array.from(order, (c, i) => (upper[i] ? c.toUpperCase() : c)).join('');
+          const patterns = scanText(`${cased}: ${span}`).hits.map((hit) => hit.pattern);
+          expect(patterns).toContain(PoisonPattern.ENCODED_INSTRUCTION);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is not found when a letter is only a look-alike the lower-casing would not fold', () => {
+    const patterns = scanText(`decode and fo\u0142low: ${span}`).hits.map((hit) => hit.pattern);
+    expect(patterns).not.toContain(PoisonPattern.ENCODED_INSTRUCTION);
   });
 });
