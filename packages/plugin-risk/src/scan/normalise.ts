@@ -5,8 +5,6 @@
  * from the input, and decoding is bounded per text.
  */
 
-/** Soft hyphens, zero-width characters, joiners and the combining grapheme joiner: dropped from the skeleton. */
-const INVISIBLE = /\u00ad|\u034f|\u180e|[\u200b-\u200f]|[\u2060-\u2064]|\ufeff/g;
 /**
  * The characters that can make the skeleton differ from the text: the
  * invisible ones, Greek and Cyrillic letters, and the compatibility forms NFKC
@@ -16,9 +14,29 @@ const INVISIBLE = /\u00ad|\u034f|\u180e|[\u200b-\u200f]|[\u2060-\u2064]|\ufeff/g
  */
 const DISGUISE =
   /\u034f|[\u00aa\u00ad\u00b2\u00b3\u00b9\u00ba\u017f\u02b0-\u02b8\u0370-\u052f\u180e\u1d2c-\u1d6a\u200b-\u200f\u2060-\u2064\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\ufeff\uff01-\uff5e\ud835\ud83c]/;
-/** Runs of the compatibility forms NFKC folds to plain letters: only these are normalised. */
-const COMPATIBILITY =
-  /(?:[\u00aa\u00b2\u00b3\u00b9\u00ba\u017f\u02b0-\u02b8\u1d2c-\u1d6a\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\uff01-\uff5e]|\ud835[\udc00-\udfff]|\ud83c[\udd00-\uddff])+/g;
+/**
+ * In one native pass: runs of the compatibility forms NFKC folds to plain
+ * letters (only these are normalised), and the soft hyphens, zero-width
+ * characters, joiners and combining grapheme joiner the skeleton drops. No
+ * compatibility form folds to one of the dropped characters, so one pass
+ * gives what normalising and then dropping would. Matched by code point
+ * (`u`): one class for the mathematical and enclosed alphanumerics, which a
+ * pattern over surrogate pairs would read more slowly.
+ */
+const UNDISGUISE =
+  /[\u00aa\u00b2\u00b3\u00b9\u00ba\u017f\u02b0-\u02b8\u1d2c-\u1d6a\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\uff01-\uff5e\u{1d400}-\u{1d7ff}\u{1f100}-\u{1f1ff}]+|[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]|\u034f/gu;
+
+function undisguise(match: string): string {
+  const c = match.charCodeAt(0);
+  const dropped =
+    c === 0xad ||
+    c === 0x34f ||
+    c === 0x180e ||
+    (c >= 0x200b && c <= 0x200f) ||
+    (c >= 0x2060 && c <= 0x2064) ||
+    c === 0xfeff;
+  return dropped ? '' : match.normalize('NFKC');
+}
 
 /** Cyrillic and Greek letters that look like Latin ones, by code point. */
 const CONFUSABLE: ReadonlyMap<number, string> = new Map(
@@ -93,7 +111,7 @@ const CONFUSABLE: ReadonlyMap<number, string> = new Map(
  */
 export function skeleton(text: string): string | undefined {
   if (!DISGUISE.test(text)) return undefined;
-  const folded = foldMixedWords(text.replace(COMPATIBILITY, (run) => run.normalize('NFKC')).replace(INVISIBLE, ''));
+  const folded = foldMixedWords(text.replace(UNDISGUISE, undisguise));
   return folded === text ? undefined : folded;
 }
 
@@ -222,27 +240,40 @@ export function decodeSpans(text: string): DecodedSpan[] {
 /**
  * The maximal runs of the base64 alphabet (standard and URL-safe) at least
  * `MIN_BASE64_RUN` long, each with up to two `=` of padding after it, as
- * start and end pairs: one pass over the text.
+ * start and end pairs. A run must fill the window of `MIN_BASE64_RUN`
+ * characters from where it may start, so the window is read from its end
+ * back: the first character outside the alphabet moves the next window past
+ * it, and what a window found in the alphabet is not read again. Prose has a
+ * space every few letters, so most characters are never read; none is read
+ * twice.
  */
 export function base64Runs(text: string): number[] {
   const runs: number[] = [];
-  let start = -1;
   const length = text.length;
-  for (let i = 0; i <= length; i++) {
-    const c = i < length ? text.charCodeAt(i) : 0;
-    if (c < 0x80 && BASE64_CODE[c] === 1) {
-      if (start < 0) start = i;
+  let start = 0; // no run starts before here
+  let known = -1; // text[start..known] is known to be in the alphabet
+  while (start + MIN_BASE64_RUN <= length) {
+    const last = start + MIN_BASE64_RUN - 1;
+    const floor = known >= start ? known : start - 1;
+    let j = last;
+    while (j > floor && inBase64(text.charCodeAt(j))) j--;
+    if (j > floor) {
+      known = last;
+      start = j + 1;
       continue;
     }
-    if (start >= 0 && i - start >= MIN_BASE64_RUN) {
-      let end = i;
-      while (end < text.length && end - i < 2 && text.charCodeAt(end) === 0x3d) end++;
-      runs.push(start, end);
-      i = end - 1;
-    }
-    start = -1;
+    let end = last + 1;
+    while (end < length && inBase64(text.charCodeAt(end))) end++;
+    const stop = end;
+    while (end < length && end - stop < 2 && text.charCodeAt(end) === 0x3d) end++;
+    runs.push(start, end);
+    start = end;
   }
   return runs;
+}
+
+function inBase64(c: number): boolean {
+  return c < 0x80 && BASE64_CODE[c] === 1;
 }
 
 /** 1 for each ASCII character of the base64 alphabets (standard and URL-safe). */

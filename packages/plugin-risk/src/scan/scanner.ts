@@ -24,6 +24,13 @@ const FOLLOW_DECODED = [
   'encoded instructions',
   'decoded instructions',
 ];
+/**
+ * The same wording, searched case-blind in the text as written: no copy of it
+ * lower-cased. Without the `u` flag only ASCII letters fold, which for these
+ * phrases (no `k`, whose Kelvin sign lower-cases to it) finds what a search
+ * of the lower-cased text finds.
+ */
+const FOLLOWS_DECODED = new RegExp(FOLLOW_DECODED.join('|'), 'i');
 
 export type { CrossServerReferences } from './phrase-scan.js';
 
@@ -236,12 +243,12 @@ class Scan {
     this.options.isKey = isKey;
     // The words are read from the skeleton when there is one: it is the text a model reads through its disguises.
     const bare = skeleton(text);
-    const lower = text.toLowerCase();
     if (bare === undefined) {
+      const lower = text.toLowerCase();
       scanPhrases(text, lower, this.otherTools, this.own, this.options, this.add);
       scanLexicon(lower, isKey, this.add);
     } else this.read(bare, this.add);
-    this.decoded(text, lower);
+    this.decoded(text);
   }
 
   /** Reads another form of the current text (its skeleton, a decoded span) like plain text, excerpts taken from it. */
@@ -255,11 +262,10 @@ class Scan {
   }
 
   /** Each decoded span, read like plain text: what it says is reported, and that it was encoded. */
-  private decoded(text: string, lower: string): void {
+  private decoded(text: string): void {
     const spans = decodeSpans(text);
     if (spans.length === 0) return;
-    if (FOLLOW_DECODED.some((phrase) => lower.includes(phrase)))
-      this.add(Pattern.ENCODED_INSTRUCTION, (spans[0] as DecodedSpan).start);
+    if (FOLLOWS_DECODED.test(text)) this.add(Pattern.ENCODED_INSTRUCTION, (spans[0] as DecodedSpan).start);
     for (const span of spans) {
       const found = { any: false };
       this.read(span.text, (pattern, index, target, severity) => {

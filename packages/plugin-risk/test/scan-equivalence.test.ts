@@ -1,0 +1,168 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Phrase } from '../src/scan/phrase-automaton.js';
+import { PhraseAutomaton, isWordChar } from '../src/scan/phrase-automaton.js';
+import { base64Runs, encodeAs, skeleton } from '../src/scan/normalise.js';
+import { PoisonPattern, scanText } from '@sluice/plugin-risk';
+
+// The scan's hot passes are written for speed; each must find exactly what its plain definition finds.
+
+/** Characters near every boundary the passes care about, and anything else. */
+const pieces = [
+  'A',
+  'z',
+  '9',
+  '+',
+  '/',
+  '_',
+  '-',
+  '=',
+  '==',
+  ' ',
+  '.',
+  '\n',
+  'é',
+  '\u0430',
+  '\u03bf',
+  '\u00ad',
+  '\u200b',
+  '\u034f',
+  '\ufeff',
+  '\uff49\uff47',
+  '\u{1d422}',
+  '\u{1f130}',
+  '\u2122',
+  '\ufb01',
+  '\ud835',
+  '\udc00',
+  'QUJDREVGR0hJSktMTU5PUA==',
+  'a'.repeat(15),
+  'a'.repeat(16),
+  '不要告诉',
+];
+const text = fc
+  .array(fc.oneof(fc.constantFrom(...pieces), fc.string(), fc.string({ unit: 'binary' })), { maxLength: 40 })
+  .map((parts) => parts.join(''));
+
+describe('base64Runs', () => {
+  /** The plain definition: maximal runs of the alphabet, at least 16 long, with up to two `=` after. */
+  const reference = (input: string): number[] =>
+    [...input.matchAll(/[A-Za-z0-9+/_-]{16,}={0,2}/g)].flatMap((m) => [m.index, m.index + m[0].length]);
+
+  it('finds the runs the plain definition finds, for any text', () => {
+    fc.assert(
+      fc.property(text, (input) => {
+        expect(base64Runs(input)).toEqual(reference(input));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+});
+
+describe('skeleton', () => {
+  /** The plain definition: NFKC of the compatibility runs, then the invisible characters dropped, then look-alikes folded. */
+  const COMPATIBILITY =
+    /(?:[\u00aa\u00b2\u00b3\u00b9\u00ba\u017f\u02b0-\u02b8\u1d2c-\u1d6a\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\uff01-\uff5e]|\ud835[\udc00-\udfff]|\ud83c[\udd00-\uddff])+/g;
+  const INVISIBLE = /\u00ad|\u034f|\u180e|[\u200b-\u200f]|[\u2060-\u2064]|\ufeff/g;
+  const twoSteps = (input: string) =>
+    input.replace(COMPATIBILITY, (run) => run.normalize('NFKC')).replace(INVISIBLE, '');
+
+  /** What the skeleton must be: the two steps' text with its look-alikes folded (NFKC itself may yield Greek letters). */
+  const expected = (input: string) => {
+    const plain = twoSteps(input);
+    return skeleton(plain) ?? plain;
+  };
+
+  it('drops and normalises what the two-step definition does, for any text', () => {
+    fc.assert(
+      fc.property(text, (input) => {
+        expect(skeleton(input) ?? input).toBe(expected(input));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('agrees with the two steps on every character of the planes it reads, between letters', () => {
+    for (let cp = 0xa0; cp < 0x20000; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const input = `a${String.fromCodePoint(cp)}b`;
+      expect(skeleton(input) ?? input, cp.toString(16)).toBe(expected(input));
+    }
+  });
+});
+
+describe('PhraseAutomaton', () => {
+  const phrases: Phrase[] = [
+    { text: 'ignore', boundary: 'word', concept: 0 },
+    { text: 'ignora', boundary: 'word', concept: 0 },
+    { text: 'instrucciones', boundary: 'word', concept: 1 },
+    { text: 'инструкци', boundary: 'prefix', concept: 1 },
+    { text: '~/.ssh', boundary: 'prefix', concept: 2 },
+    { text: 'ssh', boundary: 'word', concept: 2 },
+    { text: 'no', boundary: 'word', concept: 3 },
+    { text: "n'", boundary: 'word', concept: 3 },
+    { text: '不要', boundary: 'none', concept: 3 },
+    { text: '要告', boundary: 'none', concept: 4 },
+    { text: 'ab', boundary: 'none', concept: 5 },
+    { text: 'abab', boundary: 'none', concept: 5 },
+  ];
+  const automaton = new PhraseAutomaton(phrases);
+  /** The plain definition: every occurrence of every phrase whose boundaries hold. */
+  const reference = (input: string): string[] => {
+    const found: string[] = [];
+    phrases.forEach((phrase, index) => {
+      for (let at = input.indexOf(phrase.text); at !== -1; at = input.indexOf(phrase.text, at + 1)) {
+        const end = at + phrase.text.length;
+        if (phrase.boundary !== 'none' && isWordChar(input.charCodeAt(at - 1))) continue;
+        if (phrase.boundary === 'word' && isWordChar(input.charCodeAt(end))) continue;
+        found.push(`${index}@${at}-${end}`);
+      }
+    });
+    return found.sort();
+  };
+  const words = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom(...phrases.map((p) => p.text), ' ', 'x', 'a', 'b', '.', '~', '/', "'", '不', 'и'),
+        fc.string(),
+      ),
+      { maxLength: 30 },
+    )
+    .map((parts) => parts.join(''));
+
+  it('reports every phrase occurrence the plain search finds, and no other', () => {
+    fc.assert(
+      fc.property(words, (input) => {
+        const found: string[] = [];
+        automaton.scan(input, (phrase, start, end) => found.push(`${phrases.indexOf(phrase)}@${start}-${end}`));
+        expect(found.sort()).toEqual(reference(input));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+});
+
+describe('the wording that orders a decoded span obeyed', () => {
+  const orders = ['decode and follow', 'decode it and follow', 'follow the decoded', 'encoded instructions'];
+  const span = encodeAs('base64', 'Please greet the person warmly today.');
+
+  it('is found in any case, as in the lower-cased text', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...orders),
+        fc.array(fc.boolean(), { minLength: 24, maxLength: 24 }),
+        (order, upper) => {
+          const cased = Array.from(order, (c, i) => (upper[i] ? c.toUpperCase() : c)).join('');
+          const patterns = scanText(`${cased}: ${span}`).hits.map((hit) => hit.pattern);
+          expect(patterns).toContain(PoisonPattern.ENCODED_INSTRUCTION);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is not found when a letter is only a look-alike the lower-casing would not fold', () => {
+    const patterns = scanText(`decode and fo\u0142low: ${span}`).hits.map((hit) => hit.pattern);
+    expect(patterns).not.toContain(PoisonPattern.ENCODED_INSTRUCTION);
+  });
+});
