@@ -36,8 +36,13 @@ interface ConsentRouting {
 }
 import type { ListChange, TransportHooks } from './transport-hooks.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
-import type { CredentialVault } from './store/credential-vault.js';
-import type { ImportOptions, ImportedFeatures, ServerUpstreams, UpstreamStatus } from './upstreaming.js';
+import type {
+  CredentialVault,
+  ImportOptions,
+  ImportedFeatures,
+  ServerUpstreams,
+  UpstreamStatus,
+} from './upstreaming.js';
 import { upstreamImporting, upstreamImportingProvided } from './upstreaming.js';
 import { registerInternals } from './server-internals.js';
 import type { ServerSdk } from './server-sdk-loader.js';
