@@ -122,7 +122,6 @@ export type {
   SetOptions,
   Store,
 } from './store/types.js';
-export { CredentialVault, CredentialVaultOptions } from './store/credential-vault.js';
 
 export { ToolNameSchema, annotationsOf, createImportBatch, isToolName } from './tool.js';
 export type {
@@ -144,7 +143,7 @@ export type { ToolSettingsEntries } from './tool-settings.js';
 
 export { matchGlob } from './glob.js';
 export { isContinuedRound } from './round-presentation.js';
-export type { ImportOptions, ImportedFeatures, UpstreamStatus } from './upstreaming.js';
+export type { CredentialVault, ImportOptions, ImportedFeatures, UpstreamStatus } from './upstreaming.js';
 export { ValueLimits } from './limits.js';
 export { SafeJsonSchemaValidator, safeJsonSchemaValidator } from './safe-json-schema.js';
 export { VERSION } from './version.js';

@@ -5,7 +5,7 @@ import type { Logger } from './logger.js';
 import type { Plugin } from './plugin.js';
 import type { AuditOptions } from './store/audit-log.js';
 import type { Store } from './store/types.js';
-import type { CredentialVault } from './store/credential-vault.js';
+import type { CredentialVault } from './upstreaming.js';
 
 export interface ServerOptions {
   name: string;
@@ -22,7 +22,7 @@ export interface ServerOptions {
    * Where upstream grants are sealed (AES-256-GCM): needed by `per_user`
    * upstreams, whose consent page (`/oauth/upstream/connect`) and callback
    * (`/oauth/upstream/callback`) every `listen()` then serves. Build it over
-   * the same store: `new CredentialVault(store.credentials, { keys })`.
+   * the same store: `new CredentialVault(store.credentials, { keys })` of `@sluice/upstream`.
    */
   credentialVault?: CredentialVault;
   /** The audit log's retention (`maxEntries`, default 100 000), kept in the store. */

@@ -6,16 +6,14 @@ import { noApprover } from './approval.js';
 import { systemClock } from './clock.js';
 import type { Services } from './container.js';
 import { Tokens, createServerContainer, servicesOf } from './container.js';
-import type { CallRequest, ContextRuntime, Headers, ListContext, Transport } from './context.js';
-import { Context, callArguments } from './context.js';
-import { CoreErrorCode, SluiceError, messageOf, serverClosed, unknownTool } from './errors.js';
+import type { Headers, ListContext, Transport } from './context.js';
+import { CoreErrorCode, SluiceError } from './errors.js';
 import type { CoreHooks } from './hooks.js';
 import { createCoreHooks } from './hooks.js';
 import { formatIssues } from './issues.js';
 import type { Logger } from './logger.js';
 import { createDefaultLogger } from './logger.js';
 import { Pipeline } from './pipeline.js';
-import type { ToClientError } from './pipeline.js';
 import type { Plugin } from './plugin.js';
 import { applyPlugins } from './plugin.js';
 import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
@@ -27,18 +25,13 @@ import type { ImportResult } from './tool-table.js';
 import { ToolTable } from './tool-table.js';
 import type { HttpListener, ListenOptions } from './serving.js';
 import { httpServing } from './serving.js';
-import type http from 'node:http';
-
-/** The fields of `@sluice/http`'s listen options that core sets for the consent routes of `per_user` upstreams. */
-interface ConsentRouting {
-  readonly routes?: Readonly<Record<string, http.RequestListener>>;
-  readonly publicRoutes?: readonly string[];
-}
-import type { ListChange, TransportHooks } from './transport-hooks.js';
+import { CallDispatcher } from './server-calls.js';
+import { ServerLifecycle } from './server-lifecycle.js';
+import { connectTransport, listenHttp, serveStdioOf } from './server-serving.js';
+import type { ListChange } from './transport-hooks.js';
 import type { StdioHandle, StdioOptions } from './stdio.js';
-import type { CredentialVault } from './store/credential-vault.js';
-import type { ImportOptions, ImportedFeatures, ServerUpstreams, UpstreamStatus } from './upstreaming.js';
-import { upstreamImporting, upstreamImportingProvided } from './upstreaming.js';
+import type { ImportOptions, ImportedFeatures, UpstreamStatus } from './upstreaming.js';
+import { ServerImports } from './server-imports.js';
 import { registerInternals } from './server-internals.js';
 import type { ServerSdk } from './server-sdk-loader.js';
 import { loadServerSdk, loadedServerSdk } from './server-sdk-loader.js';
@@ -73,20 +66,14 @@ export class SluiceServer {
 
   private readonly pipeline: Pipeline;
   private readonly table: ToolTable;
-  private closed = false;
+  private readonly calls: CallDispatcher;
+  private readonly lifecycle = new ServerLifecycle();
   private readonly ownsStore: boolean;
   private readonly drainTimeoutMs: number;
   private readonly instructions: string | undefined;
   private readonly sdkOptions: ServerOptions['sdk'];
-  private readonly listChangedNotifiers = new Set<(change: ListChange) => void>();
-  private readonly closers = new Set<() => Promise<void>>();
-  private readonly runtime: ContextRuntime;
   private readonly sdkExtensions: ((sdk: McpServer) => void)[] = [];
-  /** The imported upstreams, kept by `@sluice/upstream`; undefined until the first import. */
-  private serverUpstreams: ServerUpstreams | undefined;
-  /** Sealed upstream grants (`per_user`), when the server was given a vault. */
-  private readonly credentialVault: CredentialVault | undefined;
-  private readonly roundStateSecret: string | undefined;
+  private readonly imports: ServerImports;
   /** The SDK's server package loading, unless this server was built by adopt(). */
   private readonly sdkLoading: Promise<ServerSdk> | undefined;
 
@@ -97,11 +84,9 @@ export class SluiceServer {
     }
     this.name = options.name;
     this.version = options.version;
-    this.roundStateSecret = options.roundStateSecret;
     this.instructions = options.instructions;
     this.sdkOptions = options.sdk;
     this.drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
-    this.credentialVault = options.credentialVault;
     this.logger = options.logger ?? createDefaultLogger(options.name);
     const clock = options.clock ?? systemClock;
     this.ownsStore = options.store === undefined;
@@ -117,8 +102,8 @@ export class SluiceServer {
     this.table = new ToolTable({
       hooks: this.hooks,
       logger: this.logger,
-      assertOpen: () => this.assertOpen(),
-      changed: () => this.notify('tools'),
+      assertOpen: () => this.lifecycle.assertOpen(),
+      changed: () => this.lifecycle.notify('tools'),
     });
     // Tools plugins register while they are applied wait for the pipeline; later ones register at once.
     let pluginTools: ToolDefinition[] | undefined = [];
@@ -132,15 +117,31 @@ export class SluiceServer {
     });
     this.pipeline = new Pipeline(this.hooks, this.logger);
     this.table.bind(this.pipeline);
-    this.runtime = {
+    this.calls = new CallDispatcher({
+      table: this.table,
+      pipeline: this.pipeline,
       logger: this.logger,
-      dispatch: (name, args, request) => this.dispatch(name, args, request),
       approver: () =>
         this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
-    };
+      isClosed: () => this.lifecycle.closed,
+    });
+    this.imports = new ServerImports({
+      name: this.name,
+      version: this.version,
+      logger: this.logger,
+      services: this.services,
+      hooks: this.hooks,
+      container: this.container,
+      table: this.table,
+      roundStateSecret: options.roundStateSecret,
+      credentialVault: options.credentialVault,
+      notify: (change) => this.lifecycle.notify(change),
+      isClosed: () => this.lifecycle.closed,
+      onClose: (close) => this.lifecycle.onClose(close),
+    });
     registerInternals(this, {
       table: this.table,
-      dispatch: (name, args, request) => this.dispatch(name, args, request),
+      dispatch: (name, args, request) => this.calls.dispatch(name, args, request),
     });
     const provided = pluginTools;
     pluginTools = undefined;
@@ -157,7 +158,7 @@ export class SluiceServer {
    * is exposed; `ready()` (and every call, list and listen) waits for that.
    */
   tool<In extends SchemaInput | undefined = undefined>(definition: ToolDefinition<In>): this {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     this.table.register(localDraft(definition));
     return this;
   }
@@ -192,37 +193,17 @@ export class SluiceServer {
    * `@sluice/upstream`, imported once anywhere in the program.
    */
   async import(options: ImportOptions): Promise<ImportResult> {
-    return this.upstreamSide().import(options);
-  }
-
-  /** The server's upstreams, attached by `@sluice/upstream` on first use. */
-  private upstreamSide(): ServerUpstreams {
-    const importing = upstreamImporting();
-    this.serverUpstreams ??= importing.attach({
-      name: this.name,
-      version: this.version,
-      logger: this.logger,
-      services: this.services,
-      hooks: this.hooks,
-      container: this.container,
-      table: this.table,
-      roundStateSecret: this.roundStateSecret,
-      credentialVault: this.credentialVault,
-      notify: (change) => this.notify(change),
-      isClosed: () => this.closed,
-      onClose: (close) => this.onClose(close),
-    });
-    return this.serverUpstreams;
+    return this.imports.import(options);
   }
 
   /** The resources, templates and prompts of imported upstreams; undefined until the first import. */
   get features(): ImportedFeatures | undefined {
-    return this.serverUpstreams?.features;
+    return this.imports.features;
   }
 
   /** Every imported upstream, with its health. */
   upstreams(): readonly UpstreamStatus[] {
-    return this.serverUpstreams?.list() ?? [];
+    return this.imports.list();
   }
 
   /** The tools exposed now. */
@@ -242,46 +223,7 @@ export class SluiceServer {
 
   /** Calls a tool in-process through the whole pipeline. */
   call(name: string, args: Record<string, unknown> = {}, options: InProcessCallOptions = {}): Promise<CallToolResult> {
-    return this.dispatch(name, args, { meta: options.meta, signal: options.signal, transport: 'in-process' });
-  }
-
-  /**
-   * Runs a call. `toClient`, given by a transport's request handler, maps
-   * how the call failed onto the error its client sees: the rejection is
-   * the client's error already, with no `catch` of the transport's own.
-   */
-  private dispatch(
-    name: string,
-    args: unknown,
-    request: CallRequest,
-    toClient?: ToClientError,
-  ): Promise<CallToolResult> {
-    if (this.closed) return rejectWith(serverClosed('call'), toClient);
-    if (!this.table.busy) return this.dispatchNow(name, args, request, toClient);
-    // One tool's failed registration is reported by ready(), not to calls of other tools.
-    return this.table
-      .settled()
-      .then(() =>
-        this.closed ? rejectWith(serverClosed('call'), toClient) : this.dispatchNow(name, args, request, toClient),
-      );
-  }
-
-  private dispatchNow(
-    name: string,
-    args: unknown,
-    request: CallRequest,
-    toClient: ToClientError | undefined,
-  ): Promise<CallToolResult> {
-    const entry = this.table.get(name);
-    if (entry === undefined) return rejectWith(unknownTool(name, 'call'), toClient);
-    let ctx: Context;
-    try {
-      ctx = new Context(this.runtime, entry.tool, callArguments(args), request);
-    } catch (error) {
-      // What the constructor threw, unchanged (or as the client sees it).
-      return rejectWith(error, toClient);
-    }
-    return this.pipeline.run(entry, ctx, toClient);
+    return this.calls.dispatch(name, args, { meta: options.meta, signal: options.signal, transport: 'in-process' });
   }
 
   /**
@@ -304,8 +246,8 @@ export class SluiceServer {
         hooks: this.hooks,
         settled: () => this.table.settled(),
         list: (context) => this.listTools(context),
-        dispatch: (name, args, request, toClient) => this.dispatch(name, args, request, toClient),
-        upstreams: () => this.serverUpstreams,
+        dispatch: (name, args, request, toClient) => this.calls.dispatch(name, args, request, toClient),
+        upstreams: () => this.imports.current,
       },
       transport,
     );
@@ -322,7 +264,7 @@ export class SluiceServer {
     uris: readonly string[],
     caller: { authInfo: AuthInfo | undefined; headers: Headers | undefined; signal: AbortSignal },
   ): Promise<string[]> {
-    return this.serverUpstreams?.admitListen(uris, caller) ?? Promise.resolve([...uris]);
+    return this.imports.admitListen(uris, caller);
   }
 
   /**
@@ -332,7 +274,7 @@ export class SluiceServer {
    * pipeline; registering a tool here throws.
    */
   extendSdk(register: (sdk: McpServer) => void): this {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     if (typeof register !== 'function')
       throw new SluiceError(CoreErrorCode.INVALID_STATE, 'extendSdk() takes a function');
     this.sdkExtensions.push(register);
@@ -341,16 +283,9 @@ export class SluiceServer {
 
   /** Connects one SDK transport (in-process, or any the SDK offers). Speaks 2025-11-25. */
   async connect(transport: SdkTransport): Promise<void> {
-    this.assertOpen();
-    const { sendChange } = await this.readyToServe();
-    const sdk = this.createSdkServer('in-process');
-    const detachNotify = this.onListChanged((change) => sendChange(sdk, change));
-    const detachClose = this.onClose(() => sdk.close());
-    sdk.onclose = () => {
-      detachNotify();
-      detachClose();
-    };
-    await sdk.connect(transport);
+    this.lifecycle.assertOpen();
+    const sdkPackage = await this.readyToServe();
+    await connectTransport(this, transport, sdkPackage, this.lifecycle.transportHooks);
   }
 
   /**
@@ -358,38 +293,18 @@ export class SluiceServer {
    * otherwise. Needs `@sluice/http`, imported once anywhere in the program.
    */
   async listen(options: ListenOptions = {}): Promise<HttpListener> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const serving = httpServing();
     await this.readyToServe();
-    // A vault is for per_user upstreams: their consent routes come with the upstream import, when it is installed.
-    const consent =
-      this.credentialVault !== undefined && upstreamImportingProvided()
-        ? await this.upstreamSide().consent()
-        : undefined;
-    if (consent === undefined) return serving.listen(this, options, this.transportHooks);
-    // The consent page and callback of per_user upstreams: authorized by their single-use ticket and state.
-    // Core's ListenOptions is filled in by @sluice/http; these are the fields of it that core sets.
-    const routes = consent.routes();
-    const own = options as ListenOptions & ConsentRouting;
-    const listener = (await serving.listen(
-      this,
-      {
-        ...own,
-        routes: { ...routes, ...own.routes },
-        publicRoutes: [...Object.keys(routes), ...(own.publicRoutes ?? [])],
-      },
-      this.transportHooks,
-    )) as HttpListener & { readonly url: URL };
-    consent.listening(listener.url);
-    return listener;
+    const consent = await this.imports.consent();
+    return listenHttp(serving, this, options, this.lifecycle.transportHooks, consent);
   }
 
   /** Serves stdio (both protocol versions). Logs must go to stderr: the default logger does. */
   async serveStdio(options: StdioOptions = {}): Promise<StdioHandle> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     await this.readyToServe();
-    const { serveOverStdio } = await import('./stdio.js');
-    return serveOverStdio(this, options, this.transportHooks);
+    return serveStdioOf(this, options, this.lifecycle.transportHooks);
   }
 
   /**
@@ -399,65 +314,28 @@ export class SluiceServer {
    * registers.
    */
   notify(change: ListChange): void {
-    for (const send of this.listChangedNotifiers) send(change);
-  }
-
-  private readonly transportHooks: TransportHooks = {
-    onListChanged: (notify) => this.onListChanged(notify),
-    onClose: (close) => this.onClose(close),
-  };
-
-  private onListChanged(notify: (change: ListChange) => void): () => void {
-    this.listChangedNotifiers.add(notify);
-    return () => void this.listChangedNotifiers.delete(notify);
-  }
-
-  /** Registers something to close with the server (a transport, an upstream connection). */
-  private onClose(close: () => Promise<void>): () => void {
-    this.closers.add(close);
-    return () => void this.closers.delete(close);
+    this.lifecycle.notify(change);
   }
 
   /** Whether `close()` has begun. */
   get isClosed(): boolean {
-    return this.closed;
+    return this.lifecycle.closed;
   }
 
   /**
    * Stops taking calls, waits for running ones (up to `drainTimeoutMs`), then
    * closes every transport and, if the server created it, the store.
    */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.pipeline.drain(this.drainTimeoutMs);
-    const closers = [...this.closers];
-    this.closers.clear();
-    await Promise.allSettled(closers.map((close) => close()));
-    for (const plugin of [...this.plugins].reverse()) {
-      try {
-        await plugin.close?.();
-      } catch (error) {
-        this.logger.error(
-          { event: 'plugin.failed', plugin: plugin.name, hook: 'close', err: error },
-          `plugin close failed: ${messageOf(error)}`,
-        );
-      }
-    }
-    if (this.ownsStore) await this.services.store.close();
-  }
-
-  private assertOpen(): void {
-    if (this.closed) throw serverClosed('call');
+  close(): Promise<void> {
+    return this.lifecycle.close({
+      drain: () => this.pipeline.drain(this.drainTimeoutMs),
+      plugins: this.plugins,
+      logger: this.logger,
+      closeStore: this.ownsStore ? () => this.services.store.close() : undefined,
+    });
   }
 }
 
 export function createServer(options: ServerOptions): SluiceServer {
   return new SluiceServer(options);
-}
-
-/** A failure as a rejection: as it is, or as the client sees it. */
-function rejectWith(error: unknown, toClient: ToClientError | undefined): Promise<never> {
-  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes on what was thrown, unchanged unless mapped
-  return Promise.reject(toClient === undefined ? error : toClient(error));
 }

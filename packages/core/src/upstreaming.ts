@@ -8,7 +8,6 @@ import type { ListenCaller } from './features/feature-guards.js';
 import type { CoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import type { ServerContext } from './protocol.js';
-import type { CredentialVault } from './store/credential-vault.js';
 import type { ImportResult, ToolTable } from './tool-table.js';
 import type { ListChange } from './transport-hooks.js';
 
@@ -26,6 +25,14 @@ export interface UpstreamStatus {}
 /** The resources, templates and prompts of imported upstreams (`server.features`); declared by `@sluice/upstream`. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declared by @sluice/upstream
 export interface ImportedFeatures {}
+
+/**
+ * The vault that seals the grants of `per_user` upstreams: `CredentialVault`
+ * of `@sluice/upstream`, which fills this in (declaration merging). Core only
+ * hands it on to the import.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declared by @sluice/upstream
+export interface CredentialVault {}
 
 /** What the upstream import needs of the server it imports into. */
 export interface UpstreamHost {

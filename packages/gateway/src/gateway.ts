@@ -3,7 +3,7 @@ import { createServer as createHttpServer } from 'node:http';
 import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MemoryStore, createServer } from '@sluice/core';
-import type { CredentialVault } from '@sluice/core';
+import type { CredentialVault } from '@sluice/upstream';
 import { HttpLimits } from '@sluice/http';
 import type {
   HttpListener,

@@ -1,5 +1,6 @@
-import { CredentialVault } from '@sluice/core';
-import type { CredentialVaultOptions, Logger, Store } from '@sluice/core';
+import type { Logger, Store } from '@sluice/core';
+import { CredentialVault } from '@sluice/upstream';
+import type { CredentialVaultOptions } from '@sluice/upstream';
 import { storeFromConfig } from '@sluice/store-redis';
 import type { GatewayConfig } from './config-schema.js';
 import { GatewayErrorCode, configError } from './errors.js';

@@ -13,7 +13,8 @@ import fc from 'fast-check';
 import type { Browser } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ResourceTemplate } from '@modelcontextprotocol/server';
-import { CoreErrorCode, CredentialVault, MemoryStore, createServer, identityOf } from '@sluice/core';
+import { CoreErrorCode, MemoryStore, createServer, identityOf } from '@sluice/core';
+import { CredentialVault } from '@sluice/upstream';
 import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import '@sluice/http';
@@ -27,7 +28,6 @@ import type { ConsentServer } from '../../core/test/helpers/consent-authorizatio
 import { startRecordingFront } from '../../core/test/helpers/front.js';
 import { confirmingTool } from '../../core/test/fixtures/asking-tool.js';
 import { consentInBrowser, launchChromium } from '../../core/test/helpers/consent-browser.js';
-import '@sluice/upstream';
 
 const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' } as const;
 const VAULT_KEY = randomBytes(32).toString('base64');

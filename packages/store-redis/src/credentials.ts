@@ -10,7 +10,7 @@ const SCAN_COUNT = 500;
 /**
  * The credential vault's sealed records in Redis, one key per upstream and
  * caller, so that every replica reads, and revokes, the same grants. The
- * values are ciphertext: core's `CredentialVault` seals them first.
+ * values are ciphertext: `@sluice/upstream`'s `CredentialVault` seals them first.
  */
 export class RedisCredentials implements CredentialRecords {
   constructor(

@@ -2,7 +2,8 @@
 // replicas. Redis holds ciphertext only; a grant one replica stores or
 // revokes is stored or revoked for the other.
 import { randomBytes } from 'node:crypto';
-import { CoreErrorCode, CredentialVault, SluiceError } from '@sluice/core';
+import { CoreErrorCode, SluiceError } from '@sluice/core';
+import { CredentialVault } from '@sluice/upstream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startRedis } from './helpers/redis-server.js';
 import { StoreFactory } from './helpers/stores.js';

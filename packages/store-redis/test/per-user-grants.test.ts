@@ -9,11 +9,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { CredentialVault, createServer } from '@sluice/core';
+import { createServer } from '@sluice/core';
+import { CredentialVault } from '@sluice/upstream';
 import type { HttpListener } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
 import '@sluice/http';
-import '@sluice/upstream';
 import { perUserAuth, startConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
 import type { ConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
 import { consentInBrowser, launchChromium } from '../../core/test/helpers/consent-browser.js';

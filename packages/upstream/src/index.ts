@@ -4,6 +4,7 @@
 import { provideUpstreamImporting } from '@sluice/core/internal';
 import { ImportedUpstreams } from './server-upstreams.js';
 import type { FeatureCatalog } from './features/catalog.js';
+import type { CredentialVault as OwnCredentialVault } from './oauth/credential-vault.js';
 import type { UpstreamStatus as OwnUpstreamStatus } from './health.js';
 import type { ImportOptions as OwnImportOptions } from './options.js';
 
@@ -15,6 +16,8 @@ declare module '@sluice/core' {
   interface UpstreamStatus extends OwnUpstreamStatus {}
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: fills in core's empty interface
   interface ImportedFeatures extends FeatureCatalog {}
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: fills in core's empty interface
+  interface CredentialVault extends OwnCredentialVault {}
 }
 
 provideUpstreamImporting({ attach: (host) => new ImportedUpstreams(host) });
@@ -40,6 +43,7 @@ export type {
   UpstreamConnection,
   UpstreamTransportType,
 } from './options.js';
+export { CredentialVault, CredentialVaultOptions } from './oauth/credential-vault.js';
 export { ClientCredentialsAuthSchema, UpstreamAuthSchema } from './oauth/options.js';
 export type { UpstreamAuth } from './oauth/options.js';
 export { RequestFilterHeader, RequestFilterOptions, requestFilter } from './request-filter.js';

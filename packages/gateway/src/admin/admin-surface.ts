@@ -1,6 +1,7 @@
 import type { RequestListener, ServerResponse } from 'node:http';
 import { SluiceError } from '@sluice/core';
-import type { AuditLog, CredentialVault, Logger } from '@sluice/core';
+import type { AuditLog, Logger } from '@sluice/core';
+import type { CredentialVault } from '@sluice/upstream';
 import type { RouteRequest } from '@sluice/http';
 import type { PendingApproval } from '@sluice/plugin-risk';
 import { GatewayErrorCode } from '../errors.js';

@@ -1,5 +1,6 @@
 import { SluiceError } from '@sluice/core';
-import type { CredentialSlot, CredentialVault } from '@sluice/core';
+import type { CredentialSlot } from '@sluice/core';
+import type { CredentialVault } from '@sluice/upstream';
 import { GatewayErrorCode } from '../errors.js';
 import type { AdminContext } from './admin-surface.js';
 import { HttpProblem, stringField } from './http-io.js';

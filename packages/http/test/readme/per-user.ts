@@ -1,7 +1,7 @@
 // The per_user example in packages/core/README.md, type-checked; `node scripts/sync-code-blocks.mjs` copies it there.
-import { CredentialVault, MemoryStore, createServer } from '@sluice/core';
+import { MemoryStore, createServer } from '@sluice/core';
 import '@sluice/http';
-import '@sluice/upstream';
+import { CredentialVault } from '@sluice/upstream';
 
 // #region per-user
 const store = new MemoryStore(); // or a Redis store: grants and consent steps are shared by replicas

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CallerIdentity } from '@sluice/core';
 import { SluiceError, messageOf } from '@sluice/core';
-import type { CredentialVault } from '@sluice/core';
+import type { CredentialVault } from './credential-vault.js';
 import type { CredentialSlot, Store } from '@sluice/core';
 import type { UpstreamAuthorizer } from './authorizer.js';
 import type { TokenClient } from './authorizer.js';

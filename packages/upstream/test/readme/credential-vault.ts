@@ -1,5 +1,6 @@
-// The vault example in packages/core/README.md, type-checked; `node scripts/sync-code-blocks.mjs` copies it there.
-import { CredentialVault, MemoryStore } from '@sluice/core';
+// The vault example in packages/upstream/README.md, type-checked; `node scripts/sync-code-blocks.mjs` copies it there.
+import { MemoryStore } from '@sluice/core';
+import { CredentialVault } from '@sluice/upstream';
 
 const store = new MemoryStore();
 const accessToken = 'access';

@@ -1,8 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { z } from 'zod/v4';
-import { CoreErrorCode, SluiceError } from '../errors.js';
-import { parseOptions } from '../plugin.js';
-import type { CredentialRecords, CredentialSlot, SetOptions } from './types.js';
+import { z } from 'zod';
+import { CoreErrorCode, SluiceError, parseOptions } from '@sluice/core';
+import type { CredentialRecords, CredentialSlot, SetOptions } from '@sluice/core';
 
 const FORMAT = 'v1';
 const IV_BYTES = 12;

@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CoreErrorCode, CredentialVault, MemoryStore, SluiceError } from '@sluice/core';
+import { CoreErrorCode, MemoryStore, SluiceError } from '@sluice/core';
+import { CredentialVault } from '../src/index.js';
 import { FakeClock } from '@sluice/core/testing';
 
 const newKey = (): string => randomBytes(32).toString('base64');
