@@ -2,7 +2,7 @@
 // src/version.ts, written from package.json by scripts/versions.mjs at build
 // time. Nothing reads package.json at run time (a bundle has none to read).
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -10,6 +10,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const packages = readdirSync(join(root, 'packages')).filter((p) =>
   existsSync(join(root, 'packages', p, 'package.json')),
 );
+
+/** Sources that write a package.json for a new project (the plugin scaffold's templates), never reading one. */
+const WRITES_MANIFESTS = new Set(['packages/gateway/src/create-templates.ts']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -33,9 +36,14 @@ describe.each(packages)('packages/%s', (dir) => {
   });
 
   it('never reads its package.json at run time', () => {
-    const readers = sourceFiles(join(root, 'packages', dir, 'src')).filter((file) =>
-      /package\.json['"]/.test(readFileSync(file, 'utf8')),
-    );
+    const readers = sourceFiles(join(root, 'packages', dir, 'src')).filter((file) => {
+      const text = readFileSync(file, 'utf8');
+      // `sluice create plugin` writes a package.json for a new project: its templates name the file and
+      // must still read none.
+      if (WRITES_MANIFESTS.has(relative(root, file)))
+        return /(?:readFile|require|import)\b[^\n]*package\.json/.test(text);
+      return /package\.json['"]/.test(text);
+    });
     expect(readers).toEqual([]);
   });
 });

@@ -21,6 +21,8 @@ export interface PluginNames {
 export const SCAFFOLD_DEV_TOOLS = Object.freeze({
   '@modelcontextprotocol/client': '^2.4.0',
   '@types/node': '^20.19.0',
+  // The testing kit captures logs through pino, an optional peer of core.
+  pino: '^10.4.0',
   typescript: '~5.9.3',
   vitest: '~4.1.12',
 });

@@ -2,8 +2,6 @@ import type * as Pino from 'pino';
 import type { Logger } from '../logger.js';
 import { requireCjs } from '../require-cjs.js';
 
-const { pino } = requireCjs('pino') as typeof Pino;
-
 /** One parsed pino record. */
 export type LogRecord = Record<string, unknown> & { level: number; msg?: string; event?: string };
 
@@ -18,8 +16,12 @@ export interface CapturedLogger {
   clear(): void;
 }
 
-/** A pino logger that keeps its records in memory, at every level. */
+/**
+ * A pino logger that keeps its records in memory, at every level. pino is an optional peer of core: it is
+ * loaded here, on the first call, so that the rest of the testing kit works without it.
+ */
 export function captureLogger(): CapturedLogger {
+  const { pino } = requireCjs('pino') as typeof Pino;
   const records: LogRecord[] = [];
   const lines: string[] = [];
   const logger = pino(
