@@ -17,8 +17,9 @@ export interface CapturedLogger {
 }
 
 /**
- * A pino logger that keeps its records in memory, at every level. pino is an optional peer of core: it is
- * loaded here, on the first call, so that the rest of the testing kit works without it.
+ * A pino logger that keeps its records in memory, at every level. pino is an optional peer of core, loaded
+ * here when a logger is captured (`createTestKit` does), not when `@sluice/core/testing` is imported: its
+ * other helpers, such as `textOf` and `errorOf`, work without it.
  */
 export function captureLogger(): CapturedLogger {
   const { pino } = requireCjs('pino') as typeof Pino;
