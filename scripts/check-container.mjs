@@ -30,7 +30,7 @@ import { createRequire } from 'node:module';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, parseDockerfile, runtimeOf } from './image-tools.mjs';
+import { freePort, parseDockerfile, progress, runtimeOf } from './image-tools.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const NODE_UID = 1000;
@@ -38,14 +38,8 @@ const NODE_UID = 1000;
 const NPX_UPSTREAM = ['-y', '@modelcontextprotocol/server-memory@2026.8.31'];
 const keep = process.argv.includes('--keep');
 const appArg = process.argv.indexOf('--app');
-const started = Date.now();
 
-const fail = (message) => {
-  console.error(`check-container: FAILED: ${message}`);
-  process.exit(1);
-};
-const step = (message) =>
-  console.error(`check-container: [${((Date.now() - started) / 1000).toFixed(1)} s] ${message}`);
+const { fail, step } = progress('check-container');
 
 if (process.getuid?.() !== 0) fail('run as root: the sandbox runs as uid 1000 through setpriv');
 const BWRAP = ['/usr/bin/bwrap', '/bin/bwrap'].find((path) => existsSync(path));

@@ -25,20 +25,15 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execForm as exec, freePort, parseDockerfile } from './image-tools.mjs';
+import { execForm as exec, freePort, parseDockerfile, progress } from './image-tools.mjs';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const DOCKERFILE = join(ROOT, 'deploy/Dockerfile');
 /** The `node` user of the official Node images. */
 const NODE_UID = 1000;
 const keep = process.argv.includes('--keep');
-const started = Date.now();
 
-const fail = (message) => {
-  console.error(`check-image: FAILED: ${message}`);
-  process.exit(1);
-};
-const step = (message) => console.error(`check-image: [${((Date.now() - started) / 1000).toFixed(1)} s] ${message}`);
+const { fail, step } = progress('check-image');
 
 function until(check, what, timeoutMs) {
   const deadline = Date.now() + timeoutMs;

@@ -53,3 +53,17 @@ export function freePort() {
     });
   });
 }
+
+/** `fail` (prints why and exits 1) and `step` (prints what was done, with the seconds since start) of a check named `name`. */
+export function progress(name) {
+  const started = Date.now();
+  return {
+    fail(message) {
+      console.error(`${name}: FAILED: ${message}`);
+      process.exit(1);
+    },
+    step(message) {
+      console.error(`${name}: [${((Date.now() - started) / 1000).toFixed(1)} s] ${message}`);
+    },
+  };
+}
