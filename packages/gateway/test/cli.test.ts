@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PassThrough } from 'node:stream';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +9,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { compileSchema, createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/core/testing';
-import { GatewayErrorCode, interpolateEnv, main } from '@sluice/gateway';
+import { GatewayErrorCode, interpolateEnv } from '@sluice/gateway';
 import { parseCommandLine } from '../src/cli-args.js';
 import { z } from 'zod';
 import {
@@ -21,6 +20,7 @@ import {
   fixtureUpstream,
   httpClient,
   runCli,
+  runMain,
   sample,
   tempConfig,
 } from './helpers.js';
@@ -339,17 +339,6 @@ describe('sluice check', () => {
 });
 
 describe('sluice schema, help and usage', () => {
-  async function runMain(args: string[]): Promise<{ code: number; out: string; err: string }> {
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = '';
-    let err = '';
-    stdout.on('data', (c: Buffer) => (out += c.toString()));
-    stderr.on('data', (c: Buffer) => (err += c.toString()));
-    const code = await main(args, { stdout, stderr, env: {} });
-    return { code, out, err };
-  }
-
   it('prints a JSON Schema that accepts the example config and rejects a bad one', async () => {
     const { code, out } = await runMain(['schema']);
     expect(code).toBe(0);

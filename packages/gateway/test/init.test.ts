@@ -2,23 +2,11 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { compileSchema } from '@sluice/core';
-import { interpolateEnv, main, parseGatewayConfig } from '@sluice/gateway';
+import { interpolateEnv, parseGatewayConfig } from '@sluice/gateway';
 import { guessableKeys } from '@sluice/http';
-import { tempConfig } from './helpers.js';
-
-async function runMain(args: string[], env: Record<string, string> = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await main(args, { stdout, stderr, env });
-  return { code, out, err };
-}
+import { runMain, tempConfig } from './helpers.js';
 
 describe('sluice init', () => {
   it('writes a starter config with $schema, a loopback bind and an API key from the environment, that check accepts', async () => {
