@@ -1,6 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { StdioLineTransport } from './stdio-transport.js';
 import type { Logger } from './logger.js';
 import type { TransportHooks } from './transport-hooks.js';
@@ -22,10 +21,21 @@ interface StdioHost {
   createSdkServer(transport: 'stdio'): SdkServer;
 }
 
-/** stdio for both protocol versions; the SDK pins one server instance per connection. */
-export function serveOverStdio(host: StdioHost, options: StdioOptions, hooks: TransportHooks): StdioHandle {
+/**
+ * stdio for both protocol versions; the SDK pins one server instance per connection. The SDK's packages are
+ * imported by name, as the server loader does (see server-sdk-loader.ts); a served server has loaded them.
+ */
+export async function serveOverStdio(
+  host: StdioHost,
+  options: StdioOptions,
+  hooks: TransportHooks,
+): Promise<StdioHandle> {
+  const [sdk, { serveStdio }] = await Promise.all([
+    import('@modelcontextprotocol/server'),
+    import('@modelcontextprotocol/server/stdio'),
+  ]);
   const instances = new Set<SdkServer>();
-  const transport = new StdioLineTransport(options.stdin, options.stdout);
+  const transport = new StdioLineTransport(sdk, options.stdin, options.stdout);
   const handle = serveStdio(
     () => {
       const sdk = host.createSdkServer('stdio');
