@@ -1,6 +1,7 @@
 import type { Server } from '@modelcontextprotocol/server';
 import type { Transport } from './context.js';
 import { CoreErrorCode, SluiceError } from './errors.js';
+import { requireCjs } from './require-cjs.js';
 import type { SdkServerParts } from './server-sdk.js';
 import type { sendChange } from './transport-hooks.js';
 
@@ -21,22 +22,50 @@ let serverSdkLoading: Promise<ServerSdk> | undefined;
  * process. Every server that can serve a transport starts this when it is
  * built, so that importing core stays light and `createSdkServer()` finds it
  * loaded by the time `ready()` resolves. Without the package installed, it
- * rejects with the way to install it. The package is imported by its name,
- * as an expression: a bundler carries it in when it is installed, and
- * leaves it out when it is not (a bundle that only adopts never needs it).
+ * rejects with the way to install it.
  */
 export function loadServerSdk(): Promise<ServerSdk> {
-  serverSdkLoading ??= Promise.all([import('@modelcontextprotocol/server'), import('./server-sdk.js')]).then(
+  serverSdkLoading ??= Promise.all([importServerPackage(), import('./server-sdk.js')]).then(
     ([classes, glue]) =>
       (serverSdk = {
         buildSdkServer: (parts, transport) => glue.buildSdkServer(classes, parts, transport),
         sendChange: glue.sendChange,
       }),
-    (error: unknown) => {
-      throw isMissing(error, SERVER_SDK_PACKAGE) ? serverSdkMissing(error) : error;
-    },
   );
   return serverSdkLoading;
+}
+
+type ServerPackage = typeof import('@modelcontextprotocol/server');
+type ServerStdio = typeof import('@modelcontextprotocol/server/stdio');
+
+/**
+ * The SDK's server package, imported by its name: a bundler carries it in
+ * when it is installed and leaves it out when it is not (a bundle that only
+ * adopts never needs it); each import catches its own failure, which is
+ * what tells a bundler the package may be absent. Core's CommonJS build
+ * requires it instead, so that a CommonJS program and core share its
+ * CommonJS copy (one copy of its classes).
+ */
+export function importServerPackage(): Promise<ServerPackage> {
+  if (typeof __filename === 'string')
+    return Promise.resolve()
+      .then(() => requireCjs('@modelcontextprotocol/server') as ServerPackage)
+      .catch(whenMissing);
+  return import('@modelcontextprotocol/server').catch(whenMissing);
+}
+
+/** The SDK server package's stdio entry, loaded as `importServerPackage()` loads the package. */
+export function importServerStdio(): Promise<ServerStdio> {
+  if (typeof __filename === 'string')
+    return Promise.resolve()
+      .then(() => requireCjs('@modelcontextprotocol/server/stdio') as ServerStdio)
+      .catch(whenMissing);
+  return import('@modelcontextprotocol/server/stdio').catch(whenMissing);
+}
+
+/** Rethrows a failed import of the SDK's server package, as the way to install it when it is not installed. */
+export function whenMissing(error: unknown): never {
+  throw isMissing(error, SERVER_SDK_PACKAGE) ? serverSdkMissing(error) : error;
 }
 
 /** The SDK's server package, once loaded; before that, an error that says what to wait for. */

@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
+import { importServerPackage, importServerStdio } from './server-sdk-loader.js';
 import { StdioLineTransport } from './stdio-transport.js';
 import type { Logger } from './logger.js';
 import type { TransportHooks } from './transport-hooks.js';
@@ -22,18 +23,15 @@ interface StdioHost {
 }
 
 /**
- * stdio for both protocol versions; the SDK pins one server instance per connection. The SDK's packages are
- * imported by name, as the server loader does (see server-sdk-loader.ts); a served server has loaded them.
+ * stdio for both protocol versions; the SDK pins one server instance per connection. The SDK's server package
+ * is loaded as the server loader loads it (see server-sdk-loader.ts): a served server has loaded it already.
  */
 export async function serveOverStdio(
   host: StdioHost,
   options: StdioOptions,
   hooks: TransportHooks,
 ): Promise<StdioHandle> {
-  const [sdk, { serveStdio }] = await Promise.all([
-    import('@modelcontextprotocol/server'),
-    import('@modelcontextprotocol/server/stdio'),
-  ]);
+  const [sdk, { serveStdio }] = await Promise.all([importServerPackage(), importServerStdio()]);
   const instances = new Set<SdkServer>();
   const transport = new StdioLineTransport(sdk, options.stdin, options.stdout);
   const handle = serveStdio(
