@@ -2,8 +2,9 @@
 // with npm into throwaway projects outside the workspace, and runs a v1 server in the SDK's stateless
 // Streamable HTTP pattern, plain and with one guard (core and plugin-concurrency) adopted per request, in a
 // zod 3 project and a zod 4 one; then bundles the guarded server into a single esbuild file and runs it
-// from an empty folder. Prints each check, and the node_modules size and package count of each project
-// and what core + one guard add (goal: at most 8 MB and 10 packages). Needs a build and the npm registry.
+// from an empty folder, and checks that createServer() there names the SDK package it lacks. Prints each check,
+// and the node_modules size and package count of each project and what core + one guard add (goal: at most
+// 8 MB and 10 packages, checked: over it fails the run). Needs a build and the npm registry.
 // Usage: node scripts/consumers-adopt.mjs [--keep]
 import { spawn } from 'node:child_process';
 import {
@@ -137,6 +138,14 @@ try {
       `the same with one guard adopted per request refuses past maxActive 1, ${zod}`,
       g.ok ? g.output : g.output,
     );
+    // What adopting does not install: the SDK's v2 server package, so createServer() says how to get it.
+    cpSync(join(sources, 'full-server.mjs'), join(guarded, 'full-server.mjs'));
+    const f = await exec(process.execPath, ['full-server.mjs'], guarded);
+    report(
+      f.ok,
+      `createServer() without @modelcontextprotocol/server names the package to install, ${zod}`,
+      f.ok ? '' : f.output,
+    );
     sizes.push({ zod, plain: measure(plain), guarded: measure(guarded) });
     bundled ??= guarded;
   }
@@ -185,13 +194,20 @@ try {
   for (const { zod, plain, guarded } of sizes) {
     const added = { bytes: guarded.bytes - plain.bytes, packages: guarded.packages - plain.packages };
     const within = added.bytes <= GOAL.bytes && added.packages <= GOAL.packages;
-    process.stdout.write(
-      `${zod}: plain ${mb(plain.bytes)} in ${plain.packages} packages; guarded ${mb(guarded.bytes)} in ${guarded.packages}; ` +
-        `added ${mb(added.bytes)} and ${added.packages} packages (${within ? 'within' : 'over'} the goal)\n`,
-    );
     // Each package the guarded project has and the plain one lacks (or holds in another version), by weight.
     const extra = [...guarded.sizes].filter(([key]) => !plain.sizes.has(key)).sort((a, b) => b[1] - a[1]);
-    for (const [key, bytes] of extra) process.stdout.write(`       + ${key} ${mb(bytes)}\n`);
+    report(
+      within,
+      `${zod}: plain ${mb(plain.bytes)} in ${plain.packages} packages; guarded ${mb(guarded.bytes)} in ${guarded.packages}; ` +
+        `added ${mb(added.bytes)} and ${added.packages} packages (${within ? 'within' : 'over'} the goal)`,
+      extra.map(([key, bytes]) => `+ ${key} ${mb(bytes)}`).join('\n'),
+    );
+    const v2 = extra.filter(([key]) => /(^|> )@modelcontextprotocol\/(server|client|core|node)@/.test(key));
+    report(
+      v2.length === 0,
+      `${zod}: no package of the SDK v2 installed by adopting`,
+      v2.map(([key]) => key).join('\n'),
+    );
   }
 } finally {
   if (keep) process.stdout.write(`kept ${work}\n`);

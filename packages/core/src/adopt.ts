@@ -14,6 +14,7 @@ import type { SluiceTool } from './tool.js';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 import { MemoryStore } from './store/memory.js';
+import { toProtocolError } from './protocol-errors.js';
 
 /**
  * The parts of an SDK `McpServer` that `adopt()` relies on. Both the v1
@@ -108,7 +109,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
       const name = request.params?.name;
       if (typeof name !== 'string' || recordOf(name) === undefined) return original(request, extra);
       if (!(await admit(name))) {
-        throw await forClient(unknownTool(name));
+        throw toProtocolError(unknownTool(name));
       }
       try {
         return await internals.dispatch(name, request.params?.arguments, {
@@ -121,7 +122,7 @@ export function adopt(existing: AdoptableServer, plugins: readonly Plugin[], opt
           state: [[CARRIED, { request, extra, original } satisfies Carried & { original: NativeHandler }]],
         });
       } catch (error) {
-        throw await forClient(error);
+        throw toProtocolError(error);
       }
     };
 
@@ -178,10 +179,9 @@ const FEATURE_METHODS = [
 /**
  * The wrappers of adopt-features.ts when a plugin taps `listFeatures` (or
  * `featureAccess`), or `request`, `response` or `guard` for a kind other
- * than tool calls, none otherwise. They build on the SDK's server package, so
- * they load with the first request of a feature method, not with adopt(): a
- * v1 server guarding its tools only never loads it. A method the guards
- * leave alone passes through.
+ * than tool calls, none otherwise. They load with the first request of a
+ * feature method, not with adopt(): a server guarding its tools only never
+ * loads them. A method the guards leave alone passes through.
  */
 function featureGuards(sluice: SluiceServer): Record<string, (original: NativeHandler) => NativeHandler> {
   if (!sluice.hooks.listFeatures.isUsed() && !requestsTapped(sluice.hooks)) return {};
@@ -200,16 +200,6 @@ function featureGuards(sluice: SluiceServer): Record<string, (original: NativeHa
       };
     };
   return wrappers;
-}
-
-/**
- * The JSON-RPC error a client sees for a failed call. The mapping builds the
- * SDK's protocol errors, so it loads with the first failure rather than with
- * adopt(): a v1 server that never fails a call never loads the v2 SDK.
- */
-async function forClient(error: unknown): Promise<Error> {
-  const { toProtocolError } = await import('./protocol-errors.js');
-  return toProtocolError(error);
 }
 
 /** Runs the adopted server's own handler with the arguments the pipeline settled on. */

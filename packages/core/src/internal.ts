@@ -4,6 +4,8 @@
 export { HOOK_NAMES } from './hooks.js';
 export { MAX_META_KEYS, emptyMeta, readIncomingMeta, toPlainMeta } from './meta.js';
 export { toProtocolError } from './protocol-errors.js';
+export { RpcError, isRpcError } from './rpc-error.js';
+export type { RpcErrorLike } from './rpc-error.js';
 export { isRefusal, toolErrorText } from './refusal.js';
 export { isStandardSchema } from './schema.js';
 export { internalsOf } from './server-internals.js';

@@ -1,4 +1,3 @@
-import { parseJSONRPCMessage } from '@modelcontextprotocol/server';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -30,12 +29,12 @@ function metaFits(holder: Record<string, unknown>): boolean {
 /**
  * A parsed JSON value as a JSON-RPC message: a cheap look at the envelope
  * (version, id, method and params, result or error, no other keys) first,
- * and the SDK's full message schema only when that look fails, for its
- * error. What is inside params and results is checked later, per method,
+ * and the SDK's full message schema (`strict`, the caller's SDK's
+ * `parseJSONRPCMessage`) only when that look fails, for its error. What is inside params and results is checked later, per method,
  * where the SDK parses them; the envelope check accepts nothing the schema
  * refuses at the envelope.
  */
-export function asJsonRpcMessage(value: unknown): JSONRPCMessage {
+export function asJsonRpcMessage(value: unknown, strict: (value: unknown) => JSONRPCMessage): JSONRPCMessage {
   if (isObject(value) && value.jsonrpc === '2.0') {
     const { id, params, result, error } = value;
     if (typeof value.method === 'string') {
@@ -57,5 +56,5 @@ export function asJsonRpcMessage(value: unknown): JSONRPCMessage {
       return value as unknown as JSONRPCMessage;
     }
   }
-  return parseJSONRPCMessage(value);
+  return strict(value);
 }

@@ -1,10 +1,10 @@
 // What a Sluice server needs of the MCP SDK's server package to serve a transport. Loaded with the first server that
-// can serve (see server-sdk-loader.ts), not with core: a v1 server adopting one guard never loads it.
+// can serve (see server-sdk-loader.ts), not with core: a v1 server adopting one guard never loads it. The package
+// itself comes from the loader, which imports it by name when it is there.
 
-import { McpServer, Server } from '@modelcontextprotocol/server';
+import type { McpServer, Server } from '@modelcontextprotocol/server';
 import type { ServerOptions as SdkServerOptions } from '@modelcontextprotocol/server';
 import type { CallRequest, ListContext, Transport } from './context.js';
-import { guardsOf } from './features/feature-guards.js';
 import type { CoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
 import { toProtocolError } from './protocol-errors.js';
@@ -13,8 +13,13 @@ import type { CallToolResult, Tool } from './protocol.js';
 import { headersOf } from './request-headers.js';
 import type { ServerUpstreams } from './upstreaming.js';
 
-export { McpServer, Server, guardsOf };
 export { sendChange } from './transport-hooks.js';
+
+/** The classes of the SDK's server package a Sluice server builds its SDK servers from. */
+export interface ServerClasses {
+  readonly McpServer: typeof McpServer;
+  readonly Server: typeof Server;
+}
 
 /** What a Sluice server lends the SDK servers it creates. */
 export interface SdkServerParts {
@@ -34,12 +39,12 @@ export interface SdkServerParts {
 }
 
 /** A fresh SDK server that serves a Sluice server's tools (and imported features) over one transport. */
-export function buildSdkServer(parts: SdkServerParts, transport: Transport): Server {
+export function buildSdkServer(classes: ServerClasses, parts: SdkServerParts, transport: Transport): Server {
   let sdk: Server;
   if (parts.extensions.length === 0) {
-    sdk = new Server(parts.info, parts.options);
+    sdk = new classes.Server(parts.info, parts.options);
   } else {
-    const mcp = new McpServer(parts.info, parts.options);
+    const mcp = new classes.McpServer(parts.info, parts.options);
     for (const extend of parts.extensions) extend(mcp);
     sdk = mcp.server;
   }

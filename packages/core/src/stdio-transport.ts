@@ -1,5 +1,4 @@
 import type { Readable, Writable } from 'node:stream';
-import { STDIO_DEFAULT_MAX_BUFFER_SIZE, serializeMessage } from '@modelcontextprotocol/server';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { rpcErrorBody } from './rpc-error-body.js';
 import { asJsonRpcMessage } from './message-shape.js';
@@ -14,6 +13,12 @@ const INVALID_REQUEST = -32600;
  * error under its own id, so a client never waits for an answer that will
  * not come.
  */
+/** What the transport needs of the SDK's server package, which the caller has loaded. */
+export type StdioSdk = Pick<
+  typeof import('@modelcontextprotocol/server'),
+  'STDIO_DEFAULT_MAX_BUFFER_SIZE' | 'parseJSONRPCMessage' | 'serializeMessage'
+>;
+
 export class StdioLineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -24,11 +29,16 @@ export class StdioLineTransport implements Transport {
   private started = false;
   private closed = false;
 
+  private readonly maxLineBytes: number;
+
   constructor(
+    private readonly sdk: StdioSdk,
     private readonly input: Readable = process.stdin,
     private readonly output: Writable = process.stdout,
-    private readonly maxLineBytes: number = STDIO_DEFAULT_MAX_BUFFER_SIZE,
-  ) {}
+    maxLineBytes?: number,
+  ) {
+    this.maxLineBytes = maxLineBytes ?? sdk.STDIO_DEFAULT_MAX_BUFFER_SIZE;
+  }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- a second start() must reject, as the Transport contract expects, not throw
   async start(): Promise<void> {
@@ -75,7 +85,7 @@ export class StdioLineTransport implements Transport {
     let message: JSONRPCMessage;
     try {
       // The envelope only; each method's params are parsed where the SDK dispatches it.
-      message = asJsonRpcMessage(value);
+      message = asJsonRpcMessage(value, this.sdk.parseJSONRPCMessage);
     } catch (error) {
       const id = (value as { id?: unknown } | null)?.id;
       const isRequest = typeof (value as { method?: unknown } | null)?.method === 'string';
@@ -105,7 +115,7 @@ export class StdioLineTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error('StdioLineTransport is closed'));
-    return this.write(serializeMessage(message));
+    return this.write(this.sdk.serializeMessage(message));
   }
 
   private write(text: string): Promise<void> {

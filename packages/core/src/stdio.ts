@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { importServerPackage, importServerStdio } from './server-sdk-loader.js';
 import { StdioLineTransport } from './stdio-transport.js';
 import type { Logger } from './logger.js';
 import type { TransportHooks } from './transport-hooks.js';
@@ -22,10 +22,18 @@ interface StdioHost {
   createSdkServer(transport: 'stdio'): SdkServer;
 }
 
-/** stdio for both protocol versions; the SDK pins one server instance per connection. */
-export function serveOverStdio(host: StdioHost, options: StdioOptions, hooks: TransportHooks): StdioHandle {
+/**
+ * stdio for both protocol versions; the SDK pins one server instance per connection. The SDK's server package
+ * is loaded as the server loader loads it (see server-sdk-loader.ts): a served server has loaded it already.
+ */
+export async function serveOverStdio(
+  host: StdioHost,
+  options: StdioOptions,
+  hooks: TransportHooks,
+): Promise<StdioHandle> {
+  const [sdk, { serveStdio }] = await Promise.all([importServerPackage(), importServerStdio()]);
   const instances = new Set<SdkServer>();
-  const transport = new StdioLineTransport(options.stdin, options.stdout);
+  const transport = new StdioLineTransport(sdk, options.stdin, options.stdout);
   const handle = serveStdio(
     () => {
       const sdk = host.createSdkServer('stdio');

@@ -155,7 +155,7 @@ describe('the store of an adopted server', () => {
 });
 
 describe('what adopting one guard into a v1 server loads', () => {
-  it('none of the SDK v2 packages, nor the HTTP adapter, while calls pass and are refused', () => {
+  it('none of the SDK v2 packages, nor the HTTP adapter, while calls pass, are refused and fail', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-loads-'));
     try {
       const loads = join(dir, 'loads.txt');
@@ -172,9 +172,23 @@ describe('what adopting one guard into a v1 server loads', () => {
         { env: { ...process.env, SLUICE_LOADS_FILE: loads }, encoding: 'utf8', timeout: 60_000 },
       );
       expect(run.stderr).toBe('');
-      const { passed, refused } = JSON.parse(run.stdout) as { passed: unknown; refused: unknown };
+      const { passed, refused, read, errors } = JSON.parse(run.stdout) as Record<string, unknown>;
       expect(passed).toMatchObject({ content: [{ type: 'text', text: 'sunny in Oslo' }] });
       expect(refused).toMatchObject({ isError: true, _meta: { 'dev.sluice/error': { code: 'NO_SUCH_CITY' } } });
+      expect(read).toMatchObject({ contents: [{ uri: 'docs://readme', text: 'read me' }] });
+      // What the client gets of each failure, as the server sent it: the same as when core built the SDK's errors.
+      expect(errors).toEqual([
+        { code: -32602, message: 'city must name a place', data: { code: 'INVALID_PARAMS' } },
+        { code: -32603, message: 'Internal error in plugin "buggy" (preCall)', data: { code: 'PLUGIN_FAILED' } },
+        {
+          code: -32600,
+          message: 'SEALED: not for this caller',
+          data: { code: 'SEALED', message: 'not for this caller', plugin: 'gate' },
+        },
+        { code: -32602, message: 'Resource not found: docs://hidden', data: { uri: 'docs://hidden' } },
+        { code: -32602, message: 'Prompt "internal" not found' },
+        { code: -32602, message: 'A resource URI holds no spaces, control characters or backslashes' },
+      ]);
       const loaded = readFileSync(loads, 'utf8').split('\n');
       // The record does see the packages that load: the v1 SDK, and core's own modules.
       expect(loaded.some((url) => url.includes('/@modelcontextprotocol/sdk/'))).toBe(true);

@@ -19,7 +19,9 @@ export interface PluginNames {
 
 /** Dev tools of the package, as the workspace pins them. */
 export const SCAFFOLD_DEV_TOOLS = Object.freeze({
+  // The testing kit's client, and the SDK server package it serves the plugin's server with: optional peers of core.
   '@modelcontextprotocol/client': '^2.4.0',
+  '@modelcontextprotocol/server': '^2.4.0',
   '@types/node': '^20.19.0',
   // The testing kit captures logs through pino, an optional peer of core.
   pino: '^10.4.0',

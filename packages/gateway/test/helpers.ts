@@ -89,6 +89,19 @@ export async function roundTripClient(url: URL, headers: Record<string, string>)
   };
 }
 
+/** The JSON-RPC error a request failed with, as the SDK client read it off the wire (core's fixture, for this rootDir). */
+export function rpcFailure(request: Promise<unknown>): Promise<{ code: unknown; message: unknown; data: unknown }> {
+  return request.then(
+    () => {
+      throw new Error('the request was answered, not refused');
+    },
+    (error: unknown) => {
+      const { code, message, data } = error as { code?: unknown; message?: unknown; data?: unknown };
+      return { code, message, data };
+    },
+  );
+}
+
 export function call(
   client: Client,
   name: string,

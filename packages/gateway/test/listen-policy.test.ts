@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, eventually, runCli, tempConfig } from './helpers.js';
+import { call, eventually, rpcFailure, runCli, tempConfig } from './helpers.js';
 
 const FILE_UPSTREAM = fileURLToPath(new URL('./fixtures/file-upstream.mjs', import.meta.url));
 const KEY = 'listen-policy-key-0123456789';
@@ -106,6 +106,40 @@ describe('2026-07-28 listen filters meet denyResources and authz, as 2025-11-25 
       ).rejects.toThrow(/FORBIDDEN/);
     } finally {
       await reader.close();
+    }
+  });
+
+  it('refusals reach the SDK client with the JSON-RPC code, message and data they always had', async () => {
+    const legacy = await clientOf(url, '2025-11-25', `${KEY}-reader`);
+    const modern = await clientOf(url, '2026-07-28', `${KEY}-reader`);
+    try {
+      const results = [
+        await rpcFailure(legacy.subscribeResource({ uri: 'file:///etc/passwd' })),
+        await rpcFailure(legacy.readResource({ uri: 'file:///etc/passwd' })),
+        await rpcFailure(legacy.subscribeResource({ uri: 'no scheme at all' })),
+        await rpcFailure(modern.listen({ resourceSubscriptions: ['file:///etc/passwd'] })),
+        await rpcFailure(modern.listen({ resourceSubscriptions: ['no scheme at all'] })),
+        await rpcFailure(modern.readResource({ uri: 'file:///etc/passwd' })),
+      ];
+      const forbidden = (kind: string) => {
+        const message = `The ${kind} of "file:///etc/passwd" is not available to "reader".`;
+        return {
+          code: -32600,
+          message: `FORBIDDEN: ${message}`,
+          data: { code: 'FORBIDDEN', message, plugin: 'authz' },
+        };
+      };
+      const badUri = { code: -32602, message: 'A resource URI holds no spaces, control characters or backslashes' };
+      expect(results).toEqual([
+        forbidden('resources/subscribe'),
+        forbidden('resources/read'),
+        { ...badUri, data: undefined },
+        forbidden('resources/subscribe'),
+        { ...badUri, data: undefined },
+        forbidden('resources/read'),
+      ]);
+    } finally {
+      await Promise.all([legacy.close(), modern.close()]);
     }
   });
 

@@ -322,8 +322,8 @@ async function admitListen(
     return { ...listen, params: { ...listen.params, notifications } };
   } catch (error) {
     const id = typeof listen.id === 'string' || typeof listen.id === 'number' ? listen.id : null;
-    // toProtocolError answers a ProtocolError: a JSON-RPC code, a message meant for the client, and its data.
-    const { code, message, data } = toProtocolError(error) as Error & { code: number; data?: unknown };
+    // toProtocolError answers a JSON-RPC error: its code, a message meant for the client, and its data.
+    const { code, message, data } = toProtocolError(error);
     const rpc = { code, message, ...(data === undefined ? {} : { data }) };
     return new Response(JSON.stringify({ jsonrpc: '2.0', id, error: rpc }), {
       status: 200,

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { McpServer, ResourceTemplate, Server } from '@modelcontextprotocol/server';
 import { Client as HttpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createServer } from '@sluice/core';
+import { createServer, definePlugin, refusal } from '@sluice/core';
 import { RequestFilterHeader, requestFilter } from '@sluice/upstream';
 import type { SluiceServer } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
 import { z } from 'zod';
-import { eventually } from '../../core/test/fixtures/upstream-helpers.js';
+import { eventually, rpcFailure } from '../../core/test/fixtures/upstream-helpers.js';
 import '@sluice/http';
 import '@sluice/upstream';
 
@@ -242,6 +242,55 @@ describe('resources and prompts of several upstreams through the gateway', () =>
     // The only resource upstream, yet what its settings leave out is not read through it.
     await expect(client.readResource({ uri: 'note://secret' })).rejects.toMatchObject({ code: -32602 });
     await expect(client.readResource({ uri: 'notes://a/b' })).rejects.toMatchObject({ code: -32602 });
+    await server.close();
+  });
+});
+
+describe('plugin refusals and failures over loopback HTTP', () => {
+  it('reach the SDK client with the JSON-RPC code, message and data they always had, in both protocol versions', async () => {
+    const gate = definePlugin({
+      name: 'gate',
+      version: '1.0.0',
+      apply: ({ hooks }) => {
+        hooks.request.tap({ name: 'gate', kinds: ['resources/read', 'resources/subscribe'] }, (ctx) =>
+          ctx.target === 'memo://sealed' ? refusal({ code: 'SEALED', message: 'not for this caller' }) : undefined,
+        );
+        hooks.preCall.tap('gate', (ctx) => {
+          if (ctx.tool.name === 'boom') throw new Error('the secret token is hunter2');
+          return undefined;
+        });
+      },
+    });
+    const server = createServer({ name: 'gateway', version: '1.0.0', logger: captureLogger().logger, plugins: [gate] });
+    server.tool({ name: 'boom', handler: () => ({ content: [{ type: 'text', text: 'never' }] }) });
+    const upstream = notesUpstream('memo', 'memo://sealed');
+    upstream.server.registerCapabilities({ resources: { subscribe: true } });
+    upstream.server.setRequestHandler('resources/subscribe', () => ({}));
+    await server.import({ name: 'memo', connection: { type: 'in-process', server: upstream } });
+    const listener = await server.listen();
+    const results: unknown[] = [];
+    for (const mode of [undefined, { pin: '2026-07-28' as const }]) {
+      const client = new HttpClient({ name: 'c', version: '1' }, mode ? { versionNegotiation: { mode } } : {});
+      await client.connect(new StreamableHTTPClientTransport(listener.url));
+      results.push(await rpcFailure(client.callTool({ name: 'boom', arguments: {} })));
+      results.push(await rpcFailure(client.readResource({ uri: 'memo://sealed' })));
+      if (mode === undefined) results.push(await rpcFailure(client.subscribeResource({ uri: 'memo://sealed' })));
+      else results.push(await rpcFailure(client.listen({ resourceSubscriptions: ['memo://sealed'] })));
+      await client.close();
+    }
+    const failed = {
+      code: -32603,
+      message: 'Internal error in plugin "gate" (preCall)',
+      data: { code: 'PLUGIN_FAILED' },
+    };
+    const sealed = {
+      code: -32600,
+      message: 'SEALED: not for this caller',
+      data: { code: 'SEALED', message: 'not for this caller', plugin: 'gate' },
+    };
+    // The last of each version is a 2025-11-25 subscription, then a 2026-07-28 listen filter the listener admits.
+    expect(results).toEqual([failed, sealed, sealed, failed, sealed, sealed]);
+    await listener.close();
     await server.close();
   });
 });

@@ -1,7 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
-import { STDIO_DEFAULT_MAX_BUFFER_SIZE, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import {
+  STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  SdkError,
+  SdkErrorCode,
+  parseJSONRPCMessage,
+} from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { asJsonRpcMessage } from '@sluice/core/internal';
@@ -132,7 +137,7 @@ export class StdioChildTransport implements Transport {
     }
     let message: JSONRPCMessage;
     try {
-      message = asJsonRpcMessage(value);
+      message = asJsonRpcMessage(value, parseJSONRPCMessage);
     } catch (error) {
       this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       return;

@@ -9,6 +9,7 @@ import type { GuardedKind, Plugin, PluginApi, SluiceServer } from '@sluice/core'
 import { captureLogger, requestRecorder } from '@sluice/core/testing';
 import type { RequestRecorderOptions } from '@sluice/core/testing';
 import '../src/index.js'; // gives every server import()
+import { rpcFailure } from '../../core/test/fixtures/upstream-helpers.js';
 
 function filesUpstream(): McpServer {
   const mcp = new McpServer({ name: 'files', version: '1.0.0' });
@@ -269,6 +270,43 @@ describe('one place decides a request: featureAccess is lists, and an adapter ov
     expect(JSON.stringify(prompt.messages)).toContain('hello ann');
     expect(captured.events('audit.refusal').map((r) => [r.plugin, r.kind, r.target, r.code] as unknown[])).toEqual([
       ['auditing', 'prompts/get', 'fs_greet', 'NOT_FOUND'],
+    ]);
+  });
+});
+
+describe('what a client of imported features receives when a plugin refuses or fails', () => {
+  it('is the code, message and data it always got', async () => {
+    const gate = definePlugin({
+      name: 'gate',
+      version: '1.0.0',
+      apply: ({ hooks }) =>
+        hooks.request.tap({ name: 'gate', kinds: ['resources/read', 'prompts/get', 'completion/complete'] }, (ctx) => {
+          if (ctx.target === 'file:///sealed') return refusal({ code: 'SEALED', message: 'not for this caller' });
+          if (ctx.target === 'file:///hidden') return refusal({ code: CoreErrorCode.NOT_FOUND, message: 'hidden' });
+          if (ctx.kind === 'completion/complete') throw new Error('the secret token is hunter2');
+          return undefined;
+        }),
+    });
+    const client = await gatewayOf([gate]);
+    const results = [
+      await rpcFailure(client.readResource({ uri: 'file:///sealed' })),
+      await rpcFailure(client.readResource({ uri: 'file:///hidden' })),
+      await rpcFailure(client.readResource({ uri: 'no scheme at all' })),
+      await rpcFailure(client.getPrompt({ name: 'fs_nothing' })),
+      await rpcFailure(
+        client.complete({ ref: { type: 'ref/prompt', name: 'fs_greet' }, argument: { name: 'who', value: '' } }),
+      ),
+    ];
+    expect(results).toEqual([
+      {
+        code: -32600,
+        message: 'SEALED: not for this caller',
+        data: { code: 'SEALED', message: 'not for this caller', plugin: 'gate' },
+      },
+      { code: -32602, message: 'Resource not found: file:///hidden', data: { uri: 'file:///hidden' } },
+      { code: -32602, message: 'A resource URI holds no spaces, control characters or backslashes', data: undefined },
+      { code: -32602, message: 'Prompt "fs_nothing" not found', data: undefined },
+      { code: -32603, message: 'Internal error in plugin "gate" (request)', data: { code: 'PLUGIN_FAILED' } },
     ]);
   });
 });

@@ -222,7 +222,7 @@ describe('asJsonRpcMessage', () => {
         }
         let ours = true;
         try {
-          asJsonRpcMessage(value);
+          asJsonRpcMessage(value, parseJSONRPCMessage);
         } catch {
           ours = false;
         }

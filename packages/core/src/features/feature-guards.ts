@@ -1,12 +1,12 @@
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { GetPromptResult, ReadResourceResult } from '@modelcontextprotocol/server';
 import { identityOf } from '../auth/identity.js';
 import type { Headers, Transport } from '../context.js';
-import { messageOf } from '../errors.js';
+import { RpcCode, messageOf } from '../errors.js';
 import type { CoreHooks } from '../hooks.js';
 import type { Logger } from '../logger.js';
 import { planRequest, requestsTapped } from '../pipeline.js';
 import { toProtocolError } from '../protocol-errors.js';
+import { RpcError } from '../rpc-error.js';
 import type { AuthInfo, ServerContext } from '../protocol.js';
 import { canonicalUri } from './canonical-uri.js';
 import type { FeatureContext, FeatureGuards, FeatureMethod } from './feature-context.js';
@@ -38,7 +38,7 @@ export function requestedUri(uri: string): string {
   try {
     return canonicalUri(uri);
   } catch (error) {
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, messageOf(error));
+    throw new RpcError(RpcCode.INVALID_PARAMS, messageOf(error));
   }
 }
 

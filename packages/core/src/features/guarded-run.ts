@@ -1,6 +1,6 @@
 import { toProtocolError } from '../protocol-errors.js';
-import { CoreErrorCode, SluiceError } from '../errors.js';
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError } from '@modelcontextprotocol/server';
+import { CoreErrorCode, RpcCode, SluiceError } from '../errors.js';
+import { INVALID_REQUEST, RpcError, resourceNotFound } from '../rpc-error.js';
 import type { CallToolResult } from '../protocol.js';
 import { isRefusal, readRefusal } from '../refusal.js';
 import type { GuardedKind, RequestContext, RequestExecutor, RequestTarget } from '../request.js';
@@ -78,22 +78,18 @@ export function refusalError(
   result: CallToolResult,
   kind?: Exclude<GuardedKind, 'tools/call'>,
   named?: Named,
-): ProtocolError {
+): RpcError {
   const meta = readRefusal(result);
   const code = meta?.code ?? 'REFUSED';
   if (code === CoreErrorCode.NOT_FOUND && kind !== undefined && named?.target !== undefined)
     return notFound(kind, named.target, named.completing);
   const message = `${code}: ${meta?.message ?? 'refused by policy'}`;
-  return new ProtocolError(ProtocolErrorCode.InvalidRequest, message, { ...meta, code });
+  return new RpcError(INVALID_REQUEST, message, { ...meta, code });
 }
 
 /** The error of a missing item, as the handlers answer it: a resource's -32002, a prompt's -32602. */
-function notFound(
-  kind: Exclude<GuardedKind, 'tools/call'>,
-  target: string,
-  completing: Named['completing'],
-): ProtocolError {
+function notFound(kind: Exclude<GuardedKind, 'tools/call'>, target: string, completing: Named['completing']): RpcError {
   const prompt = kind === 'prompts/get' || (kind === 'completion/complete' && completing === 'prompt');
-  if (prompt) return new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${target}" not found`);
-  return new ResourceNotFoundError(target);
+  if (prompt) return new RpcError(RpcCode.INVALID_PARAMS, `Prompt "${target}" not found`);
+  return resourceNotFound(target);
 }

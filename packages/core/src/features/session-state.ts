@@ -1,5 +1,6 @@
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Server } from '@modelcontextprotocol/server';
+import { RpcCode } from '../errors.js';
+import { RpcError } from '../rpc-error.js';
 import type { LogLevel } from './log-types.js';
 
 // What one client of the gateway asked for, kept with the SDK server that serves it and gone with it.
@@ -15,8 +16,8 @@ export function subscribe(sdk: Server, uri: string): boolean {
   if (uris === undefined) subscriptions.set(sdk, (uris = new Set()));
   if (uris.has(uri)) return false;
   if (uris.size >= MAX_SUBSCRIPTIONS)
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
+    throw new RpcError(
+      RpcCode.INVALID_PARAMS,
       `A client may hold at most ${MAX_SUBSCRIPTIONS} resource subscriptions: unsubscribe from one first`,
     );
   uris.add(uri);

@@ -28,7 +28,7 @@ import { upstreamFailure } from '../errors.js';
 import { identityOf } from '@sluice/core';
 import type { FeatureRequests, Transport } from '@sluice/core';
 import type { Logger } from '@sluice/core';
-import { toProtocolError } from '@sluice/core/internal';
+import { isRpcError, toProtocolError } from '@sluice/core/internal';
 import { headersOf } from '@sluice/core/internal';
 import type { FeatureCatalog, FeatureLink } from './catalog.js';
 import { accessRefusal, featureRequest, requestedUri } from '@sluice/core/internal';
@@ -585,10 +585,13 @@ function unavailable(link: FeatureLink): ProtocolError {
 
 const SDK_PREFIX = /^MCP error -?\d+: /;
 
-/** An upstream's protocol error keeps its code and data; anything else becomes an internal error naming the upstream. */
+/**
+ * A JSON-RPC error (the upstream's, the SDK's or core's) keeps its code and data; anything else becomes an
+ * internal error naming the upstream.
+ */
 function forClient(link: FeatureLink, error: unknown): Error {
   if (SluiceError.is(error)) return toProtocolError(error);
-  if (error instanceof ProtocolError) {
+  if (isRpcError(error)) {
     const message = link.redact(error.message.replace(SDK_PREFIX, ''));
     return new ProtocolError(error.code, message, error.data);
   }

@@ -1,8 +1,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type http from 'node:http';
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Server } from '@modelcontextprotocol/server';
 import type { Logger } from '@sluice/core';
+import { isRpcError } from '@sluice/core/internal';
 import type { Store } from '@sluice/core';
 import type { ConnectLink } from './errors.js';
 import { UpstreamAuthError, isUpstreamAuthError } from './errors.js';
@@ -300,10 +301,9 @@ export class ConsentFlows {
   }
 }
 
-/** The elicitation ids of a URL elicitation error (-32042). */
+/** The elicitation ids of a URL elicitation error (-32042), whether the SDK or core built it. */
 function urlElicitationIds(error: unknown): string[] {
-  if (!(error instanceof ProtocolError) || error.code !== (ProtocolErrorCode.UrlElicitationRequired as number))
-    return [];
+  if (!isRpcError(error) || error.code !== (ProtocolErrorCode.UrlElicitationRequired as number)) return [];
   const elicitations = (error.data as { elicitations?: unknown } | undefined)?.elicitations;
   if (!Array.isArray(elicitations)) return [];
   return elicitations
