@@ -4,6 +4,7 @@ import { createTestKit, errorOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import { CPU_BANK_MS, CpuShares } from '../src/cpu-shares.js';
+import { ThreadCpuClock, ownThreadId } from '../src/thread-cpu.js';
 
 describe('a CPU share', () => {
   const clock = () => {
@@ -66,6 +67,26 @@ describe('a CPU share', () => {
         },
       ),
     );
+  });
+});
+
+describe("a thread's CPU clock", () => {
+  it('reads the time a thread ran, not the time it waited, and nothing for a thread that is not there', async () => {
+    expect(ThreadCpuClock.open(0)).toBeUndefined();
+    expect(ThreadCpuClock.open(2 ** 31 - 1)).toBeUndefined();
+    // Linux only: where there is no /proc/thread-self, the pool measures a worker's busy event loop instead.
+    if (process.platform !== 'linux') return;
+    const clock = ThreadCpuClock.open(ownThreadId());
+    expect(clock).toBeDefined();
+    const before = clock!.ms()!;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const waited = clock!.ms()! - before;
+    const spinUntil = performance.now() + 200;
+    while (performance.now() < spinUntil);
+    const ran = clock!.ms()! - before - waited;
+    expect(ran).toBeGreaterThan(waited);
+    clock!.close();
+    expect(clock!.ms()).toBeUndefined();
   });
 });
 
