@@ -10,6 +10,7 @@ import { DEFAULT_GUESS_LIMITS } from '../packages/http/src/auth/guess-throttle.j
 import { HttpLimits } from '../packages/http/src/http-limits.js';
 import { sessionLimits } from '../packages/http/src/http-sessions.js';
 import { shareLimits } from '../packages/http/src/http-shares.js';
+import { CPU_BANK_MS } from '../packages/plugin-code-mode/src/cpu-shares.js';
 import { SandboxLimits } from '../packages/plugin-code-mode/src/options.js';
 
 const readme = readFileSync(join(fileURLToPath(new URL('..', import.meta.url)), 'README.md'), 'utf8');
@@ -105,6 +106,10 @@ describe("the README's security table", () => {
       expect(shows(row!.limit, value), `${key}: "${row!.limit}" shows ${value}`).toBe(true);
     }
     expect(shows(rowFor(rows, 'plugins.codeMode.limits.timeoutMs')!.limit, duration(sandbox.cpuMs))).toBe(true);
+    const cpu = rowFor(rows, 'plugins.codeMode.limits.cpuSharePerCaller');
+    expect(cpu, 'a row configured by plugins.codeMode.limits.cpuSharePerCaller').toBeDefined();
+    expect(shows(cpu!.limit, String(sandbox.cpuSharePerCaller)), cpu!.limit).toBe(true);
+    expect(shows(cpu!.limit, duration(CPU_BANK_MS)), cpu!.limit).toBe(true);
   });
 
   it('names only listener settings the gateway config has', () => {

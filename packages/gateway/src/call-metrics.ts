@@ -218,14 +218,32 @@ export class GatewayMetrics {
     );
     this.registry.register(
       new CollectedGauge(
+        'sluice_code_mode_cpu_share',
+        "The fraction of one core a caller's scripts may use on average (cpuSharePerCaller).",
+        [],
+        () => [{ labels: [], value: usage().cpuSharePerCaller }],
+      ),
+    );
+    this.registry.register(
+      new CollectedGauge(
+        'sluice_code_mode_cpu_seconds_total',
+        "CPU time charged to callers for their scripts: the workers' and the main thread's.",
+        [],
+        () => [{ labels: [], value: usage().cpuChargedMs / 1000 }],
+        'counter',
+      ),
+    );
+    this.registry.register(
+      new CollectedGauge(
         'sluice_code_mode_script_refusals_total',
-        "Scripts refused with SCRIPTS_BUSY: their caller's share was full, or the server's.",
+        "Scripts refused with SCRIPTS_BUSY: their caller's slots were full, the server's, or their caller owed CPU.",
         ['share'],
         () => {
           const u = usage();
           return [
             { labels: ['caller'], value: u.refused.caller },
             { labels: ['server'], value: u.refused.server },
+            { labels: ['cpu'], value: u.refused.cpu },
           ];
         },
         'counter',

@@ -21,7 +21,7 @@ afterEach(async () => {
   served = undefined;
 });
 
-async function gateway(): Promise<Served> {
+async function gateway(limits: Record<string, unknown> = {}): Promise<Served> {
   served = await serve({
     listen: {
       http: {
@@ -37,8 +37,8 @@ async function gateway(): Promise<Served> {
       },
     },
     upstreams: [fixtureUpstream('fx')],
-    // The defaults: four scripts at once, a 64 MiB heap, 30 s of wall time.
-    plugins: { codeMode: {} },
+    // The defaults (four scripts at once, a 64 MiB heap, 30 s of wall time), unless a test sets a limit.
+    plugins: { codeMode: { limits } },
   });
   return served;
 }
@@ -113,6 +113,89 @@ describe('code-mode script slots are per caller', () => {
       'SCRIPT_STALLED',
     ]);
     expect(returned(await script(victim, 'return 42;'))).toBe(42);
+  });
+});
+
+describe('code-mode CPU is shared per caller', () => {
+  /**
+   * One key starts `code` from both its slots, each as soon as its last one ended, until it was refused for CPU 20
+   * times (at most 300 tries); meanwhile another key runs scripts one after another (`victim: 'throughout'`), or
+   * one once the attacker was first refused (`'once'`, for a share too small for more). What the attacker's scripts
+   * were charged (the audit lines' `chargedMs`) must stay within its share over the attack, plus its bank and what
+   * the two scripts it had running when its account ran dry could spend past it.
+   */
+  async function attackAndServe(code: string, share: number, victimRuns: 'throughout' | 'once') {
+    const { url, run } = served!;
+    const attacker = await client(url, ATTACKER);
+    const victim = await client(url, VICTIM);
+    const bankMs = share * 4_000;
+    let refusedForCpu: CallToolResult | undefined;
+    let cpuRefusals = 0;
+    let attempts = 0;
+    let victimScripts = 0;
+    const victimAnswers: unknown[] = [];
+    const attacking = () => cpuRefusals < 20 && attempts < 300;
+    let firstRefusal = () => {};
+    const refused = new Promise<void>((resolve) => (firstRefusal = resolve));
+    const began = performance.now();
+    const attack = async () => {
+      while (attacking()) {
+        attempts++;
+        const result = await script(attacker, code);
+        const error = errorOf(result);
+        if (error?.code === 'SCRIPTS_BUSY' && error.share === 'cpu') {
+          refusedForCpu ??= result;
+          cpuRefusals++;
+          firstRefusal();
+        } else expect(error?.code).toBe('SCRIPT_STALLED');
+      }
+    };
+    const serveVictim = async () => {
+      if (victimRuns === 'once') await Promise.race([refused, attacks]);
+      while (victimRuns === 'once' ? victimScripts === 0 : attacking()) {
+        victimScripts++;
+        const result = await script(victim, `return await fx.echo({ text: 'v${victimScripts}' });`);
+        victimAnswers.push(result.isError ? textOf(result) : returned(result));
+      }
+    };
+    const attacks = Promise.all([attack(), attack()]);
+    await Promise.all([attacks, serveVictim()]);
+    const elapsedMs = performance.now() - began;
+
+    expect(refusedForCpu, `no refusal for CPU in ${attempts} scripts`).toBeDefined();
+    expect(errorOf(refusedForCpu!)?.retryAfterMs).toBeGreaterThan(0);
+    expect(textOf(refusedForCpu!)).toContain('more CPU than your share');
+    // Every script of the other key ran while the attacker was held to its share.
+    expect(victimAnswers).toEqual(Array.from({ length: victimScripts }, (_, i) => `v${i + 1}`));
+    const charged = run
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('"code_mode.script"') && line.includes('"caller":"attacker"'))
+      .map((line) => (JSON.parse(line) as { chargedMs: number }).chargedMs);
+    expect(charged.length).toBeGreaterThan(0);
+    const total = charged.reduce((a, b) => a + b, 0);
+    expect(total).toBeLessThanOrEqual(bankMs + share * elapsedMs + 2 * Math.max(...charged));
+    return { url };
+  }
+
+  it("at the defaults, one key's scripts that compute a little, then stall, get a quarter of a core; another key's run", async () => {
+    await gateway();
+    const { url } = await attackAndServe(
+      'for (let i = 0; i < 1000000; i++) {} await new Promise(() => {});',
+      0.25,
+      'throughout',
+    );
+    const metrics = await (
+      await fetch(new URL('/metrics', url), { headers: { authorization: `Bearer ${VICTIM}` } })
+    ).text();
+    expect(metrics).toContain('sluice_code_mode_cpu_share 0.25');
+    expect(metrics).toMatch(/sluice_code_mode_script_refusals_total\{share="cpu"\} [1-9]/);
+    expect(metrics).toMatch(/sluice_code_mode_cpu_seconds_total [1-9]/);
+  });
+
+  it("one key starting stalling scripts in a loop gets its configured share, interpreter set-up included; another key's run", async () => {
+    await gateway({ cpuSharePerCaller: 0.02 });
+    await attackAndServe('await new Promise(() => {});', 0.02, 'once');
   });
 });
 

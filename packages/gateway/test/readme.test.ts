@@ -46,7 +46,9 @@ describe('the README', () => {
       callers: 0,
       maxConcurrentScripts: 4,
       maxScriptsPerCaller: 2,
-      refused: { caller: 0, server: 0 },
+      cpuSharePerCaller: 0.25,
+      cpuChargedMs: 0,
+      refused: { caller: 0, server: 0, cpu: 0 },
     }));
     const served = [...metrics.render().matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
     expect(tableNames('## Metrics').sort()).toEqual(served.sort());

@@ -107,8 +107,21 @@ export function metaTools(runtime: MetaToolRuntime): ToolDefinition[] {
   ];
 }
 
-/** The answer when the caller's script slots, or the server's, are all taken. */
-export function scriptsBusy(share: 'caller' | 'server', max: number): CallToolResult {
+/**
+ * The answer when the caller's script slots, or the server's, are all taken (`max`: how many), or when the caller
+ * owes CPU (`max`: its share of one core; `owedMs`: how long until it has paid).
+ */
+export function scriptsBusy(share: 'caller' | 'server' | 'cpu', max: number, owedMs = 0): CallToolResult {
+  if (share === 'cpu') {
+    const retryAfterMs = Math.max(1, Math.ceil(owedMs));
+    return refusal({
+      code: CodeModeErrorCode.SCRIPTS_BUSY,
+      message: `Your scripts have used more CPU than your share (${max} of one core, on average).`,
+      suggestion: `Run this script again in ${retryAfterMs} ms; do less computing in each script.`,
+      retryAfterMs,
+      details: { share },
+    });
+  }
   return refusal({
     code: CodeModeErrorCode.SCRIPTS_BUSY,
     message:

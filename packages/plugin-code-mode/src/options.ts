@@ -99,6 +99,20 @@ export const SandboxLimits = z.strictObject({
     .describe(
       'Scripts one caller may run at once (by authenticated client and subject, else session; sessionless unauthenticated callers share one); one more is refused with `SCRIPTS_BUSY`.',
     ),
+  /**
+   * The fraction of one core a caller's scripts may use on average: what the worker threads spend running them
+   * (interpreter set-up included) and what the main thread spends serving them. A caller may run ahead of it by what
+   * it earns in `CPU_BANK_MS`; past that its running scripts are slowed to it, and a new one is refused with
+   * `SCRIPTS_BUSY` until the debt is paid.
+   */
+  cpuSharePerCaller: z
+    .number()
+    .min(0.01)
+    .max(64)
+    .default(0.25)
+    .describe(
+      "The fraction of one core a caller's scripts may use on average (workers and main thread); past it they are slowed, and new ones refused with `SCRIPTS_BUSY`.",
+    ),
 });
 export type SandboxLimits = z.output<typeof SandboxLimits>;
 

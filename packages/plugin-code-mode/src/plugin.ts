@@ -12,6 +12,7 @@ import { JOURNAL_STATE_PREFIX, Journals, callerDigest, sha256 } from './journal.
 import { JournalledRun, journalRefused } from './journalled-run.js';
 import { featureRequestsOf, withFeatures } from './features.js';
 import { ScriptPool } from './pool.js';
+import { CpuShares } from './cpu-shares.js';
 import type { ScriptOutcome } from './sandbox.js';
 import { VERSION } from './version.js';
 
@@ -66,14 +67,24 @@ export function codeMode(options: CodeModeOptions = {}): CodeModePlugin {
   let pool: ScriptPool | undefined;
   // One share table for every server the instance is applied to.
   const slots = new ScriptSlots(config.limits.maxConcurrentScripts, config.limits.maxScriptsPerCaller);
+  const cpu = new CpuShares(config.limits.cpuSharePerCaller, () => performance.now());
   return definePlugin({
     name: PLUGIN_NAME,
     version: VERSION,
     mode: config.mode,
-    scripts: () => slots.usage(),
+    scripts: () => {
+      const usage = slots.usage();
+      const shares = cpu.usage();
+      return {
+        ...usage,
+        cpuSharePerCaller: cpu.share,
+        cpuChargedMs: shares.chargedMs,
+        refused: { ...usage.refused, cpu: shares.refused },
+      };
+    },
     apply: (api) => {
       pool = new ScriptPool();
-      applyCodeMode(api, config, pool, slots);
+      applyCodeMode(api, config, pool, { slots, cpu });
     },
     close: async () => {
       await pool?.close();
@@ -92,11 +103,22 @@ export interface ScriptShareUsage {
   readonly callers: number;
   readonly maxConcurrentScripts: number;
   readonly maxScriptsPerCaller: number;
-  /** Scripts refused because their caller's share was full, or the server's. */
-  readonly refused: { readonly caller: number; readonly server: number };
+  /** The fraction of one core a caller's scripts may use on average (`limits.cpuSharePerCaller`). */
+  readonly cpuSharePerCaller: number;
+  /** CPU ms charged to callers for their scripts so far (worker threads and main thread). */
+  readonly cpuChargedMs: number;
+  /** Scripts refused because their caller's slots were full, the server's, or their caller owed CPU. */
+  readonly refused: { readonly caller: number; readonly server: number; readonly cpu: number };
 }
 
-function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: ScriptPool, slots: ScriptSlots): void {
+/** What the callers of every server the instance is applied to share: script slots and CPU. */
+interface Shares {
+  readonly slots: ScriptSlots;
+  readonly cpu: CpuShares;
+}
+
+function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: ScriptPool, shares: Shares): void {
+  const { slots, cpu } = shares;
   const metaNames = new Set(Object.values(config.tools));
   // The header records of the lists bindings are built from: the meta-tools-only filter lets them through whole.
   const bindingLists = new WeakSet<Headers>();
@@ -138,7 +160,12 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
   );
 
   const execute = async (code: string, ctx: CallContext): Promise<CallToolResult> => {
+    const entered = performance.now();
     const limits = config.limits;
+    const caller = callerDigest(ctx);
+    // First, before any work for the script: a caller that owes CPU starts nothing until it has paid.
+    const owed = cpu.admit(caller);
+    if (owed !== undefined) return scriptsBusy('cpu', limits.cpuSharePerCaller, owed);
     if (Buffer.byteLength(code) > limits.maxScriptBytes) {
       return toolError({
         code: CodeModeErrorCode.SCRIPT_TOO_LARGE,
@@ -147,7 +174,8 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
       });
     }
     const source = sha256(code);
-    const caller = callerDigest(ctx);
+    // The main thread's time for the script outside the pool is charged too (not the wait for the store).
+    const admitted = performance.now() - entered;
     // A retry that carries the state of a script that paused resumes it from its journal (taken once).
     let journal: Journal | undefined;
     const wire: unknown = ctx.mcp?.mcpReq.requestState();
@@ -163,13 +191,21 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
     const calls: ScriptCallRecord[] = [];
     const features = featureRequestsOf(api);
     const run = new JournalledRun(journal, ctx, features);
+    let chargedMs = 0;
+    const charge = (ms: number): number => {
+      chargedMs += ms;
+      return cpu.charge(caller, ms);
+    };
     try {
       const bindings = bindingsFor(ctx);
+      const layout = withFeatures(withSearch(bindings.layout, api, config.searchTool), features);
+      const signal = AbortSignal.any([ctx.signal, run.stopped]);
+      charge(admitted + performance.now() - started);
       const outcome = await pool.run({
         source: code,
-        layout: withFeatures(withSearch(bindings.layout, api, config.searchTool), features),
+        layout,
         limits,
-        signal: AbortSignal.any([ctx.signal, run.stopped]),
+        signal,
         call: async (tool, args, signal, id) => {
           const begun = performance.now();
           const reply = await run.call(tool, args, signal, id);
@@ -182,10 +218,14 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
             'the sandbox module faulted; the next script gets a fresh one',
           );
         },
+        charge,
       });
       const ended = await run.end(outcome, { source, caller, journals, maxBytes: config.journal.maxBytes });
-      audit(ctx, config, code, ended.outcome, calls, performance.now() - started);
-      return ended.result ?? resultOf(ended.outcome);
+      const closing = performance.now();
+      const result = ended.result ?? resultOf(ended.outcome);
+      charge(performance.now() - closing);
+      audit(ctx, config, code, ended.outcome, calls, { durationMs: performance.now() - started, chargedMs });
+      return result;
     } finally {
       slots.release(caller);
     }
@@ -214,7 +254,7 @@ function audit(
   code: string,
   outcome: ScriptOutcome,
   calls: readonly ScriptCallRecord[],
-  durationMs: number,
+  costs: { readonly durationMs: number; readonly chargedMs: number },
 ): void {
   const cut = code.length > config.auditSourceChars;
   ctx.logger.info(
@@ -225,8 +265,9 @@ function audit(
       outcome: outcome.ok ? 'ok' : outcome.code,
       ...(outcome.ok ? {} : { error: outcome.message }),
       calls,
-      durationMs: round(durationMs),
+      durationMs: round(costs.durationMs),
       cpuMs: round(outcome.cpuMs),
+      chargedMs: round(costs.chargedMs),
     },
     outcome.ok ? 'script ran' : 'script stopped',
   );
@@ -267,7 +308,9 @@ export class ScriptSlots {
     return undefined;
   }
 
-  usage(): ScriptShareUsage {
+  usage(): Omit<ScriptShareUsage, 'cpuSharePerCaller' | 'cpuChargedMs' | 'refused'> & {
+    readonly refused: { readonly caller: number; readonly server: number };
+  } {
     return {
       running: this.running,
       callers: this.byCaller.size,

@@ -9,6 +9,7 @@ import { CodeModeErrorCode } from './errors.js';
 import type { SandboxLimits } from './options.js';
 import type { CallReply, ScriptOutcome } from './sandbox.js';
 import { replyText } from './sandbox.js';
+import { ThreadCpuClock } from './thread-cpu.js';
 import { AwakeWaits, Control, POLL_MS } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
@@ -26,6 +27,11 @@ export interface PoolScript {
   readonly call: (tool: string, args: Record<string, unknown>, signal: AbortSignal, id: number) => Promise<CallReply>;
   /** The worker's WebAssembly module faulted; its next script runs on a fresh one. */
   readonly onFault: (message: string) => void;
+  /**
+   * Charges the script's caller `ms` of CPU the script cost since the last charge (its worker thread's, and the
+   * main thread's while it served the script); answers the wall ms the caller now owes (0: nothing).
+   */
+  readonly charge: (ms: number) => number;
 }
 
 /**
@@ -51,6 +57,14 @@ const SPARE_IDLE_MS = 1_000;
  * and timers wait at most this long (plus one tool call) for a script.
  */
 export const CHAIN_MS = 1;
+/**
+ * A running script is held back while its caller owes more than this (in ms
+ * of wall time at its share), down to it: its caller's new scripts are
+ * refused from the first ms owed, so a caller whose long script keeps it in
+ * debt starts no other while it runs, and the script is not stopped at every
+ * check for the last ms.
+ */
+export const HOLD_BACK_AFTER_MS = 250;
 
 // The worker entry beside this file: `worker.js` in both builds; `worker.ts` when the
 // monorepo runs from source, loaded through the TypeScript loader its own scripts use.
@@ -80,9 +94,24 @@ export class ScriptPool {
 
   run(script: PoolScript): Promise<ScriptOutcome> {
     if (this.closed) return Promise.resolve(ending(CodeModeErrorCode.CANCELLED, 'The server is closing.', 0));
-    const worker = this.take();
+    const setUpAt = performance.now();
+    const { worker, fresh } = this.take();
     const link = linkOf(worker);
     return new Promise<ScriptOutcome>((resolve) => {
+      // What the script cost since it was last charged to its caller: the main thread's time serving it, and
+      // the worker's CPU time from this reading on (a new worker's from when it starts the script: starting
+      // Node in a thread is the pool's cost, not the script's).
+      let hostMs = 0;
+      let cpuAt = fresh ? undefined : workerCpuMs(worker, link);
+      const account = (): number => {
+        const cpu = cpuAt === undefined ? undefined : workerCpuMs(worker, link);
+        const owed = script.charge(
+          cpu === undefined || cpuAt === undefined ? hostMs : Math.max(0, cpu - cpuAt) + hostMs,
+        );
+        if (cpu !== undefined) cpuAt = cpu;
+        hostMs = 0;
+        return owed;
+      };
       const limits = script.limits;
       const signal = new AbortController();
       const requested = performance.now();
@@ -102,6 +131,8 @@ export class ScriptPool {
       const end = (outcome: ScriptOutcome, reusable: boolean) => {
         if (ended) return;
         ended = true;
+        account();
+        link.times[Control.THROTTLE_UNTIL] = 0;
         clearInterval(watchdog);
         clearTimeout(cancelTimer);
         script.signal.removeEventListener('abort', onAbort);
@@ -122,10 +153,12 @@ export class ScriptPool {
       const flush = () => {
         flushing = false;
         if (ended || replies.length === 0) return;
+        const at = performance.now();
         link.replies.postMessage(`${replies.length}\n[${replies.join(',')}]`);
         wake(link);
         replies = [];
         link.times[Control.MAIN_WORK] = performance.now() - callsAt;
+        hostMs += performance.now() - at;
         // A script that answers fast sends its next calls within microseconds: take them now, without a wake-up.
         if ((link.times[Control.WORKER_WORK] ?? 0) <= POLL_MS) takeNext();
       };
@@ -141,7 +174,9 @@ export class ScriptPool {
           return;
         }
         if (!link.polls.shouldTry()) return;
+        const at = performance.now();
         const message = poll(link);
+        hostMs += performance.now() - at;
         if (message === undefined) {
           link.polls.miss();
           return;
@@ -151,8 +186,10 @@ export class ScriptPool {
       };
       const reply = (id: number, answer: CallReply) => {
         if (ended) return;
+        const at = performance.now();
         const text = replyText(answer, limits);
         replies.push(`{"id":${id},${text.slice(1)}`);
+        hostMs += performance.now() - at;
         if (flushing) return;
         flushing = true;
         queueMicrotask(flush);
@@ -174,11 +211,15 @@ export class ScriptPool {
       const onMessage = (message: FromWorker) => {
         received++;
         if (typeof message === 'string') {
+          // Each call's way through the pipeline, up to where it waits, is the script's host time too.
+          const at = performance.now();
           onCalls(message);
+          hostMs += performance.now() - at;
           return;
         }
         switch (message.type) {
           case 'started':
+            cpuAt ??= workerCpuMs(worker, link);
             started = {
               at: performance.now(),
               busy: worker.performance.eventLoopUtilization(),
@@ -210,6 +251,8 @@ export class ScriptPool {
       };
       const watchdog = setInterval(
         () => {
+          // A caller that owes CPU holds its running scripts back (see `pause` in worker.ts).
+          link.times[Control.THROTTLE_UNTIL] = holdBackUntil(account());
           if (busyMs() > limits.cpuMs + OVERRUN_GRACE_MS) {
             stop(
               CodeModeErrorCode.CPU_LIMIT,
@@ -234,6 +277,8 @@ export class ScriptPool {
       Atomics.store(link.flags, Control.CANCEL, 0);
       link.times[Control.MAIN_WORK] = 0;
       link.times[Control.WORKER_WORK] = 0;
+      // Before the run: a caller that already owes CPU (its other script spent it) starts held back.
+      link.times[Control.THROTTLE_UNTIL] = holdBackUntil(script.charge(performance.now() - setUpAt));
       send(worker, { type: 'run', source: script.source, layout: script.layout, limits });
       if (script.signal.aborted) onAbort();
     });
@@ -245,20 +290,23 @@ export class ScriptPool {
     for (const { timer } of this.idle.splice(0)) clearTimeout(timer);
     await Promise.all(
       [...this.all].map((worker) => {
-        links.get(worker)?.replies.close();
+        const link = links.get(worker);
+        link?.replies.close();
+        link?.cpu?.close();
         return worker.terminate();
       }),
     );
     this.all.clear();
   }
 
-  private take(): Worker {
+  /** An idle worker, or a new one (`fresh`). */
+  private take(): { worker: Worker; fresh: boolean } {
     const reused = this.idle.pop();
     if (reused) {
       clearTimeout(reused.timer);
       reused.worker.ref();
       linkOf(reused.worker).replies.ref();
-      return reused.worker;
+      return { worker: reused.worker, fresh: false };
     }
     const worker = startWorker();
     const channel = new MessageChannel();
@@ -269,6 +317,7 @@ export class ScriptPool {
       times: new Float64Array(control),
       polls: new AwakeWaits(),
       onMessage: undefined,
+      cpu: undefined,
     };
     links.set(worker, link);
     // What the worker sends while no poll takes it (see `poll`), to the script it runs now.
@@ -278,7 +327,7 @@ export class ScriptPool {
     // An error or exit while idle: forget the worker (a running script listens for itself).
     worker.on('error', () => this.discard(worker));
     worker.on('exit', () => this.discard(worker));
-    return worker;
+    return { worker, fresh: true };
   }
 
   private release(worker: Worker): void {
@@ -297,7 +346,9 @@ export class ScriptPool {
     const at = this.idle.findIndex((entry) => entry.worker === worker);
     if (at >= 0) clearTimeout(this.idle.splice(at, 1)[0]?.timer);
     if (this.all.delete(worker)) {
-      links.get(worker)?.replies.close();
+      const link = links.get(worker);
+      link?.replies.close();
+      link?.cpu?.close();
       void worker.terminate();
     }
   }
@@ -316,6 +367,8 @@ interface Link {
   /** Whether polling for this worker's messages pays (see `AwakeWaits`). */
   readonly polls: AwakeWaits;
   onMessage: ((message: FromWorker) => void) | undefined;
+  /** The worker thread's CPU clock, opened once the worker said which thread it is; null where it cannot be. */
+  cpu: ThreadCpuClock | null | undefined;
 }
 
 const links = new WeakMap<Worker, Link>();
@@ -324,6 +377,28 @@ function linkOf(worker: Worker): Link {
   const link = links.get(worker);
   if (!link) throw new Error('A sandbox worker without its control block.');
   return link;
+}
+
+/** Until when (ms since the epoch) a script whose caller owes `owedMs` is held back, or 0. */
+function holdBackUntil(owedMs: number): number {
+  return owedMs > HOLD_BACK_AFTER_MS ? performance.timeOrigin + performance.now() + owedMs - HOLD_BACK_AFTER_MS : 0;
+}
+
+/**
+ * The worker thread's CPU time so far, in ms: read from Linux where the
+ * worker said which thread it is; elsewhere (or until then), the time its
+ * event loop was busy, without its waits for replies and its pauses.
+ */
+function workerCpuMs(worker: Worker, link: Link): number {
+  if (link.cpu === undefined) {
+    const id = link.times[Control.THREAD_ID] ?? 0;
+    if (id > 0) link.cpu = ThreadCpuClock.open(id) ?? null;
+  }
+  const ms = link.cpu?.ms();
+  if (ms !== undefined) return ms;
+  const since = link.times[Control.WAITING_SINCE] ?? 0;
+  const waiting = since > 0 ? performance.timeOrigin + performance.now() - since : 0;
+  return worker.performance.eventLoopUtilization().active - (link.times[Control.WAITED] ?? 0) - waiting;
 }
 
 /** Tells the worker replies (or a cancellation) came, and wakes it if it sleeps in Atomics.wait for them. */

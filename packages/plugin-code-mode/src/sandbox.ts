@@ -81,6 +81,12 @@ export interface ScriptInput {
    * stack overflow inside an async function): the module must not run again.
    */
   readonly onFault: (error: unknown) => void;
+  /**
+   * Called at each interrupt check while the script's code runs: may block the
+   * thread to slow the script to its caller's CPU share, and answers the ms it
+   * blocked, which are not the script's CPU time.
+   */
+  readonly pause?: () => number;
 }
 
 const SCRIPT_FILE = 'script.js';
@@ -418,6 +424,13 @@ export class ScriptRun {
 
   private shouldInterrupt(): boolean {
     if (this.outcome) return true;
+    // Only while the script's own code runs; the time it was held back is not its CPU time.
+    const paused = this.sliceStart !== 0 ? (this.input.pause?.() ?? 0) : 0;
+    if (paused > 0) {
+      this.sliceStart += paused;
+      // A cancellation heard meanwhile ends it.
+      if (this.isFinished()) return true;
+    }
     const now = performance.now();
     if (this.cpuUsed + (now - this.sliceStart) > this.limits.cpuMs) {
       this.fail(CodeModeErrorCode.CPU_LIMIT, `The script's own code ran past its ${this.limits.cpuMs} ms of CPU time.`);

@@ -32,7 +32,7 @@ export type ToWorker =
  * sleeping thread costs more than the answer.
  */
 export const Control = Object.freeze({
-  BYTES: 48,
+  BYTES: 64,
   /** Int32 index: bumped after each message on the replies port, and on cancellation. */
   REPLIES: 0,
   /** Int32 index: 1 once the caller cancelled the current script (reset by the main thread before each run). */
@@ -49,6 +49,13 @@ export const Control = Object.freeze({
   MAIN_WORK: 4,
   /** Float64 index: ms the worker took, the last time, from receiving replies to being ready to wait again. */
   WORKER_WORK: 5,
+  /**
+   * Float64 index: until when (ms since the epoch) the script's caller owes CPU, set by the main thread: the
+   * running script waits at its next interrupt check until then (see `pause` in worker.ts), or 0.
+   */
+  THROTTLE_UNTIL: 6,
+  /** Float64 index: the worker thread's id on Linux (for its CPU time in /proc), written once it starts; 0 elsewhere. */
+  THREAD_ID: 7,
 });
 
 /**

@@ -8,6 +8,7 @@ import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import type { MessagePort } from 'node:worker_threads';
 import { Engine } from './engine.js';
+import { ownThreadId } from './thread-cpu.js';
 import { CodeModeErrorCode } from './errors.js';
 import { runScript } from './sandbox.js';
 import type { ScriptRun } from './sandbox.js';
@@ -15,7 +16,10 @@ import { AwakeWaits, Control, POLL_MS, SPIN_AFTER_SLEEP_MS, SPIN_MS } from './wo
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
 // Read once: the worker may run from source through a CommonJS transform, where each `Control.X` is a getter call.
-const { REPLIES, CANCEL, CALLS, SLEEPING, WAITED, WAITING_SINCE, MAIN_WORK, WORKER_WORK } = Control;
+const { REPLIES, CANCEL, CALLS, SLEEPING, WAITED, WAITING_SINCE, MAIN_WORK, WORKER_WORK, THROTTLE_UNTIL, THREAD_ID } =
+  Control;
+/** The longest one wait of a script slowed to its caller's CPU share; it then checks its limits again. */
+const PAUSE_MS = 100;
 
 /** The replies port and control block a worker shares with the main thread (see `Control`). */
 interface Link {
@@ -43,6 +47,7 @@ function serve(port: MessagePort): void {
     if (link) while (receiveMessageOnPort(link.replies) !== undefined);
     try {
       const module = await engine.get(message.limits.memoryBytes);
+      const shared = link;
       post({ type: 'started' });
       const current = runScript(module, {
         source: message.source,
@@ -50,6 +55,7 @@ function serve(port: MessagePort): void {
         limits: message.limits,
         signal: cancel.signal,
         host: { send: post },
+        ...(shared ? { pause: () => pause(shared, cancel) } : {}),
         onFault: (error) => {
           engine.reset();
           post({ type: 'fault', message: error instanceof Error ? error.message : String(error) });
@@ -84,6 +90,7 @@ function serve(port: MessagePort): void {
           flags: new Int32Array(message.control),
           times: new Float64Array(message.control),
         };
+        link.times[THREAD_ID] = ownThreadId();
         break;
       case 'run':
         void run(message);
@@ -158,6 +165,30 @@ function waitForReplies(run: ScriptRun, link: Link, cancel: AbortController): vo
       times[WAITING_SINCE] = 0;
     }
   }
+}
+
+/**
+ * Slows a running script to its caller's CPU share: while the main thread
+ * says the caller owes CPU (`THROTTLE_UNTIL`), waits in `Atomics.wait`, at
+ * most `PAUSE_MS` at a time, woken early by a reply or a cancellation. The
+ * wait counts as waiting, not as the script's CPU time. Answers the ms waited.
+ */
+function pause(link: Link, cancel: AbortController): number {
+  const { flags, times } = link;
+  const until = times[THROTTLE_UNTIL] ?? 0;
+  if (until === 0) return 0;
+  const began = performance.timeOrigin + performance.now();
+  if (until <= began) return 0;
+  times[WAITING_SINCE] = began;
+  const seen = Atomics.load(flags, REPLIES);
+  Atomics.store(flags, SLEEPING, 1);
+  Atomics.wait(flags, REPLIES, seen, Math.min(PAUSE_MS, until - began));
+  Atomics.store(flags, SLEEPING, 0);
+  const waited = performance.timeOrigin + performance.now() - began;
+  times[WAITED] = (times[WAITED] ?? 0) + waited;
+  times[WAITING_SINCE] = 0;
+  if (Atomics.load(flags, CANCEL) === 1) cancel.abort();
+  return waited;
 }
 
 /**

@@ -28,7 +28,8 @@ async function start(limits: CodeModeOptions['limits']) {
   kit = await createTestKit({
     // Room for the two million keys, the copies growing them leaves behind, and the sort's own copy: the module's
     // memory is the heap limit plus a fixed headroom, so a heap this script nearly fills ends it out of memory.
-    plugins: [codeMode({ limits: { memoryBytes: 256 << 20, ...limits } })],
+    // A whole core and more for one caller: these scripts run for seconds, past the default CPU share.
+    plugins: [codeMode({ limits: { memoryBytes: 256 << 20, cpuSharePerCaller: 64, ...limits } })],
     tools: [ping, { name: 'mark', handler: () => (marked(), { content: [{ type: 'text' as const, text: 'ok' }] }) }],
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

@@ -232,7 +232,8 @@ describe('the sandbox module', () => {
   // the memory from before it grew), so freeing the runtime aborted the module and the worker had
   // to compile a new one, printing "Assertion failed: list_empty(&rt->gc_obj_list)".
   it('frees every runtime, however a script that grew its heap after an await ends, and is never replaced', async () => {
-    const k = await start({ cpuMs: 2_000, timeoutMs: 10_000 });
+    // Ten scripts in a row from one caller, two of them spinning for 2 s: more than the default CPU share.
+    const k = await start({ cpuMs: 2_000, timeoutMs: 10_000, cpuSharePerCaller: 64 });
     const grow = 'await local.ping(); const kept = []; for (let i = 0; i < 200000; i++) kept.push({ i });';
     for (let round = 0; round < 2; round++) {
       expect(resultOf(await run(k, `${grow} return kept.length;`))).toBe(200_000);

@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { createTestKit, errorOf } from '@sluice/core/testing';
+import type { TestKit } from '@sluice/core/testing';
+import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
+import { CPU_BANK_MS, CpuShares } from '../src/cpu-shares.js';
+import { ThreadCpuClock, ownThreadId } from '../src/thread-cpu.js';
+
+describe('a CPU share', () => {
+  const clock = () => {
+    let now = 0;
+    return { now: () => now, advance: (ms: number) => (now += ms) };
+  };
+
+  it('lets a caller spend its bank at once, then refuses it until its debt is paid at its share', () => {
+    const time = clock();
+    const shares = new CpuShares(0.25, time.now);
+    expect(shares.admit('a')).toBeUndefined();
+    // The bank: what a quarter of a core earns in 4 s.
+    expect(shares.charge('a', 0.25 * CPU_BANK_MS)).toBe(0);
+    expect(shares.charge('a', 200)).toBe(800);
+    expect(shares.admit('a')).toBe(800);
+    time.advance(400);
+    expect(shares.admit('a')).toBe(400);
+    time.advance(400);
+    expect(shares.admit('a')).toBeUndefined();
+    expect(shares.usage()).toEqual({ chargedMs: 1_200, refused: 2 });
+  });
+
+  it('banks no more than the share earns in CPU_BANK_MS, however long the caller was idle', () => {
+    const time = clock();
+    const shares = new CpuShares(0.5, time.now);
+    shares.charge('a', 1);
+    time.advance(3_600_000);
+    expect(shares.charge('a', 0.5 * CPU_BANK_MS)).toBe(0);
+    expect(shares.charge('a', 1)).toBe(2);
+  });
+
+  it("keeps callers apart: one caller's debt refuses no other", () => {
+    const shares = new CpuShares(0.25, clock().now);
+    shares.charge('a', 10_000);
+    expect(shares.admit('a')).toBeGreaterThan(0);
+    expect(shares.admit('b')).toBeUndefined();
+  });
+
+  it('holds any caller to its share plus its bank and the scripts it had running, over any stretch of time', () => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0.01, max: 4, noNaN: true }),
+        fc.array(fc.record({ after: fc.nat({ max: 2_000 }), cost: fc.double({ min: 0, max: 500, noNaN: true }) }), {
+          maxLength: 200,
+        }),
+        (share, scripts) => {
+          const time = clock();
+          const shares = new CpuShares(share, time.now);
+          let spent = 0;
+          let largest = 0;
+          for (const { after, cost } of scripts) {
+            time.advance(after);
+            // A script starts only when its caller owes nothing; its cost is charged as it runs.
+            if (shares.admit('a') !== undefined) continue;
+            shares.charge('a', cost);
+            spent += cost;
+            largest = Math.max(largest, cost);
+          }
+          expect(spent).toBeLessThanOrEqual(share * CPU_BANK_MS + share * time.now() + largest + 1e-6);
+        },
+      ),
+    );
+  });
+});
+
+describe("a thread's CPU clock", () => {
+  it('reads the time a thread ran, not the time it waited, and nothing for a thread that is not there', async () => {
+    expect(ThreadCpuClock.open(0)).toBeUndefined();
+    expect(ThreadCpuClock.open(2 ** 31 - 1)).toBeUndefined();
+    // Linux only: where there is no /proc/thread-self, the pool measures a worker's busy event loop instead.
+    if (process.platform !== 'linux') return;
+    const clock = ThreadCpuClock.open(ownThreadId());
+    expect(clock).toBeDefined();
+    const before = clock!.ms()!;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const waited = clock!.ms()! - before;
+    const spinUntil = performance.now() + 200;
+    while (performance.now() < spinUntil);
+    const ran = clock!.ms()! - before - waited;
+    expect(ran).toBeGreaterThan(waited);
+    clock!.close();
+    expect(clock!.ms()).toBeUndefined();
+  });
+});
+
+let kit: TestKit | undefined;
+afterEach(async () => {
+  await kit?.close();
+  kit = undefined;
+});
+
+describe("a caller's scripts in the workers", () => {
+  it("are held to the caller's share while it owes CPU, and its new scripts are refused with SCRIPTS_BUSY", async () => {
+    const share = 0.1;
+    const bankMs = share * CPU_BANK_MS;
+    const plugin = codeMode({ limits: { cpuSharePerCaller: share, cpuMs: 60_000, timeoutMs: 60_000 } });
+    const k = (kit = await createTestKit({ plugins: [plugin] }));
+    const began = performance.now();
+    const caller = new AbortController();
+    const spinner = { ended: false };
+    const spinning = k.server
+      .call('execute_code', { code: 'for (;;) {}' }, { signal: caller.signal })
+      .finally(() => (spinner.ended = true));
+    // Once the spinning script has spent its caller's bank, the caller's next script is refused before it starts.
+    let refused: ReturnType<typeof errorOf>;
+    while (!spinner.ended && refused === undefined) {
+      const result = await k.call('execute_code', { code: 'return 1;' });
+      if (result.isError) refused = errorOf(result);
+    }
+    expect(refused).toMatchObject({ code: CodeModeErrorCode.SCRIPTS_BUSY, share: 'cpu' });
+    expect(refused?.retryAfterMs).toBeGreaterThan(0);
+    // Let it run until it has used 500 ms of CPU past its bank (five seconds at its share; under half a second at
+    // full speed), then cancel it: a script held back hears the cancellation.
+    await expect
+      .poll(() => plugin.scripts().cpuChargedMs, { timeout: 60_000, interval: 50 })
+      .toBeGreaterThan(bankMs + 500);
+    caller.abort();
+    await spinning.catch(() => undefined);
+    const elapsedMs = performance.now() - began;
+    await expect.poll(() => k.logs.events(CodeModeEvent.SCRIPT).length).toBeGreaterThan(0);
+    const audited = k.logs
+      .events(CodeModeEvent.SCRIPT)
+      .find((event) => (event as { source?: string }).source === 'for (;;) {}') as
+      { outcome: string; chargedMs: number } | undefined;
+    expect(audited?.outcome).toBe(CodeModeErrorCode.CANCELLED);
+    // What it was charged (its worker's CPU time, measured) stays within the share over its run, plus the bank,
+    // the debt a running script may run into before it is held back, and one watchdog interval (100 ms).
+    expect(audited!.chargedMs).toBeLessThanOrEqual(bankMs + share * elapsedMs + share * 250 + 100);
+    expect(plugin.scripts().refused.cpu).toBeGreaterThan(0);
+  });
+});
