@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { Phrase } from '../src/scan/phrase-automaton.js';
 import { PhraseAutomaton, isWordChar } from '../src/scan/phrase-automaton.js';
 import { base64Runs, encodeAs, skeleton } from '../src/scan/normalise.js';
+import { taggedWords } from '../src/scan/word-table.js';
+import { tokenize } from '../src/scan/words.js';
 import { PoisonPattern, scanText } from '@sluice/plugin-risk';
 
 // The scan's hot passes are written for speed; each must find exactly what its plain definition finds.
@@ -139,6 +141,50 @@ describe('PhraseAutomaton', () => {
       }),
       { numRuns: 3_000 },
     );
+  });
+});
+
+describe('the words the phrase automaton tags in its pass', () => {
+  const automaton = new PhraseAutomaton([{ text: 'ignore', boundary: 'word', concept: 0 }]);
+  /** The vocabulary's words and their prefixes, split and run together, and anything else. */
+  const vocabulary = ['ignore', 'previous', 'instructions', 'you', 'are', 'now', 'don', 't', 'tell', 'the', 'user'];
+  const prose = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom(...vocabulary, 'send', 'passwords', 'pass', 'ig', 'usersx', ' ', "'", '.', 'é', '_', '9'),
+        fc.string(),
+        fc.string({ unit: 'binary' }),
+      ),
+      { maxLength: 40 },
+    )
+    .map((parts) => parts.join('').toLowerCase());
+  const plain = (words: ReturnType<typeof tokenize>) => ({
+    count: words.count,
+    union: words.union,
+    union2: words.union2,
+    starts: [...words.starts.subarray(0, words.count)],
+    ends: [...words.ends.subarray(0, words.count)],
+    flags: [...words.flags.subarray(0, words.count)],
+    flags2: [...words.flags2.subarray(0, words.count)],
+    nodes: [...words.nodes.subarray(0, words.count)],
+  });
+
+  it('are the words, groups and trie nodes tokenize gives, for any text', () => {
+    fc.assert(
+      fc.property(prose, (input) => {
+        automaton.scan(input, () => {});
+        const fused = plain(taggedWords());
+        expect(fused).toEqual(plain(tokenize(input)));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('are tagged for a text of one long word and for the empty text', () => {
+    for (const input of ['', 'a'.repeat(70_000), `${'ignore '.repeat(9_000)}ignore`]) {
+      automaton.scan(input, () => {});
+      expect(plain(taggedWords())).toEqual(plain(tokenize(input)));
+    }
   });
 });
 

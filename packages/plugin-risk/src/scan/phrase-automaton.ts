@@ -11,6 +11,8 @@
  * and no multiplication.
  */
 
+import { LETTERS, WORD_TABLE, keepWords, wordBuffers } from './word-table.js';
+
 /** How a phrase meets the text around it. */
 export type Boundary = 'word' | 'prefix' | 'none';
 
@@ -99,13 +101,48 @@ export class PhraseAutomaton {
     this.emits = Uint8Array.from(outputs, (list) => (list.length > 0 ? 1 : 0));
   }
 
-  /** Calls `found` with each phrase that occurs in `text` with its boundaries met, in order of its end. */
+  /**
+   * Calls `found` with each phrase that occurs in `text` with its boundaries
+   * met, in order of its end. The same loop tags the text's ASCII words as
+   * `tokenize` does (read them with `taggedWords()` before the next scan):
+   * the phrase table and the word trie are each a chain of dependent loads,
+   * and two chains in one loop overlap where two loops would pay for both.
+   */
   scan(text: string, found: (phrase: Phrase, start: number, end: number) => void): void {
     const { steps, column, columns, children, emits, fail, outputs, phrases } = this;
+    const { next: wordNext, flags: wordFlags, flags2: wordFlags2 } = WORD_TABLE;
     const length = text.length;
-    let row = 0; // the current node's row offset
-    for (let i = 0; i < length; i++) {
-      const c = text.charCodeAt(i);
+    const { starts, ends, flags, flags2, nodes } = wordBuffers(length);
+    let count = 0;
+    let union = 0;
+    let union2 = 0;
+    let wordStart = -1; // where the word being read starts, -1 between words
+    let word = 0; // its trie node, -1 once it left the trie
+    let row = 0; // the current phrase node's row offset
+    // One step past the end, where a character that is no letter closes the last word.
+    for (let i = 0; i <= length; i++) {
+      const c = i < length ? text.charCodeAt(i) : 0;
+      const letter = c - 97;
+      if (letter >= 0 && letter < LETTERS) {
+        if (wordStart < 0) {
+          wordStart = i;
+          word = 0;
+        }
+        if (word !== -1) word = (wordNext[word * LETTERS + letter] as number) || -1;
+      } else if (wordStart >= 0) {
+        const groups = word > 0 ? (wordFlags[word] as number) : 0;
+        const groups2 = word > 0 ? (wordFlags2[word] as number) : 0;
+        starts[count] = wordStart;
+        ends[count] = i;
+        flags[count] = groups;
+        flags2[count] = groups2;
+        nodes[count] = word > 0 ? word : 0;
+        union |= groups;
+        union2 |= groups2;
+        count++;
+        wordStart = -1;
+      }
+      if (i === length) break;
       let node: number;
       if (c < ASCII) {
         const step = steps[row + (column[c] as number)] as number;
@@ -130,6 +167,7 @@ export class PhraseAutomaton {
         found(phrase, start, i + 1);
       }
     }
+    keepWords({ count, union, starts, ends, flags, flags2, union2, nodes });
   }
 }
 
