@@ -107,6 +107,8 @@ describe('PhraseAutomaton', () => {
     { text: '要告', boundary: 'none', concept: 4 },
     { text: 'ab', boundary: 'none', concept: 5 },
     { text: 'abab', boundary: 'none', concept: 5 },
+    { text: '\u{1f511}x', boundary: 'none', concept: 6 },
+    { text: 'b\u{1d422}', boundary: 'word', concept: 6 },
   ];
   const automaton = new PhraseAutomaton(phrases);
   /** The plain definition: every occurrence of every phrase whose boundaries hold. */
@@ -125,7 +127,21 @@ describe('PhraseAutomaton', () => {
   const words = fc
     .array(
       fc.oneof(
-        fc.constantFrom(...phrases.map((p) => p.text), ' ', 'x', 'a', 'b', '.', '~', '/', "'", '不', 'и'),
+        fc.constantFrom(
+          ...phrases.map((p) => p.text),
+          ' ',
+          'x',
+          'a',
+          'b',
+          '.',
+          '~',
+          '/',
+          "'",
+          '不',
+          'и',
+          '\ud83d',
+          '\udd11',
+        ),
         fc.string(),
       ),
       { maxLength: 30 },
