@@ -122,14 +122,14 @@ export class PhraseAutomaton {
    */
   scan(text: string, found: (phrase: Phrase, start: number, end: number) => void): void {
     const { steps, column, columns, children, emits, fail, outputs, from, lengths, boundaries, used, phrases } = this;
-    const { next: wordNext, flags: wordFlags, flags2: wordFlags2 } = WORD_TABLE;
+    const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = WORD_TABLE;
     const length = text.length;
     const { starts, ends, flags, flags2, nodes } = wordBuffers(length);
     let count = 0;
     let union = 0;
     let union2 = 0;
     let wordStart = -1; // where the word being read starts, -1 between words
-    let word = 0; // its trie node, -1 once it left the trie
+    let word = 0; // its trie node, `dead` once it left the trie
     let row = 0; // the current phrase node's row offset
     // One step past the end, where a character that is no letter closes the last word.
     for (let i = 0; i <= length; i++) {
@@ -140,15 +140,15 @@ export class PhraseAutomaton {
           wordStart = i;
           word = 0;
         }
-        if (word !== -1) word = (wordNext[word * LETTERS + letter] as number) || -1;
+        word = wordNext[word * LETTERS + letter] as number;
       } else if (wordStart >= 0) {
-        const groups = word > 0 ? (wordFlags[word] as number) : 0;
-        const groups2 = word > 0 ? (wordFlags2[word] as number) : 0;
+        const groups = wordFlags[word] as number;
+        const groups2 = wordFlags2[word] as number;
         starts[count] = wordStart;
         ends[count] = i;
         flags[count] = groups;
         flags2[count] = groups2;
-        nodes[count] = word > 0 ? word : 0;
+        nodes[count] = word === dead ? 0 : word;
         union |= groups;
         union2 |= groups2;
         count++;

@@ -12,8 +12,10 @@ import { tokenize } from './words.js';
  * once, at load, whatever the vocabulary holds.
  */
 export interface WordTable {
-  /** Per node, 26 wide: the child node reached by each letter, 0 for none. */
+  /** Per node, 26 wide: the child node reached by each letter, `dead` for none. */
   readonly next: Int32Array;
+  /** The node past the trie's words: every letter leads back to it, and it has no groups. */
+  readonly dead: number;
   /** The node's groups (`W`). */
   readonly flags: Int32Array;
   /** The node's groups of the second set (`V`). */
@@ -41,8 +43,14 @@ function readTable(): WordTable {
       frontier.push([word, child]);
     });
   }
-  const size = Math.max(...flags.keys()) + 1;
-  const table = { next: new Int32Array(size * LETTERS), flags: new Int32Array(size), flags2: new Int32Array(size) };
+  const dead = Math.max(...flags.keys()) + 1;
+  const size = dead + 1;
+  const table = {
+    next: new Int32Array(size * LETTERS).fill(dead),
+    dead,
+    flags: new Int32Array(size),
+    flags2: new Int32Array(size),
+  };
   for (const [parent, letter, child] of edges) table.next[parent * LETTERS + letter] = child;
   for (const [node, [first, second]] of flags) {
     table.flags[node] = first;
