@@ -26,6 +26,9 @@ const DISGUISE =
 const UNDISGUISE =
   /[\u00aa\u00b2\u00b3\u00b9\u00ba\u017f\u02b0-\u02b8\u1d2c-\u1d6a\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\uff01-\uff5e\u{1d400}-\u{1d7ff}\u{1f100}-\u{1f1ff}]+|[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]|\u034f/gu;
 
+/** The high half of a mathematical or enclosed alphanumeric, dropped characters, a low half. */
+const SPLIT_PAIR = /[\ud835\ud83c](?:[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]|\u034f)+[\udc00-\udfff]/;
+
 function undisguise(match: string): string {
   const c = match.charCodeAt(0);
   const dropped =
@@ -111,7 +114,11 @@ const CONFUSABLE: ReadonlyMap<number, string> = new Map(
  */
 export function skeleton(text: string): string | undefined {
   if (!DISGUISE.test(text)) return undefined;
-  const folded = foldMixedWords(text.replace(UNDISGUISE, undisguise));
+  let bare = text.replace(UNDISGUISE, undisguise);
+  // A dropped character between the halves of a surrogate pair joins them: the letter they make is read too.
+  if (bare.length !== text.length && (text.includes('\ud835') || text.includes('\ud83c')) && SPLIT_PAIR.test(text))
+    bare = bare.replace(UNDISGUISE, undisguise);
+  const folded = foldMixedWords(bare);
   return folded === text ? undefined : folded;
 }
 
@@ -202,7 +209,11 @@ const ROT13_ANNOUNCED = /\brot[- ]?13\b/i;
  */
 export function decodeSpans(text: string): DecodedSpan[] {
   const runs = base64Runs(text);
-  if (runs.length === 0 && !text.includes('%') && !text.includes('\\') && !OTHER_ENCODINGS.test(text)) return [];
+  const percents = text.includes('%');
+  const escapes = text.includes('\\');
+  // Byte lists and ROT13's name each hold what this search finds: without it, neither is read.
+  const others = OTHER_ENCODINGS.test(text);
+  if (runs.length === 0 && !percents && !escapes && !others) return [];
   const spans: DecodedSpan[] = [];
   let budget: number = DECODE_LIMITS.chars;
   const keep = (encoding: Encoding, start: number, decoded: string | undefined): boolean => {
@@ -220,20 +231,23 @@ export function decodeSpans(text: string): DecodedSpan[] {
     const decoded = hex ? readable(Buffer.from(run, 'hex')) : readable(Buffer.from(run, 'base64'));
     if (!keep(hex ? 'hex' : 'base64', start, decoded)) return spans;
   }
-  for (const match of text.matchAll(HEX_ESCAPES)) {
-    const bytes = Buffer.from(match[0].replace(/\\x/g, ''), 'hex');
-    if (!keep('hex', match.index, readable(bytes))) return spans;
-  }
-  for (const [start, bytes] of byteLists(text)) {
-    if (!keep('hex', start, readable(bytes))) return spans;
-  }
-  for (const [start, decoded] of percentRuns(text)) {
-    if (!keep('percent', start, decoded)) return spans;
-  }
+  if (escapes)
+    for (const match of text.matchAll(HEX_ESCAPES)) {
+      const bytes = Buffer.from(match[0].replace(/\\x/g, ''), 'hex');
+      if (!keep('hex', match.index, readable(bytes))) return spans;
+    }
+  if (others)
+    for (const [start, bytes] of byteLists(text)) {
+      if (!keep('hex', start, readable(bytes))) return spans;
+    }
+  if (percents)
+    for (const [start, decoded] of percentRuns(text)) {
+      if (!keep('percent', start, decoded)) return spans;
+    }
   for (const [start, bytes] of decimalRuns(text)) {
     if (!keep('decimal', start, readable(bytes))) return spans;
   }
-  if (ROT13_ANNOUNCED.test(text)) keep('rot13', 0, rot13(text.slice(0, DECODE_LIMITS.chars)));
+  if (others && ROT13_ANNOUNCED.test(text)) keep('rot13', 0, rot13(text.slice(0, DECODE_LIMITS.chars)));
   return spans;
 }
 

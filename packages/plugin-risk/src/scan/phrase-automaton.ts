@@ -11,6 +11,8 @@
  * and no multiplication.
  */
 
+import { LETTERS, WORD_TABLE, keepWords, wordBuffers } from './word-table.js';
+
 /** How a phrase meets the text around it. */
 export type Boundary = 'word' | 'prefix' | 'none';
 
@@ -22,6 +24,7 @@ export interface Phrase {
 }
 
 const ASCII = 128;
+const BOUNDARY = Object.freeze({ none: 0, prefix: 1, word: 2 });
 
 export class PhraseAutomaton {
   /** Per node, `columns` wide: the next node's row offset, or its bitwise complement when it has outputs. */
@@ -31,10 +34,16 @@ export class PhraseAutomaton {
   private readonly columns: number;
   private readonly children: Array<Map<number, number>>;
   private readonly fail: Int32Array;
-  /** The phrases ending at each node, its failure chain's included. */
-  private readonly outputs: ReadonlyArray<readonly number[]>;
+  /** The phrases ending at each node, its failure chain's included: `outputs[from[node]]` to `outputs[from[node + 1]]`. */
+  private readonly outputs: Int32Array;
+  private readonly from: Int32Array;
   /** 1 where a node has outputs: the hot loop reads one byte. */
   private readonly emits: Uint8Array;
+  /** Each phrase's length and boundary (`BOUNDARY`), read where it may end. */
+  private readonly lengths: Int32Array;
+  private readonly boundaries: Uint8Array;
+  /** The characters beyond ASCII some phrase uses: any other leads back to the root from every node. */
+  private readonly used: ReadonlySet<number>;
 
   constructor(readonly phrases: readonly Phrase[]) {
     const children: Array<Map<number, number>> = [new Map<number, number>()];
@@ -95,17 +104,57 @@ export class PhraseAutomaton {
     this.columns = columns;
     this.children = children;
     this.fail = fail;
-    this.outputs = outputs;
+    this.from = new Int32Array(count + 1);
+    outputs.forEach((list, node) => (this.from[node + 1] = (this.from[node] as number) + list.length));
+    this.outputs = Int32Array.from(outputs.flat());
     this.emits = Uint8Array.from(outputs, (list) => (list.length > 0 ? 1 : 0));
+    this.lengths = Int32Array.from(phrases, (phrase) => phrase.text.length);
+    this.boundaries = Uint8Array.from(phrases, (phrase) => BOUNDARY[phrase.boundary]);
+    this.used = unitsBeyondAscii(phrases);
   }
 
-  /** Calls `found` with each phrase that occurs in `text` with its boundaries met, in order of its end. */
+  /**
+   * Calls `found` with each phrase that occurs in `text` with its boundaries
+   * met, in order of its end. The same loop tags the text's ASCII words as
+   * `tokenize` does (read them with `taggedWords()` before the next scan):
+   * the phrase table and the word trie are each a chain of dependent loads,
+   * and two chains in one loop overlap where two loops would pay for both.
+   */
   scan(text: string, found: (phrase: Phrase, start: number, end: number) => void): void {
-    const { steps, column, columns, children, emits, fail, outputs, phrases } = this;
+    const { steps, column, columns, children, emits, fail, outputs, from, lengths, boundaries, used, phrases } = this;
+    const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = WORD_TABLE;
     const length = text.length;
-    let row = 0; // the current node's row offset
-    for (let i = 0; i < length; i++) {
-      const c = text.charCodeAt(i);
+    const { starts, ends, flags, flags2, nodes } = wordBuffers(length);
+    let count = 0;
+    let union = 0;
+    let union2 = 0;
+    let wordStart = -1; // where the word being read starts, -1 between words
+    let word = 0; // its trie node, `dead` once it left the trie
+    let row = 0; // the current phrase node's row offset
+    // One step past the end, where a character that is no letter closes the last word.
+    for (let i = 0; i <= length; i++) {
+      const c = i < length ? text.charCodeAt(i) : 0;
+      const letter = c - 97;
+      if (letter >= 0 && letter < LETTERS) {
+        if (wordStart < 0) {
+          wordStart = i;
+          word = 0;
+        }
+        word = wordNext[word * LETTERS + letter] as number;
+      } else if (wordStart >= 0) {
+        const groups = wordFlags[word] as number;
+        const groups2 = wordFlags2[word] as number;
+        starts[count] = wordStart;
+        ends[count] = i;
+        flags[count] = groups;
+        flags2[count] = groups2;
+        nodes[count] = word === dead ? 0 : word;
+        union |= groups;
+        union2 |= groups2;
+        count++;
+        wordStart = -1;
+      }
+      if (i === length) break;
       let node: number;
       if (c < ASCII) {
         const step = steps[row + (column[c] as number)] as number;
@@ -115,22 +164,39 @@ export class PhraseAutomaton {
         }
         row = ~step;
         node = row / columns;
-      } else {
+      } else if (used.has(c)) {
         node = row / columns;
         while (node !== 0 && !(children[node] as Map<number, number>).has(c)) node = fail[node] as number;
         node = (children[node] as Map<number, number>).get(c) ?? 0;
         row = node * columns;
         if (emits[node] === 0) continue;
+      } else {
+        row = node = 0;
+        if (emits[0] === 0) continue;
       }
-      for (const index of outputs[node] as readonly number[]) {
-        const phrase = phrases[index] as Phrase;
-        const start = i + 1 - phrase.text.length;
-        if (phrase.boundary !== 'none' && isWordChar(text.charCodeAt(start - 1))) continue;
-        if (phrase.boundary === 'word' && isWordChar(text.charCodeAt(i + 1))) continue;
-        found(phrase, start, i + 1);
+      const last = from[node + 1] as number;
+      for (let k = from[node] as number; k < last; k++) {
+        const index = outputs[k] as number;
+        const start = i + 1 - (lengths[index] as number);
+        const boundary = boundaries[index] as number;
+        if (boundary !== BOUNDARY.none && isWordChar(text.charCodeAt(start - 1))) continue;
+        if (boundary === BOUNDARY.word && isWordChar(text.charCodeAt(i + 1))) continue;
+        found(phrases[index] as Phrase, start, i + 1);
       }
     }
+    keepWords({ count, union, starts, ends, flags, flags2, union2, nodes });
   }
+}
+
+/** The UTF-16 code units beyond ASCII that the phrases hold (the automaton steps by code unit). */
+function unitsBeyondAscii(phrases: readonly Phrase[]): Set<number> {
+  const used = new Set<number>();
+  for (const phrase of phrases)
+    for (let i = 0; i < phrase.text.length; i++) {
+      const c = phrase.text.charCodeAt(i);
+      if (c >= ASCII) used.add(c);
+    }
+  return used;
 }
 
 /** Letters and digits of the alphabetic scripts (Latin, Greek, Cyrillic); not CJK, which is written without spaces. */

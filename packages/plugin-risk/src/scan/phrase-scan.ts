@@ -4,7 +4,7 @@ import { scanDirectives } from './directives.js';
 import type { Severity } from './patterns.js';
 import { PoisonPattern } from './patterns.js';
 import type { Words } from './words.js';
-import { V, W, tokenize, wordId } from './words.js';
+import { V, W, wordId } from './words.js';
 
 /** Receives a phrase-level finding; `target` names the other tool a cross-tool reference points at. */
 export type PhraseReport = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity) => void;
@@ -47,14 +47,16 @@ const ROLE_MARKERS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * Word-level signatures over a lower-cased text. Every detector looks a
- * bounded number of words or characters ahead of an anchor, so the scan is
- * linear in the text. `otherTools` maps lower-cased names of the exposed
- * tools to their names; `own` (lower-cased) is the scanned tool's own name.
+ * Word-level signatures over a lower-cased text and its words (as
+ * `tokenize` tags them). Every detector looks a bounded number of words or
+ * characters ahead of an anchor, so the scan is linear in the text.
+ * `otherTools` maps lower-cased names of the exposed tools to their names;
+ * `own` (lower-cased) is the scanned tool's own name.
  */
 export function scanPhrases(
   text: string,
   lower: string,
+  words: Words,
   otherTools: ReadonlyMap<string, string> | undefined,
   own: string | undefined,
   options: PhraseOptions,
@@ -62,7 +64,6 @@ export function scanPhrases(
 ): void {
   scanRoleMarkers(lower, report);
   const addresses = findAddresses(lower);
-  const words = tokenize(lower);
   if (addresses.length > 0) silenceWordsInside(words, addresses);
   if (words.union & (W.IGNORE | W.YOU | W.PRETEND | W.FROM)) scanOverrides(words, report);
   const concealed = (words.union & (W.NEGATION | W.NOT | W.DON | W.HIDE)) !== 0 && scanConcealment(words, report);

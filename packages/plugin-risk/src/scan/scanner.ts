@@ -8,6 +8,7 @@ import { scanLexicon } from './lexicon.js';
 import type { DecodedSpan } from './normalise.js';
 import { decodeSpans, skeleton } from './normalise.js';
 import type { PhraseReport } from './phrase-scan.js';
+import { taggedWords } from './word-table.js';
 
 /** Wording that orders an encoded span to be decoded and obeyed. */
 const FOLLOW_DECODED = [
@@ -217,6 +218,16 @@ class Scan {
     });
   };
   private readonly options: { crossServer: CrossServerReferences; isKey: boolean };
+  /** The lexicon's findings in the current text, reported after the word signatures'. */
+  private readonly later: Array<{
+    pattern: PoisonPattern;
+    index: number;
+    target: string | undefined;
+    severity: Severity | undefined;
+  }> = [];
+  private readonly defer = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity): void => {
+    this.later.push({ pattern, index, target, severity });
+  };
 
   constructor(
     private readonly otherTools: ReadonlyMap<string, string> | undefined,
@@ -243,11 +254,8 @@ class Scan {
     this.options.isKey = isKey;
     // The words are read from the skeleton when there is one: it is the text a model reads through its disguises.
     const bare = skeleton(text);
-    if (bare === undefined) {
-      const lower = text.toLowerCase();
-      scanPhrases(text, lower, this.otherTools, this.own, this.options, this.add);
-      scanLexicon(lower, isKey, this.add);
-    } else this.read(bare, this.add);
+    if (bare === undefined) this.words(text, this.add);
+    else this.read(bare, this.add);
     this.decoded(text);
   }
 
@@ -255,10 +263,23 @@ class Scan {
   private read(view: string, report: PhraseReport): void {
     const text = this.text;
     this.text = view;
-    const lower = view.toLowerCase();
-    scanPhrases(view, lower, this.otherTools, this.own, this.options, report);
-    scanLexicon(lower, this.options.isKey, report);
+    this.words(view, report);
     this.text = text;
+  }
+
+  /**
+   * The word and phrase signatures of one text, in one pass over it: the
+   * lexicon's automaton tags the words as it reads them, and its findings
+   * wait until the word signatures have reported theirs, so hits keep the
+   * order of a scan that read the text twice.
+   */
+  private words(text: string, report: PhraseReport): void {
+    const lower = text.toLowerCase();
+    const later = this.later;
+    later.length = 0;
+    scanLexicon(lower, this.options.isKey, this.defer);
+    scanPhrases(text, lower, taggedWords(), this.otherTools, this.own, this.options, report);
+    for (const hit of later) report(hit.pattern, hit.index, hit.target, hit.severity);
   }
 
   /** Each decoded span, read like plain text: what it says is reported, and that it was encoded. */
