@@ -148,9 +148,14 @@ describe(`a soak of ${SECONDS} s quiet, then ${SECONDS} s with every attacker of
     return phase;
   }
 
-  /** Every attacker of issue 30, from a process of its own, until `stop()`: the attacks it made. */
+  /**
+   * Every attacker of issue 30, from a process of its own, until `stop()`: the attacks it made. The process runs
+   * at the lowest CPU priority: attackers on other machines would not take this machine's CPU from the gateway
+   * and the normal clients, only the gateway's work for them should.
+   */
   async function attack(): Promise<{ stop: () => Promise<number> }> {
-    const child = spawn(process.execPath, ['--conditions=sluice:source', '--import', 'tsx', ATTACKER], {
+    const command = [process.execPath, '--conditions=sluice:source', '--import', 'tsx', ATTACKER];
+    const child = spawn('nice', ['-n', '19', ...command], {
       cwd: REPO_ROOT,
       env: {
         ...process.env,
