@@ -89,6 +89,9 @@ for (const [label, guarded] of [
       platform: 'node',
       format,
       logLevel: 'error',
+      // An adopter of a v1 server has no SDK v2 server package; here the workspace has it, and esbuild would carry
+      // it into the single file although the adopt path never loads it (core imports it only to serve on its own).
+      external: ['@modelcontextprotocol/server', '@modelcontextprotocol/core'],
       ...(format === 'esm'
         ? {
             banner: {
