@@ -9,7 +9,7 @@ import { CodeModeErrorCode } from './errors.js';
 import type { SandboxLimits } from './options.js';
 import type { CallReply, ScriptOutcome } from './sandbox.js';
 import { replyText } from './sandbox.js';
-import { ThreadCpuClock } from './thread-cpu.js';
+import { LOWER_AFTER_MS, ThreadCpuClock, lowerThreadPriority } from './thread-cpu.js';
 import { AwakeWaits, Control, POLL_MS } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
@@ -127,6 +127,7 @@ export class ScriptPool {
       };
       let cancelTimer: ReturnType<typeof setTimeout> | undefined;
       let ended = false;
+      let lowered = false;
 
       const end = (outcome: ScriptOutcome, reusable: boolean) => {
         if (ended) return;
@@ -140,7 +141,7 @@ export class ScriptPool {
         worker.off('error', onGone);
         worker.off('exit', onGone);
         signal.abort();
-        if (reusable) this.release(worker);
+        if (reusable && !lowered) this.release(worker);
         else this.discard(worker);
         resolve(outcome);
       };
@@ -253,6 +254,8 @@ export class ScriptPool {
         () => {
           // A caller that owes CPU holds its running scripts back (see `pause` in worker.ts).
           link.times[Control.THROTTLE_UNTIL] = holdBackUntil(account());
+          // A script that computes long runs below the main thread from then on (its worker is not reused).
+          if (!lowered && busyMs() > LOWER_AFTER_MS) lowered = lowerThreadPriority(link.times[Control.THREAD_ID] ?? 0);
           if (busyMs() > limits.cpuMs + OVERRUN_GRACE_MS) {
             stop(
               CodeModeErrorCode.CPU_LIMIT,

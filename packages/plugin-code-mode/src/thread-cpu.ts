@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync, readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 
 /**
  * The calling thread's id as Linux numbers it (the `task` of
@@ -10,6 +11,35 @@ export function ownThreadId(): number {
     return task ? Number(task[1]) : 0;
   } catch {
     return 0;
+  }
+}
+
+/** The nice value a script's worker drops to once the script has computed for `LOWER_AFTER_MS`. */
+export const SCRIPT_THREAD_NICE = 10;
+
+/**
+ * CPU ms of its own code after which a script's worker thread runs below the
+ * main thread, which answers every caller: a script that computes this long
+ * takes from then on only the CPU time the main thread leaves. Shorter
+ * scripts keep the main thread's priority, so a busy machine does not starve
+ * them.
+ */
+export const LOWER_AFTER_MS = 250;
+
+/**
+ * Lowers thread `id` of this process to `SCRIPT_THREAD_NICE` (Linux sets the
+ * nice value of one thread when given its id). Answers whether it did: not
+ * on another system, without a thread id, or where it is not allowed. A
+ * lowered thread cannot be raised again without privileges, so its worker is
+ * not given another script.
+ */
+export function lowerThreadPriority(id: number): boolean {
+  if (!(id > 0)) return false;
+  try {
+    setPriority(id, SCRIPT_THREAD_NICE);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -4,7 +4,8 @@ import { createTestKit, errorOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import { CPU_BANK_MS, CpuShares } from '../src/cpu-shares.js';
-import { ThreadCpuClock, ownThreadId } from '../src/thread-cpu.js';
+import { readFileSync, readdirSync } from 'node:fs';
+import { LOWER_AFTER_MS, SCRIPT_THREAD_NICE, ThreadCpuClock, ownThreadId } from '../src/thread-cpu.js';
 
 describe('a CPU share', () => {
   const clock = () => {
@@ -134,5 +135,54 @@ describe("a caller's scripts in the workers", () => {
     // the debt a running script may run into before it is held back, and one watchdog interval (100 ms).
     expect(audited!.chargedMs).toBeLessThanOrEqual(bankMs + share * elapsedMs + share * 250 + 100);
     expect(plugin.scripts().refused.cpu).toBeGreaterThan(0);
+  });
+});
+
+/** The nice value of each thread of this process, by Linux thread id (field 19 of its `stat`, after the name). */
+function threadNices(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const task of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      nices.set(Number(task), Number(fields[16]));
+    } catch {
+      // The thread ended while being read.
+    }
+  }
+  return nices;
+}
+
+describe('the threads scripts run in', () => {
+  it("drop below the main thread's priority once their script has computed for a while, and only then", async () => {
+    // Linux only: elsewhere a thread's priority is not set on its own, and the CPU shares alone hold.
+    if (process.platform !== 'linux') return;
+    const main = ownThreadId();
+    const before = threadNices();
+    expect(before.get(main)).toBe(0);
+    const k = (kit = await createTestKit({ plugins: [codeMode({ limits: { cpuSharePerCaller: 64 } })] }));
+    // A short script keeps the main thread's priority: no thread of the process is lowered.
+    const short = await k.call('execute_code', { code: 'let n = 0; for (let i = 0; i < 1e3; i++) n += i; return n;' });
+    expect(short.isError).toBeFalsy();
+    expect([...threadNices().values()].every((nice) => nice === 0)).toBe(true);
+    // A script computing past LOWER_AFTER_MS runs at the scripts' nice value from then on.
+    const caller = new AbortController();
+    const spinning = k.server.call('execute_code', { code: 'for (;;) {}' }, { signal: caller.signal });
+    await expect
+      .poll(() => [...threadNices()].filter(([id, nice]) => !before.has(id) && nice === SCRIPT_THREAD_NICE).length, {
+        timeout: 20_000,
+        interval: LOWER_AFTER_MS / 5,
+      })
+      .toBe(1);
+    // Nothing else is lowered: the main thread and every thread that was there before keep their priority.
+    const during = threadNices();
+    expect(during.get(main)).toBe(0);
+    for (const [id, nice] of before) if (during.has(id)) expect(during.get(id)).toBe(nice);
+    caller.abort();
+    await spinning.catch(() => undefined);
+    // The lowered worker is not given another script: the next one runs at the main thread's priority.
+    await expect.poll(() => [...threadNices().values()].every((nice) => nice === 0), { timeout: 20_000 }).toBe(true);
+    expect((await k.call('execute_code', { code: 'return 1;' })).isError).toBeFalsy();
+    expect([...threadNices().values()].every((nice) => nice === 0)).toBe(true);
   });
 });
