@@ -9,7 +9,7 @@ import { CodeModeErrorCode } from './errors.js';
 import type { SandboxLimits } from './options.js';
 import type { CallReply, ScriptOutcome } from './sandbox.js';
 import { replyText } from './sandbox.js';
-import { LOWER_AFTER_MS, ThreadCpuClock, lowerThreadPriority } from './thread-cpu.js';
+import { LOWER_AFTER_MS, ThreadCpuClock, lowerThreadPriority, restoreThreadPriority } from './thread-cpu.js';
 import { AwakeWaits, Control, POLL_MS } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
@@ -127,7 +127,11 @@ export class ScriptPool {
       };
       let cancelTimer: ReturnType<typeof setTimeout> | undefined;
       let ended = false;
-      let lowered = false;
+      // The nice value the worker's thread had before its script computed past LOWER_AFTER_MS, once it was lowered.
+      let loweredFrom: number | undefined;
+      let lowerTried = false;
+      // The worker thread's CPU clock when the script started (see `workerCpuMs`).
+      let cpuStartedAt: number | undefined;
 
       const end = (outcome: ScriptOutcome, reusable: boolean) => {
         if (ended) return;
@@ -141,7 +145,9 @@ export class ScriptPool {
         worker.off('error', onGone);
         worker.off('exit', onGone);
         signal.abort();
-        if (reusable && !lowered) this.release(worker);
+        // A lowered worker is given another script only once its thread has its priority back.
+        const thread = link.times[Control.THREAD_ID] ?? 0;
+        if (reusable && (loweredFrom === undefined || restoreThreadPriority(thread, loweredFrom))) this.release(worker);
         else this.discard(worker);
         resolve(outcome);
       };
@@ -220,7 +226,8 @@ export class ScriptPool {
         }
         switch (message.type) {
           case 'started':
-            cpuAt ??= workerCpuMs(worker, link);
+            cpuStartedAt = workerCpuMs(worker, link);
+            cpuAt ??= cpuStartedAt;
             started = {
               at: performance.now(),
               busy: worker.performance.eventLoopUtilization(),
@@ -254,8 +261,11 @@ export class ScriptPool {
         () => {
           // A caller that owes CPU holds its running scripts back (see `pause` in worker.ts).
           link.times[Control.THROTTLE_UNTIL] = holdBackUntil(account());
-          // A script that computes long runs below the main thread from then on (its worker is not reused).
-          if (!lowered && busyMs() > LOWER_AFTER_MS) lowered = lowerThreadPriority(link.times[Control.THREAD_ID] ?? 0);
+          // A script that computes long runs below the main thread from then on (see `lowerThreadPriority`).
+          if (!lowerTried && cpuStartedAt !== undefined && workerCpuMs(worker, link) - cpuStartedAt > LOWER_AFTER_MS) {
+            lowerTried = true;
+            loweredFrom = lowerThreadPriority(link.times[Control.THREAD_ID] ?? 0);
+          }
           if (busyMs() > limits.cpuMs + OVERRUN_GRACE_MS) {
             stop(
               CodeModeErrorCode.CPU_LIMIT,

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 
 /**
  * The calling thread's id as Linux numbers it (the `task` of
@@ -14,30 +14,51 @@ export function ownThreadId(): number {
   }
 }
 
-/** The nice value a script's worker drops to once the script has computed for `LOWER_AFTER_MS`. */
-export const SCRIPT_THREAD_NICE = 10;
+/** How many nice levels below the main thread a script's worker runs once its script has computed for `LOWER_AFTER_MS` (at most 19). */
+export const SCRIPT_NICE_STEP = 10;
 
 /**
  * CPU ms of its own code after which a script's worker thread runs below the
  * main thread, which answers every caller: a script that computes this long
- * takes from then on only the CPU time the main thread leaves. Shorter
- * scripts keep the main thread's priority, so a busy machine does not starve
- * them.
+ * takes from then on only the CPU time the main thread leaves (a lowered
+ * thread is not starved: Linux still gives it a share by its weight, and its
+ * time is charged to its caller as before). Shorter scripts, and a worker's
+ * start, keep the main thread's priority, so a loaded machine does not hold
+ * them back.
  */
-export const LOWER_AFTER_MS = 250;
+export const LOWER_AFTER_MS = 100;
 
 /**
- * Lowers thread `id` of this process to `SCRIPT_THREAD_NICE` (Linux sets the
- * nice value of one thread when given its id). Answers whether it did: not
- * on another system, without a thread id, or where it is not allowed. A
- * lowered thread cannot be raised again without privileges, so its worker is
- * not given another script.
+ * Lowers thread `id` of this process `SCRIPT_NICE_STEP` nice levels (at most
+ * to 19): Linux sets the nice value of one thread when given its id. Answers
+ * the nice value it had, to restore it, or undefined when it did not lower it:
+ * on another system, without a thread id, where it is not allowed, or when the
+ * thread is already at 19.
  */
-export function lowerThreadPriority(id: number): boolean {
+export function lowerThreadPriority(id: number): number | undefined {
+  if (!(id > 0)) return undefined;
+  try {
+    const was = getPriority(id);
+    const lowered = Math.min(19, was + SCRIPT_NICE_STEP);
+    if (lowered <= was) return undefined;
+    setPriority(id, lowered);
+    return was;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Gives thread `id` back the nice value `nice` it had before it was lowered.
+ * Raising a thread's priority needs a privilege (CAP_SYS_NICE, or an
+ * RLIMIT_NICE that allows it) a gateway may not have: answers whether it was
+ * allowed. A worker whose thread stays lowered is not given another script.
+ */
+export function restoreThreadPriority(id: number, nice: number): boolean {
   if (!(id > 0)) return false;
   try {
-    setPriority(id, SCRIPT_THREAD_NICE);
-    return true;
+    setPriority(id, nice);
+    return getPriority(id) === nice;
   } catch {
     return false;
   }

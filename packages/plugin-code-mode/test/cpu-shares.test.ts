@@ -4,8 +4,9 @@ import { createTestKit, errorOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import { CPU_BANK_MS, CpuShares } from '../src/cpu-shares.js';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
-import { LOWER_AFTER_MS, SCRIPT_THREAD_NICE, ThreadCpuClock, ownThreadId } from '../src/thread-cpu.js';
+import { LOWER_AFTER_MS, SCRIPT_NICE_STEP, ThreadCpuClock, ownThreadId } from '../src/thread-cpu.js';
 
 describe('a CPU share', () => {
   const clock = () => {
@@ -153,36 +154,80 @@ function threadNices(): Map<number, number> {
   return nices;
 }
 
+/** Whether a process like this one may raise its priority again once lowered (a privilege: CAP_SYS_NICE). */
+function mayRaisePriority(): boolean {
+  const probe = spawnSync(process.execPath, [
+    '-e',
+    'const os = require("node:os"); os.setPriority(os.getPriority() + 1); os.setPriority(os.getPriority() - 1);',
+  ]);
+  return probe.status === 0;
+}
+
 describe('the threads scripts run in', () => {
+  /** The threads of this process, not in `before`, that run `step` nice levels below `nice`. */
+  const loweredSince = (before: Map<number, number>, nice: number) =>
+    [...threadNices()].filter(([id, n]) => !before.has(id) && n === nice + SCRIPT_NICE_STEP).map(([id]) => id);
+
   it("drop below the main thread's priority once their script has computed for a while, and only then", async () => {
     // Linux only: elsewhere a thread's priority is not set on its own, and the CPU shares alone hold.
     if (process.platform !== 'linux') return;
     const main = ownThreadId();
     const before = threadNices();
-    expect(before.get(main)).toBe(0);
+    const mainNice = before.get(main)!;
+    expect(mainNice).toBeLessThanOrEqual(19 - SCRIPT_NICE_STEP);
     const k = (kit = await createTestKit({ plugins: [codeMode({ limits: { cpuSharePerCaller: 64 } })] }));
     // A short script keeps the main thread's priority: no thread of the process is lowered.
     const short = await k.call('execute_code', { code: 'let n = 0; for (let i = 0; i < 1e3; i++) n += i; return n;' });
     expect(short.isError).toBeFalsy();
-    expect([...threadNices().values()].every((nice) => nice === 0)).toBe(true);
-    // A script computing past LOWER_AFTER_MS runs at the scripts' nice value from then on.
+    expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
+    // A script computing past LOWER_AFTER_MS runs SCRIPT_NICE_STEP below the main thread from then on.
     const caller = new AbortController();
     const spinning = k.server.call('execute_code', { code: 'for (;;) {}' }, { signal: caller.signal });
     await expect
-      .poll(() => [...threadNices()].filter(([id, nice]) => !before.has(id) && nice === SCRIPT_THREAD_NICE).length, {
-        timeout: 20_000,
-        interval: LOWER_AFTER_MS / 5,
-      })
+      .poll(() => loweredSince(before, mainNice).length, { timeout: 20_000, interval: LOWER_AFTER_MS / 5 })
       .toBe(1);
     // Nothing else is lowered: the main thread and every thread that was there before keep their priority.
     const during = threadNices();
-    expect(during.get(main)).toBe(0);
+    expect(during.get(main)).toBe(mainNice);
     for (const [id, nice] of before) if (during.has(id)) expect(during.get(id)).toBe(nice);
+    // A spinning script does not hear its cancellation: its worker is ended, and the next script runs on another,
+    // at the main thread's priority.
     caller.abort();
     await spinning.catch(() => undefined);
-    // The lowered worker is not given another script: the next one runs at the main thread's priority.
-    await expect.poll(() => [...threadNices().values()].every((nice) => nice === 0), { timeout: 20_000 }).toBe(true);
+    await expect
+      .poll(() => [...threadNices().values()].every((nice) => nice === mainNice), { timeout: 20_000 })
+      .toBe(true);
     expect((await k.call('execute_code', { code: 'return 1;' })).isError).toBeFalsy();
-    expect([...threadNices().values()].every((nice) => nice === 0)).toBe(true);
+    expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
+  });
+
+  it('get their priority back after a lowered script, where the gateway may raise it; else their worker ends', async () => {
+    if (process.platform !== 'linux') return;
+    const before = threadNices();
+    const mainNice = before.get(ownThreadId())!;
+    let lowered: number | undefined;
+    const k = (kit = await createTestKit({
+      plugins: [codeMode({ limits: { cpuSharePerCaller: 64, maxToolCalls: 100_000 } })],
+      tools: [
+        {
+          // Answers whether the script's worker runs lowered yet: the script computes until it does.
+          name: 'lowered',
+          handler: () => {
+            lowered ??= loweredSince(before, mainNice)[0];
+            return { content: [{ type: 'text' as const, text: String(lowered !== undefined) }] };
+          },
+        },
+      ],
+    }));
+    const code = 'while ((await local.lowered()) !== "true") { for (let i = 0; i < 1e5; i++) {} } return "lowered";';
+    const result = await k.call('execute_code', { code });
+    expect(result.isError).toBeFalsy();
+    expect(lowered).toBeDefined();
+    // The script ended on its own: its worker is kept only with its priority back.
+    expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
+    expect(threadNices().has(lowered!)).toBe(mayRaisePriority());
+    // The next script runs at the main thread's priority, on that worker where it was kept.
+    expect((await k.call('execute_code', { code: 'return 1;' })).isError).toBeFalsy();
+    expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
   });
 });
