@@ -9,7 +9,7 @@ import { CodeModeErrorCode } from './errors.js';
 import type { SandboxLimits } from './options.js';
 import type { CallReply, ScriptOutcome } from './sandbox.js';
 import { replyText } from './sandbox.js';
-import { LOWER_AFTER_MS, ThreadCpuClock, lowerThreadPriority, restoreThreadPriority } from './thread-cpu.js';
+import { ThreadCpuClock, lowerThreadPriority, restoreThreadPriority } from './thread-cpu.js';
 import { AwakeWaits, Control, POLL_MS } from './worker-protocol.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
@@ -127,11 +127,9 @@ export class ScriptPool {
       };
       let cancelTimer: ReturnType<typeof setTimeout> | undefined;
       let ended = false;
-      // The nice value the worker's thread had before its script computed past LOWER_AFTER_MS, once it was lowered.
+      // The nice value the worker's thread had before it was lowered (see `lowerThreadPriority`), once it was.
       let loweredFrom: number | undefined;
       let lowerTried = false;
-      // The worker thread's CPU clock when the script started (see `workerCpuMs`).
-      let cpuStartedAt: number | undefined;
 
       const end = (outcome: ScriptOutcome, reusable: boolean) => {
         if (ended) return;
@@ -226,8 +224,7 @@ export class ScriptPool {
         }
         switch (message.type) {
           case 'started':
-            cpuStartedAt = workerCpuMs(worker, link);
-            cpuAt ??= cpuStartedAt;
+            cpuAt ??= workerCpuMs(worker, link);
             started = {
               at: performance.now(),
               busy: worker.performance.eventLoopUtilization(),
@@ -259,10 +256,11 @@ export class ScriptPool {
       };
       const watchdog = setInterval(
         () => {
-          // A caller that owes CPU holds its running scripts back (see `pause` in worker.ts).
-          link.times[Control.THROTTLE_UNTIL] = holdBackUntil(account());
-          // A script that computes long runs below the main thread from then on (see `lowerThreadPriority`).
-          if (!lowerTried && cpuStartedAt !== undefined && workerCpuMs(worker, link) - cpuStartedAt > LOWER_AFTER_MS) {
+          // A caller that owes CPU holds its running scripts back (see `pause` in worker.ts), and they run below the
+          // main thread from then on (see `lowerThreadPriority`).
+          const owed = account();
+          link.times[Control.THROTTLE_UNTIL] = holdBackUntil(owed);
+          if (owed > 0 && !lowerTried) {
             lowerTried = true;
             loweredFrom = lowerThreadPriority(link.times[Control.THREAD_ID] ?? 0);
           }

@@ -14,19 +14,16 @@ export function ownThreadId(): number {
   }
 }
 
-/** How many nice levels below the main thread a script's worker runs once its script has computed for `LOWER_AFTER_MS` (at most 19). */
-export const SCRIPT_NICE_STEP = 10;
-
 /**
- * CPU ms of its own code after which a script's worker thread runs below the
- * main thread, which answers every caller: a script that computes this long
- * takes from then on only the CPU time the main thread leaves (a lowered
- * thread is not starved: Linux still gives it a share by its weight, and its
- * time is charged to its caller as before). Shorter scripts, and a worker's
- * start, keep the main thread's priority, so a loaded machine does not hold
- * them back.
+ * How many nice levels below the main thread a script's worker runs once the
+ * script's caller owes CPU (it has used its share and what it may run ahead
+ * of it): from then on the script takes only the CPU time the main thread,
+ * which answers every caller, leaves. A lowered thread is not starved (Linux
+ * still gives it a share by its weight) and its time is charged to its caller
+ * as before. Callers within their share, and a worker's start, keep the main
+ * thread's priority, so a loaded machine does not hold them back.
  */
-export const LOWER_AFTER_MS = 100;
+export const SCRIPT_NICE_STEP = 10;
 
 /**
  * Lowers thread `id` of this process `SCRIPT_NICE_STEP` nice levels (at most

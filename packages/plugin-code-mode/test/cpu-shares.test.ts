@@ -6,7 +6,7 @@ import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-
 import { CPU_BANK_MS, CpuShares } from '../src/cpu-shares.js';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
-import { LOWER_AFTER_MS, SCRIPT_NICE_STEP, ThreadCpuClock, ownThreadId } from '../src/thread-cpu.js';
+import { SCRIPT_NICE_STEP, ThreadCpuClock, ownThreadId } from '../src/thread-cpu.js';
 
 describe('a CPU share', () => {
   const clock = () => {
@@ -168,24 +168,30 @@ describe('the threads scripts run in', () => {
   const loweredSince = (before: Map<number, number>, nice: number) =>
     [...threadNices()].filter(([id, n]) => !before.has(id) && n === nice + SCRIPT_NICE_STEP).map(([id]) => id);
 
-  it("drop below the main thread's priority once their script has computed for a while, and only then", async () => {
+  /** Runs `return 1` as soon as the kit's caller has paid what it owes (until then it is refused for CPU). */
+  const once = async (k: TestKit) => {
+    await expect
+      .poll(async () => (await k.call('execute_code', { code: 'return 1;' })).isError === true, { timeout: 20_000 })
+      .toBe(false);
+  };
+
+  it("drop below the main thread's priority once their caller owes CPU, and only then", async () => {
     // Linux only: elsewhere a thread's priority is not set on its own, and the CPU shares alone hold.
     if (process.platform !== 'linux') return;
     const main = ownThreadId();
     const before = threadNices();
     const mainNice = before.get(main)!;
     expect(mainNice).toBeLessThanOrEqual(19 - SCRIPT_NICE_STEP);
-    const k = (kit = await createTestKit({ plugins: [codeMode({ limits: { cpuSharePerCaller: 64 } })] }));
+    // A bank of 200 ms of CPU.
+    const k = (kit = await createTestKit({ plugins: [codeMode({ limits: { cpuSharePerCaller: 0.05 } })] }));
     // A short script keeps the main thread's priority: no thread of the process is lowered.
     const short = await k.call('execute_code', { code: 'let n = 0; for (let i = 0; i < 1e3; i++) n += i; return n;' });
     expect(short.isError).toBeFalsy();
     expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
-    // A script computing past LOWER_AFTER_MS runs SCRIPT_NICE_STEP below the main thread from then on.
+    // A script that spends its caller's bank runs SCRIPT_NICE_STEP below the main thread from then on.
     const caller = new AbortController();
     const spinning = k.server.call('execute_code', { code: 'for (;;) {}' }, { signal: caller.signal });
-    await expect
-      .poll(() => loweredSince(before, mainNice).length, { timeout: 20_000, interval: LOWER_AFTER_MS / 5 })
-      .toBe(1);
+    await expect.poll(() => loweredSince(before, mainNice).length, { timeout: 20_000, interval: 20 }).toBe(1);
     // Nothing else is lowered: the main thread and every thread that was there before keep their priority.
     const during = threadNices();
     expect(during.get(main)).toBe(mainNice);
@@ -197,7 +203,7 @@ describe('the threads scripts run in', () => {
     await expect
       .poll(() => [...threadNices().values()].every((nice) => nice === mainNice), { timeout: 20_000 })
       .toBe(true);
-    expect((await k.call('execute_code', { code: 'return 1;' })).isError).toBeFalsy();
+    await once(k);
     expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
   });
 
@@ -207,7 +213,8 @@ describe('the threads scripts run in', () => {
     const mainNice = before.get(ownThreadId())!;
     let lowered: number | undefined;
     const k = (kit = await createTestKit({
-      plugins: [codeMode({ limits: { cpuSharePerCaller: 64, maxToolCalls: 100_000 } })],
+      // A bank of 200 ms of CPU: the script computes past it, and is held to its share from then on.
+      plugins: [codeMode({ limits: { cpuSharePerCaller: 0.05, maxToolCalls: 100_000 } })],
       tools: [
         {
           // Answers whether the script's worker runs lowered yet: the script computes until it does.
@@ -226,8 +233,8 @@ describe('the threads scripts run in', () => {
     // The script ended on its own: its worker is kept only with its priority back.
     expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
     expect(threadNices().has(lowered!)).toBe(mayRaisePriority());
-    // The next script runs at the main thread's priority, on that worker where it was kept.
-    expect((await k.call('execute_code', { code: 'return 1;' })).isError).toBeFalsy();
+    // Once its caller has paid, the next script runs at the main thread's priority, on that worker where it was kept.
+    await once(k);
     expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
   });
 });
