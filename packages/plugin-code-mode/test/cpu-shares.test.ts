@@ -230,8 +230,10 @@ describe('the threads scripts run in', () => {
     const result = await k.call('execute_code', { code });
     expect(result.isError).toBeFalsy();
     expect(lowered).toBeDefined();
-    // The script ended on its own: its worker is kept only with its priority back.
-    expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
+    // The script ended on its own: its worker is kept only with its priority back (else it is ending).
+    await expect
+      .poll(() => [...threadNices().values()].every((nice) => nice === mainNice), { timeout: 20_000 })
+      .toBe(true);
     expect(threadNices().has(lowered!)).toBe(mayRaisePriority());
     // Once its caller has paid, the next script runs at the main thread's priority, on that worker where it was kept.
     await once(k);
