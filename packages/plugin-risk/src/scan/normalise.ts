@@ -26,19 +26,38 @@ const DISGUISE =
 const UNDISGUISE =
   /[\u00aa\u00b2\u00b3\u00b9\u00ba\u017f\u02b0-\u02b8\u1d2c-\u1d6a\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\uff01-\uff5e\u{1d400}-\u{1d7ff}\u{1f100}-\u{1f1ff}]+|[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]|\u034f/gu;
 
-/** The high half of a mathematical or enclosed alphanumeric, dropped characters, a low half. */
-const SPLIT_PAIR = /[\ud835\ud83c](?:[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]|\u034f)+[\udc00-\udfff]/;
+/**
+ * The high half of a mathematical or enclosed alphanumeric, dropped
+ * characters, a low half: found from each high half (a native search), the
+ * dropped run after it read once per kind of high half.
+ */
+function splitsPair(text: string): boolean {
+  for (const high of ['\ud835', '\ud83c'])
+    for (let at = text.indexOf(high); at !== -1; at = text.indexOf(high, at + 1)) {
+      let k = at + 1;
+      while (k < text.length && isDropped(text.charCodeAt(k))) k++;
+      if (k > at + 1 && k < text.length) {
+        const low = text.charCodeAt(k);
+        if (low >= 0xdc00 && low <= 0xdfff) return true;
+      }
+    }
+  return false;
+}
 
-function undisguise(match: string): string {
-  const c = match.charCodeAt(0);
-  const dropped =
+/** The characters the skeleton drops: soft hyphen, combining grapheme joiner, zero-width characters and joiners. */
+function isDropped(c: number): boolean {
+  return (
     c === 0xad ||
     c === 0x34f ||
     c === 0x180e ||
     (c >= 0x200b && c <= 0x200f) ||
     (c >= 0x2060 && c <= 0x2064) ||
-    c === 0xfeff;
-  return dropped ? '' : match.normalize('NFKC');
+    c === 0xfeff
+  );
+}
+
+function undisguise(match: string): string {
+  return isDropped(match.charCodeAt(0)) ? '' : match.normalize('NFKC');
 }
 
 /** Cyrillic and Greek letters that look like Latin ones, by code point. */
@@ -116,8 +135,7 @@ export function skeleton(text: string): string | undefined {
   if (!DISGUISE.test(text)) return undefined;
   let bare = text.replace(UNDISGUISE, undisguise);
   // A dropped character between the halves of a surrogate pair joins them: the letter they make is read too.
-  if (bare.length !== text.length && (text.includes('\ud835') || text.includes('\ud83c')) && SPLIT_PAIR.test(text))
-    bare = bare.replace(UNDISGUISE, undisguise);
+  if (bare.length !== text.length && splitsPair(text)) bare = bare.replace(UNDISGUISE, undisguise);
   const folded = foldMixedWords(bare);
   return folded === text ? undefined : folded;
 }

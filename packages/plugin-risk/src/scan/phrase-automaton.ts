@@ -46,8 +46,8 @@ export class PhraseAutomaton {
   private readonly used: ReadonlySet<number>;
 
   constructor(readonly phrases: readonly Phrase[]) {
-    const children: Array<Map<number, number>> = [new Map<number, number>()];
-    const ends: number[][] = [[]];
+    let children: Array<Map<number, number>> = [new Map<number, number>()];
+    let ends: number[][] = [[]];
     phrases.forEach((phrase, index) => {
       let node = 0;
       for (let i = 0; i < phrase.text.length; i++) {
@@ -63,6 +63,16 @@ export class PhraseAutomaton {
       }
       (ends[node] as number[]).push(index);
     });
+    // Nodes numbered breadth-first: the shallow nodes, where ordinary text keeps the automaton, share a few rows of the table.
+    const order = [0];
+    for (let head = 0; head < order.length; head++)
+      order.push(...(children[order[head] as number] as Map<number, number>).values());
+    const renumber = new Int32Array(order.length);
+    order.forEach((old, k) => (renumber[old] = k));
+    children = order.map(
+      (old) => new Map([...(children[old] as Map<number, number>)].map(([c, child]) => [c, renumber[child] as number])),
+    );
+    ends = order.map((old) => ends[old] as number[]);
     const count = children.length;
     const fail = new Int32Array(count);
     const column = new Uint8Array(ASCII);

@@ -90,7 +90,7 @@ const EXCERPT_AFTER = 56;
  */
 export function scanTool(definition: unknown, context: ScanContext = {}): ScanResult {
   const name = (definition as { name?: unknown } | null)?.name;
-  const scan = new Scan(
+  const scan = SCAN.start(
     indexOf(context.otherTools),
     typeof name === 'string' ? name.toLowerCase() : undefined,
     context.crossServer ?? 'directed',
@@ -105,14 +105,16 @@ export function scanTool(definition: unknown, context: ScanContext = {}): ScanRe
     scan.schema(tool.outputSchema, '/outputSchema');
     for (const sink of findSinks(tool)) scan.push(Pattern.SUSPICIOUS_SINK_PARAMETER, sink.surface, sink.excerpt);
   }
-  return { clean: scan.hits.length === 0, hits: scan.hits };
+  const hits = scan.finish();
+  return { clean: hits.length === 0, hits };
 }
 
 /** Scans one text as a single surface. */
 export function scanText(text: string, surface = '/', context: ScanContext = {}): ScanResult {
-  const scan = new Scan(indexOf(context.otherTools), undefined, context.crossServer ?? 'directed');
+  const scan = SCAN.start(indexOf(context.otherTools), undefined, context.crossServer ?? 'directed');
   scan.value(text, surface);
-  return { clean: scan.hits.length === 0, hits: scan.hits };
+  const hits = scan.finish();
+  return { clean: hits.length === 0, hits };
 }
 
 function indexOf(names: Iterable<string> | ToolNameIndex | undefined): ReadonlyMap<string, string> | undefined {
@@ -190,8 +192,15 @@ function pointerOf(location: Location | string): string {
   return keys.length === 0 ? at : `${at}/${keys.reverse().join('/')}`;
 }
 
+/**
+ * One scan's state. Scanning is synchronous and never re-entered, so one
+ * instance serves every scan (`start` resets it): its report callbacks are
+ * made once, not per definition.
+ */
 class Scan {
-  readonly hits: ScanHit[] = [];
+  hits: ScanHit[] = [];
+  private otherTools: ReadonlyMap<string, string> | undefined;
+  private own: string | undefined;
   private surface: Location | string = '';
   private keySurface = false;
   private text = '';
@@ -217,24 +226,55 @@ class Scan {
       ...(target === undefined ? {} : { target }),
     });
   };
-  private readonly options: { crossServer: CrossServerReferences; isKey: boolean };
-  /** The lexicon's findings in the current text, reported after the word signatures'. */
+  private readonly options: { crossServer: CrossServerReferences; isKey: boolean } = {
+    crossServer: 'directed',
+    isKey: false,
+  };
+  /** The lexicon's findings in the current text, reported after the word signatures': the first `deferred` entries. */
   private readonly later: Array<{
     pattern: PoisonPattern;
     index: number;
     target: string | undefined;
     severity: Severity | undefined;
   }> = [];
+  private deferred = 0;
   private readonly defer = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity): void => {
-    this.later.push({ pattern, index, target, severity });
+    const slot = this.later[this.deferred];
+    if (slot === undefined) this.later.push({ pattern, index, target, severity });
+    else {
+      slot.pattern = pattern;
+      slot.index = index;
+      slot.target = target;
+      slot.severity = severity;
+    }
+    this.deferred++;
   };
 
-  constructor(
-    private readonly otherTools: ReadonlyMap<string, string> | undefined,
-    private readonly own: string | undefined,
+  /** Resets the state for a new scan: fresh hits, the tools around it, its own name. */
+  start(
+    otherTools: ReadonlyMap<string, string> | undefined,
+    own: string | undefined,
     crossServer: CrossServerReferences,
-  ) {
-    this.options = { crossServer, isKey: false };
+  ): this {
+    this.hits = [];
+    this.otherTools = otherTools;
+    this.own = own;
+    this.options.crossServer = crossServer;
+    this.options.isKey = false;
+    this.surface = '';
+    this.keySurface = false;
+    this.text = '';
+    this.found = 0;
+    this.targets = undefined;
+    this.deferred = 0;
+    return this;
+  }
+
+  /** The scan's hits; nothing of the scanned text or its context is kept past it. */
+  finish(): ScanHit[] {
+    const hits = this.hits;
+    this.start(undefined, undefined, 'directed');
+    return hits;
   }
 
   /** A finding made outside the text passes (a schema-level signal). */
@@ -275,11 +315,14 @@ class Scan {
    */
   private words(text: string, report: PhraseReport): void {
     const lower = text.toLowerCase();
-    const later = this.later;
-    later.length = 0;
+    this.deferred = 0;
     scanLexicon(lower, this.options.isKey, this.defer);
     scanPhrases(text, lower, taggedWords(), this.otherTools, this.own, this.options, report);
-    for (const hit of later) report(hit.pattern, hit.index, hit.target, hit.severity);
+    const later = this.later;
+    for (let k = 0, count = this.deferred; k < count; k++) {
+      const hit = later[k] as (typeof later)[number];
+      report(hit.pattern, hit.index, hit.target, hit.severity);
+    }
   }
 
   /** Each decoded span, read like plain text: what it says is reported, and that it was encoded. */
@@ -329,6 +372,8 @@ class Scan {
     }
   }
 }
+
+const SCAN = new Scan();
 
 function escapePointer(key: string): string {
   return key.includes('~') || key.includes('/') ? key.replace(/~/g, '~0').replace(/\//g, '~1') : key;
