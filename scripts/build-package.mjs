@@ -58,13 +58,24 @@ for (const declaration of filesUnder(join(packageDir, 'dist'), '.d.ts')) {
 }
 writeFileSync(join(packageDir, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
 
-// Core's ESM build is bundled, one file per entry point plus shared chunks, in
-// place of tsc's file per module: importing @sluice/core is part of every
-// adopter's start-up, and Node spends most of a cold import resolving, reading
-// and linking modules one by one (bench/cold-import.bench.ts). Shared chunks
-// keep one copy of each module across the entry points; what core loads on
-// first use (`import()`) stays a chunk of its own. The declarations stay tsc's.
-const BUNDLED_ESM = new Set(['@sluice/core']);
+// The ESM build of core and of the guards an adopter adds is bundled, one file
+// per entry point plus shared chunks, in place of tsc's file per module:
+// importing them is part of every adopter's start-up, and Node spends most of a
+// cold import resolving, reading and linking modules one by one
+// (bench/cold-import.bench.ts, bench/first-list.bench.ts). Shared chunks keep
+// one copy of each module across the entry points; what loads on first use
+// (`import()`) stays a chunk of its own. The declarations stay tsc's. Code
+// mode is left out: its worker pool starts a file of its own by path.
+const BUNDLED_ESM = new Set([
+  '@sluice/core',
+  '@sluice/plugin-authz',
+  '@sluice/plugin-chaining',
+  '@sluice/plugin-concurrency',
+  '@sluice/plugin-egress',
+  '@sluice/plugin-loop-guard',
+  '@sluice/plugin-risk',
+  '@sluice/plugin-tool-search',
+]);
 // Dependencies stay external, but for tapable: it is CommonJS and requires Node's
 // "util", which an ESM bundle of core, or of a program using core, can only turn
 // into a `require` that throws ("Dynamic require of util"). Inlined here, with

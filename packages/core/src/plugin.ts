@@ -112,7 +112,7 @@ export function pluginOptions<const Shape extends z.ZodRawShape>(shape: Shape) {
  */
 export function parseOptions<S extends z.ZodType>(plugin: string, schema: S, options: unknown): z.output<S> {
   const unknown = unknownKeys(schema, options);
-  const parsed = schema.safeParse(options);
+  const parsed = schema.safeParse(options, ONCE);
   if (parsed.success && unknown.length === 0) return parsed.data;
   // Unknown top-level keys are named one by one below, with the keys there are.
   const issues = parsed.success
@@ -121,6 +121,14 @@ export function parseOptions<S extends z.ZodType>(plugin: string, schema: S, opt
   const detail = [...unknown, ...(issues.length > 0 ? [formatIssues(issues)] : [])].join('; ');
   throw new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid options for plugin "${plugin}": ${detail}`, { plugin });
 }
+
+/**
+ * How options are parsed: once per factory call, so zod's compiled fast path
+ * for object schemas (a `new Function` per object, built on the first parse
+ * and paying off only over many) would cost more than it saves, at the start
+ * of every program that builds a plugin. The result and the issues are the same.
+ */
+export const ONCE = Object.freeze({ jitless: true });
 
 interface ObjectDef {
   readonly type?: string;

@@ -15,7 +15,7 @@ import type { Logger } from './logger.js';
 import { createDefaultLogger } from './logger.js';
 import { Pipeline } from './pipeline.js';
 import type { Plugin } from './plugin.js';
-import { applyPlugins } from './plugin.js';
+import { ONCE, applyPlugins } from './plugin.js';
 import type { AuthInfo, CallToolResult, Tool } from './protocol.js';
 import { localDraft } from './local-tool.js';
 import type { SchemaInput } from './schema.js';
@@ -78,7 +78,7 @@ export class SluiceServer {
   private readonly sdkLoading: Promise<ServerSdk> | undefined;
 
   constructor(options: ServerOptions) {
-    const parsed = ServerOptionsSchema.safeParse(options);
+    const parsed = ServerOptionsSchema.safeParse(options, ONCE);
     if (!parsed.success) {
       throw new SluiceError(CoreErrorCode.INVALID_OPTIONS, `Invalid server options: ${formatIssues(parsed.error)}`);
     }

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import fc from 'fast-check';
-import { CoreErrorCode, SluiceError, createServer, definePlugin, parseOptions, pluginOptions } from '@sluice/core';
+import {
+  CoreErrorCode,
+  SluiceError,
+  createServer,
+  definePlugin,
+  formatIssues,
+  parseOptions,
+  pluginOptions,
+} from '@sluice/core';
 import type { PluginApi } from '@sluice/core';
 import { captureLogger } from '@sluice/core/testing';
 
@@ -159,6 +167,56 @@ describe('plugin registration', () => {
           else
             expect(() => parseOptions('demo', Options, input)).toThrow(
               `${JSON.stringify(key).slice(1, -1)}: Unrecognized key`,
+            );
+        },
+      ),
+    );
+  });
+
+  it("parseOptions compiles no code: a factory called once at start-up skips the cost of zod's compiled parser", () => {
+    const Options = pluginOptions({ limits: z.record(z.string(), z.object({ maxActive: z.number().int().min(1) })) });
+    const compiled: string[] = [];
+    const original = globalThis.Function;
+    globalThis.Function = new Proxy(original, {
+      construct(target, args: string[]) {
+        compiled.push(String(args.at(-1)).slice(0, 40));
+        return Reflect.construct(target, args);
+      },
+    });
+    try {
+      parseOptions('demo', Options, { limits: { a: { maxActive: 2 } } });
+    } finally {
+      globalThis.Function = original;
+    }
+    expect(compiled).toEqual([]);
+  });
+
+  it('parseOptions returns what zod returns, and refuses what zod refuses, with the same issues (fuzzed)', () => {
+    const Options = pluginOptions({
+      limits: z.record(z.string(), z.object({ maxActive: z.number().int().min(1), maxQueue: z.number().default(0) })),
+      per: z.enum(['tool', 'caller']).optional(),
+    });
+    const limit = fc.record(
+      { maxActive: fc.oneof(fc.integer({ min: -2, max: 5 }), fc.double(), fc.string()), maxQueue: fc.integer() },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(
+        fc.record(
+          {
+            limits: fc.dictionary(fc.string({ maxLength: 4 }), limit, { maxKeys: 3 }),
+            per: fc.constantFrom('tool', 'caller', 'nobody'),
+            mode: fc.constantFrom('enforce', 'audit', 'loud'),
+          },
+          { requiredKeys: [] },
+        ),
+        (input) => {
+          const expected = Options.safeParse(input);
+          if (expected.success) expect(parseOptions('demo', Options, input)).toEqual(expected.data);
+          // zod's own parser, compiled after its first parse: the same issues, in the same words.
+          else
+            expect(() => parseOptions('demo', Options, input)).toThrow(
+              `Invalid options for plugin "demo": ${formatIssues(expected.error)}`,
             );
         },
       ),
