@@ -179,6 +179,17 @@ try {
   const results = await Promise.all([
     steps('ESM', [[node, ['app.mjs'], esm]]),
     steps('CommonJS', [[node, ['app.cjs'], cjs]]),
+    // The ESM build imported from `node -e`, where Node defines a global `__filename` of "[eval]".
+    steps('ESM build imported from node -e', [
+      [
+        node,
+        [
+          '-e',
+          "Promise.all([import('@sluice/core'), import('@sluice/plugin-concurrency')]).then(([core, guard]) => { if (typeof core.createServer !== 'function' || typeof guard.concurrency !== 'function') process.exit(1); })",
+        ],
+        cjs,
+      ],
+    ]),
     steps('TypeScript node16, ESM', [
       [node, [tsc, '-p', '.'], node16Esm],
       [node, ['dist/app.js'], node16Esm],

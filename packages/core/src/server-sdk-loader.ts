@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/server';
 import type { Transport } from './context.js';
 import { CoreErrorCode, SluiceError } from './errors.js';
-import { requireCjs } from './require-cjs.js';
+import { COMMONJS_BUILD, requireCjs } from './require-cjs.js';
 import type { SdkServerParts } from './server-sdk.js';
 import type { sendChange } from './transport-hooks.js';
 
@@ -47,7 +47,7 @@ type ServerStdio = typeof import('@modelcontextprotocol/server/stdio');
  * CommonJS copy (one copy of its classes).
  */
 export function importServerPackage(): Promise<ServerPackage> {
-  if (typeof __filename === 'string')
+  if (COMMONJS_BUILD)
     return Promise.resolve()
       .then(() => requireCjs('@modelcontextprotocol/server') as ServerPackage)
       .catch(whenMissing);
@@ -56,7 +56,7 @@ export function importServerPackage(): Promise<ServerPackage> {
 
 /** The SDK server package's stdio entry, loaded as `importServerPackage()` loads the package. */
 export function importServerStdio(): Promise<ServerStdio> {
-  if (typeof __filename === 'string')
+  if (COMMONJS_BUILD)
     return Promise.resolve()
       .then(() => requireCjs('@modelcontextprotocol/server/stdio') as ServerStdio)
       .catch(whenMissing);

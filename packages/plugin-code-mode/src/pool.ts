@@ -68,7 +68,10 @@ export const HOLD_BACK_AFTER_MS = 250;
 
 // The worker entry beside this file: `worker.js` in both builds; `worker.ts` when the
 // monorepo runs from source, loaded through the TypeScript loader its own scripts use.
-const here: string = typeof __filename === 'string' ? pathToFileURL(__filename).href : import.meta.url;
+// `import.meta.url` is read first: imported from `node -e`, the ESM build sees a global
+// `__filename` ("[eval]") that names no file; the CommonJS build has an empty `import.meta`.
+const metaUrl = (import.meta as { url?: string }).url;
+const here: string = typeof metaUrl === 'string' && metaUrl !== '' ? metaUrl : pathToFileURL(__filename).href;
 const fromSource = here.endsWith('.ts');
 const WORKER_URL = new URL(fromSource ? './worker.ts' : './worker.js', here);
 

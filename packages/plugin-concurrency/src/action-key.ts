@@ -9,10 +9,13 @@ export const KEY_PREFIX = 'sluice/concurrency/';
 export const MAX_KEY_PART = 256;
 
 // node:crypto (and the streams it loads) comes with the first long key value, not with the plugin: importing it is
-// part of every adopter's start-up, and most keys are short. `__filename` names this file in the CommonJS build.
+// part of every adopter's start-up, and most keys are short. `__filename` names this file in the CommonJS build,
+// whose `import.meta` is empty; the ESM build reads `import.meta.url` first (imported from `node -e`, it sees a
+// global `__filename` of "[eval]").
 let crypto: typeof Crypto | undefined;
 function sha256Hex(text: string): string {
-  crypto ??= nodeModule.createRequire(typeof __filename === 'string' ? __filename : import.meta.url)(
+  const url = (import.meta as { url?: string }).url;
+  crypto ??= nodeModule.createRequire(typeof url === 'string' && url !== '' ? url : __filename)(
     'node:crypto',
   ) as typeof Crypto;
   return crypto.createHash('sha256').update(text).digest('hex');
