@@ -185,7 +185,7 @@ try {
         node,
         [
           '-e',
-          "Promise.all([import('@sluice/core'), import('@sluice/plugin-concurrency')]).then(([core, guard]) => { if (typeof core.createServer !== 'function' || typeof guard.concurrency !== 'function') process.exit(1); })",
+          "Promise.all([import('@sluice/core'), import('@sluice/plugin-concurrency')]).then(([core, guard]) => { if (typeof core.createServer !== 'function' || typeof guard.concurrency !== 'function') process.exit(1); console.log('ok'); })",
         ],
         cjs,
       ],
