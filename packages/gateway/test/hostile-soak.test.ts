@@ -168,7 +168,11 @@ describe(`a soak of ${SECONDS} s quiet, then ${SECONDS} s with every attacker of
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    await eventually(() => out.includes('attacking\n'), 'the attackers to start', 30_000);
+    // Attackers that never start are ended here, not left running past the test.
+    await eventually(() => out.includes('attacking\n'), 'the attackers to start', 30_000).catch((error: unknown) => {
+      child.kill('SIGKILL');
+      throw error;
+    });
     return {
       stop: async () => {
         child.stdin.end();
