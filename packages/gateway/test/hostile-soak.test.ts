@@ -1,10 +1,10 @@
 // Issue 30's attackers mixed into normal load against `sluice serve` with API keys and code mode: silent sockets
 // reopened every 20 ms, one key holding listen streams, endless unauthenticated chunked uploads, key guessers from
 // rotating addresses, and one key's scripts that spin, stall or wait. Normal workers (SDK clients with their own key,
-// one reconnecting for every call, one running scripts) check every answer exactly. A quiet phase runs the same
-// load without attackers first; both phases' p50 are printed, never asserted. Each phase lasts
-// SLUICE_SHARES_SOAK_SECONDS (default 3; 60 for the measured soak). After GC, the heap must not have grown beyond
-// a bound.
+// one reconnecting for every call, one running scripts) check every answer exactly. The same load runs quiet and
+// under attack, in windows that alternate SLUICE_SHARES_SOAK_ROUNDS times (default 1: quiet, then attacked); each
+// phase lasts SLUICE_SHARES_SOAK_SECONDS in all (default 3). Both phases' p50 are printed, never asserted. After
+// GC, the heap must not have grown beyond a bound.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,8 @@ import { REPO_ROOT, call, eventually, fixtureUpstream, httpClient, serve } from 
 import type { Served } from './helpers.js';
 
 const SECONDS = Number(process.env.SLUICE_SHARES_SOAK_SECONDS ?? 3);
+/** Quiet and attacked windows alternate this many times, so that a drift of the machine falls on both alike. */
+const ROUNDS = Math.max(1, Math.floor(Number(process.env.SLUICE_SHARES_SOAK_ROUNDS ?? 1)));
 const MAX_CONNECTIONS = 128;
 /** Strong, so that the guessers at its address cannot keep it out (see the guess throttle). */
 const NORMAL_KEY = randomBytes(32).toString('hex');
@@ -149,11 +151,16 @@ describe(`a soak of ${SECONDS} s quiet, then ${SECONDS} s with every attacker of
   }
 
   /**
-   * Every attacker of issue 30, from a process of its own, until `stop()`: the attacks it made. The process runs
-   * at the lowest CPU priority: attackers on other machines would not take this machine's CPU from the gateway
-   * and the normal clients, only the gateway's work for them should.
+   * Every attacker of issue 30, from a process of its own, in rounds: `go()` starts them all, `halt()` stops them and
+   * answers the attacks made in the round. The process runs at the lowest CPU priority: attackers on other machines
+   * would not take this machine's CPU from the gateway and the normal clients, only the gateway's work for them
+   * should.
    */
-  async function attack(): Promise<{ stop: () => Promise<number> }> {
+  async function attackers(): Promise<{
+    go: () => Promise<void>;
+    halt: () => Promise<number>;
+    end: () => Promise<void>;
+  }> {
     const command = [process.execPath, '--conditions=sluice:source', '--import', 'tsx', ATTACKER];
     const child = spawn('nice', ['-n', '19', ...command], {
       cwd: REPO_ROOT,
@@ -168,17 +175,33 @@ describe(`a soak of ${SECONDS} s quiet, then ${SECONDS} s with every attacker of
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    // Attackers that never start are ended here, not left running past the test.
-    await eventually(() => out.includes('attacking\n'), 'the attackers to start', 30_000).catch((error: unknown) => {
-      child.kill('SIGKILL');
-      throw error;
-    });
+    const answers = () => out.split('\n').slice(0, -1);
+    /** The next line the process answers, or its end: the process is killed if it does not answer in time. */
+    const answer = async (what: string, timeoutMs?: number): Promise<string> => {
+      const before = answers().length;
+      await eventually(() => answers().length > before || child.exitCode !== null, what, timeoutMs).catch(
+        (error: unknown) => {
+          child.kill('SIGKILL');
+          throw error;
+        },
+      );
+      const line = answers()[before];
+      if (line === undefined) throw new Error(`the attackers' process ended before ${what}`);
+      return line;
+    };
     return {
-      stop: async () => {
+      go: async () => {
+        child.stdin.write('go\n');
+        // Attackers that never start are ended here, not left running past the test.
+        expect(await answer('the attackers to start', 30_000)).toBe('attacking');
+      },
+      halt: async () => {
+        child.stdin.write('halt\n');
+        return (JSON.parse(await answer('the attackers to halt', 30_000)) as { attempts: number }).attempts;
+      },
+      end: async () => {
         child.stdin.end();
         await exited;
-        const last = out.trim().split('\n').at(-1) ?? '{}';
-        return (JSON.parse(last) as { attempts?: number }).attempts ?? 0;
       },
     };
   }
@@ -187,35 +210,58 @@ describe(`a soak of ${SECONDS} s quiet, then ${SECONDS} s with every attacker of
     'answers every normal call correctly under attack, and keeps the heap flat',
     async () => {
       await normalLoad(1_000);
-      const quiet = await normalLoad(SECONDS * 1000);
-      const heapBefore = await heapAfterGc();
-      const attackers = await attack();
-      const attacked = await normalLoad(SECONDS * 1000);
-      const attacks = await attackers.stop();
+      const windowMs = (SECONDS * 1000) / ROUNDS;
+      const quiet: Phase[] = [];
+      const attacked: Phase[] = [];
+      const attack = await attackers();
+      let attacks = 0;
+      let heapBefore = 0;
+      try {
+        for (let round = 0; round < ROUNDS; round++) {
+          quiet.push(await normalLoad(windowMs));
+          if (round === 0) heapBefore = await heapAfterGc();
+          await attack.go();
+          attacked.push(await normalLoad(windowMs));
+          attacks += await attack.halt();
+        }
+      } finally {
+        await attack.end();
+      }
       const heapAfter = await heapAfterGc();
 
-      const p50 = { quiet: percentile(quiet.latencies, 50), attacked: percentile(attacked.latencies, 50) };
+      const all = (phases: Phase[]) => ({
+        calls: phases.reduce((n, p) => n + p.calls, 0),
+        wrong: phases.flatMap((p) => p.wrong),
+        latencies: phases.flatMap((p) => p.latencies),
+      });
+      const q = all(quiet);
+      const a = all(attacked);
+      const p50 = { quiet: percentile(q.latencies, 50), attacked: percentile(a.latencies, 50) };
       const numbers = {
         seconds: SECONDS,
-        quietCalls: quiet.calls,
-        attackedCalls: attacked.calls,
-        wrong: quiet.wrong.length + attacked.wrong.length,
+        rounds: ROUNDS,
+        quietCalls: q.calls,
+        attackedCalls: a.calls,
+        wrong: q.wrong.length + a.wrong.length,
         attacks,
         p50QuietMs: +p50.quiet.toFixed(2),
         p50AttackedMs: +p50.attacked.toFixed(2),
         p50Ratio: +(p50.attacked / p50.quiet).toFixed(2),
-        p99AttackedMs: +percentile(attacked.latencies, 99).toFixed(2),
+        p50RatioPerRound: quiet.map(
+          (phase, i) => +(percentile(attacked[i]!.latencies, 50) / percentile(phase.latencies, 50)).toFixed(2),
+        ),
+        p99AttackedMs: +percentile(a.latencies, 99).toFixed(2),
         heapBeforeMiB: +(heapBefore / 2 ** 20).toFixed(1),
         heapAfterMiB: +(heapAfter / 2 ** 20).toFixed(1),
       };
       console.info(`shares soak: ${JSON.stringify(numbers)}`);
       expect(gw.run.child.exitCode, gw.run.stderr().slice(-2_000)).toBeNull();
-      expect(quiet.wrong, quiet.wrong.slice(0, 3).join('\n')).toEqual([]);
-      expect(attacked.wrong, attacked.wrong.slice(0, 3).join('\n')).toEqual([]);
-      expect(attacked.calls).toBeGreaterThan(0);
+      expect(q.wrong, q.wrong.slice(0, 3).join('\n')).toEqual([]);
+      expect(a.wrong, a.wrong.slice(0, 3).join('\n')).toEqual([]);
+      for (const phase of attacked) expect(phase.calls).toBeGreaterThan(0);
       expect(attacks).toBeGreaterThan(0);
       expect(heapAfter - heapBefore).toBeLessThan(HEAP_BOUND_BYTES);
     },
-    (4 * SECONDS + 120) * 1000,
+    (4 * SECONDS + 60 * ROUNDS + 60) * 1000,
   );
 });
