@@ -1510,3 +1510,14 @@ export function phrasesOf(concept: Concept): ReadonlyArray<{ language: Language;
     phrase.concept === index ? [{ language: PHRASE_LANGUAGES[i] as Language, text: phrase.text }] : [],
   );
 }
+
+/** The automaton and the rules as written (concepts by index), for the test that holds `scanLexicon` to them. */
+export function lexiconDefinition(): {
+  automaton: PhraseAutomaton;
+  rules: ReadonlyArray<{ pattern: PoisonPattern; severity?: Severity; concepts: number[]; window: number }>;
+  keyRules: ReadonlyArray<{ pattern: PoisonPattern; severity?: Severity; concepts: number[]; window: number }>;
+} {
+  const indexed = (rules: readonly Rule[]) =>
+    rules.map((rule) => ({ ...rule, concepts: rule.concepts.map((name) => CONCEPT_NAMES.indexOf(name)) }));
+  return { automaton: AUTOMATON, rules: indexed(RULES), keyRules: indexed(KEY_RULES) };
+}
