@@ -5,6 +5,7 @@ import { PhraseAutomaton, isWordChar } from '../src/scan/phrase-automaton.js';
 import { base64Runs, decodeSpans, encodeAs, skeleton } from '../src/scan/normalise.js';
 import { taggedWords } from '../src/scan/word-table.js';
 import { lexiconDefinition, scanLexicon } from '../src/scan/lexicon.js';
+import { scanCharacters } from '../src/scan/unicode-scan.js';
 import { tokenize } from '../src/scan/words.js';
 import { PoisonPattern, scanText, scanTool } from '@sluice/plugin-risk';
 
@@ -169,6 +170,16 @@ describe('skeleton', () => {
     fc.assert(
       fc.property(mixed, (input) => {
         expect(skeleton(input) ?? input).toBe(fold(input));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('is the text itself whenever the character scan finds nothing notable (the scan then does not ask for it)', () => {
+    const ascii = fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)) });
+    fc.assert(
+      fc.property(fc.oneof(ascii, text), (input) => {
+        if (!scanCharacters(input, () => {})) expect(skeleton(input)).toBeUndefined();
       }),
       { numRuns: 3_000 },
     );
