@@ -4,6 +4,8 @@ import type { Phrase } from '../src/scan/phrase-automaton.js';
 import { PhraseAutomaton, isWordChar } from '../src/scan/phrase-automaton.js';
 import { base64Runs, decodeSpans, encodeAs, skeleton } from '../src/scan/normalise.js';
 import { taggedWords } from '../src/scan/word-table.js';
+import { lexiconDefinition, scanLexicon } from '../src/scan/lexicon.js';
+import { scanCharacters } from '../src/scan/unicode-scan.js';
 import { tokenize } from '../src/scan/words.js';
 import { PoisonPattern, scanText, scanTool } from '@sluice/plugin-risk';
 
@@ -173,6 +175,16 @@ describe('skeleton', () => {
     );
   });
 
+  it('is the text itself whenever the character scan finds nothing notable (the scan then does not ask for it)', () => {
+    const ascii = fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)) });
+    fc.assert(
+      fc.property(fc.oneof(ascii, text), (input) => {
+        if (!scanCharacters(input, () => {})) expect(skeleton(input)).toBeUndefined();
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
   it('reads the letter two halves of a surrogate pair make once a dropped character between them is gone', () => {
     for (const input of ['\ud835\u00ad\udc00', 'x\ud835\u200b\u00ad\udc00y', '\ud83c\ufeff\udd30'])
       expect(skeleton(input) ?? input).toBe(expected(input));
@@ -252,6 +264,79 @@ describe('PhraseAutomaton', () => {
       }),
       { numRuns: 3_000 },
     );
+  });
+});
+
+describe('the lexicon rules', () => {
+  const { automaton, rules, keyRules } = lexiconDefinition();
+  /**
+   * The plain definition: at each phrase found, in order, its concept's latest
+   * start is kept, and every rule naming the concept, in the order written,
+   * fires when each of its concepts has been found and the earliest of their
+   * latest starts lies within its window of this phrase's end (a rule of one
+   * concept has no window).
+   */
+  const reference = (lower: string, isKey: boolean): string[] => {
+    const found: string[] = [];
+    const latest = new Map<number, number>();
+    automaton.scan(lower, (phrase, start, end) => {
+      latest.set(phrase.concept, start);
+      for (const rule of isKey ? keyRules : rules) {
+        if (!rule.concepts.includes(phrase.concept)) continue;
+        const starts = rule.concepts.map((concept) => latest.get(concept));
+        if (starts.some((at) => at === undefined)) continue;
+        const first = Math.min(...(starts as number[]));
+        const latestOfEach = starts as number[];
+        if (rule.concepts.length > 1 && latestOfEach.some((at) => end - at > rule.window)) continue;
+        found.push(`${rule.pattern}@${first}:${rule.severity ?? ''}`);
+      }
+    });
+    return found;
+  };
+  const phrases = automaton.phrases.map((phrase) => phrase.text);
+  /** Phrases of every concept and language, run together or apart, with filler that stretches the windows. */
+  const lowerText = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom(...phrases),
+        fc.constantFrom(' ', ' ', '. ', "'", '-', '\n', 'x'.repeat(40), ' the tool ', '不'),
+        fc.string({ maxLength: 4 }),
+      ),
+      { maxLength: 24 },
+    )
+    .map((parts) => parts.join('').toLowerCase());
+
+  it('fire as the plain definition does, in its order, for text and for keys', () => {
+    fc.assert(
+      fc.property(lowerText, fc.boolean(), (lower, isKey) => {
+        const found: string[] = [];
+        scanLexicon(lower, isKey, (pattern, index, _target, severity) =>
+          found.push(`${pattern}@${index}:${severity ?? ''}`),
+        );
+        expect(found).toEqual(reference(lower, isKey));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('fire for concepts past the 32nd and 63rd, whose bits are shared', () => {
+    // Every rule, its concepts' first phrases written one after another: each must fire.
+    for (const rule of rules) {
+      const shortest = (concept: number) =>
+        automaton.phrases
+          .filter((phrase) => phrase.concept === concept && phrase.boundary !== 'none')
+          .reduce((a, b) => (b.text.length < a.length ? b.text : a), 'x'.repeat(99));
+      const lower = rule.concepts.map(shortest).join(' ');
+      const found: string[] = [];
+      scanLexicon(lower, false, (pattern, index, _target, severity) =>
+        found.push(`${pattern}@${index}:${severity ?? ''}`),
+      );
+      expect(found).toEqual(reference(lower, false));
+      expect(
+        found.map((hit) => hit.split('@')[0]),
+        lower,
+      ).toContain(rule.pattern);
+    }
   });
 });
 

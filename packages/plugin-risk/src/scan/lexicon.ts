@@ -1408,58 +1408,97 @@ function build(): { automaton: PhraseAutomaton; languages: Language[] } {
 
 const { automaton: AUTOMATON, languages: PHRASE_LANGUAGES } = build();
 
-interface CompiledRule {
-  readonly pattern: PoisonPattern;
-  readonly severity: Severity | undefined;
-  readonly concepts: Int32Array;
+/**
+ * The rules as flat tables: rule `r`'s concepts are
+ * `ruleConcepts[conceptFrom[r], conceptFrom[r + 1])`, and the rules naming
+ * concept `c` are `byConcept[ruleFrom[c], ruleFrom[c + 1])`. A rule's masks
+ * hold a bit per concept (concept `c` in `low` for `c < 32`, else in `high`;
+ * concepts past the 63rd share the top bit), so a rule whose concepts have
+ * not all been found yet is passed over with two tests.
+ */
+interface CompiledRules {
+  readonly patterns: readonly PoisonPattern[];
+  readonly severities: ReadonlyArray<Severity | undefined>;
   /** Characters from the first concept's start to the last one's end (unbounded for a single phrase). */
-  readonly reach: number;
+  readonly reach: Float64Array;
+  readonly low: Int32Array;
+  readonly high: Int32Array;
+  readonly conceptFrom: Int32Array;
+  readonly ruleConcepts: Int32Array;
+  readonly ruleFrom: Int32Array;
+  readonly byConcept: Int32Array;
 }
 
-const compile = (rule: Rule): CompiledRule => ({
-  pattern: rule.pattern,
-  severity: rule.severity,
-  concepts: Int32Array.from(rule.concepts, (name) => CONCEPT_NAMES.indexOf(name)),
-  reach: rule.concepts.length === 1 ? Number.MAX_SAFE_INTEGER : rule.window,
-});
+/** A concept's bit in its mask word; concepts past the 63rd share the top bit: the test may pass, the check of each concept decides. */
+const conceptBit = (concept: number): number => 1 << (Math.min(concept, 63) & 31);
+const maskOf = (concepts: readonly number[], high: boolean): number =>
+  concepts.filter((c) => c >= 32 === high).reduce((mask, c) => mask | conceptBit(c), 0);
 
-const rulesByConcept = (rules: readonly Rule[]): CompiledRule[][] => {
-  const by: CompiledRule[][] = CONCEPT_NAMES.map(() => []);
-  for (const rule of rules) {
-    const compiled = compile(rule);
-    for (const concept of compiled.concepts) by[concept]?.push(compiled);
-  }
-  return by;
-};
-const TEXT_RULES = rulesByConcept(RULES);
-const KEY_ONLY_RULES = rulesByConcept(KEY_RULES);
+function compile(rules: readonly Rule[]): CompiledRules {
+  const concepts = rules.map((rule) => rule.concepts.map((name) => CONCEPT_NAMES.indexOf(name)));
+  const conceptFrom = new Int32Array(rules.length + 1);
+  concepts.forEach((list, r) => (conceptFrom[r + 1] = (conceptFrom[r] as number) + list.length));
+  const byConcept = CONCEPT_NAMES.map((_, c) =>
+    rules.flatMap((_rule, r) => ((concepts[r] as number[]).includes(c) ? [r] : [])),
+  );
+  const ruleFrom = new Int32Array(CONCEPT_NAMES.length + 1);
+  byConcept.forEach((list, c) => (ruleFrom[c + 1] = (ruleFrom[c] as number) + list.length));
+  return {
+    patterns: rules.map((rule) => rule.pattern),
+    severities: rules.map((rule) => rule.severity),
+    reach: Float64Array.from(rules, (rule) => (rule.concepts.length === 1 ? Number.MAX_SAFE_INTEGER : rule.window)),
+    low: Int32Array.from(concepts, (list) => maskOf(list, false)),
+    high: Int32Array.from(concepts, (list) => maskOf(list, true)),
+    conceptFrom,
+    ruleConcepts: Int32Array.from(concepts.flat()),
+    ruleFrom,
+    byConcept: Int32Array.from(byConcept.flat()),
+  };
+}
+
+const TEXT_RULES = compile(RULES);
+const KEY_ONLY_RULES = compile(KEY_RULES);
 
 export type LexiconReport = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity) => void;
+
+/** Where each concept was last found in the current text, -1 for not yet. */
+const lastStart = new Int32Array(CONCEPT_NAMES.length);
 
 /**
  * Scans a lower-cased skeleton for the lexicon's rules: one pass of the
  * automaton, and at each phrase found, the rules naming its concept check
  * the latest place of their other concepts. Linear in the text.
  */
-const lastStart = new Int32Array(CONCEPT_NAMES.length);
-
 export function scanLexicon(lower: string, isKey: boolean, report: LexiconReport): void {
   lastStart.fill(-1);
-  const byConcept = isKey ? KEY_ONLY_RULES : TEXT_RULES;
+  const { patterns, severities, reach, low, high, conceptFrom, ruleConcepts, ruleFrom, byConcept } = isKey
+    ? KEY_ONLY_RULES
+    : TEXT_RULES;
+  // The concepts found so far (`conceptBit`).
+  let seenLow = 0;
+  let seenHigh = 0;
   AUTOMATON.scan(lower, (phrase, start, end) => {
-    lastStart[phrase.concept] = start;
-    for (const rule of byConcept[phrase.concept] as CompiledRule[]) {
+    const concept = phrase.concept;
+    if (concept < 32) seenLow |= conceptBit(concept);
+    else seenHigh |= conceptBit(concept);
+    lastStart[concept] = start;
+    for (let k = ruleFrom[concept] as number, last = ruleFrom[concept + 1] as number; k < last; k++) {
+      const rule = byConcept[k] as number;
+      const lowMask = low[rule] as number;
+      const highMask = high[rule] as number;
+      if ((seenLow & lowMask) !== lowMask || (seenHigh & highMask) !== highMask) continue;
+      const limit = reach[rule] as number;
       let first = start;
       let ok = true;
-      for (const concept of rule.concepts) {
-        const seen = lastStart[concept] as number;
-        if (seen < 0 || end - seen > rule.reach) {
+      for (let j = conceptFrom[rule] as number, stop = conceptFrom[rule + 1] as number; j < stop; j++) {
+        const at = lastStart[ruleConcepts[j] as number] as number;
+        if (at < 0 || end - at > limit) {
           ok = false;
           break;
         }
-        if (seen < first) first = seen;
+        if (at < first) first = at;
       }
-      if (ok) report(rule.pattern, first, undefined, rule.severity);
+      if (ok) report(patterns[rule] as PoisonPattern, first, undefined, severities[rule]);
     }
   });
 }
@@ -1470,4 +1509,15 @@ export function phrasesOf(concept: Concept): ReadonlyArray<{ language: Language;
   return AUTOMATON.phrases.flatMap((phrase, i) =>
     phrase.concept === index ? [{ language: PHRASE_LANGUAGES[i] as Language, text: phrase.text }] : [],
   );
+}
+
+/** The automaton and the rules as written (concepts by index), for the test that holds `scanLexicon` to them. */
+export function lexiconDefinition(): {
+  automaton: PhraseAutomaton;
+  rules: ReadonlyArray<{ pattern: PoisonPattern; severity?: Severity; concepts: number[]; window: number }>;
+  keyRules: ReadonlyArray<{ pattern: PoisonPattern; severity?: Severity; concepts: number[]; window: number }>;
+} {
+  const indexed = (rules: readonly Rule[]) =>
+    rules.map((rule) => ({ ...rule, concepts: rule.concepts.map((name) => CONCEPT_NAMES.indexOf(name)) }));
+  return { automaton: AUTOMATON, rules: indexed(RULES), keyRules: indexed(KEY_RULES) };
 }

@@ -290,10 +290,11 @@ class Scan {
     this.text = text;
     this.found = 0;
     this.targets = undefined;
-    scanCharacters(text, this.add);
+    const notable = scanCharacters(text, this.add);
     this.options.isKey = isKey;
     // The words are read from the skeleton when there is one: it is the text a model reads through its disguises.
-    const bare = skeleton(text);
+    // Printable ASCII (no notable character) is its own skeleton.
+    const bare = notable ? skeleton(text) : undefined;
     if (bare === undefined) this.words(text, this.add);
     else this.read(bare, this.add);
     this.decoded(text);

@@ -19,11 +19,13 @@ const NOTABLE = /[^\x20-\x7e\t\n\r]/g;
  * search jumps from one notable character to the next; of the plain text in
  * between, only the word running on from the previous notable character and
  * the word touching the next one are read (for mixed-script words), so every
- * character is looked at a bounded number of times.
+ * character is looked at a bounded number of times. Returns whether the
+ * text holds any character but printable ASCII, tab, line feed and carriage
+ * return (when it does not, nothing else about its characters needs reading).
  */
-export function scanCharacters(text: string, report: Report): void {
+export function scanCharacters(text: string, report: Report): boolean {
   let match = nextNotable(text, 0);
-  if (match === null) return;
+  if (match === null) return false;
   const length = text.length;
   let previous = -1; // the previous code point, -1 at the start
   let wordLatin = false;
@@ -60,7 +62,7 @@ export function scanCharacters(text: string, report: Report): void {
       previous = text.charCodeAt(notable - 1);
       i = notable;
     }
-    if (match === null || i >= length) return;
+    if (match === null || i >= length) return true;
     let cp = text.charCodeAt(i);
     const at = i;
     let next = i + 1;
