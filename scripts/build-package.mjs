@@ -56,7 +56,22 @@ for (const declaration of filesUnder(join(packageDir, 'dist'), '.d.ts')) {
   mkdirSync(dirname(target), { recursive: true });
   cpSync(declaration, target);
 }
-writeFileSync(join(packageDir, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
+// The folder's package.json is the package scope of its files, so it repeats the package's `imports`,
+// each condition naming the CommonJS build of the same source.
+const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
+const cjsTarget = (source) =>
+  typeof source === 'string'
+    ? source.replace(/^\.\/src\/(.*)\.ts$/, './$1.js')
+    : Object.fromEntries(Object.entries(source).map(([condition, path]) => [condition, cjsTarget(path)]));
+const cjsImports = Object.fromEntries(
+  Object.entries(manifest.imports ?? {}).map(([name, target]) => [name, cjsTarget(target['sluice:source'])]),
+);
+writeFileSync(
+  join(packageDir, 'dist', 'cjs', 'package.json'),
+  manifest.imports
+    ? `${JSON.stringify({ type: 'commonjs', imports: cjsImports }, null, 2)}\n`
+    : '{ "type": "commonjs" }\n',
+);
 
 // The ESM build of core and of the guards an adopter adds is bundled, one file
 // per entry point plus shared chunks, in place of tsc's file per module:
@@ -97,12 +112,18 @@ const inlineTapable = {
     );
   },
 };
-const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
 if (BUNDLED_ESM.has(manifest.name)) {
   const dist = join(packageDir, 'dist');
-  const entryPoints = Object.values(manifest.exports)
-    .map((target) => (typeof target === 'object' ? target['sluice:source'] : undefined))
-    .filter((source) => typeof source === 'string')
+  // The entry points of `exports`, and the source forms of each `imports` entry (core's `#root-container`
+  // has one per condition): imported by name, they stay files of their own beside the bundle.
+  const sourcesOf = (target) => {
+    if (typeof target !== 'object' || target === null) return [];
+    const source = target['sluice:source'];
+    if (typeof source === 'string') return [source];
+    return typeof source === 'object' && source !== null ? Object.values(source) : [];
+  };
+  const entryPoints = [...Object.values(manifest.exports), ...Object.values(manifest.imports ?? {})]
+    .flatMap(sourcesOf)
     .map((source) => join(packageDir, source));
   const staging = join(packageDir, 'dist-bundle');
   rmSync(staging, { recursive: true, force: true });
