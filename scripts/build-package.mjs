@@ -1,8 +1,9 @@
 // Builds the package in the current directory for both module systems:
 //   dist/       ESM and its .d.ts, from tsc (the declarations are checked);
-//   dist/cjs/   CommonJS, the same sources transpiled file by file by esbuild,
-//               with the same declarations beside them and a package.json
-//               that marks the folder as CommonJS.
+//   dist/cjs/   CommonJS, the same sources transpiled file by file by esbuild
+//               (for the bundled packages below, the ESM bundle's files
+//               turned into CommonJS), with the same declarations beside
+//               them and a package.json that marks the folder as CommonJS.
 // The SDK v2 ships the same two formats; a CommonJS project (npm's default)
 // and TypeScript's node16 resolution from CommonJS then load us on every
 // Node version in `engines`, not only where require(esm) exists.
@@ -79,8 +80,9 @@ writeFileSync(
 // cold import resolving, reading and linking modules one by one
 // (bench/cold-import.bench.ts, bench/first-list.bench.ts). Shared chunks keep
 // one copy of each module across the entry points; what loads on first use
-// (`import()`) stays a chunk of its own. The declarations stay tsc's. Code
-// mode is left out: its worker pool starts a file of its own by path.
+// (`import()`) stays a chunk of its own. The declarations stay tsc's. Their
+// CommonJS build is made from the same files. Code mode is left out: its
+// worker pool starts a file of its own by path.
 const BUNDLED_ESM = new Set([
   '@sluice/core',
   '@sluice/plugin-authz',
@@ -95,7 +97,7 @@ const BUNDLED_ESM = new Set([
 // "util", which an ESM bundle of core, or of a program using core, can only turn
 // into a `require` that throws ("Dynamic require of util"). Inlined here, with
 // "util" answered by an ESM module that imports node:util, core's ESM build holds
-// no require at all. The CommonJS build still requires tapable from node_modules.
+// no require at all. The CommonJS build, made from the same files, inlines it too.
 const inlineTapable = {
   name: 'inline-tapable',
   setup(build) {
@@ -142,8 +144,23 @@ if (BUNDLED_ESM.has(manifest.name)) {
     logLevel: 'warning',
   });
   const cjs = join(dist, 'cjs');
-  for (const file of [...filesUnder(dist, '.js'), ...filesUnder(dist, '.js.map')])
-    if (!file.startsWith(cjs)) rmSync(file);
+  for (const file of [...filesUnder(dist, '.js'), ...filesUnder(dist, '.js.map')]) rmSync(file);
   cpSync(staging, dist, { recursive: true });
+  // The CommonJS build is the same files, each turned into CommonJS: Node requires a few files instead of one
+  // per module (48 for core, with tapable's 16), and the entry points still share one copy of every module
+  // (esbuild splits ESM only). A chunk loaded on first use stays so: `import()` becomes a deferred require.
+  await esbuild.build({
+    entryPoints: filesUnder(staging, '.js'),
+    outdir: cjs,
+    outbase: staging,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    supported: { 'dynamic-import': false },
+    sourcemap: true,
+    logLevel: 'warning',
+    // src/require-cjs.ts reads import.meta.url only where __filename is missing (ESM).
+    logOverride: { 'empty-import-meta': 'silent' },
+  });
   rmSync(staging, { recursive: true, force: true });
 }
