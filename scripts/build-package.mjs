@@ -57,22 +57,8 @@ for (const declaration of filesUnder(join(packageDir, 'dist'), '.d.ts')) {
   mkdirSync(dirname(target), { recursive: true });
   cpSync(declaration, target);
 }
-// The folder's package.json is the package scope of its files, so it repeats the package's `imports`,
-// each condition naming the CommonJS build of the same source.
+writeFileSync(join(packageDir, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
 const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
-const cjsTarget = (source) =>
-  typeof source === 'string'
-    ? source.replace(/^\.\/src\/(.*)\.ts$/, './$1.js')
-    : Object.fromEntries(Object.entries(source).map(([condition, path]) => [condition, cjsTarget(path)]));
-const cjsImports = Object.fromEntries(
-  Object.entries(manifest.imports ?? {}).map(([name, target]) => [name, cjsTarget(target['sluice:source'])]),
-);
-writeFileSync(
-  join(packageDir, 'dist', 'cjs', 'package.json'),
-  manifest.imports
-    ? `${JSON.stringify({ type: 'commonjs', imports: cjsImports }, null, 2)}\n`
-    : '{ "type": "commonjs" }\n',
-);
 
 // The ESM build of core and of the guards an adopter adds is bundled, one file
 // per entry point plus shared chunks, in place of tsc's file per module:
@@ -163,4 +149,23 @@ if (BUNDLED_ESM.has(manifest.name)) {
     logOverride: { 'empty-import-meta': 'silent' },
   });
   rmSync(staging, { recursive: true, force: true });
+  // dist/cjs/package.json makes the folder a package scope of its own, where Node (and publint) read no
+  // `imports`: each `require("#name")` there becomes a relative require of the entry's `require` target,
+  // built from the source of the same name.
+  for (const [name, target] of Object.entries(manifest.imports ?? {})) {
+    const built = join(packageDir, target.require);
+    const source = join(packageDir, 'src', relative(cjs, built).replace(/\.js$/, '.ts'));
+    esbuild.buildSync({ entryPoints: [source], outfile: built, format: 'cjs', platform: 'node', target: 'node20' });
+    for (const file of filesUnder(cjs, '.js')) {
+      const text = readFileSync(file, 'utf8');
+      const to = relative(dirname(file), built).replace(/\\/g, '/');
+      const rewritten = text.replaceAll(`require("${name}")`, `require("${to.startsWith('.') ? to : `./${to}`}")`);
+      if (rewritten !== text) writeFileSync(file, rewritten);
+    }
+    // The ESM forms, turned into CommonJS with the rest, are never required.
+    for (const [condition, path] of Object.entries(target))
+      if (condition !== 'sluice:source' && condition !== 'require' && typeof path === 'string')
+        for (const suffix of ['', '.map'])
+          rmSync(join(cjs, relative(dist, join(packageDir, path))) + suffix, { force: true });
+  }
 }

@@ -8,7 +8,8 @@ import { requireCjs } from './require-cjs.js';
 // `import 'tsyringe'` finds (tsyringe has no `exports`, so import and require
 // load the same file), so classes the program marks `@injectable()` resolve in
 // a server's container. A bundler takes the `module` form of `#root-container`
-// instead (root-container-bundled.ts), which carries tsyringe into the bundle.
+// instead (root-container-bundled.ts), which carries tsyringe into the bundle;
+// the CommonJS build takes root-container-require.ts.
 
 let root: DependencyContainer | undefined;
 
