@@ -1,8 +1,9 @@
 // Builds the package in the current directory for both module systems:
 //   dist/       ESM and its .d.ts, from tsc (the declarations are checked);
-//   dist/cjs/   CommonJS, the same sources transpiled file by file by esbuild,
-//               with the same declarations beside them and a package.json
-//               that marks the folder as CommonJS.
+//   dist/cjs/   CommonJS, the same sources transpiled file by file by esbuild
+//               (for the bundled packages below, the ESM bundle's files
+//               turned into CommonJS), with the same declarations beside
+//               them and a package.json that marks the folder as CommonJS.
 // The SDK v2 ships the same two formats; a CommonJS project (npm's default)
 // and TypeScript's node16 resolution from CommonJS then load us on every
 // Node version in `engines`, not only where require(esm) exists.
@@ -57,6 +58,7 @@ for (const declaration of filesUnder(join(packageDir, 'dist'), '.d.ts')) {
   cpSync(declaration, target);
 }
 writeFileSync(join(packageDir, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
+const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
 
 // The ESM build of core and of the guards an adopter adds is bundled, one file
 // per entry point plus shared chunks, in place of tsc's file per module:
@@ -64,8 +66,9 @@ writeFileSync(join(packageDir, 'dist', 'cjs', 'package.json'), '{ "type": "commo
 // cold import resolving, reading and linking modules one by one
 // (bench/cold-import.bench.ts, bench/first-list.bench.ts). Shared chunks keep
 // one copy of each module across the entry points; what loads on first use
-// (`import()`) stays a chunk of its own. The declarations stay tsc's. Code
-// mode is left out: its worker pool starts a file of its own by path.
+// (`import()`) stays a chunk of its own. The declarations stay tsc's. Their
+// CommonJS build is made from the same files. Code mode is left out: its
+// worker pool starts a file of its own by path.
 const BUNDLED_ESM = new Set([
   '@sluice/core',
   '@sluice/plugin-authz',
@@ -80,7 +83,7 @@ const BUNDLED_ESM = new Set([
 // "util", which an ESM bundle of core, or of a program using core, can only turn
 // into a `require` that throws ("Dynamic require of util"). Inlined here, with
 // "util" answered by an ESM module that imports node:util, core's ESM build holds
-// no require at all. The CommonJS build still requires tapable from node_modules.
+// no require at all. The CommonJS build, made from the same files, inlines it too.
 const inlineTapable = {
   name: 'inline-tapable',
   setup(build) {
@@ -97,12 +100,18 @@ const inlineTapable = {
     );
   },
 };
-const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
 if (BUNDLED_ESM.has(manifest.name)) {
   const dist = join(packageDir, 'dist');
-  const entryPoints = Object.values(manifest.exports)
-    .map((target) => (typeof target === 'object' ? target['sluice:source'] : undefined))
-    .filter((source) => typeof source === 'string')
+  // The entry points of `exports`, and the source forms of each `imports` entry (core's `#root-container`
+  // has one per condition): imported by name, they stay files of their own beside the bundle.
+  const sourcesOf = (target) => {
+    if (typeof target !== 'object' || target === null) return [];
+    const source = target['sluice:source'];
+    if (typeof source === 'string') return [source];
+    return typeof source === 'object' && source !== null ? Object.values(source) : [];
+  };
+  const entryPoints = [...Object.values(manifest.exports), ...Object.values(manifest.imports ?? {})]
+    .flatMap(sourcesOf)
     .map((source) => join(packageDir, source));
   const staging = join(packageDir, 'dist-bundle');
   rmSync(staging, { recursive: true, force: true });
@@ -121,8 +130,42 @@ if (BUNDLED_ESM.has(manifest.name)) {
     logLevel: 'warning',
   });
   const cjs = join(dist, 'cjs');
-  for (const file of [...filesUnder(dist, '.js'), ...filesUnder(dist, '.js.map')])
-    if (!file.startsWith(cjs)) rmSync(file);
+  for (const file of [...filesUnder(dist, '.js'), ...filesUnder(dist, '.js.map')]) rmSync(file);
   cpSync(staging, dist, { recursive: true });
+  // The CommonJS build is the same files, each turned into CommonJS: Node requires a few files instead of one
+  // per module (48 for core, with tapable's 16), and the entry points still share one copy of every module
+  // (esbuild splits ESM only). A chunk loaded on first use stays so: `import()` becomes a deferred require.
+  await esbuild.build({
+    entryPoints: filesUnder(staging, '.js'),
+    outdir: cjs,
+    outbase: staging,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    supported: { 'dynamic-import': false },
+    sourcemap: true,
+    logLevel: 'warning',
+    // src/require-cjs.ts reads import.meta.url only where __filename is missing (ESM).
+    logOverride: { 'empty-import-meta': 'silent' },
+  });
   rmSync(staging, { recursive: true, force: true });
+  // dist/cjs/package.json makes the folder a package scope of its own, where Node (and publint) read no
+  // `imports`: each `require("#name")` there becomes a relative require of the entry's `require` target,
+  // built from the source of the same name.
+  for (const [name, target] of Object.entries(manifest.imports ?? {})) {
+    const built = join(packageDir, target.require);
+    const source = join(packageDir, 'src', relative(cjs, built).replace(/\.js$/, '.ts'));
+    esbuild.buildSync({ entryPoints: [source], outfile: built, format: 'cjs', platform: 'node', target: 'node20' });
+    for (const file of filesUnder(cjs, '.js')) {
+      const text = readFileSync(file, 'utf8');
+      const to = relative(dirname(file), built).replace(/\\/g, '/');
+      const rewritten = text.replaceAll(`require("${name}")`, `require("${to.startsWith('.') ? to : `./${to}`}")`);
+      if (rewritten !== text) writeFileSync(file, rewritten);
+    }
+    // The ESM forms, turned into CommonJS with the rest, are never required.
+    for (const [condition, path] of Object.entries(target))
+      if (condition !== 'sluice:source' && condition !== 'require' && typeof path === 'string')
+        for (const suffix of ['', '.map'])
+          rmSync(join(cjs, relative(dist, join(packageDir, path))) + suffix, { force: true });
+  }
 }

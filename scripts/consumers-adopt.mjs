@@ -2,7 +2,9 @@
 // with npm into throwaway projects outside the workspace, and runs a v1 server in the SDK's stateless
 // Streamable HTTP pattern, plain and with one guard (core and plugin-concurrency) adopted per request, in a
 // zod 3 project and a zod 4 one; then bundles the guarded server into a single esbuild file and runs it
-// from an empty folder, and checks that createServer() there names the SDK package it lacks. Prints each check,
+// from an empty folder, and checks that createServer() there names the SDK package it lacks, and that a server's
+// container loads tsyringe on first use and resolves the program's @injectable() classes (installed and as
+// single files). Prints each check,
 // and the node_modules size and package count of each project and what core + one guard add (goal: at most
 // 8 MB and 10 packages, checked: over it fails the run). Needs a build and the npm registry.
 // Usage: node scripts/consumers-adopt.mjs [--keep]
@@ -107,6 +109,26 @@ function project(work, name, source, installs) {
  */
 const KNOWN_GAPS = {};
 
+/** An esbuild single file of `entry`, ESM or CommonJS. */
+function singleFile(entry, outfile, format) {
+  esbuild.buildSync({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format,
+    logLevel: 'error',
+    // What a bundle of CommonJS dependencies needs in ESM: a require for Node's built-ins.
+    ...(format === 'esm'
+      ? {
+          banner: {
+            js: "import { createRequire as __sluiceRequire } from 'node:module'; const require = __sluiceRequire(import.meta.url);",
+          },
+        }
+      : {}),
+  });
+}
+
 const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const work = mkdtempSync(join(tmpdir(), 'sluice-adopt-'));
 let failed = 0;
@@ -146,6 +168,15 @@ try {
       `createServer() without @modelcontextprotocol/server names the package to install, ${zod}`,
       f.ok ? '' : f.output,
     );
+    // A server's container, which adopting never creates: tsyringe loads when the program asks for it, the
+    // program's own copy.
+    cpSync(join(sources, 'container.mjs'), join(guarded, 'container.mjs'));
+    const c = await exec(process.execPath, ['container.mjs'], guarded);
+    report(
+      c.ok,
+      `tsyringe loads with the first container, and resolves the program's @injectable() classes, ${zod}`,
+      c.ok ? '' : c.output,
+    );
     sizes.push({ zod, plain: measure(plain), guarded: measure(guarded) });
     bundled ??= guarded;
   }
@@ -158,22 +189,7 @@ try {
     const empty = mkdtempSync(join(work, 'empty-'));
     const name = `single-file esbuild bundle (${format === 'esm' ? 'ESM' : 'CommonJS'})`;
     try {
-      esbuild.buildSync({
-        entryPoints: [join(bundled, 'app.mjs')],
-        outfile: join(bundled, 'bundle', `app.${ext}`),
-        bundle: true,
-        platform: 'node',
-        format,
-        logLevel: 'error',
-        // What a bundle of CommonJS dependencies needs in ESM: a require for Node's built-ins.
-        ...(format === 'esm'
-          ? {
-              banner: {
-                js: "import { createRequire as __sluiceRequire } from 'node:module'; const require = __sluiceRequire(import.meta.url);",
-              },
-            }
-          : {}),
-      });
+      singleFile(join(bundled, 'app.mjs'), join(bundled, 'bundle', `app.${ext}`), format);
       cpSync(join(bundled, 'bundle', `app.${ext}`), join(empty, `app.${ext}`));
       const b = await exec(process.execPath, [`app.${ext}`], empty);
       const size = statSync(join(empty, `app.${ext}`)).size;
@@ -182,6 +198,14 @@ try {
         `${name}, ${mb(size)}, run from an empty folder: tools/list answers and the guard refuses`,
         b.ok ? '' : b.output.split('\n').slice(0, 6).join('\n'),
         'single-file bundle',
+      );
+      // The bundler takes core's `module` form of tsyringe, the copy the program's own import bundles too.
+      singleFile(join(bundled, 'container.mjs'), join(empty, `container.${ext}`), format);
+      const c = await exec(process.execPath, [`container.${ext}`], empty);
+      report(
+        c.ok,
+        `${name} of a program using a server's container, run from an empty folder: @injectable() classes resolve`,
+        c.ok ? '' : c.output.split('\n').slice(0, 6).join('\n'),
       );
     } catch (error) {
       report(false, name, String(error?.message ?? error), 'single-file bundle');

@@ -1,8 +1,6 @@
 import type { FeatureRequests } from './features/feature-guards.js';
-// reflect-metadata first: tsyringe checks for the polyfill as it loads.
-import 'reflect-metadata';
-import { container } from 'tsyringe';
 import type { DependencyContainer, InjectionToken } from 'tsyringe';
+import { rootContainer } from '#root-container';
 import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { Store } from './store/types.js';
@@ -10,13 +8,6 @@ import type { Approver } from './approval.js';
 import { Redactions } from './redactions.js';
 import { AuditLog } from './store/audit-log.js';
 import type { AuditOptions } from './store/audit-log.js';
-
-// Static imports, so that a bundler carries tsyringe and the polyfill into a
-// single file: every server builds its container, so nothing is saved by
-// loading them later.
-function rootContainer(): DependencyContainer {
-  return container;
-}
 
 /**
  * Tokens for the services in each server's container. `Symbol.for` keys, so
@@ -61,36 +52,59 @@ export interface CoreServices {
   audit?: AuditOptions;
 }
 
-/** A child container per server, so that no state leaks between servers. */
-export function createServerContainer(services: CoreServices): DependencyContainer {
-  const child = rootContainer().createChildContainer();
-  child.register(Tokens.Logger, { useValue: services.logger });
-  child.register(Tokens.Clock, { useValue: services.clock });
-  child.register(Tokens.Store, { useValue: services.store });
-  child.register(Tokens.Redactions, { useValue: new Redactions() });
-  child.register(Tokens.Audit, {
-    useValue: new AuditLog(services.store.audit, services.clock, services.logger, services.audit),
-  });
-  return child;
+/** A server's services, and its container if anything has asked for it. */
+export interface ServerServices {
+  readonly services: Services;
+  /** The container, or undefined while nothing has asked for it (no service can be registered there yet). */
+  createdContainer(): DependencyContainer | undefined;
 }
 
-export function servicesOf(container: DependencyContainer): Services {
-  return Object.freeze({
+/**
+ * A server's services. Its child container (tsyringe) is created on the first
+ * read of `container`, so a server whose plugins use only the typed services
+ * (every guard an adopted server holds) never loads tsyringe. Until then the
+ * services are served as given; once the container exists they are resolved
+ * from it, so that a service registered over a core token replaces the typed
+ * one, as it always did.
+ */
+export function createServerServices(core: CoreServices): ServerServices {
+  const logger = core.logger;
+  const clock = core.clock;
+  const store = core.store;
+  const redactions = new Redactions();
+  const audit = new AuditLog(store.audit, clock, logger, core.audit);
+  let child: DependencyContainer | undefined;
+  const container = (): DependencyContainer => {
+    if (child !== undefined) return child;
+    // A child container per server, so that no state leaks between servers.
+    const created = rootContainer().createChildContainer();
+    created.register(Tokens.Logger, { useValue: logger });
+    created.register(Tokens.Clock, { useValue: clock });
+    created.register(Tokens.Store, { useValue: store });
+    created.register(Tokens.Redactions, { useValue: redactions });
+    created.register(Tokens.Audit, { useValue: audit });
+    child = created;
+    return created;
+  };
+  const services: Services = Object.freeze({
     get logger() {
-      return container.resolve(Tokens.Logger);
+      return child === undefined ? logger : child.resolve(Tokens.Logger);
     },
     get clock() {
-      return container.resolve(Tokens.Clock);
+      return child === undefined ? clock : child.resolve(Tokens.Clock);
     },
     get store() {
-      return container.resolve(Tokens.Store);
+      return child === undefined ? store : child.resolve(Tokens.Store);
     },
     get redactions() {
-      return container.resolve(Tokens.Redactions);
+      return child === undefined ? redactions : child.resolve(Tokens.Redactions);
     },
     get audit() {
-      return container.resolve(Tokens.Audit);
+      return child === undefined ? audit : child.resolve(Tokens.Audit);
     },
-    container,
+    get container() {
+      return container();
+    },
   });
+  return { services, createdContainer: () => child };
 }

@@ -5,7 +5,8 @@ import { ServerOptionsSchema } from './server-options.js';
 import { noApprover } from './approval.js';
 import { systemClock } from './clock.js';
 import type { Services } from './container.js';
-import { Tokens, createServerContainer, servicesOf } from './container.js';
+import type { ServerServices } from './container.js';
+import { Tokens, createServerServices } from './container.js';
 import type { Headers, ListContext, Transport } from './context.js';
 import { CoreErrorCode, SluiceError } from './errors.js';
 import type { CoreHooks } from './hooks.js';
@@ -57,13 +58,13 @@ export class SluiceServer {
   readonly name: string;
   readonly version: string;
   readonly logger: Logger;
-  readonly container: DependencyContainer;
   readonly services: Services;
   /** The plugins that were applied (those not `off`), in order. */
   readonly plugins: readonly Plugin[];
   /** The hooks, for reading; plugins tap them in `apply()` only. */
   readonly hooks: CoreHooks;
 
+  private readonly serverServices: ServerServices;
   private readonly pipeline: Pipeline;
   private readonly table: ToolTable;
   private readonly calls: CallDispatcher;
@@ -91,13 +92,13 @@ export class SluiceServer {
     const clock = options.clock ?? systemClock;
     this.ownsStore = options.store === undefined;
     const store = options.store ?? new MemoryStore(clock);
-    this.container = createServerContainer({
+    this.serverServices = createServerServices({
       logger: this.logger,
       clock,
       store,
       ...(options.audit === undefined ? {} : { audit: options.audit }),
     });
-    this.services = servicesOf(this.container);
+    this.services = this.serverServices.services;
     this.hooks = createCoreHooks();
     this.table = new ToolTable({
       hooks: this.hooks,
@@ -121,17 +122,24 @@ export class SluiceServer {
       table: this.table,
       pipeline: this.pipeline,
       logger: this.logger,
-      approver: () =>
-        this.container.isRegistered(Tokens.Approver, true) ? this.container.resolve(Tokens.Approver) : noApprover,
+      approver: () => {
+        // No container yet: nothing can have registered an approver in it.
+        const container = this.serverServices.createdContainer();
+        return container?.isRegistered(Tokens.Approver, true) ? container.resolve(Tokens.Approver) : noApprover;
+      },
       isClosed: () => this.lifecycle.closed,
     });
+    const services = this.services;
     this.imports = new ServerImports({
       name: this.name,
       version: this.version,
       logger: this.logger,
       services: this.services,
       hooks: this.hooks,
-      container: this.container,
+      // Read when an upstream attaches, which creates the container.
+      get container() {
+        return services.container;
+      },
       table: this.table,
       roundStateSecret: options.roundStateSecret,
       credentialVault: options.credentialVault,
@@ -151,6 +159,11 @@ export class SluiceServer {
       // Reported by ready() and whatever serves; a server that never does is not failed by it.
       this.sdkLoading.catch(() => undefined);
     }
+  }
+
+  /** The server's own child container (tsyringe), created on first access: register or resolve services by token. */
+  get container(): DependencyContainer {
+    return this.services.container;
   }
 
   /**
