@@ -39,7 +39,7 @@ describe('plugins.custom through sluice serve', () => {
         },
       }),
     );
-    const run = runCli(['serve', '--config', file]);
+    const run = runCli(['serve', '--config', file], {}, { typescript: true });
     try {
       const ready = await run.event('gateway.ready');
       const client = await httpClient(String(ready.url));
@@ -71,7 +71,7 @@ describe('plugins.custom through sluice serve', () => {
 
   it("fails at start, naming the bad option's config path, when the factory's schema rejects the options", async () => {
     const config = auditConfig({ file: '', includeArguments: 'yes' });
-    const run = runCli(['serve', '--config', config.file]);
+    const run = runCli(['serve', '--config', config.file], {}, { typescript: true });
     try {
       expect(await run.exited).toBe(2);
       expect(run.stderr()).toContain('plugins.custom[0].options.file');
