@@ -111,9 +111,11 @@ async function sameAsDirect(gw: Client, ref: Client): Promise<void> {
     ['args-prompt', { city: 'Lyon', state: 'Rhône' }],
     ['resource-prompt', { resourceType: 'Text', resourceId: '2' }],
   ];
+  // resource-prompt embeds a resource that says when it was made, as the reads above.
+  const clockless = (result: unknown): unknown => JSON.parse(JSON.stringify(result).replace(CLOCK, 'TIME'));
   for (const [name, args] of gets) {
-    expect(await gw.getPrompt({ name: `${NS}_${name}`, arguments: args }), name).toEqual(
-      await ref.getPrompt({ name, arguments: args }),
+    expect(clockless(await gw.getPrompt({ name: `${NS}_${name}`, arguments: args })), name).toEqual(
+      clockless(await ref.getPrompt({ name, arguments: args })),
     );
   }
   expect(
