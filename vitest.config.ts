@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * Test files run in this many worker processes at once. Most of our tests wait on I/O (child
@@ -18,6 +18,30 @@ function workers(): number {
   return availableParallelism() + 1;
 }
 
+const include = [
+  'packages/*/test/**/*.test.ts',
+  'examples/*/test/**/*.test.ts',
+  'docs/test/**/*.test.ts',
+  'test/**/*.test.ts',
+];
+
+/**
+ * The files that need a process of their own: they check what a process has not loaded yet (core without
+ * `@sluice/http` or `@sluice/upstream` registered, the logger's and the container's first load), or measure the
+ * process's own heap, which other files' leftovers would blur. Every other file shares its worker's module
+ * cache with the files run before it there: re-importing the same sources for each of some 250 files cost more
+ * than a third of the suite's time. A file that sets process-wide state puts it back when it ends.
+ */
+const ownProcess = [
+  'packages/core/test/server.test.ts',
+  'packages/core/test/logger.test.ts',
+  'packages/core/test/container.test.ts',
+  'packages/http/test/auth-costs.test.ts',
+  'packages/http/test/node-front.test.ts',
+  'packages/gateway/test/hostile-soak.test.ts',
+  'test/robustness/**/*.test.ts',
+];
+
 export default defineConfig({
   resolve: {
     // Tests run against the TypeScript sources of the workspace packages.
@@ -27,15 +51,16 @@ export default defineConfig({
     resolve: { conditions: ['sluice:source'] },
   },
   test: {
-    include: [
-      'packages/*/test/**/*.test.ts',
-      'examples/*/test/**/*.test.ts',
-      'docs/test/**/*.test.ts',
-      'test/**/*.test.ts',
-    ],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
     maxWorkers: workers(),
+    projects: [
+      {
+        extends: true,
+        test: { name: 'shared', include, exclude: [...configDefaults.exclude, ...ownProcess], isolate: false },
+      },
+      { extends: true, test: { name: 'own-process', include: ownProcess } },
+    ],
   },
 });
