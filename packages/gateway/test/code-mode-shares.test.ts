@@ -128,8 +128,7 @@ describe('code-mode CPU is shared per caller', () => {
     const { url, run } = served!;
     const attacker = await client(url, ATTACKER);
     const victim = await client(url, VICTIM);
-    // The bank: what the share earns in 1 s (code mode's CPU_BANK_MS).
-    const bankMs = share * 1_000;
+    const bankMs = share * 4_000;
     let refusedForCpu: CallToolResult | undefined;
     let cpuRefusals = 0;
     let attempts = 0;

@@ -1,14 +1,9 @@
 /**
  * How far a caller that was idle may run ahead of its share: what the share
- * earns in this long (250 ms of CPU at the default quarter of a core). Past
- * it, the caller's running scripts are slowed to the share. A script that
- * glues tool calls together spends a few ms, well within it. The bank is a
- * burst every caller may take at once, whatever the others do: at 4 s (1 s of
- * CPU each), eight keys held a 2-core gateway's cores for 4 s, and one key's
- * spinning scripts, idle between bursts, took twice their share (the hostile
- * soak's normal calls slowed most under the script hogs).
+ * earns in this long (1 s of CPU at the default quarter of a core). Past it,
+ * the caller's running scripts are slowed to the share.
  */
-export const CPU_BANK_MS = 1_000;
+export const CPU_BANK_MS = 4_000;
 /** Callers whose account is full again are forgotten at most this often, once there are `SWEEP_ABOVE` of them. */
 const SWEEP_EVERY_MS = 1_000;
 const SWEEP_ABOVE = 1_000;
