@@ -13,7 +13,7 @@ import { DEFAULT_GUESS_LIMITS, GuessThrottle } from './auth/guess-throttle.js';
 import type { GuessLimits } from './auth/guess-throttle.js';
 import { HttpLimits } from './http-limits.js';
 import { guessableKeyWarning, guessableKeys, unguessableKeys } from './auth/api-keys.js';
-import { nodeFront } from './node-front.js';
+import { PlainAnswer, isAnswer, nodeFront } from './node-front.js';
 import { ConnectionShares, callerKey, shareLimits } from './http-shares.js';
 import type { ShareUsage } from './http-shares.js';
 import type { FrontRoute } from './node-front.js';
@@ -272,11 +272,12 @@ function boundUnreadBody(req: http.IncomingMessage, res: http.ServerResponse, bo
 }
 
 /** The answer past a share: 429, and the connection closed so that it counts no longer. */
-function overShare(what: string): Response {
-  return new Response(rpcErrorBody(null, -32000, `Too many ${what}: retry later`), {
-    status: 429,
-    headers: { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' },
-  });
+function overShare(what: string): PlainAnswer {
+  return new PlainAnswer(
+    429,
+    { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' },
+    rpcErrorBody(null, -32000, `Too many ${what}: retry later`),
+  );
 }
 
 /** A request that holds its response open for events: a 2025-11-25 GET stream, a 2026-07-28 `subscriptions/listen`. */
@@ -369,20 +370,23 @@ async function authenticateRoute(
     jsonError(res, 503, 'Starting: retry shortly');
     return;
   }
-  const authorization = req.headers.authorization;
-  const probe = new Request('http://route.invalid/', authorization ? { headers: { authorization } } : {});
   const verdict = await gate
-    .authenticate(probe, req.socket.remoteAddress)
-    .catch(() => new Response(null, { status: 500 }));
-  if (!(verdict instanceof Response) && !shares.admit(req.socket, callerKey(verdict))) {
+    .authenticate(req.headers.authorization ?? null, req.socket.remoteAddress)
+    .catch(() => new PlainAnswer(500, {}, ''));
+  if (!isAnswer(verdict) && !shares.admit(req.socket, callerKey(verdict))) {
     res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' });
     res.end(rpcErrorBody(null, -32000, 'Too many connections for this caller: retry later'));
     return;
   }
-  if (!(verdict instanceof Response)) {
+  if (!isAnswer(verdict)) {
     // Where Node servers conventionally put the verified caller: a route reads it with `identityOf(req.auth)`.
     if (verdict) (req as RouteRequest).auth = verdict;
     route(req, res);
+    return;
+  }
+  if (verdict instanceof PlainAnswer) {
+    res.writeHead(verdict.status, verdict.headers);
+    res.end(verdict.body);
     return;
   }
   res.writeHead(verdict.status, Object.fromEntries(verdict.headers));
@@ -488,11 +492,12 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   const shares = new ConnectionShares(shareLimits({ ...options, maxConnections }));
   const route: FrontRoute = async (front) => {
     if (!gate) return rpcErrorResponse(503, -32000, 'Starting: retry shortly');
-    const request = front.web();
-    const authInfo = await gate.authenticate(request, front.socket.remoteAddress);
-    if (authInfo instanceof Response) return authInfo;
+    // The credential is checked from its header: a refused request never builds the web-standard request.
+    const authInfo = await gate.authenticate(front.authorization, front.socket.remoteAddress);
+    if (isAnswer(authInfo)) return authInfo;
     const caller = callerKey(authInfo);
     if (!shares.admit(front.socket, caller)) return overShare('connections for this caller');
+    const request = front.web();
     let body: unknown;
     let bodyBytes = 0;
     if (front.method === 'POST') {
@@ -678,8 +683,8 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
     } catch {
       return false; // not a value a header can carry
     }
-    const verdict = await ready.authenticate(probe, address).catch(() => false as const);
-    return verdict instanceof Response ? false : verdict;
+    const verdict = await ready.authenticate(probe.headers.get('authorization'), address).catch(() => false as const);
+    return isAnswer(verdict) ? false : verdict;
   };
   return {
     url: endpoint,

@@ -5,10 +5,30 @@ import { rpcErrorBody } from '@sluice/core/internal';
 /** A request body as read: its text, or that it was larger than the limit (and was not kept). */
 export type BodyRead = { readonly tooLarge: true } | { readonly tooLarge: false; readonly text: string };
 
+/**
+ * An answer known whole when it is made, such as a refusal: written with one
+ * `res.end`, without the web `Response` and body stream a `Response` costs
+ * (a refused guess or stream, repeated thousands of times a second by an
+ * attacker, paid more for its answer than for its check).
+ */
+export class PlainAnswer {
+  constructor(
+    readonly status: number,
+    readonly headers: Readonly<Record<string, string>>,
+    readonly body: string,
+  ) {}
+}
+
+/** Whether a verdict is an answer to send (a web `Response` or a `PlainAnswer`) rather than a caller. */
+export const isAnswer = (value: unknown): value is Response | PlainAnswer =>
+  value instanceof PlainAnswer || value instanceof Response;
+
 /** One request as the front hands it to a route: the web-standard view is built only when asked for. */
 export interface FrontRequest {
   /** The method, upper-case. */
   readonly method: string;
+  /** The `Authorization` header as a web `Headers` gives it (null when absent), read without building the request. */
+  readonly authorization: string | null;
   /**
    * The request as the MCP SDK takes it: method, URL and headers, no body.
    * Built once. With `signal`, a request whose signal aborts when the
@@ -29,7 +49,7 @@ export interface FrontRequest {
 }
 
 /** Handles one MCP request. */
-export type FrontRoute = (request: FrontRequest) => Promise<Response>;
+export type FrontRoute = (request: FrontRequest) => Promise<Response | PlainAnswer>;
 
 export interface NodeFrontOptions {
   readonly maxBodyBytes: number;
@@ -46,7 +66,7 @@ export interface NodeFrontOptions {
 export function nodeFront(route: FrontRoute, options: NodeFrontOptions) {
   return async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const exchange = new Exchange(req, res, options.maxBodyBytes);
-    let response: Response;
+    let response: Response | PlainAnswer;
     try {
       response = await route(exchange);
     } catch (error) {
@@ -98,6 +118,10 @@ class Exchange implements FrontRequest {
     return readBody(this.req, this.maxBodyBytes);
   }
 
+  get authorization(): string | null {
+    return this.req.headers.authorization ?? null;
+  }
+
   get socket(): Socket {
     return this.req.socket;
   }
@@ -128,8 +152,16 @@ class Exchange implements FrontRequest {
   }
 
   /** Writes the route's answer; an event stream as it comes, waiting for the socket to drain, until the client goes away. */
-  async write(response: Response): Promise<void> {
+  async write(response: Response | PlainAnswer): Promise<void> {
     const { res } = this;
+    if (response instanceof PlainAnswer) {
+      res.off('close', this.onClose);
+      if (res.headersSent || this.gone) return void res.end();
+      const length = String(Buffer.byteLength(response.body));
+      res.writeHead(response.status, { ...response.headers, 'content-length': length });
+      res.end(response.body);
+      return;
+    }
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => (headers[name] = value));
     if (res.headersSent || this.gone) {

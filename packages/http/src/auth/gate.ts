@@ -11,6 +11,7 @@ import { apiKeyVerifier } from './api-keys.js';
 import type { GuessThrottle } from './guess-throttle.js';
 import { introspectionVerifier } from './introspection.js';
 import { jwtVerifier } from './jwt.js';
+import { PlainAnswer } from '../node-front.js';
 import type { ListenerAuth, OAuthSettings } from './options.js';
 
 /** An Authorization header longer than this is refused unread. */
@@ -20,10 +21,11 @@ export const MAX_AUTHORIZATION_HEADER = 8 * 1024;
 export interface AuthGate {
   readonly type: ListenerAuth['type'];
   /**
-   * The verified caller, or the 401/403/429 answer to send instead. `address`
-   * is the client's, for the guess throttle (none: counted as `unknown`).
+   * The verified caller, or the 401/403/429 answer to send instead, for the
+   * request's `Authorization` header (null when absent). `address` is the
+   * client's, for the guess throttle (none: counted as `unknown`).
    */
-  authenticate(request: Request, address?: string): Promise<AuthInfo | Response | undefined>;
+  authenticate(authorization: string | null, address?: string): Promise<AuthInfo | Response | PlainAnswer | undefined>;
   /**
    * Whether the `Authorization` value would be checked at a source the guess
    * throttle refuses (a configured API key too random to guess, or a token as
@@ -66,13 +68,11 @@ function metadataPaths(endpoint: URL): string[] {
 export type GuessReport = (outcome: 'refused' | 'throttled', source: string) => void;
 
 /** The answer to a credential refused unchecked because its source guessed too often. */
-function throttledResponse(retryAfterSeconds: number): Response {
-  return new Response(
+function throttledResponse(retryAfterSeconds: number): PlainAnswer {
+  return new PlainAnswer(
+    429,
+    { 'content-type': 'application/json', 'retry-after': `${retryAfterSeconds}` },
     JSON.stringify({ error: 'too_many_requests', error_description: 'Too many refused credentials: retry later' }),
-    {
-      status: 429,
-      headers: { 'content-type': 'application/json', 'retry-after': `${retryAfterSeconds}` },
-    },
   );
 }
 
@@ -130,8 +130,7 @@ export function createAuthGate(
     metadataPaths: auth.type === 'oauth' ? metadataPaths(new URL(resource)) : [],
     metadata,
     passesGuessThrottle: (authorization) => guesses?.throttle.passes(authorization) ?? false,
-    async authenticate(request, address) {
-      const header = request.headers.get('authorization');
+    async authenticate(header, address) {
       // Only a well-formed credential is a guess: a missing or malformed header cannot be a key, and is refused unchecked.
       const guess = header !== null && header.length <= MAX_AUTHORIZATION_HEADER && BEARER.test(header);
       const admission = guess ? guesses?.throttle.admit(address, header) : undefined;
