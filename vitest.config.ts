@@ -27,8 +27,9 @@ const include = [
 
 /**
  * The files that need a process of their own: they check what a process has not loaded yet (core without
- * `@sluice/http` or `@sluice/upstream` registered, the logger's and the container's first load), or measure the
- * process's own heap, which other files' leftovers would blur. Every other file shares its worker's module
+ * `@sluice/http` or `@sluice/upstream` registered, the logger's and the container's first load), measure the
+ * process's own heap, which other files' leftovers would blur, or keep Redis leases alive with timers that must
+ * fire within a lease (store-redis: a waiter whose heartbeat an earlier file's leftovers delayed lost its place). Every other file shares its worker's module
  * cache with the files run before it there: re-importing the same sources for each of some 250 files cost more
  * than a third of the suite's time. A file that sets process-wide state puts it back when it ends.
  */
@@ -39,6 +40,7 @@ const ownProcess = [
   'packages/http/test/auth-costs.test.ts',
   'packages/http/test/node-front.test.ts',
   'packages/gateway/test/hostile-soak.test.ts',
+  'packages/store-redis/test/**/*.test.ts',
   'test/robustness/**/*.test.ts',
 ];
 
