@@ -374,8 +374,7 @@ async function authenticateRoute(
     .authenticate(req.headers.authorization ?? null, req.socket.remoteAddress)
     .catch(() => new PlainAnswer(500, {}, ''));
   if (!isAnswer(verdict) && !shares.admit(req.socket, callerKey(verdict))) {
-    res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' });
-    res.end(rpcErrorBody(null, -32000, 'Too many connections for this caller: retry later'));
+    overShare('connections for this caller').writeTo(res);
     return;
   }
   if (!isAnswer(verdict)) {
@@ -385,8 +384,7 @@ async function authenticateRoute(
     return;
   }
   if (verdict instanceof PlainAnswer) {
-    res.writeHead(verdict.status, verdict.headers);
-    res.end(verdict.body);
+    verdict.writeTo(res);
     return;
   }
   res.writeHead(verdict.status, Object.fromEntries(verdict.headers));

@@ -17,6 +17,13 @@ export class PlainAnswer {
     readonly headers: Readonly<Record<string, string>>,
     readonly body: string,
   ) {}
+
+  /** Writes this answer whole, with its length; only ends the response when its head already went. */
+  writeTo(res: http.ServerResponse): void {
+    if (res.headersSent) return void res.end();
+    res.writeHead(this.status, { ...this.headers, 'content-length': String(Buffer.byteLength(this.body)) });
+    res.end(this.body);
+  }
 }
 
 /** Whether a verdict is an answer to send (a web `Response` or a `PlainAnswer`) rather than a caller. */
@@ -156,10 +163,8 @@ class Exchange implements FrontRequest {
     const { res } = this;
     if (response instanceof PlainAnswer) {
       res.off('close', this.onClose);
-      if (res.headersSent || this.gone) return void res.end();
-      const length = String(Buffer.byteLength(response.body));
-      res.writeHead(response.status, { ...response.headers, 'content-length': length });
-      res.end(response.body);
+      if (this.gone) res.end();
+      else response.writeTo(res);
       return;
     }
     const headers: Record<string, string> = {};
