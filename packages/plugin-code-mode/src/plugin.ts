@@ -219,6 +219,7 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
           );
         },
         charge,
+        background: () => cpu.background(caller),
       });
       const ended = await run.end(outcome, { source, caller, journals, maxBytes: config.journal.maxBytes });
       const closing = performance.now();
