@@ -4,16 +4,6 @@
  * the caller's running scripts are slowed to the share.
  */
 export const CPU_BANK_MS = 4_000;
-/**
- * How much of its bank a caller may spend at the main thread's priority: what
- * its share earns in this long (250 ms of CPU at the default quarter of a
- * core). Past it, its running scripts run below the main thread (see
- * `lowerThreadPriority`) for the rest of the bank and any debt: a caller that
- * idled and then starts spinning scripts on every slot it has takes the cores
- * from nobody, while a caller that runs scripts back to back within its share
- * keeps the main thread's priority.
- */
-export const FOREGROUND_MS = 1_000;
 /** Callers whose account is full again are forgotten at most this often, once there are `SWEEP_ABOVE` of them. */
 const SWEEP_EVERY_MS = 1_000;
 const SWEEP_ABOVE = 1_000;
@@ -37,8 +27,6 @@ interface Account {
 export class CpuShares {
   private readonly accounts = new Map<string, Account>();
   private readonly bank: number;
-  /** The balance below which a caller's scripts run in the background: its bank less what `FOREGROUND_MS` earns. */
-  private readonly foreground: number;
   private chargedMs = 0;
   private refusedCount = 0;
   private sweptAt = 0;
@@ -49,16 +37,6 @@ export class CpuShares {
     private readonly now: () => number,
   ) {
     this.bank = share * CPU_BANK_MS;
-    this.foreground = this.bank - share * FOREGROUND_MS;
-  }
-
-  /**
-   * Whether `caller`'s scripts should run below the main thread: it has spent
-   * more of its bank than its share earns in `FOREGROUND_MS`, or owes CPU.
-   */
-  background(caller: string): boolean {
-    const account = this.accounts.get(caller);
-    return account !== undefined && this.update(account) < this.foreground;
   }
 
   /** Wall ms until `caller` has paid what it owes (0: it owes nothing and may start a script). */

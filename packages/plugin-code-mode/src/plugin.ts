@@ -219,7 +219,6 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
           );
         },
         charge,
-        background: () => cpu.background(caller),
       });
       const ended = await run.end(outcome, { source, caller, journals, maxBytes: config.journal.maxBytes });
       const closing = performance.now();

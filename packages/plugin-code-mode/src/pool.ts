@@ -32,8 +32,6 @@ export interface PoolScript {
    * main thread's while it served the script); answers the wall ms the caller now owes (0: nothing).
    */
   readonly charge: (ms: number) => number;
-  /** Whether the caller has spent enough ahead of its share that its scripts run below the main thread now. */
-  readonly background: () => boolean;
 }
 
 /**
@@ -261,12 +259,11 @@ export class ScriptPool {
       };
       const watchdog = setInterval(
         () => {
-          // A caller that owes CPU holds its running scripts back (see `pause` in worker.ts). Once it has spent
-          // more than the first part of its bank (see `FOREGROUND_MS`), they run below the main thread from then
-          // on (see `lowerThreadPriority`).
+          // A caller that owes CPU holds its running scripts back (see `pause` in worker.ts), and they run below the
+          // main thread from then on (see `lowerThreadPriority`).
           const owed = account();
           link.times[Control.THROTTLE_UNTIL] = holdBackUntil(owed);
-          if (!lowerTried && (owed > 0 || script.background())) {
+          if (owed > 0 && !lowerTried) {
             lowerTried = true;
             loweredFrom = lowerThreadPriority(link.times[Control.THREAD_ID] ?? 0);
           }

@@ -16,13 +16,12 @@ export function ownThreadId(): number {
 
 /**
  * How many nice levels below the main thread a script's worker runs once the
- * script's caller has spent more of its bank than the first part of it (see
- * `FOREGROUND_MS`), or owes CPU: from then on the script takes only the CPU
- * time the main thread, which answers every caller, leaves. A lowered thread
- * is not starved (Linux still gives it a share by its weight) and its time is
- * charged to its caller as before. Callers within their share, and a worker's
- * start, keep the main thread's priority, so a loaded machine does not hold
- * them back.
+ * script's caller owes CPU (it has used its share and what it may run ahead
+ * of it): from then on the script takes only the CPU time the main thread,
+ * which answers every caller, leaves. A lowered thread is not starved (Linux
+ * still gives it a share by its weight) and its time is charged to its caller
+ * as before. Callers within their share, and a worker's start, keep the main
+ * thread's priority, so a loaded machine does not hold them back.
  */
 export const SCRIPT_NICE_STEP = 10;
 

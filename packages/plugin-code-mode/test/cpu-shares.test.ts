@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { createTestKit, errorOf } from '@sluice/core/testing';
 import type { TestKit } from '@sluice/core/testing';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
-import { CPU_BANK_MS, CpuShares, FOREGROUND_MS } from '../src/cpu-shares.js';
+import { CPU_BANK_MS, CpuShares } from '../src/cpu-shares.js';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { SCRIPT_NICE_STEP, ThreadCpuClock, ownThreadId } from '../src/thread-cpu.js';
@@ -43,55 +43,6 @@ describe('a CPU share', () => {
     shares.charge('a', 10_000);
     expect(shares.admit('a')).toBeGreaterThan(0);
     expect(shares.admit('b')).toBeUndefined();
-  });
-
-  it('puts a caller in the background once it has spent more of its bank than FOREGROUND_MS earns, until it earns it back', () => {
-    const time = clock();
-    const shares = new CpuShares(0.25, time.now);
-    const first = 0.25 * FOREGROUND_MS;
-    expect(shares.background('a')).toBe(false);
-    // Spending up to the first part of the bank keeps the main thread's priority.
-    shares.charge('a', first);
-    expect(shares.background('a')).toBe(false);
-    shares.charge('a', 1);
-    expect(shares.background('a')).toBe(true);
-    expect(shares.background('b')).toBe(false);
-    // What the share earns in 4 ms pays the 1 ms back.
-    time.advance(4);
-    expect(shares.background('a')).toBe(false);
-    // A caller that owes CPU is in the background until it has paid its debt and earned back all of its bank but
-    // the first part: from a balance of 750 ms, 1,100 ms spent leaves it 350 ms in debt, paid in 1.4 s at its share;
-    // the 750 ms back take 3 s more.
-    shares.charge('a', 1_100);
-    expect(shares.owed('a')).toBe(1_400);
-    expect(shares.background('a')).toBe(true);
-    time.advance(1_400);
-    expect(shares.owed('a')).toBe(0);
-    expect(shares.background('a')).toBe(true);
-    time.advance(2_999);
-    expect(shares.background('a')).toBe(true);
-    time.advance(1);
-    expect(shares.background('a')).toBe(false);
-  });
-
-  it('puts every caller that owes CPU in the background, whatever it spent and when', () => {
-    fc.assert(
-      fc.property(
-        fc.double({ min: 0.01, max: 4, noNaN: true }),
-        fc.array(fc.record({ after: fc.nat({ max: 5_000 }), cost: fc.double({ min: 0, max: 2_000, noNaN: true }) }), {
-          maxLength: 100,
-        }),
-        (share, spending) => {
-          const time = clock();
-          const shares = new CpuShares(share, time.now);
-          for (const { after, cost } of spending) {
-            time.advance(after);
-            shares.charge('a', cost);
-            if (shares.owed('a') > 0) expect(shares.background('a')).toBe(true);
-          }
-        },
-      ),
-    );
   });
 
   it('holds any caller to its share plus its bank and the scripts it had running, over any stretch of time', () => {
@@ -224,20 +175,20 @@ describe('the threads scripts run in', () => {
       .toBe(false);
   };
 
-  it("drop below the main thread's priority once their caller has spent the first part of its bank, and only then", async () => {
+  it("drop below the main thread's priority once their caller owes CPU, and only then", async () => {
     // Linux only: elsewhere a thread's priority is not set on its own, and the CPU shares alone hold.
     if (process.platform !== 'linux') return;
     const main = ownThreadId();
     const before = threadNices();
     const mainNice = before.get(main)!;
     expect(mainNice).toBeLessThanOrEqual(19 - SCRIPT_NICE_STEP);
-    // A bank of 200 ms of CPU, the first 50 ms of it at the main thread's priority.
+    // A bank of 200 ms of CPU.
     const k = (kit = await createTestKit({ plugins: [codeMode({ limits: { cpuSharePerCaller: 0.05 } })] }));
     // A short script keeps the main thread's priority: no thread of the process is lowered.
     const short = await k.call('execute_code', { code: 'let n = 0; for (let i = 0; i < 1e3; i++) n += i; return n;' });
     expect(short.isError).toBeFalsy();
     expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
-    // A script that spends the first part of its caller's bank runs SCRIPT_NICE_STEP below the main thread from then on.
+    // A script that spends its caller's bank runs SCRIPT_NICE_STEP below the main thread from then on.
     const caller = new AbortController();
     const spinning = k.server.call('execute_code', { code: 'for (;;) {}' }, { signal: caller.signal });
     await expect.poll(() => loweredSince(before, mainNice).length, { timeout: 20_000, interval: 20 }).toBe(1);
