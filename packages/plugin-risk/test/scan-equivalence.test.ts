@@ -204,7 +204,7 @@ describe('skeleton', () => {
     fc.assert(
       fc.property(anyText, (input) => {
         if (!scanCharacters(input, () => {}, disguises)) return;
-        expect(skeletonOf(input, disguises)).toBe(skeleton(input));
+        expect(skeletonOf(input, disguises, 0)).toBe(skeleton(input));
       }),
       { numRuns: 5_000 },
     );
@@ -227,7 +227,14 @@ describe('skeleton', () => {
     const many = `${'\uff41 '.repeat(500)}x`;
     scanCharacters(many, () => {}, disguises);
     expect(disguises.count).toBe(500);
+    expect(skeletonOf(many, disguises, 0)).toBe(skeleton(many));
     expect(skeletonOf(many, disguises)).toBe(skeleton(many));
+    // Marks far apart, as in long prose, with the default spacing: built from the pieces.
+    const sparse = `${'plain words '.repeat(40)}p\uff41ss\u00adw\u043erd ${'more words '.repeat(40)}\u{1d41a}\u03b1`;
+    scanCharacters(sparse, () => {}, disguises);
+    expect(disguises.count).toBe(3);
+    expect(skeletonOf(sparse, disguises)).toBe(skeleton(sparse));
+    expect(skeleton(sparse)).toContain(' password ');
     expect(scanCharacters('plain', () => {}, disguises)).toBe(false);
     expect(disguises.count).toBe(0);
   });
@@ -244,7 +251,7 @@ describe('skeleton', () => {
     for (const input of ['\ud835\u00ad\udc00', 'x\ud835\u200b\u00ad\udc00y', '\ud83c\ufeff\udd30']) {
       expect(skeleton(input) ?? input).toBe(expected(input));
       scanCharacters(input, () => {}, disguises);
-      expect(skeletonOf(input, disguises)).toBe(skeleton(input));
+      expect(skeletonOf(input, disguises, 0)).toBe(skeleton(input));
     }
     expect(skeleton('\ud835\u00ad\udc00')).toBe('A');
   });
@@ -255,7 +262,7 @@ describe('skeleton', () => {
       const input = `a${String.fromCodePoint(cp)}b`;
       expect(skeleton(input) ?? input, cp.toString(16)).toBe(expected(input));
       scanCharacters(input, () => {}, disguises);
-      if (skeletonOf(input, disguises) !== skeleton(input)) expect(cp.toString(16)).toBe('built alike');
+      if (skeletonOf(input, disguises, 0) !== skeleton(input)) expect(cp.toString(16)).toBe('built alike');
     }
   });
 });
