@@ -186,7 +186,8 @@ describe('skeleton', () => {
   });
 
   // The scan builds the skeleton from the places the character scan marked (skeletonOf): the same text, for any text.
-  const disguises = disguisesBuffer();
+  const disguises = disguisesBuffer(0); // every mark kept and read, however close
+  const spaced = disguisesBuffer();
   const beyond = fc.string({ unit: fc.integer({ min: 0x80, max: 0x10ffff }).map((cp) => String.fromCodePoint(cp)) });
   const anyText = fc.oneof(
     text,
@@ -204,7 +205,7 @@ describe('skeleton', () => {
     fc.assert(
       fc.property(anyText, (input) => {
         if (!scanCharacters(input, () => {}, disguises)) return;
-        expect(skeletonOf(input, disguises, 0)).toBe(skeleton(input));
+        expect(skeletonOf(input, disguises)).toBe(skeleton(input));
       }),
       { numRuns: 5_000 },
     );
@@ -227,13 +228,15 @@ describe('skeleton', () => {
     const many = `${'\uff41 '.repeat(500)}x`;
     scanCharacters(many, () => {}, disguises);
     expect(disguises.count).toBe(500);
-    expect(skeletonOf(many, disguises, 0)).toBe(skeleton(many));
     expect(skeletonOf(many, disguises)).toBe(skeleton(many));
+    scanCharacters(many, () => {}, spaced);
+    expect(spaced.count).toBe(Math.floor(many.length / 64) + 1); // stops marking once they are too close
+    expect(skeletonOf(many, spaced)).toBe(skeleton(many));
     // Marks far apart, as in long prose, with the default spacing: built from the pieces.
     const sparse = `${'plain words '.repeat(40)}p\uff41ss\u00adw\u043erd ${'more words '.repeat(40)}\u{1d41a}\u03b1`;
-    scanCharacters(sparse, () => {}, disguises);
-    expect(disguises.count).toBe(3);
-    expect(skeletonOf(sparse, disguises)).toBe(skeleton(sparse));
+    scanCharacters(sparse, () => {}, spaced);
+    expect(spaced.count).toBe(3);
+    expect(skeletonOf(sparse, spaced)).toBe(skeleton(sparse));
     expect(skeleton(sparse)).toContain(' password ');
     expect(scanCharacters('plain', () => {}, disguises)).toBe(false);
     expect(disguises.count).toBe(0);
@@ -251,7 +254,7 @@ describe('skeleton', () => {
     for (const input of ['\ud835\u00ad\udc00', 'x\ud835\u200b\u00ad\udc00y', '\ud83c\ufeff\udd30']) {
       expect(skeleton(input) ?? input).toBe(expected(input));
       scanCharacters(input, () => {}, disguises);
-      expect(skeletonOf(input, disguises, 0)).toBe(skeleton(input));
+      expect(skeletonOf(input, disguises)).toBe(skeleton(input));
     }
     expect(skeleton('\ud835\u00ad\udc00')).toBe('A');
   });
@@ -262,7 +265,7 @@ describe('skeleton', () => {
       const input = `a${String.fromCodePoint(cp)}b`;
       expect(skeleton(input) ?? input, cp.toString(16)).toBe(expected(input));
       scanCharacters(input, () => {}, disguises);
-      if (skeletonOf(input, disguises, 0) !== skeleton(input)) expect(cp.toString(16)).toBe('built alike');
+      if (skeletonOf(input, disguises) !== skeleton(input)) expect(cp.toString(16)).toBe('built alike');
     }
   });
 });

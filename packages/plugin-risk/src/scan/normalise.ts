@@ -142,13 +142,6 @@ export function skeleton(text: string): string | undefined {
   return folded === text ? undefined : folded;
 }
 
-/**
- * At most one mark per this many characters for the skeleton to be built
- * from its marks: a search and a piece per mark pay only where the text
- * between them is long (the pieces save copying it).
- */
-const SPARSE = 64;
-
 /** `UNDISGUISE` matched where it stands, from a place given: the skeleton's rewriting started where the character scan saw one. */
 const UNDISGUISE_AT = new RegExp(UNDISGUISE.source, 'uy');
 
@@ -160,11 +153,11 @@ const UNDISGUISE_AT = new RegExp(UNDISGUISE.source, 'uy');
  * printable text between them is never searched; and a text with no marked
  * character and no Greek or Cyrillic letter is its own skeleton, unread.
  */
-export function skeletonOf(text: string, disguises: Disguises, sparse = SPARSE): string | undefined {
+export function skeletonOf(text: string, disguises: Disguises): string | undefined {
   const { count, at } = disguises;
   if (count === 0) return disguises.greekOrCyrillic ? skeleton(text) : undefined;
   // Marks close together (a short string, or a text of disguises): one replace over the whole text costs less.
-  if (count * sparse > text.length) return skeleton(text);
+  if (count * disguises.sparse > text.length) return skeleton(text);
   const bare = new Pieces();
   let copied = 0;
   let greekOrCyrillic = disguises.greekOrCyrillic;

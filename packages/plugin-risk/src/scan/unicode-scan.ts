@@ -86,7 +86,7 @@ export function scanCharacters(text: string, report: Report, disguises?: Disguis
     }
     if (disguises !== undefined) {
       if (cp >= 0x0370 && cp <= 0x052f) disguises.greekOrCyrillic = true;
-      else if (isUndisguised(cp)) mark(disguises, at);
+      else if (isUndisguised(cp)) mark(disguises, at, length);
     }
     const latin = isLatinLetter(cp);
     const cyrillic = !latin && cp >= 0x0400 && cp <= 0x052f;
@@ -131,13 +131,21 @@ export interface Disguises {
   count: number;
   at: Int32Array;
   greekOrCyrillic: boolean;
+  /**
+   * The skeleton is built from the marks only where there is at most one
+   * per this many characters; past that the scan stops marking (a text of
+   * disguises would mark nearly every character for nothing).
+   */
+  readonly sparse: number;
 }
 
-export function disguisesBuffer(): Disguises {
-  return { count: 0, at: new Int32Array(64), greekOrCyrillic: false };
+/** Marks for the character scan; `sparse` 0 keeps every mark (for tests). */
+export function disguisesBuffer(sparse = 64): Disguises {
+  return { count: 0, at: new Int32Array(64), greekOrCyrillic: false, sparse };
 }
 
-function mark(disguises: Disguises, index: number): void {
+function mark(disguises: Disguises, index: number, length: number): void {
+  if (disguises.count * disguises.sparse > length) return; // too close together: the marks will not be read
   if (disguises.count === disguises.at.length) {
     const grown = new Int32Array(disguises.at.length * 2);
     grown.set(disguises.at);
