@@ -2,10 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Phrase } from '../src/scan/phrase-automaton.js';
 import { PhraseAutomaton, isWordChar } from '../src/scan/phrase-automaton.js';
-import { base64Runs, decodeSpans, encodeAs, skeleton } from '../src/scan/normalise.js';
+import { UNDISGUISE, base64Runs, decodeSpans, encodeAs, skeleton, skeletonOf } from '../src/scan/normalise.js';
 import { taggedWords } from '../src/scan/word-table.js';
 import { lexiconDefinition, scanLexicon } from '../src/scan/lexicon.js';
-import { scanCharacters } from '../src/scan/unicode-scan.js';
+import { disguisesBuffer, isUndisguised, scanCharacters } from '../src/scan/unicode-scan.js';
 import { tokenize } from '../src/scan/words.js';
 import { PoisonPattern, scanText, scanTool } from '@sluice/plugin-risk';
 
@@ -185,9 +185,77 @@ describe('skeleton', () => {
     );
   });
 
+  // The scan builds the skeleton from the places the character scan marked (skeletonOf): the same text, for any text.
+  const disguises = disguisesBuffer(0); // every mark kept and read, however close
+  const spaced = disguisesBuffer();
+  const beyond = fc.string({ unit: fc.integer({ min: 0x80, max: 0x10ffff }).map((cp) => String.fromCodePoint(cp)) });
+  const anyText = fc.oneof(
+    text,
+    beyond,
+    fc.string({ unit: 'binary' }),
+    fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)) }),
+    fc
+      .array(fc.oneof(fc.constantFrom(...pieces, 'Σ', 'İ', 'K', 'ᵝ', 'Ω'), beyond), {
+        maxLength: 30,
+      })
+      .map((parts) => parts.join('')),
+  );
+
+  it('is built from the places the character scan marks as the whole-text search builds it, for any text', () => {
+    fc.assert(
+      fc.property(anyText, (input) => {
+        if (!scanCharacters(input, () => {}, disguises)) return;
+        expect(skeletonOf(input, disguises)).toBe(skeleton(input));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('marks every place a rewritten character starts, in order, and nothing else', () => {
+    fc.assert(
+      fc.property(anyText, (input) => {
+        scanCharacters(input, () => {}, disguises);
+        const marked = Array.from(disguises.at.subarray(0, disguises.count));
+        const expected: number[] = [];
+        const single = new RegExp(UNDISGUISE.source.replace(/\]\+\|/, ']|'), 'gu');
+        for (const match of input.matchAll(single)) expected.push(match.index);
+        expect(marked).toEqual(expected);
+        expect(disguises.greekOrCyrillic).toBe(/[\u0370-\u052f]/.test(input));
+      }),
+      { numRuns: 3_000 },
+    );
+    // Growing past the first buffer, and reset by the next scan.
+    const many = `${'\uff41 '.repeat(500)}x`;
+    scanCharacters(many, () => {}, disguises);
+    expect(disguises.count).toBe(500);
+    expect(skeletonOf(many, disguises)).toBe(skeleton(many));
+    scanCharacters(many, () => {}, spaced);
+    expect(spaced.count).toBe(Math.floor(many.length / 64) + 1); // stops marking once they are too close
+    expect(skeletonOf(many, spaced)).toBe(skeleton(many));
+    // Marks far apart, as in long prose, with the default spacing: built from the pieces.
+    const sparse = `${'plain words '.repeat(40)}p\uff41ss\u00adw\u043erd ${'more words '.repeat(40)}\u{1d41a}\u03b1`;
+    scanCharacters(sparse, () => {}, spaced);
+    expect(spaced.count).toBe(3);
+    expect(skeletonOf(sparse, spaced)).toBe(skeleton(sparse));
+    expect(skeleton(sparse)).toContain(' password ');
+    expect(scanCharacters('plain', () => {}, disguises)).toBe(false);
+    expect(disguises.count).toBe(0);
+  });
+
+  it('rewrites exactly the characters the character scan marks, over every code point', () => {
+    const one = new RegExp(`^(?:${UNDISGUISE.source})$`, 'u');
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      if (isUndisguised(cp) !== one.test(String.fromCodePoint(cp))) expect(cp.toString(16)).toBe('agreeing');
+    }
+  });
+
   it('reads the letter two halves of a surrogate pair make once a dropped character between them is gone', () => {
-    for (const input of ['\ud835\u00ad\udc00', 'x\ud835\u200b\u00ad\udc00y', '\ud83c\ufeff\udd30'])
+    for (const input of ['\ud835\u00ad\udc00', 'x\ud835\u200b\u00ad\udc00y', '\ud83c\ufeff\udd30']) {
       expect(skeleton(input) ?? input).toBe(expected(input));
+      scanCharacters(input, () => {}, disguises);
+      expect(skeletonOf(input, disguises)).toBe(skeleton(input));
+    }
     expect(skeleton('\ud835\u00ad\udc00')).toBe('A');
   });
 
@@ -196,6 +264,8 @@ describe('skeleton', () => {
       if (cp >= 0xd800 && cp <= 0xdfff) continue;
       const input = `a${String.fromCodePoint(cp)}b`;
       expect(skeleton(input) ?? input, cp.toString(16)).toBe(expected(input));
+      scanCharacters(input, () => {}, disguises);
+      if (skeletonOf(input, disguises) !== skeleton(input)) expect(cp.toString(16)).toBe('built alike');
     }
   });
 });

@@ -1,3 +1,5 @@
+import type { Disguises } from './unicode-scan.js';
+
 /**
  * What the scan reads besides the text as written: its skeleton (the text a
  * model reads through disguises) and the spans it can decode. Every step is
@@ -23,7 +25,7 @@ const DISGUISE =
  * (`u`): one class for the mathematical and enclosed alphanumerics, which a
  * pattern over surrogate pairs would read more slowly.
  */
-const UNDISGUISE =
+export const UNDISGUISE =
   /[\u00aa\u00b2\u00b3\u00b9\u00ba\u017f\u02b0-\u02b8\u1d2c-\u1d6a\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06\uff01-\uff5e\u{1d400}-\u{1d7ff}\u{1f100}-\u{1f1ff}]+|[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]|\u034f/gu;
 
 /**
@@ -140,6 +142,128 @@ export function skeleton(text: string): string | undefined {
   return folded === text ? undefined : folded;
 }
 
+/** `UNDISGUISE` matched where it stands, from a place given: the skeleton's rewriting started where the character scan saw one. */
+const UNDISGUISE_AT = new RegExp(UNDISGUISE.source, 'uy');
+
+/**
+ * The skeleton, as `skeleton(text)` gives it, of a text whose characters
+ * `scanCharacters` has just read into `disguises`: the rewriting runs from
+ * each place it marked (every match of `UNDISGUISE` starts at one, since
+ * each of its characters is marked where the scan reads it), so the
+ * printable text between them is never searched; and a text with no marked
+ * character and no Greek or Cyrillic letter is its own skeleton, unread.
+ */
+export function skeletonOf(text: string, disguises: Disguises): string | undefined {
+  const { count, at } = disguises;
+  if (count === 0) return disguises.greekOrCyrillic ? skeleton(text) : undefined;
+  // Marks close together (a short string, or a text of disguises): one replace over the whole text costs less.
+  if (count * disguises.sparse > text.length) return skeleton(text);
+  const bare = new Pieces();
+  let copied = 0;
+  let greekOrCyrillic = disguises.greekOrCyrillic;
+  for (let k = 0; k < count; k++) {
+    const start = at[k] as number;
+    if (start < copied) continue; // inside the run matched before it
+    UNDISGUISE_AT.lastIndex = start;
+    const match = UNDISGUISE_AT.exec(text);
+    if (match === null) continue;
+    if (start > copied) bare.push(text.slice(copied, start));
+    const plain = undisguise(match[0]);
+    if (plain.length > 0) {
+      bare.push(plain);
+      greekOrCyrillic ||= GREEK_CYRILLIC_ANY.test(plain);
+    }
+    copied = UNDISGUISE_AT.lastIndex;
+  }
+  if (copied < text.length) bare.push(text.slice(copied));
+  // A dropped character between the halves of a surrogate pair: the whole-text definition, which reads it again.
+  if (bare.length !== text.length && splitsPair(text)) return skeleton(text);
+  const folded = greekOrCyrillic ? foldMixedPieces(bare) : bare.slice(0, bare.length);
+  return folded === text ? undefined : folded;
+}
+
+const GREEK_CYRILLIC_ANY = /[\u0370-\u052f]/;
+
+/**
+ * A text held as the pieces it was built from (slices of the text as
+ * written and what replaced its disguises), read without joining them into
+ * one new string: on a long text, every whole-text string built costs far
+ * more than reading it (fresh memory for each). Read by a cursor that moves
+ * a piece at a time, so reading near the last place read costs no search.
+ */
+class Pieces {
+  readonly parts: string[] = [];
+  /** Where each part starts, and past the last one, its length. */
+  readonly starts: number[] = [0];
+  length = 0;
+  private cursor = 0;
+
+  push(part: string): void {
+    this.parts.push(part);
+    this.length += part.length;
+    this.starts.push(this.length);
+  }
+
+  charCodeAt(index: number): number {
+    const { starts } = this;
+    let k = this.cursor;
+    while (k > 0 && index < (starts[k] as number)) k--;
+    while (k < this.parts.length - 1 && index >= (starts[k + 1] as number)) k++;
+    this.cursor = k;
+    return (this.parts[k] as string).charCodeAt(index - (starts[k] as number));
+  }
+
+  /** The characters from `start` to `end`: slices of the parts they span, joined. */
+  slice(start: number, end: number): string {
+    if (start >= end) return '';
+    this.charCodeAt(start);
+    let out = '';
+    for (let k = this.cursor; k < this.parts.length && (this.starts[k] as number) < end; k++) {
+      const from = this.starts[k] as number;
+      out += (this.parts[k] as string).slice(Math.max(0, start - from), end - from);
+    }
+    return out;
+  }
+
+  /** The next Greek or Cyrillic letter at or after `from`, or -1: one native search of each part from there. */
+  nextGreekOrCyrillic(from: number): number {
+    if (from >= this.length) return -1;
+    this.charCodeAt(from);
+    for (let k = this.cursor; k < this.parts.length; k++) {
+      const start = this.starts[k] as number;
+      GREEK_CYRILLIC.lastIndex = Math.max(0, from - start);
+      const match = GREEK_CYRILLIC.exec(this.parts[k] as string);
+      if (match !== null) return start + match.index;
+    }
+    return -1;
+  }
+}
+
+/** `foldMixedWords` of the text the pieces make, read from the pieces. */
+function foldMixedPieces(text: Pieces): string {
+  let out = '';
+  let copied = 0;
+  for (let found = text.nextGreekOrCyrillic(0); found !== -1;) {
+    let start = found;
+    let end = start + 1;
+    while (start > copied && isLetterOfWord(text.charCodeAt(start - 1))) start--;
+    while (end < text.length && isLetterOfWord(text.charCodeAt(end))) end++;
+    let latin = false;
+    let confusable = false;
+    for (let j = start; j < end; j++) {
+      const c = text.charCodeAt(j);
+      if (isLatin(c)) latin = true;
+      else if (CONFUSABLE.has(c)) confusable = true;
+    }
+    if (latin && confusable) {
+      out += text.slice(copied, start) + foldWord(text, start, end);
+      copied = end;
+    }
+    found = text.nextGreekOrCyrillic(end);
+  }
+  return out + text.slice(copied, text.length);
+}
+
 function isLatin(c: number): boolean {
   return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7);
 }
@@ -177,7 +301,7 @@ function foldMixedWords(text: string): string {
 }
 
 /** The look-alikes of `text[start, end)` read as Latin, built in chunks of code units (a word may be 1 MB long). */
-function foldWord(text: string, start: number, end: number): string {
+function foldWord(text: { charCodeAt(index: number): number }, start: number, end: number): string {
   const CHUNK = 8_192;
   let out = '';
   const codes = new Uint16Array(Math.min(CHUNK, end - start));

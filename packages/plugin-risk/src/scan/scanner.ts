@@ -3,10 +3,10 @@ import { PATTERN_SEVERITY, PoisonPattern as Pattern } from './patterns.js';
 import type { CrossServerReferences } from './phrase-scan.js';
 import { scanPhrases } from './phrase-scan.js';
 import { findSinks } from './sinks.js';
-import { scanCharacters } from './unicode-scan.js';
+import { disguisesBuffer, scanCharacters } from './unicode-scan.js';
 import { scanLexicon } from './lexicon.js';
 import type { DecodedSpan } from './normalise.js';
-import { decodeSpans, skeleton } from './normalise.js';
+import { decodeSpans, skeletonOf } from './normalise.js';
 import type { PhraseReport } from './phrase-scan.js';
 import { taggedWords } from './word-table.js';
 
@@ -238,6 +238,8 @@ class Scan {
     severity: Severity | undefined;
   }> = [];
   private deferred = 0;
+  /** Where the character scan saw what the skeleton rewrites, reused by every text. */
+  private readonly disguises = disguisesBuffer();
   private readonly defer = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity): void => {
     const slot = this.later[this.deferred];
     if (slot === undefined) this.later.push({ pattern, index, target, severity });
@@ -290,11 +292,11 @@ class Scan {
     this.text = text;
     this.found = 0;
     this.targets = undefined;
-    const notable = scanCharacters(text, this.add);
+    const notable = scanCharacters(text, this.add, this.disguises);
     this.options.isKey = isKey;
     // The words are read from the skeleton when there is one: it is the text a model reads through its disguises.
     // Printable ASCII (no notable character) is its own skeleton.
-    const bare = notable ? skeleton(text) : undefined;
+    const bare = notable ? skeletonOf(text, this.disguises) : undefined;
     if (bare === undefined) this.words(text, this.add);
     else this.read(bare, this.add);
     this.decoded(text);

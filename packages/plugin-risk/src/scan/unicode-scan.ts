@@ -23,7 +23,11 @@ const NOTABLE = /[^\x20-\x7e\t\n\r]/g;
  * text holds any character but printable ASCII, tab, line feed and carriage
  * return (when it does not, nothing else about its characters needs reading).
  */
-export function scanCharacters(text: string, report: Report): boolean {
+export function scanCharacters(text: string, report: Report, disguises?: Disguises): boolean {
+  if (disguises !== undefined) {
+    disguises.count = 0;
+    disguises.greekOrCyrillic = false;
+  }
   let match = nextNotable(text, 0);
   if (match === null) return false;
   const length = text.length;
@@ -80,6 +84,10 @@ export function scanCharacters(text: string, report: Report): boolean {
         continue;
       }
     }
+    if (disguises !== undefined) {
+      if (cp >= 0x0370 && cp <= 0x052f) disguises.greekOrCyrillic = true;
+      else if (isUndisguised(cp)) mark(disguises, at, length);
+    }
     const latin = isLatinLetter(cp);
     const cyrillic = !latin && cp >= 0x0400 && cp <= 0x052f;
     if (latin || cyrillic) {
@@ -110,6 +118,66 @@ export function scanCharacters(text: string, report: Report): boolean {
     i = next;
     match = nextNotable(text, i);
   }
+}
+
+/**
+ * What the character scan saw that the skeleton needs (filled when it is
+ * given one): where each character the skeleton rewrites stands (a
+ * compatibility form NFKC folds, or one it drops), in order, and whether
+ * any Greek or Cyrillic letter stands in the text. The skeleton then
+ * starts its rewriting at those places instead of searching the whole text.
+ */
+export interface Disguises {
+  count: number;
+  at: Int32Array;
+  greekOrCyrillic: boolean;
+  /**
+   * The skeleton is built from the marks only where there is at most one
+   * per this many characters; past that the scan stops marking (a text of
+   * disguises would mark nearly every character for nothing).
+   */
+  readonly sparse: number;
+}
+
+/** Marks for the character scan; `sparse` 0 keeps every mark (for tests). */
+export function disguisesBuffer(sparse = 64): Disguises {
+  return { count: 0, at: new Int32Array(64), greekOrCyrillic: false, sparse };
+}
+
+function mark(disguises: Disguises, index: number, length: number): void {
+  if (disguises.count * disguises.sparse > length) return; // too close together: the marks will not be read
+  if (disguises.count === disguises.at.length) {
+    const grown = new Int32Array(disguises.at.length * 2);
+    grown.set(disguises.at);
+    disguises.at = grown;
+  }
+  disguises.at[disguises.count++] = index;
+}
+
+/**
+ * The code points the skeleton rewrites (`UNDISGUISE` in normalise.ts): the
+ * compatibility forms NFKC folds to plain letters and the characters it
+ * drops. A test holds the two to each other over every code point.
+ */
+export function isUndisguised(cp: number): boolean {
+  if (cp < 0x2000) {
+    if (cp < 0x100) return cp === 0xaa || cp === 0xad || cp === 0xb2 || cp === 0xb3 || cp === 0xb9 || cp === 0xba;
+    return (
+      cp === 0x17f || (cp >= 0x2b0 && cp <= 0x2b8) || cp === 0x34f || cp === 0x180e || (cp >= 0x1d2c && cp <= 0x1d6a)
+    );
+  }
+  if (cp < 0x10000)
+    return (
+      (cp >= 0x200b && cp <= 0x200f) ||
+      (cp >= 0x2060 && cp <= 0x2064) ||
+      (cp >= 0x2070 && cp <= 0x209f) ||
+      (cp >= 0x2100 && cp <= 0x214f) ||
+      (cp >= 0x2460 && cp <= 0x24ff) ||
+      (cp >= 0xfb00 && cp <= 0xfb06) ||
+      cp === 0xfeff ||
+      (cp >= 0xff01 && cp <= 0xff5e)
+    );
+  return (cp >= 0x1d400 && cp <= 0x1d7ff) || (cp >= 0x1f100 && cp <= 0x1f1ff);
 }
 
 /** The next notable character from `from`: read directly when it is the very next one, else by the native search. */
