@@ -46,7 +46,7 @@ function exec(command, args, cwd) {
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 600_000);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, output });
