@@ -26,10 +26,10 @@ import type { HttpAnswer, JsonRpcResponse } from './rpc.js';
 import { StdioPeer } from './stdio-peer.js';
 
 /**
- * Generated requests per transport (split between the two protocol versions): 2,000 by default, the full
+ * Generated requests per transport (split between the two protocol versions): 1,000 by default, the full
  * 10,000 with SLUICE_DEEP=1 (run it before resolving anything that touches this ground), or SLUICE_FUZZ_RUNS.
  */
-const RUNS = Number(process.env.SLUICE_FUZZ_RUNS ?? (process.env.SLUICE_DEEP === '1' ? 10_000 : 2_000));
+const RUNS = Number(process.env.SLUICE_FUZZ_RUNS ?? (process.env.SLUICE_DEEP === '1' ? 10_000 : 1_000));
 /** No single request may take longer than this to be answered: longer is a hang. */
 const ANSWER_BOUND_MS = 20_000;
 /**

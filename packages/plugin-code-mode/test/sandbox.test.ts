@@ -44,6 +44,8 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     kit = await createTestKit({
       plugins: [codeMode({ limits: { memoryBytes: 16 << 20, timeoutMs: 200 } })],
       tools: [ping, { name: 'hold', handler: () => new Promise<never>(() => {}) }],
+      // The held call never settles: closing the kit waits for it no longer than this.
+      server: { drainTimeoutMs: 100 },
     });
     const result = await run(kit, 'await local.hold();');
     expect(stoppedWith(result)).toBe(CodeModeErrorCode.SCRIPT_TIMEOUT);
@@ -217,6 +219,8 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     kit = await createTestKit({
       plugins: [codeMode({ limits: { maxConcurrentScripts: 1, timeoutMs: 1_000 } })],
       tools: [{ name: 'hold', handler: () => (started(), new Promise<never>(() => {})) }],
+      // The held call never settles: closing the kit waits for it no longer than this.
+      server: { drainTimeoutMs: 100 },
     });
     const slow = run(kit, 'await local.hold();');
     await holding;

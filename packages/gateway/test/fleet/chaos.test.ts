@@ -7,6 +7,12 @@ import type { Fleet, FleetClient } from './harness.js';
 
 const CHAOS_MS = Number(process.env.SLUICE_FLEET_CHAOS_MS ?? 12_000);
 const KILL_EVERY_MS = 3_000;
+/**
+ * How long each call of the load works at the upstream. Six clients each keep one call in flight, so every
+ * restart and every kill lands on calls that are running; longer work means fewer calls per second, which keeps
+ * the fleet's CPU for the suite's other files without leaving a replica idle when it stops.
+ */
+const WORK_MS = 100;
 
 interface Outcome {
   readonly tag: string;
@@ -94,7 +100,7 @@ describe.skipIf(!fleetAvailable())('a fleet without sticky sessions, while repli
     async () => {
       fleet = await startFleet({ leaseMs: 2_000 });
       const f = fleet;
-      f.gate.open('work', 30);
+      f.gate.open('work', WORK_MS);
       const made = await loaders(f);
       const outcomes: Outcome[] = [];
       let running = true;
@@ -151,7 +157,7 @@ describe.skipIf(!fleetAvailable())('a fleet without sticky sessions, while repli
     // The replicas stay ready-looking for no longer than HAProxy needs to see /readyz fail (1 s x 3).
     fleet = await startFleet({ drainDelayMs: 4_000 });
     const f = fleet;
-    f.gate.open('work', 30);
+    f.gate.open('work', WORK_MS);
     const made = await loaders(f);
     const outcomes: Outcome[] = [];
     let running = true;
