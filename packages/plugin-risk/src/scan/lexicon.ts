@@ -1406,7 +1406,13 @@ function build(): { automaton: PhraseAutomaton; languages: Language[] } {
   return { automaton: new PhraseAutomaton(phrases), languages };
 }
 
-const { automaton: AUTOMATON, languages: PHRASE_LANGUAGES } = build();
+/**
+ * Built on first use, not at import: a process that loads the plugin without
+ * scanning (a gateway whose config leaves the risk engine off, a CLI command)
+ * does not pay for the automaton.
+ */
+let built: { automaton: PhraseAutomaton; languages: Language[] } | undefined;
+const lexicon = (): { automaton: PhraseAutomaton; languages: Language[] } => (built ??= build());
 
 /**
  * The rules as flat tables: rule `r`'s concepts are
@@ -1477,7 +1483,7 @@ export function scanLexicon(lower: string, isKey: boolean, report: LexiconReport
   // The concepts found so far (`conceptBit`).
   let seenLow = 0;
   let seenHigh = 0;
-  AUTOMATON.scan(lower, (phrase, start, end) => {
+  lexicon().automaton.scan(lower, (phrase, start, end) => {
     const concept = phrase.concept;
     if (concept < 32) seenLow |= conceptBit(concept);
     else seenHigh |= conceptBit(concept);
@@ -1506,8 +1512,9 @@ export function scanLexicon(lower: string, isKey: boolean, report: LexiconReport
 /** The language each phrase of a concept is written in: for tests and the README. */
 export function phrasesOf(concept: Concept): ReadonlyArray<{ language: Language; text: string }> {
   const index = CONCEPT_NAMES.indexOf(concept);
-  return AUTOMATON.phrases.flatMap((phrase, i) =>
-    phrase.concept === index ? [{ language: PHRASE_LANGUAGES[i] as Language, text: phrase.text }] : [],
+  const { automaton, languages } = lexicon();
+  return automaton.phrases.flatMap((phrase, i) =>
+    phrase.concept === index ? [{ language: languages[i] as Language, text: phrase.text }] : [],
   );
 }
 
@@ -1519,5 +1526,5 @@ export function lexiconDefinition(): {
 } {
   const indexed = (rules: readonly Rule[]) =>
     rules.map((rule) => ({ ...rule, concepts: rule.concepts.map((name) => CONCEPT_NAMES.indexOf(name)) }));
-  return { automaton: AUTOMATON, rules: indexed(RULES), keyRules: indexed(KEY_RULES) };
+  return { automaton: lexicon().automaton, rules: indexed(RULES), keyRules: indexed(KEY_RULES) };
 }

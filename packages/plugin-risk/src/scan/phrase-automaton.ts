@@ -11,7 +11,7 @@
  * and no multiplication.
  */
 
-import { LETTERS, WORD_TABLE, keepWords, wordBuffers } from './word-table.js';
+import { LETTERS, keepWords, wordBuffers, wordTable } from './word-table.js';
 
 /** How a phrase meets the text around it. */
 export type Boundary = 'word' | 'prefix' | 'none';
@@ -132,7 +132,7 @@ export class PhraseAutomaton {
    */
   scan(text: string, found: (phrase: Phrase, start: number, end: number) => void): void {
     const { steps, column, columns, children, emits, fail, outputs, from, lengths, boundaries, used, phrases } = this;
-    const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = WORD_TABLE;
+    const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = wordTable();
     const length = text.length;
     const { starts, ends, flags, flags2, nodes } = wordBuffers(length);
     let count = 0;

@@ -59,7 +59,9 @@ function readTable(): WordTable {
   return table;
 }
 
-export const WORD_TABLE: WordTable = readTable();
+let table: WordTable | undefined;
+/** The table, read from the trie on first use (the phrase automaton's build), not at import. */
+export const wordTable = (): WordTable => (table ??= readTable());
 
 /** Reused between scans (scanning is synchronous): tagging allocates nothing per word. */
 export interface WordBuffers {
