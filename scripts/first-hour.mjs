@@ -5,7 +5,7 @@
 // a client lists the tools with the API key, calls one, and the plugin has written its audit line.
 // Globally: the README's `npm install -g @sluice/gateway` into a prefix of its own (npm takes the @sluice scope
 // from a registry on loopback serving the same tarballs), that `sluice init`, the guide's `sluice create plugin`
-// steps as written (npm install, npm test, npm run build, npm pack), the plugin installed beside the global
+// steps as written (npm install, npm test, npm pack, which builds first), the plugin installed beside the global
 // gateway, and `sluice serve`: tools/list, a call, and a call the scaffolded plugin refuses; and the README's
 // `npx @sluice/gateway --version`.
 // Needs a build and the npm registry (for the third-party dependencies).

@@ -205,7 +205,7 @@ A [Sluice](https://github.com/sluice-dev/sluice) plugin, written by \`sluice cre
 tools its \`refuse\` selectors name and lets every other call run; change \`src/handler.ts\` to make it yours.
 
 \`\`\`sh
-npm install && npm test && npm run build && npm pack
+npm install && npm test && npm pack   # npm pack builds dist/ first (prepack)
 \`\`\`
 
 Install the tarball beside \`@sluice/gateway\` and name the plugin in \`sluice.config.json\`:
