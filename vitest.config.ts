@@ -1,7 +1,5 @@
 import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { BaseSequencer } from 'vitest/node';
-import type { TestSpecification } from 'vitest/node';
 
 /**
  * Test files run in this many worker processes at once. Most of our tests wait on I/O (child
@@ -46,43 +44,6 @@ const ownProcess = [
   'test/robustness/**/*.test.ts',
 ];
 
-/**
- * Files that take the longest (CI's list of the slowest files, `.ci/run`), started before any other file of their
- * project. On a fresh clone vitest has no timings of earlier runs and starts the largest files first, which left
- * files of 40 s (the conformance suite) to start last and run alone while the other workers had nothing to do.
- */
-const slowFirst = [
-  'test/robustness/fuzz.test.ts',
-  'packages/gateway/test/fleet/chaos.test.ts',
-  'packages/gateway/test/fair-shares.test.ts',
-  'packages/http/test/upstream-per-user.test.ts',
-  'packages/gateway/test/fleet/failures.test.ts',
-  'packages/gateway/test/hostile.test.ts',
-  'packages/plugin-code-mode/test/sandbox.test.ts',
-  'examples/conformance-server/test/conformance.test.ts',
-  'packages/gateway/test/ledger-cli.test.ts',
-  'packages/gateway/test/cli.test.ts',
-  'packages/gateway/test/code-mode-shares.test.ts',
-  'docs/test/publishable-plugin.test.ts',
-  'docs/test/code-blocks.test.ts',
-  'packages/gateway/test/create.test.ts',
-];
-
-/** Vitest's order (projects one after another; in a project, what it knows of earlier runs), slow files first. */
-class SlowFirstSequencer extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    const projects = [...new Set(sorted.map((file) => file.project.name))];
-    const rank = (file: TestSpecification): number => {
-      const at = slowFirst.findIndex((path) => file.moduleId.endsWith(`/${path}`));
-      return at < 0 ? slowFirst.length : at;
-    };
-    const keyed = sorted.map((file, index) => ({ file, index, project: projects.indexOf(file.project.name) }));
-    keyed.sort((a, b) => a.project - b.project || rank(a.file) - rank(b.file) || a.index - b.index);
-    return keyed.map(({ file }) => file);
-  }
-}
-
 export default defineConfig({
   resolve: {
     // Tests run against the TypeScript sources of the workspace packages.
@@ -96,7 +57,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     maxWorkers: workers(),
-    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       {
         extends: true,
