@@ -134,6 +134,20 @@ describe.skipIf(!available)('the console in a browser', () => {
     await shot('upstreams');
   });
 
+  /**
+   * Clicks a form's button and waits for the page it leads to. The page updates itself live (it may replace the
+   * ledger's rows as an event arrives), so the button is found and clicked in one step inside the page: a handle
+   * taken first may be detached by the time puppeteer clicks it.
+   */
+  async function submit(selector: string): Promise<void> {
+    await Promise.all([
+      page.waitForNavigation(),
+      page.$eval(selector, (button) => {
+        (button as HTMLButtonElement).click();
+      }),
+    ]);
+  }
+
   it('takes a rug-pulled tool through the ledger: diff, approve in the browser, the client calls it, revoke, the client is refused', async () => {
     expect(textOf(await call(client, 'shop_lookup', { id: 'p1' }))).toBe('product p1: teapot, 12 EUR');
     await call(client, 'shop_rug_pull');
@@ -153,7 +167,7 @@ describe.skipIf(!available)('the console in a browser', () => {
     );
     await shot('ledger-review');
 
-    await Promise.all([page.waitForNavigation(), page.click(`${review} button.approve`)]);
+    await submit(`${review} button.approve`);
     expect(page.url()).toBe(`${origin}/console/ledger`);
     expect(await page.$(review)).toBeNull();
     expect(await text('tr[data-ledger="shop_lookup"]')).toMatch(/ACTIVE[\s\S]*approved by key:ops/);
@@ -161,7 +175,7 @@ describe.skipIf(!available)('the console in a browser', () => {
       'product p2: teapot, 12 EUR',
     );
 
-    await Promise.all([page.waitForNavigation(), page.click('tr[data-ledger="shop_lookup"] button.revoke')]);
+    await submit('tr[data-ledger="shop_lookup"] button.revoke');
     expect(await text('tr[data-ledger="shop_lookup"]')).toMatch(/REVOKED[\s\S]*revoked by key:ops/);
     expect(errorOf(await call(client, 'shop_lookup', { id: 'p3' }))?.code).toBe('TOOL_REVOKED');
     await shot('ledger-revoked');
