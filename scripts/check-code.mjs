@@ -138,15 +138,19 @@ for (const { project, parsed, diagnostics } of configs) {
       });
       const files = [];
       for (const file of parsed.fileNames) {
-        if (TYPESCRIPT.has(extname(file)) && !(await eslint.isPathIgnored(file))) files.push(file);
+        // A file two tsconfig.json files include is linted once, in the project that owns it (as for types).
+        if (owner.get(resolve(file)) !== project || !TYPESCRIPT.has(extname(file))) continue;
+        if (!(await eslint.isPathIgnored(file))) files.push(file);
       }
       if (files.length > 0) await lintWith(eslint, files);
     }
   }
   if (!checkTypes) {
     // A tsconfig.json that does not parse still fails the lint: its files would go unlinted.
-    if (parsed === undefined) process.stdout.write(ts.formatDiagnostics(diagnostics, formatHost));
-    if (parsed === undefined) failedProjects++;
+    if (parsed === undefined) {
+      process.stdout.write(ts.formatDiagnostics(diagnostics, formatHost));
+      failedProjects++;
+    }
     continue;
   }
   const errors = diagnostics.filter((diagnostic) => diagnostic.category === ts.DiagnosticCategory.Error);
