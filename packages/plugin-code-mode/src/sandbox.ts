@@ -5,6 +5,7 @@ import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { CodeModeErrorCode } from './errors.js';
 import type { SandboxLimits } from './options.js';
 import { PRELUDE } from './prelude.js';
+import { ScriptCpuAccount } from './thread-cpu.js';
 
 /** The most bytes of a failed script's error description read (its name, message and stack). */
 const FAILURE_DESCRIPTION_BYTES = 1 << 20;
@@ -87,6 +88,8 @@ export interface ScriptInput {
    * blocked, which are not the script's CPU time.
    */
   readonly pause?: () => number;
+  /** The CPU time (ms) of the thread the script runs on, where the system tells it (see `ScriptCpuAccount`). */
+  readonly cpuClock?: () => number | undefined;
 }
 
 const SCRIPT_FILE = 'script.js';
@@ -131,8 +134,7 @@ export class ScriptRun {
   private readonly deadline: number;
   private logBytes = 0;
   private logsCut = false;
-  private cpuUsed = 0;
-  private sliceStart = 0;
+  private readonly cpu: ScriptCpuAccount;
   private callCount = 0;
   private active = 0;
   private outcome: ScriptOutcome | undefined;
@@ -158,6 +160,7 @@ export class ScriptRun {
       Object.values(input.layout).flatMap((fns) => Object.values(fns).map((tool) => [tool, JSON.stringify(tool)])),
     );
     this.deadline = performance.now() + this.limits.timeoutMs;
+    this.cpu = new ScriptCpuAccount(this.limits.cpuMs, input.cpuClock, () => performance.now());
     this.memory = memoryOf(engine);
     this.runtime = engine.newRuntime();
     this.runtime.setMemoryLimit(this.limits.memoryBytes);
@@ -413,30 +416,28 @@ export class ScriptRun {
 
   /** Runs host-to-sandbox work, counting the time spent as the script's CPU time. */
   private slice<T>(work: () => T): T {
-    this.sliceStart = performance.now();
+    this.cpu.begin();
     try {
       return work();
     } finally {
-      this.cpuUsed += performance.now() - this.sliceStart;
-      this.sliceStart = 0;
+      this.cpu.end();
     }
   }
 
   private shouldInterrupt(): boolean {
     if (this.outcome) return true;
     // Only while the script's own code runs; the time it was held back is not its CPU time.
-    const paused = this.sliceStart !== 0 ? (this.input.pause?.() ?? 0) : 0;
+    const paused = this.cpu.running ? (this.input.pause?.() ?? 0) : 0;
     if (paused > 0) {
-      this.sliceStart += paused;
+      this.cpu.waited(paused);
       // A cancellation heard meanwhile ends it.
       if (this.isFinished()) return true;
     }
-    const now = performance.now();
-    if (this.cpuUsed + (now - this.sliceStart) > this.limits.cpuMs) {
+    if (this.cpu.ms() > this.limits.cpuMs) {
       this.fail(CodeModeErrorCode.CPU_LIMIT, `The script's own code ran past its ${this.limits.cpuMs} ms of CPU time.`);
       return true;
     }
-    if (now > this.deadline) {
+    if (performance.now() > this.deadline) {
       this.expire();
       return true;
     }
@@ -543,7 +544,7 @@ export class ScriptRun {
     this.outcome = {
       ...ending,
       logs: this.logs,
-      cpuMs: this.cpuUsed + (this.sliceStart ? performance.now() - this.sliceStart : 0),
+      cpuMs: this.cpu.ms(true),
     };
     this.settle(this.outcome);
   }

@@ -106,3 +106,101 @@ export class ThreadCpuClock {
     this.fd = undefined;
   }
 }
+
+/** How often, at most, a script's CPU account reads the thread's clock; the wall clock counts between reads. */
+const CPU_READ_EVERY_MS = 1;
+
+/**
+ * The CPU time a script's own code used: the sum of the slices in which the
+ * sandbox ran it. A slice is first timed by the wall clock, which costs
+ * nothing to read and is never less than the CPU time the thread used in it;
+ * on a loaded machine it is more, by the time the thread waited to run. Once
+ * the wall time passes half the limit, the account counts the thread's CPU
+ * clock instead (read at most every `CPU_READ_EVERY_MS`, the wall clock in
+ * between), so that a script is stopped for what it ran, not for how busy
+ * the machine was. Without a clock (`read` answers undefined: another system),
+ * the wall time counts throughout. Every figure it answers is at least the
+ * CPU time the slices used.
+ */
+export class ScriptCpuAccount {
+  /** What the ended slices used, and what the current one had used when the account switched clocks. */
+  private used = 0;
+  /** When the current slice began (wall ms), or 0 outside a slice. */
+  private wallAt = 0;
+  /** Counting the thread's CPU clock: the clock at the current slice's start, and the last reading. */
+  private cpuAt = 0;
+  private readWallAt = 0;
+  private readCpu = 0;
+  private precise = false;
+
+  constructor(
+    private readonly limitMs: number,
+    private read: (() => number | undefined) | undefined,
+    private readonly now: () => number,
+  ) {}
+
+  /** Whether the script's code is running (between `begin()` and `end()`). */
+  get running(): boolean {
+    return this.wallAt !== 0;
+  }
+
+  /** The script's code starts running. */
+  begin(): void {
+    const now = this.now();
+    this.wallAt = now;
+    if (this.precise) this.cpuAt = this.clock(now, true);
+  }
+
+  /** The script's code stopped running. */
+  end(): void {
+    if (this.wallAt === 0) return;
+    this.used = this.ms(true);
+    this.wallAt = 0;
+  }
+
+  /** The thread waited `ms` in the current slice without running (held back to its caller's share). */
+  waited(ms: number): void {
+    if (this.wallAt === 0) return;
+    if (this.precise) this.readWallAt += ms;
+    else this.wallAt += ms;
+  }
+
+  /** The CPU ms used so far, the current slice's included; `fresh` reads the clock whatever the last reading's age. */
+  ms(fresh = false): number {
+    if (this.wallAt === 0) return this.used;
+    const now = this.now();
+    if (!this.precise) {
+      const wall = this.used + (now - this.wallAt);
+      if (wall <= this.limitMs / 2 || !this.switchClocks(now)) return wall;
+    }
+    return this.used + this.clock(now, fresh) - this.cpuAt;
+  }
+
+  /** From now on counts the thread's CPU clock, when there is one: answers whether it switched. */
+  private switchClocks(now: number): boolean {
+    const cpu = this.read?.();
+    if (cpu === undefined) {
+      this.read = undefined;
+      return false;
+    }
+    this.used += now - this.wallAt;
+    this.wallAt = now;
+    this.cpuAt = this.readCpu = cpu;
+    this.readWallAt = now;
+    this.precise = true;
+    return true;
+  }
+
+  /** The thread's CPU clock now: read, or (within `CPU_READ_EVERY_MS` of the last reading) the last plus the wall time since. */
+  private clock(now: number, fresh: boolean): number {
+    if (fresh || now - this.readWallAt >= CPU_READ_EVERY_MS) {
+      const cpu = this.read?.();
+      if (cpu !== undefined) {
+        this.readCpu = cpu;
+        this.readWallAt = now;
+        return cpu;
+      }
+    }
+    return this.readCpu + Math.max(0, now - this.readWallAt);
+  }
+}
