@@ -123,7 +123,7 @@ export class ScriptPool {
       const signal = new AbortController();
       const requested = performance.now();
       // Set when the worker starts the script: its boot is not the script's time.
-      let started: { at: number; busy: EventLoopUtilization; waited: number; cpu: number } | undefined;
+      let started: { at: number; busy: EventLoopUtilization; waited: number } | undefined;
       // The worker's event loop is busy while it waits for replies in Atomics.wait: that time is not the script's.
       const busyMs = () => {
         if (!started) return 0;
@@ -236,7 +236,6 @@ export class ScriptPool {
               at: performance.now(),
               busy: worker.performance.eventLoopUtilization(),
               waited: link.times[Control.WAITED] ?? 0,
-              cpu: workerCpuMs(worker, link),
             };
             break;
           case 'done':
@@ -272,10 +271,7 @@ export class ScriptPool {
             lowerTried = true;
             loweredFrom = lowerThreadPriority(link.times[Control.THREAD_ID] ?? 0);
           }
-          // Busy time is cheap and never less than the CPU time, but a loaded machine stretches it: the thread's
-          // CPU time, which includes its waits awake for replies, confirms it.
-          const overrun = limits.cpuMs + OVERRUN_GRACE_MS;
-          if (busyMs() > overrun && started && workerCpuMs(worker, link) - started.cpu > overrun) {
+          if (busyMs() > limits.cpuMs + OVERRUN_GRACE_MS) {
             stop(
               CodeModeErrorCode.CPU_LIMIT,
               `The script's own code ran past its ${limits.cpuMs} ms of CPU time (stopped inside a builtin).`,

@@ -5,7 +5,6 @@ import type { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import { CodeModeErrorCode } from './errors.js';
 import type { SandboxLimits } from './options.js';
 import { PRELUDE } from './prelude.js';
-import { ScriptCpuAccount } from './thread-cpu.js';
 
 /** The most bytes of a failed script's error description read (its name, message and stack). */
 const FAILURE_DESCRIPTION_BYTES = 1 << 20;
@@ -88,8 +87,6 @@ export interface ScriptInput {
    * blocked, which are not the script's CPU time.
    */
   readonly pause?: () => number;
-  /** The CPU time (ms) of the thread the script runs on, where the system tells it (see `ScriptCpuAccount`). */
-  readonly cpuClock?: () => number | undefined;
 }
 
 const SCRIPT_FILE = 'script.js';
@@ -134,7 +131,8 @@ export class ScriptRun {
   private readonly deadline: number;
   private logBytes = 0;
   private logsCut = false;
-  private readonly cpu: ScriptCpuAccount;
+  private cpuUsed = 0;
+  private sliceStart = 0;
   private callCount = 0;
   private active = 0;
   private outcome: ScriptOutcome | undefined;
@@ -160,7 +158,6 @@ export class ScriptRun {
       Object.values(input.layout).flatMap((fns) => Object.values(fns).map((tool) => [tool, JSON.stringify(tool)])),
     );
     this.deadline = performance.now() + this.limits.timeoutMs;
-    this.cpu = new ScriptCpuAccount(this.limits.cpuMs, input.cpuClock, () => performance.now());
     this.memory = memoryOf(engine);
     this.runtime = engine.newRuntime();
     this.runtime.setMemoryLimit(this.limits.memoryBytes);
@@ -416,28 +413,30 @@ export class ScriptRun {
 
   /** Runs host-to-sandbox work, counting the time spent as the script's CPU time. */
   private slice<T>(work: () => T): T {
-    this.cpu.begin();
+    this.sliceStart = performance.now();
     try {
       return work();
     } finally {
-      this.cpu.end();
+      this.cpuUsed += performance.now() - this.sliceStart;
+      this.sliceStart = 0;
     }
   }
 
   private shouldInterrupt(): boolean {
     if (this.outcome) return true;
     // Only while the script's own code runs; the time it was held back is not its CPU time.
-    const paused = this.cpu.running ? (this.input.pause?.() ?? 0) : 0;
+    const paused = this.sliceStart !== 0 ? (this.input.pause?.() ?? 0) : 0;
     if (paused > 0) {
-      this.cpu.waited(paused);
+      this.sliceStart += paused;
       // A cancellation heard meanwhile ends it.
       if (this.isFinished()) return true;
     }
-    if (this.cpu.ms() > this.limits.cpuMs) {
+    const now = performance.now();
+    if (this.cpuUsed + (now - this.sliceStart) > this.limits.cpuMs) {
       this.fail(CodeModeErrorCode.CPU_LIMIT, `The script's own code ran past its ${this.limits.cpuMs} ms of CPU time.`);
       return true;
     }
-    if (performance.now() > this.deadline) {
+    if (now > this.deadline) {
       this.expire();
       return true;
     }
@@ -544,7 +543,7 @@ export class ScriptRun {
     this.outcome = {
       ...ending,
       logs: this.logs,
-      cpuMs: this.cpu.ms(true),
+      cpuMs: this.cpuUsed + (this.sliceStart ? performance.now() - this.sliceStart : 0),
     };
     this.settle(this.outcome);
   }

@@ -8,7 +8,7 @@ import { parentPort, receiveMessageOnPort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import type { MessagePort } from 'node:worker_threads';
 import { Engine } from './engine.js';
-import { ThreadCpuClock, ownThreadId } from './thread-cpu.js';
+import { ownThreadId } from './thread-cpu.js';
 import { CodeModeErrorCode } from './errors.js';
 import { runScript } from './sandbox.js';
 import type { ScriptRun } from './sandbox.js';
@@ -30,9 +30,6 @@ interface Link {
 
 function serve(port: MessagePort): void {
   const engine = new Engine();
-  // This thread's CPU clock, so that a loaded machine does not count against a script's CPU time.
-  const clock = ThreadCpuClock.open(ownThreadId());
-  const cpuClock = clock ? () => clock.ms() : undefined;
   let link: Link | undefined;
   let cancelled: AbortController | undefined;
   // Everything goes on the replies port, in order, where the main thread can also take it without its event loop.
@@ -58,7 +55,6 @@ function serve(port: MessagePort): void {
         limits: message.limits,
         signal: cancel.signal,
         host: { send: post },
-        ...(cpuClock ? { cpuClock } : {}),
         ...(shared ? { pause: () => pause(shared, cancel) } : {}),
         onFault: (error) => {
           engine.reset();
