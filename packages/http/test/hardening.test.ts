@@ -74,15 +74,17 @@ describe('review findings', () => {
     server.tool({
       name: 'slow',
       handler: async () => {
-        await sleep(600);
+        await sleep(2_500);
         return { content: [{ type: 'text', text: 'finished' }] };
       },
     });
-    const listener = await server.listen({ sessionIdleMs: 100 });
+    // An idle time the call outlasts, yet long enough that a loaded machine's gap between the client's initialize
+    // and its next message (100 ms was seen to pass) does not end the session before the call.
+    const listener = await server.listen({ sessionIdleMs: 1_000 });
     const client = new Client({ name: 'c', version: '1' }, { versionNegotiation: { mode: 'legacy' } });
     await client.connect(new StreamableHTTPClientTransport(listener.url));
     const result = await client
-      .callTool({ name: 'slow', arguments: {} }, { timeout: 3_000 })
+      .callTool({ name: 'slow', arguments: {} }, { timeout: 10_000 })
       .catch((error: unknown) => error);
     await client.close().catch(() => {});
     await server.close();

@@ -103,11 +103,13 @@ describe('the distributed semaphore', () => {
 
   it('renews a lease while the call runs, well past its TTL, and frees the slot on release', async () => {
     stores = new StoreFactory(redis);
-    const a = stores.open({ leaseMs: 200 }).store;
-    const b = stores.open({ leaseMs: 200 }).store;
+    // Renewed at 0.8 of the lease: a lease of 1 s leaves 200 ms for a loaded machine's late timer (a lease of
+    // 200 ms, 40 ms, was seen to run out).
+    const a = stores.open({ leaseMs: 1_000 }).store;
+    const b = stores.open({ leaseMs: 1_000 }).store;
     const options = { maxActive: 1, maxQueue: 0 };
     const held = permitOf(await a.semaphore('renew', options).acquire());
-    await sleep(700);
+    await sleep(3_500);
     expect(await b.semaphore('renew', options).acquire()).toEqual({ admitted: false, active: 1, queued: 0 });
     held.release();
     await a.get('sync');
@@ -116,11 +118,11 @@ describe('the distributed semaphore', () => {
 
   it('keeps a waiter in line past the TTL while its replica lives', async () => {
     stores = new StoreFactory(redis);
-    const { store } = stores.open({ leaseMs: 150 });
+    const { store } = stores.open({ leaseMs: 1_000 });
     const options = { maxActive: 1, maxQueue: 1 };
     const held = permitOf(await store.semaphore('beat', options).acquire());
     const waiting = store.semaphore('beat', options).acquire();
-    await sleep(600);
+    await sleep(3_500);
     expect(await queueLength('beat')).toBe(1);
     held.release();
     permitOf(await waiting).release();
