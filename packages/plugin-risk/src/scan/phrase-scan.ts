@@ -16,6 +16,17 @@ export type PhraseReport = (pattern: PoisonPattern, index: number, target?: stri
  * publishes, pays or runs (medium). `seed`: any imperative within 80
  * characters of another tool's name, as the seed wrote it (medium).
  */
+/**
+ * A text as the signatures read it as written (its lower case is a string of its own): a string, or a
+ * skeleton held as pieces (`Pieces` in normalise.ts), never joined.
+ */
+export interface TextView {
+  readonly length: number;
+  charCodeAt(index: number): number;
+  indexOf(search: string, from?: number): number;
+  slice(start: number, end: number): string;
+}
+
 export type CrossServerReferences = 'concealed' | 'directed' | 'seed';
 
 export interface PhraseOptions {
@@ -54,7 +65,7 @@ const ROLE_MARKERS: Readonly<Record<string, readonly string[]>> = {
  * `own` (lower-cased) is the scanned tool's own name.
  */
 export function scanPhrases(
-  text: string,
+  text: TextView,
   lower: string,
   words: Words,
   otherTools: ReadonlyMap<string, string> | undefined,
