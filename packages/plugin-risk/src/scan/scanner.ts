@@ -296,10 +296,15 @@ class Scan {
     this.options.isKey = isKey;
     // The words are read from the skeleton when there is one: it is the text a model reads through its disguises.
     // Printable ASCII (no notable character) is its own skeleton.
-    // It is held as pieces, never joined: only its lower case is built as one string.
+    // A skeleton in pieces is never joined: only its lower case is built as one string. One piece is read as the
+    // string it is (a short string's skeleton, mostly), so the passes see strings as they do for most texts.
     const bare = notable ? skeletonView(text, this.disguises) : undefined;
     if (bare === undefined) this.words(text, text.toLowerCase(), this.add);
-    else this.read(bare, bare.lower(), this.add);
+    else if (bare.parts.length > 1) this.read(bare, bare.lower(), this.add);
+    else {
+      const view = bare.join();
+      this.read(view, view.toLowerCase(), this.add);
+    }
     this.decoded(text);
   }
 
