@@ -592,11 +592,17 @@ function overrides(lower: string, words: Words, i: number): boolean {
 /** `?d=SUMMARY`, `&p=PHONE`: a placeholder the model is to fill, in a URL a client may render. */
 function scanUrlTemplates(text: TextView, words: Words, addresses: readonly Address[], report: DirectiveReport): void {
   if (!(words.union2 & (V.PERSONAL | V.AMBIENT | V.SECRET | V.LOOP))) return;
+  // The first '?' at or after `from`, -1 for none: searched again only for an address that starts past it (or before
+  // `from`), so a text of many addresses and one '?' at its end is searched once, not once per address.
+  let from = Number.POSITIVE_INFINITY;
+  let query = -1;
   for (const address of addresses) {
     if (address.email) continue;
-    let query = address.start; // the first '?' inside the address: each address read once
-    while (query < address.end && text.charCodeAt(query) !== 63) query++;
-    if (query >= address.end) continue;
+    if (address.start < from || (query !== -1 && query < address.start)) {
+      from = address.start;
+      query = text.indexOf('?', from);
+    }
+    if (query === -1 || query >= address.end) continue;
     for (let k = query; k < address.end; k++) {
       if (text.charCodeAt(k) !== 61) continue; // =
       let end = k + 1;
