@@ -10,13 +10,6 @@ import { V, W, wordId } from './words.js';
 export type PhraseReport = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity) => void;
 
 /**
- * Which references to another exposed tool count. `concealed`: only with
- * concealment or exfiltration wording (high). `directed` (default): also an
- * imperative sending the model to a tool that sends, shares, deletes,
- * publishes, pays or runs (medium). `seed`: any imperative within 80
- * characters of another tool's name, as the seed wrote it (medium).
- */
-/**
  * A text as the signatures read it as written (its lower case is a string of its own): a string, or a
  * skeleton held as pieces (`Pieces` in normalise.ts), never joined.
  */
@@ -27,6 +20,13 @@ export interface TextView {
   slice(start: number, end: number): string;
 }
 
+/**
+ * Which references to another exposed tool count. `concealed`: only with
+ * concealment or exfiltration wording (high). `directed` (default): also an
+ * imperative sending the model to a tool that sends, shares, deletes,
+ * publishes, pays or runs (medium). `seed`: any imperative within 80
+ * characters of another tool's name, as the seed wrote it (medium).
+ */
 export type CrossServerReferences = 'concealed' | 'directed' | 'seed';
 
 export interface PhraseOptions {
