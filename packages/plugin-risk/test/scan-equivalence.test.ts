@@ -2,7 +2,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Phrase } from '../src/scan/phrase-automaton.js';
 import { PhraseAutomaton, isWordChar } from '../src/scan/phrase-automaton.js';
-import { UNDISGUISE, base64Runs, decodeSpans, encodeAs, skeleton, skeletonOf } from '../src/scan/normalise.js';
+import {
+  Pieces,
+  UNDISGUISE,
+  base64Runs,
+  decodeSpans,
+  encodeAs,
+  skeleton,
+  skeletonOf,
+  skeletonView,
+} from '../src/scan/normalise.js';
 import { taggedWords } from '../src/scan/word-table.js';
 import { lexiconDefinition, scanLexicon } from '../src/scan/lexicon.js';
 import { disguisesBuffer, isUndisguised, scanCharacters } from '../src/scan/unicode-scan.js';
@@ -209,6 +218,83 @@ describe('skeleton', () => {
       }),
       { numRuns: 5_000 },
     );
+  });
+
+  // The scan never joins the skeleton: it lower-cases it part by part and reads it through its pieces.
+  it('is lower-cased part by part as the joined skeleton is, for any text', () => {
+    // Long stretches of plain text between disguises: the skeleton is built from the marks, in many pieces.
+    const plain = fc.integer({ min: 60, max: 700 }).map((n) => 'plain words, '.repeat(n).slice(0, n));
+    const long = fc.array(fc.oneof(anyText, plain), { maxLength: 12 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(fc.oneof(anyText, long), (input) => {
+        for (const marks of [disguises, spaced]) {
+          if (!scanCharacters(input, () => {}, marks)) continue;
+          const view = skeletonView(input, marks);
+          if (view === undefined) {
+            expect(skeleton(input)).toBeUndefined();
+            continue;
+          }
+          const joined = view.join();
+          expect(joined).toBe(skeleton(input) ?? input);
+          expect(view.lower()).toBe(joined.toLowerCase());
+        }
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('reads and lower-cases any pieces as the string they make', () => {
+    const tricky = fc.constantFrom(
+      'Σ',
+      'σ',
+      'ς',
+      'İ',
+      'K',
+      'A',
+      'a',
+      ' ',
+      '?',
+      '\u00ad',
+      '\ud801',
+      '\udc00',
+      '\u{10400}',
+    );
+    const part = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 6 }),
+      fc.string({ unit: 'binary', minLength: 100, maxLength: 400 }),
+      fc.array(tricky, { maxLength: 6 }).map((units) => units.join('')),
+    );
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 12 }), fc.array(fc.nat(), { maxLength: 8 }), (parts, picks) => {
+        const pieces = new Pieces();
+        for (const p of parts) pieces.push(p);
+        const whole = parts.join('');
+        expect(pieces.join()).toBe(whole);
+        expect(pieces.length).toBe(whole.length);
+        expect(pieces.lower()).toBe(whole.toLowerCase());
+        // Reading from anywhere, in any order (the cursor moves both ways and jumps).
+        for (const pick of picks) {
+          const at = (pick % (whole.length + 2)) - 1;
+          expect(pieces.charCodeAt(at)).toBe(whole.charCodeAt(at));
+          expect(pieces.indexOf('?', at)).toBe(whole.indexOf('?', at));
+          expect(pieces.indexOf('Σ?', at)).toBe(whole.indexOf('Σ?', at));
+          const end = at + (pick % 7);
+          expect(pieces.slice(Math.max(0, at), end)).toBe(whole.slice(Math.max(0, at), Math.max(Math.max(0, at), end)));
+          const copy = new Pieces();
+          copy.pushRange(pieces, Math.max(0, at), end);
+          expect(copy.join()).toBe(whole.slice(Math.max(0, at), Math.max(Math.max(0, at), end)));
+        }
+      }),
+      { numRuns: 5_000 },
+    );
+    // A capital sigma is final or not by what stands around it, across parts; so is a pair split between parts.
+    for (const parts of [['aΣ', '\u00adb'], ['aΣ', ' b'], ['x\ud801', '\udc00y'], ['Σ'], []]) {
+      const pieces = new Pieces();
+      for (const p of parts) pieces.push(p);
+      expect(pieces.lower()).toBe(parts.join('').toLowerCase());
+    }
+    expect('aΣ\u00adb'.toLowerCase()).not.toBe('aΣ'.toLowerCase() + '\u00adb'.toLowerCase());
+    expect('\ud801\udc00'.toLowerCase()).not.toBe('\ud801'.toLowerCase() + '\udc00'.toLowerCase());
   });
 
   it('marks every place a rewritten character starts, in order, and nothing else', () => {

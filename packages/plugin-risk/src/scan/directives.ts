@@ -1,5 +1,6 @@
 import type { Address } from './addresses.js';
 import { PoisonPattern } from './patterns.js';
+import type { TextView } from './phrase-scan.js';
 import type { Words } from './words.js';
 import { V, W, wordId } from './words.js';
 
@@ -20,7 +21,7 @@ const BLOCK_READ = 2_000;
  * search, so the whole pass stays linear in the text.
  */
 export function scanDirectives(
-  text: string,
+  text: TextView,
   lower: string,
   words: Words,
   addresses: readonly Address[],
@@ -40,7 +41,7 @@ export function scanDirectives(
   if (lower.includes('<') || lower.includes('[') || lower.includes('{') || lower.includes('##'))
     scanBlocks(lower, words, report);
   if (lower.includes('|')) scanPipes(lower, report);
-  if (addresses.length > 0 && text.includes('?')) scanUrlTemplates(text, words, addresses, report);
+  if (addresses.length > 0 && text.indexOf('?') !== -1) scanUrlTemplates(text, words, addresses, report);
 }
 
 const MARKERS = /[<[{#|?]/;
@@ -589,11 +590,18 @@ function overrides(lower: string, words: Words, i: number): boolean {
 // --- URL templates filled with conversation data ---
 
 /** `?d=SUMMARY`, `&p=PHONE`: a placeholder the model is to fill, in a URL a client may render. */
-function scanUrlTemplates(text: string, words: Words, addresses: readonly Address[], report: DirectiveReport): void {
+function scanUrlTemplates(text: TextView, words: Words, addresses: readonly Address[], report: DirectiveReport): void {
   if (!(words.union2 & (V.PERSONAL | V.AMBIENT | V.SECRET | V.LOOP))) return;
+  // The first '?' at or after `from`, -1 for none: searched again only for an address that starts past it (or before
+  // `from`), so a text of many addresses and one '?' at its end is searched once, not once per address.
+  let from = Number.POSITIVE_INFINITY;
+  let query = -1;
   for (const address of addresses) {
     if (address.email) continue;
-    const query = text.indexOf('?', address.start);
+    if (address.start < from || (query !== -1 && query < address.start)) {
+      from = address.start;
+      query = text.indexOf('?', from);
+    }
     if (query === -1 || query >= address.end) continue;
     for (let k = query; k < address.end; k++) {
       if (text.charCodeAt(k) !== 61) continue; // =

@@ -135,11 +135,16 @@ const CONFUSABLE: ReadonlyMap<number, string> = new Map(
  */
 export function skeleton(text: string): string | undefined {
   if (!DISGUISE.test(text)) return undefined;
+  const folded = wholeSkeleton(text).join();
+  return folded === text ? undefined : folded;
+}
+
+/** The skeleton of a text that holds a disguise, built by one replace over the whole text, as pieces. */
+function wholeSkeleton(text: string): Pieces {
   let bare = text.replace(UNDISGUISE, undisguise);
   // A dropped character between the halves of a surrogate pair joins them: the letter they make is read too.
   if (bare.length !== text.length && splitsPair(text)) bare = bare.replace(UNDISGUISE, undisguise);
-  const folded = foldMixedWords(bare);
-  return folded === text ? undefined : folded;
+  return foldMixedWords(Pieces.of(bare));
 }
 
 /** `UNDISGUISE` matched where it stands, from a place given: the skeleton's rewriting started where the character scan saw one. */
@@ -154,10 +159,25 @@ const UNDISGUISE_AT = new RegExp(UNDISGUISE.source, 'uy');
  * character and no Greek or Cyrillic letter is its own skeleton, unread.
  */
 export function skeletonOf(text: string, disguises: Disguises): string | undefined {
+  const view = skeletonView(text, disguises);
+  if (view === undefined) return undefined;
+  const joined = view.join();
+  return joined === text ? undefined : joined;
+}
+
+/**
+ * What `skeletonOf` gives, held as the pieces it is made of and never
+ * joined: the scan reads its lower case (`Pieces.lower`, the one
+ * whole-text string it builds) and takes excerpts from the pieces.
+ * `undefined` when the text has nothing to rewrite; the pieces may spell
+ * the text itself (a compatibility form NFKC leaves as it is), which reads
+ * as the text does.
+ */
+export function skeletonView(text: string, disguises: Disguises): Pieces | undefined {
   const { count, at } = disguises;
-  if (count === 0) return disguises.greekOrCyrillic ? skeleton(text) : undefined;
+  if (count === 0) return disguises.greekOrCyrillic && DISGUISE.test(text) ? wholeSkeleton(text) : undefined;
   // Marks close together (a short string, or a text of disguises): one replace over the whole text costs less.
-  if (count * disguises.sparse > text.length) return skeleton(text);
+  if (count * disguises.sparse > text.length) return DISGUISE.test(text) ? wholeSkeleton(text) : undefined;
   const bare = new Pieces();
   let copied = 0;
   let greekOrCyrillic = disguises.greekOrCyrillic;
@@ -177,46 +197,105 @@ export function skeletonOf(text: string, disguises: Disguises): string | undefin
   }
   if (copied < text.length) bare.push(text.slice(copied));
   // A dropped character between the halves of a surrogate pair: the whole-text definition, which reads it again.
-  if (bare.length !== text.length && splitsPair(text)) return skeleton(text);
-  const folded = greekOrCyrillic ? foldMixedPieces(bare) : bare.slice(0, bare.length);
-  return folded === text ? undefined : folded;
+  if (bare.length !== text.length && splitsPair(text)) return wholeSkeleton(text);
+  if (!greekOrCyrillic) {
+    bare.greek = false;
+    return bare;
+  }
+  return foldMixedWords(bare);
 }
 
 const GREEK_CYRILLIC_ANY = /[\u0370-\u052f]/;
+
+/** A range of pieces this short is copied into one string of its own (young memory) rather than kept as its slices. */
+const SHORT_RANGE = 256;
 
 /**
  * A text held as the pieces it was built from (slices of the text as
  * written and what replaced its disguises), read without joining them into
  * one new string: on a long text, every whole-text string built costs far
  * more than reading it (fresh memory for each). Read by a cursor that moves
- * a piece at a time, so reading near the last place read costs no search.
+ * a piece at a time, or jumps by a binary search, so reading near the last
+ * place read costs no search.
  */
-class Pieces {
+export class Pieces {
   readonly parts: string[] = [];
   /** Where each part starts, and past the last one, its length. */
   readonly starts: number[] = [0];
   length = 0;
+  /** Whether a part may hold a Greek or Cyrillic letter (unknown: true). */
+  greek = true;
   private cursor = 0;
 
+  /** One part: the text itself. */
+  static of(text: string): Pieces {
+    const pieces = new Pieces();
+    pieces.push(text);
+    return pieces;
+  }
+
   push(part: string): void {
+    if (part.length === 0) return;
     this.parts.push(part);
     this.length += part.length;
     this.starts.push(this.length);
   }
 
-  charCodeAt(index: number): number {
+  /**
+   * The characters of `from` between `start` and `end`: as slices of its
+   * parts, or one string when they are short (fewer parts to read later).
+   */
+  pushRange(from: Pieces, start: number, end: number): void {
+    if (start >= end) return;
+    if (end - start <= SHORT_RANGE) {
+      this.push(from.slice(start, end));
+      return;
+    }
+    from.seek(start);
+    for (let k = from.cursor; k < from.parts.length && (from.starts[k] as number) < end; k++) {
+      const at = from.starts[k] as number;
+      const part = from.parts[k] as string;
+      const a = Math.max(0, start - at);
+      const b = Math.min(part.length, end - at);
+      this.push(a === 0 && b === part.length ? part : part.slice(a, b));
+    }
+  }
+
+  /** Moves the cursor to the part holding `index` (the last part past the end). */
+  private seek(index: number): void {
     const { starts } = this;
+    const last = this.parts.length - 1;
     let k = this.cursor;
-    while (k > 0 && index < (starts[k] as number)) k--;
-    while (k < this.parts.length - 1 && index >= (starts[k + 1] as number)) k++;
-    this.cursor = k;
-    return (this.parts[k] as string).charCodeAt(index - (starts[k] as number));
+    if (index >= (starts[k] as number) && (k >= last || index < (starts[k + 1] as number))) return;
+    if (k < last && index >= (starts[k + 1] as number) && (k + 1 >= last || index < (starts[k + 2] as number))) {
+      this.cursor = k + 1;
+      return;
+    }
+    let low = 0;
+    let high = last;
+    while (low < high) {
+      k = (low + high + 1) >> 1;
+      if ((starts[k] as number) <= index) low = k;
+      else high = k - 1;
+    }
+    this.cursor = low;
+  }
+
+  charCodeAt(index: number): number {
+    const k = this.cursor;
+    const start = this.starts[k] as number;
+    // Most reads fall in the part read last (always, for one part).
+    if (index >= start && index < (this.starts[k + 1] as number))
+      return (this.parts[k] as string).charCodeAt(index - start);
+    if (index < 0 || index >= this.length) return NaN;
+    this.seek(index);
+    return (this.parts[this.cursor] as string).charCodeAt(index - (this.starts[this.cursor] as number));
   }
 
   /** The characters from `start` to `end`: slices of the parts they span, joined. */
   slice(start: number, end: number): string {
     if (start >= end) return '';
-    this.charCodeAt(start);
+    this.seek(start);
     let out = '';
     for (let k = this.cursor; k < this.parts.length && (this.starts[k] as number) < end; k++) {
       const from = this.starts[k] as number;
@@ -225,10 +304,24 @@ class Pieces {
     return out;
   }
 
+  /** Where `search` stands first at or after `from`, or -1: one native search of each part for one character. */
+  indexOf(search: string, from = 0): number {
+    if (search.length !== 1) return this.join().indexOf(search, from);
+    const start = Math.max(0, from);
+    if (start >= this.length) return -1;
+    this.seek(start);
+    for (let k = this.cursor; k < this.parts.length; k++) {
+      const at = this.starts[k] as number;
+      const found = (this.parts[k] as string).indexOf(search, Math.max(0, start - at));
+      if (found !== -1) return at + found;
+    }
+    return -1;
+  }
+
   /** The next Greek or Cyrillic letter at or after `from`, or -1: one native search of each part from there. */
   nextGreekOrCyrillic(from: number): number {
     if (from >= this.length) return -1;
-    this.charCodeAt(from);
+    this.seek(from);
     for (let k = this.cursor; k < this.parts.length; k++) {
       const start = this.starts[k] as number;
       GREEK_CYRILLIC.lastIndex = Math.max(0, from - start);
@@ -237,31 +330,44 @@ class Pieces {
     }
     return -1;
   }
+
+  /** The text the pieces make, as one string (concatenated: the engine joins it once, where it is first read). */
+  join(): string {
+    return concat(this.parts);
+  }
+
+  /**
+   * `join().toLowerCase()`, without the joined text: each part lower-cased
+   * (short strings, in memory the engine reuses) and those joined, so one
+   * whole-text string is built instead of two. Lower-casing is the same
+   * part by part but for two cases, where the joined text is lower-cased
+   * instead: a capital sigma in any part (its lower case depends on the
+   * letters around it, final or not), and a surrogate pair whose halves end
+   * one part and start the next (each half alone is left as it is).
+   */
+  lower(): string {
+    const { parts } = this;
+    if (parts.length === 1) return (parts[0] as string).toLowerCase();
+    if (this.greek && parts.some((part) => part.includes('\u03a3'))) return this.join().toLowerCase();
+    const lowered = new Array<string>(parts.length);
+    let previous = 0; // the last code unit of the part before
+    for (let k = 0; k < parts.length; k++) {
+      const part = parts[k] as string;
+      const first = part.charCodeAt(0);
+      if (first >= 0xdc00 && first <= 0xdfff && previous >= 0xd800 && previous <= 0xdbff)
+        return this.join().toLowerCase();
+      previous = part.charCodeAt(part.length - 1);
+      lowered[k] = part.toLowerCase();
+    }
+    return concat(lowered);
+  }
 }
 
-/** `foldMixedWords` of the text the pieces make, read from the pieces. */
-function foldMixedPieces(text: Pieces): string {
+/** The strings one after another: a concatenation (`Array.prototype.join` copied many short strings more slowly). */
+function concat(parts: readonly string[]): string {
   let out = '';
-  let copied = 0;
-  for (let found = text.nextGreekOrCyrillic(0); found !== -1;) {
-    let start = found;
-    let end = start + 1;
-    while (start > copied && isLetterOfWord(text.charCodeAt(start - 1))) start--;
-    while (end < text.length && isLetterOfWord(text.charCodeAt(end))) end++;
-    let latin = false;
-    let confusable = false;
-    for (let j = start; j < end; j++) {
-      const c = text.charCodeAt(j);
-      if (isLatin(c)) latin = true;
-      else if (CONFUSABLE.has(c)) confusable = true;
-    }
-    if (latin && confusable) {
-      out += text.slice(copied, start) + foldWord(text, start, end);
-      copied = end;
-    }
-    found = text.nextGreekOrCyrillic(end);
-  }
-  return out + text.slice(copied, text.length);
+  for (const part of parts) out += part;
+  return out;
 }
 
 function isLatin(c: number): boolean {
@@ -275,29 +381,41 @@ function isLetterOfWord(c: number): boolean {
 /** Greek and Cyrillic letters: the native search that finds the words to fold. */
 const GREEK_CYRILLIC = /[\u0370-\u052f]/g;
 
-/** Each word with both Latin letters and look-alikes gets its look-alikes read as Latin; only words with Greek or Cyrillic are read. */
-function foldMixedWords(text: string): string {
-  let out = '';
+/**
+ * Each word with both Latin letters and look-alikes gets its look-alikes
+ * read as Latin; only words with Greek or Cyrillic are read. The text
+ * itself when no word is folded, else new pieces: slices of its parts and
+ * the folded words.
+ */
+function foldMixedWords(text: Pieces): Pieces {
+  // One part (the whole-text skeleton) is read as the string it is, without the cursor.
+  const read: { charCodeAt(index: number): number } = text.parts.length === 1 ? (text.parts[0] as string) : text;
+  let out: Pieces | undefined;
   let copied = 0;
-  GREEK_CYRILLIC.lastIndex = 0;
-  for (let match = GREEK_CYRILLIC.exec(text); match !== null; match = GREEK_CYRILLIC.exec(text)) {
-    let start = match.index;
+  let found = text.nextGreekOrCyrillic(0);
+  while (found !== -1) {
+    let start = found;
     let end = start + 1;
-    while (start > copied && isLetterOfWord(text.charCodeAt(start - 1))) start--;
-    while (end < text.length && isLetterOfWord(text.charCodeAt(end))) end++;
-    GREEK_CYRILLIC.lastIndex = end;
+    while (start > copied && isLetterOfWord(read.charCodeAt(start - 1))) start--;
+    while (end < text.length && isLetterOfWord(read.charCodeAt(end))) end++;
     let latin = false;
     let confusable = false;
     for (let j = start; j < end; j++) {
-      const c = text.charCodeAt(j);
+      const c = read.charCodeAt(j);
       if (isLatin(c)) latin = true;
       else if (CONFUSABLE.has(c)) confusable = true;
     }
-    if (!latin || !confusable) continue;
-    out += text.slice(copied, start) + foldWord(text, start, end);
-    copied = end;
+    if (latin && confusable) {
+      out ??= new Pieces();
+      out.pushRange(text, copied, start);
+      out.push(foldWord(read, start, end));
+      copied = end;
+    }
+    found = text.nextGreekOrCyrillic(end);
   }
-  return copied === 0 ? text : out + text.slice(copied);
+  if (out === undefined) return text;
+  out.pushRange(text, copied, text.length);
+  return out;
 }
 
 /** The look-alikes of `text[start, end)` read as Latin, built in chunks of code units (a word may be 1 MB long). */

@@ -42,8 +42,11 @@ export class PhraseAutomaton {
   /** Each phrase's length and boundary (`BOUNDARY`), read where it may end. */
   private readonly lengths: Int32Array;
   private readonly boundaries: Uint8Array;
-  /** The characters beyond ASCII some phrase uses: any other leads back to the root from every node. */
-  private readonly used: ReadonlySet<number>;
+  /**
+   * 1 for each code unit beyond ASCII some phrase uses (any other leads back to the root from every node): one
+   * byte read per such character in the hot loop, where a set's lookup cost more (64 KB, built with the automaton).
+   */
+  private readonly used: Uint8Array;
 
   constructor(readonly phrases: readonly Phrase[]) {
     let children: Array<Map<number, number>> = [new Map<number, number>()];
@@ -174,7 +177,7 @@ export class PhraseAutomaton {
         }
         row = ~step;
         node = row / columns;
-      } else if (used.has(c)) {
+      } else if (used[c] === 1) {
         node = row / columns;
         while (node !== 0 && !(children[node] as Map<number, number>).has(c)) node = fail[node] as number;
         node = (children[node] as Map<number, number>).get(c) ?? 0;
@@ -198,13 +201,13 @@ export class PhraseAutomaton {
   }
 }
 
-/** The UTF-16 code units beyond ASCII that the phrases hold (the automaton steps by code unit). */
-function unitsBeyondAscii(phrases: readonly Phrase[]): Set<number> {
-  const used = new Set<number>();
+/** 1 for each UTF-16 code unit beyond ASCII that the phrases hold (the automaton steps by code unit). */
+function unitsBeyondAscii(phrases: readonly Phrase[]): Uint8Array {
+  const used = new Uint8Array(0x10000);
   for (const phrase of phrases)
     for (let i = 0; i < phrase.text.length; i++) {
       const c = phrase.text.charCodeAt(i);
-      if (c >= ASCII) used.add(c);
+      if (c >= ASCII) used[c] = 1;
     }
   return used;
 }

@@ -10,6 +10,17 @@ import { V, W, wordId } from './words.js';
 export type PhraseReport = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity) => void;
 
 /**
+ * A text as the signatures read it as written (its lower case is a string of its own): a string, or a
+ * skeleton held as pieces (`Pieces` in normalise.ts), never joined.
+ */
+export interface TextView {
+  readonly length: number;
+  charCodeAt(index: number): number;
+  indexOf(search: string, from?: number): number;
+  slice(start: number, end: number): string;
+}
+
+/**
  * Which references to another exposed tool count. `concealed`: only with
  * concealment or exfiltration wording (high). `directed` (default): also an
  * imperative sending the model to a tool that sends, shares, deletes,
@@ -54,7 +65,7 @@ const ROLE_MARKERS: Readonly<Record<string, readonly string[]>> = {
  * `own` (lower-cased) is the scanned tool's own name.
  */
 export function scanPhrases(
-  text: string,
+  text: TextView,
   lower: string,
   words: Words,
   otherTools: ReadonlyMap<string, string> | undefined,

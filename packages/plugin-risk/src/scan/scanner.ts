@@ -6,8 +6,8 @@ import { findSinks } from './sinks.js';
 import { disguisesBuffer, scanCharacters } from './unicode-scan.js';
 import { scanLexicon } from './lexicon.js';
 import type { DecodedSpan } from './normalise.js';
-import { decodeSpans, skeletonOf } from './normalise.js';
-import type { PhraseReport } from './phrase-scan.js';
+import { decodeSpans, skeletonView } from './normalise.js';
+import type { PhraseReport, TextView } from './phrase-scan.js';
 import { taggedWords } from './word-table.js';
 
 /** Wording that orders an encoded span to be decoded and obeyed. */
@@ -203,7 +203,7 @@ class Scan {
   private own: string | undefined;
   private surface: Location | string = '';
   private keySurface = false;
-  private text = '';
+  private text: TextView = '';
   private found = 0; // one bit per pattern already reported for this surface
   private targets: Set<string> | undefined;
   private readonly add = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity): void => {
@@ -296,17 +296,23 @@ class Scan {
     this.options.isKey = isKey;
     // The words are read from the skeleton when there is one: it is the text a model reads through its disguises.
     // Printable ASCII (no notable character) is its own skeleton.
-    const bare = notable ? skeletonOf(text, this.disguises) : undefined;
-    if (bare === undefined) this.words(text, this.add);
-    else this.read(bare, this.add);
+    // A skeleton in pieces is never joined: only its lower case is built as one string. One piece is read as the
+    // string it is (a short string's skeleton, mostly), so the passes see strings as they do for most texts.
+    const bare = notable ? skeletonView(text, this.disguises) : undefined;
+    if (bare === undefined) this.words(text, text.toLowerCase(), this.add);
+    else if (bare.parts.length > 1) this.read(bare, bare.lower(), this.add);
+    else {
+      const view = bare.join();
+      this.read(view, view.toLowerCase(), this.add);
+    }
     this.decoded(text);
   }
 
   /** Reads another form of the current text (its skeleton, a decoded span) like plain text, excerpts taken from it. */
-  private read(view: string, report: PhraseReport): void {
+  private read(view: TextView, lower: string, report: PhraseReport): void {
     const text = this.text;
     this.text = view;
-    this.words(view, report);
+    this.words(view, lower, report);
     this.text = text;
   }
 
@@ -316,8 +322,7 @@ class Scan {
    * wait until the word signatures have reported theirs, so hits keep the
    * order of a scan that read the text twice.
    */
-  private words(text: string, report: PhraseReport): void {
-    const lower = text.toLowerCase();
+  private words(text: TextView, lower: string, report: PhraseReport): void {
     this.deferred = 0;
     scanLexicon(lower, this.options.isKey, this.defer);
     scanPhrases(text, lower, taggedWords(), this.otherTools, this.own, this.options, report);
@@ -335,7 +340,7 @@ class Scan {
     if (FOLLOWS_DECODED.test(text)) this.add(Pattern.ENCODED_INSTRUCTION, (spans[0] as DecodedSpan).start);
     for (const span of spans) {
       const found = { any: false };
-      this.read(span.text, (pattern, index, target, severity) => {
+      this.read(span.text, span.text.toLowerCase(), (pattern, index, target, severity) => {
         found.any = true;
         this.add(pattern, index, target, severity);
       });
@@ -383,7 +388,7 @@ function escapePointer(key: string): string {
 }
 
 /** A short window of `text` around `index`, safe to log: invisible, control and unpaired characters are spelled out. */
-export function excerpt(text: string, index: number): string {
+export function excerpt(text: TextView, index: number): string {
   const start = Math.max(0, index - EXCERPT_BEFORE);
   const end = Math.min(text.length, index + EXCERPT_AFTER);
   const window = text.slice(start, end);
