@@ -22,7 +22,7 @@ import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { MemoryStore, createServer } from '../packages/core/src/index.js';
-import { TestServer } from '../packages/core/src/testing/index.js';
+import { TestServer } from '../packages/testing/src/index.js';
 import type { CallContext, Executor, SluiceServer, SluiceTool, ToolSource } from '../packages/core/src/index.js';
 import { risk, scanText, scanTool } from '../packages/plugin-risk/src/index.js';
 import type { RiskOptions } from '../packages/plugin-risk/src/index.js';

@@ -6,7 +6,7 @@
 // Accepted exception: attw runs with its node16 profile, which leaves out the
 // node10 resolution (`moduleResolution: node`, TypeScript's pre-exports mode).
 // Every root entry point resolves there too (main/types); subpaths such as
-// @sluice/core/testing cannot without exports, which node10 does not read.
+// @sluice/core/internal cannot without exports, which node10 does not read.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

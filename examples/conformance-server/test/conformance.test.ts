@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HttpListener, SluiceServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { buildConformanceServer } from '../src/server.js';
 import type { Revision } from './conformance-cli.js';
 import { baselineOf, runConformance } from './conformance-cli.js';

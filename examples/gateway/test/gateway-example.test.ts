@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@sluice/core';
-import { metaOf, textOf } from '@sluice/core/testing';
+import { metaOf, textOf } from '@sluice/testing';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 

@@ -1,6 +1,6 @@
 import { CoreErrorCode } from '@sluice/core';
-import { createTestKit, errorOf } from '@sluice/core/testing';
-import type { TestKit } from '@sluice/core/testing';
+import { createTestKit, errorOf } from '@sluice/testing';
+import type { TestKit } from '@sluice/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { PiiRedactorErrorCode, piiRedactor, redact, redactEmails, redactPhones } from '../src/index.js';

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CoreErrorCode, definePlugin, refusal } from '@sluice/core';
-import { createTestKit, errorOf } from '@sluice/core/testing';
-import type { TestKit } from '@sluice/core/testing';
+import { createTestKit, errorOf } from '@sluice/testing';
+import type { TestKit } from '@sluice/testing';
 import { auditTrail } from '../src/index.js';
 import type { AuditRecord } from '../src/index.js';
 

@@ -14,7 +14,7 @@ import {
 import { Client } from '@modelcontextprotocol/client';
 import { adopt, definePlugin } from '@sluice/core';
 import type { FeatureContext, Plugin } from '@sluice/core';
-import { captureLogger, requestRecorder } from '@sluice/core/testing';
+import { captureLogger, requestRecorder } from '../../testing/src/index.js';
 
 // The feature hooks on an adopted server's own resources and prompts, on a real v1 and a real v2 McpServer.
 

@@ -12,7 +12,7 @@ import { McpServer as McpServerV2, InMemoryTransport } from '@modelcontextprotoc
 import { Client } from '@modelcontextprotocol/client';
 import { CoreErrorCode, MemoryStore, Stage, adopt, definePlugin, refusal } from '@sluice/core';
 import type { CallContext, Executor, Plugin } from '@sluice/core';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '../../testing/src/index.js';
 
 interface Trace {
   preCall: string[];

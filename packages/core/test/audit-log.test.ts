@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { AuditChainCheck, AuditLog, CoreErrorCode, MemoryAudit, SluiceError, createServer } from '@sluice/core';
 import type { AuditPage, Store } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '../../testing/src/index.js';
 import { describe, expect, it } from 'vitest';
 
 const clock = { now: () => 1_700_000_000_000 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '@sluice/core';
-import { FakeClock } from '@sluice/core/testing';
+import { FakeClock } from '../../testing/src/index.js';
 
 describe('the in-memory store', () => {
   it('sweeps expired keys as writes go on: 100,000 one-off counters with a 1 ms TTL do not pile up', async () => {

@@ -4,7 +4,7 @@ import { CoreErrorCode, SluiceError, Stage, definePlugin, refusal } from '@sluic
 import type { CallContext, Executor, Outcome, Plugin } from '@sluice/core';
 
 type CallToolResultLike = Parameters<typeof textOf>[0];
-import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
+import { createTestKit, errorOf, textOf } from '../../testing/src/index.js';
 
 const echo = {
   name: 'echo',

@@ -11,7 +11,7 @@ import {
   pluginOptions,
 } from '@sluice/core';
 import type { PluginApi } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '../../testing/src/index.js';
 
 const quiet = () => captureLogger().logger;
 const noop = () => {};

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { definePlugin, readRefusal, refusal } from '@sluice/core';
 import { toolErrorText } from '@sluice/core/internal';
-import { createTestKit, errorOf } from '@sluice/core/testing';
+import { createTestKit, errorOf } from '../../testing/src/index.js';
 
 describe('refusal()', () => {
   it('renders the <tool_error> block with code, message and suggestion, and a machine-readable copy', () => {

@@ -16,7 +16,7 @@ import {
 import { Client, ProtocolError as ClientProtocolError } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { CoreErrorCode, RpcCode, SluiceError, Stage, createServer, definePlugin, invalidParams } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '../../testing/src/index.js';
 import { RpcError, isRpcError, toProtocolError } from '@sluice/core/internal';
 import { resourceNotFound } from '../src/rpc-error.js';
 import { rpcFailure } from './fixtures/upstream-helpers.js';

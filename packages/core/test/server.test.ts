@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CoreErrorCode, SluiceError, createServer } from '@sluice/core';
 import type { CallToolResult } from '@sluice/core';
-import { captureLogger, createTestKit, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, createTestKit, errorOf, textOf } from '../../testing/src/index.js';
 
 const echo = {
   name: 'echo',

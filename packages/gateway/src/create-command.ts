@@ -82,8 +82,8 @@ export async function runCreateCommand(kind: CreateKind, name: string, dir: stri
   ${Object.keys(files).join('\n  ')}
 Next:
   cd ${shown}
-  npm install                 (@sluice/core as a dev copy, TypeScript and vitest)
-  npm test                    (test/plugin.test.ts, with @sluice/core/testing)
+  npm install                 (@sluice/core as a dev copy, @sluice/testing, TypeScript and vitest)
+  npm test                    (test/plugin.test.ts, with @sluice/testing)
   npm run build               (dist/ with declarations)
   npm pack                    (the tarball; install it beside the gateway:
                                npm install ./${tarballName(name)} where @sluice/gateway is installed,

@@ -19,11 +19,11 @@ export interface PluginNames {
 
 /** Dev tools of the package, as the workspace pins them. */
 export const SCAFFOLD_DEV_TOOLS = Object.freeze({
-  // The testing kit's client, and the SDK server package it serves the plugin's server with: optional peers of core.
+  // The test kit's client, and the SDK server package it serves the plugin's server with: peers of @sluice/testing.
   '@modelcontextprotocol/client': '^2.4.0',
   '@modelcontextprotocol/server': '^2.4.0',
   '@types/node': '^20.19.0',
-  // The testing kit captures logs through pino, an optional peer of core.
+  // The test kit captures logs through pino, an optional peer of @sluice/testing.
   pino: '^10.4.0',
   typescript: '~5.9.3',
   vitest: '~4.1.12',
@@ -48,7 +48,12 @@ function packageJson(n: PluginNames): string {
     scripts: { build: 'tsc -p tsconfig.json', test: 'vitest run', prepack: 'npm run build' },
     peerDependencies: { '@sluice/core': corePeerRange(n.coreVersion) },
     dependencies: { zod: SCAFFOLD_ZOD },
-    devDependencies: { '@sluice/core': `^${n.coreVersion}`, ...SCAFFOLD_DEV_TOOLS },
+    // The test kit is released with core, at core's version.
+    devDependencies: {
+      '@sluice/core': `^${n.coreVersion}`,
+      '@sluice/testing': `^${n.coreVersion}`,
+      ...SCAFFOLD_DEV_TOOLS,
+    },
   };
   return `${JSON.stringify(manifest, null, 2)}\n`;
 }
@@ -159,8 +164,8 @@ export class CallGate {
 function test(n: PluginNames): string {
   return `import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
-import type { TestKit } from '@sluice/core/testing';
+import { createTestKit, errorOf, textOf } from '@sluice/testing';
+import type { TestKit } from '@sluice/testing';
 import { ${n.pascal}ErrorCode, ${n.factory} } from '../src/index.js';
 
 const echo = {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { AdminClient, GatewayErrorCode, createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
 import {

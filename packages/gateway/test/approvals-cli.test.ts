@@ -1,7 +1,7 @@
 // `sluice approvals` as a child process against a running gateway: lists the operator question a waiting
 // call asked, approves it (the call runs) or denies it with a reason (the caller reads it); refuses bad usage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { createGateway } from '@sluice/gateway';
 import { parseCommandLine } from '../src/cli-args.js';
 import { GatewayErrorCode } from '../src/errors.js';

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { Redis } from 'ioredis';
-import { captureLogger, errorOf } from '@sluice/core/testing';
+import { captureLogger, errorOf } from '@sluice/testing';
 import { createGateway } from '@sluice/gateway';
 import type { Gateway, GatewayConfigInput } from '@sluice/gateway';
 import { call, eventually, httpClient, opsAndAgentKeys, rugPullUpstream, runCli, tempConfig } from './helpers.js';

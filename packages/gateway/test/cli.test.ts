@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { compileSchema, createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import { GatewayErrorCode, interpolateEnv } from '@sluice/gateway';
 import { parseCommandLine } from '../src/cli-args.js';
 import { z } from 'zod';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@sluice/core';
-import { textOf } from '@sluice/core/testing';
+import { textOf } from '@sluice/testing';
 import { call, serve } from './helpers.js';
 import type { Served } from './helpers.js';
 

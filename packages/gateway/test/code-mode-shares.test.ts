@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@sluice/core';
-import { errorOf, textOf } from '@sluice/core/testing';
+import { errorOf, textOf } from '@sluice/testing';
 import { call, eventually, fixtureUpstream, httpClient, serve } from './helpers.js';
 import type { Served } from './helpers.js';
 

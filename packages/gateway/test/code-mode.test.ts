@@ -9,7 +9,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { createServer } from '@sluice/core';
 import type { CallToolResult, Plugin, SluiceServer } from '@sluice/core';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { createGateway } from '@sluice/gateway';
 import { chaining, withNext } from '@sluice/plugin-chaining';
 import { codeMode } from '@sluice/plugin-code-mode';

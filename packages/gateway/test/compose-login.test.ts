@@ -14,7 +14,7 @@ import type { Browser } from 'puppeteer-core';
 import { z } from 'zod';
 import { createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { eventually, runCli, tempConfig } from './helpers.js';
 import type { CliRun } from './helpers.js';
 import { startRedis } from './redis.js';

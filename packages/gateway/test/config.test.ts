@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { join, resolve } from 'node:path';
 import { SluiceError } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { GatewayErrorCode, createGateway, interpolateEnv, loadConfigFile, parseGatewayConfig } from '@sluice/gateway';
 import { tempConfig } from './helpers.js';
 

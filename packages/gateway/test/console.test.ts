@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import puppeteer from 'puppeteer-core';
 import type { Browser, Page } from 'puppeteer-core';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { createGateway, loadConfigFile } from '@sluice/gateway';
 import type { Gateway, GatewayConfigInput } from '@sluice/gateway';
 import { call, eventually, httpClient, opsAndAgentKeys, rugPullUpstream } from './helpers.js';

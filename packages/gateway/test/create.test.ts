@@ -17,7 +17,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { VERSION as CORE_VERSION } from '@sluice/core';
 import type { Plugin } from '@sluice/core';
-import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
+import { createTestKit, errorOf, textOf } from '@sluice/testing';
 import { packageNameProblem, pluginNames, runCreateCommand } from '../src/create-command.js';
 import { SCAFFOLD_DEV_TOOLS, SCAFFOLD_ZOD } from '../src/create-templates.js';
 import { REPO_ROOT, runMain } from './helpers.js';
@@ -59,7 +59,7 @@ describe('sluice create plugin', () => {
       files: ['dist'],
       scripts: { build: 'tsc -p tsconfig.json', test: 'vitest run', prepack: 'npm run build' },
       peerDependencies: { '@sluice/core': `>=${major}.${minor}.0 <${Number(major) + 1}.0.0` },
-      devDependencies: { '@sluice/core': `^${CORE_VERSION}` },
+      devDependencies: { '@sluice/core': `^${CORE_VERSION}`, '@sluice/testing': `^${CORE_VERSION}` },
     });
     expect(manifest.dependencies).toEqual({ zod: SCAFFOLD_ZOD });
     // The entry point builds its options with the kit's strict helper.

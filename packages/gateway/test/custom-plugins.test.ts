@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { textOf } from '@sluice/core/testing';
+import { textOf } from '@sluice/testing';
 import { loadCustomPlugins, parseGatewayConfig } from '@sluice/gateway';
 import { REPO_ROOT, call, eventually, fixtureUpstream, httpClient, runCli, tempConfig } from './helpers.js';
 

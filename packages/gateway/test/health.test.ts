@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { UpstreamStatus } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import { createGateway, readiness } from '@sluice/gateway';
 import { call, eventually, fixtureUpstream, httpClient } from './helpers.js';
 

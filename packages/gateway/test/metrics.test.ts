@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { PROMETHEUS_CONTENT_TYPE, createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
 import { call, eventually, fixtureUpstream, httpClient, sample } from './helpers.js';

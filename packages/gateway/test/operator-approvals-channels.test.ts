@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { ElicitRequestFormParams } from '@modelcontextprotocol/client';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
 import type { ApprovalEvent, RiskPlugin } from '@sluice/plugin-risk';

@@ -2,7 +2,7 @@
 // answer given on one reaches the call waiting on the other, and a client that reconnects to the other
 // replica (either protocol version) gets the decision there.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
 import type { ApprovalEvent, RiskPlugin } from '@sluice/plugin-risk';

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { ElicitRequestFormParams } from '@modelcontextprotocol/client';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
 import type { ApprovalEvent, RiskPlugin } from '@sluice/plugin-risk';

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { ElicitRequestFormParams } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@sluice/core';
-import { textOf } from '@sluice/core/testing';
+import { textOf } from '@sluice/testing';
 import type { GatewayConfigInput } from '@sluice/gateway';
 import { eventually, opsAndAgentKeys } from './helpers.js';
 

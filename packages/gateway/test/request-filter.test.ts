@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { createGateway } from '@sluice/gateway';
 import type { GatewayConfigInput } from '@sluice/gateway';
 import { call, fixtureUpstream, httpClient } from './helpers.js';

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { createGateway, parseGatewayConfig } from '@sluice/gateway';
 import { fixtureUpstream, httpClient, opsAndAgentKeys } from './helpers.js';
 

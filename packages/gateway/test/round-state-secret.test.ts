@@ -3,7 +3,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import { GatewayErrorCode, createGateway, parseGatewayConfig } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
 import '@sluice/http';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
 import { startRedis } from './redis.js';

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { Stage, createServer, definePlugin } from '@sluice/core';
 import type { CallToolResult, Plugin, SluiceServer } from '@sluice/core';
-import { textOf } from '@sluice/core/testing';
+import { textOf } from '@sluice/testing';
 import { codeMode } from '@sluice/plugin-code-mode';
 import { toolSearch } from '@sluice/plugin-tool-search';
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@sluice/core';
-import { errorOf, textOf } from '@sluice/core/testing';
+import { errorOf, textOf } from '@sluice/testing';
 import type { CliRun } from './helpers.js';
 import { call, eventually, httpClient, rugPullUpstream, runCli, tempConfig } from './helpers.js';
 

@@ -6,7 +6,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Client } from '@modelcontextprotocol/client';
 import { TRACER_NAME } from '@sluice/upstream';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { GATEWAY_TRACER_NAME, createGateway } from '@sluice/gateway';
 import type { Gateway } from '@sluice/gateway';
 import { call, fixtureUpstream, httpClient } from './helpers.js';

@@ -15,7 +15,7 @@ import puppeteer from 'puppeteer-core';
 import type { Browser } from 'puppeteer-core';
 import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { AdminClient, GatewayErrorCode, createGateway } from '@sluice/gateway';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { opsAndAgentKeys, runCli, serve, tempConfig } from './helpers.js';

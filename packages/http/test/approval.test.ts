@@ -3,7 +3,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CoreErrorCode, SluiceError, Stage, Tokens, createServer, definePlugin } from '@sluice/core';
 import type { ApprovalDecision, Approver, CallContext, Outcome, SluiceServer } from '@sluice/core';
-import { captureLogger, createTestKit, textOf } from '@sluice/core/testing';
+import { captureLogger, createTestKit, textOf } from '@sluice/testing';
 import '@sluice/http';
 
 const open: Array<{ close(): Promise<unknown> }> = [];

@@ -11,7 +11,7 @@ import { createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
 import type { ListenerAuthOptions } from '@sluice/http';
 import '@sluice/http';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 
 interface CountingServer {
   readonly issuer: string;

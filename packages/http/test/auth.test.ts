@@ -8,7 +8,7 @@ import { CoreErrorCode, createServer, identityOf } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
 import type { ListenerAuthOptions } from '@sluice/http';
 import type { HttpListener } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { READER, WRITER, startAuthorizationServer } from '../../core/test/helpers/authorization-server.js';
 import type { AuthorizationServer } from '../../core/test/helpers/authorization-server.js';
 import '@sluice/http';

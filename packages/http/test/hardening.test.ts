@@ -6,7 +6,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { McpServer as McpServerV2, InMemoryTransport } from '@modelcontextprotocol/server';
 import { CoreErrorCode, MemoryStore, adopt, createServer, definePlugin } from '@sluice/core';
 import type { CallToolResult } from '@sluice/core';
-import { captureLogger, createTestKit, textOf } from '@sluice/core/testing';
+import { captureLogger, createTestKit, textOf } from '@sluice/testing';
 import '@sluice/http';
 
 const echo = {

@@ -3,7 +3,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { acceptedContent, inputRequired } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { createServer, definePlugin, invalidParams } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import '@sluice/http';
 
 const confirmation = z.object({ confirm: z.boolean() });

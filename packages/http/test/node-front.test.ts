@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import type { FrontRoute } from '../src/node-front.js';
 import { nodeFront } from '../src/node-front.js';
 import '@sluice/http';

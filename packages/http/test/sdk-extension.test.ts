@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createServer, definePlugin } from '@sluice/core';
-import { captureLogger, createTestKit, textOf } from '@sluice/core/testing';
+import { captureLogger, createTestKit, textOf } from '@sluice/testing';
 import '@sluice/http';
 
 describe('extendSdk()', () => {

@@ -6,7 +6,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Server } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { ListenOptions, SluiceServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { eventually } from '../../core/test/fixtures/upstream-helpers.js';
 import '@sluice/http';
 import '@sluice/upstream';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/server';
 import { CoreErrorCode, createServer, definePlugin } from '@sluice/core';
 import type { Plugin, SluiceServer } from '@sluice/core';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import {
   STDIO_UPSTREAM,
   alive,

@@ -5,7 +5,7 @@ import { Client as HttpClient, StreamableHTTPClientTransport } from '@modelconte
 import { createServer, definePlugin, refusal } from '@sluice/core';
 import { RequestFilterHeader, requestFilter } from '@sluice/upstream';
 import type { SluiceServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { z } from 'zod';
 import { eventually, rpcFailure } from '../../core/test/fixtures/upstream-helpers.js';
 import '@sluice/http';

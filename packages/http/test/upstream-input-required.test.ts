@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { CoreErrorCode, createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import { askingTool } from '../../core/test/fixtures/asking-tool.js';
 import '@sluice/http';
 import '@sluice/upstream';

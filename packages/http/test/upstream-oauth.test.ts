@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { CoreErrorCode, SluiceError, createServer } from '@sluice/core';
 import type { HttpListener, ImportOptions, SluiceServer } from '@sluice/core';
-import { FakeClock, captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { FakeClock, captureLogger, errorOf, textOf } from '@sluice/testing';
 import { READER, startAuthorizationServer } from '../../core/test/helpers/authorization-server.js';
 import type { AuthorizationServer } from '../../core/test/helpers/authorization-server.js';
 import { call, connectClient } from '../../core/test/fixtures/upstream-helpers.js';

@@ -16,9 +16,9 @@ import { ResourceTemplate } from '@modelcontextprotocol/server';
 import { CoreErrorCode, MemoryStore, createServer, identityOf } from '@sluice/core';
 import { CredentialVault } from '@sluice/upstream';
 import type { Clock, HttpListener, SluiceServer } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import '@sluice/http';
-import type { CapturedLogger } from '@sluice/core/testing';
+import type { CapturedLogger } from '@sluice/testing';
 import {
   CONSENT_GATEWAY,
   perUserAuth,

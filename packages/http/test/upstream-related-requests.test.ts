@@ -3,7 +3,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
 import type { UpstreamConnection } from '@sluice/upstream';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import { eventually } from '../../core/test/fixtures/upstream-helpers.js';
 import '@sluice/http';
 import '@sluice/upstream';

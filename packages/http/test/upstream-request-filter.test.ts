@@ -4,7 +4,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { CoreErrorCode, SluiceError, createServer } from '@sluice/core';
 import { RequestFilterHeader, requestFilter } from '@sluice/upstream';
 import type { HttpListener, PluginMode, SluiceServer } from '@sluice/core';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { call, connectClient } from '../../core/test/fixtures/upstream-helpers.js';
 import '@sluice/http';
 import '@sluice/upstream';

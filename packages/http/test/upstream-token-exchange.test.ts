@@ -10,7 +10,7 @@ import { decodeJwt } from 'jose';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { CoreErrorCode, createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
-import { errorOf, textOf } from '@sluice/core/testing';
+import { errorOf, textOf } from '@sluice/testing';
 import {
   ALICE,
   BOB,

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ChainRecord } from '@sluice/plugin-chaining';
 import { ChainingErrorCode, chaining } from '@sluice/plugin-chaining';
-import { MetaKey, createTestKit, errorOf, metaOf, textOf } from '@sluice/core/testing';
+import { MetaKey, createTestKit, errorOf, metaOf, textOf } from '@sluice/testing';
 import type { Plugin } from '@sluice/core';
 import { Runs, busyGuard } from './support.js';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import type { CallToolResult } from '@sluice/core';
-import { MetaKey, createTestKit, errorOf, metaOf, textOf } from '@sluice/core/testing';
+import { MetaKey, createTestKit, errorOf, metaOf, textOf } from '@sluice/testing';
 import type { ChainRecord, ChainStep } from '@sluice/plugin-chaining';
 import { ChainingErrorCode, callToolWithChaining, withNext } from '@sluice/plugin-chaining';
 import { Runs, busyGuard, stepTools, text } from './support.js';

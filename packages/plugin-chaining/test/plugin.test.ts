@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CoreErrorCode, SluiceError, definePlugin } from '@sluice/core';
 import type { CallContext, CallToolResult, Outcome, Plugin, ToolDefinition } from '@sluice/core';
-import { MetaKey, createTestKit, errorOf, metaOf, textOf } from '@sluice/core/testing';
+import { MetaKey, createTestKit, errorOf, metaOf, textOf } from '@sluice/testing';
 import type { ChainRecord } from '@sluice/plugin-chaining';
 import { ChainingErrorCode, chaining, next, withNext } from '@sluice/plugin-chaining';
 import { Runs, stepTools, text } from './support.js';

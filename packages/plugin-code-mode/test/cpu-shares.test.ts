@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { createTestKit, errorOf } from '@sluice/core/testing';
-import type { TestKit } from '@sluice/core/testing';
+import { createTestKit, errorOf } from '@sluice/testing';
+import type { TestKit } from '@sluice/testing';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import { CPU_BANK_MS, CpuShares } from '../src/cpu-shares.js';
 import { spawnSync } from 'node:child_process';

@@ -7,7 +7,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '@sluice/core';
 import type { ImportOptions, SluiceServer } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import { codeMode } from '@sluice/plugin-code-mode';
 import '@sluice/upstream';
 

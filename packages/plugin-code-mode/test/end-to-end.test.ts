@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createServer, definePlugin } from '@sluice/core';
 import type { CallToolResult } from '@sluice/core';
-import { captureLogger, createTestKit } from '@sluice/core/testing';
+import { captureLogger, createTestKit } from '@sluice/testing';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import { EVERYTHING, orderLines, price, resultOf } from './helpers.js';

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { expect } from 'vitest';
 import { z } from 'zod';
 import type { CallToolResult } from '@sluice/core';
-import { errorOf } from '@sluice/core/testing';
+import { errorOf } from '@sluice/testing';
 
 const require = createRequire(import.meta.url);
 

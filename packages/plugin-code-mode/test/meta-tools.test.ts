@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestKit, textOf } from '@sluice/core/testing';
-import type { TestKit } from '@sluice/core/testing';
+import { createTestKit, textOf } from '@sluice/testing';
+import type { TestKit } from '@sluice/testing';
 import { CodeModeErrorCode, codeMode } from '@sluice/plugin-code-mode';
 import { ping, stoppedWith } from './helpers.js';
 

@@ -5,7 +5,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { CallToolResult, SluiceServer } from '@sluice/core';
-import { FakeClock, captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { FakeClock, captureLogger, errorOf, textOf } from '@sluice/testing';
 import '@sluice/http';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import type { CodeModeOptions } from '@sluice/plugin-code-mode';

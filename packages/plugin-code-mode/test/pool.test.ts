@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
-import { createTestKit, textOf } from '@sluice/core/testing';
-import type { TestKit } from '@sluice/core/testing';
+import { createTestKit, textOf } from '@sluice/testing';
+import type { TestKit } from '@sluice/testing';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import type { CodeModeOptions } from '@sluice/plugin-code-mode';
 import { z } from 'zod';

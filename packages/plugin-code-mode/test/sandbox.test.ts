@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestKit, textOf } from '@sluice/core/testing';
-import type { TestKit } from '@sluice/core/testing';
+import { createTestKit, textOf } from '@sluice/testing';
+import type { TestKit } from '@sluice/testing';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import type { CodeModeOptions } from '@sluice/plugin-code-mode';
 import { MODULE_HEADROOM, moduleMemoryBytes } from '../src/engine.js';

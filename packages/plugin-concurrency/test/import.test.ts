@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/server';
 import { MemoryStore } from '@sluice/core';
 import type { CallToolResult } from '@sluice/core';
-import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
+import { createTestKit, errorOf, textOf } from '@sluice/testing';
 import { concurrency } from '@sluice/plugin-concurrency';
 import type { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { Occupancy, gate, idle, lockOf, slotsOf, until } from './support.js';

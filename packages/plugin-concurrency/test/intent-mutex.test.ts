@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CoreErrorCode, MemoryStore, SluiceError } from '@sluice/core';
 import type { CallContext, Executor, ToolAnnotations, ToolSource } from '@sluice/core';
-import { TestServer, captureLogger, createTestKit, errorOf, textOf } from '@sluice/core/testing';
+import { TestServer, captureLogger, createTestKit, errorOf, textOf } from '@sluice/testing';
 import { concurrency, fencingToken } from '@sluice/plugin-concurrency';
 import type { ConcurrencyOptions } from '@sluice/plugin-concurrency';
 import { Occupancy, gate, idle, lockOf, text, turns, until } from './support.js';

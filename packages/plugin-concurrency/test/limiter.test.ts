@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { CoreErrorCode, MemoryStore, SluiceError, Stage, createServer, definePlugin } from '@sluice/core';
 import type { CallToolResult, Outcome, Plugin, Semaphore, SemaphoreOptions, Store, ToolDefinition } from '@sluice/core';
-import { captureLogger, createTestKit, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, createTestKit, errorOf, textOf } from '@sluice/testing';
 import { ConcurrencyErrorCode, concurrency } from '@sluice/plugin-concurrency';
 import { Occupancy, aborted, gate, idle, slotsOf, text, until } from './support.js';
 

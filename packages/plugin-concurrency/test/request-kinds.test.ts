@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
 import { concurrency } from '../src/index.js';

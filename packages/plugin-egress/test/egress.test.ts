@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { CallToolResult, SluiceTool, ToolDraft, ToolSource } from '@sluice/core';
 import { CoreErrorCode, MetaKey, SluiceError, Stage, createServer, definePlugin } from '@sluice/core';
-import { TestServer, captureLogger, createTestKit, metaOf, textOf } from '@sluice/core/testing';
+import { TestServer, captureLogger, createTestKit, metaOf, textOf } from '@sluice/testing';
 import { UPSTREAM_READ_FACTOR, egress, interventionText } from '@sluice/plugin-egress';
 import type { EgressRecord } from '@sluice/plugin-egress';
 import { oracleSize } from './oracle.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@sluice/core';
 import { CoreErrorCode, MetaKey, createServer } from '@sluice/core';
-import { captureLogger, createTestKit, errorOf, metaOf, textOf } from '@sluice/core/testing';
+import { captureLogger, createTestKit, errorOf, metaOf, textOf } from '@sluice/testing';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { egress, interventionText } from '@sluice/plugin-egress';
 import type { EgressRecord } from '@sluice/plugin-egress';

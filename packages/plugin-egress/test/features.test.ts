@@ -3,7 +3,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
 import { MetaKey, adopt, createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { egress, interventionText } from '@sluice/plugin-egress';
 import type { EgressRecord } from '@sluice/plugin-egress';
 import '@sluice/upstream';

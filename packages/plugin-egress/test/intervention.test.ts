@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MetaKey } from '@sluice/core';
-import { errorOf, textOf } from '@sluice/core/testing';
+import { errorOf, textOf } from '@sluice/testing';
 import { EgressErrorCode } from '../src/errors.js';
 import { formatBytes, interventionText, payloadTooLarge } from '../src/intervention.js';
 import { resultSize } from '../src/measure.js';

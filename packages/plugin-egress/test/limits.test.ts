@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SluiceTool } from '@sluice/core';
 import { SluiceError } from '@sluice/core';
-import { createTestKit } from '@sluice/core/testing';
+import { createTestKit } from '@sluice/testing';
 import { egress } from '@sluice/plugin-egress';
 import { EgressErrorCode } from '../src/errors.js';
 import { NO_LIMIT, ToolLimits } from '../src/limits.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { CallToolResult } from '@sluice/core';
 import { MetaKey, createServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { egress, interventionText } from '@sluice/plugin-egress';
 import { isValidUtf8Text, oracleSize, payloadsOf } from './oracle.js';
 import { arbitraryResult } from './results.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MetaKey } from '@sluice/core';
-import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
+import { createTestKit, errorOf, textOf } from '@sluice/testing';
 import { LoopGuardErrorCode, loopGuard } from '@sluice/plugin-loop-guard';
 import { hop, readForwarded } from './tools.js';
 

@@ -3,8 +3,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MetaKey, createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
-import { captureLogger, createTestKit, errorOf } from '@sluice/core/testing';
-import type { TestKit } from '@sluice/core/testing';
+import { captureLogger, createTestKit, errorOf } from '@sluice/testing';
+import type { TestKit } from '@sluice/testing';
 import { LoopGuardErrorCode, loopGuard } from '@sluice/plugin-loop-guard';
 import type { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { hop, readForwarded } from './tools.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createServer } from '@sluice/core';
 import type { ToolSource } from '@sluice/core';
-import { captureLogger, createTestKit } from '@sluice/core/testing';
+import { captureLogger, createTestKit } from '@sluice/testing';
 import { loopGuard } from '@sluice/plugin-loop-guard';
 import type { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { hop } from './tools.js';

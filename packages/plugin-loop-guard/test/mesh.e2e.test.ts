@@ -3,7 +3,7 @@
 // C, and A imports B last, so that every import finds its upstream up and A's own tools have
 // come round the ring to B by the time A imports B.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorOf, textOf } from '@sluice/core/testing';
+import { errorOf, textOf } from '@sluice/testing';
 import type { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import { LoopGuardErrorCode } from '@sluice/plugin-loop-guard';
 import type { ImportedEvent } from './mesh.js';

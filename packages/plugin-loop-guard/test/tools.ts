@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { MetaKey } from '@sluice/core';
 import type { CallContext, CallToolResult, ToolDefinition } from '@sluice/core';
-import { textOf } from '@sluice/core/testing';
+import { textOf } from '@sluice/testing';
 
 const HopInput = z.object({ path: z.array(z.string()).default([]) });
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '@sluice/core';
-import { createTestKit, textOf } from '@sluice/core/testing';
+import { createTestKit, textOf } from '@sluice/testing';
 import { RiskEvent, assess, risk } from '@sluice/plugin-risk';
 import type { RiskOptions } from '@sluice/plugin-risk';
 import { official, riskKit, upstream } from './helpers.js';

@@ -4,8 +4,8 @@ import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotoco
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { CallToolResult, SluiceServer, Store } from '@sluice/core';
-import { FakeClock, captureLogger } from '@sluice/core/testing';
-import type { CapturedLogger } from '@sluice/core/testing';
+import { FakeClock, captureLogger } from '@sluice/testing';
+import type { CapturedLogger } from '@sluice/testing';
 import type { RiskOptions, RiskPlugin } from '@sluice/plugin-risk';
 import { risk } from '@sluice/plugin-risk';
 

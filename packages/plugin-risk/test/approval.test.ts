@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Tokens } from '@sluice/core';
 import type { CallToolResult } from '@sluice/core';
-import { errorOf, textOf } from '@sluice/core/testing';
+import { errorOf, textOf } from '@sluice/testing';
 import { RiskErrorCode, RiskEvent } from '@sluice/plugin-risk';
 import type { ApprovalServer, Connected, ManualClient } from './approval-helpers.js';
 import {

@@ -1,7 +1,7 @@
 // The approval flow through the config-file gateway: an upstream tool approval-gated at Sluice.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger, SluiceServer } from '@sluice/core';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { RiskErrorCode, RiskEvent } from '@sluice/plugin-risk';
 import { accept, legacyHttpClient, manualClient, modernClient, no, yes } from './approval-helpers.js';
 

@@ -6,8 +6,8 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Tool } from '@sluice/core';
 import { MetaKey } from '@sluice/core';
-import { createTestKit } from '@sluice/core/testing';
-import type { TestKit } from '@sluice/core/testing';
+import { createTestKit } from '@sluice/testing';
+import type { TestKit } from '@sluice/testing';
 import type { PublishedRisk, RiskOptions, RiskPlugin } from '@sluice/plugin-risk';
 import { risk } from '@sluice/plugin-risk';
 

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MemoryStore } from '@sluice/core';
 import type { Store } from '@sluice/core';
-import { errorOf, textOf } from '@sluice/core/testing';
+import { errorOf, textOf } from '@sluice/testing';
 import { FingerprintLedger, RiskErrorCode, RiskEvent } from '@sluice/plugin-risk';
 import type { RiskOptions } from '@sluice/plugin-risk';
 import { addTool, official, riskKit, upstream } from './helpers.js';

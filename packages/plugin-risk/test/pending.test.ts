@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '@sluice/core';
 import { RiskErrorCode } from '@sluice/plugin-risk';
-import { errorOf, textOf } from '@sluice/core/testing';
+import { errorOf, textOf } from '@sluice/testing';
 import { MAX_PENDING_APPROVALS } from '../src/approval/pending.js';
 import { OperatorQuestions } from '../src/approval/questions.js';
 import type { ApprovalServer, Person } from './approval-helpers.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CoreErrorCode, MetaKey, SluiceError, createImportBatch } from '@sluice/core';
 import type { SluiceTool, ToolSource } from '@sluice/core';
-import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
+import { createTestKit, errorOf, textOf } from '@sluice/testing';
 import { FingerprintLedger, RiskErrorCode, RiskEvent, RiskTokens, assess, risk } from '@sluice/plugin-risk';
 import { addTool, official, riskKit, upstream } from './helpers.js';
 import '@sluice/upstream';

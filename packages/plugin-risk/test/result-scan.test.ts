@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { readRefusal } from '@sluice/core';
-import { textOf } from '@sluice/core/testing';
+import { textOf } from '@sluice/testing';
 import { RiskErrorCode, RiskEvent } from '@sluice/plugin-risk';
 import type { RiskOptions } from '@sluice/plugin-risk';
 import { official, riskKit } from './helpers.js';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/server';
 import type { RegisteredTool } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { RiskErrorCode, RiskEvent, risk } from '@sluice/plugin-risk';
 import type { RiskOptions } from '@sluice/plugin-risk';
 import { official, riskKit, tempDir } from './helpers.js';

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@sluice/core';
 import { createServer } from '@sluice/core';
-import { captureLogger, createTestKit, textOf } from '@sluice/core/testing';
-import type { TestKit } from '@sluice/core/testing';
+import { captureLogger, createTestKit, textOf } from '@sluice/testing';
+import type { TestKit } from '@sluice/testing';
 import { RiskErrorCode, risk } from '@sluice/plugin-risk';
 import { ProtocolError, Server } from '@modelcontextprotocol/server';
 import { legacyClient } from './approval-helpers.js';

@@ -3,7 +3,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import { RiskEvent, risk } from '@sluice/plugin-risk';
 import '@sluice/http';
 import '@sluice/upstream';

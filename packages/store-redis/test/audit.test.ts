@@ -3,7 +3,7 @@
 // access would, by editing the sorted set directly; `verify()` must name it.
 import { AuditLog } from '@sluice/core';
 import type { AuditVerification } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startRedis } from './helpers/redis-server.js';
 import { StoreFactory } from './helpers/stores.js';

@@ -1,7 +1,7 @@
 import { createServer as createNetServer } from 'node:net';
 import type { Admission, Permit } from '@sluice/core';
 import { SluiceError } from '@sluice/core';
-import { createTestKit, errorOf, textOf } from '@sluice/core/testing';
+import { createTestKit, errorOf, textOf } from '@sluice/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { RedisStoreErrorCode } from '../src/index.js';
 import { startRedis } from './helpers/redis-server.js';

@@ -1,5 +1,5 @@
 import { CoreErrorCode, SluiceError } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';

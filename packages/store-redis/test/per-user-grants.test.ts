@@ -12,7 +12,7 @@ import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@model
 import { createServer } from '@sluice/core';
 import { CredentialVault } from '@sluice/upstream';
 import type { HttpListener } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import '@sluice/http';
 import { perUserAuth, startConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
 import type { ConsentServer } from '../../core/test/helpers/consent-authorization-server.js';

@@ -1,4 +1,4 @@
-import { errorOf } from '@sluice/core/testing';
+import { errorOf } from '@sluice/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis } from './helpers/redis-server.js';
 import { answerOf, startReplica } from './helpers/replicas.js';

@@ -1,7 +1,7 @@
 import { Tokens, definePlugin } from '@sluice/core';
 import type { Store } from '@sluice/core';
-import { createTestKit, textOf } from '@sluice/core/testing';
-import type { TestKit } from '@sluice/core/testing';
+import { createTestKit, textOf } from '@sluice/testing';
+import type { TestKit } from '@sluice/testing';
 import { concurrency } from '@sluice/plugin-concurrency';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { RedisStoreErrorCode } from '../src/index.js';

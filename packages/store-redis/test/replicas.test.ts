@@ -1,4 +1,4 @@
-import { errorOf, textOf } from '@sluice/core/testing';
+import { errorOf, textOf } from '@sluice/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis } from './helpers/redis-server.js';
 import { answerOf, startReplica } from './helpers/replicas.js';

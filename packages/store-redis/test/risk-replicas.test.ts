@@ -2,7 +2,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@sluice/core';
-import { errorOf, textOf } from '@sluice/core/testing';
+import { errorOf, textOf } from '@sluice/testing';
 import { RiskErrorCode } from '@sluice/plugin-risk';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startRedis } from './helpers/redis-server.js';

@@ -6,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import '@sluice/http';
 import { startRedis } from './helpers/redis-server.js';
 import { StoreFactory } from './helpers/stores.js';

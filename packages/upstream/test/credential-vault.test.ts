@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CoreErrorCode, MemoryStore, SluiceError } from '@sluice/core';
 import { CredentialVault } from '../src/index.js';
-import { FakeClock } from '@sluice/core/testing';
+import { FakeClock } from '@sluice/testing';
 
 const newKey = (): string => randomBytes(32).toString('base64');
 const K1 = { id: 'k1', key: newKey() };

@@ -6,8 +6,8 @@ import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CoreErrorCode, Stage, createServer, definePlugin, refusal } from '@sluice/core';
 import type { GuardedKind, Plugin, PluginApi, SluiceServer } from '@sluice/core';
-import { captureLogger, requestRecorder } from '@sluice/core/testing';
-import type { RequestRecorderOptions } from '@sluice/core/testing';
+import { captureLogger, requestRecorder } from '@sluice/testing';
+import type { RequestRecorderOptions } from '@sluice/testing';
 import '../src/index.js'; // gives every server import()
 import { rpcFailure } from '../../core/test/fixtures/upstream-helpers.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/server';
 import { createServer, definePlugin } from '@sluice/core';
 import type { CatalogChange, Plugin, ToolCatalog, ToolSource } from '@sluice/core';
-import { TestServer, captureLogger } from '@sluice/core/testing';
+import { TestServer, captureLogger } from '@sluice/testing';
 import '../src/index.js'; // gives every server import()
 
 /** A plugin that hands out the catalog it is given and records every change it hears of. */

@@ -3,7 +3,7 @@ import { Client, SSEClientTransport, StreamableHTTPClientTransport } from '@mode
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createServer } from '@sluice/core';
 import type { SluiceServer, Tool } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import { UPSTREAM_CLIENT_CAPABILITIES } from '../src/upstream-features.js';
 import { EVERYTHING, call, connectClient, startEverything } from '../../core/test/fixtures/upstream-helpers.js';
 import '../src/index.js'; // gives every server import()

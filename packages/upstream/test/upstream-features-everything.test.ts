@@ -4,7 +4,7 @@ import type { Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { EVERYTHING, eventually, startEverything } from '../../core/test/fixtures/upstream-helpers.js';
 import '../src/index.js'; // gives every server import()
 

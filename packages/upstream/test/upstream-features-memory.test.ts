@@ -6,7 +6,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { MEMORY, eventually } from '../../core/test/fixtures/upstream-helpers.js';
 import '../src/index.js'; // gives every server import()
 

@@ -4,7 +4,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { CoreErrorCode, createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { connectClient } from '../../core/test/fixtures/upstream-helpers.js';
 import '../src/index.js'; // gives every server import()
 

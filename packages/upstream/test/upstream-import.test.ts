@@ -5,7 +5,7 @@ import { McpServer, ProtocolError, Server } from '@modelcontextprotocol/server';
 import { McpServer as V1McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CoreErrorCode, SluiceError, createServer, definePlugin } from '@sluice/core';
 import type { ImportBatch, Plugin, SluiceServer, Tool } from '@sluice/core';
-import { captureLogger, errorOf, textOf } from '@sluice/core/testing';
+import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { call, connectClient, eventually } from '../../core/test/fixtures/upstream-helpers.js';
 import '../src/index.js'; // gives every server import()
 

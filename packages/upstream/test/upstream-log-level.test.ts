@@ -3,7 +3,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import '../src/index.js'; // gives every server import()
 
 // A client's logging/setLevel through a gateway: it reaches the upstream, and the gateway relays only what the

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createServer } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import { STDERR_LINE_CHARS, STDERR_TAIL_LINES, StderrTail } from '../src/stderr-tail.js';
 import { STDIO_UPSTREAM, call, connectClient, eventually } from '../../core/test/fixtures/upstream-helpers.js';
 import '../src/index.js'; // gives every server import()

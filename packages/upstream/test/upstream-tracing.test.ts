@@ -6,7 +6,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { createServer, definePlugin } from '@sluice/core';
 import { TRACER_NAME, tracingRegistered, withTraceSpan } from '../src/index.js';
 import type { Plugin } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/core/testing';
+import { captureLogger, textOf } from '@sluice/testing';
 import { call, connectClient } from '../../core/test/fixtures/upstream-helpers.js';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';

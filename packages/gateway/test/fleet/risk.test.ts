@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@sluice/core';
 import { createServer } from '@sluice/core';
-import { captureLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
 import { risk } from '@sluice/plugin-risk';
 import { redisStore } from '@sluice/store-redis';
 import { fleetAvailable, fleetClient, refusalCode, sleep, startFleet, textOf, until } from './harness.js';

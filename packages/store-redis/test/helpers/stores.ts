@@ -1,5 +1,5 @@
-import { captureLogger } from '@sluice/core/testing';
-import type { CapturedLogger } from '@sluice/core/testing';
+import { captureLogger } from '@sluice/testing';
+import type { CapturedLogger } from '@sluice/testing';
 import type { Redis } from 'ioredis';
 import { redisStore } from '../../src/index.js';
 import type { RedisStore, RedisStoreOptions } from '../../src/index.js';

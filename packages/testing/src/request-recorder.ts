@@ -1,9 +1,5 @@
-import { definePlugin } from '../plugin.js';
-import type { Plugin } from '../plugin.js';
-import { refusal } from '../refusal.js';
-import type { GuardedKind } from '../request.js';
-import { isToolCall } from '../request.js';
-import { Stage } from '../stages.js';
+import { Stage, definePlugin, isToolCall, refusal } from '@sluice/core';
+import type { GuardedKind, Plugin } from '@sluice/core';
 
 /** One request a `requestRecorder()` saw. */
 export interface SeenRequest {

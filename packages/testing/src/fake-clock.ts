@@ -1,4 +1,4 @@
-import type { Clock, ClockTimer } from '../clock.js';
+import type { Clock, ClockTimer } from '@sluice/core';
 
 interface Scheduled extends ClockTimer {
   at: number;

@@ -1,4 +1,4 @@
-// The example in packages/core/README.md, type-checked; `node scripts/sync-code-blocks.mjs` copies it there.
+// The example in packages/testing/README.md, type-checked; `node scripts/sync-code-blocks.mjs` copies it there.
 import { expect } from 'vitest';
 import type { Plugin, ToolDefinition } from '@sluice/core';
 
@@ -6,7 +6,7 @@ declare function myPlugin(): Plugin;
 declare const myTool: ToolDefinition;
 
 // #region testing
-import { createTestKit, errorOf } from '@sluice/core/testing';
+import { createTestKit, errorOf } from '@sluice/testing';
 
 const kit = await createTestKit({ plugins: [myPlugin()], tools: [myTool] });
 const result = await kit.call('my_tool', { id: 1 });

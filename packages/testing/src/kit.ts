@@ -1,17 +1,20 @@
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
-import type { Plugin } from '../plugin.js';
-import type { AuthInfo, CallToolResult, Tool } from '../protocol.js';
-import { MetaKey } from '../meta.js';
-import { readRefusal } from '../refusal.js';
-import type { RefusalMeta } from '../refusal.js';
-import type { ServerOptions } from '../server-options.js';
-import { SluiceServer } from '../server.js';
-import { internalsOf } from '../server-internals.js';
-import type { ImportResult, ToolDraft } from '../tool-table.js';
-import type { ImportSource } from '../tool.js';
-import type { Store } from '../store/types.js';
-import type { ToolDefinition } from '../tool.js';
+import { MetaKey, SluiceServer, readRefusal } from '@sluice/core';
+import type {
+  AuthInfo,
+  CallToolResult,
+  ImportResult,
+  ImportSource,
+  Plugin,
+  RefusalMeta,
+  ServerOptions,
+  Store,
+  Tool,
+  ToolDefinition,
+  ToolDraft,
+} from '@sluice/core';
+import { internalsOf } from '@sluice/core/internal';
 import type { CapturedLogger } from './capture-logger.js';
 import { captureLogger } from './capture-logger.js';
 import { FakeClock } from './fake-clock.js';

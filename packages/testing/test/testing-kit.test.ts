@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
-import { definePlugin, refusal, Stage } from '../src/index.js';
-import type { CallContext } from '../src/index.js';
-import { createTestKit, textOf } from '../src/testing/index.js';
-import type { TestKit } from '../src/testing/index.js';
+import { definePlugin, refusal, Stage } from '@sluice/core';
+import type { CallContext } from '@sluice/core';
+import { createTestKit, textOf } from '../src/index.js';
+import type { TestKit } from '../src/index.js';
 
 /** A per-caller plugin: refuses callers without a token scope, and records what each call carried. */
 function perCaller(seen: CallContext[]) {

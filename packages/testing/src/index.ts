@@ -1,4 +1,4 @@
-// @sluice/core/testing: the kit the project's own plugin tests use.
+// @sluice/testing: the kit the project's own plugin tests use.
 
 export { captureLogger } from './capture-logger.js';
 export type { CapturedLogger, LogRecord } from './capture-logger.js';
@@ -7,3 +7,4 @@ export { requestRecorder } from './request-recorder.js';
 export type { RequestRecorderOptions, SeenRequest } from './request-recorder.js';
 export { MetaKey, TestServer, createTestKit, errorOf, metaOf, textOf } from './kit.js';
 export type { KitCallOptions, TestKit, TestKitOptions } from './kit.js';
+export { VERSION } from './version.js';

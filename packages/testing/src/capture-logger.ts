@@ -1,6 +1,6 @@
 import type * as Pino from 'pino';
-import type { Logger } from '../logger.js';
-import { requireCjs } from '../require-cjs.js';
+import type { Logger } from '@sluice/core';
+import { requireCjs } from '@sluice/core/internal';
 
 /** One parsed pino record. */
 export type LogRecord = Record<string, unknown> & { level: number; msg?: string; event?: string };
@@ -18,7 +18,7 @@ export interface CapturedLogger {
 
 /**
  * A pino logger that keeps its records in memory, at every level. pino is an optional peer of core, loaded
- * here when a logger is captured (`createTestKit` does), not when `@sluice/core/testing` is imported: its
+ * here when a logger is captured (`createTestKit` does), not when `@sluice/testing` is imported: its
  * other helpers, such as `textOf` and `errorOf`, work without it.
  */
 export function captureLogger(): CapturedLogger {
