@@ -48,7 +48,9 @@ afterAll(async () => {
   folder.remove();
 });
 
-describe('sluice ledger, against a running gateway', () => {
+// Each test runs `sluice` several times, one process after another: from its sources through tsx (the README's
+// `pnpm test`) each start costs about 3 CPU-s, and on a busy machine four of them took more than 30 s.
+describe('sluice ledger, against a running gateway', { timeout: 120_000 }, () => {
   it('lists, diffs, approves and revokes a redefined tool, each decision taking effect in the gateway', async () => {
     await call(client, 'shop_rug_pull');
     await eventually(
