@@ -27,10 +27,14 @@ function filesUnder(dir, suffix) {
 writeVersion(packageDir);
 rmSync(join(packageDir, 'dist'), { recursive: true, force: true });
 
-const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-  cwd: packageDir,
-  stdio: 'inherit',
-});
+// `--no-check` emits the same files without type-checking them (TypeScript's noCheck), about a third less CPU:
+// `pnpm test` and CI build that way, since `pnpm check:code` type-checks every package right after.
+const noCheck = process.argv.includes('--no-check') ? ['--noCheck'] : [];
+const tsc = spawnSync(
+  process.execPath,
+  [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', ...noCheck],
+  { cwd: packageDir, stdio: 'inherit' },
+);
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 const esbuild = require('esbuild');

@@ -69,6 +69,9 @@ const TSCONFIG = `${JSON.stringify(
       outDir: 'dist',
       rootDir: 'src',
       types: ['node'],
+      // The plugin's own code is checked against its dependencies' types; the dependencies' declaration files
+      // themselves are not checked again (a build of about 4 CPU-s instead of about 17).
+      skipLibCheck: true,
     },
     include: ['src'],
   },

@@ -67,7 +67,12 @@ describe('sluice create plugin', () => {
     expect(index).toContain('export const RateNoteOptions = pluginOptions({');
     expect(index).toContain('parseOptions(NAME, RateNoteOptions, options)');
     const tsconfig = JSON.parse(readFileSync(join(dir, 'tsconfig.json'), 'utf8')) as { compilerOptions: unknown };
-    expect(tsconfig.compilerOptions).toMatchObject({ declaration: true, outDir: 'dist', rootDir: 'src' });
+    expect(tsconfig.compilerOptions).toMatchObject({
+      declaration: true,
+      outDir: 'dist',
+      rootDir: 'src',
+      skipLibCheck: true,
+    });
   });
 
   it('pins the dev tools and zod the workspace builds and tests with', () => {

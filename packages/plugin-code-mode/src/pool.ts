@@ -73,7 +73,7 @@ export const HOLD_BACK_AFTER_MS = 250;
 const metaUrl = (import.meta as { url?: string }).url;
 const here: string = typeof metaUrl === 'string' && metaUrl !== '' ? metaUrl : pathToFileURL(__filename).href;
 // Loading the worker's sources through tsx costs some 0.4 s of CPU a worker (0.1 s for the build): with
-// SLUICE_TEST_WORKER=dist (set by CI after its build, as SLUICE_TEST_CLI is) a monorepo run from source starts the
+// SLUICE_TEST_WORKER=dist (set by `pnpm test` and CI after their build, as SLUICE_TEST_CLI is) a monorepo run from source starts the
 // build of the same sources instead.
 const builtWorker = here.endsWith('.ts') && process.env.SLUICE_TEST_WORKER === 'dist';
 const fromSource = here.endsWith('.ts') && !builtWorker;
