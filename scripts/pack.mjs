@@ -16,14 +16,30 @@ export function run(command, args, options = {}) {
   return result.stdout;
 }
 
-/** Packs all packages into `dest`; returns a map from package name to tarball path. */
-export function packAll(dest) {
-  mkdirSync(dest, { recursive: true });
-  run('npx', ['-y', 'pnpm@10', '-r', '--filter', './packages/**', 'pack', '--pack-destination', dest], { cwd: root });
+/** The tarballs in `dir`, by package name. */
+function tarballsIn(dir) {
   const tarballs = new Map();
-  for (const file of readdirSync(dest).filter((f) => f.endsWith('.tgz'))) {
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.tgz'))) {
     const name = file.replace(/^sluice-/, '@sluice/').replace(/-\d+\.\d+\.\d+.*\.tgz$/, '');
-    tarballs.set(name, join(dest, file));
+    tarballs.set(name, join(dir, file));
   }
   return tarballs;
+}
+
+/**
+ * Packs all packages into `dest`; returns a map from package name to tarball path. With SLUICE_PACKED naming a
+ * folder that `node scripts/pack.mjs <folder>` filled, returns those tarballs instead: .ci/run packs once for
+ * check:packages and both consumer scripts, which then run side by side.
+ */
+export function packAll(dest) {
+  const packed = process.env.SLUICE_PACKED;
+  if (packed !== undefined && packed !== '') return tarballsIn(packed);
+  mkdirSync(dest, { recursive: true });
+  run('npx', ['-y', 'pnpm@10', '-r', '--filter', './packages/**', 'pack', '--pack-destination', dest], { cwd: root });
+  return tarballsIn(dest);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (process.argv[2] === undefined) throw new Error('usage: node scripts/pack.mjs <folder>');
+  process.stdout.write(`packed ${packAll(process.argv[2]).size} packages into ${process.argv[2]}\n`);
 }
