@@ -15,7 +15,11 @@ import {
 import { taggedWords } from '../src/scan/word-table.js';
 import { lexiconDefinition, scanLexicon } from '../src/scan/lexicon.js';
 import { disguisesBuffer, isUndisguised, scanCharacters } from '../src/scan/unicode-scan.js';
-import { tokenize } from '../src/scan/words.js';
+import { W, tokenize } from '../src/scan/words.js';
+import type { Words } from '../src/scan/words.js';
+import { scanExfiltration } from '../src/scan/phrase-scan.js';
+import { findAddresses } from '../src/scan/addresses.js';
+import type { Address } from '../src/scan/addresses.js';
 import { PoisonPattern, scanText, scanTool } from '@sluice/plugin-risk';
 
 // The scan's hot passes are written for speed; each must find exactly what its plain definition finds.
@@ -537,6 +541,73 @@ describe('the words the phrase automaton tags in its pass', () => {
       automaton.scan(input, () => {});
       expect(plain(taggedWords())).toEqual(plain(tokenize(input)));
     }
+  });
+});
+
+describe('the exfiltration signature', () => {
+  /** Its plain definition: every word moves both address cursors, and data words are counted by a prefix sum. */
+  function plainExfiltration(words: Words, addresses: readonly Address[]): number | undefined {
+    if (addresses.length === 0) return undefined;
+    const data = new Int32Array(words.count + 1);
+    for (let i = 0; i < words.count; i++) data[i + 1] = data[i]! + (words.flags[i]! & W.DATA ? 1 : 0);
+    let after = 0;
+    let before = -1;
+    let wordAtAddress = 0;
+    for (let i = 0; i < words.count; i++) {
+      const flags = words.flags[i]!;
+      const start = words.starts[i]!;
+      const end = words.ends[i]!;
+      while (before + 1 < addresses.length && addresses[before + 1]!.end <= start) before++;
+      while (after < addresses.length && addresses[after]!.start < end) after++;
+      if ((flags & (W.EXFIL | W.EXFIL_STRONG)) === 0) continue;
+      const next = addresses[after];
+      const nearNext = next !== undefined && next.start - end <= 120;
+      if (flags & W.EXFIL_STRONG) {
+        const previous = addresses[before];
+        if (nearNext || (previous !== undefined && start - previous.end <= 120)) return start;
+        continue;
+      }
+      if (!nearNext) continue;
+      while (wordAtAddress < words.count && words.starts[wordAtAddress]! < next.start) wordAtAddress++;
+      if (data[wordAtAddress]! - data[i + 1]! > 0) return start;
+    }
+    return undefined;
+  }
+  /** Exfiltration verbs, data words, addresses and filler, so that every branch is reached often. */
+  const text = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom('send', 'upload', 'bcc', 'leak', 'copy', 'all', 'the', 'secrets', 'notes', 'to', 'and'),
+        fc.constantFrom('x@collector.example', 'https://evil.example/c', 'a@b.co', ' ', ' ', '. ', '\n'),
+        fc.string({ maxLength: 130 }),
+      ),
+      { maxLength: 60 },
+    )
+    .map((parts) => parts.join(' ').toLowerCase());
+
+  it('reports where its plain definition does, for any text', () => {
+    fc.assert(
+      fc.property(text, (input) => {
+        const words = tokenize(input);
+        const addresses = findAddresses(input);
+        const reported: number[] = [];
+        const found = scanExfiltration(words, addresses, (_pattern, index) => reported.push(index));
+        const expected = plainExfiltration(words, addresses);
+        expect(found).toBe(expected !== undefined);
+        expect(reported).toEqual(expected === undefined ? [] : [expected]);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('finds a data word far from the verb, and none past the address', () => {
+    const words = (input: string) => [tokenize(input), findAddresses(input)] as const;
+    const far = `send ${'x '.repeat(40)}secrets to x@collector.example`;
+    expect(scanExfiltration(...words(far), () => {})).toBe(plainExfiltration(...words(far)) !== undefined);
+    expect(scanExfiltration(...words(far), () => {})).toBe(true);
+    const past = 'send it to x@collector.example and all secrets';
+    expect(scanExfiltration(...words(past), () => {})).toBe(false);
+    expect(plainExfiltration(...words(past))).toBeUndefined();
   });
 });
 

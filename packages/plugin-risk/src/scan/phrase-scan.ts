@@ -194,19 +194,23 @@ function hidesFromUser(words: Words, i: number): boolean {
 }
 
 /** "send / post / forward ... all / contents / credentials ... to <address>". */
-function scanExfiltration(words: Words, addresses: readonly Address[], report: PhraseReport): boolean {
+export function scanExfiltration(words: Words, addresses: readonly Address[], report: PhraseReport): boolean {
   if (addresses.length === 0) return false;
-  const data = dataPrefix(words);
+  const { count, flags: wordFlags, starts, ends } = words;
   let after = 0; // first address starting at or after the current word
   let before = -1; // last address ending at or before the current word
   let wordAtAddress = 0;
-  for (let i = 0; i < words.count; i++) {
-    const flags = words.flags[i] as number;
-    const start = words.starts[i] as number;
-    const end = words.ends[i] as number;
+  // The first data word after the current one, looked for no further than `wordAtAddress`. The two address
+  // cursors and this one only move forward with the word, so they are moved only at the words that can report:
+  // most words carry neither exfiltration flag and cost one bit test.
+  let data = 0;
+  for (let i = 0; i < count; i++) {
+    const flags = wordFlags[i] as number;
+    if ((flags & (W.EXFIL | W.EXFIL_STRONG)) === 0) continue;
+    const start = starts[i] as number;
+    const end = ends[i] as number;
     while (before + 1 < addresses.length && (addresses[before + 1] as Address).end <= start) before++;
     while (after < addresses.length && (addresses[after] as Address).start < end) after++;
-    if ((flags & (W.EXFIL | W.EXFIL_STRONG)) === 0) continue;
     const next = addresses[after];
     const nearNext = next !== undefined && next.start - end <= EXFIL_REACH;
     if (flags & W.EXFIL_STRONG) {
@@ -218,21 +222,16 @@ function scanExfiltration(words: Words, addresses: readonly Address[], report: P
       continue;
     }
     if (!nearNext) continue;
-    while (wordAtAddress < words.count && (words.starts[wordAtAddress] as number) < next.start) wordAtAddress++;
-    if ((data[wordAtAddress] as number) - (data[i + 1] as number) > 0) {
+    while (wordAtAddress < count && (starts[wordAtAddress] as number) < next.start) wordAtAddress++;
+    // A data word between this one and the address's first word.
+    if (data <= i) data = i + 1;
+    while (data < wordAtAddress && ((wordFlags[data] as number) & W.DATA) === 0) data++;
+    if (data < wordAtAddress) {
       report(PoisonPattern.EXFILTRATION_DIRECTIVE, start);
       return true;
     }
   }
   return false;
-}
-
-/** `prefix[k]` counts the data words among the first k words. */
-function dataPrefix(words: Words): Int32Array {
-  const prefix = new Int32Array(words.count + 1);
-  for (let i = 0; i < words.count; i++)
-    prefix[i + 1] = (prefix[i] as number) + ((words.flags[i] as number) & W.DATA ? 1 : 0);
-  return prefix;
 }
 
 /** An imperative within reach (80 characters) of another exposed tool's name: the seed's rule. */
