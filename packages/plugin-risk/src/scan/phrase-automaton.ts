@@ -26,52 +26,7 @@ export interface Phrase {
 const ASCII = 128;
 const BOUNDARY = Object.freeze({ none: 0, prefix: 1, word: 2 });
 
-/** Texts this long or longer are read as two halves in one loop (`scanTwo`); tests lower it. */
-const TWO_STREAMS_FROM = 16_384;
-export const TWO_STREAMS = { from: TWO_STREAMS_FROM };
-
-interface SecondHalf {
-  starts: Int32Array;
-  ends: Int32Array;
-  flags: Int32Array;
-  flags2: Int32Array;
-  nodes: Int32Array;
-  /** The second half's phrase ends, held back: phrase index and start, in pairs. */
-  phrases: Int32Array;
-}
-
-let second: SecondHalf | undefined;
-
-/** The second half's buffers, reused between scans. */
-function secondBuffers(length: number): SecondHalf {
-  const size = (length >> 1) + 2;
-  if (second === undefined || second.starts.length < size) {
-    const n = Math.max(size, (second?.starts.length ?? 0) * 2);
-    second = {
-      starts: new Int32Array(n),
-      ends: new Int32Array(n),
-      flags: new Int32Array(n),
-      flags2: new Int32Array(n),
-      nodes: new Int32Array(n),
-      phrases: second?.phrases ?? new Int32Array(1024),
-    };
-  }
-  return second;
-}
-
-function grow(array: Int32Array): Int32Array {
-  const bigger = new Int32Array(array.length * 2);
-  bigger.set(array);
-  return bigger;
-}
-
-function isLetter(c: number): boolean {
-  return c - 97 >= 0 && c - 97 < LETTERS;
-}
-
 export class PhraseAutomaton {
-  /** The longest phrase's length: the second half's state is warmed over this many characters. */
-  private readonly depth: number;
   /** Per node, `columns` wide: the next node's row offset, or its bitwise complement when it has outputs. */
   private readonly steps: Int32Array;
   /** The column of each ASCII character: 0 for one no phrase uses. */
@@ -169,7 +124,6 @@ export class PhraseAutomaton {
     this.lengths = Int32Array.from(phrases, (phrase) => phrase.text.length);
     this.boundaries = Uint8Array.from(phrases, (phrase) => BOUNDARY[phrase.boundary]);
     this.used = unitsBeyondAscii(phrases);
-    this.depth = phrases.reduce((deepest, phrase) => Math.max(deepest, phrase.text.length), 0);
   }
 
   /**
@@ -180,10 +134,6 @@ export class PhraseAutomaton {
    * and two chains in one loop overlap where two loops would pay for both.
    */
   scan(text: string, found: (phrase: Phrase, start: number, end: number) => void): void {
-    if (text.length >= TWO_STREAMS.from) {
-      this.scanTwo(text, found);
-      return;
-    }
     const { steps, column, columns, children, emits, fail, outputs, from, lengths, boundaries, used, phrases } = this;
     const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = wordTable();
     const length = text.length;
@@ -247,188 +197,6 @@ export class PhraseAutomaton {
         found(phrases[index] as Phrase, start, i + 1);
       }
     }
-    keepWords({ count, union, starts, ends, flags, flags2, union2, nodes });
-  }
-
-  /**
-   * `scan` for a long text, read as two halves stepped in one loop: each step of one half is a chain of
-   * dependent loads (the phrase table, the word trie), and two independent chains overlap where one waits.
-   * The second half starts at a character after one that is no letter (no word crosses the seam), its phrase
-   * state warmed from `depth` characters before it (an automaton's state depends on no more of the text than
-   * its deepest node), and its words and phrase ends are held back and given after the first half's.
-   */
-  private scanTwo(text: string, found: (phrase: Phrase, start: number, end: number) => void): void {
-    const { steps, column, columns, children, emits, fail, outputs, from, lengths, boundaries, used, phrases } = this;
-    const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = wordTable();
-    const length = text.length;
-    let mid = length >> 1;
-    while (mid < length && isLetter(text.charCodeAt(mid - 1))) mid++;
-    if (mid >= length - 1) {
-      TWO_STREAMS.from = Infinity;
-      try {
-        this.scan(text, found);
-      } finally {
-        TWO_STREAMS.from = TWO_STREAMS_FROM;
-      }
-      return;
-    }
-    const { starts, ends, flags, flags2, nodes } = wordBuffers(length);
-    const later = secondBuffers(length - mid);
-    const { starts: starts2, ends: ends2, flags: flags2b, flags2: flags22, nodes: nodes2 } = later;
-    let heldCount = 0;
-    // The second half's phrase state at `mid`: stepped from the root over the `depth` characters before it.
-    let row2 = 0;
-    for (let i = Math.max(0, mid - this.depth); i < mid; i++) {
-      const c = text.charCodeAt(i);
-      if (c < ASCII) {
-        const step = steps[row2 + (column[c] as number)] as number;
-        row2 = step >= 0 ? step : ~step;
-      } else if (used[c] === 1) {
-        let node = row2 / columns;
-        while (node !== 0 && !(children[node] as Map<number, number>).has(c)) node = fail[node] as number;
-        row2 = ((children[node] as Map<number, number>).get(c) ?? 0) * columns;
-      } else row2 = 0;
-    }
-    let count = 0;
-    let count2 = 0;
-    let union = 0;
-    let union2 = 0;
-    let wordStart = -1;
-    let word = 0;
-    let row = 0;
-    let wordStart2 = -1;
-    let word2 = 0;
-    const span = Math.max(mid, length - mid);
-    for (let k = 0; k <= span; k++) {
-      // The first half, at `k`: one step past its end closes its last word (the character there is no letter).
-      if (k <= mid) {
-        const i = k;
-        const c = i < mid ? text.charCodeAt(i) : 0;
-        const letter = c - 97;
-        if (letter >= 0 && letter < LETTERS) {
-          if (wordStart < 0) {
-            wordStart = i;
-            word = 0;
-          }
-          word = wordNext[word * LETTERS + letter] as number;
-        } else if (wordStart >= 0) {
-          const groups = wordFlags[word] as number;
-          const groups2 = wordFlags2[word] as number;
-          starts[count] = wordStart;
-          ends[count] = i;
-          flags[count] = groups;
-          flags2[count] = groups2;
-          nodes[count] = word === dead ? 0 : word;
-          union |= groups;
-          union2 |= groups2;
-          count++;
-          wordStart = -1;
-        }
-        if (i < mid) {
-          let node = -1;
-          if (c < ASCII) {
-            const step = steps[row + (column[c] as number)] as number;
-            if (step >= 0) row = step;
-            else {
-              row = ~step;
-              node = row / columns;
-            }
-          } else if (used[c] === 1) {
-            node = row / columns;
-            while (node !== 0 && !(children[node] as Map<number, number>).has(c)) node = fail[node] as number;
-            node = (children[node] as Map<number, number>).get(c) ?? 0;
-            row = node * columns;
-            if (emits[node] === 0) node = -1;
-          } else {
-            row = 0;
-            node = emits[0] === 0 ? -1 : 0;
-          }
-          if (node >= 0) {
-            const last = from[node + 1] as number;
-            for (let o = from[node] as number; o < last; o++) {
-              const index = outputs[o] as number;
-              const start = i + 1 - (lengths[index] as number);
-              const boundary = boundaries[index] as number;
-              if (boundary !== BOUNDARY.none && isWordChar(text.charCodeAt(start - 1))) continue;
-              if (boundary === BOUNDARY.word && isWordChar(text.charCodeAt(i + 1))) continue;
-              found(phrases[index] as Phrase, start, i + 1);
-            }
-          }
-        }
-      }
-      // The second half, at `mid + k`, one step past the end of the text likewise.
-      const j = mid + k;
-      if (j <= length) {
-        const c = j < length ? text.charCodeAt(j) : 0;
-        const letter = c - 97;
-        if (letter >= 0 && letter < LETTERS) {
-          if (wordStart2 < 0) {
-            wordStart2 = j;
-            word2 = 0;
-          }
-          word2 = wordNext[word2 * LETTERS + letter] as number;
-        } else if (wordStart2 >= 0) {
-          const groups = wordFlags[word2] as number;
-          const groups2 = wordFlags2[word2] as number;
-          starts2[count2] = wordStart2;
-          ends2[count2] = j;
-          flags2b[count2] = groups;
-          flags22[count2] = groups2;
-          nodes2[count2] = word2 === dead ? 0 : word2;
-          union |= groups;
-          union2 |= groups2;
-          count2++;
-          wordStart2 = -1;
-        }
-        if (j < length) {
-          let node = -1;
-          if (c < ASCII) {
-            const step = steps[row2 + (column[c] as number)] as number;
-            if (step >= 0) row2 = step;
-            else {
-              row2 = ~step;
-              node = row2 / columns;
-            }
-          } else if (used[c] === 1) {
-            node = row2 / columns;
-            while (node !== 0 && !(children[node] as Map<number, number>).has(c)) node = fail[node] as number;
-            node = (children[node] as Map<number, number>).get(c) ?? 0;
-            row2 = node * columns;
-            if (emits[node] === 0) node = -1;
-          } else {
-            row2 = 0;
-            node = emits[0] === 0 ? -1 : 0;
-          }
-          if (node >= 0) {
-            const last = from[node + 1] as number;
-            for (let o = from[node] as number; o < last; o++) {
-              const index = outputs[o] as number;
-              const start = j + 1 - (lengths[index] as number);
-              const boundary = boundaries[index] as number;
-              if (boundary !== BOUNDARY.none && isWordChar(text.charCodeAt(start - 1))) continue;
-              if (boundary === BOUNDARY.word && isWordChar(text.charCodeAt(j + 1))) continue;
-              if (heldCount * 2 + 1 >= later.phrases.length) later.phrases = grow(later.phrases);
-              const h = later.phrases;
-              h[heldCount * 2] = index;
-              h[heldCount * 2 + 1] = start;
-              heldCount++;
-            }
-          }
-        }
-      }
-    }
-    const h = later.phrases;
-    for (let n = 0; n < heldCount; n++) {
-      const index = h[n * 2] as number;
-      const start = h[n * 2 + 1] as number;
-      found(phrases[index] as Phrase, start, start + (lengths[index] as number));
-    }
-    starts.set(starts2.subarray(0, count2), count);
-    ends.set(ends2.subarray(0, count2), count);
-    flags.set(flags2b.subarray(0, count2), count);
-    flags2.set(flags22.subarray(0, count2), count);
-    nodes.set(nodes2.subarray(0, count2), count);
-    count += count2;
     keepWords({ count, union, starts, ends, flags, flags2, union2, nodes });
   }
 }
