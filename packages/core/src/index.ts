@@ -89,7 +89,7 @@ export type { CatalogChange, ImportResult, ToolCatalog, ToolDraft } from './tool
 
 export { Stage } from './stages.js';
 
-export type { StdioHandle, StdioOptions } from './stdio.js';
+export type { StdioHandle, StdioOptions } from './serving.js';
 
 export { MemoryStore } from './store/memory.js';
 export {

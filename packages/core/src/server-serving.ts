@@ -3,7 +3,6 @@ import type { Server, Transport as SdkTransport } from '@modelcontextprotocol/se
 import type { Logger } from './logger.js';
 import type { ServerSdk } from './server-sdk-loader.js';
 import type { HttpHost, HttpListener, HttpServing, ListenOptions } from './serving.js';
-import type { StdioHandle, StdioOptions } from './stdio.js';
 import type { TransportHooks } from './transport-hooks.js';
 import type { ConsentServing } from './upstreaming.js';
 
@@ -64,14 +63,4 @@ export async function listenHttp(
   )) as HttpListener & { readonly url: URL };
   consent.listening(listener.url);
   return listener;
-}
-
-/** Serves stdio (both protocol versions); its code loads only when a server serves stdio. */
-export async function serveStdioOf(
-  server: ServedServer,
-  options: StdioOptions,
-  hooks: TransportHooks,
-): Promise<StdioHandle> {
-  const { serveOverStdio } = await import('./stdio.js');
-  return serveOverStdio(server, options, hooks);
 }

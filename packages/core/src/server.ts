@@ -25,12 +25,12 @@ import type { SkippedTool, SluiceTool, ToolDefinition } from './tool.js';
 import type { ImportResult } from './tool-table.js';
 import { ToolTable } from './tool-table.js';
 import type { HttpListener, ListenOptions } from './serving.js';
-import { httpServing } from './serving.js';
+import { httpServing, stdioServing } from './serving.js';
 import { CallDispatcher } from './server-calls.js';
 import { ServerLifecycle } from './server-lifecycle.js';
-import { connectTransport, listenHttp, serveStdioOf } from './server-serving.js';
+import { connectTransport, listenHttp } from './server-serving.js';
 import type { ListChange } from './transport-hooks.js';
-import type { StdioHandle, StdioOptions } from './stdio.js';
+import type { StdioHandle, StdioOptions } from './serving.js';
 import type { ImportOptions, ImportedFeatures, UpstreamStatus } from './upstreaming.js';
 import { ServerImports } from './server-imports.js';
 import { registerInternals } from './server-internals.js';
@@ -313,11 +313,15 @@ export class SluiceServer {
     return listenHttp(serving, this, options, this.lifecycle.transportHooks, consent);
   }
 
-  /** Serves stdio (both protocol versions). Logs must go to stderr: the default logger does. */
+  /**
+   * Serves stdio (both protocol versions). Logs must go to stderr: the default logger does.
+   * Needs `@sluice/stdio`, imported once anywhere in the program.
+   */
   async serveStdio(options: StdioOptions = {}): Promise<StdioHandle> {
     this.lifecycle.assertOpen();
+    const serving = stdioServing();
     await this.readyToServe();
-    return serveStdioOf(this, options, this.lifecycle.transportHooks);
+    return serving.serve(this, options, this.lifecycle.transportHooks);
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { Readable, Writable } from 'node:stream';
 import type { Server } from '@modelcontextprotocol/server';
 import { CoreErrorCode, SluiceError } from './errors.js';
 import type { Logger } from './logger.js';
@@ -51,4 +52,44 @@ export function httpServing(): HttpServing {
     );
   }
   return serving;
+}
+
+export interface StdioOptions {
+  /** Default `process.stdin`. */
+  stdin?: Readable;
+  /** Default `process.stdout`. Nothing else may write to it. */
+  stdout?: Writable;
+}
+
+export interface StdioHandle {
+  close(): Promise<void>;
+}
+
+/** What serving stdio needs of the server it serves. */
+export interface StdioHost {
+  readonly logger: Logger;
+  createSdkServer(transport: 'stdio'): Server;
+}
+
+/** How `server.serveStdio()` serves: given by `@sluice/stdio` when it is imported. */
+export interface StdioServing {
+  serve(server: StdioHost, options: StdioOptions, hooks: TransportHooks): Promise<StdioHandle>;
+}
+
+let stdio: StdioServing | undefined;
+
+/** Called by `@sluice/stdio` as it loads. */
+export function provideStdioServing(provided: StdioServing): void {
+  stdio = provided;
+}
+
+/** The stdio serving `@sluice/stdio` provided; throws the way to get it when no import did. */
+export function stdioServing(): StdioServing {
+  if (stdio === undefined) {
+    throw new SluiceError(
+      CoreErrorCode.INVALID_STATE,
+      "server.serveStdio() is served by @sluice/stdio: install it and import it once in the program (import '@sluice/stdio')",
+    );
+  }
+  return stdio;
 }

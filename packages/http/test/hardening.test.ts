@@ -8,6 +8,7 @@ import { CoreErrorCode, MemoryStore, adopt, createServer, definePlugin } from '@
 import type { CallToolResult } from '@sluice/core';
 import { captureLogger, createTestKit, textOf } from '@sluice/testing';
 import '@sluice/http';
+import '@sluice/stdio';
 
 const echo = {
   name: 'echo',

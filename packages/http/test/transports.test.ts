@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { z } from 'zod';
 import { createServer, definePlugin, refusal } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/testing';
@@ -116,31 +114,6 @@ describe('Streamable HTTP on loopback', () => {
     await expect(fetch(listener.url, { method: 'POST' })).rejects.toThrow();
     await client.close().catch(() => {});
   });
-});
-
-describe('stdio in a child process', () => {
-  const fixture = fileURLToPath(new URL('../../core/test/fixtures/stdio-server.ts', import.meta.url));
-  for (const era of ERAS) {
-    it(`serves ${era.label} with only protocol messages on stdout`, async () => {
-      const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: ['--conditions=sluice:source', '--import', 'tsx', fixture],
-        cwd: fileURLToPath(new URL('../../..', import.meta.url)),
-        stderr: 'pipe',
-      });
-      let stderr = '';
-      transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const client = new Client({ name: 'c', version: '1' }, { versionNegotiation: { mode: era.mode } });
-      await client.connect(transport);
-      expect(client.getNegotiatedProtocolVersion()).toBe(era.label);
-      const result = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
-      expect(textOf(result)).toBe('5');
-      expect(result._meta).toMatchObject({ stamped: true });
-      await client.close();
-      // The log line went to stderr; had it gone to stdout, the client would have failed to parse it.
-      expect(stderr).toContain('fixture.start');
-    });
-  }
 });
 
 describe('extra routes', () => {

@@ -142,7 +142,7 @@ describe('a state sealed by one replica, answered on another', () => {
 });
 
 describe('an input-required round trip with a stdio upstream', () => {
-  const fixture = fileURLToPath(new URL('../../core/test/fixtures/stdio-asker.ts', import.meta.url));
+  const fixture = fileURLToPath(new URL('../../stdio/test/fixtures/stdio-asker.ts', import.meta.url));
   const connection = {
     type: 'stdio' as const,
     command: process.execPath,

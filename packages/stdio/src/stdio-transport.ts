@@ -1,7 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
-import { rpcErrorBody } from './rpc-error-body.js';
-import { asJsonRpcMessage } from './message-shape.js';
+import { asJsonRpcMessage, rpcErrorBody } from '@sluice/core/internal';
 
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;

@@ -1,21 +1,8 @@
-import type { Readable, Writable } from 'node:stream';
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
-import { importServerPackage, importServerStdio } from './server-sdk-loader.js';
+import type { Logger, StdioHandle, StdioOptions } from '@sluice/core';
+import { importServerPackage, importServerStdio, sendChange } from '@sluice/core/internal';
+import type { TransportHooks } from '@sluice/core/internal';
 import { StdioLineTransport } from './stdio-transport.js';
-import type { Logger } from './logger.js';
-import type { TransportHooks } from './transport-hooks.js';
-import { sendChange } from './transport-hooks.js';
-
-export interface StdioOptions {
-  /** Default `process.stdin`. */
-  stdin?: Readable;
-  /** Default `process.stdout`. Nothing else may write to it. */
-  stdout?: Writable;
-}
-
-export interface StdioHandle {
-  close(): Promise<void>;
-}
 
 interface StdioHost {
   readonly logger: Logger;
@@ -24,7 +11,7 @@ interface StdioHost {
 
 /**
  * stdio for both protocol versions; the SDK pins one server instance per connection. The SDK's server package
- * is loaded as the server loader loads it (see server-sdk-loader.ts): a served server has loaded it already.
+ * is loaded as core's server loader loads it: a served server has loaded it already.
  */
 export async function serveOverStdio(
   host: StdioHost,
