@@ -1,13 +1,8 @@
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
-import type { Logger, StdioHandle, StdioOptions } from '@sluice/core';
+import type { StdioHandle, StdioOptions } from '@sluice/core';
 import { importServerPackage, importServerStdio, sendChange } from '@sluice/core/internal';
-import type { TransportHooks } from '@sluice/core/internal';
+import type { StdioHost, TransportHooks } from '@sluice/core/internal';
 import { StdioLineTransport } from './stdio-transport.js';
-
-interface StdioHost {
-  readonly logger: Logger;
-  createSdkServer(transport: 'stdio'): SdkServer;
-}
 
 /**
  * stdio for both protocol versions; the SDK pins one server instance per connection. The SDK's server package
