@@ -41,5 +41,6 @@ export function packAll(dest) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (process.argv[2] === undefined) throw new Error('usage: node scripts/pack.mjs <folder>');
+  delete process.env.SLUICE_PACKED; // run as a command, it always packs
   process.stdout.write(`packed ${packAll(process.argv[2]).size} packages into ${process.argv[2]}\n`);
 }
