@@ -144,8 +144,9 @@ export class PhraseAutomaton {
     let wordStart = -1; // where the word being read starts, -1 between words
     let word = 0; // its trie node, `dead` once it left the trie
     let row = 0; // the current phrase node's row offset
-    for (let i = 0; i < length; i++) {
-      const c = text.charCodeAt(i);
+    // One step past the end, where a character that is no letter closes the last word.
+    for (let i = 0; i <= length; i++) {
+      const c = i < length ? text.charCodeAt(i) : 0;
       const letter = c - 97;
       if (letter >= 0 && letter < LETTERS) {
         if (wordStart < 0) {
@@ -166,6 +167,7 @@ export class PhraseAutomaton {
         count++;
         wordStart = -1;
       }
+      if (i === length) break;
       let node: number;
       if (c < ASCII) {
         const step = steps[row + (column[c] as number)] as number;
@@ -194,19 +196,6 @@ export class PhraseAutomaton {
         if (boundary === BOUNDARY.word && isWordChar(text.charCodeAt(i + 1))) continue;
         found(phrases[index] as Phrase, start, i + 1);
       }
-    }
-    // The text's end closes its last word (the loop no longer steps past the end to test for it per character).
-    if (wordStart >= 0) {
-      const groups = wordFlags[word] as number;
-      const groups2 = wordFlags2[word] as number;
-      starts[count] = wordStart;
-      ends[count] = length;
-      flags[count] = groups;
-      flags2[count] = groups2;
-      nodes[count] = word === dead ? 0 : word;
-      union |= groups;
-      union2 |= groups2;
-      count++;
     }
     keepWords({ count, union, starts, ends, flags, flags2, union2, nodes });
   }
