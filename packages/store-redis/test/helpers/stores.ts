@@ -26,7 +26,11 @@ export class StoreFactory {
 
   open(options: RedisStoreOptions = {}): TestStore {
     const logs = captureLogger();
-    const store = redisStore({ url: this.redis.url }, { keyPrefix: this.prefix, logger: logs.logger, ...options });
+    // The test's Redis is up: a first connection slower than the default 5 s means a starved machine, not a fault.
+    const store = redisStore(
+      { url: this.redis.url },
+      { keyPrefix: this.prefix, logger: logs.logger, connectTimeoutMs: 30_000, ...options },
+    );
     this.stores.push(store);
     return { store, logs };
   }
