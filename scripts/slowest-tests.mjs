@@ -1,4 +1,5 @@
-// The slowest test files of a vitest run, from its JSON report (`--reporter=json --outputFile.json=<file>`).
+// The slowest test files of a vitest run, from its JSON report (`--reporter=json --outputFile.json=<file>`), and the
+// files that ended last: a long file started late keeps one worker busy after the others have nothing left to run.
 // Usage: node scripts/slowest-tests.mjs <report.json> [count, default 10]
 // A missing or unreadable report is said so (exit 0): this is a summary at the end of CI, not a gate.
 import { readFileSync } from 'node:fs';
@@ -38,6 +39,8 @@ const files = (Array.isArray(report.testResults) ? report.testResults : [])
     seconds: secondsOf(result),
     tests: Array.isArray(result.assertionResults) ? result.assertionResults.length : 0,
     status: typeof result.status === 'string' ? result.status : '?',
+    start: Number.isFinite(result.startTime) ? result.startTime : undefined,
+    end: Number.isFinite(result.endTime) ? result.endTime : undefined,
   }))
   .sort((a, b) => b.seconds - a.seconds);
 const total = files.reduce((sum, f) => sum + f.seconds, 0);
@@ -48,3 +51,14 @@ for (const f of files.slice(0, count))
   console.log(
     `${f.seconds.toFixed(1).padStart(7)} s  ${String(f.tests).padStart(4)} tests  ${f.status.padEnd(6)} ${f.name}`,
   );
+
+const timed = files.filter((f) => f.start !== undefined && f.end !== undefined);
+if (timed.length > 0) {
+  const first = Math.min(...timed.map((f) => f.start));
+  const last = [...timed].sort((a, b) => b.end - a.end).slice(0, 5);
+  console.log('=== the 5 files that ended last (seconds after the first file started) ===');
+  for (const f of last)
+    console.log(
+      `${((f.start - first) / 1000).toFixed(0).padStart(5)} → ${((f.end - first) / 1000).toFixed(0).padStart(4)} s  ${f.name}`,
+    );
+}
