@@ -6,8 +6,8 @@ import type { Logger } from './logger.js';
 import type { Store } from './store/types.js';
 import type { Approver } from './approval.js';
 import { Redactions } from './redactions.js';
-import { AuditLog } from './store/audit-log.js';
-import type { AuditOptions } from './store/audit-log.js';
+import { serverAudit } from './audit.js';
+import type { Audit, AuditOptions } from './audit.js';
 
 /**
  * Tokens for the services in each server's container. `Symbol.for` keys, so
@@ -28,7 +28,7 @@ export const Tokens = Object.freeze({
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast gives the token its service type, which Services reads
   FeatureRequests: Symbol.for('dev.sluice/FeatureRequests') as InjectionToken<FeatureRequests>,
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the cast gives the token its service type, which Services reads
-  Audit: Symbol.for('dev.sluice/Audit') as InjectionToken<AuditLog>,
+  Audit: Symbol.for('dev.sluice/Audit') as InjectionToken<Audit>,
 });
 
 /** What a plugin may resolve: typed shortcuts for the core services, and the container for its own. */
@@ -38,8 +38,8 @@ export interface Services {
   readonly store: Store;
   /** Values masked out of core's log lines that carry upstream text. */
   readonly redactions: Redactions;
-  /** The hash-chained audit log in the store: `audit.append({ kind, ... })` records a decision. */
-  readonly audit: AuditLog;
+  /** The audit log (`@sluice/audit`, hash-chained in the store): `audit.append({ kind, ... })` records a decision. */
+  readonly audit: Audit;
   /** The server's own child container: register or resolve further services by token. */
   readonly container: DependencyContainer;
 }
@@ -72,7 +72,7 @@ export function createServerServices(core: CoreServices): ServerServices {
   const clock = core.clock;
   const store = core.store;
   const redactions = new Redactions();
-  const audit = new AuditLog(store.audit, clock, logger, core.audit);
+  const audit = serverAudit(store.audit, clock, logger, core.audit);
   let child: DependencyContainer | undefined;
   const container = (): DependencyContainer => {
     if (child !== undefined) return child;
@@ -82,7 +82,7 @@ export function createServerServices(core: CoreServices): ServerServices {
     created.register(Tokens.Clock, { useValue: clock });
     created.register(Tokens.Store, { useValue: store });
     created.register(Tokens.Redactions, { useValue: redactions });
-    created.register(Tokens.Audit, { useValue: audit });
+    created.register(Tokens.Audit, { useFactory: audit });
     child = created;
     return created;
   };
@@ -100,7 +100,7 @@ export function createServerServices(core: CoreServices): ServerServices {
       return child === undefined ? redactions : child.resolve(Tokens.Redactions);
     },
     get audit() {
-      return child === undefined ? audit : child.resolve(Tokens.Audit);
+      return child === undefined ? audit() : child.resolve(Tokens.Audit);
     },
     get container() {
       return container();

@@ -324,31 +324,17 @@ function normalize(
   // Plugins may be plain JavaScript: check the shape rather than trust the type.
   const opts = (typeof options === 'string' ? { name: options } : options) as Partial<TapOptions> | null | undefined;
   if (typeof opts !== 'object' || opts === null || typeof opts.name !== 'string' || opts.name.length === 0) {
-    throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" without a name`, {
-      plugin,
-      hook,
-    });
+    throw invalidTap(plugin, hook, 'without a name');
   }
   const stage = opts.stage ?? 0;
-  if (typeof stage !== 'number' || Number.isNaN(stage)) {
-    throw new SluiceError(
-      CoreErrorCode.INVALID_TAP,
-      `Plugin "${plugin}" tapped "${hook}" with a stage that is not a number`,
-      {
-        plugin,
-        hook,
-      },
-    );
-  }
+  if (typeof stage !== 'number' || Number.isNaN(stage))
+    throw invalidTap(plugin, hook, 'with a stage that is not a number');
   const before = opts.before === undefined ? [] : typeof opts.before === 'string' ? [opts.before] : [...opts.before];
   const tools = opts.tools;
   if (tools !== undefined && (typeof tools !== 'function' || !PER_TOOL.has(hook))) {
     const problem =
       typeof tools !== 'function' ? 'that is not a function' : 'but only preCall, postCall and settled taps take it';
-    throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" with \`tools\` ${problem}`, {
-      plugin,
-      hook,
-    });
+    throw invalidTap(plugin, hook, `with \`tools\` ${problem}`);
   }
   const kinds = opts.kinds;
   if (
@@ -358,10 +344,7 @@ function normalize(
     const problem = !PER_KIND.has(hook)
       ? 'but only request and response taps take it'
       : `that is not a list of ${[...GUARDED_KIND_SET].join(', ')}`;
-    throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" with \`kinds\` ${problem}`, {
-      plugin,
-      hook,
-    });
+    throw invalidTap(plugin, hook, `with \`kinds\` ${problem}`);
   }
   return {
     name: opts.name,
@@ -373,6 +356,10 @@ function normalize(
 }
 
 const GUARDED_KIND_SET: ReadonlySet<GuardedKind> = new Set(GUARDED_KINDS);
+
+function invalidTap(plugin: string, hook: HookName, problem: string): SluiceError {
+  return new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" ${problem}`, { plugin, hook });
+}
 
 /** A tap's tool filter, asked once per tool: `true` means the tap is for it, a throw names the plugin. */
 function forTools(tools: ToolFilter, plugin: string, hook: HookName): ToolFilter {
@@ -410,12 +397,7 @@ export function createPluginHooks(coreHooks: CoreHooks, options: FacadeOptions):
         { plugin, hook },
       );
     }
-    if (typeof fn !== 'function') {
-      throw new SluiceError(CoreErrorCode.INVALID_TAP, `Plugin "${plugin}" tapped "${hook}" without a function`, {
-        plugin,
-        hook,
-      });
-    }
+    if (typeof fn !== 'function') throw invalidTap(plugin, hook, 'without a function');
     const { name, stage, before, tools, kinds: asked } = normalize(tapOptions, plugin, hook);
     const adapter = hook in ADAPTERS ? ADAPTERS[hook as AdapterHookName] : undefined;
     for (const ref of before) registry.references.push({ plugin, hook, before: ref });

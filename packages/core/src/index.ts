@@ -92,17 +92,8 @@ export { Stage } from './stages.js';
 export type { StdioHandle, StdioOptions } from './serving.js';
 
 export { MemoryStore } from './store/memory.js';
-export {
-  AuditEventSchema,
-  AuditKind,
-  AuditLog,
-  AuditOptions,
-  MAX_AUDIT_FIELD_CHARS,
-  MAX_AUDIT_PAGE,
-} from './store/audit-log.js';
-export type { AuditEntry, AuditEvent } from './store/audit-log.js';
-export { AuditChainCheck, auditHash } from './store/audit-chain.js';
-export type { AuditFields, AuditProblem, AuditProblemKind, AuditVerification } from './store/audit-chain.js';
+export { AuditKind } from './audit.js';
+export type { Audit, AuditEntry, AuditEvent, AuditOptions } from './audit.js';
 export { AUDIT_GENESIS, MemoryAudit } from './store/memory-audit.js';
 export type {
   Admission,

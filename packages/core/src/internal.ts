@@ -55,3 +55,5 @@ export { requireCjs } from './require-cjs.js';
 export { presentRound, wireStateOf } from './round-presentation.js';
 export { provideUpstreamImporting } from './upstreaming.js';
 export type { ConsentServing, ServerUpstreams, UpstreamHost, UpstreamImporting } from './upstreaming.js';
+export { provideAuditing } from './audit.js';
+export type { Auditing } from './audit.js';

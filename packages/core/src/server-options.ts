@@ -3,7 +3,7 @@ import { z } from 'zod/v4';
 import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { Plugin } from './plugin.js';
-import type { AuditOptions } from './store/audit-log.js';
+import type { AuditOptions } from './audit.js';
 import type { Store } from './store/types.js';
 import type { CredentialVault } from './upstreaming.js';
 
@@ -25,7 +25,7 @@ export interface ServerOptions {
    * the same store: `new CredentialVault(store.credentials, { keys })` of `@sluice/upstream`.
    */
   credentialVault?: CredentialVault;
-  /** The audit log's retention (`maxEntries`, default 100 000), kept in the store. */
+  /** The audit log's retention (`maxEntries`, default 100 000), kept in the store; see `@sluice/audit`. */
   audit?: AuditOptions;
   /** Shown to clients at initialization. */
   instructions?: string;

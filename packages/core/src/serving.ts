@@ -1,6 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Server } from '@modelcontextprotocol/server';
-import { CoreErrorCode, SluiceError } from './errors.js';
+import { capability } from './capability.js';
 import type { Logger } from './logger.js';
 import type { AuthInfo } from './protocol.js';
 import type { Store } from './store/types.js';
@@ -35,24 +35,11 @@ export interface HttpServing {
   listen(server: HttpHost, options: ListenOptions, hooks: TransportHooks): Promise<HttpListener>;
 }
 
-// A capability, not state: which code serves HTTP, the same for every server of this copy of core.
-let serving: HttpServing | undefined;
-
+const http = capability<HttpServing>('server.listen()', '@sluice/http');
 /** Called by `@sluice/http` as it loads. */
-export function provideHttpServing(provided: HttpServing): void {
-  serving = provided;
-}
-
+export const provideHttpServing = http.provide;
 /** The HTTP serving `@sluice/http` provided; throws the way to get it when no import did. */
-export function httpServing(): HttpServing {
-  if (serving === undefined) {
-    throw new SluiceError(
-      CoreErrorCode.INVALID_STATE,
-      "server.listen() is served by @sluice/http: install it and import it once in the program (import '@sluice/http')",
-    );
-  }
-  return serving;
-}
+export const httpServing = http.get;
 
 export interface StdioOptions {
   /** Default `process.stdin`. */
@@ -76,20 +63,8 @@ export interface StdioServing {
   serve(server: StdioHost, options: StdioOptions, hooks: TransportHooks): Promise<StdioHandle>;
 }
 
-let stdio: StdioServing | undefined;
-
+const stdio = capability<StdioServing>('server.serveStdio()', '@sluice/stdio');
 /** Called by `@sluice/stdio` as it loads. */
-export function provideStdioServing(provided: StdioServing): void {
-  stdio = provided;
-}
-
+export const provideStdioServing = stdio.provide;
 /** The stdio serving `@sluice/stdio` provided; throws the way to get it when no import did. */
-export function stdioServing(): StdioServing {
-  if (stdio === undefined) {
-    throw new SluiceError(
-      CoreErrorCode.INVALID_STATE,
-      "server.serveStdio() is served by @sluice/stdio: install it and import it once in the program (import '@sluice/stdio')",
-    );
-  }
-  return stdio;
-}
+export const stdioServing = stdio.get;

@@ -3,7 +3,7 @@ import type { Server } from '@modelcontextprotocol/server';
 import type { DependencyContainer } from 'tsyringe';
 import type { Services } from './container.js';
 import type { Transport } from './context.js';
-import { CoreErrorCode, SluiceError } from './errors.js';
+import { capability } from './capability.js';
 import type { ListenCaller } from './features/feature-guards.js';
 import type { CoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
@@ -91,26 +91,10 @@ export interface UpstreamImporting {
   attach(host: UpstreamHost): ServerUpstreams;
 }
 
-// A capability, not state: which code imports upstreams, the same for every server of this copy of core.
-let importing: UpstreamImporting | undefined;
-
+const importing = capability<UpstreamImporting>('server.import()', '@sluice/upstream');
 /** Called by `@sluice/upstream` as it loads. */
-export function provideUpstreamImporting(provided: UpstreamImporting): void {
-  importing = provided;
-}
-
+export const provideUpstreamImporting = importing.provide;
 /** Whether `@sluice/upstream` was imported in this program. */
-export function upstreamImportingProvided(): boolean {
-  return importing !== undefined;
-}
-
+export const upstreamImportingProvided = (): boolean => importing.provided() !== undefined;
 /** The upstream import `@sluice/upstream` provided; throws the way to get it when no import did. */
-export function upstreamImporting(): UpstreamImporting {
-  if (importing === undefined) {
-    throw new SluiceError(
-      CoreErrorCode.INVALID_STATE,
-      "server.import() is served by @sluice/upstream: install it and import it once in the program (import '@sluice/upstream')",
-    );
-  }
-  return importing;
-}
+export const upstreamImporting = importing.get;

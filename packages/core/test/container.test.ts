@@ -6,6 +6,7 @@ import { inject, injectable } from 'tsyringe';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore, Tokens, createServer, createJsonLogger, definePlugin } from '@sluice/core';
 import { systemClock } from '@sluice/core/internal';
+import { captureLogger } from '../../testing/src/index.js';
 import type { Services, Store } from '@sluice/core';
 
 const quiet = () => createJsonLogger({ level: 'silent', write: () => {} });
@@ -70,6 +71,22 @@ describe("a server's services", () => {
     const resolved = server.container.resolve(Forecasts);
     expect(resolved).toBeInstanceOf(Forecasts);
     expect(resolved.store).toBe(services.store);
+  });
+});
+
+describe('services.audit in a program that does not import @sluice/audit', () => {
+  it('records nothing, says so once naming the import, and is the same object from the container', async () => {
+    const logs = captureLogger();
+    const server = createServer({ name: 's', version: '1', logger: logs.logger });
+    const { audit } = server.services;
+    expect(audit.enabled).toBe(false);
+    expect(await audit.append({ kind: 'ledger.held', tool: 't' })).toBeUndefined();
+    expect(await audit.append({ kind: 'ledger.held', tool: 't' })).toBeUndefined();
+    const said = logs.records.filter((r) => r.event === 'audit.unavailable');
+    expect(said).toHaveLength(1);
+    expect(said[0]?.msg).toContain("import '@sluice/audit'");
+    expect(server.container.resolve(Tokens.Audit)).toBe(audit);
+    await server.close();
   });
 });
 

@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
-import { AuditChainCheck } from '@sluice/core';
-import type { AuditVerification, StoredAuditEntry } from '@sluice/core';
+import { AuditChainCheck } from '@sluice/audit';
+import type { AuditVerification } from '@sluice/audit';
+import type { StoredAuditEntry } from '@sluice/core';
 import { AdminClient } from './admin/client.js';
 import { adminUrl } from './ledger-command.js';
 import type { GatewayConfig } from './config-schema.js';

@@ -1,4 +1,5 @@
-import { AuditOptions, MIN_ROUND_STATE_SECRET_BYTES } from '@sluice/core';
+import { AuditOptions } from '@sluice/audit';
+import { MIN_ROUND_STATE_SECRET_BYTES } from '@sluice/core';
 import { CredentialVaultOptions } from '@sluice/upstream';
 import {
   HttpConnectionSchema,

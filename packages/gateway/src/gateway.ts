@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { MemoryStore, createServer } from '@sluice/core';
 import type { CredentialVault } from '@sluice/upstream';
 import { HttpLimits } from '@sluice/http';
+import '@sluice/audit';
 import '@sluice/stdio';
 import type {
   HttpListener,

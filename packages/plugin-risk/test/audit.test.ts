@@ -5,6 +5,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditEntry, SluiceServer } from '@sluice/core';
 import { textOf } from '@sluice/testing';
+import '@sluice/audit';
 import '@sluice/http';
 import type { ApprovalServer } from './approval-helpers.js';
 import { accept, approvalServer, legacyClient, manualClient, modernClient, no, yes } from './approval-helpers.js';

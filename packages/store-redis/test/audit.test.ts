@@ -1,8 +1,8 @@
 // The audit chain in Redis: two stores under one prefix act as two replicas
 // appending to one chain. Tampering is done the way an intruder with Redis
 // access would, by editing the sorted set directly; `verify()` must name it.
-import { AuditLog } from '@sluice/core';
-import type { AuditVerification } from '@sluice/core';
+import { AuditChainCheck, AuditLog, auditHash } from '@sluice/audit';
+import type { AuditVerification } from '@sluice/audit';
 import { captureLogger } from '@sluice/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startRedis } from './helpers/redis-server.js';
@@ -69,7 +69,6 @@ describe('the audit chain in Redis', () => {
 
   it('detects an entry rewritten with its own hash recomputed: the next one no longer follows it', async () => {
     const { log, key } = await filled(6);
-    const { auditHash } = await import('@sluice/core');
     const member = await memberAt(key, 3);
     const fields = JSON.parse(member) as Record<string, string | number>;
     fields.by = 'nobody';
@@ -122,7 +121,6 @@ describe('the audit chain in Redis', () => {
 
   it('resumes at the anchor when retention trims past the entries a verify has read', async () => {
     const { log } = await filled(12, 10);
-    const { AuditChainCheck } = await import('@sluice/core');
     const check = new AuditChainCheck();
     check.page(await log.read(0, 4));
     // Twenty appends later the first pages are gone; the rest of the check starts at the new anchor.

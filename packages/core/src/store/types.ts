@@ -129,7 +129,7 @@ export interface AuditPage {
 }
 
 /**
- * The audit chain's records in a store. Core's `AuditLog` builds and hashes
+ * The audit chain's records in a store. `AuditLog` of `@sluice/audit` builds and hashes
  * each entry; the store only appends it if nobody appended since (a
  * compare-and-set on the head), trims the oldest past `maxEntries`, and
  * reads pages atomically.

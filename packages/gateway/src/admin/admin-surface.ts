@@ -1,6 +1,6 @@
 import type { RequestListener, ServerResponse } from 'node:http';
 import { SluiceError } from '@sluice/core';
-import type { AuditLog, Logger } from '@sluice/core';
+import type { Audit, Logger } from '@sluice/core';
 import type { CredentialVault } from '@sluice/upstream';
 import type { RouteRequest } from '@sluice/http';
 import type { PendingApproval } from '@sluice/plugin-risk';
@@ -22,7 +22,7 @@ export interface AdminContext extends AdminSources {
   /** The vault of upstream grants; undefined without `credentialVault`. */
   readonly credentials: () => CredentialVault | undefined;
   /** The server's audit log (`GET /admin/v1/audit`). */
-  readonly audit: AuditLog;
+  readonly audit: Audit;
   readonly scopes: readonly string[];
   readonly logger: Logger;
   readonly live: LiveRates;

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { MAX_AUDIT_PAGE } from '@sluice/core';
-import type { AuditLog } from '@sluice/core';
+import { MAX_AUDIT_PAGE } from '@sluice/audit';
+import type { Audit } from '@sluice/core';
 import { HttpProblem } from './http-io.js';
 
 /** Entries per page when the request does not say. */
@@ -20,7 +20,7 @@ export const AuditHeader = Object.freeze({
  * `<seq> <prev>`, `sluice-audit-head` is `<seq> <hash>`, and
  * `sluice-audit-next` (present when the page is full) is the next `after`.
  */
-export async function sendAuditPage(res: ServerResponse, audit: AuditLog, params: URLSearchParams): Promise<void> {
+export async function sendAuditPage(res: ServerResponse, audit: Audit, params: URLSearchParams): Promise<void> {
   const after = whole(params.get('after'), 'after', 0, Number.MAX_SAFE_INTEGER, 0);
   const limit = whole(params.get('limit'), 'limit', 1, MAX_AUDIT_PAGE, DEFAULT_AUDIT_PAGE);
   const page = await audit.read(after, limit);

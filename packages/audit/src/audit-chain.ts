@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AuditAnchor, AuditHead, AuditPage } from './types.js';
+import type { AuditAnchor, AuditHead, AuditPage } from '@sluice/core';
 
 /** An audit entry's fields: flat, strings and numbers only, so that its canonical form is its sorted keys. */
 export type AuditFields = Readonly<Record<string, string | number>>;

@@ -1,9 +1,10 @@
 // The audit log over the memory store: what an append writes, how retention
 // trims, and that any single edit of a kept chain (fuzzed) fails verification.
 import fc from 'fast-check';
-import { AuditChainCheck, AuditLog, CoreErrorCode, MemoryAudit, SluiceError, createServer } from '@sluice/core';
+import { CoreErrorCode, MemoryAudit, SluiceError, createServer } from '@sluice/core';
 import type { AuditPage, Store } from '@sluice/core';
-import { captureLogger } from '../../testing/src/index.js';
+import { captureLogger } from '@sluice/testing';
+import { AuditChainCheck, AuditLog } from '@sluice/audit';
 import { describe, expect, it } from 'vitest';
 
 const clock = { now: () => 1_700_000_000_000 };
@@ -30,6 +31,13 @@ describe('the audit log', () => {
     expect(page.anchor.seq).toBe(3);
     expect((await server.services.audit.verify()).ok).toBe(true);
     await server.close();
+  });
+
+  it('refuses a retention out of bounds when the server is created, naming the option', () => {
+    const make = (maxEntries: number) => () => createServer({ name: 's', version: '1', audit: { maxEntries } });
+    expect(make(0)).toThrow(/maxEntries/);
+    expect(make(10_000_001)).toThrow(/maxEntries/);
+    expect(make(1)).not.toThrow();
   });
 
   it('writes each entry with its number, time, the previous hash and its own', async () => {

@@ -1,31 +1,17 @@
 import { z } from 'zod/v4';
-import type { Clock } from '../clock.js';
-import { CoreErrorCode, SluiceError, messageOf } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { parseOptions } from '../plugin.js';
+import { AUDIT_GENESIS, AuditKind, CoreErrorCode, SluiceError, messageOf, parseOptions } from '@sluice/core';
+import type {
+  Audit,
+  AuditEntry,
+  AuditEvent,
+  AuditPage,
+  AuditRecords,
+  Clock,
+  Logger,
+  StoredAuditEntry,
+} from '@sluice/core';
 import { AuditChainCheck, auditHash } from './audit-chain.js';
 import type { AuditFields, AuditVerification } from './audit-chain.js';
-import { AUDIT_GENESIS } from './memory-audit.js';
-import type { AuditPage, AuditRecords, StoredAuditEntry } from './types.js';
-
-/** What the audit log records: the decisions people and policies make about calls and tools. */
-export const AuditKind = Object.freeze({
-  /** A person was asked to approve a call. */
-  APPROVAL_ASKED: 'approval.asked',
-  /** A person answered (approved, declined or cancelled): `by`, `channel`, `decision`, `reason`. */
-  APPROVAL_ANSWERED: 'approval.answered',
-  /** Nobody answered in time. */
-  APPROVAL_LAPSED: 'approval.lapsed',
-  /** The approval was refused without a person's answer: a tampered or replayed state, a client that cannot ask. */
-  APPROVAL_REFUSED: 'approval.refused',
-  /** An operator approved a tool's current definition in the ledger. */
-  LEDGER_APPROVED: 'ledger.approved',
-  /** An operator revoked a tool in the ledger. */
-  LEDGER_REVOKED: 'ledger.revoked',
-  /** The ledger held a tool whose definition changed since it was approved. */
-  LEDGER_HELD: 'ledger.held',
-} as const);
-export type AuditKind = (typeof AuditKind)[keyof typeof AuditKind];
 
 /** Characters kept of each field; longer text is cut (an upstream or a caller may send anything). */
 export const MAX_AUDIT_FIELD_CHARS = 1024;
@@ -36,40 +22,20 @@ const Field = z
     text.length > MAX_AUDIT_FIELD_CHARS ? `${text.slice(0, MAX_AUDIT_FIELD_CHARS - 1)}\u2026` : text,
   );
 
-/** What a plugin appends: the kind and what it knows of who, what and why. Every field but `kind` is optional. */
+/** `AuditEvent` of `@sluice/core` checked: `kind` one of `AuditKind`, every other field a string, cut to 1 024 characters. */
 export const AuditEventSchema = z
   .object({
     kind: z.enum(Object.values(AuditKind) as [AuditKind, ...AuditKind[]]),
-    /** The tool, as the ledger or the call names it. */
     tool: Field.optional(),
-    /** The upstream's configured name (absent for a local tool). */
     server: Field.optional(),
-    /** Who made the call (`ctx.auth.subject`). */
     caller: Field.optional(),
-    /** Who decided: an operator's name, `client` for the calling client's person, `sluice` for a policy. */
     by: Field.optional(),
-    /**
-     * How: an answer's channel (`elicitation`, `input-required`, `console`, `api`, `cli`, `webhook`), a ledger
-     * decision's (`console`, `admin-api`, `code`, `ledger`), or who was to answer a question (`client`, `operator`).
-     */
     channel: Field.optional(),
-    /** The outcome: `approved`, `declined`, `cancelled`, `timeout`, `invalid`, `unsupported`, ... */
     decision: Field.optional(),
-    /** Why, in words: a person's reason, a refusal's detail, the risk level. */
     reason: Field.optional(),
-    /** Ties the entries of one question together (asked, then answered or lapsed). */
     approval: Field.optional(),
   })
-  .strict();
-export type AuditEvent = z.input<typeof AuditEventSchema>;
-
-/** An entry as exported: the event's fields, its number, time (ms since the epoch), previous hash and own hash. */
-export type AuditEntry = z.output<typeof AuditEventSchema> & {
-  readonly seq: number;
-  readonly at: number;
-  readonly prev: string;
-  readonly hash: string;
-};
+  .strict() satisfies z.ZodType<unknown, AuditEvent>;
 
 export const AuditOptions = z
   .object({
@@ -102,7 +68,7 @@ const APPEND_ATTEMPTS = 64;
  * the store's sake (a failure is logged as `audit.append_failed` with the
  * event), only for a malformed event, a bug in the caller.
  */
-export class AuditLog {
+export class AuditLog implements Audit {
   private readonly maxEntries: number;
   private queue: Promise<unknown> = Promise.resolve();
   private warnedMissing = false;
