@@ -85,6 +85,7 @@ export const provideAuditing = auditing.provide;
 /**
  * A server's audit: made now when `@sluice/audit` is loaded (so bad options
  * throw at construction), else on first use, by then or not at all imported.
+ * Options given without the package throw `INVALID_STATE`, naming it.
  */
 export function serverAudit(
   records: AuditRecords | undefined,
@@ -92,6 +93,8 @@ export function serverAudit(
   logger: Logger,
   options: AuditOptions | undefined,
 ): () => Audit {
+  // Options ask for the log: without its package that is a mistake to say now, not a log that silently records nothing.
+  if (options !== undefined) auditing.get();
   const make = (): Audit => auditing.provided()?.create(records, clock, logger, options) ?? unrecorded(logger);
   let audit = auditing.provided() === undefined ? undefined : make();
   return () => (audit ??= make());

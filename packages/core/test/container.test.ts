@@ -4,7 +4,15 @@ import { fileURLToPath } from 'node:url';
 import 'reflect-metadata';
 import { inject, injectable } from 'tsyringe';
 import { describe, expect, it } from 'vitest';
-import { MemoryStore, Tokens, createServer, createJsonLogger, definePlugin } from '@sluice/core';
+import {
+  CoreErrorCode,
+  MemoryStore,
+  SluiceError,
+  Tokens,
+  createServer,
+  createJsonLogger,
+  definePlugin,
+} from '@sluice/core';
 import { systemClock } from '@sluice/core/internal';
 import { captureLogger } from '../../testing/src/index.js';
 import type { Services, Store } from '@sluice/core';
@@ -87,6 +95,19 @@ describe('services.audit in a program that does not import @sluice/audit', () =>
     expect(said[0]?.msg).toContain("import '@sluice/audit'");
     expect(server.container.resolve(Tokens.Audit)).toBe(audit);
     await server.close();
+  });
+
+  it('refuses audit options at createServer with INVALID_STATE naming the import, rather than record nothing', () => {
+    const error = (() => {
+      try {
+        createServer({ name: 's', version: '1', audit: { maxEntries: 10 } });
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    })();
+    expect(SluiceError.is(error) && error.code).toBe(CoreErrorCode.INVALID_STATE);
+    expect((error as Error).message).toContain("import '@sluice/audit'");
   });
 });
 

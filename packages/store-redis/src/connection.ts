@@ -1,5 +1,19 @@
-import { Redis } from 'ioredis';
-import type { RedisOptions } from 'ioredis';
+import nodeModule from 'node:module';
+import type * as IORedis from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
+
+// ioredis, and the modules it loads, come with the first store that opens a connection of its own, not with the
+// package: a gateway whose config names no Redis imports this package for its config schema only. ioredis is
+// CommonJS, so Node's require loads it at once. `__filename` names this file in the CommonJS build, whose
+// `import.meta` is empty.
+let ioredis: typeof IORedis | undefined;
+function loadIoredis(): typeof IORedis {
+  const url = (import.meta as { url?: string }).url;
+  ioredis ??= nodeModule.createRequire(typeof url === 'string' && url !== '' ? url : __filename)(
+    'ioredis',
+  ) as typeof IORedis;
+  return ioredis;
+}
 
 /** Thrown (and then mapped by the loss policy) when no command can be sent. */
 export class LinkDown extends Error {
@@ -69,7 +83,7 @@ export class Connection {
   ) {
     const settings = ownSettings(connectTimeoutMs);
     if ('url' in target) {
-      this.client = new Redis(target.url, settings);
+      this.client = new (loadIoredis().Redis)(target.url, settings);
       this.where = redactUrl(target.url);
       this.ownsClient = true;
     } else {
