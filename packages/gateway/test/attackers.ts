@@ -26,6 +26,8 @@ export interface Upload {
   readonly sent: number;
   /** Whether the server closed the connection before the uploader reached its cap. */
   readonly cut: boolean;
+  /** How it ended, for a failing assertion's message: the socket error (if any), bytes sent and the answer's start. */
+  readonly how: string;
 }
 
 /**
@@ -38,15 +40,16 @@ export function endlessUpload(url: URL, headers: Record<string, string> = {}): P
     let answer = '';
     let sent = 0;
     let settled = false;
-    const finish = (cut: boolean) => {
+    const finish = (cut: boolean, error?: Error) => {
       if (settled) return;
       settled = true;
       socket.destroy();
       const match = /^HTTP\/1\.1 (\d{3})/.exec(answer);
-      resolve({ status: match ? Number(match[1]) : undefined, sent, cut });
+      const how = `${error ? `socket error ${error.message}` : cut ? 'closed' : 'cap reached'} after ${sent} bytes sent; answer: ${JSON.stringify(answer.slice(0, 120))}`;
+      resolve({ status: match ? Number(match[1]) : undefined, sent, cut, how });
     };
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-    socket.on('error', () => finish(true));
+    socket.on('error', (error) => finish(true, error));
     socket.on('close', () => finish(true));
     const pump = () => {
       while (!settled && sent < UPLOAD_CAP) {

@@ -69,7 +69,7 @@ describe('sluice serve with API keys, against callers that take more than their 
   // Issue 30, item 4: after its 401 an unauthenticated chunked upload was read to its end (54 GiB in 31 s).
   it('stops reading an unauthenticated chunked upload once it has answered 401', async () => {
     const upload = await endlessUpload(gw.url);
-    expect(upload.status).toBe(401);
+    expect(upload.status, upload.how).toBe(401);
     expect(upload.cut).toBe(true);
     expect(upload.sent).toBeLessThan(UPLOAD_CAP);
     expect(alive(gw)).toBe(true);
@@ -82,7 +82,7 @@ describe('sluice serve with API keys, against callers that take more than their 
       authorization: `Bearer ${AGENT_KEY}`,
       'mcp-protocol-version': '2026-07-28',
     });
-    expect(upload.status).toBe(413);
+    expect(upload.status, upload.how).toBe(413);
     expect(upload.cut).toBe(true);
     expect(upload.sent).toBeLessThan(UPLOAD_CAP);
     expect(await normalCall()).toContain('still here');
@@ -91,7 +91,7 @@ describe('sluice serve with API keys, against callers that take more than their 
   // Issue 30, item 4: the admin surface's refusals too.
   it('stops reading an unauthenticated chunked upload to the admin API once it has answered 401', async () => {
     const upload = await endlessUpload(new URL('/admin/v1/ledger/approve', gw.url));
-    expect(upload.status).toBe(401);
+    expect(upload.status, upload.how).toBe(401);
     expect(upload.cut).toBe(true);
     expect(upload.sent).toBeLessThan(UPLOAD_CAP);
   }, 60_000);
