@@ -100,9 +100,15 @@ export function serverAudit(
   return () => (audit ??= make());
 }
 
+/**
+ * The audit of a program without `@sluice/audit`. Typed as `Audit` although it
+ * has no `read()` or `verify()`: those members exist in a program's types only
+ * where it imports the package, and that import provides the log before any
+ * server is made, so this object is never made there.
+ */
 function unrecorded(logger: Logger): Audit {
   let warned = false;
-  return {
+  const audit: Pick<Audit, 'enabled' | 'append'> = {
     enabled: false,
     append() {
       if (!warned)
@@ -114,4 +120,6 @@ function unrecorded(logger: Logger): Audit {
       return Promise.resolve(undefined);
     },
   };
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- needed where @sluice/audit augments Audit
+  return audit as Audit;
 }
