@@ -81,6 +81,8 @@ describe('the Redis store in a Sluice server', () => {
     stores = new StoreFactory(redis);
     const { store, logs } = stores.open({ onRedisLoss: 'failOpen' });
     kit = await guardedKit(store);
+    // Redis must be lost, not never reached: before its first connection a call waits up to the connect timeout.
+    await store.ready();
     await redis.stop();
     await eventually('the store sees Redis gone', () => !store.connected);
     expect(textOf(await kit.call('limited'))).toBe('ran');
