@@ -267,9 +267,12 @@ export class ScriptPool {
           // main thread from then on (see `lowerThreadPriority`).
           const owed = account();
           link.times[Control.THROTTLE_UNTIL] = holdBackUntil(owed);
-          if (owed > 0 && !lowerTried) {
+          // A new worker says which thread it is once it has booted: until then there is nothing to lower, and
+          // the attempt waits for a later tick rather than being spent.
+          const thread = link.times[Control.THREAD_ID] ?? 0;
+          if (owed > 0 && !lowerTried && thread > 0) {
             lowerTried = true;
-            loweredFrom = lowerThreadPriority(link.times[Control.THREAD_ID] ?? 0);
+            loweredFrom = lowerThreadPriority(thread);
           }
           if (busyMs() > limits.cpuMs + OVERRUN_GRACE_MS) {
             stop(

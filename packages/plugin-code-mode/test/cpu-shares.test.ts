@@ -7,6 +7,8 @@ import { CPU_BANK_MS, CpuShares } from '../src/cpu-shares.js';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { SCRIPT_NICE_STEP, ThreadCpuClock, ownThreadId } from '../src/thread-cpu.js';
+import { ScriptPool } from '../src/pool.js';
+import { SandboxLimits } from '../src/options.js';
 
 describe('a CPU share', () => {
   const clock = () => {
@@ -183,15 +185,29 @@ describe('the threads scripts run in', () => {
     const mainNice = before.get(main)!;
     expect(mainNice).toBeLessThanOrEqual(19 - SCRIPT_NICE_STEP);
     // A bank of 200 ms of CPU.
-    const k = (kit = await createTestKit({ plugins: [codeMode({ limits: { cpuSharePerCaller: 0.05 } })] }));
+    const plugin = codeMode({ limits: { cpuSharePerCaller: 0.05 } });
+    const k = (kit = await createTestKit({ plugins: [plugin] }));
     // A short script keeps the main thread's priority: no thread of the process is lowered.
     const short = await k.call('execute_code', { code: 'let n = 0; for (let i = 0; i < 1e3; i++) n += i; return n;' });
     expect(short.isError).toBeFalsy();
     expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
     // A script that spends its caller's bank runs SCRIPT_NICE_STEP below the main thread from then on.
     const caller = new AbortController();
-    const spinning = k.server.call('execute_code', { code: 'for (;;) {}' }, { signal: caller.signal });
-    await expect.poll(() => loweredSince(before, mainNice).length, { timeout: 20_000, interval: 20 }).toBe(1);
+    let ended: string | undefined;
+    const spinning = k.server.call('execute_code', { code: 'for (;;) {}' }, { signal: caller.signal }).then(
+      (result) => void (ended ??= JSON.stringify(result).slice(0, 300)),
+      (error: unknown) => void (ended ??= String(error)),
+    );
+    // Until the script's thread is lowered, or the script ends first (which the assertion below reports).
+    await expect
+      .poll(() => loweredSince(before, mainNice).length === 1 || ended !== undefined, { timeout: 20_000, interval: 20 })
+      .toBe(true);
+    expect(ended, 'the spinning script ended before its thread was lowered').toBeUndefined();
+    const newThreads = [...threadNices()].filter(([id]) => !before.has(id));
+    expect(
+      loweredSince(before, mainNice).length,
+      `one new thread lowered to ${mainNice + SCRIPT_NICE_STEP}; new threads and their nice values: ${JSON.stringify(newThreads)}, CPU charged ${plugin.scripts().cpuChargedMs} ms`,
+    ).toBe(1);
     // Nothing else is lowered: the main thread and every thread that was there before keep their priority.
     const during = threadNices();
     expect(during.get(main)).toBe(mainNice);
@@ -199,12 +215,51 @@ describe('the threads scripts run in', () => {
     // A spinning script does not hear its cancellation: its worker is ended, and the next script runs on another,
     // at the main thread's priority.
     caller.abort();
-    await spinning.catch(() => undefined);
+    await spinning;
     await expect
       .poll(() => [...threadNices().values()].every((nice) => nice === mainNice), { timeout: 20_000 })
       .toBe(true);
     await once(k);
     expect([...threadNices().values()].every((nice) => nice === mainNice)).toBe(true);
+  });
+
+  it('is lowered on a new worker whose caller owes CPU before the worker has said which thread it is', async () => {
+    if (process.platform !== 'linux') return;
+    const main = ownThreadId();
+    const before = threadNices();
+    const mainNice = before.get(main)!;
+    // A watchdog tick every 10 ms: the first comes long before a new worker has started and written its thread id.
+    const limits = SandboxLimits.parse({ cpuMs: 100, timeoutMs: 20_000 });
+    const pool = new ScriptPool();
+    const caller = new AbortController();
+    try {
+      const outcome = pool.run({
+        source: 'for (;;) {}',
+        layout: {},
+        limits,
+        signal: caller.signal,
+        // The script calls no tool.
+        call: () => Promise.resolve({ ok: false, code: 'UNKNOWN_TOOL', message: 'no tools here' }),
+        onFault: () => {},
+        // A caller that owes CPU from the start (its other scripts spent it): held back, and lowered.
+        charge: () => 60_000,
+      });
+      let ended: string | undefined;
+      void outcome.then((result) => void (ended = JSON.stringify(result).slice(0, 300)));
+      await expect
+        .poll(() => loweredSince(before, mainNice).length === 1 || ended !== undefined, {
+          timeout: 20_000,
+          interval: 20,
+        })
+        .toBe(true);
+      expect(ended, 'the script ended before its thread was lowered').toBeUndefined();
+      expect(loweredSince(before, mainNice)).toHaveLength(1);
+      caller.abort();
+      await outcome;
+    } finally {
+      caller.abort();
+      await pool.close();
+    }
   });
 
   it('get their priority back after a lowered script, where the gateway may raise it; else their worker ends', async () => {
