@@ -101,15 +101,25 @@ describe('Streamable HTTP on loopback', () => {
     const server = createServer({ name: 'drain', version: '1', logger });
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    server.tool({ name: 'slow', handler: async () => (await gate, { content: [{ type: 'text', text: 'done' }] }) });
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    server.tool({
+      name: 'slow',
+      handler: async () => {
+        started();
+        await gate;
+        return { content: [{ type: 'text', text: 'done' }] };
+      },
+    });
     const listener = await server.listen();
     const client = new Client({ name: 'c', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(listener.url));
-    const running = client.callTool({ name: 'slow', arguments: {} });
-    await new Promise((r) => setTimeout(r, 50));
+    const call = client.callTool({ name: 'slow', arguments: {} });
+    // Closing while the call runs: a call that has not reached the server yet is refused, as it should be.
+    await running;
     const closing = server.close();
     release();
-    expect(textOf(await running)).toBe('done');
+    expect(textOf(await call)).toBe('done');
     await closing;
     await expect(fetch(listener.url, { method: 'POST' })).rejects.toThrow();
     await client.close().catch(() => {});
