@@ -6,6 +6,12 @@ import net from 'node:net';
 /** What an endless uploader sends at most before the test calls the server's reading unbounded. */
 export const UPLOAD_CAP = 64 * 2 ** 20;
 const CHUNK = Buffer.alloc(64 * 1024, 'x');
+/**
+ * `CHUNK` framed for a chunked body, built once. The uploader writes it from `drain`, straight after the event
+ * loop has read what the server sent; an allocation there could start a long collection on a loaded machine,
+ * after which the write fails on the server's reset before the answer already received is read.
+ */
+const FRAMED = Buffer.concat([Buffer.from(`${CHUNK.length.toString(16)}\r\n`), CHUNK, Buffer.from('\r\n')]);
 
 /** The head of a JSON POST to `url`, written by hand onto a raw socket. */
 export function postHead(url: URL, headers: Record<string, string>): string {
@@ -54,8 +60,7 @@ export function endlessUpload(url: URL, headers: Record<string, string> = {}): P
     const pump = () => {
       while (!settled && sent < UPLOAD_CAP) {
         sent += CHUNK.length;
-        const framed = Buffer.concat([Buffer.from(`${CHUNK.length.toString(16)}\r\n`), CHUNK, Buffer.from('\r\n')]);
-        if (!socket.write(framed)) return void socket.once('drain', pump);
+        if (!socket.write(FRAMED)) return void socket.once('drain', pump);
       }
       if (sent >= UPLOAD_CAP) finish(false);
     };
