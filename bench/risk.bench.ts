@@ -158,6 +158,16 @@ const crafted: Array<[string, string]> = [
   ['URL "?a=AB" placeholders too short', repeatTo('https://x.example/p?a=AB conversation ')],
   ['"instead of tool_1 " with 1,000 other tools', repeatTo('instead of tool_1 ')],
   ['"when tool_1 is " with 1,000 other tools', repeatTo('when tool_1 is ')],
+  // A full-width letter every ~80 characters: the skeleton in pieces, its lower case read through them (pass eleven).
+  ['pieces: "<!-- ## system [admin: x " never closed', repeatTo(`\uFF58 ${'<!-- ## system [admin: x '.repeat(3)}`)],
+  [
+    'pieces: "send all a@b.co http://x.example/?a= "',
+    repeatTo(`\uFF58 ${'send all a@b.co http://x.example/?a= '.repeat(2)}`),
+  ],
+  [
+    'pieces: "instead of tool_1 when tool_2 is called "',
+    repeatTo(`\uFF58 ${'instead of tool_1 when tool_2 is called '.repeat(2)}`),
+  ],
 ];
 const craftedRows = crafted.map(([input, text]) => {
   scanText(text, '/description', { otherTools });

@@ -17,7 +17,7 @@ import { lexiconDefinition, scanLexicon } from '../src/scan/lexicon.js';
 import { disguisesBuffer, isUndisguised, scanCharacters } from '../src/scan/unicode-scan.js';
 import { W, tokenize } from '../src/scan/words.js';
 import type { Words } from '../src/scan/words.js';
-import { scanExfiltration } from '../src/scan/phrase-scan.js';
+import { LowerText, scanExfiltration } from '../src/scan/phrase-scan.js';
 import { findAddresses } from '../src/scan/addresses.js';
 import type { Address } from '../src/scan/addresses.js';
 import { PoisonPattern, scanText, scanTool } from '@sluice/plugin-risk';
@@ -262,6 +262,8 @@ describe('skeleton', () => {
       '\ud801',
       '\udc00',
       '\u{10400}',
+      'ẞ',
+      'ς',
     );
     const part = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 6 }),
@@ -276,8 +278,23 @@ describe('skeleton', () => {
         expect(pieces.join()).toBe(whole);
         expect(pieces.length).toBe(whole.length);
         expect(pieces.lower()).toBe(whole.toLowerCase());
+        // The lower case the scan reads, never joined: the same units at the same offsets.
+        const lowered = pieces.lowerView();
+        const lower = whole.toLowerCase();
+        expect(typeof lowered === 'string' ? lowered : lowered.join()).toBe(lower);
+        expect(lowered.length).toBe(lower.length);
+        for (const search of ['Σ?', 'σ ', 'a?', '?', 'i̇', '\u00ad\u00ad', 'ß k', '\udc00y']) {
+          expect(lowered.includes(search)).toBe(lower.includes(search));
+          expect(lowered.lastIndexOf(search)).toBe(lower.lastIndexOf(search));
+        }
         // Reading from anywhere, in any order (the cursor moves both ways and jumps).
         for (const pick of picks) {
+          const from = (pick % (lower.length + 4)) - 2;
+          expect(lowered.charCodeAt(from)).toBe(lower.charCodeAt(from));
+          for (const search of ['σ?', ' a', '??', 'i̇', '\ud801\udc28', lower.slice(Math.max(0, from), from + 3)]) {
+            expect(lowered.indexOf(search, from)).toBe(lower.indexOf(search, from));
+            expect(lowered.startsWith(search, from)).toBe(lower.startsWith(search, from));
+          }
           const at = (pick % (whole.length + 2)) - 1;
           expect(pieces.charCodeAt(at)).toBe(whole.charCodeAt(at));
           expect(pieces.indexOf('?', at)).toBe(whole.indexOf('?', at));
@@ -360,6 +377,49 @@ describe('skeleton', () => {
   });
 });
 
+/** The plain definition of what an automaton finds: every occurrence of every phrase whose boundaries hold. */
+function plainSearch(phrases: readonly Phrase[], input: string): string[] {
+  const found: string[] = [];
+  phrases.forEach((phrase, index) => {
+    for (let at = input.indexOf(phrase.text); at !== -1; at = input.indexOf(phrase.text, at + 1)) {
+      const end = at + phrase.text.length;
+      if (phrase.boundary !== 'none' && isWordChar(input.charCodeAt(at - 1))) continue;
+      if (phrase.boundary === 'word' && isWordChar(input.charCodeAt(end))) continue;
+      found.push(`${index}@${at}-${end}`);
+    }
+  });
+  return found.sort();
+}
+
+/** `text` held as pieces cut at `cuts` (taken modulo its length), as a skeleton in pieces holds it. */
+function inPieces(text: string, cuts: readonly number[]): Pieces {
+  const at = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((a, b) => a - b);
+  const pieces = new Pieces();
+  let from = 0;
+  for (const cut of [...at, text.length]) {
+    pieces.push(text.slice(from, cut));
+    from = Math.max(from, cut);
+  }
+  return pieces;
+}
+
+/** Each phrase the automaton reports, in the order reported, on a string or on the same text in pieces. */
+function automatonOrder(automaton: PhraseAutomaton, input: string | Pieces): string[] {
+  const found: string[] = [];
+  const report = (phrase: Phrase, start: number, end: number) =>
+    found.push(`${automaton.phrases.indexOf(phrase)}@${start}-${end}`);
+  if (typeof input === 'string') automaton.scan(input, report);
+  else automaton.scanParts(input, report);
+  return found;
+}
+
+/** What the automaton reports on `input`, written as `plainSearch` writes it. */
+function automatonFinds(automaton: PhraseAutomaton, input: string): string[] {
+  const found: string[] = [];
+  automaton.scan(input, (phrase, start, end) => found.push(`${automaton.phrases.indexOf(phrase)}@${start}-${end}`));
+  return found.sort();
+}
+
 describe('PhraseAutomaton', () => {
   const phrases: Phrase[] = [
     { text: 'ignore', boundary: 'word', concept: 0 },
@@ -378,19 +438,6 @@ describe('PhraseAutomaton', () => {
     { text: 'b\u{1d422}', boundary: 'word', concept: 6 },
   ];
   const automaton = new PhraseAutomaton(phrases);
-  /** The plain definition: every occurrence of every phrase whose boundaries hold. */
-  const reference = (input: string): string[] => {
-    const found: string[] = [];
-    phrases.forEach((phrase, index) => {
-      for (let at = input.indexOf(phrase.text); at !== -1; at = input.indexOf(phrase.text, at + 1)) {
-        const end = at + phrase.text.length;
-        if (phrase.boundary !== 'none' && isWordChar(input.charCodeAt(at - 1))) continue;
-        if (phrase.boundary === 'word' && isWordChar(input.charCodeAt(end))) continue;
-        found.push(`${index}@${at}-${end}`);
-      }
-    });
-    return found.sort();
-  };
   const words = fc
     .array(
       fc.oneof(
@@ -418,11 +465,62 @@ describe('PhraseAutomaton', () => {
   it('reports every phrase occurrence the plain search finds, and no other', () => {
     fc.assert(
       fc.property(words, (input) => {
-        const found: string[] = [];
-        automaton.scan(input, (phrase, start, end) => found.push(`${phrases.indexOf(phrase)}@${start}-${end}`));
-        expect(found.sort()).toEqual(reference(input));
+        expect(automatonFinds(automaton, input)).toEqual(plainSearch(phrases, input));
       }),
       { numRuns: 3_000 },
+    );
+  });
+
+  it('reports the same phrases in the same order from a text in pieces as from the string', () => {
+    fc.assert(
+      fc.property(words, fc.array(fc.nat(), { maxLength: 10 }), (input, cuts) => {
+        const pieces = inPieces(input, cuts);
+        expect(pieces.join()).toBe(input);
+        expect(automatonOrder(automaton, pieces)).toEqual(automatonOrder(automaton, input));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+});
+
+describe("the lexicon's automaton beyond ASCII", () => {
+  const { automaton } = lexiconDefinition();
+  const { phrases } = automaton;
+  // The phrases with code units beyond ASCII (Cyrillic, Greek, CJK, Hangul, accented Latin), and their pieces: a
+  // piece leaves the automaton partway down a phrase, where its next step on such a unit follows the failure links.
+  const beyond = phrases.map((phrase) => phrase.text).filter((text) => /[^ -~]/.test(text));
+  const piece = fc
+    .tuple(fc.constantFrom(...beyond), fc.nat(), fc.nat())
+    .map(([text, a, b]) => text.slice(Math.min(a, b) % (text.length + 1), (Math.max(a, b) % (text.length + 1)) + 1));
+  const input = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom(...beyond),
+        piece,
+        piece,
+        fc.constantFrom(' ', 'e', 'n', "n'", '.', 'ß', 'é', '不', 'и'),
+        fc.string({ maxLength: 3, unit: 'binary' }),
+      ),
+      { maxLength: 16 },
+    )
+    .map((parts) => parts.join(''));
+
+  it('finds what the plain search finds, its steps on those units read from its flat tables', () => {
+    expect(beyond.length).toBeGreaterThan(300);
+    fc.assert(
+      fc.property(input, (text) => {
+        expect(automatonFinds(automaton, text)).toEqual(plainSearch(phrases, text));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('finds the same, in the same order, in the text held as pieces (a unit beyond ASCII cut from its phrase)', () => {
+    fc.assert(
+      fc.property(input, fc.array(fc.nat(), { maxLength: 8 }), (text, cuts) => {
+        expect(automatonOrder(automaton, inPieces(text, cuts))).toEqual(automatonOrder(automaton, text));
+      }),
+      { numRuns: 2_000 },
     );
   });
 });
@@ -470,7 +568,7 @@ describe('the lexicon rules', () => {
     fc.assert(
       fc.property(lowerText, fc.boolean(), (lower, isKey) => {
         const found: string[] = [];
-        scanLexicon(lower, isKey, (pattern, index, _target, severity) =>
+        scanLexicon(new LowerText(lower), isKey, (pattern, index, _target, severity) =>
           found.push(`${pattern}@${index}:${severity ?? ''}`),
         );
         expect(found).toEqual(reference(lower, isKey));
@@ -488,7 +586,7 @@ describe('the lexicon rules', () => {
           .reduce((a, b) => (b.text.length < a.length ? b.text : a), 'x'.repeat(99));
       const lower = rule.concepts.map(shortest).join(' ');
       const found: string[] = [];
-      scanLexicon(lower, false, (pattern, index, _target, severity) =>
+      scanLexicon(new LowerText(lower), false, (pattern, index, _target, severity) =>
         found.push(`${pattern}@${index}:${severity ?? ''}`),
       );
       expect(found).toEqual(reference(lower, false));
@@ -531,6 +629,22 @@ describe('the words the phrase automaton tags in its pass', () => {
         automaton.scan(input, () => {});
         const fused = plain(taggedWords());
         expect(fused).toEqual(plain(tokenize(input)));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('are the same when the text is read in pieces, a word or a phrase cut between them', () => {
+    const lexicon = lexiconDefinition().automaton;
+    fc.assert(
+      fc.property(prose, fc.array(fc.nat(), { maxLength: 12 }), (input, cuts) => {
+        const pieces = inPieces(input, cuts);
+        for (const reader of [automaton, lexicon]) {
+          const order = automatonOrder(reader, input);
+          const whole = plain(taggedWords());
+          expect(automatonOrder(reader, pieces)).toEqual(order);
+          expect(plain(taggedWords())).toEqual(whole);
+        }
       }),
       { numRuns: 3_000 },
     );
@@ -589,7 +703,7 @@ describe('the exfiltration signature', () => {
     fc.assert(
       fc.property(text, (input) => {
         const words = tokenize(input);
-        const addresses = findAddresses(input);
+        const addresses = findAddresses(new LowerText(input));
         const reported: number[] = [];
         const found = scanExfiltration(words, addresses, (_pattern, index) => reported.push(index));
         const expected = plainExfiltration(words, addresses);
@@ -601,7 +715,7 @@ describe('the exfiltration signature', () => {
   });
 
   it('finds a data word far from the verb, and none past the address', () => {
-    const words = (input: string) => [tokenize(input), findAddresses(input)] as const;
+    const words = (input: string) => [tokenize(input), findAddresses(new LowerText(input))] as const;
     const far = `send ${'x '.repeat(40)}secrets to x@collector.example`;
     expect(scanExfiltration(...words(far), () => {})).toBe(plainExfiltration(...words(far)) !== undefined);
     expect(scanExfiltration(...words(far), () => {})).toBe(true);

@@ -1,3 +1,5 @@
+import type { LowerText } from './phrase-scan.js';
+
 /** An email address or URL in a text: where exfiltration directives point. */
 export interface Address {
   readonly start: number;
@@ -12,7 +14,7 @@ const MAX_LOCAL_PART = 64;
  * start. Hand-written: every character is looked at a bounded number of
  * times, whatever the input.
  */
-export function findAddresses(lower: string): Address[] {
+export function findAddresses(lower: LowerText): Address[] {
   const emails = findEmails(lower);
   const urls = findUrls(lower);
   if (urls.length === 0) return emails;
@@ -22,7 +24,7 @@ export function findAddresses(lower: string): Address[] {
 
 const NONE: Address[] = [];
 
-function findEmails(lower: string): Address[] {
+function findEmails(lower: LowerText): Address[] {
   let at = lower.indexOf('@');
   if (at === -1) return NONE;
   const out: Address[] = [];
@@ -38,7 +40,7 @@ function findEmails(lower: string): Address[] {
   return out;
 }
 
-function findUrls(lower: string): Address[] {
+function findUrls(lower: LowerText): Address[] {
   let at = lower.indexOf('http');
   if (at === -1) return NONE;
   const out: Address[] = [];
@@ -56,7 +58,7 @@ function findUrls(lower: string): Address[] {
   return out;
 }
 
-function isDomain(lower: string, start: number, end: number): boolean {
+function isDomain(lower: LowerText, start: number, end: number): boolean {
   // Searched within the domain only: a search past its start would make many addresses quadratic.
   let dot = end - 1;
   while (dot > start && lower.charCodeAt(dot) !== 46) dot--;

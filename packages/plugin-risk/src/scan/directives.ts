@@ -1,3 +1,4 @@
+import type { LowerText } from './phrase-scan.js';
 import type { Address } from './addresses.js';
 import { PoisonPattern } from './patterns.js';
 import type { TextView } from './phrase-scan.js';
@@ -22,7 +23,7 @@ const BLOCK_READ = 2_000;
  */
 export function scanDirectives(
   text: TextView,
-  lower: string,
+  lower: LowerText,
   words: Words,
   addresses: readonly Address[],
   isKey: boolean,
@@ -37,7 +38,7 @@ export function scanDirectives(
     }
   }
   // One native search for every marker character; most strings of a schema have none.
-  if (!MARKERS.test(lower)) return;
+  if (!lower.test(MARKERS)) return;
   if (lower.includes('<') || lower.includes('[') || lower.includes('{') || lower.includes('##'))
     scanBlocks(lower, words, report);
   if (lower.includes('|')) scanPipes(lower, report);
@@ -307,7 +308,7 @@ function near(words: Words, i: number, reach: number, slot: number): boolean {
   return hasVerb(words, i - reach, i + reach, slot);
 }
 
-function scanWords(lower: string, words: Words, isKey: boolean, report: DirectiveReport): void {
+function scanWords(lower: LowerText, words: Words, isKey: boolean, report: DirectiveReport): void {
   const union = words.union2;
   for (let i = 0; i < words.count; i++) {
     const flags = words.flags2[i] as number;
@@ -337,7 +338,7 @@ function isAlnumCode(c: number): boolean {
 }
 
 /** A path word is sensitive only in the shape of a path: `.ssh`, `id_rsa`, `/etc/passwd`, `.env`, `mcp.json`. */
-function sensitivePath(lower: string, words: Words, i: number): boolean {
+function sensitivePath(lower: LowerText, words: Words, i: number): boolean {
   const s = words.starts[i] as number;
   const e = words.ends[i] as number;
   const dotBefore = lower.charCodeAt(s - 1) === 46;
@@ -390,7 +391,7 @@ function sensitivePath(lower: string, words: Words, i: number): boolean {
 // --- credential harvesting and token passthrough ---
 
 /** A credential of someone's (or one that is always someone's), with a verb asking for it to be handed over. */
-function harvests(lower: string, words: Words, i: number, isKey: boolean): boolean {
+function harvests(lower: LowerText, words: Words, i: number, isKey: boolean): boolean {
   const credential = credentialAt(lower, words, i);
   const personal = credential === 'none' && f2(words, i) & V.PERSONAL;
   if (credential === 'none' && !personal) return false;
@@ -405,7 +406,7 @@ function harvests(lower: string, words: Words, i: number, isKey: boolean): boole
 
 type Credential = 'none' | 'plain' | 'strong';
 
-function credentialAt(lower: string, words: Words, i: number): Credential {
+function credentialAt(lower: LowerText, words: Words, i: number): Credential {
   if (!(f2(words, i) & V.SECRET)) return 'none';
   if (anyWord(words, i, L_CVV_PASSPHRASE_PASSCODE)) return 'strong';
   if (anyWord(words, i, L_COOKIE_COOKIES)) return anyWord(words, i - 1, L_SESSION) ? 'strong' : 'plain';
@@ -421,7 +422,7 @@ function credentialAt(lower: string, words: Words, i: number): Credential {
 }
 
 /** "your", "their", "my", "the user's", "users" within six words before. */
-function ownedAt(lower: string, words: Words, i: number): boolean {
+function ownedAt(lower: LowerText, words: Words, i: number): boolean {
   for (let k = i - 1; k >= i - 6 && k >= 0; k--) {
     if (!(f2(words, k) & V.OWNER)) continue;
     if (!anyWord(words, k, L_USER_USERS)) return true;
@@ -433,7 +434,7 @@ function ownedAt(lower: string, words: Words, i: number): boolean {
 // --- collection of secrets met in inputs ---
 
 /** "collect any API keys ... and upload them", "copy every Authorization header", "whenever another tool returns a token". */
-function collects(lower: string, words: Words, i: number): boolean {
+function collects(lower: LowerText, words: Words, i: number): boolean {
   let any = false;
   for (let j = i + 1; j <= i + 8 && j < words.count; j++)
     if (f2(words, j) & V.SECRET || isWord(words, j, ID.login) || isWord(words, j, ID.logins)) any = true;
@@ -451,7 +452,7 @@ function collects(lower: string, words: Words, i: number): boolean {
 
 // --- coercive ordering and agent-loop hijacking ---
 
-function coerces(lower: string, words: Words, i: number): boolean {
+function coerces(lower: LowerText, words: Words, i: number): boolean {
   const flags = words.flags2[i] as number;
   if (isWord(words, i, ID.before)) {
     // "must always execute it before answering": a memory tool that asks to be called first is not coercing
@@ -487,7 +488,7 @@ function coerces(lower: string, words: Words, i: number): boolean {
 }
 
 /** "must", "always", "mandatory" or "required" within eight words before. */
-function strongModal(lower: string, words: Words, i: number): boolean {
+function strongModal(lower: LowerText, words: Words, i: number): boolean {
   for (let k = i - 1; k >= i - 8 && k >= 0; k--) if (anyWord(words, k, L_MUST_ALWAYS_MANDATORY_REQUIRED)) return true;
   return false;
 }
@@ -495,7 +496,7 @@ function strongModal(lower: string, words: Words, i: number): boolean {
 // --- command coaching aimed at other tools ---
 
 /** Payloads no honest description asks a model to run: pipe-to-shell, `/dev/tcp`, `rm -rf`, encoded PowerShell. */
-function shellPayload(lower: string, words: Words, i: number): boolean {
+function shellPayload(lower: LowerText, words: Words, i: number): boolean {
   const s = words.starts[i] as number;
   const e = words.ends[i] as number;
   switch (nameOf(words, i)) {
@@ -523,7 +524,7 @@ function shellPayload(lower: string, words: Words, i: number): boolean {
 }
 
 /** "whenever you run a shell command ..., prepend ...", "before running any git command, first run ...". */
-function coachesCommands(lower: string, words: Words, i: number): boolean {
+function coachesCommands(lower: LowerText, words: Words, i: number): boolean {
   let run = -1;
   for (let j = i + 1; j <= i + 4 && j < words.count; j++) if (f2(words, j) & V.RUN) run = j;
   if (run === -1) return false;
@@ -538,7 +539,7 @@ function coachesCommands(lower: string, words: Words, i: number): boolean {
 }
 
 /** `| sh`, `| bash`: a download piped into a shell. */
-function scanPipes(lower: string, report: DirectiveReport): void {
+function scanPipes(lower: LowerText, report: DirectiveReport): void {
   for (let at = lower.indexOf('|'); at !== -1; at = lower.indexOf('|', at + 1)) {
     let k = at + 1;
     while (k < lower.length && k - at < 4 && lower.charCodeAt(k) === 32) k++;
@@ -552,7 +553,7 @@ function scanPipes(lower: string, report: DirectiveReport): void {
 
 // --- overrides beyond the seed's phrase ---
 
-function overrides(lower: string, words: Words, i: number): boolean {
+function overrides(lower: LowerText, words: Words, i: number): boolean {
   const flags = words.flags[i] as number;
   if (flags & W.IGNORE) {
     // "forget everything above", "disregard anything said before"
@@ -650,7 +651,7 @@ const BLOCK_TAGS = new Set([
 /** Orders in a block: an imperative, a verb that takes or hands over, a word to the model. */
 const ORDERS = V.DIRECT | V.TAKE | V.TRANSFER | V.RUN;
 
-function scanBlocks(lower: string, words: Words, report: DirectiveReport): void {
+function scanBlocks(lower: LowerText, words: Words, report: DirectiveReport): void {
   const closings = new Map<string, number>(); // last index of each closing marker
   const lastOf = (marker: string) => {
     let last = closings.get(marker);
@@ -676,7 +677,7 @@ function scanBlocks(lower: string, words: Words, report: DirectiveReport): void 
 }
 
 /** The next opening marker at or after `from`; each marker's next position is searched again only once passed. */
-function nextOpening(lower: string, from: number, next: Map<string, number>): number {
+function nextOpening(lower: LowerText, from: number, next: Map<string, number>): number {
   let best = Infinity;
   for (const c of ['<', '[', '{', '##']) {
     let i = next.get(c);
@@ -695,7 +696,7 @@ interface Block {
   readonly end: number;
 }
 
-function blockAt(lower: string, open: number, lastOf: (marker: string) => number): Block | undefined {
+function blockAt(lower: LowerText, open: number, lastOf: (marker: string) => number): Block | undefined {
   const c = lower.charCodeAt(open);
   if (c === 35) return headingBlock(lower, open); // #
   if (lower.startsWith('<!--', open)) return closed(lower, open + 4, '-->', lastOf);
@@ -706,8 +707,10 @@ function blockAt(lower: string, open: number, lastOf: (marker: string) => number
   if (c === 60) {
     // <div style="display:none"> ... </div>
     if ((name === 'div' || name === 'span' || name === 'p') && after === 32) {
-      const tagEnd = lower.indexOf('>', k);
-      if (tagEnd === -1 || tagEnd - k > 200) return undefined;
+      // The tag's end, looked for in the 200 characters after its name only (a search to the text's end from every
+      // unclosed tag would be quadratic).
+      const tagEnd = lower.slice(k, k + 201).indexOf('>') + k;
+      if (tagEnd < k) return undefined;
       const tag = lower.slice(k, tagEnd);
       if (!tag.includes('display:none') && !tag.includes('display: none') && !tag.includes('hidden')) return undefined;
       return closed(lower, tagEnd + 1, `</${name}`, lastOf);
@@ -723,18 +726,25 @@ function blockAt(lower: string, open: number, lastOf: (marker: string) => number
 }
 
 /** The block from `start` to the next `marker`, if one follows. */
-function closed(lower: string, start: number, marker: string, lastOf: (marker: string) => number): Block | undefined {
+function closed(
+  lower: LowerText,
+  start: number,
+  marker: string,
+  lastOf: (marker: string) => number,
+): Block | undefined {
   if (lastOf(marker) < start) return undefined;
   const end = lower.indexOf(marker, start);
   return end === -1 ? undefined : { start, end };
 }
 
 /** A markdown heading to the model ("### system note (assistant only) ###") and what follows, to the next heading. */
-function headingBlock(lower: string, open: number): Block | undefined {
+function headingBlock(lower: LowerText, open: number): Block | undefined {
   let k = open;
   while (lower.charCodeAt(k) === 35) k++;
-  const lineEnd = lower.indexOf('\n', k);
-  const head = lower.slice(k, lineEnd === -1 ? Math.min(lower.length, k + 80) : Math.min(lineEnd, k + 80));
+  // The heading's first 80 characters, to the line's end: the line feed is looked for in those only.
+  const line = lower.slice(k, k + 80);
+  const lineEnd = line.indexOf('\n');
+  const head = lineEnd === -1 ? line : line.slice(0, lineEnd);
   if (!/\b(system|assistant|model|ai|admin)\b/.test(head)) return undefined;
   const next = lower.indexOf('##', k + head.length);
   return { start: k, end: next === -1 ? Math.min(lower.length, k + BLOCK_READ) : next };

@@ -1,3 +1,4 @@
+import type { LowerText } from './phrase-scan.js';
 import type { Phrase } from './phrase-automaton.js';
 import { PhraseAutomaton } from './phrase-automaton.js';
 import type { PoisonPattern, Severity } from './patterns.js';
@@ -1475,7 +1476,7 @@ const lastStart = new Int32Array(CONCEPT_NAMES.length);
  * automaton, and at each phrase found, the rules naming its concept check
  * the latest place of their other concepts. Linear in the text.
  */
-export function scanLexicon(lower: string, isKey: boolean, report: LexiconReport): void {
+export function scanLexicon(lower: LowerText, isKey: boolean, report: LexiconReport): void {
   lastStart.fill(-1);
   const { patterns, severities, reach, low, high, conceptFrom, ruleConcepts, ruleFrom, byConcept } = isKey
     ? KEY_ONLY_RULES
@@ -1483,7 +1484,7 @@ export function scanLexicon(lower: string, isKey: boolean, report: LexiconReport
   // The concepts found so far (`conceptBit`).
   let seenLow = 0;
   let seenHigh = 0;
-  lexicon().automaton.scan(lower, (phrase, start, end) => {
+  const found = (phrase: Phrase, start: number, end: number): void => {
     const concept = phrase.concept;
     if (concept < 32) seenLow |= conceptBit(concept);
     else seenHigh |= conceptBit(concept);
@@ -1506,7 +1507,10 @@ export function scanLexicon(lower: string, isKey: boolean, report: LexiconReport
       }
       if (ok) report(patterns[rule] as PoisonPattern, first, undefined, severities[rule]);
     }
-  });
+  };
+  const { automaton } = lexicon();
+  if (lower.pieces === undefined) automaton.scan(lower.text, found);
+  else automaton.scanParts(lower.pieces, found);
 }
 
 /** The language each phrase of a concept is written in: for tests and the README. */

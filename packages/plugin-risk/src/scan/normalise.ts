@@ -304,18 +304,60 @@ export class Pieces {
     return out;
   }
 
-  /** Where `search` stands first at or after `from`, or -1: one native search of each part for one character. */
+  /**
+   * Where `search` stands first at or after `from`, or -1, as in the joined
+   * text: one native search of each part, and where `search` is longer than
+   * a character, the places where it would cross from a part into the next.
+   */
   indexOf(search: string, from = 0): number {
-    if (search.length !== 1) return this.join().indexOf(search, from);
     const start = Math.max(0, from);
+    const m = search.length;
+    if (m === 0) return Math.min(start, this.length);
     if (start >= this.length) return -1;
     this.seek(start);
     for (let k = this.cursor; k < this.parts.length; k++) {
       const at = this.starts[k] as number;
-      const found = (this.parts[k] as string).indexOf(search, Math.max(0, start - at));
+      const part = this.parts[k] as string;
+      const found = part.indexOf(search, Math.max(0, start - at));
+      if (found !== -1) return at + found;
+      // A match found in a part starts before any that crosses its end.
+      const end = at + part.length;
+      for (let s = Math.max(start, end - m + 1); s < end; s++) if (this.matches(search, s)) return s;
+    }
+    return -1;
+  }
+
+  /** Where `search` stands last, or -1, as in the joined text. */
+  lastIndexOf(search: string): number {
+    const m = search.length;
+    if (m === 0) return this.length;
+    for (let k = this.parts.length - 1; k >= 0; k--) {
+      const at = this.starts[k] as number;
+      const part = this.parts[k] as string;
+      // Matches crossing the part's end start after any inside it.
+      for (let s = at + part.length - 1; s > at + part.length - m && s >= at; s--)
+        if (this.matches(search, s)) return s;
+      const found = part.lastIndexOf(search);
       if (found !== -1) return at + found;
     }
     return -1;
+  }
+
+  /** Whether `search` stands at `position` (clamped to the text, as `String.prototype.startsWith` does). */
+  startsWith(search: string, position = 0): boolean {
+    const at = Math.min(Math.max(position || 0, 0), this.length);
+    return this.matches(search, at);
+  }
+
+  includes(search: string): boolean {
+    return this.indexOf(search) !== -1;
+  }
+
+  /** Whether `search` stands at `at`, read unit by unit. */
+  private matches(search: string, at: number): boolean {
+    if (at + search.length > this.length) return false;
+    for (let j = 0; j < search.length; j++) if (this.charCodeAt(at + j) !== search.charCodeAt(j)) return false;
+    return true;
   }
 
   /** The next Greek or Cyrillic letter at or after `from`, or -1: one native search of each part from there. */
@@ -336,20 +378,27 @@ export class Pieces {
     return concat(this.parts);
   }
 
-  /**
-   * `join().toLowerCase()`, without the joined text: each part lower-cased
-   * (short strings, in memory the engine reuses) and those joined, so one
-   * whole-text string is built instead of two. Lower-casing is the same
-   * part by part but for two cases, where the joined text is lower-cased
-   * instead: a capital sigma in any part (its lower case depends on the
-   * letters around it, final or not), and a surrogate pair whose halves end
-   * one part and start the next (each half alone is left as it is).
-   */
+  /** `join().toLowerCase()`, as one string: `lowerView()` joined. */
   lower(): string {
+    const lower = this.lowerView();
+    return typeof lower === 'string' ? lower : lower.join();
+  }
+
+  /**
+   * The lower case of the text, never joined where the parts lower-case
+   * alike apart: the lower-cased parts, read through the same cursor (the
+   * scan's signatures read it so; no whole-text string is made). Where they
+   * do not, the joined text is lower-cased: a capital sigma in any part (its
+   * lower case depends on the letters around it, final or not) and a
+   * surrogate pair whose halves end one part and start the next (each half
+   * alone is left as it is). A text of one part is its lower-cased part.
+   */
+  lowerView(): string | Pieces {
     const { parts } = this;
     if (parts.length === 1) return (parts[0] as string).toLowerCase();
     if (this.greek && parts.some((part) => part.includes('\u03a3'))) return this.join().toLowerCase();
-    const lowered = new Array<string>(parts.length);
+    const lowered = new Pieces();
+    lowered.greek = this.greek;
     let previous = 0; // the last code unit of the part before
     for (let k = 0; k < parts.length; k++) {
       const part = parts[k] as string;
@@ -357,9 +406,9 @@ export class Pieces {
       if (first >= 0xdc00 && first <= 0xdfff && previous >= 0xd800 && previous <= 0xdbff)
         return this.join().toLowerCase();
       previous = part.charCodeAt(part.length - 1);
-      lowered[k] = part.toLowerCase();
+      lowered.push(part.toLowerCase());
     }
-    return concat(lowered);
+    return lowered;
   }
 }
 

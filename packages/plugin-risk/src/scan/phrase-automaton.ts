@@ -5,10 +5,13 @@
  * text whatever it holds. ASCII steps through a dense table, one column per
  * ASCII character some phrase uses (every other ASCII character leads back
  * to the root, so they share one column of zeros): the table stays small
- * enough to sit in the processor's cache. Other characters step through the
- * node's map and failure links. A table entry is the next node's row offset,
- * negated (bitwise) when that node ends a phrase, so a step costs one load
- * and no multiplication.
+ * enough to sit in the processor's cache. Other characters step through
+ * flat tables too: the root's step for each code unit, and for each node the
+ * few code units whose step differs from the root's (a node's own children
+ * beyond ASCII and those of the nodes on its failure chain), sorted, so a
+ * step is a load and a short binary search, never a walk of the failure
+ * links. A table entry is the next node's row offset, negated (bitwise) when
+ * that node ends a phrase, so a step costs one load and no multiplication.
  */
 
 import { LETTERS, keepWords, wordBuffers, wordTable } from './word-table.js';
@@ -32,8 +35,18 @@ export class PhraseAutomaton {
   /** The column of each ASCII character: 0 for one no phrase uses. */
   private readonly column: Uint8Array;
   private readonly columns: number;
-  private readonly children: Array<Map<number, number>>;
-  private readonly fail: Int32Array;
+  /**
+   * Per code unit beyond ASCII, the node the root steps to on it (0 when the root has no child there), or -1 for a
+   * unit no phrase holds, which leads back to the root from every node (64 K entries, built with the automaton).
+   */
+  private readonly rootBeyond: Int32Array;
+  /**
+   * The steps beyond ASCII that differ from the root's: node `n`'s are `beyondUnits[beyondFrom[n], beyondFrom[n + 1])`,
+   * sorted, each leading to `beyondNext` at the same index.
+   */
+  private readonly beyondFrom: Int32Array;
+  private readonly beyondUnits: Uint16Array;
+  private readonly beyondNext: Int32Array;
   /** The phrases ending at each node, its failure chain's included: `outputs[from[node]]` to `outputs[from[node + 1]]`. */
   private readonly outputs: Int32Array;
   private readonly from: Int32Array;
@@ -42,11 +55,6 @@ export class PhraseAutomaton {
   /** Each phrase's length and boundary (`BOUNDARY`), read where it may end. */
   private readonly lengths: Int32Array;
   private readonly boundaries: Uint8Array;
-  /**
-   * 1 for each code unit beyond ASCII some phrase uses (any other leads back to the root from every node): one
-   * byte read per such character in the hot loop, where a set's lookup cost more (64 KB, built with the automaton).
-   */
-  private readonly used: Uint8Array;
 
   constructor(readonly phrases: readonly Phrase[]) {
     let children: Array<Map<number, number>> = [new Map<number, number>()];
@@ -115,15 +123,17 @@ export class PhraseAutomaton {
     this.steps = steps;
     this.column = column;
     this.columns = columns;
-    this.children = children;
-    this.fail = fail;
+    const beyond = stepsBeyondAscii(children, fail);
+    this.rootBeyond = beyond.root;
+    this.beyondFrom = beyond.from;
+    this.beyondUnits = beyond.units;
+    this.beyondNext = beyond.next;
     this.from = new Int32Array(count + 1);
     outputs.forEach((list, node) => (this.from[node + 1] = (this.from[node] as number) + list.length));
     this.outputs = Int32Array.from(outputs.flat());
     this.emits = Uint8Array.from(outputs, (list) => (list.length > 0 ? 1 : 0));
     this.lengths = Int32Array.from(phrases, (phrase) => phrase.text.length);
     this.boundaries = Uint8Array.from(phrases, (phrase) => BOUNDARY[phrase.boundary]);
-    this.used = unitsBeyondAscii(phrases);
   }
 
   /**
@@ -134,7 +144,8 @@ export class PhraseAutomaton {
    * and two chains in one loop overlap where two loops would pay for both.
    */
   scan(text: string, found: (phrase: Phrase, start: number, end: number) => void): void {
-    const { steps, column, columns, children, emits, fail, outputs, from, lengths, boundaries, used, phrases } = this;
+    const { steps, column, columns, emits, outputs, from, lengths, boundaries, phrases } = this;
+    const { rootBeyond } = this;
     const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = wordTable();
     const length = text.length;
     const { starts, ends, flags, flags2, nodes } = wordBuffers(length);
@@ -177,10 +188,8 @@ export class PhraseAutomaton {
         }
         row = ~step;
         node = row / columns;
-      } else if (used[c] === 1) {
-        node = row / columns;
-        while (node !== 0 && !(children[node] as Map<number, number>).has(c)) node = fail[node] as number;
-        node = (children[node] as Map<number, number>).get(c) ?? 0;
+      } else if ((node = rootBeyond[c] as number) >= 0) {
+        node = this.stepBeyond(row / columns, c, node);
         row = node * columns;
         if (emits[node] === 0) continue;
       } else {
@@ -199,17 +208,156 @@ export class PhraseAutomaton {
     }
     keepWords({ count, union, starts, ends, flags, flags2, union2, nodes });
   }
+  /**
+   * The node the automaton steps to from `node` on a code unit `c` beyond
+   * ASCII that some phrase holds: the root's step on it (`root`), unless the
+   * node (or a node on its failure chain) has a child on this unit.
+   */
+  private stepBeyond(node: number, c: number, root: number): number {
+    const { beyondUnits } = this;
+    let low = this.beyondFrom[node] as number;
+    let high = this.beyondFrom[node + 1] as number;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      const unit = beyondUnits[middle] as number;
+      if (unit === c) return this.beyondNext[middle] as number;
+      if (unit < c) low = middle + 1;
+      else high = middle;
+    }
+    return root;
+  }
+
+  /**
+   * `scan` of a text held as parts (its `parts` one after another, never
+   * joined): the automaton's state and the word being read carry from one
+   * part to the next, and offsets are the whole text's. A loop of its own, so
+   * the string loop's code and what the engine learns of it stay as they are
+   * (one loop for both made many short strings about 15 % slower once long
+   * texts in pieces had been scanned).
+   */
+  scanParts(text: PartedText, found: (phrase: Phrase, start: number, end: number) => void): void {
+    const { steps, column, columns, emits, outputs, from, lengths, boundaries, phrases } = this;
+    const { rootBeyond } = this;
+    const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = wordTable();
+    const parts = text.parts;
+    const { starts, ends, flags, flags2, nodes } = wordBuffers(text.length);
+    let count = 0;
+    let union = 0;
+    let union2 = 0;
+    let wordStart = -1; // where the word being read starts, -1 between words
+    let word = 0; // its trie node, `dead` once it left the trie
+    let row = 0; // the current phrase node's row offset
+    let base = 0; // where the current part starts in the text
+    for (let p = 0; p < parts.length; p++) {
+      const part = parts[p] as string;
+      const length = part.length;
+      // In the last part, one step past its end, where a character that is no letter closes the text's last word.
+      const stop = p === parts.length - 1 ? length : length - 1;
+      for (let j = 0; j <= stop; j++) {
+        const c = j < length ? part.charCodeAt(j) : 0;
+        const letter = c - 97;
+        if (letter >= 0 && letter < LETTERS) {
+          if (wordStart < 0) {
+            wordStart = base + j;
+            word = 0;
+          }
+          word = wordNext[word * LETTERS + letter] as number;
+        } else if (wordStart >= 0) {
+          const groups = wordFlags[word] as number;
+          const groups2 = wordFlags2[word] as number;
+          starts[count] = wordStart;
+          ends[count] = base + j;
+          flags[count] = groups;
+          flags2[count] = groups2;
+          nodes[count] = word === dead ? 0 : word;
+          union |= groups;
+          union2 |= groups2;
+          count++;
+          wordStart = -1;
+        }
+        if (j === length) break;
+        let node: number;
+        if (c < ASCII) {
+          const step = steps[row + (column[c] as number)] as number;
+          if (step >= 0) {
+            row = step;
+            continue;
+          }
+          row = ~step;
+          node = row / columns;
+        } else if ((node = rootBeyond[c] as number) >= 0) {
+          node = this.stepBeyond(row / columns, c, node);
+          row = node * columns;
+          if (emits[node] === 0) continue;
+        } else {
+          row = node = 0;
+          if (emits[0] === 0) continue;
+        }
+        const last = from[node + 1] as number;
+        for (let k = from[node] as number; k < last; k++) {
+          const index = outputs[k] as number;
+          const start = j + 1 - (lengths[index] as number); // in the part; before it when negative
+          const boundary = boundaries[index] as number;
+          if (boundary !== BOUNDARY.none) {
+            const before = start > 0 ? part.charCodeAt(start - 1) : text.charCodeAt(base + start - 1);
+            if (isWordChar(before)) continue;
+          }
+          if (boundary === BOUNDARY.word) {
+            const after = j + 1 < length ? part.charCodeAt(j + 1) : text.charCodeAt(base + j + 1);
+            if (isWordChar(after)) continue;
+          }
+          found(phrases[index] as Phrase, base + start, base + j + 1);
+        }
+      }
+      base += length;
+    }
+    keepWords({ count, union, starts, ends, flags, flags2, union2, nodes });
+  }
 }
 
-/** 1 for each UTF-16 code unit beyond ASCII that the phrases hold (the automaton steps by code unit). */
-function unitsBeyondAscii(phrases: readonly Phrase[]): Uint8Array {
-  const used = new Uint8Array(0x10000);
-  for (const phrase of phrases)
-    for (let i = 0; i < phrase.text.length; i++) {
-      const c = phrase.text.charCodeAt(i);
-      if (c >= ASCII) used[c] = 1;
+/** A text held as parts, read one after another (`Pieces` in normalise.ts). */
+export interface PartedText {
+  readonly parts: readonly string[];
+  readonly length: number;
+  charCodeAt(index: number): number;
+}
+
+/**
+ * The automaton's steps on code units beyond ASCII (it steps by UTF-16 code unit), as flat tables: the root's step
+ * for each unit, and per node the units whose step differs from the root's. That set is the node's own children
+ * beyond ASCII and its failure node's set (a child of a node other than the root lies deeper than any child of the
+ * root, so it never equals the root's step): nodes numbered breadth-first have their failure node's set made first.
+ */
+function stepsBeyondAscii(
+  children: ReadonlyArray<ReadonlyMap<number, number>>,
+  fail: Int32Array,
+): { root: Int32Array; from: Int32Array; units: Uint16Array; next: Int32Array } {
+  const root = new Int32Array(0x10000).fill(-1);
+  for (const map of children) for (const c of map.keys()) if (c >= ASCII) root[c] = 0;
+  for (const [c, child] of children[0] as ReadonlyMap<number, number>) if (c >= ASCII) root[c] = child;
+  const sets: Array<ReadonlyMap<number, number>> = [new Map()];
+  const from = new Int32Array(children.length + 1);
+  for (let node = 1; node < children.length; node++) {
+    // A node without children beyond ASCII shares its failure node's set (most nodes: that of the root, empty).
+    let set = sets[fail[node] as number] as ReadonlyMap<number, number>;
+    for (const [c, child] of children[node] as ReadonlyMap<number, number>)
+      if (c >= ASCII) {
+        if (set === sets[fail[node] as number]) set = new Map(set);
+        (set as Map<number, number>).set(c, child);
+      }
+    sets.push(set);
+    from[node + 1] = (from[node] as number) + set.size;
+  }
+  const units = new Uint16Array(from[children.length] as number);
+  const next = new Int32Array(units.length);
+  sets.forEach((set, node) => {
+    let k = from[node] as number;
+    for (const c of [...set.keys()].sort((a, b) => a - b)) {
+      units[k] = c;
+      next[k++] = set.get(c) as number;
     }
-  return used;
+  });
+  return { root, from, units, next };
 }
 
 /** Letters and digits of the alphabetic scripts (Latin, Greek, Cyrillic); not CJK, which is written without spaces. */

@@ -5,6 +5,7 @@ import type { Severity } from './patterns.js';
 import { PoisonPattern } from './patterns.js';
 import type { Words } from './words.js';
 import { V, W, wordId } from './words.js';
+import type { Pieces } from './normalise.js';
 
 /** Receives a phrase-level finding; `target` names the other tool a cross-tool reference points at. */
 export type PhraseReport = (pattern: PoisonPattern, index: number, target?: string, severity?: Severity) => void;
@@ -18,6 +19,58 @@ export interface TextView {
   charCodeAt(index: number): number;
   indexOf(search: string, from?: number): number;
   slice(start: number, end: number): string;
+}
+
+/**
+ * The lower case of a text as the signatures read it: a string, or the
+ * lower-cased parts of a skeleton held as pieces, never joined (the same
+ * characters at the same offsets as the joined lower case). The signatures
+ * read it only through this class, so each of their reads sees one kind of
+ * object, and inside it a string or pieces: a string read where pieces had
+ * been read too is read more slowly by the engine.
+ */
+export class LowerText {
+  readonly length: number;
+
+  constructor(
+    readonly text: string,
+    readonly pieces?: Pieces,
+  ) {
+    this.length = pieces === undefined ? text.length : pieces.length;
+  }
+
+  charCodeAt(index: number): number {
+    return this.pieces === undefined ? this.text.charCodeAt(index) : this.pieces.charCodeAt(index);
+  }
+
+  indexOf(search: string, from = 0): number {
+    return this.pieces === undefined ? this.text.indexOf(search, from) : this.pieces.indexOf(search, from);
+  }
+
+  lastIndexOf(search: string): number {
+    return this.pieces === undefined ? this.text.lastIndexOf(search) : this.pieces.lastIndexOf(search);
+  }
+
+  startsWith(search: string, position = 0): boolean {
+    return this.pieces === undefined
+      ? this.text.startsWith(search, position)
+      : this.pieces.startsWith(search, position);
+  }
+
+  includes(search: string): boolean {
+    return this.pieces === undefined ? this.text.includes(search) : this.pieces.includes(search);
+  }
+
+  slice(start: number, end: number): string {
+    return this.pieces === undefined ? this.text.slice(start, end) : this.pieces.slice(start, end);
+  }
+
+  /** Whether `oneCharacter` (a pattern that matches one character) matches anywhere. */
+  test(oneCharacter: RegExp): boolean {
+    return this.pieces === undefined
+      ? oneCharacter.test(this.text)
+      : this.pieces.parts.some((part) => oneCharacter.test(part));
+  }
 }
 
 /**
@@ -66,7 +119,7 @@ const ROLE_MARKERS: Readonly<Record<string, readonly string[]>> = {
  */
 export function scanPhrases(
   text: TextView,
-  lower: string,
+  lower: LowerText,
   words: Words,
   otherTools: ReadonlyMap<string, string> | undefined,
   own: string | undefined,
@@ -92,7 +145,7 @@ export function scanPhrases(
   else scanDirectedReferences(lower, words, otherTools, own, report);
 }
 
-function scanRoleMarkers(lower: string, report: PhraseReport): void {
+function scanRoleMarkers(lower: LowerText, report: PhraseReport): void {
   for (const open of ['<', '[']) {
     const markers = ROLE_MARKERS[open] as readonly string[];
     for (let at = lower.indexOf(open); at !== -1; at = lower.indexOf(open, at + 1)) {
@@ -236,7 +289,7 @@ export function scanExfiltration(words: Words, addresses: readonly Address[], re
 
 /** An imperative within reach (80 characters) of another exposed tool's name: the seed's rule. */
 function scanCrossToolReferences(
-  lower: string,
+  lower: LowerText,
   words: Words,
   otherTools: ReadonlyMap<string, string>,
   own: string | undefined,
@@ -310,7 +363,7 @@ const ACTING = new Set([
  * right after imperatives are looked up.
  */
 function scanDirectedReferences(
-  lower: string,
+  lower: LowerText,
   words: Words,
   otherTools: ReadonlyMap<string, string>,
   own: string | undefined,
@@ -338,7 +391,7 @@ function scanDirectedReferences(
 
 const CLAUSE_WORDS = ['then', 'afterwards', 'also', 'next', 'and', 'always', 'finally', 'now'].map(wordId);
 
-function opensClause(lower: string, words: Words, i: number): boolean {
+function opensClause(lower: LowerText, words: Words, i: number): boolean {
   if (i === 0) return true;
   const start = words.starts[i] as number;
   const previousEnd = words.ends[i - 1] as number;
@@ -359,7 +412,7 @@ const RUN_PASSIVE = ['called', 'used', 'invoked', 'run', 'runs', 'executed'];
  * after each anchor is looked up.
  */
 function scanToolMentions(
-  lower: string,
+  lower: LowerText,
   words: Words,
   otherTools: ReadonlyMap<string, string>,
   own: string | undefined,
@@ -385,7 +438,7 @@ function scanToolMentions(
 
 /** The exposed tool whose name starts at `start` (a whole name token), if any. */
 function targetAt(
-  lower: string,
+  lower: LowerText,
   start: number,
   otherTools: ReadonlyMap<string, string>,
   own: string | undefined,
@@ -398,20 +451,20 @@ function targetAt(
   return key === own ? undefined : otherTools.get(key);
 }
 
-function nameEnd(lower: string, start: number): number {
+function nameEnd(lower: LowerText, start: number): number {
   let end = start;
   while (end < lower.length && end - start <= 128 && isNameChar(lower.charCodeAt(end))) end++;
   return end;
 }
 
 /** "when/whenever/every time <name> is called/used/runs": `first` is the name's first word. */
-function whenCalled(lower: string, words: Words, first: number, end: number): boolean {
+function whenCalled(lower: LowerText, words: Words, first: number, end: number): boolean {
   const opens =
     ((words.flags2[first - 1] as number) & V.WHEN) !== 0 || ((words.flags2[first - 2] as number) & V.WHEN) !== 0;
   if (!opens || first < 1) return false;
   let after = first;
   while (after < words.count && (words.starts[after] as number) < end) after++;
-  const word = (i: number) => (i < words.count ? lower.slice(words.starts[i], words.ends[i]) : '');
+  const word = (i: number) => (i < words.count ? lower.slice(words.starts[i] as number, words.ends[i] as number) : '');
   if (RUN_PASSIVE.includes(word(after))) return true;
   return ['is', 'are', 'gets', 'get'].includes(word(after)) && RUN_PASSIVE.includes(word(after + 1));
 }

@@ -6,8 +6,10 @@ import { findSinks } from './sinks.js';
 import { disguisesBuffer, scanCharacters } from './unicode-scan.js';
 import { scanLexicon } from './lexicon.js';
 import type { DecodedSpan } from './normalise.js';
+import type { Pieces } from './normalise.js';
 import { decodeSpans, skeletonView } from './normalise.js';
 import type { PhraseReport, TextView } from './phrase-scan.js';
+import { LowerText } from './phrase-scan.js';
 import { taggedWords } from './word-table.js';
 
 /** Wording that orders an encoded span to be decoded and obeyed. */
@@ -76,6 +78,13 @@ const PATTERN_BITS = Object.fromEntries(Object.values(Pattern).map((name, index)
   PoisonPattern,
   number
 >;
+
+/**
+ * A skeleton in pieces this long or longer has its lower case read through
+ * its lower-cased pieces; a shorter one's is joined, a short string in memory
+ * the engine reuses (what the pieces save is a long text's fresh memory).
+ */
+const PIECES_LOWER = 4096;
 
 const EXCERPT_BEFORE = 24;
 /** Text an excerpt shows as it is: printable ASCII only (no line feed, which it spells out). */
@@ -296,20 +305,21 @@ class Scan {
     this.options.isKey = isKey;
     // The words are read from the skeleton when there is one: it is the text a model reads through its disguises.
     // Printable ASCII (no notable character) is its own skeleton.
-    // A skeleton in pieces is never joined: only its lower case is built as one string. One piece is read as the
-    // string it is (a short string's skeleton, mostly), so the passes see strings as they do for most texts.
+    // A skeleton in pieces is never joined, nor is a long one's lower case (read through its lower-cased pieces);
+    // a short one's lower case is one string. One piece is read as the string it is (a short string's skeleton,
+    // mostly), so the passes see strings as they do for most texts.
     const bare = notable ? skeletonView(text, this.disguises) : undefined;
-    if (bare === undefined) this.words(text, text.toLowerCase(), this.add);
-    else if (bare.parts.length > 1) this.read(bare, bare.lower(), this.add);
+    if (bare === undefined) this.words(text, new LowerText(text.toLowerCase()), this.add);
+    else if (bare.parts.length > 1) this.read(bare, lowerOf(bare), this.add);
     else {
       const view = bare.join();
-      this.read(view, view.toLowerCase(), this.add);
+      this.read(view, new LowerText(view.toLowerCase()), this.add);
     }
     this.decoded(text);
   }
 
   /** Reads another form of the current text (its skeleton, a decoded span) like plain text, excerpts taken from it. */
-  private read(view: TextView, lower: string, report: PhraseReport): void {
+  private read(view: TextView, lower: LowerText, report: PhraseReport): void {
     const text = this.text;
     this.text = view;
     this.words(view, lower, report);
@@ -322,7 +332,7 @@ class Scan {
    * wait until the word signatures have reported theirs, so hits keep the
    * order of a scan that read the text twice.
    */
-  private words(text: TextView, lower: string, report: PhraseReport): void {
+  private words(text: TextView, lower: LowerText, report: PhraseReport): void {
     this.deferred = 0;
     scanLexicon(lower, this.options.isKey, this.defer);
     scanPhrases(text, lower, taggedWords(), this.otherTools, this.own, this.options, report);
@@ -340,7 +350,7 @@ class Scan {
     if (FOLLOWS_DECODED.test(text)) this.add(Pattern.ENCODED_INSTRUCTION, (spans[0] as DecodedSpan).start);
     for (const span of spans) {
       const found = { any: false };
-      this.read(span.text, span.text.toLowerCase(), (pattern, index, target, severity) => {
+      this.read(span.text, new LowerText(span.text.toLowerCase()), (pattern, index, target, severity) => {
         found.any = true;
         this.add(pattern, index, target, severity);
       });
@@ -382,6 +392,13 @@ class Scan {
 }
 
 const SCAN = new Scan();
+
+/** The lower case of a skeleton in pieces: read through its lower-cased pieces when long, joined when short. */
+function lowerOf(bare: Pieces): LowerText {
+  if (bare.length < PIECES_LOWER) return new LowerText(bare.lower());
+  const lower = bare.lowerView();
+  return typeof lower === 'string' ? new LowerText(lower) : new LowerText('', lower);
+}
 
 function escapePointer(key: string): string {
   return key.includes('~') || key.includes('/') ? key.replace(/~/g, '~0').replace(/\//g, '~1') : key;
