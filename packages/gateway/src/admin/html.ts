@@ -30,12 +30,13 @@ form.logout{margin-left:auto}form.logout button{background:transparent;color:#cf
 form.login{background:#fff;border:1px solid #e3e6eb;padding:16px;max-width:420px}form.login input{width:100%;box-sizing:border-box;padding:6px;margin:6px 0 12px}
 `;
 
-// Refreshes <main> every few seconds while nobody is typing; without JavaScript the page is complete as served.
+// Refreshes <main> every few seconds while nobody is typing, and only when what it shows has changed, so a
+// button stays the same element until its row changes; without JavaScript the page is complete as served.
 const SCRIPT = `
 setInterval(async()=>{const a=document.activeElement;if(a&&a.tagName==='INPUT')return;
 try{const r=await fetch(location.href,{cache:'no-store'});if(!r.ok)return;
 const d=new DOMParser().parseFromString(await r.text(),'text/html');const m=d.querySelector('main');
-if(m)document.querySelector('main').replaceWith(m);}catch{}},2000);
+const c=document.querySelector('main');if(m&&c&&m.innerHTML!==c.innerHTML)c.replaceWith(m);}catch{}},2000);
 `;
 
 const PAGES = [
