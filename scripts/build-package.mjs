@@ -1,4 +1,4 @@
-// Builds the package in the current directory for both module systems:
+// Builds the package in the current directory (or, through buildPackage, the one given) for both module systems:
 //   dist/       ESM and its .d.ts, from tsc (the declarations are checked);
 //   dist/cjs/   CommonJS, the same sources transpiled file by file by esbuild
 //               (for the bundled packages below, the ESM bundle's files
@@ -11,9 +11,9 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { writeVersion } from './versions.mjs';
 
-const packageDir = process.cwd();
 const require = createRequire(import.meta.url);
 
 function filesUnder(dir, suffix) {
@@ -23,46 +23,6 @@ function filesUnder(dir, suffix) {
     return entry.name.endsWith(suffix) ? [path] : [];
   });
 }
-
-writeVersion(packageDir);
-rmSync(join(packageDir, 'dist'), { recursive: true, force: true });
-
-// `--no-check` emits the same files without type-checking them (TypeScript's noCheck), about a third less CPU:
-// `pnpm test` and CI build that way, since `pnpm check:code` type-checks every package right after.
-const noCheck = process.argv.includes('--no-check') ? ['--noCheck'] : [];
-const tsc = spawnSync(
-  process.execPath,
-  [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', ...noCheck],
-  { cwd: packageDir, stdio: 'inherit' },
-);
-if (tsc.status !== 0) process.exit(tsc.status ?? 1);
-
-const esbuild = require('esbuild');
-// Executables (a `#!` line, like the gateway's CLI) run as ESM through `bin` only.
-const sources = filesUnder(join(packageDir, 'src'), '.ts').filter(
-  (file) => !file.endsWith('.d.ts') && !readFileSync(file, 'utf8').startsWith('#!'),
-);
-esbuild.buildSync({
-  entryPoints: sources,
-  outdir: join(packageDir, 'dist', 'cjs'),
-  outbase: join(packageDir, 'src'),
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  sourcemap: true,
-  logLevel: 'warning',
-  // src/tapable.ts reads import.meta.url only where __filename is missing (ESM).
-  logOverride: { 'empty-import-meta': 'silent' },
-});
-for (const declaration of filesUnder(join(packageDir, 'dist'), '.d.ts')) {
-  const rel = relative(join(packageDir, 'dist'), declaration);
-  if (rel.startsWith('cjs') || !sources.includes(join(packageDir, 'src', rel.replace(/\.d\.ts$/, '.ts')))) continue;
-  const target = join(packageDir, 'dist', 'cjs', rel);
-  mkdirSync(dirname(target), { recursive: true });
-  cpSync(declaration, target);
-}
-writeFileSync(join(packageDir, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
-const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
 
 // The ESM build of core and of the guards an adopter adds is bundled, one file
 // per entry point plus shared chunks, in place of tsc's file per module:
@@ -104,72 +64,139 @@ const inlineTapable = {
     );
   },
 };
-if (BUNDLED_ESM.has(manifest.name)) {
-  const dist = join(packageDir, 'dist');
-  // The entry points of `exports`, and the source forms of each `imports` entry (core's `#root-container`
-  // has one per condition): imported by name, they stay files of their own beside the bundle.
-  const sourcesOf = (target) => {
-    if (typeof target !== 'object' || target === null) return [];
-    const source = target['sluice:source'];
-    if (typeof source === 'string') return [source];
-    return typeof source === 'object' && source !== null ? Object.values(source) : [];
-  };
-  const entryPoints = [...Object.values(manifest.exports), ...Object.values(manifest.imports ?? {})]
-    .flatMap(sourcesOf)
-    .map((source) => join(packageDir, source));
-  const staging = join(packageDir, 'dist-bundle');
-  rmSync(staging, { recursive: true, force: true });
-  await esbuild.build({
-    entryPoints,
-    outdir: staging,
+
+/** tsc over the package's tsconfig.build.json, in a process of its own; its exit status. */
+function compileWithTsc(packageDir, noCheck) {
+  const tsc = spawnSync(
+    process.execPath,
+    [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', ...(noCheck ? ['--noCheck'] : [])],
+    { cwd: packageDir, stdio: 'inherit' },
+  );
+  return tsc.status ?? 1;
+}
+
+/**
+ * Builds the package in `packageDir`. `noCheck` emits the same files without type-checking them (TypeScript's
+ * noCheck), about a third less CPU: `pnpm test` and CI build that way, since `pnpm check:code` type-checks every
+ * package right after. `compile(packageDir, noCheck)` emits dist/ from tsconfig.build.json and returns an exit
+ * status: tsc in a process of its own unless a caller that builds many packages shares one (build-all.mjs).
+ * Returns the exit status of the first step that failed, or 0.
+ */
+export async function buildPackage(packageDir, { noCheck = false, compile = compileWithTsc } = {}) {
+  writeVersion(packageDir);
+  rmSync(join(packageDir, 'dist'), { recursive: true, force: true });
+  const status = compile(packageDir, noCheck);
+  if (status !== 0) return status;
+  const esbuild = require('esbuild');
+  // esbuild names sources in its comments relative to its working directory: the package's, wherever the build runs.
+  // Executables (a `#!` line, like the gateway's CLI) run as ESM through `bin` only.
+  const sources = filesUnder(join(packageDir, 'src'), '.ts').filter(
+    (file) => !file.endsWith('.d.ts') && !readFileSync(file, 'utf8').startsWith('#!'),
+  );
+  esbuild.buildSync({
+    absWorkingDir: packageDir,
+    entryPoints: sources,
+    outdir: join(packageDir, 'dist', 'cjs'),
     outbase: join(packageDir, 'src'),
-    bundle: true,
-    splitting: true,
-    plugins: [inlineTapable],
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    chunkNames: 'chunks/[name]-[hash]',
-    sourcemap: true,
-    logLevel: 'warning',
-  });
-  const cjs = join(dist, 'cjs');
-  for (const file of [...filesUnder(dist, '.js'), ...filesUnder(dist, '.js.map')]) rmSync(file);
-  cpSync(staging, dist, { recursive: true });
-  // The CommonJS build is the same files, each turned into CommonJS: Node requires a few files instead of one
-  // per module (48 for core, with tapable's 16), and the entry points still share one copy of every module
-  // (esbuild splits ESM only). A chunk loaded on first use stays so: `import()` becomes a deferred require.
-  await esbuild.build({
-    entryPoints: filesUnder(staging, '.js'),
-    outdir: cjs,
-    outbase: staging,
     format: 'cjs',
     platform: 'node',
     target: 'node20',
-    supported: { 'dynamic-import': false },
     sourcemap: true,
     logLevel: 'warning',
-    // src/require-cjs.ts reads import.meta.url only where __filename is missing (ESM).
+    // src/tapable.ts reads import.meta.url only where __filename is missing (ESM).
     logOverride: { 'empty-import-meta': 'silent' },
   });
-  rmSync(staging, { recursive: true, force: true });
-  // dist/cjs/package.json makes the folder a package scope of its own, where Node (and publint) read no
-  // `imports`: each `require("#name")` there becomes a relative require of the entry's `require` target,
-  // built from the source of the same name.
-  for (const [name, target] of Object.entries(manifest.imports ?? {})) {
-    const built = join(packageDir, target.require);
-    const source = join(packageDir, 'src', relative(cjs, built).replace(/\.js$/, '.ts'));
-    esbuild.buildSync({ entryPoints: [source], outfile: built, format: 'cjs', platform: 'node', target: 'node20' });
-    for (const file of filesUnder(cjs, '.js')) {
-      const text = readFileSync(file, 'utf8');
-      const to = relative(dirname(file), built).replace(/\\/g, '/');
-      const rewritten = text.replaceAll(`require("${name}")`, `require("${to.startsWith('.') ? to : `./${to}`}")`);
-      if (rewritten !== text) writeFileSync(file, rewritten);
-    }
-    // The ESM forms, turned into CommonJS with the rest, are never required.
-    for (const [condition, path] of Object.entries(target))
-      if (condition !== 'sluice:source' && condition !== 'require' && typeof path === 'string')
-        for (const suffix of ['', '.map'])
-          rmSync(join(cjs, relative(dist, join(packageDir, path))) + suffix, { force: true });
+  for (const declaration of filesUnder(join(packageDir, 'dist'), '.d.ts')) {
+    const rel = relative(join(packageDir, 'dist'), declaration);
+    if (rel.startsWith('cjs') || !sources.includes(join(packageDir, 'src', rel.replace(/\.d\.ts$/, '.ts')))) continue;
+    const target = join(packageDir, 'dist', 'cjs', rel);
+    mkdirSync(dirname(target), { recursive: true });
+    cpSync(declaration, target);
   }
+  writeFileSync(join(packageDir, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
+  const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
+
+  if (BUNDLED_ESM.has(manifest.name)) {
+    const dist = join(packageDir, 'dist');
+    // The entry points of `exports`, and the source forms of each `imports` entry (core's `#root-container`
+    // has one per condition): imported by name, they stay files of their own beside the bundle.
+    const sourcesOf = (target) => {
+      if (typeof target !== 'object' || target === null) return [];
+      const source = target['sluice:source'];
+      if (typeof source === 'string') return [source];
+      return typeof source === 'object' && source !== null ? Object.values(source) : [];
+    };
+    const entryPoints = [...Object.values(manifest.exports), ...Object.values(manifest.imports ?? {})]
+      .flatMap(sourcesOf)
+      .map((source) => join(packageDir, source));
+    const staging = join(packageDir, 'dist-bundle');
+    rmSync(staging, { recursive: true, force: true });
+    await esbuild.build({
+      absWorkingDir: packageDir,
+      entryPoints,
+      outdir: staging,
+      outbase: join(packageDir, 'src'),
+      bundle: true,
+      splitting: true,
+      plugins: [inlineTapable],
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      chunkNames: 'chunks/[name]-[hash]',
+      sourcemap: true,
+      logLevel: 'warning',
+    });
+    const cjs = join(dist, 'cjs');
+    for (const file of [...filesUnder(dist, '.js'), ...filesUnder(dist, '.js.map')]) rmSync(file);
+    cpSync(staging, dist, { recursive: true });
+    // The CommonJS build is the same files, each turned into CommonJS: Node requires a few files instead of one
+    // per module (48 for core, with tapable's 16), and the entry points still share one copy of every module
+    // (esbuild splits ESM only). A chunk loaded on first use stays so: `import()` becomes a deferred require.
+    await esbuild.build({
+      absWorkingDir: packageDir,
+      entryPoints: filesUnder(staging, '.js'),
+      outdir: cjs,
+      outbase: staging,
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      supported: { 'dynamic-import': false },
+      sourcemap: true,
+      logLevel: 'warning',
+      // src/require-cjs.ts reads import.meta.url only where __filename is missing (ESM).
+      logOverride: { 'empty-import-meta': 'silent' },
+    });
+    rmSync(staging, { recursive: true, force: true });
+    // dist/cjs/package.json makes the folder a package scope of its own, where Node (and publint) read no
+    // `imports`: each `require("#name")` there becomes a relative require of the entry's `require` target,
+    // built from the source of the same name.
+    for (const [name, target] of Object.entries(manifest.imports ?? {})) {
+      const built = join(packageDir, target.require);
+      const source = join(packageDir, 'src', relative(cjs, built).replace(/\.js$/, '.ts'));
+      esbuild.buildSync({
+        absWorkingDir: packageDir,
+        entryPoints: [source],
+        outfile: built,
+        format: 'cjs',
+        platform: 'node',
+        target: 'node20',
+      });
+      for (const file of filesUnder(cjs, '.js')) {
+        const text = readFileSync(file, 'utf8');
+        const to = relative(dirname(file), built).replace(/\\/g, '/');
+        const rewritten = text.replaceAll(`require("${name}")`, `require("${to.startsWith('.') ? to : `./${to}`}")`);
+        if (rewritten !== text) writeFileSync(file, rewritten);
+      }
+      // The ESM forms, turned into CommonJS with the rest, are never required.
+      for (const [condition, path] of Object.entries(target))
+        if (condition !== 'sluice:source' && condition !== 'require' && typeof path === 'string')
+          for (const suffix of ['', '.map'])
+            rmSync(join(cjs, relative(dist, join(packageDir, path))) + suffix, { force: true });
+    }
+  }
+  return 0;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  process.exitCode = await buildPackage(process.cwd(), { noCheck: process.argv.includes('--no-check') });
 }

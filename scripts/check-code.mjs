@@ -29,6 +29,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { ESLint } from 'eslint';
 import ts from 'typescript';
+import { sharedCompilerHosts } from './ts-shared-host.mjs';
 
 const flags = new Set(process.argv.slice(2));
 for (const flag of flags) {
@@ -74,25 +75,7 @@ for (const { project, parsed } of configs) {
 }
 
 // One parsed source file per file and parse mode, shared by all programs.
-const sourceFiles = new Map();
-function compilerHost(options) {
-  const host = ts.createCompilerHost(options);
-  const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (fileName, languageVersionOrOptions, onError, shouldCreateNewSourceFile) => {
-    const mode =
-      typeof languageVersionOrOptions === 'object'
-        ? `${languageVersionOrOptions.languageVersion}:${languageVersionOrOptions.impliedNodeFormat}:${languageVersionOrOptions.jsDocParsingMode}`
-        : `${languageVersionOrOptions}`;
-    const key = `${mode}:${fileName}`;
-    let sourceFile = shouldCreateNewSourceFile ? undefined : sourceFiles.get(key);
-    if (sourceFile === undefined) {
-      sourceFile = getSourceFile(fileName, languageVersionOrOptions, onError, shouldCreateNewSourceFile);
-      if (sourceFile !== undefined) sourceFiles.set(key, sourceFile);
-    }
-    return sourceFile;
-  };
-  return host;
-}
+const compilerHost = sharedCompilerHosts();
 
 /** The diagnostics `tsc` would print for the files `project` owns, in its order. */
 function typeDiagnostics(project, program, diagnostics) {

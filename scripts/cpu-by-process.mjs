@@ -35,7 +35,7 @@ const KINDS = [
   [/typescript\/bin\/tsc|\btsc\b/, "tsc (the build's declarations, the consumers' projects)"],
   [/prettier/, 'prettier'],
   [/arethetypeswrong|publint|check-packages/, 'check:packages'],
-  [/build-package|esbuild/, 'build and bundles'],
+  [/build-all|build-package|esbuild/, 'build and bundles'],
   [/consumers-adopt/, 'consumers-adopt'],
   [/consumers|first-hour/, 'consumers and first hour'],
   [/\bnpm\b|\bnpx\b|pnpm/, 'npm and pnpm'],

@@ -1,0 +1,28 @@
+// A TypeScript compiler host factory whose hosts share parsed source files: scripts that build one program per
+// package in one process (check-code.mjs, build-all.mjs) parse node's types, the SDK and zod once instead of once
+// per program, as an editor's language service does. A parsed file is keyed by everything that changes how it
+// parses; a file asked for anew (`shouldCreateNewSourceFile`) is parsed again.
+import ts from 'typescript';
+
+/** Returns `compilerHost(options)`, making hosts that share one cache of parsed files. */
+export function sharedCompilerHosts() {
+  const sourceFiles = new Map();
+  return function compilerHost(options) {
+    const host = ts.createCompilerHost(options);
+    const getSourceFile = host.getSourceFile.bind(host);
+    host.getSourceFile = (fileName, languageVersionOrOptions, onError, shouldCreateNewSourceFile) => {
+      const mode =
+        typeof languageVersionOrOptions === 'object'
+          ? `${languageVersionOrOptions.languageVersion}:${languageVersionOrOptions.impliedNodeFormat}:${languageVersionOrOptions.jsDocParsingMode}`
+          : `${languageVersionOrOptions}`;
+      const key = `${mode}:${fileName}`;
+      let sourceFile = shouldCreateNewSourceFile ? undefined : sourceFiles.get(key);
+      if (sourceFile === undefined) {
+        sourceFile = getSourceFile(fileName, languageVersionOrOptions, onError, shouldCreateNewSourceFile);
+        if (sourceFile !== undefined) sourceFiles.set(key, sourceFile);
+      }
+      return sourceFile;
+    };
+    return host;
+  };
+}
