@@ -28,15 +28,32 @@ function open(chunks: readonly Buffer[], extra: { maxMessageBytes?: number; scri
   const errors: Error[] = [];
   let closed!: () => void;
   const done = new Promise<void>((resolve) => (closed = resolve));
-  transport.onmessage = (m) => messages.push(m);
-  transport.onerror = (e) => errors.push(e);
-  transport.onclose = () => closed();
+  transport.onmessage = (m) => {
+    messages.push(m);
+    wake();
+  };
+  transport.onerror = (e) => {
+    errors.push(e);
+    wake();
+  };
+  transport.onclose = () => {
+    closed();
+    wake();
+  };
   return { transport, messages, errors, done };
 }
 
-/** Resolves once `count` messages (or an error) have arrived. */
+/** Whoever waits in `until`, woken when something arrives from a child. */
+let waiting: Array<() => void> = [];
+function wake(): void {
+  const woken = waiting;
+  waiting = [];
+  for (const resolve of woken) resolve();
+}
+
+/** Resolves once `check` holds, looking again each time something arrives from a child (not in a busy loop). */
 async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setImmediate(resolve));
+  while (!check()) await new Promise<void>((resolve) => waiting.push(resolve));
 }
 
 const id = fc.oneof(fc.integer(), fc.string({ maxLength: 8 }));
@@ -123,7 +140,10 @@ describe('StdioChildTransport', () => {
     const script = `process.stderr.write('from stderr ' + process.env.CHUNKS + ' ' + (process.env.PATH ? 'path' : 'no path') + '\\n'); process.stdin.resume();`;
     const { transport, done } = open([], { script });
     let stderr = '';
-    transport.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    transport.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text;
+      wake();
+    });
     await transport.start();
     await until(() => stderr.includes('\n'));
     await transport.close();

@@ -33,12 +33,14 @@ export async function consentInBrowser(
   const context = await browser.createBrowserContext();
   try {
     const page = await context.newPage();
-    let callback: string | undefined;
+    // With `intercept`, resolved with the URL of the redirect back to the gateway, which is stopped there.
+    let onCallback: (url: string) => void = () => {};
+    const callback = new Promise<string>((resolve) => (onCallback = resolve));
     if (options.intercept === true) {
       await page.setRequestInterception(true);
       page.on('request', (request: HTTPRequest) => {
         if (request.url().includes('/oauth/upstream/callback')) {
-          callback = request.url();
+          onCallback(request.url());
           void request.abort();
         } else void request.continue();
       });
@@ -52,8 +54,7 @@ export async function consentInBrowser(
     await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('button[type="submit"]')]);
     if (options.intercept === true) {
       await page.click('button[type="submit"]').catch(() => undefined);
-      while (callback === undefined) await new Promise((resolve) => setImmediate(resolve));
-      return callback;
+      return await callback;
     }
     await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.click('button[type="submit"]')]);
     return await page.content();
