@@ -33,6 +33,8 @@ export const CodeModeEvent = Object.freeze({
   ENGINE_RESET: 'code_mode.engine_reset',
   /** In audit mode with `expose: 'meta-tools'`: the tools a `tools/list` would have hidden. */
   WOULD_HIDE: 'code_mode.would_hide',
+  /** A script refused with `SCRIPTS_BUSY` before it ran: which share was full (`caller`, `server`) or owed (`cpu`). */
+  REFUSED: 'code_mode.refused',
 } as const);
 
 /** One tool call of a script, as the audit log records it. */
@@ -165,7 +167,13 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
     const caller = callerDigest(ctx);
     // First, before any work for the script: a caller that owes CPU starts nothing until it has paid.
     const owed = cpu.admit(caller);
-    if (owed !== undefined) return scriptsBusy('cpu', limits.cpuSharePerCaller, owed);
+    if (owed !== undefined) {
+      ctx.logger.info(
+        { event: CodeModeEvent.REFUSED, share: 'cpu', owedMs: round(owed) },
+        "script refused: its caller's scripts have used more than their share of CPU",
+      );
+      return scriptsBusy('cpu', limits.cpuSharePerCaller, owed);
+    }
     if (Buffer.byteLength(code) > limits.maxScriptBytes) {
       return toolError({
         code: CodeModeErrorCode.SCRIPT_TOO_LARGE,
@@ -185,8 +193,16 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
       journal = taken;
     }
     const busy = slots.take(caller);
-    if (busy !== undefined)
-      return scriptsBusy(busy, busy === 'caller' ? limits.maxScriptsPerCaller : limits.maxConcurrentScripts);
+    if (busy !== undefined) {
+      const max = busy === 'caller' ? limits.maxScriptsPerCaller : limits.maxConcurrentScripts;
+      ctx.logger.info(
+        { event: CodeModeEvent.REFUSED, share: busy, max },
+        busy === 'caller'
+          ? 'script refused: its caller runs as many scripts as one caller may'
+          : 'script refused: the server runs as many scripts as it may',
+      );
+      return scriptsBusy(busy, max);
+    }
     const started = performance.now();
     const calls: ScriptCallRecord[] = [];
     const features = featureRequestsOf(api);

@@ -120,6 +120,9 @@ describe("a caller's scripts in the workers", () => {
     }
     expect(refused).toMatchObject({ code: CodeModeErrorCode.SCRIPTS_BUSY, share: 'cpu' });
     expect(refused?.retryAfterMs).toBeGreaterThan(0);
+    const logged = k.logs.events(CodeModeEvent.REFUSED).at(-1);
+    expect(logged?.share).toBe('cpu');
+    expect(logged?.owedMs).toBeGreaterThan(0);
     // Let it run until it has used 500 ms of CPU past its bank (five seconds at its share; under half a second at
     // full speed), then cancel it: a script held back hears the cancellation.
     await expect

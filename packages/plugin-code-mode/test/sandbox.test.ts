@@ -213,7 +213,7 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     expect(peak).toBe(3);
   });
 
-  it('refuses a script beyond maxConcurrentScripts with SCRIPTS_BUSY', async () => {
+  it('refuses a script beyond maxConcurrentScripts with SCRIPTS_BUSY, and logs the refusal', async () => {
     let started = () => {};
     const holding = new Promise<void>((resolve) => (started = resolve));
     kit = await createTestKit({
@@ -225,6 +225,9 @@ describe('a hostile script is stopped with a clear error and the server keeps se
     const slow = run(kit, 'await local.hold();');
     await holding;
     expect(stoppedWith(await run(kit, 'return 1'))).toBe(CodeModeErrorCode.SCRIPTS_BUSY);
+    expect(kit.logs.events(CodeModeEvent.REFUSED)).toEqual([
+      expect.objectContaining({ share: 'server', max: 1, tool: 'execute_code' }),
+    ]);
     expect(stoppedWith(await slow)).toBe(CodeModeErrorCode.SCRIPT_TIMEOUT);
     expect(resultOf(await run(kit, 'return 1'))).toBe(1);
   });
