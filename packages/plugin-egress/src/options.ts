@@ -15,6 +15,14 @@ export const EgressPolicy = z.strictObject({
 });
 export type EgressPolicy = z.infer<typeof EgressPolicy>;
 
+// Local tools set their own limit: `server.tool({ ..., policy: { egress: { maxPayloadBytes: 65_536 } } })`.
+declare module '@sluice/core' {
+  interface ToolPolicy {
+    /** The egress guard's limit for this tool; wins over patterns and the server-wide limit. */
+    egress?: EgressPolicy;
+  }
+}
+
 export const EgressOptions = z.strictObject({
   /** The limit for every tool that has no limit of its own. Absent: only tools with a policy or a pattern are limited. */
   maxPayloadBytes: PayloadBytes.optional().describe(

@@ -17,7 +17,6 @@ import type { ParsedEgressOptions } from './options.js';
 import { EgressOptions } from './options.js';
 import { overLimit } from './over-limit.js';
 import { unreadAnswer } from './intervention.js';
-import './policy.js';
 import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'egress';
