@@ -180,10 +180,14 @@ describe('the distributed semaphore', () => {
     const { store } = stores.open({ leaseMs: 200 });
     const options = { maxActive: 1, maxQueue: 5 };
     const held = permitOf(await store.semaphore('ghost', options).acquire());
-    // A waiter of a replica that died: first in line, never polls again.
+    // A waiter of a replica that died: first in line, never polls again. Its replica's acquire also set the queue's
+    // keys to live as long as its entry (a key's expiry is never shortened); without that, the live waiter's own
+    // 200 ms keys would have dropped the ghost with them whenever its polls came more than 200 ms apart.
     const ghostExpiry = (await redisTime(look)) + 400;
     await look.zadd(stores.key('ghost', 'queue'), 1, 'ghost');
     await look.zadd(stores.key('ghost', 'queue-expiry'), ghostExpiry, 'ghost');
+    await look.pexpire(stores.key('ghost', 'queue'), 400);
+    await look.pexpire(stores.key('ghost', 'queue-expiry'), 400);
     const waiting = store.semaphore('ghost', options).acquire();
     await eventually('the live call waits behind the ghost', async () => (await queueLength('ghost')) === 2);
     held.release();
