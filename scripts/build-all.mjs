@@ -7,7 +7,8 @@
 //
 //   node scripts/build-all.mjs [--no-check]    --no-check: emit without type-checking (TypeScript's noCheck)
 import { readFileSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { buildPackage } from './build-package.mjs';
 import { sharedCompilerHosts } from './ts-shared-host.mjs';
@@ -21,9 +22,10 @@ for (const arg of args) {
 }
 const noCheck = args.includes('--no-check');
 
-const packages = readdirSync('packages', { withFileTypes: true })
+const packagesDir = fileURLToPath(new URL('../packages/', import.meta.url));
+const packages = readdirSync(packagesDir, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
-  .map((entry) => resolve('packages', entry.name))
+  .map((entry) => join(packagesDir, entry.name))
   .map((dir) => ({ dir, manifest: JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) }));
 const byName = new Map(packages.map((p) => [p.manifest.name, p]));
 
