@@ -19,14 +19,17 @@ export interface ParseConfigOptions {
  * ledger file) resolve against `baseDir`; a stdio upstream without `cwd`
  * runs in `baseDir`, so relative `args` resolve there too.
  */
+/** Parsed once per config: zod's compiled fast path for object schemas would cost more than it saves. */
+const ONCE = Object.freeze({ jitless: true });
+
 export function parseGatewayConfig(input: unknown, options: ParseConfigOptions = {}): GatewayConfig {
-  let parsed = GatewayConfig.safeParse(input);
+  let parsed = GatewayConfig.safeParse(input, ONCE);
   // `${VAR}` substitution yields strings: a number or boolean field takes "8" or "true" for one.
   for (let round = 0; round < 3 && !parsed.success; round++) {
     const coerced = coerceScalars(input, parsed.error.issues);
     if (coerced === undefined) break;
     input = coerced;
-    parsed = GatewayConfig.safeParse(input);
+    parsed = GatewayConfig.safeParse(input, ONCE);
   }
   if (!parsed.success) {
     const where = options.source ? ` in ${options.source}` : '';

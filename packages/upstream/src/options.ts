@@ -240,7 +240,8 @@ export type ResolvedImportOptions = z.output<typeof ImportOptionsSchema>;
 
 /** Parses import options; bad options throw a SluiceError naming each bad field (never echoing values). */
 export function parseImportOptions(options: unknown): ResolvedImportOptions {
-  const parsed = ImportOptionsSchema.safeParse(options);
+  // Parsed once per upstream: zod's compiled fast path for object schemas would cost more than it saves.
+  const parsed = ImportOptionsSchema.safeParse(options, { jitless: true });
   if (parsed.success) {
     const { retry } = parsed.data;
     if (retry.maxDelayMs < retry.initialDelayMs)

@@ -65,7 +65,8 @@ export class JudgeUnavailable extends Error {
  * of it. Any other status, shape or size is an error (no verdict).
  */
 export function httpJudge(endpoint: JudgeEndpoint): JudgeFunction {
-  const { url, headers, maxResponseBytes } = JudgeEndpoint.parse(endpoint);
+  // Parsed once per judge: zod's compiled fast path for object schemas would cost more than it saves.
+  const { url, headers, maxResponseBytes } = JudgeEndpoint.parse(endpoint, { jitless: true });
   return async (input, signal) => {
     const response = await fetch(url, {
       method: 'POST',
