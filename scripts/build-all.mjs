@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { buildPackage } from './build-package.mjs';
-import { sharedCompilerHosts } from './ts-shared-host.mjs';
+import { formatHost, sharedCompilerHosts } from './ts-shared-host.mjs';
 
 const args = process.argv.slice(2);
 for (const arg of args) {
@@ -56,11 +56,6 @@ function dependencyOrder() {
 }
 
 const compilerHost = sharedCompilerHosts();
-const formatHost = {
-  getCanonicalFileName: (fileName) => fileName,
-  getCurrentDirectory: () => process.cwd(),
-  getNewLine: () => '\n',
-};
 
 /** What `tsc -p tsconfig.build.json [--noCheck]` does in `packageDir`, on the shared host; its exit status. */
 function compile(packageDir, skipCheck) {

@@ -96,24 +96,28 @@ export async function buildPackage(packageDir, { noCheck = false, compile = comp
   const status = compile(packageDir, noCheck);
   if (status !== 0) return status;
   const esbuild = require('esbuild');
-  // esbuild names sources in its comments relative to its working directory: the package's, wherever the build runs.
+  const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
+  const bundled = BUNDLED_ESM.has(manifest.name);
   // Executables (a `#!` line, like the gateway's CLI) run as ESM through `bin` only.
   const sources = filesUnder(join(packageDir, 'src'), '.ts').filter(
     (file) => !file.endsWith('.d.ts') && !readFileSync(file, 'utf8').startsWith('#!'),
   );
-  esbuild.buildSync({
-    absWorkingDir: packageDir,
-    entryPoints: sources,
-    outdir: join(packageDir, 'dist', 'cjs'),
-    outbase: join(packageDir, 'src'),
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: true,
-    logLevel: 'warning',
-    // src/tapable.ts reads import.meta.url only where __filename is missing (ESM).
-    logOverride: { 'empty-import-meta': 'silent' },
-  });
+  // A bundled package's CommonJS build is made from its bundle, below; the others' file by file from the sources.
+  // esbuild names sources in its comments relative to its working directory: the package's, wherever the build runs.
+  if (!bundled)
+    esbuild.buildSync({
+      absWorkingDir: packageDir,
+      entryPoints: sources,
+      outdir: join(packageDir, 'dist', 'cjs'),
+      outbase: join(packageDir, 'src'),
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: true,
+      logLevel: 'warning',
+      // Code mode's pool reads import.meta.url, empty in CommonJS, where it has __filename.
+      logOverride: { 'empty-import-meta': 'silent' },
+    });
   for (const declaration of filesUnder(join(packageDir, 'dist'), '.d.ts')) {
     const rel = relative(join(packageDir, 'dist'), declaration);
     if (rel.startsWith('cjs') || !sources.includes(join(packageDir, 'src', rel.replace(/\.d\.ts$/, '.ts')))) continue;
@@ -121,10 +125,10 @@ export async function buildPackage(packageDir, { noCheck = false, compile = comp
     mkdirSync(dirname(target), { recursive: true });
     cpSync(declaration, target);
   }
+  mkdirSync(join(packageDir, 'dist', 'cjs'), { recursive: true });
   writeFileSync(join(packageDir, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
-  const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
 
-  if (BUNDLED_ESM.has(manifest.name)) {
+  if (bundled) {
     const dist = join(packageDir, 'dist');
     // The entry points of `exports`, and the source forms of each `imports` entry (core's `#root-container`
     // has one per condition): imported by name, they stay files of their own beside the bundle.

@@ -29,7 +29,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { ESLint } from 'eslint';
 import ts from 'typescript';
-import { sharedCompilerHosts } from './ts-shared-host.mjs';
+import { formatHost, sharedCompilerHosts } from './ts-shared-host.mjs';
 
 const flags = new Set(process.argv.slice(2));
 for (const flag of flags) {
@@ -52,12 +52,6 @@ const projects = [
       .filter((file) => existsSync(file)),
   ),
 ];
-
-const formatHost = {
-  getCanonicalFileName: (fileName) => fileName,
-  getCurrentDirectory: () => process.cwd(),
-  getNewLine: () => '\n',
-};
 
 // Parse every tsconfig.json first, so that each file's own project is known.
 const configs = projects.map((project) => {

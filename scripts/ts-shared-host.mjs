@@ -1,7 +1,8 @@
-// A TypeScript compiler host factory whose hosts share parsed source files: scripts that build one program per
-// package in one process (check-code.mjs, build-all.mjs) parse node's types, the SDK and zod once instead of once
-// per program, as an editor's language service does. A parsed file is keyed by everything that changes how it
-// parses; a file asked for anew (`shouldCreateNewSourceFile`) is parsed again.
+// What the scripts that build one TypeScript program per package in one process (check-code.mjs, build-all.mjs)
+// share: a compiler host factory whose hosts share parsed source files, so that node's types, the SDK and zod are
+// parsed once instead of once per program (as an editor's language service does), and how diagnostics name files.
+// A parsed file is keyed by everything that changes how it parses; a file asked for anew
+// (`shouldCreateNewSourceFile`) is parsed again.
 import ts from 'typescript';
 
 /** Returns `compilerHost(options)`, making hosts that share one cache of parsed files. */
@@ -26,3 +27,10 @@ export function sharedCompilerHosts() {
     return host;
   };
 }
+
+/** How `ts.formatDiagnostics*` names files and ends lines: as tsc does, relative to the working directory. */
+export const formatHost = {
+  getCanonicalFileName: (fileName) => fileName,
+  getCurrentDirectory: () => process.cwd(),
+  getNewLine: () => '\n',
+};
