@@ -295,6 +295,9 @@ export const PluginsConfig = z
   })
   .strict();
 
+/** The scope metrics on the MCP listener ask of a verified caller unless `telemetry.metricsScopes` names others. */
+export const METRICS_SCOPE = 'sluice:metrics';
+
 export const TelemetryConfig = z
   .object({
     /** A span per call, continuing the caller's `_meta.traceparent` (recorded only when an OpenTelemetry SDK is registered). */
@@ -309,6 +312,18 @@ export const TelemetryConfig = z
       .union([UrlPath, z.literal(false)])
       .default('/metrics')
       .describe('Where the HTTP listener serves Prometheus metrics; `false` (or no HTTP listener) collects none.'),
+    /**
+     * Scopes a verified caller needs for metrics on the MCP listener (a caller with the
+     * `admin.scopes` may scrape too): an MCP key alone does not read the gateway's upstreams,
+     * tools and counts. `[]` lets every verified caller scrape.
+     */
+    metricsScopes: z
+      .array(z.string().min(1).max(128))
+      .max(16)
+      .default([METRICS_SCOPE])
+      .describe(
+        'Scopes a verified caller needs for metrics on the MCP listener (a caller with the `admin.scopes` may scrape too); `[]` lets every verified caller scrape; default `sluice:metrics`',
+      ),
     /**
      * Serve metrics on a listener of their own (no authentication: bind it where only the scraper
      * reaches). Without it, metrics share the MCP listener and its authentication.

@@ -32,7 +32,7 @@ import type { SkippedView } from './admin/snapshot.js';
 import { healthRoutes } from './health.js';
 import type { HealthState } from './health.js';
 import { createGatewayLogger } from './log-output.js';
-import { metricsRoute } from './metrics-route.js';
+import { metricsRoute, scopedScrape } from './metrics-route.js';
 import { startupSummary } from './startup-summary.js';
 import type { ParseConfigOptions } from './parse-config.js';
 import { parseGatewayConfig } from './parse-config.js';
@@ -161,7 +161,7 @@ export class Gateway {
   /** Listens where the config says: Streamable HTTP (with `/metrics` beside it) and/or stdio. */
   async listen(): Promise<GatewayListeners> {
     const { http, stdio } = this.config.listen;
-    const { metricsPath, metricsListen } = this.config.telemetry;
+    const { metricsPath, metricsListen, metricsScopes } = this.config.telemetry;
     const scrape = this.metrics && metricsPath !== false ? metricsRoute(this.metrics) : undefined;
     const health = this.config.health.enabled ? healthRoutes(() => this.health(), this.config.health.ready) : {};
     const admin = this.config.admin;
@@ -172,7 +172,9 @@ export class Gateway {
     const routes = {
       ...(webhook ? webhook.routes() : {}),
       ...health,
-      ...(scrape && metricsPath !== false && !metricsListen ? { [metricsPath]: scrape } : {}),
+      ...(scrape && metricsPath !== false && !metricsListen
+        ? { [metricsPath]: scopedScrape(scrape, [metricsScopes, ...(admin ? [admin.scopes] : [])]) }
+        : {}),
       ...(context ? adminApiRoutes(context) : {}),
       ...consolePages,
     };

@@ -1,4 +1,6 @@
 import type { RequestListener } from 'node:http';
+import { identityOf } from '@sluice/core';
+import type { RouteRequest } from '@sluice/http';
 import type { GatewayMetrics } from './call-metrics.js';
 import { processMetrics } from './process-metrics.js';
 import { PROMETHEUS_CONTENT_TYPE } from './prometheus.js';
@@ -25,5 +27,24 @@ export function metricsRoute(metrics: GatewayMetrics): RequestListener {
       (process) => send(own + process),
       () => send(own),
     );
+  };
+}
+
+/**
+ * A scrape on the MCP listener: a verified caller needs every scope of one of
+ * `grants` (the metrics scopes, the admin scopes), else 403. An unauthenticated
+ * listener's callers pass, as they pass its MCP endpoint.
+ */
+export function scopedScrape(scrape: RequestListener, grants: ReadonlyArray<readonly string[]>): RequestListener {
+  return (req, res) => {
+    const identity = identityOf((req as RouteRequest).auth);
+    const granted = identity === undefined || grants.some((scopes) => scopes.every((s) => identity.scopes.includes(s)));
+    if (granted) {
+      scrape(req, res);
+      return;
+    }
+    const [metricsScopes = []] = grants;
+    res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+    res.end(`Forbidden: metrics need the scope ${metricsScopes.join(', ')} (telemetry.metricsScopes)\n`);
   };
 }

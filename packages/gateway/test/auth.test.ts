@@ -9,8 +9,21 @@ const KEY = 'gateway-test-key-0123456789';
 describe('sluice serve with authentication', () => {
   it('lets a caller with a configured key through, refuses others, and guards /metrics', async () => {
     const config = tempConfig({
-      listen: { http: { port: 0, auth: { type: 'apiKeys', keys: [{ name: 'ci', key: '${SLUICE_KEY}' }] } } },
+      listen: {
+        http: {
+          port: 0,
+          auth: {
+            type: 'apiKeys',
+            keys: [
+              { name: 'ci', key: '${SLUICE_KEY}' },
+              { name: 'prometheus', key: `${KEY}-scrape`, scopes: ['sluice:metrics'] },
+              { name: 'ops', key: `${KEY}-ops`, scopes: ['sluice:admin'] },
+            ],
+          },
+        },
+      },
       upstreams: [fixtureUpstream('fx')],
+      admin: {},
     });
     const run = runCli(['serve', '--config', config.file], { SLUICE_KEY: KEY });
     try {
@@ -23,7 +36,16 @@ describe('sluice serve with authentication', () => {
       await client.close();
       const metrics = new URL('/metrics', url);
       expect((await fetch(metrics)).status).toBe(401);
-      expect((await fetch(metrics, { headers: { authorization: `Bearer ${KEY}` } })).status).toBe(200);
+      // An MCP key alone does not read the upstreams, tools and counts: the scraper's scope or an operator's does.
+      const forbidden = await fetch(metrics, { headers: { authorization: `Bearer ${KEY}` } });
+      expect(forbidden.status).toBe(403);
+      const refusal = await forbidden.text();
+      expect(refusal).toContain('sluice:metrics');
+      expect(refusal).not.toContain('fx');
+      const scraped = await fetch(metrics, { headers: { authorization: `Bearer ${KEY}-scrape` } });
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toContain('sluice_upstream_up{upstream="fx"}');
+      expect((await fetch(metrics, { headers: { authorization: `Bearer ${KEY}-ops` } })).status).toBe(200);
       // The key never reaches the logs.
       expect(run.stderr()).not.toContain(KEY);
     } finally {
@@ -69,6 +91,24 @@ describe('sluice serve with authentication', () => {
       const admin = await httpClient(url, { authorization: `Bearer ${KEY}-admin` });
       expect((await admin.listTools()).tools.length).toBeGreaterThan(1);
       await admin.close();
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+      config.remove();
+    }
+  });
+
+  it('lets every verified caller scrape with telemetry.metricsScopes: []', async () => {
+    const config = tempConfig({
+      listen: { http: { port: 0, auth: { type: 'apiKeys', keys: [{ name: 'ci', key: KEY }] } } },
+      telemetry: { metricsScopes: [] },
+    });
+    const run = runCli(['serve', '--config', config.file]);
+    try {
+      const url = new URL((await run.event('http.listening')).url as string);
+      const metrics = new URL('/metrics', url);
+      expect((await fetch(metrics)).status).toBe(401);
+      expect((await fetch(metrics, { headers: { authorization: `Bearer ${KEY}` } })).status).toBe(200);
     } finally {
       run.child.kill('SIGTERM');
       await run.exited;

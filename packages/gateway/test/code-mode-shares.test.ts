@@ -12,6 +12,7 @@ import type { Served } from './helpers.js';
 const ATTACKER = 'attacker-key-0123456789abcdef';
 const VICTIM = 'victim-key-0123456789abcdef';
 const OTHER = 'other-key-0123456789abcdef';
+const SCRAPER = 'scraper-key-0123456789abcdef';
 
 let served: Served | undefined;
 const clients: Client[] = [];
@@ -32,6 +33,7 @@ async function gateway(limits: Record<string, unknown> = {}): Promise<Served> {
             { name: 'attacker', key: ATTACKER },
             { name: 'victim', key: VICTIM },
             { name: 'other', key: OTHER },
+            { name: 'prometheus', key: SCRAPER, scopes: ['sluice:metrics'] },
           ],
         },
       },
@@ -84,7 +86,7 @@ describe('code-mode script slots are per caller', () => {
     expect(returned(await script(victim, "return await fx.echo({ text: 'served' });"))).toBe('served');
     // The shares and the refusals, in /metrics.
     const metrics = await (
-      await fetch(new URL('/metrics', url), { headers: { authorization: `Bearer ${VICTIM}` } })
+      await fetch(new URL('/metrics', url), { headers: { authorization: `Bearer ${SCRAPER}` } })
     ).text();
     expect(metrics).toContain('sluice_code_mode_scripts 2');
     expect(metrics).toContain('sluice_code_mode_script_share_limit{share="server"} 4');
@@ -186,7 +188,7 @@ describe('code-mode CPU is shared per caller', () => {
       'throughout',
     );
     const metrics = await (
-      await fetch(new URL('/metrics', url), { headers: { authorization: `Bearer ${VICTIM}` } })
+      await fetch(new URL('/metrics', url), { headers: { authorization: `Bearer ${SCRAPER}` } })
     ).text();
     expect(metrics).toContain('sluice_code_mode_cpu_share 0.25');
     expect(metrics).toMatch(/sluice_code_mode_script_refusals_total\{share="cpu"\} [1-9]/);

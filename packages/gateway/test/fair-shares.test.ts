@@ -222,7 +222,7 @@ describe('sluice serve with API keys and small connection shares', () => {
             type: 'apiKeys',
             keys: [
               { name: 'agent', key: AGENT_KEY },
-              { name: 'ops', key: OPS_KEY },
+              { name: 'ops', key: OPS_KEY, scopes: ['sluice:metrics'] },
             ],
           },
         },
