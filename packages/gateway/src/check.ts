@@ -93,7 +93,7 @@ export async function checkGateway(
     ...config,
     plugins: { ...config.plugins, risk: undefined },
     store: 'memory',
-    telemetry: { tracing: false, metricsPath: false },
+    telemetry: { ...config.telemetry, tracing: false, metricsPath: false, metricsListen: undefined },
   };
   const gateway = createGateway(dry, { logger, plugins: custom.map((c) => c.plugin) });
   try {
