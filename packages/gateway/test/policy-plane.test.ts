@@ -298,4 +298,69 @@ describe('logging levels are per caller', () => {
       await quiet.client.close();
     }
   });
+
+  it("sends an upstream's log line outside any call to every session of a listener without authentication", async () => {
+    const hearing = await listener();
+    const caller = await listener();
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- 2025-11-25 logging is what this test drives
+      await hearing.client.setLoggingLevel('info');
+      await call(caller.client, 'fs_murmur', { text: 'for everyone' });
+      await eventually(() => hearing.lines.includes('info:for everyone'), 'the other session to hear the line');
+    } finally {
+      await hearing.client.close();
+      await caller.client.close();
+    }
+  });
+});
+
+describe("an upstream's log lines outside any call, with verified callers", () => {
+  const OPS = 'policy-plane-ops-key-0123456789abcdef';
+  const NOBODY = 'policy-plane-nobody-key-0123456789abcd';
+  let gateway: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    gateway = await serve({
+      http: {
+        auth: {
+          type: 'apiKeys',
+          keys: [
+            { name: 'ops', key: OPS, scopes: ['ops'] },
+            { name: 'nobody', key: NOBODY },
+          ],
+        },
+      },
+      upstreams: [upstream({ namespace: 'fs' })],
+      plugins: { authz: { rules: [{ when: { scopes: ['ops'] }, upstreams: ['fs'] }] } },
+      logLevel: 'debug',
+    });
+  }, 60_000);
+  afterAll(() => gateway.stop());
+
+  // Issue: a caller granted nothing heard every line an upstream logged between calls (a payroll job's, say).
+  it('reach no verified caller, granted the upstream or not', async () => {
+    const heard: string[] = [];
+    const nobody = await clientOf(gateway.url, '2025-11-25', { authorization: `Bearer ${NOBODY}` });
+    nobody.setNotificationHandler('notifications/message', (n) => void heard.push(String(n.params.data)));
+    const ops = await clientOf(gateway.url, '2025-11-25', { authorization: `Bearer ${OPS}` });
+    ops.setNotificationHandler('notifications/message', (n) => void heard.push(String(n.params.data)));
+    try {
+      expect((await nobody.listTools()).tools).toEqual([]);
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- 2025-11-25 logging is what this test drives
+      await nobody.setLoggingLevel('debug');
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- as above
+      await ops.setLoggingLevel('debug');
+      const withheld = gateway.run.event('http.log_withheld');
+      await call(ops, 'fs_murmur', { text: 'salaries exported' });
+      // Whichever comes first: the gateway's word that it withheld the line, or the line itself.
+      await Promise.race([withheld, eventually(() => heard.length > 0, 'a line heard').catch(() => {})]);
+      expect(heard).toEqual([]);
+      expect((await withheld).sessions).toBe(2);
+      await nobody.listTools();
+      await ops.listTools();
+      expect(heard).toEqual([]);
+    } finally {
+      await nobody.close();
+      await ops.close();
+    }
+  });
 });

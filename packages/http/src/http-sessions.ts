@@ -7,7 +7,7 @@ import {
 import type { JSONRPCMessage, Server as SdkServer } from '@modelcontextprotocol/server';
 import { identityOf } from '@sluice/core';
 import type { AuthInfo, Logger, Store } from '@sluice/core';
-import { namesMethod, rpcErrorBody, sendChange } from '@sluice/core/internal';
+import { meterSubscriptions, namesMethod, rpcErrorBody, sendChange } from '@sluice/core/internal';
 import type { ListChange } from '@sluice/core/internal';
 import {
   SessionFleet,
@@ -27,8 +27,13 @@ interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly sdk: SdkServer;
   readonly opened: number;
-  /** What the session is charged against the memory budget: its `initialize` request and a fixed overhead. */
-  readonly bytes: number;
+  /**
+   * What the session is charged against the memory budget: its `initialize`
+   * request, a fixed overhead, and its resource subscriptions as they come and go.
+   */
+  bytes: number;
+  /** Whether `bytes` is counted in the budget now: from `add` to `forget`. */
+  counted: boolean;
   lastSeen: number;
   /** Requests from the client not answered yet: a session with any is not idle. */
   inflight: number;
@@ -239,6 +244,7 @@ function newSession(
     sdk,
     opened: now,
     bytes,
+    counted: false,
     lastSeen: now,
     inflight: 0,
     initialized: false,
@@ -348,6 +354,52 @@ export class LegacySessions {
   }
 
   /**
+   * Charges a session's resource subscriptions to its memory: to the budget
+   * and its caller's share while it is counted (a copy being rebuilt carries
+   * them into `add`). Room is made as for a new session, never by evicting the
+   * session itself; a subscription that still does not fit is refused.
+   */
+  private meter(session: Session): void {
+    meterSubscriptions(session.sdk, {
+      charge: (bytes) => {
+        if (session.counted && !this.grow(session, bytes)) return false;
+        session.bytes += bytes;
+        return true;
+      },
+      release: (bytes) => {
+        session.bytes -= bytes;
+        if (!session.counted) return;
+        this.memory -= bytes;
+        const held = session.caller === undefined ? undefined : this.callers.get(session.caller);
+        if (held !== undefined) held.bytes -= bytes;
+      },
+    });
+  }
+
+  /** Makes room for a counted session to grow by `bytes`, and counts them; false when only busy sessions are left. */
+  private grow(session: Session, bytes: number): boolean {
+    const { caller } = session;
+    const others = (candidate: Session) => candidate !== session;
+    if (caller !== undefined) {
+      const mine = (candidate: Session) => candidate.caller === caller && candidate !== session;
+      while ((this.callers.get(caller)?.bytes ?? 0) + bytes > this.options.maxMemoryBytesPerCaller) {
+        const victim = this.leastRecentlyUsed(mine);
+        if (victim === undefined) return false;
+        this.evict(victim[0], victim[1], 'http.session_evicted', "evicting a caller's session to keep its share");
+      }
+    }
+    while (this.memory + bytes > this.options.maxMemoryBytes) {
+      const victim = this.leastRecentlyUsed(others);
+      if (victim === undefined) return false;
+      this.evict(victim[0], victim[1], 'http.session_evicted', 'evicting a session to make room');
+    }
+    this.memory += bytes;
+    const held = caller === undefined ? undefined : this.callers.get(caller);
+    if (held !== undefined) held.bytes += bytes;
+    return true;
+  }
+
+  /**
    * Evicts sessions until one more of `bytes` fits: first within `caller`'s
    * share, evicting the caller's own sessions (least recently used first),
    * so that one caller never takes another's room; then within the count
@@ -402,6 +454,7 @@ export class LegacySessions {
   /** Keeps a session (or this replica's copy of one), counted against the bounds and its caller's share. */
   private add(id: string, session: Session): void {
     this.sessions.set(id, session);
+    session.counted = true;
     this.memory += session.bytes;
     if (session.caller === undefined) return;
     const held = this.callers.get(session.caller) ?? { count: 0, bytes: 0 };
@@ -421,6 +474,7 @@ export class LegacySessions {
     const session = this.sessions.get(id);
     if (session === undefined || (copy !== undefined && copy !== session)) return;
     this.sessions.delete(id);
+    session.counted = false;
     this.memory -= session.bytes;
     const { caller } = session;
     const held = caller === undefined ? undefined : this.callers.get(caller);
@@ -451,6 +505,7 @@ export class LegacySessions {
       onsessionclosed: (sessionId) => this.closed(sessionId),
     });
     const session = newSession(transport, sdk, bytes, owner, caller);
+    this.meter(session);
     transport.onclose = () => {
       if (transport.sessionId) this.forget(transport.sessionId);
     };
@@ -510,6 +565,7 @@ export class LegacySessions {
       onsessionclosed: (sessionId) => this.closed(sessionId),
     });
     const session = newSession(transport, sdk, bytes, record.owner ?? undefined, caller);
+    this.meter(session);
     Object.assign(session, { initialized: record.ready, record, written: session.opened });
     transport.onclose = () => this.forget(id, session);
     await sdk.connect(transport);
@@ -683,9 +739,23 @@ export class LegacySessions {
     void this.fleet?.remove(id).catch(() => {});
   }
 
-  /** Tells every open session what changed. */
+  /**
+   * Tells every open session what changed. An upstream's log message sent
+   * outside any call belongs to no caller, and verified callers may each be
+   * granted a different part of the server: it goes only to sessions without
+   * one (a listener without authentication, where every caller is alike).
+   */
   notify(change: ListChange): void {
-    for (const session of this.sessions.values()) sendChange(session.sdk, change);
+    const ambientLog = typeof change === 'object' && 'log' in change;
+    let withheld = 0;
+    for (const session of this.sessions.values())
+      if (!ambientLog || session.caller === undefined) sendChange(session.sdk, change);
+      else withheld++;
+    if (withheld > 0)
+      this.host.logger.debug(
+        { event: 'http.log_withheld', sessions: withheld },
+        "an upstream's log message outside any call was not sent to sessions of verified callers",
+      );
   }
 
   /** Estimated memory the open sessions hold, in bytes. */

@@ -92,3 +92,69 @@ describe("a closed 2025-11-25 session's subscriptions", () => {
     await eventually(() => held.size === 0, 'the expired session unsubscribed upstream');
   });
 });
+
+describe("a caller's subscriptions (attack: long URIs, many sessions)", () => {
+  const HOG = 'subscription-hog-key-0123456789abcdef';
+  const OTHER = 'subscription-other-key-0123456789abcd';
+  const long = (n: number) => `memo://long/${n}-${'a'.repeat(8_000)}`;
+
+  async function keyedSession(url: URL, key: string): Promise<Client> {
+    const client = new Client({ name: 'subscriber', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+    );
+    clients.push(client);
+    return client;
+  }
+
+  it('holds one session to 65,536 characters of subscribed URIs', async () => {
+    const { url, held } = await serve({ auth: { type: 'apiKeys', keys: [{ name: 'hog', key: HOG }] } });
+    const hog = await keyedSession(url, HOG);
+    for (let n = 0; n < 8; n++) await hog.subscribeResource({ uri: long(n) });
+    await expect(hog.subscribeResource({ uri: long(8) })).rejects.toThrow(/at most 65536 characters/);
+    expect(held.size).toBe(8);
+    // Room comes back with an unsubscription.
+    await hog.unsubscribeResource({ uri: long(0) });
+    await hog.subscribeResource({ uri: long(8) });
+    expect(held.has(long(8))).toBe(true);
+  });
+
+  it("charges subscriptions to the caller's share of session memory: its own sessions give way, not another's", async () => {
+    // 16 sessions of 4 sessions' worth of memory in all; a caller's share is a quarter: one session's worth each,
+    // about 16 KiB plus what it subscribes. Eight 8,000-character URIs cost some 380 KB in one session.
+    const { url, held } = await serve({
+      auth: {
+        type: 'apiKeys',
+        keys: [
+          { name: 'hog', key: HOG },
+          { name: 'other', key: OTHER },
+        ],
+      },
+      maxSessions: 16,
+      maxSessionMemoryBytes: 4 * 1024 * 1024,
+    });
+    const other = await keyedSession(url, OTHER);
+    await other.subscribeResource({ uri: 'memo://one' });
+    let refused = 0;
+    let n = 0;
+    for (let s = 0; s < 6; s++) {
+      const hog = await keyedSession(url, HOG);
+      for (let k = 0; k < 8; k++)
+        await hog.subscribeResource({ uri: long(n++) }).catch((error: unknown) => {
+          expect(String(error)).toMatch(/share of the server's session memory is full/);
+          refused++;
+        });
+    }
+    // The hog's earlier sessions were evicted for its later ones, and gave their subscriptions back upstream:
+    // what it holds stays within its share (1 MiB: at most 21 such URIs).
+    await eventually(
+      () => [...held].filter((uri) => uri.startsWith('memo://long/')).length <= 21,
+      'the hog held to its share',
+    );
+    expect(refused).toBe(0);
+    // The other caller's session and subscription are untouched.
+    expect(held.has('memo://one')).toBe(true);
+    await other.subscribeResource({ uri: 'memo://two' });
+    expect(held.has('memo://two')).toBe(true);
+  });
+});
