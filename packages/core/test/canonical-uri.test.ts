@@ -12,6 +12,8 @@ describe('canonicalUri', () => {
     ['file:/secret/key', 'file:///secret/key'],
     ['file:///%73ecret/key', 'file:///secret/key'],
     ['file:///a%2fb', 'file:///a%2Fb'],
+    ['gitlab://projects/group%2Fproject/..', 'gitlab://projects/'],
+    ['file:///a..%2Fb', 'file:///a..%2Fb'],
     ['file:///a/./b/../c', 'file:///a/c'],
     ['file:///../../etc/passwd', 'file:///etc/passwd'],
     ['file:///a/b/..', 'file:///a/'],
@@ -32,6 +34,10 @@ describe('canonicalUri', () => {
     ['a broken percent-encoding', 'file:///%7'],
     ['a percent sign alone', 'file:///100%'],
     ['too many characters', `file:///${'a'.repeat(MAX_URI_LENGTH)}`],
+    ['a ".." beside an encoded slash', 'file:///public/..%2Fsecret%2Fkey'],
+    ['a ".." beside an encoded backslash', 'file:///public/..%5csecret'],
+    ['encoded dots and an encoded slash', 'file:///public/%2e%2E%2fsecret'],
+    ['a "." beside an encoded slash', 'file:///public/.%2F..%2Fsecret'],
   ])('refuses a URI with %s', (_, uri) => {
     expect(() => canonicalUri(uri)).toThrow(/resource URI/);
   });
@@ -91,6 +97,40 @@ describe('a deny list against spellings of URIs', () => {
         expect(denied(canonical)).toBe(denied(plain));
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+/** An encoded separator as a client may spell it: `/` or `\\`, either hex case. */
+const encodedSeparator = fc.constantFrom('%2F', '%2f', '%5C', '%5c');
+/** A dot segment as a client may spell it: `.` or `..`, each dot as it is or encoded. */
+const dotSegment = fc.constantFrom('..', '.', '%2E%2E', '%2e.', '.%2E', '%2E');
+
+describe('a path that climbs once its encoded separators are decoded (attack: `/public/..%2Fsecret`)', () => {
+  it('is refused wherever the dot segment and the encoded separator stand', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...SEGMENTS), { minLength: 0, maxLength: 3 }),
+        dotSegment,
+        encodedSeparator,
+        fc.constantFrom('before', 'after'),
+        fc.array(fc.constantFrom(...SEGMENTS), { minLength: 1, maxLength: 3 }),
+        (head, dots, separator, side, tail) => {
+          const climb = side === 'before' ? `${dots}${separator}${tail.join('/')}` : `x${separator}${dots}`;
+          const uri = `file:///${[...head, climb].join('/')}`;
+          expect(() => canonicalUri(uri), uri).toThrow(/encoded/);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('keeps an encoded separator among other characters, which names one segment', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...SEGMENTS), encodedSeparator, fc.constantFrom(...SEGMENTS), (a, separator, b) => {
+        const uri = `gitlab://projects/${a}${separator}${b}`;
+        expect(canonicalUri(uri)).toBe(`gitlab://projects/${a}${separator.toUpperCase()}${b}`);
+      }),
     );
   });
 });

@@ -84,6 +84,9 @@ describe('denyResources is enforced on every request, in every spelling', () => 
         for (const uri of DENIED_SPELLINGS) {
           await expect(client.readResource({ uri }), uri).rejects.toThrow(/not found/i);
         }
+        // Under /public/ to every glob, but /secret/key to an upstream that decodes %2F before it resolves the path.
+        for (const uri of ['file:///public/..%2Fsecret%2Fkey', 'file:///public/%2E%2E%5Csecret%5Ckey'])
+          await expect(client.readResource({ uri }), uri).rejects.toThrow(/encoded/);
       } finally {
         await client.close();
       }

@@ -13,7 +13,8 @@
  *   and `..` segments removed (`..` never climbs above the root);
  * - the query and the fragment kept as sent, bar the percent rule.
  * A URI without a scheme, longer than `MAX_URI_LENGTH`, holding control
- * characters or a broken percent-encoding is refused: it names no resource.
+ * characters or a broken percent-encoding, or a dot segment beside an encoded
+ * separator (`..%2F`), is refused: it names no resource.
  */
 
 /** The longest URI accepted, in UTF-16 code units. */
@@ -59,6 +60,10 @@ export function canonicalUri(uri: string): string {
     if (name === 'file' && authority === 'localhost') authority = '';
   }
   if (path.startsWith('/')) path = withoutDotSegments(path.replace(/\/{2,}/g, '/'));
+  if (climbsWhenDecoded(path))
+    throw new UriError(
+      'A resource URI has no "." or ".." segment beside an encoded "/" or "\\" (%2F, %5C): a server that decodes it would climb',
+    );
   // `file:/a` and `file:///a` name one file (RFC 8089): a file URI always spells its (empty) authority.
   const hierarchical = rest.startsWith('//') || (name === 'file' && path.startsWith('/'));
   return `${name}:${hierarchical ? `//${authority}` : ''}${path}${query}${fragment}`;
@@ -78,6 +83,18 @@ function percentNormalized(text: string): string {
 function hostLowered(authority: string): string {
   const at = authority.lastIndexOf('@');
   return `${authority.slice(0, at + 1)}${authority.slice(at + 1).toLowerCase()}`;
+}
+
+/**
+ * Whether a path holds a dot segment once its encoded separators (`%2F`, `%5C`)
+ * are read as separators. The literal dot segments are already gone, so such a
+ * segment stands beside an encoded separator (`/public/..%2Fsecret`): a path
+ * every glob sees under `/public/` that a server decoding it reads as `/secret`.
+ * An encoded separator among other characters (`group%2Fproject`) is kept.
+ */
+function climbsWhenDecoded(path: string): boolean {
+  if (!path.includes('%2F') && !path.includes('%5C')) return false;
+  return path.split(/\/|%2F|%5C/).some((segment) => segment === '.' || segment === '..');
 }
 
 /** RFC 3986 section 5.2.4 on an absolute path: `.` and `..` segments removed, never above the root. */
