@@ -101,6 +101,13 @@ describe('denyResources is enforced on every request, in every spelling', () => 
             argument: { name: 'path', value: '' },
           }),
         ).rejects.toThrow(/not found/i);
+        // The allowed template completes, but not into the denied paths.
+        const completed = await client.complete({
+          ref: { type: 'ref/resource', uri: 'file:///{+path}' },
+          argument: { name: 'path', value: '' },
+        });
+        expect(completed.completion.values).toEqual(['public/readme', 'etc/passwd']);
+        expect(completed.completion.total).toBeUndefined();
         if (version === '2025-11-25')
           for (const uri of ['file:///secret/key', 'file:///%73ecret/key'])
             await expect(client.subscribeResource({ uri }), uri).rejects.toThrow(/not found/i);
@@ -121,6 +128,7 @@ describe('a per-caller authz policy covers resources, prompts and completions', 
           keys: [
             { name: 'nobody', key: `${KEY}-nobody` },
             { name: 'reader', key: `${KEY}-reader`, scopes: ['read'] },
+            { name: 'browser', key: `${KEY}-browser`, scopes: ['browse'] },
           ],
         },
       },
@@ -129,6 +137,7 @@ describe('a per-caller authz policy covers resources, prompts and completions', 
         authz: {
           rules: [
             { when: { scopes: ['read'] }, allow: ['fs_echo'], resources: ['file:///public/*'], prompts: ['fs_greet'] },
+            { when: { scopes: ['browse'] }, resources: ['file:///{+path}', 'file:///public/*'] },
           ],
         },
       },
@@ -153,6 +162,20 @@ describe('a per-caller authz policy covers resources, prompts and completions', 
             argument: { name: 'path', value: '' },
           }),
         ).rejects.toThrow(/FORBIDDEN/);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it(`a granted template completes only into resources the caller may read (${version})`, async () => {
+      const client = await clientOf(gateway.url, version, { authorization: `Bearer ${KEY}-browser` });
+      try {
+        const completed = await client.complete({
+          ref: { type: 'ref/resource', uri: 'file:///{+path}' },
+          argument: { name: 'path', value: '' },
+        });
+        expect(completed.completion.values).toEqual(['public/readme']);
+        expect(completed.completion.total).toBeUndefined();
       } finally {
         await client.close();
       }

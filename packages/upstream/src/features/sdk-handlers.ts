@@ -370,7 +370,7 @@ async function complete(
   const uri = UriTemplate.isTemplate(ref.uri) ? ref.uri : requestedUri(ref.uri);
   const link = owned(catalog.templateOwner(uri) ?? catalog.resourceOwner(uri), uri);
   const params = uri === ref.uri ? requested : { ...requested, ref: { ...ref, uri } };
-  return guarded(
+  const completed = await guarded(
     'completion/complete',
     link.name,
     fctx,
@@ -379,6 +379,46 @@ async function complete(
     (request) =>
       relay(link, (client, options) => client.complete(params, options), ctx, undefined, request?.responseLimitBytes),
   );
+  return UriTemplate.isTemplate(uri) ? readableCompletions(serving, link, uri, requested, completed, ctx) : completed;
+}
+
+/**
+ * A template's completions that name a resource the caller may read: each
+ * value is put in the template (with the arguments the client has already
+ * chosen) and the URI it makes must be one no deny glob, refusal or
+ * `listFeatures` tap keeps from this caller, as its `resources/list` would.
+ * Otherwise completing an allowed template would spell out denied paths.
+ */
+function readableCompletions(
+  serving: FeatureServing,
+  link: FeatureLink,
+  template: string,
+  requested: CompleteRequestParams,
+  completed: CompleteResult,
+  ctx: ServerContext,
+): CompleteResult {
+  const { values } = completed.completion;
+  if (values.length === 0) return completed;
+  const access = serving.guards?.access === undefined ? undefined : featureContext(serving, 'resources/read', ctx);
+  const expander = new UriTemplate(template);
+  const chosen = requested.context?.arguments ?? {};
+  const readable = values.filter((value) => {
+    let uri: string;
+    try {
+      uri = requestedUri(expander.expand({ ...chosen, [requested.argument.name]: value }));
+    } catch {
+      return false;
+    }
+    if (serving.catalog.resourceOwner(uri)?.name !== link.name) return false;
+    return (
+      access === undefined ||
+      accessRefusal(serving.guards, { ...access, upstream: link.name, target: uri }) === undefined
+    );
+  });
+  if (readable.length === values.length) return completed;
+  // What was left out is not counted either: a total would tell how much there is to find.
+  const { hasMore } = completed.completion;
+  return { ...completed, completion: { values: readable, ...(hasMore === undefined ? {} : { hasMore }) } };
 }
 
 /** The resource reads and prompt gets of imported upstreams, registered under `Tokens.FeatureRequests`. */
