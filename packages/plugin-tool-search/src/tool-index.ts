@@ -81,7 +81,6 @@ export class ToolIndex {
   private lengths: number[] = [];
   private weights: number[] = [];
   private postingsOf: FieldPostings[][] = [];
-  private readonly totalLength = new Float64Array(FIELDS);
   private dead = 0;
   /** Numbers each put and removal, so that a word in several fields of one tool is counted once. */
   private marks = 0;
@@ -93,6 +92,10 @@ export class ToolIndex {
   private scores = new Float64Array(0);
   private matched = new Int32Array(0);
   private touchedBy = new Int32Array(0);
+  /** 1 for each slot the current query may return. */
+  private admitted = new Uint8Array(0);
+  /** The admitted tools' total length of each field. */
+  private readonly viewLength = new Float64Array(FIELDS);
   private stamp = 0;
 
   constructor(private readonly limits: IndexLimits) {}
@@ -130,7 +133,6 @@ export class ToolIndex {
       // Description and parameters: text of many words and few distinct ones is stuffing.
       if (field === 2 || field === 3) weight = Math.min(weight, weightOf(words.length, distinct.length));
       this.lengths.push(distinct.length);
-      this.totalLength[field] = (this.totalLength[field] as number) + distinct.length;
       for (const term of distinct) {
         const postings = this.postings(term, field);
         postings.slots.push(slot);
@@ -161,8 +163,6 @@ export class ToolIndex {
     if (slot === undefined) return;
     this.slotOf.delete(name);
     this.names[slot] = undefined;
-    for (let field = 0; field < FIELDS; field++)
-      this.totalLength[field] = (this.totalLength[field] as number) - (this.lengths[slot * FIELDS + field] as number);
     const mark = ++this.marks;
     for (const postings of this.postingsOf[slot] as FieldPostings[]) {
       postings.live--;
@@ -176,13 +176,20 @@ export class ToolIndex {
     if (this.dead > SWEEP_AFTER && this.dead > this.slotOf.size) this.sweep();
   }
 
-  /** Matches for `query`, best first, among the names `allowed` admits. */
+  /**
+   * Matches for `query`, best first, among the names `allowed` admits. The
+   * scores are those of an index of the admitted tools alone: how many tools
+   * hold a word and how long a field is on average are counted over them, so
+   * neither the scores nor their order tell anything of the tools the caller
+   * may not see.
+   */
   query(query: string, limit: number, allowed: (name: string) => boolean): SearchHit[] {
-    const documents = this.slotOf.size;
-    if (documents === 0 || limit < 1) return [];
+    if (this.slotOf.size === 0 || limit < 1) return [];
+    this.scratch();
+    const documents = this.admit(allowed);
+    if (documents === 0) return [];
     const times = new Map<string, number>();
     for (const word of wordsOf(query)) times.set(word, (times.get(word) ?? 0) + 1);
-    this.scratch();
     const touched: number[] = [];
     for (const [word, repeats] of times) {
       const stamp = ++this.stamp;
@@ -195,22 +202,42 @@ export class ToolIndex {
         this.accumulate(longer, weight * repeats, stamp, documents, touched);
       }
     }
-    return this.best(touched, limit, allowed);
+    return this.best(touched, limit);
   }
 
-  /** Adds one indexed word's BM25 contribution, per field, to the tools that hold it. */
+  /** Marks the slots of the tools `allowed` admits and sums their field lengths; returns how many there are. */
+  private admit(allowed: (name: string) => boolean): number {
+    const { names, lengths, admitted, viewLength } = this;
+    viewLength.fill(0);
+    let documents = 0;
+    for (let slot = 0; slot < names.length; slot++) {
+      const name = names[slot];
+      const admit = name !== undefined && allowed(name);
+      admitted[slot] = admit ? 1 : 0;
+      if (!admit) continue;
+      documents++;
+      for (let field = 0; field < FIELDS; field++)
+        viewLength[field] = (viewLength[field] as number) + (lengths[slot * FIELDS + field] as number);
+    }
+    return documents;
+  }
+
+  /** Adds one indexed word's BM25 contribution, per field, to the admitted tools that hold it. */
   private accumulate(term: Term, weight: number, stamp: number, documents: number, touched: number[]): void {
-    const { names, lengths, scores, matched, touchedBy } = this;
+    const { lengths, scores, matched, touchedBy, admitted } = this;
     for (let field = 0; field < FIELDS; field++) {
       const postings = term.fields[field];
       if (postings === undefined || postings.live === 0) continue;
-      const idf = Math.log(1 + (documents - postings.live + 0.5) / (postings.live + 0.5));
-      const average = (this.totalLength[field] as number) / documents;
-      const scale = weight * (BOOST[field] as number) * idf;
       const { slots, counts } = postings;
+      let holders = 0;
+      for (let i = 0; i < slots.length; i++) holders += admitted[slots[i] as number] as number;
+      if (holders === 0) continue;
+      const idf = Math.log(1 + (documents - holders + 0.5) / (holders + 0.5));
+      const average = (this.viewLength[field] as number) / documents;
+      const scale = weight * (BOOST[field] as number) * idf;
       for (let i = 0; i < slots.length; i++) {
         const slot = slots[i] as number;
-        if (names[slot] === undefined) continue;
+        if (admitted[slot] === 0) continue;
         const count = counts === undefined ? 1 : (counts[i] as number);
         const length = lengths[slot * FIELDS + field] as number;
         const score = scale * (D + (count * (K1 + 1)) / (count + K1 * (1 - B + (B * length) / average)));
@@ -229,15 +256,14 @@ export class ToolIndex {
     }
   }
 
-  /** The best `limit` of the touched tools the caller may see; ties keep the order in which they were reached. */
-  private best(touched: readonly number[], limit: number, allowed: (name: string) => boolean): SearchHit[] {
+  /** The best `limit` of the touched tools (all admitted); ties keep the order in which they were reached. */
+  private best(touched: readonly number[], limit: number): SearchHit[] {
     const top: Array<{ name: string; score: number }> = [];
     for (const slot of touched) {
       this.touchedBy[slot] = 0;
       const score = (this.scores[slot] as number) * (this.matched[slot] as number) * (this.weights[slot] as number);
       if (top.length >= limit && score <= (top[top.length - 1] as { score: number }).score) continue;
       const name = this.names[slot] as string;
-      if (!allowed(name)) continue;
       let at = top.length;
       while (at > 0 && (top[at - 1] as { score: number }).score < score) at--;
       top.splice(at, 0, { name, score });
@@ -254,6 +280,7 @@ export class ToolIndex {
     this.scores = new Float64Array(size);
     this.matched = new Int32Array(size);
     this.touchedBy = new Int32Array(size);
+    this.admitted = new Uint8Array(size);
     this.stamp = 0;
   }
 

@@ -146,3 +146,39 @@ describe('summaries and risk levels', () => {
     expect(riskLevelOf({ name: 'x', inputSchema: { type: 'object' } })).toBeUndefined();
   });
 });
+
+// Attack: reading what the caller may not see from the scores of what it may (a hidden tool that shares a word
+// with the query lowers that word's weight, and so every visible tool's score).
+describe('scores among the tools a caller may see', () => {
+  const hidden = [
+    tool('refund_invoice', 'Refund an invoice payment to the customer.', { id: { type: 'string' } }, 'pay'),
+    tool('payroll_export', 'Export the payroll: invoice totals and salaries of every employee.', {}, 'pay'),
+  ];
+  const visible = [tool('invoice_get', 'Get an invoice by id.', { id: { type: 'string' } }, 'pay'), weather, ...others];
+
+  it('are those of an index of the visible tools alone', () => {
+    const shown = new Set(visible.map((t) => t.name));
+    const withHidden = indexOf([...hidden, ...visible]);
+    const alone = indexOf(visible);
+    for (const query of ['invoice', 'refund an invoice', 'payroll salaries', 'weather forecast', 'github issue'])
+      expect(
+        withHidden.query(query, 5, (name) => shown.has(name)),
+        query,
+      ).toEqual(alone.query(query, 5, all));
+  });
+
+  it('tell nothing of any hidden set of tools (property)', () => {
+    const pool = [...hidden, weather, poisoned, ...others, tool('invoice_get', 'Get an invoice by id.', {}, 'pay')];
+    fc.assert(
+      fc.property(
+        fc.subarray(pool, { minLength: 1 }),
+        fc.constantFrom('invoice', 'weather forecast', 'read a file', 'github pull requests', 'send a message'),
+        (seen, query) => {
+          const shown = new Set(seen.map((t) => t.name));
+          expect(indexOf(pool).query(query, 5, (name) => shown.has(name))).toEqual(indexOf(seen).query(query, 5, all));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
