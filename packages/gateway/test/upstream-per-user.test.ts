@@ -172,6 +172,10 @@ describe('sluice serve with a per_user upstream and a vault on Redis', () => {
       const alice = await caller(served.url);
       const link = await askedToConnect(alice);
       expect(new URL(link).origin).toBe(served.url.origin);
+      // Calling again before connecting hands out the same link: one live ticket per caller and upstream, however
+      // often the caller calls (each used to write a ticket of its own to the store).
+      for (let i = 0; i < 5; i++) expect(await askedToConnect(alice)).toBe(link);
+      expect(redisDump().match(/sluice:upstream-consent:ticket:/g)).toHaveLength(1);
       expect(await consent(link, 'alice-at-saas')).toContain('<h1>Connected</h1>');
       const result = await alice.callTool({ name: 'whoami', arguments: {} });
       expect(result.isError).toBeFalsy();

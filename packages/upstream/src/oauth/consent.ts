@@ -43,6 +43,13 @@ const COMPLETED_CHANNEL = 'sluice:upstream-consent:completed';
 const MAX_WAITING = 10_000;
 const ELICITATION_ID = /^[0-9a-f-]{36}$/;
 
+/** A consent link handed to a caller, kept to hand out again while its ticket is unspent. */
+interface Given {
+  readonly ticket: string;
+  readonly expiresAt: number;
+  readonly link: ConnectLink;
+}
+
 /** An elicitation this server asked with: when it lapses, and how to tell its client it completed. */
 interface Waiting {
   readonly expiresAt: number;
@@ -60,6 +67,8 @@ interface Waiting {
 export class ConsentFlows {
   private readonly upstreams = new Map<string, PerUserGrants>();
   private readonly waiting = new Map<string, Waiting>();
+  /** The link each caller was last given for each upstream, while it may still be handed out again. */
+  private readonly given = new Map<string, Given>();
   private subscription: Promise<(() => void) | undefined> | undefined;
   private origin: string | undefined;
 
@@ -86,15 +95,27 @@ export class ConsentFlows {
         `Upstream "${grants.upstream}" needs each caller to connect an account, and no listener serves the consent page`,
         'Ask the operator to serve HTTP (`listen`) or to set `auth.redirectUri`.',
       );
+    const ttlMs = grants.options.consentTtlSec * 1_000;
+    // A caller who calls again before connecting gets the link it was given while that link is unspent and has
+    // half its life ahead: however often it calls, it holds one ticket per upstream here, not one per call.
+    const who = `${grants.upstream}\n${subject}`;
+    const given = this.given.get(who);
+    if (given !== undefined && given.expiresAt - Date.now() > ttlMs / 2) {
+      if ((await this.store.get(ticketKey(given.ticket))) !== undefined) return given.link;
+    }
     const ticket = random();
     const elicitationId = randomUUID();
     const value: Ticket = { upstream: grants.upstream, subject, elicitationId };
-    const ttlMs = grants.options.consentTtlSec * 1_000;
     await this.store.set(ticketKey(ticket), value, { ttlMs });
-    this.remember(elicitationId, Date.now() + ttlMs);
+    const expiresAt = Date.now() + ttlMs;
+    this.remember(elicitationId, expiresAt);
     const url = new URL(CONNECT_PATH, base);
     url.searchParams.set('ticket', ticket);
-    return { url: url.href, elicitationId };
+    const link = { url: url.href, elicitationId };
+    this.given.delete(who);
+    if (this.given.size >= MAX_WAITING) this.given.delete(this.given.keys().next().value ?? '');
+    this.given.set(who, { ticket, expiresAt, link });
+    return link;
   }
 
   /**
@@ -124,6 +145,7 @@ export class ConsentFlows {
     const unsubscribe = await this.subscription;
     unsubscribe?.();
     this.waiting.clear();
+    this.given.clear();
   }
 
   private remember(elicitationId: string, expiresAt: number): void {
