@@ -36,7 +36,6 @@ export { levelRank } from './features/log-types.js';
 export type { LogLevel, LogMessage } from './features/log-types.js';
 export {
   MAX_SUBSCRIPTIONS,
-  MAX_SUBSCRIPTION_CHARS,
   isSubscribed,
   levelOf,
   meterSubscriptions,
@@ -44,10 +43,8 @@ export {
   setLevel,
   setSessionLevel,
   subscribe,
-  subscriptionBytes,
   unsubscribe,
 } from './features/session-state.js';
-export type { SubscriptionMeter } from './features/session-state.js';
 export { compileGlobs } from './glob.js';
 export type { GlobMatcher } from './glob.js';
 export { asJsonRpcMessage } from './message-shape.js';
