@@ -170,12 +170,17 @@ describe('sluice serve with a per_user upstream and a vault on Redis', () => {
     try {
       as.register(new URL('/oauth/upstream/callback', served.url).href);
       const alice = await caller(served.url);
+      // A caller who keeps calling without connecting holds at most eight live links at a time (each call used to
+      // write a ticket of its own to the store, for consentTtlSec); a newer link spends the oldest.
+      const flood: string[] = [];
+      for (let i = 0; i < 12; i++) flood.push(await askedToConnect(alice));
+      expect(new Set(flood).size).toBe(12);
+      expect(redisDump().match(/sluice:upstream-consent:ticket:/g)).toHaveLength(8);
+      const spent = await fetch(flood[0] ?? '');
+      expect(spent.status).toBe(400);
+      expect(await spent.text()).toContain('This link is no longer valid');
       const link = await askedToConnect(alice);
       expect(new URL(link).origin).toBe(served.url.origin);
-      // Calling again before connecting hands out the same link: one live ticket per caller and upstream, however
-      // often the caller calls (each used to write a ticket of its own to the store).
-      for (let i = 0; i < 5; i++) expect(await askedToConnect(alice)).toBe(link);
-      expect(redisDump().match(/sluice:upstream-consent:ticket:/g)).toHaveLength(1);
       expect(await consent(link, 'alice-at-saas')).toContain('<h1>Connected</h1>');
       const result = await alice.callTool({ name: 'whoami', arguments: {} });
       expect(result.isError).toBeFalsy();

@@ -41,13 +41,14 @@ const stateKey = (state: string): string => `sluice:upstream-consent:state:${sha
 const COMPLETED_CHANNEL = 'sluice:upstream-consent:completed';
 /** Elicitations a server remembers it sent, for their completion notice; the oldest are forgotten first. */
 const MAX_WAITING = 10_000;
+/** Consent links one caller holds for one upstream at once (on this replica); a newer one spends the oldest. */
+const MAX_LINKS_PER_CALLER = 8;
 const ELICITATION_ID = /^[0-9a-f-]{36}$/;
 
-/** A consent link handed to a caller, kept to hand out again while its ticket is unspent. */
+/** A consent link handed to a caller: its ticket and elicitation, to spend them once newer links take their place. */
 interface Given {
   readonly ticket: string;
-  readonly expiresAt: number;
-  readonly link: ConnectLink;
+  readonly elicitationId: string;
 }
 
 /** An elicitation this server asked with: when it lapses, and how to tell its client it completed. */
@@ -67,8 +68,8 @@ interface Waiting {
 export class ConsentFlows {
   private readonly upstreams = new Map<string, PerUserGrants>();
   private readonly waiting = new Map<string, Waiting>();
-  /** The link each caller was last given for each upstream, while it may still be handed out again. */
-  private readonly given = new Map<string, Given>();
+  /** The latest links given to each caller for each upstream, oldest first. */
+  private readonly given = new Map<string, Given[]>();
   private subscription: Promise<(() => void) | undefined> | undefined;
   private origin: string | undefined;
 
@@ -95,27 +96,35 @@ export class ConsentFlows {
         `Upstream "${grants.upstream}" needs each caller to connect an account, and no listener serves the consent page`,
         'Ask the operator to serve HTTP (`listen`) or to set `auth.redirectUri`.',
       );
-    const ttlMs = grants.options.consentTtlSec * 1_000;
-    // A caller who calls again before connecting gets the link it was given while that link is unspent and has
-    // half its life ahead: however often it calls, it holds one ticket per upstream here, not one per call.
-    const who = `${grants.upstream}\n${subject}`;
-    const given = this.given.get(who);
-    if (given !== undefined && given.expiresAt - Date.now() > ttlMs / 2) {
-      if ((await this.store.get(ticketKey(given.ticket))) !== undefined) return given.link;
-    }
     const ticket = random();
     const elicitationId = randomUUID();
     const value: Ticket = { upstream: grants.upstream, subject, elicitationId };
+    const ttlMs = grants.options.consentTtlSec * 1_000;
     await this.store.set(ticketKey(ticket), value, { ttlMs });
-    const expiresAt = Date.now() + ttlMs;
-    this.remember(elicitationId, expiresAt);
+    this.remember(elicitationId, Date.now() + ttlMs);
+    await this.keepGiven(`${grants.upstream}\n${subject}`, { ticket, elicitationId });
     const url = new URL(CONNECT_PATH, base);
     url.searchParams.set('ticket', ticket);
-    const link = { url: url.href, elicitationId };
-    this.given.delete(who);
-    if (this.given.size >= MAX_WAITING) this.given.delete(this.given.keys().next().value ?? '');
-    this.given.set(who, { ticket, expiresAt, link });
-    return link;
+    return { url: url.href, elicitationId };
+  }
+
+  /**
+   * Records a link given to a caller for an upstream. Past `MAX_LINKS_PER_CALLER`
+   * the oldest of them is spent (its ticket deleted, its completion notice
+   * forgotten): however often a caller calls without connecting, it holds that
+   * many tickets in the store and notices here, not one per call.
+   */
+  private async keepGiven(who: string, given: Given): Promise<void> {
+    let links = this.given.get(who);
+    if (links === undefined) {
+      if (this.given.size >= MAX_WAITING) this.given.delete(this.given.keys().next().value ?? '');
+      this.given.set(who, (links = []));
+    }
+    links.push(given);
+    const spent = links.length > MAX_LINKS_PER_CALLER ? links.shift() : undefined;
+    if (spent === undefined) return;
+    this.waiting.delete(spent.elicitationId);
+    await this.store.delete(ticketKey(spent.ticket));
   }
 
   /**
