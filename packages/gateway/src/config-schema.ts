@@ -386,6 +386,22 @@ export const ApprovalWebhookConfig = z
       .max(60_000)
       .default(5_000)
       .describe('How long a POST to the receiver may take'),
+    maxInFlight: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(8)
+      .describe('POSTs open to the receiver at once, per replica; more wait in the queue'),
+    maxQueued: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .default(500)
+      .describe(
+        'POSTs waiting for an open one to finish, per replica (oldest first; one whose question lapsed meanwhile is not sent); a question past that is not posted, and logged (`approval.webhook.dropped`): it still waits in the console, the admin API and `sluice approvals`',
+      ),
   })
   .strict();
 

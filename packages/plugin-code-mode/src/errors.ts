@@ -36,6 +36,11 @@ export const CodeModeErrorCode = Object.freeze({
   JOURNAL_MISMATCH: 'JOURNAL_MISMATCH',
   /** A script cannot pause: what its completed calls returned is more than a journal may keep. */
   JOURNAL_TOO_LARGE: 'JOURNAL_TOO_LARGE',
+  /**
+   * A script cannot pause: its caller already holds as many paused scripts, or bytes of journals, as one caller may,
+   * or the server does (`journal.maxPausedPerCaller`, `maxBytesPerCaller`, `maxPausedScripts`, `maxTotalBytes`).
+   */
+  JOURNALS_FULL: 'JOURNALS_FULL',
   /** `read_tool_file` or `get_tool_docs` named something that does not exist for this request. */
   NOT_FOUND: 'NOT_FOUND',
 } as const);

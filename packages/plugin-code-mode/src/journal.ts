@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CallContext, Store } from '@sluice/core';
+import type { PauseRefusal, PausedShares, PausedSlot } from './paused-shares.js';
 import type { CallReply } from './sandbox.js';
 
 /** One call a paused script completed: replayed, not made again, when the script resumes. */
@@ -53,13 +54,21 @@ interface Sealed {
   readonly c: string;
   /** When the state lapses (ms since the epoch). */
   readonly e: number;
+  /** Where the journal is counted in its caller's and the server's shares (absent from states made before they were). */
+  readonly b?: number;
+  readonly w?: number;
 }
+
+/** What `keep` answers: the sealed state that names the journal, or why it could not be kept. */
+export type Kept = { readonly state: string } | { readonly refused: PauseRefusal };
 
 /**
  * Journals of paused scripts: kept in the server's store (shared by
- * replicas), bounded in bytes, for at most `ttlMs`; the client carries only a
+ * replicas), bounded in bytes, for at most `ttlMs`, and counted in their
+ * caller's and the server's shares (`PausedShares`); the client carries only a
  * sealed reference (HMAC-SHA256 over the store key, the journal's digest, the
- * source's and caller's digests and the lapse). A journal is resumed once.
+ * source's and caller's digests, the lapse and where it is counted). A journal
+ * is resumed once, and counted out when it is taken.
  */
 export class Journals {
   constructor(
@@ -67,22 +76,32 @@ export class Journals {
     private readonly key: Buffer,
     private readonly now: () => number,
     private readonly ttlMs: number,
+    private readonly shares: PausedShares,
   ) {}
 
-  /** Keeps the journal and answers the sealed state that names it. */
-  async keep(journal: Journal): Promise<string> {
+  /** Keeps the journal and answers the sealed state that names it, unless its caller's share or the server's is full. */
+  async keep(journal: Journal): Promise<Kept> {
     const id = randomBytes(18).toString('base64url');
     const text = JSON.stringify(journal);
-    await this.store.set(KEY_PREFIX + id, text, { ttlMs: this.ttlMs });
+    const slot = await this.shares.admit(journal.caller, Buffer.byteLength(text));
+    if ('share' in slot) return { refused: slot };
+    try {
+      await this.store.set(KEY_PREFIX + id, text, { ttlMs: this.ttlMs });
+    } catch (error) {
+      await this.release(journal.caller, slot, text);
+      throw error;
+    }
     const sealed: Sealed = {
       i: id,
       d: sha256(text),
       s: journal.source,
       c: journal.caller,
       e: this.now() + this.ttlMs,
+      b: slot.slice,
+      w: slot.width,
     };
     const body = Buffer.from(JSON.stringify(sealed), 'utf8').toString('base64url');
-    return `${JOURNAL_STATE_PREFIX}${body}.${this.mac(body)}`;
+    return { state: `${JOURNAL_STATE_PREFIX}${body}.${this.mac(body)}` };
   }
 
   /**
@@ -99,9 +118,19 @@ export class Journals {
     const text = await this.store.get(key);
     if (typeof text !== 'string') return 'used';
     if (sha256(text) !== sealed.d) return 'altered';
-    // Once: whoever deletes it resumes; a concurrent retry with the same state finds it gone.
+    // Once: whoever deletes it resumes (and counts it out); a concurrent retry with the same state finds it gone.
     if (!(await this.store.delete(key))) return 'used';
+    if (sealed.b !== undefined && sealed.w !== undefined)
+      await this.release(caller, { slice: sealed.b, width: sealed.w }, text);
     return parseJournal(text, source, caller) ?? 'altered';
+  }
+
+  /**
+   * Counts a journal out of its shares. A failure is not the resume's: the
+   * journal is gone either way, and its count lapses with its slice.
+   */
+  private async release(caller: string, slot: PausedSlot, text: string): Promise<void> {
+    await this.shares.release(caller, slot, Buffer.byteLength(text)).catch(() => undefined);
   }
 
   private open(state: string): Sealed | undefined {
@@ -119,7 +148,9 @@ export class Journals {
         typeof value.d !== 'string' ||
         typeof value.s !== 'string' ||
         typeof value.c !== 'string' ||
-        typeof value.e !== 'number'
+        typeof value.e !== 'number' ||
+        (value.b !== undefined && typeof value.b !== 'number') ||
+        (value.w !== undefined && typeof value.w !== 'number')
       )
         return undefined;
       return value as Sealed;

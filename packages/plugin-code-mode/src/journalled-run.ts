@@ -1,9 +1,10 @@
-import { toolError } from '@sluice/core';
+import { refusal, toolError } from '@sluice/core';
 import type { CallContext, CallToolResult, CarriedRound, FeatureRequests } from '@sluice/core';
 import { GET_PROMPT, READ_RESOURCE, featureCall } from './features.js';
 import { CodeModeErrorCode } from './errors.js';
 import type { Journal, JournalEntry, JournalRefusal, Journals, PendingCall } from './journal.js';
 import { argumentsDigest } from './journal.js';
+import type { PauseRefusal } from './paused-shares.js';
 import { replyOf, replyOfError } from './replies.js';
 import type { CallReply, ScriptOutcome } from './sandbox.js';
 
@@ -24,6 +25,8 @@ function isInputRequired(value: unknown): value is InputRequiredAnswer {
 export interface RunEnd {
   readonly outcome: ScriptOutcome;
   readonly result?: CallToolResult;
+  /** The script paused, but its caller's share of paused scripts, or the server's, was full (`JOURNALS_FULL`). */
+  readonly refused?: PauseRefusal;
 }
 
 /**
@@ -146,7 +149,13 @@ export class JournalledRun {
       const failed = { ok: false as const, code: CodeModeErrorCode.JOURNAL_TOO_LARGE, message, ...base };
       return { outcome: failed };
     }
-    const requestState = await keep.journals.keep(journal);
+    const kept = await keep.journals.keep(journal);
+    if ('refused' in kept) {
+      const message = `The script paused at call ${journal.pending.id} (${journal.pending.tool}), which needs an answer from the client, but ${fullShare(kept.refused)}; the calls it made before ran, and are not kept.`;
+      const failed = { ok: false as const, code: CodeModeErrorCode.JOURNALS_FULL, message, ...base };
+      return { outcome: failed, refused: kept.refused, result: journalsFull(kept.refused, message, outcome.logs) };
+    }
+    const requestState = kept.state;
     const paused = {
       ok: false as const,
       code: CodeModeErrorCode.SCRIPT_PAUSED,
@@ -199,6 +208,37 @@ const REFUSALS: Readonly<Record<JournalRefusal, { code: CodeModeErrorCode; messa
     message: 'The paused script was already resumed once (or its journal lapsed).',
   },
 };
+
+/** Which share a journal did not fit in, as the refusal says it. */
+function fullShare(why: PauseRefusal): string {
+  if (why.share === 'caller') {
+    return why.limit === 'scripts'
+      ? `you already hold ${why.held} paused scripts, as many as one caller may (${why.max})`
+      : `your paused scripts' journals hold ${why.held} bytes, and this one's ${why.bytes} more would pass what one caller may keep (${why.max})`;
+  }
+  return why.limit === 'scripts'
+    ? `${why.held} scripts are paused on this server, as many as it keeps (${why.max})`
+    : `the paused scripts' journals on this server hold ${why.held} bytes, and this one's ${why.bytes} more would pass what it keeps (${why.max})`;
+}
+
+/** The answer when a script could not pause: its caller's share of paused scripts, or the server's, is full. */
+function journalsFull(why: PauseRefusal, message: string, logs: readonly string[]): CallToolResult {
+  return refusal({
+    code: CodeModeErrorCode.JOURNALS_FULL,
+    message,
+    suggestion:
+      why.share === 'caller'
+        ? 'Answer your paused scripts (retry each with its state) or let them lapse, then run this script again: its calls are made afresh.'
+        : 'Run this script again later: its calls are made afresh.',
+    ...(why.retryAfterMs === undefined ? {} : { retryAfterMs: why.retryAfterMs }),
+    details: {
+      share: why.share,
+      limit: why.limit,
+      max: why.max,
+      ...(logs.length > 0 ? { logs } : {}),
+    },
+  });
+}
 
 /** The answer to a retry whose paused script cannot resume: nothing ran. */
 export function journalRefused(why: JournalRefusal): CallToolResult {

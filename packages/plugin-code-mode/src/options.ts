@@ -147,7 +147,47 @@ export const JournalOptions = z.strictObject({
     .max(86_400_000)
     .default(600_000)
     .describe("How long a paused script's journal is kept, in ms: past it the script cannot resume."),
+  /** Paused scripts (live journals) on the server, over every replica sharing the store; one more cannot pause (`JOURNALS_FULL`). */
+  maxPausedScripts: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(1_000)
+    .describe(
+      'Paused scripts (live journals) on the server, over every replica sharing the store; one more cannot pause (`JOURNALS_FULL`).',
+    ),
+  /**
+   * Paused scripts one caller may hold (the authenticated client and subject; else its session; all unauthenticated
+   * callers without a session share one share); one more cannot pause (`JOURNALS_FULL`).
+   */
+  maxPausedPerCaller: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(16)
+    .describe(
+      'Paused scripts one caller may hold (by authenticated client and subject, else session; sessionless unauthenticated callers share one); one more cannot pause (`JOURNALS_FULL`).',
+    ),
+  /** Bytes of every live journal on the server together, over every replica sharing the store. */
+  maxTotalBytes: z
+    .number()
+    .int()
+    .min(1 << 10)
+    .max(2 ** 40)
+    .default(64 << 20)
+    .describe('Bytes of every live journal on the server together, over every replica sharing the store.'),
+  /** Bytes of one caller's live journals together. */
+  maxBytesPerCaller: z
+    .number()
+    .int()
+    .min(1 << 10)
+    .max(2 ** 40)
+    .default(4 << 20)
+    .describe("Bytes of one caller's live journals together."),
 });
+export type JournalOptions = z.output<typeof JournalOptions>;
 
 export const CodeModeOptions = z.strictObject({
   /** `server`: one file per server (`servers/<server>.d.ts`); `tool`: one per tool (`servers/<server>/<tool>.d.ts`). */

@@ -13,6 +13,8 @@ import { JournalledRun, journalRefused } from './journalled-run.js';
 import { featureRequestsOf, withFeatures } from './features.js';
 import { ScriptPool } from './pool.js';
 import { CpuShares } from './cpu-shares.js';
+import { PausedShares } from './paused-shares.js';
+import type { PauseRefusals } from './paused-shares.js';
 import type { ScriptOutcome } from './sandbox.js';
 import { VERSION } from './version.js';
 
@@ -35,6 +37,8 @@ export const CodeModeEvent = Object.freeze({
   WOULD_HIDE: 'code_mode.would_hide',
   /** A script refused with `SCRIPTS_BUSY` before it ran: which share was full (`caller`, `server`) or owed (`cpu`). */
   REFUSED: 'code_mode.refused',
+  /** A script that paused could not keep its journal (`JOURNALS_FULL`): which share of paused scripts was full. */
+  JOURNALS_FULL: 'code_mode.journals_full',
 } as const);
 
 /** One tool call of a script, as the audit log records it. */
@@ -70,6 +74,7 @@ export function codeMode(options: CodeModeOptions = {}): CodeModePlugin {
   // One share table for every server the instance is applied to.
   const slots = new ScriptSlots(config.limits.maxConcurrentScripts, config.limits.maxScriptsPerCaller);
   const cpu = new CpuShares(config.limits.cpuSharePerCaller, () => performance.now());
+  const pauseRefusals: PauseRefusals = { caller: 0, server: 0 };
   return definePlugin({
     name: PLUGIN_NAME,
     version: VERSION,
@@ -82,11 +87,12 @@ export function codeMode(options: CodeModeOptions = {}): CodeModePlugin {
         cpuSharePerCaller: cpu.share,
         cpuChargedMs: shares.chargedMs,
         refused: { ...usage.refused, cpu: shares.refused },
+        pausesRefused: { ...pauseRefusals },
       };
     },
     apply: (api) => {
       pool = new ScriptPool();
-      applyCodeMode(api, config, pool, { slots, cpu });
+      applyCodeMode(api, config, pool, { slots, cpu, pauseRefusals });
     },
     close: async () => {
       await pool?.close();
@@ -111,12 +117,18 @@ export interface ScriptShareUsage {
   readonly cpuChargedMs: number;
   /** Scripts refused because their caller's slots were full, the server's, or their caller owed CPU. */
   readonly refused: { readonly caller: number; readonly server: number; readonly cpu: number };
+  /**
+   * Scripts that could not pause (`JOURNALS_FULL`) because their caller's share of paused scripts was full, or the
+   * server's (this process's refusals). Always there from `codeMode()`; optional for other implementations.
+   */
+  readonly pausesRefused?: { readonly caller: number; readonly server: number };
 }
 
-/** What the callers of every server the instance is applied to share: script slots and CPU. */
+/** What the callers of every server the instance is applied to share: script slots and CPU (paused scripts are shared in the store). */
 interface Shares {
   readonly slots: ScriptSlots;
   readonly cpu: CpuShares;
+  readonly pauseRefusals: PauseRefusals;
 }
 
 function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: ScriptPool, shares: Shares): void {
@@ -154,11 +166,13 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
     );
   };
 
+  const now = (): number => api.services.clock.now();
   const journals = new Journals(
     api.services.store,
     config.journal.secret === undefined ? randomBytes(32) : Buffer.from(config.journal.secret, 'utf8'),
-    () => api.services.clock.now(),
+    now,
     config.journal.ttlMs,
+    new PausedShares(api.services.store, now, config.journal.ttlMs, config.journal, shares.pauseRefusals),
   );
 
   const execute = async (code: string, ctx: CallContext): Promise<CallToolResult> => {
@@ -237,6 +251,15 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
         charge,
       });
       const ended = await run.end(outcome, { source, caller, journals, maxBytes: config.journal.maxBytes });
+      if (ended.refused !== undefined) {
+        const { share, limit, max, held, bytes } = ended.refused;
+        ctx.logger.info(
+          { event: CodeModeEvent.JOURNALS_FULL, share, limit, max, held, bytes },
+          share === 'caller'
+            ? 'script could not pause: its caller holds as many paused scripts as one caller may'
+            : 'script could not pause: the server keeps as many paused scripts as it may',
+        );
+      }
       const closing = performance.now();
       const result = ended.result ?? resultOf(ended.outcome);
       charge(performance.now() - closing);
@@ -324,7 +347,7 @@ export class ScriptSlots {
     return undefined;
   }
 
-  usage(): Omit<ScriptShareUsage, 'cpuSharePerCaller' | 'cpuChargedMs' | 'refused'> & {
+  usage(): Omit<ScriptShareUsage, 'cpuSharePerCaller' | 'cpuChargedMs' | 'refused' | 'pausesRefused'> & {
     readonly refused: { readonly caller: number; readonly server: number };
   } {
     return {

@@ -34,6 +34,8 @@ export const RiskErrorCode = Object.freeze({
   APPROVAL_INVALID: 'APPROVAL_INVALID',
   /** Nobody can be asked: the client cannot show a form, or the call did not come from an MCP client. */
   APPROVAL_UNAVAILABLE: 'APPROVAL_UNAVAILABLE',
+  /** Nobody was asked: the caller already has its share of questions waiting (`approval.questions.perCaller`), or the list is full (`approval.questions.max`). */
+  APPROVAL_BUSY: 'APPROVAL_BUSY',
   /** Audit mode: the call would have waited for a person's approval. */
   APPROVAL_REQUIRED: 'APPROVAL_REQUIRED',
 } as const);

@@ -21,6 +21,8 @@ export const RiskEvent = Object.freeze({
   APPROVAL_DECIDED: 'ApprovalDecided',
   /** An operator answered a question (console, admin API, CLI, webhook link). */
   APPROVAL_ANSWERED: 'ApprovalAnswered',
+  /** Nobody was asked: the caller's share of waiting questions, or the list, is full (`APPROVAL_BUSY`). */
+  APPROVAL_BUSY: 'ApprovalBusy',
   APPROVAL_KEY_EPHEMERAL: 'ApprovalKeyEphemeral',
   TOOL_START: 'tool.start',
   TOOL_DONE: 'tool.done',

@@ -81,9 +81,10 @@ export interface RiskPlugin extends Plugin {
   /** The ledger, once the plugin is applied (at once for `persist: 'file'` or `'memory'`). */
   readonly ledger: FingerprintLedger | undefined;
   /**
-   * Calls waiting for a person's approval on this process, oldest first (at
-   * most `MAX_PENDING_APPROVALS`): tool, level, reason, caller, since when.
-   * Never the arguments or the question's text.
+   * Calls waiting for a person's approval, on every replica sharing the
+   * store, oldest first: every one still waiting (at most
+   * `approval.questions.max` can wait at once): tool, level, reason, caller,
+   * since when. Never the arguments; an operator question's text only.
    */
   pendingApprovals(): Promise<PendingApproval[]>;
   /**
@@ -348,7 +349,12 @@ function createApprover(
     codec: new RequestStateCodec(key),
     store: api.services.store,
     now,
-    questions: new OperatorQuestions(api.services.store, now, config.approval.operator.pollMs),
+    questions: new OperatorQuestions(
+      api.services.store,
+      now,
+      config.approval.operator.pollMs,
+      config.approval.questions,
+    ),
     events,
     config: config.approval,
     logger,

@@ -3,7 +3,8 @@ import { MemoryStore } from '@sluice/core';
 import { RiskErrorCode } from '@sluice/plugin-risk';
 import { errorOf, textOf } from '@sluice/testing';
 import { MAX_PENDING_APPROVALS } from '../src/approval/pending.js';
-import { OperatorQuestions } from '../src/approval/questions.js';
+import { OperatorQuestions, isBusy } from '../src/approval/questions.js';
+import type { OperatorQuestion } from '../src/approval/questions.js';
 import type { ApprovalServer, Person } from './approval-helpers.js';
 import { accept, approvalServer, legacyClient, manualClient } from './approval-helpers.js';
 import '@sluice/http';
@@ -41,20 +42,35 @@ function heldPerson(): { person: Person; answer(): void; asked: Promise<void> } 
 
 const question = { tool: 'deploy', server: 'local', level: 'L4' as const, reason: 'risk L4', caller: undefined };
 
+/** Records a client's question, within the share: a refusal for want of a place fails the test. */
+async function record(
+  questions: OperatorQuestions,
+  ...args: Parameters<OperatorQuestions['record']>
+): Promise<OperatorQuestion> {
+  const recorded = await questions.record(...args);
+  if (isBusy(recorded)) throw new Error('refused for want of a place');
+  return recorded;
+}
+
 describe('the list of pending approvals', () => {
-  it('looks at the latest MAX_PENDING_APPROVALS questions only', async () => {
+  it('lists every one of MAX_PENDING_APPROVALS waiting questions, and asks no more than that', async () => {
     const questions = new OperatorQuestions(new MemoryStore(), () => 1_000, 10);
-    for (let i = 0; i <= MAX_PENDING_APPROVALS; i++)
-      await questions.record({ ...question, tool: `t${i}` }, 'elicitation', 5_000);
+    for (let i = 0; i < MAX_PENDING_APPROVALS; i++)
+      await record(questions, { ...question, tool: `t${i}` }, 'elicitation', 5_000, undefined, `caller-${i}`);
+    expect(await questions.record({ ...question, tool: 'over' }, 'elicitation', 5_000, undefined, 'another')).toEqual({
+      busy: 'server',
+      limit: MAX_PENDING_APPROVALS,
+      first: true,
+    });
     const listed = await questions.pending();
     expect(listed).toHaveLength(MAX_PENDING_APPROVALS);
-    expect(listed[0]?.tool).toBe('t1');
+    expect(listed[0]?.tool).toBe('t0');
   });
 
   it('drops a question once it expires, and when it is closed (twice is harmless)', async () => {
     let now = 1_000;
     const questions = new OperatorQuestions(new MemoryStore(), () => now, 10);
-    const ended = await questions.record({ ...question, tool: 'ended' }, 'elicitation', 5_000);
+    const ended = await record(questions, { ...question, tool: 'ended' }, 'elicitation', 5_000);
     await questions.record({ ...question, tool: 'lapses' }, 'elicitation', 500);
     await questions.close(ended);
     await questions.close(ended);
@@ -76,7 +92,7 @@ describe('the list of pending approvals', () => {
 
   it('takes no operator answer to a question the client answers', async () => {
     const questions = new OperatorQuestions(new MemoryStore(), () => 1_000, 10);
-    const asked = await questions.record(question, 'elicitation', 5_000);
+    const asked = await record(questions, question, 'elicitation', 5_000);
     expect(
       await questions.answer(asked.id, { decision: 'approved', by: 'key:ops', via: 'api', reason: undefined }),
     ).toEqual({ ok: false, why: 'client' });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { MemoryStore } from '@sluice/core';
-import { OperatorQuestions } from '../src/approval/questions.js';
+import { OperatorQuestions, isBusy } from '../src/approval/questions.js';
 import type { StateBinding } from '../src/approval/request-state.js';
 
 const binding = (args = 'a'.repeat(64)): StateBinding => ({
@@ -20,6 +20,13 @@ const fields = {
   message: 'ok?',
 };
 
+/** Asks, within the share: a refusal for want of a place fails the test. */
+async function ask(store: OperatorQuestions, ...args: Parameters<OperatorQuestions['ask']>) {
+  const asked = await store.ask(...args);
+  if (isBusy(asked)) throw new Error('refused for want of a place');
+  return asked;
+}
+
 function questions(now: { value: number }) {
   return new OperatorQuestions(new MemoryStore(), () => now.value, 10);
 }
@@ -28,9 +35,9 @@ describe('operator questions in the store', () => {
   it('joins an identical call to the waiting question, and asks afresh for other arguments', async () => {
     const now = { value: 1_000 };
     const store = questions(now);
-    const first = await store.ask(binding(), fields, 5_000);
-    const again = await store.ask(binding(), fields, 5_000);
-    const other = await store.ask(binding('b'.repeat(64)), fields, 5_000);
+    const first = await ask(store, binding(), fields, 5_000);
+    const again = await ask(store, binding(), fields, 5_000);
+    const other = await ask(store, binding('b'.repeat(64)), fields, 5_000);
     expect(first.joined).toBe(false);
     expect(again).toEqual({ question: first.question, joined: true });
     expect(other.joined).toBe(false);
@@ -41,12 +48,12 @@ describe('operator questions in the store', () => {
   it('takes the first answer only, and none after the lapse', async () => {
     const now = { value: 1_000 };
     const store = questions(now);
-    const { question } = await store.ask(binding(), fields, 5_000);
+    const { question } = await ask(store, binding(), fields, 5_000);
     const answer = { decision: 'approved' as const, by: 'key:ops', via: 'api' as const, reason: undefined };
     expect(await store.answer(question.id, answer)).toEqual({ ok: true, question });
     expect(await store.answer(question.id, { ...answer, decision: 'denied' })).toEqual({ ok: false, why: 'answered' });
     expect(await store.pending()).toEqual([]);
-    const late = (await store.ask(binding('c'.repeat(64)), fields, 5_000)).question;
+    const late = (await ask(store, binding('c'.repeat(64)), fields, 5_000)).question;
     now.value += 5_000;
     expect(await store.answer(late.id, answer)).toEqual({ ok: false, why: 'lapsed' });
     expect(await store.answerOf(late)).toMatchObject({ decision: 'lapsed' });
@@ -55,18 +62,18 @@ describe('operator questions in the store', () => {
   it('lets an approval run once, then asks afresh for the same call', async () => {
     const now = { value: 1_000 };
     const store = questions(now);
-    const { question } = await store.ask(binding(), fields, 5_000);
+    const { question } = await ask(store, binding(), fields, 5_000);
     await store.answer(question.id, { decision: 'approved', by: 'key:ops', via: 'api', reason: undefined });
     expect(await store.claim(question)).toBe(true);
     expect(await store.claim(question)).toBe(false);
-    const next = await store.ask(binding(), fields, 5_000);
+    const next = await ask(store, binding(), fields, 5_000);
     expect(next.joined).toBe(false);
   });
 
   it('hands the question to the latest waiter', async () => {
     const now = { value: 1_000 };
     const store = questions(now);
-    const { question } = await store.ask(binding(), fields, 5_000);
+    const { question } = await ask(store, binding(), fields, 5_000);
     const first = await store.hold(question);
     const second = await store.hold(question);
     expect(await store.holds(question, first)).toBe(false);
@@ -76,17 +83,17 @@ describe('operator questions in the store', () => {
   it('wakes a waiter at once when the answer is given on the same replica, and gives up at its deadline', async () => {
     const now = { value: 1_000 };
     const store = new OperatorQuestions(new MemoryStore(), () => now.value, 60_000);
-    const { question } = await store.ask(binding(), fields, 5_000);
+    const { question } = await ask(store, binding(), fields, 5_000);
     const waiting = store.wait(question, Number.MAX_SAFE_INTEGER);
     await store.answer(question.id, { decision: 'denied', by: 'key:ops', via: 'console', reason: 'no' });
     expect(await waiting).toMatchObject({ decision: 'denied', reason: 'no', by: 'key:ops' });
-    const other = (await store.ask(binding('d'.repeat(64)), fields, 5_000)).question;
+    const other = (await ask(store, binding('d'.repeat(64)), fields, 5_000)).question;
     expect(await store.wait(other, now.value)).toBeUndefined();
   });
 
   it('knows no question by an id it did not make', async () => {
     const store = questions({ value: 1_000 });
-    await store.ask(binding(), fields, 5_000);
+    await ask(store, binding(), fields, 5_000);
     await fc.assert(
       fc.asyncProperty(fc.string({ maxLength: 80 }), async (id) => {
         expect(await store.find(id)).toBeUndefined();

@@ -19,7 +19,13 @@ export interface WebhookSettings {
   readonly secret: string;
   readonly publicUrl?: string | undefined;
   readonly timeoutMs: number;
+  /** POSTs open at once; more wait in the queue. */
+  readonly maxInFlight: number;
+  /** POSTs waiting for one of the `maxInFlight` to finish; one more is dropped, and said so. */
+  readonly maxQueued: number;
 }
+
+type Asked = Extract<ApprovalEvent, { kind: 'asked' }>;
 
 const LINK_CONTEXT = 'dev.sluice/gateway/approval-link\u0000';
 const MAX_TOKEN_CHARS = 512;
@@ -36,8 +42,17 @@ type Token = z.infer<typeof TokenSchema>;
  * decision, expires with the question, and answers at most once (the first
  * answer to a question stands). Following it with GET shows a confirmation
  * page, so a link preview cannot answer; POST answers.
+ *
+ * A slow or absent receiver costs bounded memory: at most `maxInFlight`
+ * POSTs are open at once, at most `maxQueued` more wait (first in, first
+ * out; one whose question lapsed meanwhile is not sent), and a question past
+ * that is dropped with a logged `approval.webhook.dropped` naming it (it
+ * still waits in the console, the admin API and `sluice approvals`).
  */
 export class ApprovalWebhook {
+  private readonly queue: Asked[] = [];
+  private inFlight = 0;
+
   constructor(
     private readonly settings: WebhookSettings,
     private readonly base: () => URL | undefined,
@@ -50,15 +65,66 @@ export class ApprovalWebhook {
     return `webhook:${new URL(this.settings.url).host}`;
   }
 
-  /** Sends a new operator question to the receiver; failures are logged, never thrown. */
+  /**
+   * Sends a new operator question to the receiver, now or once a POST
+   * before it finished; past the queue's bound it is dropped. Failures are
+   * logged, never thrown.
+   */
   notify(event: ApprovalEvent): void {
     if (event.kind !== 'asked' || event.joined || event.channel !== 'operator' || event.id === undefined) return;
-    void this.send(event, event.id).catch((error: unknown) =>
-      this.logger.warn(
-        { event: 'approval.webhook.failed', id: event.id, err: messageOf(error) },
-        'the approval webhook could not be delivered',
-      ),
+    if (this.inFlight < this.settings.maxInFlight) {
+      this.start(event);
+      return;
+    }
+    if (this.queue.length < this.settings.maxQueued) {
+      this.queue.push(event);
+      return;
+    }
+    this.logger.warn(
+      {
+        event: 'approval.webhook.dropped',
+        id: event.id,
+        inFlight: this.inFlight,
+        queued: this.queue.length,
+      },
+      'the approval webhook is behind: this question is not posted (it still waits for an answer in the console, the admin API and sluice approvals)',
     );
+  }
+
+  /** POSTs open and waiting now. */
+  backlog(): { inFlight: number; queued: number } {
+    return { inFlight: this.inFlight, queued: this.queue.length };
+  }
+
+  private start(event: Asked): void {
+    this.inFlight++;
+    const id = event.id ?? '';
+    void this.send(event, id)
+      .catch((error: unknown) =>
+        this.logger.warn(
+          { event: 'approval.webhook.failed', id, err: messageOf(error) },
+          'the approval webhook could not be delivered',
+        ),
+      )
+      .finally(() => {
+        this.inFlight--;
+        this.next();
+      });
+  }
+
+  /** The oldest queued question whose question has not lapsed, into the slot just freed. */
+  private next(): void {
+    const now = Date.now();
+    for (let event = this.queue.shift(); event !== undefined; event = this.queue.shift()) {
+      if (event.expiresAt > now) {
+        this.start(event);
+        return;
+      }
+      this.logger.info(
+        { event: 'approval.webhook.skipped', id: event.id },
+        'the question lapsed while its webhook waited: not posted',
+      );
+    }
   }
 
   /** The link route, public on the listener. */
@@ -66,7 +132,7 @@ export class ApprovalWebhook {
     return { [ANSWER_LINK_PATH]: (req, res) => void this.follow(req, res) };
   }
 
-  private async send(event: Extract<ApprovalEvent, { kind: 'asked' }>, id: string): Promise<void> {
+  private async send(event: Asked, id: string): Promise<void> {
     const base = this.settings.publicUrl === undefined ? this.base() : new URL(this.settings.publicUrl);
     if (base === undefined) throw new Error('the gateway does not listen on HTTP yet, so no answer link can be made');
     const link = (decision: Token['d']) => {

@@ -23,7 +23,8 @@ export interface ApprovalEventSubject {
  * asked), `answered` (by whom, through which channel, with what reason),
  * `lapsed` (nobody answered in time), `refused` (an answer or a state that
  * could not be trusted: forged, replayed, bound to another call, or a
- * client trying to answer an operator's question).
+ * client trying to answer an operator's question; or a caller past its share
+ * of waiting questions).
  */
 export type ApprovalEvent =
   | (ApprovalEventSubject & {
@@ -49,8 +50,14 @@ export type ApprovalEvent =
   | (ApprovalEventSubject & { readonly kind: 'lapsed' })
   | (ApprovalEventSubject & {
       readonly kind: 'refused';
-      /** `invalid`: a forged, foreign, replayed or used state; `unsupported`: the client cannot be asked; `ignored`: a client's answer to an operator's question. */
-      readonly code: 'invalid' | 'unsupported' | 'ignored';
+      /**
+       * `invalid`: a forged, foreign, replayed or used state; `unsupported`:
+       * the client cannot be asked; `ignored`: a client's answer to an
+       * operator's question; `busy`: the caller's share of waiting questions
+       * (or the list) is full, so nobody was asked (told once a minute per
+       * caller, however many refusals there were).
+       */
+      readonly code: 'invalid' | 'unsupported' | 'ignored' | 'busy';
       readonly why: string;
     });
 

@@ -17,13 +17,37 @@ import type { ApprovalTarget } from './targets.js';
 import type { RequestStateCodec, StateBinding } from './request-state.js';
 import { argumentsDigest } from './request-state.js';
 import type { PendingApproval } from './pending.js';
-import type { AnswerRefusal, OperatorQuestion, OperatorQuestions, OperatorVia, QuestionAnswer } from './questions.js';
-import { MAX_ANSWER_REASON_CHARS, callKey } from './questions.js';
+import type {
+  AnswerRefusal,
+  Busy,
+  OperatorQuestion,
+  OperatorQuestions,
+  OperatorVia,
+  QuestionAnswer,
+} from './questions.js';
+import { MAX_ANSWER_REASON_CHARS, callKey, isBusy } from './questions.js';
 import type { ApprovalEventSubject, ApprovalEvents } from './approval-events.js';
 
 /** The input-required answer of a 2026-07-28 approval round. */
 export type InputRequired = Extract<ApprovalDecision, { reason: 'input-required' }>['result'];
 type Refused = Extract<ApprovalDecision, { approved: false; detail?: string }>;
+
+/**
+ * Nobody was asked: the caller already has its share of questions waiting,
+ * or the list is full. To `ctx.approve()` it is `unsupported`; the gate
+ * refuses it with `APPROVAL_BUSY`.
+ */
+export interface BusyDecision {
+  readonly approved: false;
+  readonly reason: 'unsupported';
+  readonly detail: string;
+  readonly busy: Busy['busy'];
+  readonly limit: number;
+}
+
+export function isBusyDecision(decision: ApprovalDecision): decision is BusyDecision {
+  return !decision.approved && 'busy' in decision;
+}
 
 export interface ApproverDeps {
   readonly codec: RequestStateCodec;
@@ -128,7 +152,8 @@ export class RiskApprover implements Approver {
   async approve(ctx: CallContext, request: ApprovalRequest): Promise<ApprovalDecision> {
     const target = this.deps.targetOf(ctx);
     const decision = await this.decide(ctx, request, target);
-    if (decision.approved || decision.reason !== 'input-required')
+    // A refusal past a share is logged (once a minute at warn) where it is made, not once per call here.
+    if (decision.approved || (decision.reason !== 'input-required' && !isBusyDecision(decision)))
       logApprovalDecided(this.deps.logger, target, decision);
     return decision;
   }
@@ -168,6 +193,7 @@ export class RiskApprover implements Approver {
         reason: decision.approved ? undefined : decision.reason,
       });
     else if (decision.reason === 'timeout') this.deps.events.emit({ ...subject, kind: 'lapsed' });
+    else if (isBusyDecision(decision)) return decision;
     else if (decision.reason === 'invalid' || decision.reason === 'unsupported')
       this.deps.events.emit({
         ...subject,
@@ -206,10 +232,14 @@ export class RiskApprover implements Approver {
     // A nested call whose caller carries its rounds (a code-mode script) pauses the same way: its caller retries.
     if (mcp !== undefined && isModern(mcp) && isCarriedRound(ctx)) {
       const state = fresh ? undefined : mcp.mcpReq.requestState();
-      if (state === undefined) return this.stillWaiting(binding, await this.askOperator(ctx, request, target, binding));
+      if (state === undefined) {
+        const question = await this.askOperator(ctx, request, target, binding);
+        return isBusy(question) ? this.busy(ctx, target, 'operator', question) : this.stillWaiting(binding, question);
+      }
       return this.retryOperator(ctx, target, binding, state);
     }
     const question = await this.askOperator(ctx, request, target, binding);
+    if (isBusy(question)) return this.busy(ctx, target, 'operator', question);
     const turn = await this.deps.questions.hold(question);
     const answer = await this.deps.questions.wait(question, question.expiresAt, ctx.signal);
     if (answer !== undefined) return this.settle(ctx, target, question, answer, turn);
@@ -265,13 +295,16 @@ export class RiskApprover implements Approver {
     return this.stillWaiting(binding, question, state as string);
   }
 
-  /** The live question for this call (joined when an identical call already waits), told to the listeners when new. */
+  /**
+   * The live question for this call (joined when an identical call already
+   * waits), told to the listeners when new; or why none could be asked.
+   */
   private async askOperator(
     ctx: CallContext,
     request: ApprovalRequest,
     target: ApprovalTarget,
     binding: StateBinding,
-  ): Promise<OperatorQuestion> {
+  ): Promise<OperatorQuestion | Busy> {
     const fields = {
       tool: target.tool,
       server: target.server,
@@ -280,7 +313,9 @@ export class RiskApprover implements Approver {
       caller: ctx.auth?.subject,
       message: request.message,
     };
-    const { question, joined } = await this.deps.questions.ask(binding, fields, this.deps.config.timeoutMs);
+    const asked = await this.deps.questions.ask(binding, fields, this.deps.config.timeoutMs);
+    if (isBusy(asked)) return asked;
+    const { question, joined } = asked;
     if (!joined) logApprovalRequested(this.deps.logger, target, 'operator');
     this.deps.events.emit({
       ...this.subjectOf(ctx, target, 'operator'),
@@ -292,6 +327,35 @@ export class RiskApprover implements Approver {
       expiresAt: question.expiresAt,
     });
     return question;
+  }
+
+  /**
+   * Nobody is asked: the caller's share of waiting questions (or the whole
+   * list) is full. Told to the listeners, and logged at warn, once a minute
+   * per caller over every replica, so that a flood of refusals cannot flood
+   * the audit log; every other refusal is logged at debug.
+   */
+  private busy(ctx: CallContext, target: ApprovalTarget, channel: 'client' | 'operator', busy: Busy): BusyDecision {
+    const detail =
+      busy.busy === 'caller'
+        ? `${busy.limit} of this caller's questions are already waiting, its share`
+        : `${busy.limit} questions are already waiting, as many as the server keeps`;
+    if (busy.first)
+      this.deps.events.emit({ ...this.subjectOf(ctx, target, channel), kind: 'refused', code: 'busy', why: detail });
+    const line = {
+      event: RiskEvent.APPROVAL_BUSY,
+      server: target.server,
+      tool: target.tool,
+      level: target.level,
+      caller: ctx.auth?.subject,
+      channel,
+      share: busy.busy,
+      limit: busy.limit,
+    };
+    const message = `"${target.tool}" was not asked about: ${detail}`;
+    if (busy.first) this.deps.logger.warn(line, message);
+    else this.deps.logger.debug(line, message);
+    return { approved: false, reason: 'unsupported', detail, busy: busy.busy, limit: busy.limit };
   }
 
   /** An input-required round with no question for the client: only the sealed state naming the operator's. */
@@ -380,7 +444,7 @@ export class RiskApprover implements Approver {
    * caller and finds its question again. Unauthenticated callers are all one.
    */
   private operatorBinding(ctx: CallContext, target: ApprovalTarget): StateBinding {
-    return { ...stateBindingOf(ctx, target), principal: hashPrincipal(authPrincipalOf(ctx) ?? 'anonymous') };
+    return { ...stateBindingOf(ctx, target), principal: ownerOf(ctx) };
   }
 
   /** 2025-11-25: a server-to-client `elicitation/create`, answered within `timeoutMs`. */
@@ -396,7 +460,10 @@ export class RiskApprover implements Approver {
       waitOf(ctx, request, target, this.deps.mask),
       'elicitation',
       this.deps.config.timeoutMs,
+      undefined,
+      ownerOf(ctx),
     );
+    if (isBusy(waiting)) return this.busy(ctx, target, 'client', waiting);
     this.askedClient(ctx, target, waiting, trace);
     try {
       logApprovalRequested(this.deps.logger, target, 'elicitation');
@@ -492,12 +559,15 @@ export class RiskApprover implements Approver {
     const expiresAt = this.deps.now() + this.deps.config.timeoutMs;
     const { state, nonce } = this.deps.codec.mint(binding, expiresAt);
     const fields = waitOf(ctx, request, target, this.deps.mask);
-    this.askedClient(
-      ctx,
-      target,
-      await this.deps.questions.record(fields, 'input-required', this.deps.config.timeoutMs, nonce),
-      trace,
+    const waiting = await this.deps.questions.record(
+      fields,
+      'input-required',
+      this.deps.config.timeoutMs,
+      nonce,
+      ownerOf(ctx),
     );
+    if (isBusy(waiting)) return this.busy(ctx, target, 'client', waiting);
+    this.askedClient(ctx, target, waiting, trace);
     const result: InputRequired = {
       resultType: 'input_required',
       inputRequests: { [APPROVAL_INPUT_KEY]: { method: 'elicitation/create', params: approvalForm(request.message) } },
@@ -582,6 +652,15 @@ function principalOf(ctx: CallContext): string {
   const principal =
     authPrincipalOf(ctx) ?? (ctx.mcp?.sessionId !== undefined ? `session:${ctx.mcp.sessionId}` : 'anonymous');
   return hashPrincipal(principal);
+}
+
+/**
+ * Whose share of waiting questions a call's question takes: its verified
+ * identity (hashed), never its session, which a caller can open afresh;
+ * every unauthenticated caller is one, `anonymous`.
+ */
+function ownerOf(ctx: CallContext): string {
+  return hashPrincipal(authPrincipalOf(ctx) ?? 'anonymous');
 }
 
 function authPrincipalOf(ctx: CallContext): string | undefined {

@@ -3,7 +3,8 @@ import type { ApprovalDecision, Approver, CallContext, CallToolResult, PluginMod
 import type { ApprovalConfig } from './options.js';
 import { approvalMessage } from './form.js';
 import type { ApprovalTarget, ApprovalTargets } from './targets.js';
-import type { InputRequired } from './approver.js';
+import type { BusyDecision, InputRequired } from './approver.js';
+import { isBusyDecision } from './approver.js';
 import { RiskErrorCode } from '../errors.js';
 import { LOCAL_SOURCE } from '../exposure/registry.js';
 
@@ -42,6 +43,7 @@ export class ApprovalGate {
     const decision = await this.approver.approve(ctx, { message, reason: `risk ${target.level}` });
     if (decision.approved) return undefined;
     if (decision.reason === 'input-required') return decision.result;
+    if (isBusyDecision(decision)) return busy(decision, ctx.tool.name);
     return refusalOf(decision, ctx.tool.name);
   }
 
@@ -100,6 +102,19 @@ export function refusalOf(decision: Denied, tool: string): CallToolResult {
         details: { tool },
       });
   }
+}
+
+/** Nobody was asked: too many questions wait already, this caller's or everybody's. */
+function busy(decision: BusyDecision, tool: string): CallToolResult {
+  return refusal({
+    code: RiskErrorCode.APPROVAL_BUSY,
+    message: `"${tool}" runs only with a person's approval, and nobody was asked: ${decision.detail}.`,
+    suggestion:
+      decision.busy === 'caller'
+        ? 'Wait until one of your waiting approvals is answered or lapses, then call again; do not call it again now.'
+        : 'Wait until waiting approvals are answered or lapse, then call again; do not call it again now.',
+    details: { tool, share: decision.busy, limit: decision.limit },
+  });
 }
 
 /** The arguments cannot all be shown to a person: asking would have them approve what they cannot see. */

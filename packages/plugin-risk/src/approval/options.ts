@@ -1,9 +1,17 @@
 import { ToolSelectorListSchema } from '@sluice/core';
 import { z } from 'zod';
 import { RISK_LEVELS } from '../scoring/levels.js';
+import { MAX_PENDING_APPROVALS } from './pending.js';
 
 /** HMAC-SHA256 keys shorter than the hash add nothing but guessability. */
 export const MIN_SECRET_BYTES = 32;
+
+/** Questions waiting at once, over every replica, unless `approval.questions.max` says otherwise. */
+export const DEFAULT_MAX_QUESTIONS = MAX_PENDING_APPROVALS;
+/** One caller's share of them, unless `approval.questions.perCaller` says otherwise. */
+export const DEFAULT_QUESTIONS_PER_CALLER = 20;
+/** The most `approval.questions.max` may be: listing reads one store key per place. */
+export const MAX_QUESTIONS_LIMIT = 5_000;
 
 /**
  * Who answers a tool's approval: the person at the `client` (elicitation,
@@ -89,6 +97,37 @@ export const ApprovalOptions = z
       .strict()
       .prefault({})
       .describe('How calls wait for an operator answer.'),
+    /** How many questions may wait at once: in all, and per caller. */
+    questions: z
+      .object({
+        /** Questions waiting at once over every replica sharing the store: all of them are listed. */
+        max: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_QUESTIONS_LIMIT)
+          .default(DEFAULT_MAX_QUESTIONS)
+          .describe(
+            'Questions waiting for a person at once, over every replica sharing the store (operator questions and the ones clients answer): every one is listed; one more is refused (`APPROVAL_BUSY`) rather than asked unlisted.',
+          ),
+        /** Of which one caller may have this many. */
+        perCaller: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_QUESTIONS_LIMIT)
+          .default(DEFAULT_QUESTIONS_PER_CALLER)
+          .describe(
+            'Questions one caller (its verified identity; every unauthenticated caller is one) may have waiting at once, over every replica; one more is refused (`APPROVAL_BUSY`) without anybody being asked. An identical call joins its operator question and takes no place; a question answered, closed or lapsed frees its place.',
+          ),
+      })
+      .strict()
+      .refine((limits) => limits.perCaller <= limits.max, {
+        message: 'must not be above max',
+        path: ['perCaller'],
+      })
+      .prefault({})
+      .describe("How many questions may wait for a person at once: in all, and of one caller's."),
     /** At most this many characters of the arguments are shown in the form. */
     maxArgumentChars: z
       .number()

@@ -34,5 +34,8 @@ export interface PendingApproval {
   readonly message?: string;
 }
 
-/** At most this many of the latest questions are looked at when listing (every replica's, from the store). */
+/**
+ * How many questions may wait at once (every replica's, in the store), all of
+ * them listed, unless `approval.questions.max` says otherwise.
+ */
 export const MAX_PENDING_APPROVALS = 500;

@@ -1,9 +1,10 @@
 import { EventEmitter } from 'node:events';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { Store } from '@sluice/core';
 import type { RiskLevel } from '../scoring/levels.js';
 import type { StateBinding } from './request-state.js';
 import { MAX_PENDING_APPROVALS } from './pending.js';
+import { DEFAULT_MAX_QUESTIONS, DEFAULT_QUESTIONS_PER_CALLER } from './options.js';
 
 /** Where an operator answered from. */
 export const OPERATOR_VIAS = ['console', 'api', 'cli', 'webhook'] as const;
@@ -27,6 +28,39 @@ export interface OperatorQuestion {
   readonly via: 'operator' | 'elicitation' | 'input-required';
   /** SHA-256 of the call it approves (caller, tool, source, canonical arguments, definition). */
   readonly call: string;
+  /** Its place in the list and in its caller's share, given back when it ends (absent: asked before there were places). */
+  readonly places?: Places;
+}
+
+/** Where a waiting question sits: its place in the list, and in its caller's share. */
+export interface Places {
+  readonly list: number;
+  /** SHA-256 of the caller that asked (its verified identity, or `anonymous`). */
+  readonly owner: string;
+  readonly share: number;
+}
+
+/** How many questions may wait at once, over every replica sharing the store: in all, and per caller. */
+export interface QuestionLimits {
+  readonly max: number;
+  readonly perCaller: number;
+}
+
+/** Why a question was not asked: its caller already has its share waiting, or the list is full. */
+export interface Busy {
+  readonly busy: 'caller' | 'server';
+  /** The share or the list's size. */
+  readonly limit: number;
+  /**
+   * The first such refusal of this caller (of anybody, for a full list) in
+   * `BUSY_REPORT_MS`, over every replica: told to the listeners (and so the
+   * audit log) once, however many refusals follow.
+   */
+  readonly first: boolean;
+}
+
+export function isBusy(value: unknown): value is Busy {
+  return typeof value === 'object' && value !== null && 'busy' in value;
 }
 
 /** What happened to a question: answered by an operator, or lapsed unanswered. */
@@ -46,7 +80,7 @@ export type QuestionAnswer =
 /** Why an operator's answer was not taken. */
 export type AnswerRefusal = 'unknown' | 'lapsed' | 'answered' | 'client';
 
-/** At most this many most recent questions are looked at when listing. */
+/** The list's size unless `approval.questions.max` says otherwise: every waiting question is listed. */
 export const MAX_LISTED_QUESTIONS = MAX_PENDING_APPROVALS;
 /** A reason longer than this is cut. */
 export const MAX_ANSWER_REASON_CHARS = 500;
@@ -55,14 +89,42 @@ const PREFIX = 'dev.sluice/risk/approval/';
 const ID = /^([1-9][0-9]{0,14})-([A-Za-z0-9_-]{16})$/;
 /** Kept this long after a question lapses, so that a late retry learns it lapsed rather than that it never was. */
 const AFTERLIFE_MS = 60 * 60_000;
+/** A refusal past a share is told to the listeners once per caller in this long, however many follow. */
+export const BUSY_REPORT_MS = 60_000;
+/** The places of the list and of each caller's share: one key each, holding the question's id. */
+const LIST = `${PREFIX}list/`;
+const SHARE = `${PREFIX}share/`;
+const BUSY = `${PREFIX}busy/`;
+/** Places are looked at this many at a time (read together), for a free one to claim. */
+const PROBE = 16;
+/** Reads of the list go to the store this many at a time. */
+const READ_BATCH = 100;
+/**
+ * A place is given back by hand only this long before its question lapses;
+ * later, its TTL frees it: a read-then-delete could otherwise free a place a
+ * new question took after the TTL ran out.
+ */
+const RELEASE_MARGIN_MS = 1_000;
+
+const DEFAULT_LIMITS: QuestionLimits = Object.freeze({
+  max: DEFAULT_MAX_QUESTIONS,
+  perCaller: DEFAULT_QUESTIONS_PER_CALLER,
+});
 
 /**
  * The operator questions of every replica, kept in the server's store: one
  * record per question, its answer written once (`setIfAbsent`, so two
  * operators answering at once cannot both win), and a one-time claim so an
- * approval runs one call. Found by a sequence number, so listing needs
- * nothing but `get`. A call waits on its own replica: an answer given here
- * wakes it at once, one given elsewhere is seen within `pollMs`.
+ * approval runs one call. A call waits on its own replica: an answer given
+ * here wakes it at once, one given elsewhere is seen within `pollMs`.
+ *
+ * Every waiting question holds a place in the list (`limits.max` places)
+ * and one in its caller's share (`limits.perCaller`): a key each, claimed
+ * with `setIfAbsent` (so two replicas never take the same place), living as
+ * long as the question and given back when it is answered, closed or lapses.
+ * A question that finds no place is not asked ({@link Busy}). The list is
+ * read from its places, so a waiting question is listed however many others
+ * came and went after it, and listing needs nothing but `get`.
  */
 export class OperatorQuestions {
   private readonly wake = new EventEmitter();
@@ -71,6 +133,7 @@ export class OperatorQuestions {
     private readonly store: Store,
     private readonly now: () => number,
     private readonly pollMs: number,
+    private readonly limits: QuestionLimits = DEFAULT_LIMITS,
   ) {
     this.wake.setMaxListeners(0);
   }
@@ -78,13 +141,14 @@ export class OperatorQuestions {
   /**
    * The live question for this exact call, joined (`joined: true`), or a new
    * one. An identical call (same caller, tool and arguments) while one waits
-   * is joined to it instead of asking twice.
+   * is joined to it instead of asking twice, and takes no place. The
+   * binding's principal is the caller whose share a new question takes.
    */
   async ask(
     binding: StateBinding,
-    fields: Omit<OperatorQuestion, 'id' | 'call' | 'since' | 'expiresAt' | 'via'>,
+    fields: Omit<OperatorQuestion, 'id' | 'call' | 'since' | 'expiresAt' | 'via' | 'places'>,
     timeoutMs: number,
-  ): Promise<{ readonly question: OperatorQuestion; readonly joined: boolean }> {
+  ): Promise<{ readonly question: OperatorQuestion; readonly joined: boolean } | Busy> {
     const call = callKey(binding);
     const now = this.now();
     const existing = await this.store.get<string>(`${PREFIX}call/${call}`);
@@ -93,7 +157,8 @@ export class OperatorQuestions {
       if (question !== undefined && question.call === call && question.expiresAt > now && !(await this.spent(question)))
         return { question, joined: true };
     }
-    const question = await this.create({ ...fields, via: 'operator', call }, timeoutMs);
+    const question = await this.create({ ...fields, via: 'operator', call }, timeoutMs, binding.principal);
+    if (isBusy(question)) return question;
     await this.store.set(`${PREFIX}call/${call}`, question.id, { ttlMs: timeoutMs });
     return { question, joined: false };
   }
@@ -101,24 +166,28 @@ export class OperatorQuestions {
   /**
    * Lists a question the client answers, so that every replica shows it;
    * `nonce`: the 2026-07-28 state's, by which the retry that answers it (on
-   * any replica) finds it.
+   * any replica) finds it; `owner`: the caller whose share it takes (its
+   * verified identity; every unauthenticated caller is `anonymous`).
    */
   async record(
-    fields: Omit<OperatorQuestion, 'id' | 'call' | 'since' | 'expiresAt' | 'via' | 'message'>,
+    fields: Omit<OperatorQuestion, 'id' | 'call' | 'since' | 'expiresAt' | 'via' | 'message' | 'places'>,
     via: 'elicitation' | 'input-required',
     timeoutMs: number,
     nonce?: string,
-  ): Promise<OperatorQuestion> {
-    const question = await this.create({ ...fields, message: '', via, call: '' }, timeoutMs);
+    owner = 'anonymous',
+  ): Promise<OperatorQuestion | Busy> {
+    const question = await this.create({ ...fields, message: '', via, call: '' }, timeoutMs, owner);
+    if (isBusy(question)) return question;
     if (nonce !== undefined)
       await this.store.set(`${PREFIX}nonce/${nonce}`, question.id, { ttlMs: timeoutMs + AFTERLIFE_MS });
     return question;
   }
 
-  /** A client's question is over: it leaves every replica's list. */
+  /** A client's question is over: it leaves every replica's list, and gives its places back. */
   async close(question: OperatorQuestion): Promise<void> {
     const at = this.now();
-    await this.store.setIfAbsent(this.answerKey(question), { decision: 'settled', at }, { ttlMs: AFTERLIFE_MS });
+    if (await this.store.setIfAbsent(this.answerKey(question), { decision: 'settled', at }, { ttlMs: AFTERLIFE_MS }))
+      await this.release(question);
   }
 
   /** The client's 2026-07-28 question with this state nonce is over (answered, or refused). */
@@ -130,20 +199,72 @@ export class OperatorQuestions {
     return id;
   }
 
+  /**
+   * A new question, in a place of its caller's share and one of the list,
+   * each held as long as the question lives; or why there was none.
+   */
   private async create(
-    fields: Omit<OperatorQuestion, 'id' | 'since' | 'expiresAt'>,
+    fields: Omit<OperatorQuestion, 'id' | 'since' | 'expiresAt' | 'places'>,
     timeoutMs: number,
-  ): Promise<OperatorQuestion> {
+    caller: string,
+  ): Promise<OperatorQuestion | Busy> {
     const sequence = await this.store.increment(`${PREFIX}seq`);
+    const id = `${sequence}-${randomBytes(12).toString('base64url')}`;
     const now = this.now();
+    // Claimed after `now`, with the question's whole lifetime: a place never lapses before its question.
+    const owner = ownerKey(caller);
+    const share = await this.take(`${SHARE}${owner}/`, this.limits.perCaller, id, timeoutMs);
+    if (share === undefined) return await this.busy('caller', owner);
+    const list = await this.take(LIST, this.limits.max, id, timeoutMs);
+    if (list === undefined) {
+      await this.free(`${SHARE}${owner}/${share}`, id);
+      return await this.busy('server', '*');
+    }
     const question: OperatorQuestion = {
       ...fields,
-      id: `${sequence}-${randomBytes(12).toString('base64url')}`,
+      id,
       since: now,
       expiresAt: now + timeoutMs,
+      places: { list, owner, share },
     };
     await this.store.set(`${PREFIX}q/${sequence}`, question, { ttlMs: timeoutMs + AFTERLIFE_MS });
     return question;
+  }
+
+  /**
+   * Claims a free place among `count` under `prefix` for `id`, looking at
+   * them a window at a time from a random one (read together, then claimed
+   * one by one with `setIfAbsent`); undefined when every place is taken.
+   */
+  private async take(prefix: string, count: number, id: string, ttlMs: number): Promise<number | undefined> {
+    const start = randomInt(count);
+    for (let seen = 0; seen < count; seen += PROBE) {
+      const places = Array.from({ length: Math.min(PROBE, count - seen) }, (_, k) => (start + seen + k) % count);
+      const held = await Promise.all(places.map((place) => this.store.get(`${prefix}${place}`)));
+      for (const [k, place] of places.entries())
+        if (held[k] === undefined && (await this.store.setIfAbsent(`${prefix}${place}`, id, { ttlMs }))) return place;
+    }
+    return undefined;
+  }
+
+  /** A refusal for want of a place; `first` once per `BUSY_REPORT_MS` per caller (`*`: the list), fleet-wide. */
+  private async busy(kind: Busy['busy'], owner: string): Promise<Busy> {
+    const first = await this.store.setIfAbsent(`${BUSY}${owner}`, 1, { ttlMs: BUSY_REPORT_MS });
+    return { busy: kind, limit: kind === 'caller' ? this.limits.perCaller : this.limits.max, first };
+  }
+
+  /** Gives a question's places back, unless it is about to lapse (its places' TTL then frees them). */
+  private async release(question: OperatorQuestion): Promise<void> {
+    const places = question.places;
+    if (places === undefined || this.now() + RELEASE_MARGIN_MS >= question.expiresAt) return;
+    await Promise.all([
+      this.free(`${LIST}${places.list}`, question.id),
+      this.free(`${SHARE}${places.owner}/${places.share}`, question.id),
+    ]);
+  }
+
+  private async free(key: string, id: string): Promise<void> {
+    if ((await this.store.get(key)) === id) await this.store.delete(key);
   }
 
   /** The question with this id, or undefined (never asked, malformed, or long gone). */
@@ -182,14 +303,17 @@ export class OperatorQuestions {
     );
     if (!written) return { ok: false, why: 'answered' };
     this.wake.emit(id);
+    await this.release(question);
     return { ok: true, question };
   }
 
   /** Marks an unanswered question lapsed; resolves with what stands (an answer that came first wins) and whether this lapsed it. */
   async lapse(question: OperatorQuestion): Promise<{ answer: QuestionAnswer; lapsedNow: boolean }> {
     const lapsed: QuestionAnswer = { decision: 'lapsed', at: this.now() };
-    if (await this.store.setIfAbsent(this.answerKey(question), lapsed, { ttlMs: AFTERLIFE_MS }))
+    if (await this.store.setIfAbsent(this.answerKey(question), lapsed, { ttlMs: AFTERLIFE_MS })) {
+      await this.release(question);
       return { answer: lapsed, lapsedNow: true };
+    }
     return { answer: (await this.answerOf(question)) ?? lapsed, lapsedNow: false };
   }
 
@@ -238,22 +362,27 @@ export class OperatorQuestions {
   }
 
   /**
-   * Unanswered, unexpired questions of every replica (among the latest
-   * `MAX_LISTED_QUESTIONS`), oldest first: operator questions and the ones
-   * clients answer.
+   * Every unanswered, unexpired question of every replica, read from the
+   * list's places, oldest first: operator questions and the ones clients
+   * answer. However many questions came and went since, a waiting one is here.
    */
   async pending(): Promise<OperatorQuestion[]> {
-    const last = await this.store.get<number>(`${PREFIX}seq`);
-    if (typeof last !== 'number') return [];
     const now = this.now();
     const shown: OperatorQuestion[] = [];
-    for (let sequence = Math.max(1, last - MAX_LISTED_QUESTIONS + 1); sequence <= last; sequence++) {
-      const question = await this.store.get<OperatorQuestion>(`${PREFIX}q/${sequence}`);
-      if (question === undefined || question.expiresAt <= now) continue;
-      if ((await this.store.get(`${PREFIX}a/${sequence}`)) !== undefined) continue;
-      shown.push(question);
+    for (let first = 0; first < this.limits.max; first += READ_BATCH) {
+      const places = Array.from({ length: Math.min(READ_BATCH, this.limits.max - first) }, (_, k) => first + k);
+      const read = await Promise.all(
+        places.map(async (place) => {
+          const id = await this.store.get(`${LIST}${place}`);
+          if (typeof id !== 'string') return undefined;
+          const question = await this.find(id);
+          if (question === undefined || question.expiresAt <= now) return undefined;
+          return (await this.answerOf(question)) === undefined ? question : undefined;
+        }),
+      );
+      for (const question of read) if (question !== undefined) shown.push(question);
     }
-    return shown;
+    return shown.sort((a, b) => a.since - b.since || (sequenceOf(a.id) ?? 0) - (sequenceOf(b.id) ?? 0));
   }
 
   private async spent(question: OperatorQuestion): Promise<boolean> {
@@ -283,6 +412,11 @@ export class OperatorQuestions {
 function sequenceOf(id: string): number | undefined {
   const match = ID.exec(id);
   return match === null ? undefined : Number(match[1]);
+}
+
+/** The store's name for a caller's share: a digest, whatever the caller's name is made of. */
+function ownerKey(caller: string): string {
+  return createHash('sha256').update(caller, 'utf8').digest('base64url');
 }
 
 /** What an identical call shares: the caller, the tool, its source, its arguments and its definition. */
