@@ -38,29 +38,39 @@ export function featureWrappers(guards: FeatureGuards, logger: Logger): Record<s
   const guarded = <T>(
     kind: Exclude<GuardedKind, 'tools/call'>,
     extra: NativeExtra,
+    request: NativeRequest,
     named: Pick<RequestContext, 'target' | 'completing'>,
     send: () => Promise<T>,
-  ): Promise<T> => runGuarded(kind, undefined, contextOf(kind, extra), signalOf(extra), named, send);
+  ): Promise<T> =>
+    // The request's own `_meta` too, so that a loop guard extends the stack it came with.
+    runGuarded(
+      kind,
+      undefined,
+      contextOf(kind, extra),
+      signalOf(extra),
+      { ...named, meta: request.params?._meta },
+      send,
+    );
 
   for (const method of ['resources/subscribe', 'resources/unsubscribe', 'resources/read'] as const)
     wrappers[method] = (original) => async (request, extra) => {
       const uri = stringParam(request, 'uri');
       if (uri === undefined) return original(request, extra);
-      return guarded(method, extra, { target: requestedUri(uri) }, () => original(request, extra));
+      return guarded(method, extra, request, { target: requestedUri(uri) }, () => original(request, extra));
     };
   wrappers['prompts/get'] = (original) => async (request, extra) => {
     const name = stringParam(request, 'name');
     if (name === undefined) return original(request, extra);
-    return guarded('prompts/get', extra, { target: name }, () => original(request, extra));
+    return guarded('prompts/get', extra, request, { target: name }, () => original(request, extra));
   };
   wrappers['completion/complete'] = (original) => async (request, extra) => {
     const ref = request.params?.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
     if (ref?.type === 'ref/prompt' && typeof ref.name === 'string')
-      return guarded('completion/complete', extra, { target: ref.name, completing: 'prompt' }, () =>
+      return guarded('completion/complete', extra, request, { target: ref.name, completing: 'prompt' }, () =>
         original(request, extra),
       );
     if (ref?.type === 'ref/resource' && typeof ref.uri === 'string')
-      return guarded('completion/complete', extra, { target: ref.uri, completing: 'resource' }, () =>
+      return guarded('completion/complete', extra, request, { target: ref.uri, completing: 'resource' }, () =>
         original(request, extra),
       );
     return original(request, extra);

@@ -50,8 +50,8 @@ const HOOKS = {
   /**
    * Before every guarded request of the kinds the tap is for (`kinds`,
    * default every kind: tool calls, resource reads and subscriptions, prompt
-   * gets, completions): refuse by returning a `refusal()`, or add outgoing
-   * `_meta` on a tool call. A tool call that came over MCP (`ctx.mcp` set,
+   * gets, completions): refuse by returning a `refusal()`, or add keys to
+   * `ctx.outgoingMeta`, the `_meta` the request sends on upstream. A tool call that came over MCP (`ctx.mcp` set,
    * no `ctx.parent`) may also be answered with an input-required result (see
    * `ApprovalDecision`). Taps are planned per target: a request of a kind or
    * tool the tap is not for skips it at no cost. `preCall` is this hook for

@@ -3,6 +3,7 @@ import type { CallerIdentity } from './auth/identity.js';
 import type { CallContext, Headers } from './context.js';
 import type { FeatureMethod } from './features/feature-context.js';
 import type { Logger } from './logger.js';
+import type { Meta } from './meta.js';
 import type { AuthInfo } from './protocol.js';
 import type { SluiceTool } from './tool.js';
 
@@ -58,6 +59,22 @@ export interface RequestContext {
   readonly target?: string;
   /** On `completion/complete`: whether `target` names a prompt or a resource (template). */
   readonly completing?: 'prompt' | 'resource';
+  /**
+   * The request's incoming `_meta`, attacker-controlled: check types before
+   * use. Prototype-free, and bounded as a tool call's is (at most 128 keys,
+   * and the nesting and size limits of `arguments`): a `_meta` past them is
+   * a -32602 before any tap runs.
+   */
+  readonly meta: Readonly<Meta>;
+  /**
+   * The `_meta` the request sends upstream; `request` taps add keys here.
+   * Prototype-free. A tool call's starts with the incoming W3C trace context;
+   * a feature request's starts empty, and the gateway sends it (when a tap
+   * wrote to it) as the `_meta` of the request it relays to the upstream,
+   * its keys over those the relay sends itself (a 2026-07-28 round's). The
+   * server's own handlers (`upstream` undefined) send nothing on.
+   */
+  readonly outgoingMeta: Meta;
   /**
    * Where the gateway stops reading an upstream's answer to a feature request
    * (`resources/read`, `prompts/get`, `completion/complete`), in bytes: a

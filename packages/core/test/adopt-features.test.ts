@@ -242,3 +242,39 @@ describe('adopt() on resources and prompts', () => {
     }
   });
 });
+
+describe('an adopted server’s own feature requests', () => {
+  it('hand the request’s own _meta to the request taps (a loop guard extends the stack it came with), v1 and v2', async () => {
+    for (const version of ['v1', 'v2'] as const) {
+      const metas: unknown[] = [];
+      const plugin = definePlugin({
+        name: 'meta-reader',
+        version: '1.0.0',
+        apply: ({ hooks }) => {
+          hooks.request.tap({ name: 'meta-reader', kinds: ['resources/read', 'prompts/get'] }, (ctx) => {
+            metas.push(ctx.meta);
+            return undefined;
+          });
+        },
+      });
+      let client: AnyClient;
+      let sluice: { close(): Promise<void> };
+      if (version === 'v1') {
+        const server = new McpServerV1({ name: 'legacy-app', version: '1.0.0' });
+        sluice = adopt(server, [plugin], { logger: captureLogger().logger });
+        registerV1(server);
+        client = await connectV1(server);
+      } else {
+        const server = new McpServerV2({ name: 'modern-app', version: '1.0.0' });
+        registerV2(server);
+        sluice = adopt(server, [plugin], { logger: captureLogger().logger });
+        client = await connectV2(server);
+      }
+      await client.readResource({ uri: 'docs://readme', _meta: { trail: ['elsewhere'] } } as { uri: string });
+      await client.getPrompt({ name: 'greet', arguments: { who: 'Ada' } });
+      expect(metas, version).toEqual([{ trail: ['elsewhere'] }, {}]);
+      await client.close();
+      await sluice.close();
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { MetaKey, messageOf } from '@sluice/core';
-import type { CallContext, CallToolResult, SluiceTool } from '@sluice/core';
+import type { CallContext, CallToolResult, Meta, RequestContext, SluiceTool } from '@sluice/core';
 import type { CallStack } from './call-stack.js';
 import { EMPTY_STACK, PLAIN_CALL_STACK_KEY, copyStack, getCallStack } from './call-stack.js';
 import { callStackTooDeep, cycleOf, loopDetected } from './refusals.js';
@@ -41,12 +41,16 @@ export function createCallGuard(settings: CallGuardSettings): CallGuard {
       if (refused !== undefined && !audit) return refused;
       next = copyStack(stack, imported ? undefined : name);
     }
-    const out = ctx.outgoingMeta;
-    out[MetaKey.CALL_STACK] = next;
-    out[PLAIN_CALL_STACK_KEY] = next;
-    if (originService !== undefined) out[MetaKey.ORIGIN] = originService;
+    passOn(ctx.outgoingMeta, next, originService);
     return refused;
   };
+}
+
+/** Writes the stack a request passes on under both keys, and this service's name as the origin, if it has one. */
+export function passOn(out: Meta, next: CallStack, originService: string | undefined): void {
+  out[MetaKey.CALL_STACK] = next;
+  out[PLAIN_CALL_STACK_KEY] = next;
+  if (originService !== undefined) out[MetaKey.ORIGIN] = originService;
 }
 
 /** A local tool's entry in a stack, and the stack a call of it that nothing led to sends on. */
@@ -98,10 +102,11 @@ function refuseDepth(ctx: CallContext, depth: number, maxDepth: number): CallToo
 }
 
 /**
- * Reads the incoming stack. A malformed one is a -32602 in enforce mode; in
- * audit mode, which never breaks a call, it is logged and read as empty.
+ * Reads the incoming stack of a request (a tool call's, or any other kind's).
+ * A malformed one is a -32602 in enforce mode; in audit mode, which never
+ * breaks a request, it is logged and read as empty.
  */
-function readStack(ctx: CallContext, audit: boolean): CallStack {
+export function readStack(ctx: Pick<RequestContext, 'meta' | 'logger'>, audit: boolean): CallStack {
   try {
     return getCallStack(ctx.meta);
   } catch (error) {

@@ -21,23 +21,23 @@ export const LoopGuardOptions = z.strictObject({
   ),
   /**
    * This service's name: recorded in outgoing `_meta["dev.sluice/origin"]`, and
-   * qualifies this service's stack entries as `service/tool`.
+   * qualifies this service's stack entries (`service/tool`, `service/resources/read <uri>`).
    */
   originService: z
     .string()
     .regex(SERVICE_NAME, 'use 1-100 letters, digits, "_", "-" or "." (no "/")')
     .optional()
     .describe(
-      'This service\'s name: recorded in outgoing `_meta["dev.sluice/origin"]`, and qualifies this service\'s stack entries as `service/tool`.',
+      'This service\'s name: recorded in outgoing `_meta["dev.sluice/origin"]`, and qualifies this service\'s stack entries (`service/tool`, `service/resources/read <uri>`).',
     ),
-  /** The most tools a call stack may hold, this call included. */
+  /** The most entries a call stack may hold (tool calls and other requests), this one included. */
   maxDepth: z
     .number()
     .int()
     .min(1)
     .max(MAX_STACK_ENTRIES)
     .default(16)
-    .describe('The most tools a call stack may hold, this call included.'),
+    .describe('The most entries a call stack may hold (tool calls and other requests), this one included.'),
   mode: PluginModeSchema.default('enforce'),
 });
 

@@ -1,16 +1,22 @@
-import { Stage, definePlugin, parseOptions } from '@sluice/core';
+import { GUARDED_KINDS, Stage, definePlugin, parseOptions } from '@sluice/core';
 import type { CallContext, Plugin } from '@sluice/core';
 import { createCallGuard } from './call-guard.js';
+import { createFeatureGuard } from './feature-guard.js';
+import type { FeatureKind } from './feature-guard.js';
 import { createImportFilter } from './import-filter.js';
 import { LoopGuardOptions } from './options.js';
 import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'loop-guard';
 
+/** Every request kind but tool calls: resource reads and subscriptions, prompt gets, completions. */
+const FEATURE_KINDS = GUARDED_KINDS.filter((kind): kind is FeatureKind => kind !== 'tools/call');
+
 /**
- * Refuses tool-call loops across services: at import time, upstream tools
- * that would lead back here are not imported; at run time, every call is
- * checked against the call stack carried in `_meta`, and passes it on.
+ * Refuses tool-call and request loops across services: at import time,
+ * upstream tools that would lead back here are not imported; at run time,
+ * every tool call and every other guarded request is checked against the
+ * call stack carried in `_meta`, and passes it on.
  */
 export function loopGuard(options: LoopGuardOptions = {}): Plugin {
   const config = parseOptions(PLUGIN_NAME, LoopGuardOptions, options);
@@ -22,11 +28,13 @@ export function loopGuard(options: LoopGuardOptions = {}): Plugin {
       const audit = mode === 'audit';
       const filter = createImportFilter(config, { plugin: PLUGIN_NAME, logger, audit });
       if (filter) hooks.import.tap({ name: PLUGIN_NAME, stage: Stage.LOOP }, filter);
-      const guard = createCallGuard({ maxDepth: config.maxDepth, originService: config.originService, audit });
-      // Tool calls only, by nature: only a tool call carries a call stack and an origin service.
+      const settings = { maxDepth: config.maxDepth, originService: config.originService, audit };
+      const guard = createCallGuard(settings);
+      // Two taps, so that a tool call runs the one it always ran and nothing more.
       hooks.request.tap({ name: PLUGIN_NAME, stage: Stage.LOOP, kinds: ['tools/call'] }, (ctx) =>
         guard(ctx as CallContext),
       );
+      hooks.request.tap({ name: PLUGIN_NAME, stage: Stage.LOOP, kinds: FEATURE_KINDS }, createFeatureGuard(settings));
     },
   });
 }

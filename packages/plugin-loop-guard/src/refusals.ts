@@ -23,20 +23,36 @@ export function formatPath(path: readonly string[]): string {
   return `${head.join(' -> ')} -> ... (${path.length - SHOWN_ENTRIES} more) -> ${tail.join(' -> ')}`;
 }
 
-export function loopDetected(name: string, cycle: readonly string[], side: Side): CallToolResult {
+/** What the stack's entries stand for: a tool call's, or a resource read's, prompt get's, completion's or subscription's. */
+export type Entries = 'tool' | 'request';
+
+export function loopDetected(name: string, cycle: readonly string[], side: Side, of: Entries = 'tool'): CallToolResult {
+  const path = formatPath(cycle);
   return refusal({
     code: LoopGuardErrorCode.LOOP_DETECTED,
-    message: `Loop detected: "${name}" is already in the call stack; calling it again would repeat the cycle ${formatPath(cycle)}`,
-    suggestion: `Do not call "${name}" from inside its own call chain: answer with the results you already have.`,
+    message:
+      of === 'tool'
+        ? `Loop detected: "${name}" is already in the call stack; calling it again would repeat the cycle ${path}`
+        : `Loop detected: "${name}" is already in the call stack; relaying it again would repeat the cycle ${path}`,
+    suggestion:
+      of === 'tool'
+        ? `Do not call "${name}" from inside its own call chain: answer with the results you already have.`
+        : 'The services on the path route this request to each other: ask for an item one of them serves itself.',
     details: { entry: name, cycle, side },
   });
 }
 
-export function callStackTooDeep(depth: number, maxDepth: number): CallToolResult {
+export function callStackTooDeep(depth: number, maxDepth: number, of: Entries = 'tool'): CallToolResult {
   return refusal({
     code: LoopGuardErrorCode.CALL_STACK_TOO_DEEP,
-    message: `Call chain too deep: ${depth} tool calls are already in progress, and the limit is ${maxDepth}`,
-    suggestion: 'Finish with the results you already have instead of calling further tools.',
+    message:
+      of === 'tool'
+        ? `Call chain too deep: ${depth} tool calls are already in progress, and the limit is ${maxDepth}`
+        : `Call chain too deep: ${depth} requests are already in progress, and the limit is ${maxDepth}`,
+    suggestion:
+      of === 'tool'
+        ? 'Finish with the results you already have instead of calling further tools.'
+        : 'Finish with the results you already have: this request has been relayed from service to service too often.',
     details: { depth, maxDepth },
   });
 }

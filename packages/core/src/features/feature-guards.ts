@@ -20,7 +20,8 @@ import type { FeatureTarget } from './guarded-run.js';
  * Resource reads and prompt gets made inside the server for a request's
  * caller (a code-mode script's), exactly as that caller's own requests over
  * `mcp` would be: the same canonical URI, deny lists and the one request
- * path (`request`, `guard`, `response` taps: authz among them).
+ * path (`request`, `guard`, `response` taps: authz among them), with the
+ * `_meta` of that caller's request (`mcp.mcpReq._meta`) as theirs.
  * Registered under `Tokens.FeatureRequests` once a server imports.
  */
 export interface FeatureRequests {

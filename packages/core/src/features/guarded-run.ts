@@ -1,6 +1,9 @@
 import { toProtocolError } from '../protocol-errors.js';
 import { CoreErrorCode, RpcCode, SluiceError } from '../errors.js';
 import { INVALID_REQUEST, RpcError, resourceNotFound } from '../rpc-error.js';
+import { assertBoundedValue } from '../limits.js';
+import { emptyMeta, readIncomingMeta } from '../meta.js';
+import type { Meta } from '../meta.js';
 import type { CallToolResult } from '../protocol.js';
 import { isRefusal, readRefusal } from '../refusal.js';
 import type { GuardedKind, RequestContext, RequestExecutor, RequestTarget } from '../request.js';
@@ -12,31 +15,48 @@ export type FeatureTarget = Exclude<RequestTarget, { kind: 'tools/call' }>;
 /** The item a guarded feature request names, as its `RequestContext` carries it. */
 type Named = Pick<RequestContext, 'target' | 'completing'>;
 
+/**
+ * The item a guarded feature request names, and the `_meta` it came with,
+ * as sent (`RequestContext.meta` is read from it, only when some hook is
+ * tapped). Absent: the request brought none.
+ */
+export type FeatureItem = Named & { readonly meta?: unknown };
+
 /** Runs one feature request through the `guard` wrappers planned for its kind and upstream. */
 export type GuardedRun = <T>(
   kind: Exclude<GuardedKind, 'tools/call'>,
   upstream: string | undefined,
   fctx: FeatureContext | undefined,
   signal: AbortSignal,
-  named: Named,
+  item: FeatureItem,
   send: (ctx?: RequestContext) => Promise<T>,
 ) => Promise<T>;
 
 /**
  * The `guard` hook for one server's feature requests: wrappers are planned
  * once per kind and upstream, when first requested. With no guard tapped a
- * request runs as it is, building nothing.
+ * request runs as it is, building nothing: its `_meta` is not even read.
  */
 export function guardedRunner(guards: FeatureGuards | undefined): GuardedRun {
   const plan = guards?.plan;
-  if (plan === undefined) return (_kind, _upstream, _fctx, _signal, _named, send) => send();
+  if (plan === undefined) return (_kind, _upstream, _fctx, _signal, _item, send) => send();
   const planned = new Map<string, RequestExecutor>();
-  return async (kind, upstream, fctx, signal, named, send) => {
+  return async (kind, upstream, fctx, signal, item, send) => {
     if (fctx === undefined) return send();
     const key = `${kind} ${upstream ?? ''}`;
     let executor = planned.get(key);
     if (executor === undefined) planned.set(key, (executor = plan({ kind, upstream })));
-    const request: Sending = { ...fctx, ...named, kind, upstream, signal, [SEND]: send };
+    const request: Sending = {
+      ...fctx,
+      // The raw `_meta` the item carries is replaced by the one read from it.
+      ...item,
+      kind,
+      upstream,
+      signal,
+      meta: incomingMeta(item.meta),
+      outgoingMeta: emptyMeta(),
+      [SEND]: send,
+    };
     let answer: unknown;
     try {
       answer = await executor(request);
@@ -46,10 +66,20 @@ export function guardedRunner(guards: FeatureGuards | undefined): GuardedRun {
       if (!SluiceError.is(error) && typeof (error as { code?: unknown } | null)?.code === 'number') throw error;
       throw toProtocolError(error);
     }
-    if (isRefusalAnswer(answer)) throw refusalError(answer, kind, named);
+    if (isRefusalAnswer(answer)) throw refusalError(answer, kind, item);
     // The innermost executor is `send`: what comes back unrefused is its answer.
     return answer as Awaited<ReturnType<typeof send>>;
   };
+}
+
+/** A feature request's `_meta`, read as a tool call's is: bounded, prototype-free; past the bounds a -32602. */
+function incomingMeta(raw: unknown): Readonly<Meta> {
+  try {
+    assertBoundedValue(raw, '_meta');
+    return readIncomingMeta(raw);
+  } catch (error) {
+    throw toProtocolError(error);
+  }
 }
 
 const SEND = Symbol('send');

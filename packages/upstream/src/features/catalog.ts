@@ -251,19 +251,24 @@ export class FeatureCatalog {
     return this.entries.get(link.name)?.capabilities.resources?.subscribe === true;
   }
 
-  /** Counts a client's subscription; the first one for a URI subscribes upstream. */
-  async subscribe(link: FeatureLink, uri: string): Promise<void> {
+  /**
+   * Counts a client's subscription; the first one for a URI subscribes upstream, with `meta` (the
+   * request's `outgoingMeta`) as its `_meta`.
+   */
+  async subscribe(link: FeatureLink, uri: string, meta?: Record<string, unknown>): Promise<void> {
     const count = this.subscriptions.get(uri) ?? 0;
-    if (count === 0) await connectedOrThrow(link).subscribeResource({ uri }, { timeout: link.timeoutMs });
+    if (count === 0)
+      await connectedOrThrow(link).subscribeResource(withMeta({ uri }, meta), { timeout: link.timeoutMs });
     this.subscriptions.set(uri, count + 1);
   }
 
-  /** Uncounts a client's subscription; the last one unsubscribes upstream. */
-  async unsubscribe(link: FeatureLink, uri: string): Promise<void> {
+  /** Uncounts a client's subscription; the last one unsubscribes upstream, with `meta` as its `_meta`. */
+  async unsubscribe(link: FeatureLink, uri: string, meta?: Record<string, unknown>): Promise<void> {
     const count = this.subscriptions.get(uri) ?? 0;
     if (count <= 1) {
       this.subscriptions.delete(uri);
-      if (count === 1) await connectedOrThrow(link).unsubscribeResource({ uri }, { timeout: link.timeoutMs });
+      if (count === 1)
+        await connectedOrThrow(link).unsubscribeResource(withMeta({ uri }, meta), { timeout: link.timeoutMs });
       return;
     }
     this.subscriptions.set(uri, count - 1);
@@ -368,6 +373,11 @@ function canonicalOrUndefined(uri: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Request params, with `_meta` when there is one to send. */
+function withMeta<P extends object>(params: P, meta: Record<string, unknown> | undefined): P {
+  return meta === undefined ? params : { ...params, _meta: meta };
 }
 
 function connectedOrThrow(link: FeatureLink): Client {

@@ -26,9 +26,9 @@ import { CoreErrorCode, SluiceError, messageOf } from '@sluice/core';
 import { budgetedRequest } from '../budgeted-request.js';
 import { upstreamFailure } from '../errors.js';
 import { identityOf } from '@sluice/core';
-import type { FeatureRequests, Transport } from '@sluice/core';
+import type { FeatureRequests, Meta, RequestContext, Transport } from '@sluice/core';
 import type { Logger } from '@sluice/core';
-import { isRpcError, toProtocolError } from '@sluice/core/internal';
+import { isRpcError, toPlainMeta, toProtocolError } from '@sluice/core/internal';
 import { headersOf } from '@sluice/core/internal';
 import type { FeatureCatalog, FeatureLink } from './catalog.js';
 import { accessRefusal, featureRequest, requestedUri } from '@sluice/core/internal';
@@ -128,11 +128,13 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
           const link = owned(catalog.resourceOwner(uri), uri);
           if (!catalog.canSubscribe(link))
             throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
-          return guarded('resources/subscribe', link.name, fctx, ctx.mcpReq.signal, { target: uri }, async () => {
+          const item = { target: uri, meta: ctx.mcpReq._meta };
+          return guarded('resources/subscribe', link.name, fctx, ctx.mcpReq.signal, item, async (request) => {
             // Counted once per client and URI, so that a repeated subscribe does not pin the upstream's.
             if (!subscribe(sdk, uri)) return {};
             held.watch();
-            await guard(link, () => catalog.subscribe(link, uri)).catch((error: unknown) => {
+            const meta = sentMeta(request);
+            await guard(link, () => catalog.subscribe(link, uri, meta)).catch((error: unknown) => {
               // Not subscribed upstream, so not subscribed here either.
               unsubscribe(sdk, uri);
               throw error;
@@ -146,10 +148,12 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
           const uri = requestedUri(request.params.uri);
           const fctx = contextOf('resources/unsubscribe', ctx);
           const link = owned(catalog.resourceOwner(uri), uri);
-          return guarded('resources/unsubscribe', link.name, fctx, ctx.mcpReq.signal, { target: uri }, async () => {
+          const item = { target: uri, meta: ctx.mcpReq._meta };
+          return guarded('resources/unsubscribe', link.name, fctx, ctx.mcpReq.signal, item, async (request) => {
             if (!unsubscribe(sdk, uri)) return {};
             held.delete(uri);
-            await guard(link, () => catalog.unsubscribe(link, uri));
+            const meta = sentMeta(request);
+            await guard(link, () => catalog.unsubscribe(link, uri, meta));
             return {};
           });
         });
@@ -288,19 +292,20 @@ async function readResource(
   const uri = requestedUri(requested);
   const fctx = hookedOf(serving.guards) ? featureContext(serving, 'resources/read', ctx) : undefined;
   const link = owned(serving.catalog.resourceOwner(uri), uri);
-  const result = await guarded('resources/read', link.name, fctx, ctx.mcpReq.signal, { target: uri }, (request) =>
+  const item = { target: uri, meta: ctx.mcpReq._meta };
+  const result = await guarded('resources/read', link.name, fctx, ctx.mcpReq.signal, item, (request) =>
     relay(
       link,
-      (client, options, round) =>
+      (client, options, fields) =>
         // request() rather than readResource(): the same validation without the client's response cache,
         // which a gateway never serves from (each read is the upstream's answer now).
         client.request(
-          { method: 'resources/read', params: round ? { uri, ...round } : { uri } },
+          { method: 'resources/read', params: { uri, ...fields } },
           options,
         ) as Promise<ReadResourceResult>,
       ctx,
+      request,
       `resource:${uri}`,
-      request?.responseLimitBytes,
     ),
   );
   return result;
@@ -317,20 +322,21 @@ async function getPrompt(
   const route = serving.catalog.prompt(name);
   const fctx = hookedOf(serving.guards) ? featureContext(serving, 'prompts/get', ctx) : undefined;
   if (route === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${name}" not found`);
-  const result = await guarded('prompts/get', route.link.name, fctx, ctx.mcpReq.signal, { target: name }, (request) =>
+  const item = { target: name, meta: ctx.mcpReq._meta };
+  const result = await guarded('prompts/get', route.link.name, fctx, ctx.mcpReq.signal, item, (request) =>
     relay(
       route.link,
-      (client, options, round) =>
+      (client, options, fields) =>
         client.request(
           {
             method: 'prompts/get',
-            params: { name: route.original, ...(args ? { arguments: args } : {}), ...round },
+            params: { name: route.original, ...(args ? { arguments: args } : {}), ...fields },
           },
           options,
         ) as Promise<GetPromptResult>,
       ctx,
+      request,
       `prompt:${route.original}`,
-      request?.responseLimitBytes,
     ),
   );
   return result;
@@ -346,38 +352,40 @@ async function complete(
   const { catalog } = serving;
   const fctx = hookedOf(serving.guards) ? featureContext(serving, 'completion/complete', ctx) : undefined;
   const { ref } = requested;
+  const meta = ctx.mcpReq._meta;
+  // The client's `_meta` is the request context's `meta`, not relayed as it came: `outgoingMeta` goes upstream.
+  const relayed = withoutMeta(requested);
   if (ref.type === 'ref/prompt') {
     const route = catalog.prompt(ref.name);
     if (route === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt "${ref.name}" not found`);
-    const params = { ...requested, ref: { ...ref, name: route.original } };
+    const params = { ...relayed, ref: { ...ref, name: route.original } };
     return guarded(
       'completion/complete',
       route.link.name,
       fctx,
       ctx.mcpReq.signal,
-      { target: ref.name, completing: 'prompt' },
+      { target: ref.name, completing: 'prompt', meta },
       (request) =>
         relay(
           route.link,
-          (client, options) => client.complete(params, options),
+          (client, options, fields) => client.complete({ ...params, ...fields }, options),
           ctx,
-          undefined,
-          request?.responseLimitBytes,
+          request,
         ),
     );
   }
   // A template is named as listed; a URI is named in its canonical spelling, which the deny globs see.
   const uri = UriTemplate.isTemplate(ref.uri) ? ref.uri : requestedUri(ref.uri);
   const link = owned(catalog.templateOwner(uri) ?? catalog.resourceOwner(uri), uri);
-  const params = uri === ref.uri ? requested : { ...requested, ref: { ...ref, uri } };
+  const params = uri === ref.uri ? relayed : { ...relayed, ref: { ...ref, uri } };
   const completed = await guarded(
     'completion/complete',
     link.name,
     fctx,
     ctx.mcpReq.signal,
-    { target: uri, completing: 'resource' },
+    { target: uri, completing: 'resource', meta },
     (request) =>
-      relay(link, (client, options) => client.complete(params, options), ctx, undefined, request?.responseLimitBytes),
+      relay(link, (client, options, fields) => client.complete({ ...params, ...fields }, options), ctx, request),
   );
   return UriTemplate.isTemplate(uri) ? readableCompletions(serving, link, uri, requested, completed, ctx) : completed;
 }
@@ -441,11 +449,37 @@ function owned(link: FeatureLink | undefined, uri: string): FeatureLink {
   return link;
 }
 
-/** What a 2026-07-28 caller's request adds upstream: its answers, the upstream's state, its capabilities. */
-interface RoundFields {
+/**
+ * What the gateway adds to the params of a request it relays: the request's
+ * `outgoingMeta` (what `request` taps wrote) as `_meta`, and for a 2026-07-28
+ * caller's round its answers, the upstream's state and the caller's
+ * capabilities (in `_meta` too; a key both name is the tap's).
+ */
+interface RelayFields {
   inputResponses?: Record<string, unknown>;
   requestState?: string;
   _meta?: Record<string, unknown>;
+}
+
+/** Sends one request on a client, with the fields the relay adds to its params (none: nothing to add). */
+type Send<T> = (client: Client, options: RequestOptions, fields?: RelayFields) => Promise<T>;
+
+/** The `_meta` a guarded request sends upstream: its `outgoingMeta`, when a tap wrote to it; undefined otherwise. */
+function sentMeta(request: RequestContext | undefined): Meta | undefined {
+  return request === undefined ? undefined : toPlainMeta(request.outgoingMeta);
+}
+
+/** The fields a request off the round path adds: only its `_meta`, if any. */
+function plainFields(meta: Meta | undefined): RelayFields | undefined {
+  return meta === undefined ? undefined : { _meta: meta };
+}
+
+/** Request params without their `_meta` (the same object when they have none). */
+function withoutMeta<P extends { _meta?: unknown }>(params: P): Omit<P, '_meta'> {
+  if (params._meta === undefined) return params;
+  const copy = { ...params };
+  delete copy._meta;
+  return copy;
 }
 
 /**
@@ -457,11 +491,13 @@ interface RoundFields {
  */
 function relay<T>(
   link: FeatureLink,
-  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
+  send: Send<T>,
   ctx: ServerContext,
+  request: RequestContext | undefined,
   target?: string,
-  limit?: number,
 ): Promise<T> {
+  const limit = request?.responseLimitBytes;
+  const sent: Sent = { limit, meta: sentMeta(request) };
   const seal = link.roundSeal;
   const round =
     target !== undefined && seal !== undefined && link.modernLane !== undefined && isModernCaller(ctx)
@@ -469,14 +505,21 @@ function relay<T>(
       : undefined;
   // An upstream reached with each caller's own grant: the request travels on that caller's connection.
   const own = link.callerClient?.(identityOf(ctx.http?.authInfo), round !== undefined);
-  if (own !== undefined) return relayOwn(link, own, send, ctx, limit, round);
-  if (round !== undefined) return relayRound(link, send, ctx, round.target, round.seal, limit);
+  if (own !== undefined) return relayOwn(link, own, send, ctx, sent, round);
+  if (round !== undefined) return relayRound(link, send, ctx, round.target, round.seal, sent);
   const client = link.connected();
   if (client === undefined) return Promise.reject(unavailable(link));
   const options = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
-  return within(link, client, limit, ctx, options, (o) => send(client, o)).catch((error: unknown) => {
+  const fields = plainFields(sent.meta);
+  return within(link, client, limit, ctx, options, (o) => send(client, o, fields)).catch((error: unknown) => {
     throw forClient(link, error);
   });
+}
+
+/** What a guarded request carries to the upstream, on every path: the read limit a wrapper set, and its `_meta`. */
+interface Sent {
+  readonly limit: number | undefined;
+  readonly meta: Meta | undefined;
 }
 
 /**
@@ -487,9 +530,9 @@ function relay<T>(
 async function relayOwn<T>(
   link: FeatureLink,
   own: Promise<Client>,
-  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
+  send: Send<T>,
   ctx: ServerContext,
-  limit: number | undefined,
+  sent: Sent,
   round: { readonly target: string; readonly seal: RoundStateSeal } | undefined,
 ): Promise<T> {
   let client: Client;
@@ -501,9 +544,11 @@ async function relayOwn<T>(
   }
   const options = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
   try {
-    if (round === undefined || client.getProtocolEra() !== 'modern')
-      return await within(link, client, limit, ctx, options, (o) => send(client, o));
-    return await sendRound(link, client, send, ctx, round.target, round.seal, limit, options);
+    if (round === undefined || client.getProtocolEra() !== 'modern') {
+      const fields = plainFields(sent.meta);
+      return await within(link, client, sent.limit, ctx, options, (o) => send(client, o, fields));
+    }
+    return await sendRound(link, client, send, ctx, round.target, round.seal, sent, options);
   } catch (error) {
     throw forClient(link, error);
   }
@@ -536,43 +581,51 @@ function callerConnectionError(link: FeatureLink, error: unknown): Error {
 /** `relay` for a 2026-07-28 caller: over the upstream's 2026-07-28 lane, with the round's answers and sealed state. */
 async function relayRound<T>(
   link: FeatureLink,
-  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
+  send: Send<T>,
   ctx: ServerContext,
   target: string,
   seal: RoundStateSeal,
-  limit: number | undefined,
+  sent: Sent,
 ): Promise<T> {
   const lane = await link.modernLane?.();
   const client = lane ?? link.connected();
   if (client === undefined) throw unavailable(link);
   const options: RequestOptions = { signal: ctx.mcpReq.signal, timeout: link.timeoutMs };
   try {
-    if (lane === undefined) return await within(link, client, limit, ctx, options, (o) => send(client, o));
-    return await sendRound(link, client, send, ctx, target, seal, limit, options);
+    if (lane === undefined) {
+      const fields = plainFields(sent.meta);
+      return await within(link, client, sent.limit, ctx, options, (o) => send(client, o, fields));
+    }
+    return await sendRound(link, client, send, ctx, target, seal, sent, options);
   } catch (error) {
     throw forClient(link, error);
   }
 }
 
-/** One round on a 2026-07-28 connection: the caller's answers and the upstream's unsealed state go along; an input-required answer comes back sealed. */
+/**
+ * One round on a 2026-07-28 connection: the caller's answers and the upstream's unsealed state go along, and
+ * the request's `_meta` over the round's own (the caller's capabilities), as a tool call's goes; an
+ * input-required answer comes back sealed.
+ */
 async function sendRound<T>(
   link: FeatureLink,
   client: Client,
-  send: (client: Client, options: RequestOptions, round?: RoundFields) => Promise<T>,
+  send: Send<T>,
   ctx: ServerContext,
   target: string,
   seal: RoundStateSeal,
-  limit: number | undefined,
+  sent: Sent,
   options: RequestOptions,
 ): Promise<T> {
   const round = withoutConnectAnswer(roundParams(ctx, link.name, target, seal));
-  const fields: RoundFields = {
+  const meta = sent.meta === undefined ? round.meta : toPlainMeta(sent.meta, round.meta);
+  const fields: RelayFields = {
     ...(round.inputResponses ? { inputResponses: round.inputResponses } : {}),
     ...(round.requestState === undefined ? {} : { requestState: round.requestState }),
-    ...(Object.keys(round.meta).length > 0 ? { _meta: round.meta } : {}),
+    ...(meta !== undefined && Object.keys(meta).length > 0 ? { _meta: meta } : {}),
   };
   const roundOptions = { ...options, allowInputRequired: true };
-  const result = await within(link, client, limit, ctx, roundOptions, (o) => send(client, o, fields));
+  const result = await within(link, client, sent.limit, ctx, roundOptions, (o) => send(client, o, fields));
   return sealed(result, link.name, target, seal);
 }
 
