@@ -6,7 +6,7 @@ export type { AdoptOptions, AdoptableServer } from './adopt.js';
 export { noApprover } from './approval.js';
 export type { ApprovalDecision, ApprovalRequest, Approver } from './approval.js';
 
-export { identityOf } from './auth/identity.js';
+export { callerKeyOf, identityOf } from './auth/identity.js';
 export type { CallerIdentity } from './auth/identity.js';
 
 export type { Clock, ClockTimer } from './clock.js';

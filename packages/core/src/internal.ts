@@ -43,6 +43,7 @@ export {
   setLevel,
   setSessionLevel,
   subscribe,
+  subscriptionBytes,
   unsubscribe,
 } from './features/session-state.js';
 export { compileGlobs } from './glob.js';

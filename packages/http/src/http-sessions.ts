@@ -7,7 +7,7 @@ import {
 import type { JSONRPCMessage, Server as SdkServer } from '@modelcontextprotocol/server';
 import { identityOf } from '@sluice/core';
 import type { AuthInfo, Logger, Store } from '@sluice/core';
-import { meterSubscriptions, namesMethod, rpcErrorBody, sendChange } from '@sluice/core/internal';
+import { meterSubscriptions, namesMethod, rpcErrorBody, sendChange, subscriptionBytes } from '@sluice/core/internal';
 import type { ListChange } from '@sluice/core/internal';
 import {
   SessionFleet,
@@ -552,7 +552,10 @@ export class LegacySessions {
     }
     // The caller is checked before anything is built: someone else's session id costs one read, nothing more.
     if (record === undefined || record.owner !== (ownerOf(authInfo) ?? null)) return undefined;
-    const bytes = typeof record.bytes === 'number' ? record.bytes : SESSION_OVERHEAD_BYTES;
+    // Room for the copy's subscriptions too: they are replayed (and charged to it) before it is counted.
+    const subscribed = (record.subscriptions ?? []).reduce((sum, uri) => sum + subscriptionBytes(uri), 0);
+    const base = typeof record.bytes === 'number' ? record.bytes : SESSION_OVERHEAD_BYTES;
+    const bytes = base + subscribed;
     const caller = callerKey(authInfo);
     const room = this.makeRoom(bytes, caller);
     // Past the caller's share here only while its other copies run requests (one may be of a session evicted
@@ -564,7 +567,7 @@ export class LegacySessions {
       maxRequestBodySize: this.options.maxBodyBytes,
       onsessionclosed: (sessionId) => this.closed(sessionId),
     });
-    const session = newSession(transport, sdk, bytes, record.owner ?? undefined, caller);
+    const session = newSession(transport, sdk, base, record.owner ?? undefined, caller);
     this.meter(session);
     Object.assign(session, { initialized: record.ready, record, written: session.opened });
     transport.onclose = () => this.forget(id, session);

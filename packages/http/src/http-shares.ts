@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { identityOf } from '@sluice/core';
+import { callerKeyOf, identityOf } from '@sluice/core';
 import type { AuthInfo } from '@sluice/core';
 
 /** The listener's shares of its connections and held streams, as configured or defaulted from `maxConnections`. */
@@ -48,9 +48,7 @@ interface Caller {
 
 /** Who a verified caller is for the shares; undefined without authentication (no caller to share among). */
 export function callerKey(authInfo: AuthInfo | undefined): string | undefined {
-  const identity = identityOf(authInfo);
-  if (identity === undefined) return undefined;
-  return `${identity.method}:${identity.method === 'apiKey' ? (identity.keyName ?? identity.subject) : identity.subject}`;
+  return identityOf(authInfo) === undefined ? undefined : callerKeyOf(authInfo);
 }
 
 /**

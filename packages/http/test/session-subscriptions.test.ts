@@ -141,7 +141,7 @@ describe("a caller's subscriptions (attack: long URIs, many sessions)", () => {
       const hog = await keyedSession(url, HOG);
       for (let k = 0; k < 8; k++)
         await hog.subscribeResource({ uri: long(n++) }).catch((error: unknown) => {
-          expect(String(error)).toMatch(/share of the server's session memory is full/);
+          expect(String(error)).toMatch(/session memory has no room for this subscription/);
           refused++;
         });
     }

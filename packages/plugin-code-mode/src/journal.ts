@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { callerKeyOf } from '@sluice/core';
 import type { CallContext, Store } from '@sluice/core';
 import type { PauseRefusal, PausedShares, PausedSlot } from './paused-shares.js';
 import type { CallReply } from './sandbox.js';
@@ -217,15 +218,14 @@ function canonical(value: unknown): string {
   return value === undefined ? 'null' : JSON.stringify(value);
 }
 
-/** The caller a journal belongs to: the authenticated client and subject, else its session, else nobody in particular. */
+/**
+ * The caller a journal (and a share of slots, CPU and paused scripts) belongs
+ * to: the verified caller (`callerKeyOf`: an API key's name or a token's
+ * subject, never the OAuth client every user of one app shares), else its
+ * session, else nobody in particular.
+ */
 export function callerDigest(ctx: Pick<CallContext, 'authInfo' | 'mcp'>): string {
-  const auth = ctx.authInfo;
-  let caller = 'anonymous';
-  if (auth !== undefined) {
-    const subject = (auth.extra as { sub?: unknown } | undefined)?.sub;
-    caller = `auth:${auth.clientId}${typeof subject === 'string' ? `:${subject}` : ''}`;
-  } else if (ctx.mcp?.sessionId !== undefined) {
-    caller = `session:${ctx.mcp.sessionId}`;
-  }
+  const caller =
+    callerKeyOf(ctx.authInfo) ?? (ctx.mcp?.sessionId !== undefined ? `session:${ctx.mcp.sessionId}` : 'anonymous');
   return sha256(caller);
 }

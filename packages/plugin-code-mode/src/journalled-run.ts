@@ -216,9 +216,10 @@ function fullShare(why: PauseRefusal): string {
       ? `you already hold ${why.held} paused scripts, as many as one caller may (${why.max})`
       : `your paused scripts' journals hold ${why.held} bytes, and this one's ${why.bytes} more would pass what one caller may keep (${why.max})`;
   }
+  // Nothing of what the other callers hold: only that the server's bound is reached.
   return why.limit === 'scripts'
-    ? `${why.held} scripts are paused on this server, as many as it keeps (${why.max})`
-    : `the paused scripts' journals on this server hold ${why.held} bytes, and this one's ${why.bytes} more would pass what it keeps (${why.max})`;
+    ? `this server keeps as many paused scripts as it may (${why.max})`
+    : `this script's journal would pass the bytes of paused scripts this server keeps (${why.max})`;
 }
 
 /** The answer when a script could not pause: its caller's share of paused scripts, or the server's, is full. */

@@ -11,6 +11,8 @@ import { FakeClock, captureLogger, errorOf, textOf } from '@sluice/testing';
 import '@sluice/http';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import type { CodeModeOptions } from '@sluice/plugin-code-mode';
+import { authInfoFor } from '@sluice/core/internal';
+import { callerDigest } from '../src/journal.js';
 import { PausedShares, SLICES_PER_TTL } from '../src/paused-shares.js';
 import type { PauseRefusal, PausedSlot } from '../src/paused-shares.js';
 import { resultOf } from './helpers.js';
@@ -287,5 +289,15 @@ describe("the shares' counters", () => {
     // A release past the window counts nothing out (the slice's count lapsed with it).
     await shares.release('a', slot, 1);
     expect('share' in (await shares.admit('a', 1))).toBe(true);
+  });
+});
+
+describe('whose share a script takes', () => {
+  it('is the verified user, not the OAuth client every user of one app shares', () => {
+    const user = (subject: string) =>
+      authInfoFor({ method: 'oauth', subject, clientId: 'the-app', scopes: [] }, undefined);
+    const ann = callerDigest({ authInfo: user('ann'), mcp: undefined });
+    expect(callerDigest({ authInfo: user('bob'), mcp: undefined })).not.toBe(ann);
+    expect(callerDigest({ authInfo: user('ann'), mcp: undefined })).toBe(ann);
   });
 });

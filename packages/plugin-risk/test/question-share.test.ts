@@ -162,6 +162,21 @@ describe('the share, in the store', () => {
     expect((await questions.pending()).filter((q) => q.caller === 'ann')).toHaveLength(1);
   });
 
+  it('tells a caller joining a question once, however often it repeats the call (the audit log hears it once)', async () => {
+    const clock = new FakeClock(1_000);
+    const questions = new OperatorQuestions(new MemoryStore(clock), () => clock.now(), 10, { max: 100, perCaller: 2 });
+    const asked = await questions.ask(binding('ann', 'a'), { ...fields, caller: 'ann' }, 5_000);
+    if (isBusy(asked)) throw new Error('refused within the share');
+    const again = await questions.ask(binding('ann', 'a'), { ...fields, caller: 'ann' }, 5_000);
+    if (isBusy(again) || !again.joined) throw new Error('an identical call did not join');
+    expect(await questions.firstJoin(again.question, 'ann')).toBe(true);
+    for (let i = 0; i < 5; i++) expect(await questions.firstJoin(again.question, 'ann')).toBe(false);
+    expect(await questions.firstJoin(again.question, 'bob')).toBe(true);
+    // Once the question lapses, so does the mark.
+    clock.advance(5_000);
+    expect(await questions.firstJoin(again.question, 'ann')).toBe(true);
+  });
+
   it('holds the share and the list bound across replicas sharing a store, and lists every live question', async () => {
     const store = new MemoryStore();
     const here = new OperatorQuestions(store, () => 1_000, 10, { max: 4, perCaller: 2 });

@@ -55,3 +55,19 @@ export function identityOf(authInfo: AuthInfo | undefined): CallerIdentity | und
   const value = authInfo?.extra?.[IDENTITY];
   return value && typeof value === 'object' ? (value as CallerIdentity) : undefined;
 }
+
+/**
+ * Who a caller is, as one string, for per-caller shares and for binding what
+ * a caller left to that caller: `apiKey:<key name>` or `oauth:<subject>` for
+ * a caller this listener verified (never the OAuth client, which every user of
+ * one app shares); for an `AuthInfo` another verifier made (an adopted
+ * server's own auth), its client and `extra.sub`; undefined without one.
+ */
+export function callerKeyOf(authInfo: AuthInfo | undefined): string | undefined {
+  if (authInfo === undefined) return undefined;
+  const identity = identityOf(authInfo);
+  if (identity !== undefined)
+    return `${identity.method}:${identity.method === 'apiKey' ? (identity.keyName ?? identity.subject) : identity.subject}`;
+  const subject = (authInfo.extra as { sub?: unknown } | undefined)?.sub;
+  return `auth:${authInfo.clientId}${typeof subject === 'string' ? `:${subject}` : ''}`;
+}

@@ -58,7 +58,7 @@ export function subscribe(sdk: Server, uri: string): boolean {
   if (meters.get(sdk)?.charge(subscriptionBytes(uri)) === false)
     throw new RpcError(
       RpcCode.INVALID_PARAMS,
-      "This caller's share of the server's session memory is full: unsubscribe from a resource or end a session first",
+      "The server's session memory has no room for this subscription (the caller's share, or all of it, is taken by sessions in use): unsubscribe from a resource or end a session first",
     );
   held.uris.add(uri);
   held.chars += uri.length;

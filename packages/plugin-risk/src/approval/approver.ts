@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isCarriedRound, isContinuedRound, messageOf } from '@sluice/core';
+import { callerKeyOf, isCarriedRound, isContinuedRound, messageOf } from '@sluice/core';
 import type {
   ApprovalDecision,
   ApprovalRequest,
@@ -317,6 +317,9 @@ export class RiskApprover implements Approver {
     if (isBusy(asked)) return asked;
     const { question, joined } = asked;
     if (!joined) logApprovalRequested(this.deps.logger, target, 'operator');
+    // A caller repeating an identical call (a stateless client retrying its first round) joins it each time: it is
+    // told to the listeners, and so to the audit log, the first time only.
+    else if (!(await this.deps.questions.firstJoin(question, ownerOf(ctx)))) return question;
     this.deps.events.emit({
       ...this.subjectOf(ctx, target, 'operator'),
       id: question.id,
@@ -663,11 +666,9 @@ function ownerOf(ctx: CallContext): string {
   return hashPrincipal(authPrincipalOf(ctx) ?? 'anonymous');
 }
 
+/** The verified caller (`apiKey:<name>`, `oauth:<subject>`: never the OAuth client every user of one app shares). */
 function authPrincipalOf(ctx: CallContext): string | undefined {
-  const auth = ctx.authInfo;
-  if (auth === undefined) return undefined;
-  const subject = (auth.extra as { sub?: unknown } | undefined)?.sub;
-  return `auth:${auth.clientId}${typeof subject === 'string' ? `:${subject}` : ''}`;
+  return callerKeyOf(ctx.authInfo);
 }
 
 function hashPrincipal(principal: string): string {

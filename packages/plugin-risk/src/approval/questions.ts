@@ -247,6 +247,16 @@ export class OperatorQuestions {
     return undefined;
   }
 
+  /**
+   * Whether this is the first time `owner` joins `question` (fleet-wide), so
+   * that a caller repeating an identical call is told to the listeners (and
+   * written to the audit log) once per question, not once per call.
+   */
+  async firstJoin(question: OperatorQuestion, owner: string): Promise<boolean> {
+    const ttlMs = Math.max(1, question.expiresAt - this.now());
+    return this.store.setIfAbsent(`${PREFIX}joined/${question.id}/${owner}`, 1, { ttlMs });
+  }
+
   /** A refusal for want of a place; `first` once per `BUSY_REPORT_MS` per caller (`*`: the list), fleet-wide. */
   private async busy(kind: Busy['busy'], owner: string): Promise<Busy> {
     const first = await this.store.setIfAbsent(`${BUSY}${owner}`, 1, { ttlMs: BUSY_REPORT_MS });

@@ -407,6 +407,9 @@ function readableCompletions(
 ): CompleteResult {
   const { values } = completed.completion;
   if (values.length === 0) return completed;
+  // Only a template this upstream lists says what its values name: a client's own template (`file:///public/{+path}`)
+  // would put whatever the upstream completes under a path of the client's choosing.
+  if (serving.catalog.templateOwner(template)?.name !== link.name) return { ...completed, completion: { values: [] } };
   const access = serving.guards?.access === undefined ? undefined : featureContext(serving, 'resources/read', ctx);
   const expander = new UriTemplate(template);
   const chosen = requested.context?.arguments ?? {};
