@@ -249,6 +249,21 @@ export class GatewayMetrics {
         'counter',
       ),
     );
+    this.registry.register(
+      new CollectedGauge(
+        'sluice_code_mode_pause_refusals_total',
+        "Scripts that could not pause (JOURNALS_FULL): their caller's share of paused scripts was full, or the server's.",
+        ['share'],
+        () => {
+          const refused = usage().pausesRefused ?? { caller: 0, server: 0 };
+          return [
+            { labels: ['caller'], value: refused.caller },
+            { labels: ['server'], value: refused.server },
+          ];
+        },
+        'counter',
+      ),
+    );
   }
 
   render(): string {

@@ -35,6 +35,11 @@ afterEach(async () => {
 
 /** A replica as the review ran it (code mode with its defaults, `up_sleep` needing approval), on the shared Redis. */
 async function replica(): Promise<URL> {
+  return (await replicaGateway()).url;
+}
+
+/** A replica and its gateway, whose metrics a test reads. */
+async function replicaGateway(): Promise<{ url: URL; gateway: Gateway }> {
   const created: Gateway = createGateway(
     {
       roundStateSecret: SECRET,
@@ -65,7 +70,7 @@ async function replica(): Promise<URL> {
   );
   open.push(created);
   const { http } = await created.start();
-  return http!.url;
+  return { url: http!.url, gateway: created };
 }
 
 async function client(url: URL, key: string) {
@@ -89,7 +94,8 @@ async function journalKeys(): Promise<string[]> {
 
 describe("one key's paused scripts over a fleet", () => {
   it('stop at its share (16) on every replica; another key still pauses and resumes, and a resume makes room', async () => {
-    const first = await replica();
+    const firstReplica = await replicaGateway();
+    const first = firstReplica.url;
     const second = await replica();
     const attackers = [await client(first, ATTACKER), await client(second, ATTACKER)];
     const states: { code: string; state: string }[] = [];
@@ -108,6 +114,8 @@ describe("one key's paused scripts over a fleet", () => {
       expect(errorOf(refused)).toMatchObject({ share: 'caller', limit: 'scripts', max: 16 });
     }
     expect(await journalKeys()).toHaveLength(16);
+    // Counted in /metrics, where each replica counts its own refusals.
+    expect(firstReplica.gateway.metrics?.render()).toContain('sluice_code_mode_pause_refusals_total{share="caller"} 1');
 
     // Another key pauses on one replica and resumes on the other.
     const victimCode = attack(1_000);
