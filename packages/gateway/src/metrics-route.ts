@@ -45,6 +45,8 @@ export function scopedScrape(scrape: RequestListener, grants: ReadonlyArray<read
     }
     const [metricsScopes = []] = grants;
     res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(`Forbidden: metrics need the scope ${metricsScopes.join(', ')} (telemetry.metricsScopes), or the admin scopes\n`);
+    res.end(
+      `Forbidden: metrics need the scope ${metricsScopes.join(', ')} (telemetry.metricsScopes), or the admin scopes\n`,
+    );
   };
 }
