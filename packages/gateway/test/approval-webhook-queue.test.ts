@@ -110,6 +110,27 @@ describe('the approval webhook under a flood', () => {
     expect(webhook.backlog()).toEqual({ inFlight: 0, queued: 0 });
   });
 
+  it('does not post a question answered (or lapsed) while its POST waited in the queue', async () => {
+    const receiver = await slowReceiver();
+    open.push(() => receiver.close());
+    const logs = captureLogger();
+    const webhook = new ApprovalWebhook(
+      { url: receiver.url, secret: SECRET, timeoutMs: 60_000, maxInFlight: 1, maxQueued: 3 },
+      () => new URL('http://127.0.0.1:1/'),
+      () => Promise.resolve({ ok: true }),
+      logs.logger,
+    );
+    for (let n = 1; n <= 4; n++) webhook.notify(asked(n));
+    const { channel, tool, server, level, caller, at } = asked(2);
+    const subject = { channel, tool, server, level, caller, at, id: asked(2).id };
+    webhook.notify({ ...subject, kind: 'answered', decision: 'denied', by: 'ops', via: 'console', reason: undefined });
+    webhook.notify({ ...subject, id: asked(3).id, kind: 'lapsed' });
+    expect(webhook.backlog()).toEqual({ inFlight: 1, queued: 1 });
+    expect(logs.events('approval.webhook.skipped').map((r) => r.id)).toEqual([asked(2).id, asked(3).id]);
+    await drain(receiver, logs, 2);
+    expect(receiver.ids).toEqual([asked(1).id, asked(4).id]);
+  });
+
   it('a gateway posts no more than admin.webhook.maxInFlight at once for a flood of operator questions', async () => {
     const receiver = await slowReceiver();
     open.push(() => receiver.close());

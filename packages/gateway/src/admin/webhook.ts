@@ -45,7 +45,7 @@ type Token = z.infer<typeof TokenSchema>;
  *
  * A slow or absent receiver costs bounded memory: at most `maxInFlight`
  * POSTs are open at once, at most `maxQueued` more wait (first in, first
- * out; one whose question lapsed meanwhile is not sent), and a question past
+ * out; one whose question was answered or lapsed meanwhile is not sent), and a question past
  * that is dropped with a logged `approval.webhook.dropped` naming it (it
  * still waits in the console, the admin API and `sluice approvals`).
  */
@@ -71,6 +71,18 @@ export class ApprovalWebhook {
    * logged, never thrown.
    */
   notify(event: ApprovalEvent): void {
+    if ((event.kind === 'answered' || event.kind === 'lapsed') && event.id !== undefined) {
+      // A question answered or lapsed while its POST waited is not posted: its links could answer nothing.
+      const queued = this.queue.findIndex((waiting) => waiting.id === event.id);
+      if (queued !== -1) {
+        this.queue.splice(queued, 1);
+        this.logger.info(
+          { event: 'approval.webhook.skipped', id: event.id },
+          `the question ${event.kind === 'answered' ? 'was answered' : 'lapsed'} while its webhook waited: not posted`,
+        );
+      }
+      return;
+    }
     if (event.kind !== 'asked' || event.joined || event.channel !== 'operator' || event.id === undefined) return;
     if (this.inFlight < this.settings.maxInFlight) {
       this.start(event);
