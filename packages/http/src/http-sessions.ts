@@ -376,25 +376,15 @@ export class LegacySessions {
     });
   }
 
-  /** Makes room for a counted session to grow by `bytes`, and counts them; false when only busy sessions are left. */
+  /**
+   * Makes room for a counted session to grow by `bytes`, as for a new session
+   * (the session itself runs the request that grows it, so it is never the
+   * one evicted), and counts them; false when only busy sessions are left.
+   */
   private grow(session: Session, bytes: number): boolean {
-    const { caller } = session;
-    const others = (candidate: Session) => candidate !== session;
-    if (caller !== undefined) {
-      const mine = (candidate: Session) => candidate.caller === caller && candidate !== session;
-      while ((this.callers.get(caller)?.bytes ?? 0) + bytes > this.options.maxMemoryBytesPerCaller) {
-        const victim = this.leastRecentlyUsed(mine);
-        if (victim === undefined) return false;
-        this.evict(victim[0], victim[1], 'http.session_evicted', "evicting a caller's session to keep its share");
-      }
-    }
-    while (this.memory + bytes > this.options.maxMemoryBytes) {
-      const victim = this.leastRecentlyUsed(others);
-      if (victim === undefined) return false;
-      this.evict(victim[0], victim[1], 'http.session_evicted', 'evicting a session to make room');
-    }
+    if (this.makeRoom(bytes, session.caller, true) !== 'room' || !session.counted) return false;
     this.memory += bytes;
-    const held = caller === undefined ? undefined : this.callers.get(caller);
+    const held = session.caller === undefined ? undefined : this.callers.get(session.caller);
     if (held !== undefined) held.bytes += bytes;
     return true;
   }
@@ -406,19 +396,20 @@ export class LegacySessions {
    * and the memory budget, evicting unfinished handshakes (oldest first),
    * then idle sessions (least recently used first). A session with a
    * request running is never evicted: `caller` or `full` when only such
-   * sessions are left.
+   * sessions are left. `growing`: the bytes are a session's growth, not a new
+   * session, so only the memory bounds apply, not the counts.
    */
-  private makeRoom(bytes: number, caller: string | undefined): 'room' | 'caller' | 'full' {
+  private makeRoom(bytes: number, caller: string | undefined, growing = false): 'room' | 'caller' | 'full' {
     if (caller !== undefined) {
       const mine = (session: Session) => session.caller === caller;
-      while (!this.callerFits(caller, bytes)) {
+      while (!this.callerFits(caller, bytes, growing)) {
         const victim = this.leastRecentlyUsed(mine);
         if (victim === undefined) return 'caller';
         this.evict(victim[0], victim[1], 'http.session_evicted', "evicting a caller's session to keep its share");
       }
     }
     const fits = () =>
-      this.sessions.size < this.options.maxSessions && this.memory + bytes <= this.options.maxMemoryBytes;
+      (growing || this.sessions.size < this.options.maxSessions) && this.memory + bytes <= this.options.maxMemoryBytes;
     while (!fits()) {
       let victim: [string, Session] | undefined;
       for (const entry of this.sessions) {
@@ -434,9 +425,13 @@ export class LegacySessions {
     return 'room';
   }
 
-  /** Whether one more session of `bytes` fits the caller's share; its first always does. */
-  private callerFits(caller: string, bytes: number): boolean {
+  /**
+   * Whether one more session of `bytes` fits the caller's share (its first
+   * always does), or, `growing`, whether its sessions may hold `bytes` more.
+   */
+  private callerFits(caller: string, bytes: number, growing = false): boolean {
     const held = this.callers.get(caller);
+    if (growing) return (held?.bytes ?? 0) + bytes <= this.options.maxMemoryBytesPerCaller;
     if (held === undefined || held.count === 0) return true;
     return held.count < this.options.maxSessionsPerCaller && held.bytes + bytes <= this.options.maxMemoryBytesPerCaller;
   }

@@ -1,8 +1,9 @@
 // Shared by the code-mode tests: tools to call from scripts, and what a script's run answers.
 import { createRequire } from 'node:module';
 import { expect } from 'vitest';
+import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { CallToolResult } from '@sluice/core';
+import type { CallToolResult, SluiceServer } from '@sluice/core';
 import { errorOf } from '@sluice/testing';
 
 const require = createRequire(import.meta.url);
@@ -51,4 +52,35 @@ export function resultOf(result: CallToolResult): unknown {
 export function stoppedWith(result: CallToolResult): string | undefined {
   expect(result.isError).toBe(true);
   return errorOf(result)?.code;
+}
+
+/**
+ * The local tools the pausing tests script: `write` (records its line in
+ * `writes`), `report` (4 KiB of text) and `ask`, which asks its 2026-07-28
+ * client a question and answers once the retry carries the answer with the
+ * state it gave.
+ */
+export function registerPauseTools(server: SluiceServer, writes: string[]): void {
+  server.tool({
+    name: 'write',
+    inputSchema: { type: 'object', properties: { line: { type: 'string' } } },
+    handler: (args) => {
+      writes.push(String(args.line));
+      return { content: [{ type: 'text', text: `wrote ${writes.length}` }] };
+    },
+  });
+  server.tool({ name: 'report', handler: () => ({ content: [{ type: 'text', text: 'r'.repeat(4_096) }] }) });
+  server.tool({
+    name: 'ask',
+    handler: (_args, ctx) => {
+      const answer = inputResponse(ctx.mcp?.mcpReq.inputResponses, 'who');
+      if (answer.kind === 'elicit' && answer.action === 'accept' && ctx.mcp?.mcpReq.requestState() === 'ask-state')
+        return { content: [{ type: 'text', text: `hello ${String(answer.content?.name)}` }] };
+      const question = inputRequired.elicit({
+        message: 'Your name?',
+        requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      });
+      return inputRequired({ inputRequests: { who: question }, requestState: 'ask-state' });
+    },
+  });
 }

@@ -2,14 +2,13 @@
 // resumes from its journal: real server over loopback HTTP, a real 2026-07-28 client that answers by hand.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { CallToolResult, SluiceServer } from '@sluice/core';
 import { FakeClock, captureLogger, errorOf, textOf } from '@sluice/testing';
 import '@sluice/http';
 import { CodeModeErrorCode, CodeModeEvent, codeMode } from '@sluice/plugin-code-mode';
 import type { CodeModeOptions } from '@sluice/plugin-code-mode';
-import { resultOf } from './helpers.js';
+import { registerPauseTools, resultOf } from './helpers.js';
 
 const open: { close(): Promise<unknown> }[] = [];
 afterEach(async () => {
@@ -33,29 +32,7 @@ async function start(options: CodeModeOptions = {}) {
     clock,
     plugins: [codeMode(options)],
   });
-  server.tool({
-    name: 'write',
-    inputSchema: { type: 'object', properties: { line: { type: 'string' } } },
-    handler: (args) => {
-      writes.push(String(args.line));
-      return { content: [{ type: 'text', text: `wrote ${writes.length}` }] };
-    },
-  });
-  server.tool({ name: 'report', handler: () => ({ content: [{ type: 'text', text: 'r'.repeat(4_096) }] }) });
-  // Asks its client a question, and answers once the retry carries the answer with the state it gave.
-  server.tool({
-    name: 'ask',
-    handler: (_args, ctx) => {
-      const answer = inputResponse(ctx.mcp?.mcpReq.inputResponses, 'who');
-      if (answer.kind === 'elicit' && answer.action === 'accept' && ctx.mcp?.mcpReq.requestState() === 'ask-state')
-        return { content: [{ type: 'text', text: `hello ${String(answer.content?.name)}` }] };
-      const question = inputRequired.elicit({
-        message: 'Your name?',
-        requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
-      });
-      return inputRequired({ inputRequests: { who: question }, requestState: 'ask-state' });
-    },
-  });
+  registerPauseTools(server, writes);
   const listener = await server.listen();
   open.push(server);
   const client = new Client(

@@ -4,7 +4,6 @@
 // clients that answer by hand.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import { MemoryStore, createServer } from '@sluice/core';
 import type { CallToolResult, SluiceServer, Store } from '@sluice/core';
 import { FakeClock, captureLogger, errorOf, textOf } from '@sluice/testing';
@@ -15,7 +14,7 @@ import { authInfoFor } from '@sluice/core/internal';
 import { callerDigest } from '../src/journal.js';
 import { PausedShares, SLICES_PER_TTL } from '../src/paused-shares.js';
 import type { PauseRefusal, PausedSlot } from '../src/paused-shares.js';
-import { resultOf } from './helpers.js';
+import { registerPauseTools, resultOf } from './helpers.js';
 
 const KEYS = {
   alice: 'alice-key-0123456789abcdef0123456789',
@@ -49,29 +48,7 @@ async function replica(options: CodeModeOptions = {}, shared?: { store: Store; c
     ...(shared === undefined ? {} : { store: shared.store }),
     plugins: [codeMode({ ...options, journal: { secret: SECRET, ...options.journal } })],
   });
-  server.tool({
-    name: 'write',
-    inputSchema: { type: 'object', properties: { line: { type: 'string' } } },
-    handler: (args) => {
-      writes.push(String(args.line));
-      return { content: [{ type: 'text', text: `wrote ${writes.length}` }] };
-    },
-  });
-  server.tool({ name: 'report', handler: () => ({ content: [{ type: 'text', text: 'r'.repeat(4_096) }] }) });
-  // Asks its client a question, and answers once the retry carries the answer with the state it gave.
-  server.tool({
-    name: 'ask',
-    handler: (_args, ctx) => {
-      const answer = inputResponse(ctx.mcp?.mcpReq.inputResponses, 'who');
-      if (answer.kind === 'elicit' && answer.action === 'accept' && ctx.mcp?.mcpReq.requestState() === 'ask-state')
-        return { content: [{ type: 'text', text: `hello ${String(answer.content?.name)}` }] };
-      const question = inputRequired.elicit({
-        message: 'Your name?',
-        requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
-      });
-      return inputRequired({ inputRequests: { who: question }, requestState: 'ask-state' });
-    },
-  });
+  registerPauseTools(server, writes);
   const listener = await server.listen({
     auth: { type: 'apiKeys', keys: Object.entries(KEYS).map(([name, key]) => ({ name, key })) },
   });

@@ -3,6 +3,7 @@ import type { CallContext, CallToolResult, Meta, RequestContext, SluiceTool } fr
 import type { CallStack } from './call-stack.js';
 import { EMPTY_STACK, PLAIN_CALL_STACK_KEY, copyStack, getCallStack } from './call-stack.js';
 import { callStackTooDeep, cycleOf, loopDetected } from './refusals.js';
+import type { Entries, Side } from './refusals.js';
 
 export interface CallGuardSettings {
   readonly maxDepth: number;
@@ -12,6 +13,10 @@ export interface CallGuardSettings {
 }
 
 export type CallGuard = (ctx: CallContext) => CallToolResult | undefined;
+
+/** A tool call's check: as the provider of a local tool, or the consumer of an imported one. */
+const PROVIDER: Checking = { loops: true, side: 'provider', of: 'tool' };
+const CONSUMER: Checking = { loops: true, side: 'consumer', of: 'tool' };
 
 /**
  * The `preCall` tap. A local tool is the provider side: it is refused if its
@@ -37,7 +42,7 @@ export function createCallGuard(settings: CallGuardSettings): CallGuard {
     } else {
       const stack = readStack(ctx, audit);
       const name = imported ? source.originalName : entryOf(tool).name;
-      refused = check(ctx, stack, name, imported, maxDepth);
+      refused = check(ctx, stack, name, maxDepth, imported ? CONSUMER : PROVIDER);
       if (refused !== undefined && !audit) return refused;
       next = copyStack(stack, imported ? undefined : name);
     }
@@ -77,28 +82,44 @@ function entryFinder(originService: string | undefined): (tool: SluiceTool) => T
   };
 }
 
-function check(
-  ctx: CallContext,
+/** How a stack is checked: whether a repeat of the entry is a loop, which side this service is on, whose entries. */
+export interface Checking {
+  readonly loops: boolean;
+  readonly side: Side;
+  readonly of: Entries;
+}
+
+/**
+ * The refusal of a request whose entry `name` is already in the stack (when a
+ * repeat is a loop), or whose stack already holds `maxDepth` entries; each
+ * logged at warn (with the request's kind, for a request that is no tool call).
+ */
+export function check(
+  ctx: Pick<RequestContext, 'kind' | 'logger'>,
   stack: CallStack,
   name: string,
-  imported: boolean,
   maxDepth: number,
+  how: Checking,
 ): CallToolResult | undefined {
-  const at = stack.indexOf(name);
-  if (at !== -1) return refuseLoop(ctx, name, cycleOf(stack, at, name), imported);
-  if (stack.length >= maxDepth) return refuseDepth(ctx, stack.length, maxDepth);
+  const kind = how.of === 'request' ? { kind: ctx.kind } : {};
+  const at = how.loops ? stack.indexOf(name) : -1;
+  if (at !== -1) {
+    const cycle = cycleOf(stack, at, name);
+    ctx.logger.warn(
+      { event: 'loop_guard.loop_detected', entry: name, side: how.side, cycle, ...kind },
+      `loop detected at ${name}`,
+    );
+    return loopDetected(name, cycle, how.side, how.of);
+  }
+  if (stack.length >= maxDepth) {
+    const depth = stack.length;
+    ctx.logger.warn(
+      { event: 'loop_guard.too_deep', depth, maxDepth, ...kind },
+      `call stack too deep (${depth} of ${maxDepth})`,
+    );
+    return callStackTooDeep(depth, maxDepth, how.of);
+  }
   return undefined;
-}
-
-function refuseLoop(ctx: CallContext, name: string, cycle: string[], imported: boolean): CallToolResult {
-  const side = imported ? 'consumer' : 'provider';
-  ctx.logger.warn({ event: 'loop_guard.loop_detected', entry: name, side, cycle }, `loop detected at ${name}`);
-  return loopDetected(name, cycle, side);
-}
-
-function refuseDepth(ctx: CallContext, depth: number, maxDepth: number): CallToolResult {
-  ctx.logger.warn({ event: 'loop_guard.too_deep', depth, maxDepth }, `call stack too deep (${depth} of ${maxDepth})`);
-  return callStackTooDeep(depth, maxDepth);
 }
 
 /**

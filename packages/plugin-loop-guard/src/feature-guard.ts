@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { MetaKey } from '@sluice/core';
 import type { CallToolResult, GuardedKind, RequestContext } from '@sluice/core';
-import type { CallGuardSettings } from './call-guard.js';
-import { passOn, readStack } from './call-guard.js';
+import type { CallGuardSettings, Checking } from './call-guard.js';
+import { check, passOn, readStack } from './call-guard.js';
 import type { CallStack } from './call-stack.js';
 import { MAX_ENTRY_LENGTH, PLAIN_CALL_STACK_KEY, copyStack } from './call-stack.js';
-import { callStackTooDeep, cycleOf, loopDetected } from './refusals.js';
 
 /** The request kinds besides tool calls: resource reads and subscriptions, prompt gets, completions. */
 export type FeatureKind = Exclude<GuardedKind, 'tools/call'>;
@@ -25,6 +24,8 @@ export type FeatureGuard = (ctx: RequestContext) => CallToolResult | undefined;
 export function createFeatureGuard(settings: CallGuardSettings): FeatureGuard {
   const { maxDepth, originService, audit } = settings;
   const prefix = originService === undefined ? '' : `${originService}/`;
+  // Relaying a request again for the same item is a loop only where entries name the service.
+  const checking: Checking = { loops: originService !== undefined, side: 'provider', of: 'request' };
   return (ctx) => {
     const meta = ctx.meta;
     const name = entryOf(prefix, ctx.kind, ctx.target ?? '');
@@ -34,7 +35,7 @@ export function createFeatureGuard(settings: CallGuardSettings): FeatureGuard {
       next = [name];
     } else {
       const stack = readStack(ctx, audit);
-      refused = check(ctx, stack, name, originService !== undefined, maxDepth);
+      refused = check(ctx, stack, name, maxDepth, checking);
       if (refused !== undefined && !audit) return refused;
       next = copyStack(stack, name);
     }
@@ -52,32 +53,4 @@ export function entryOf(prefix: string, kind: string, target: string): string {
   const entry = `${prefix}${kind} ${target}`;
   if (entry.length <= MAX_ENTRY_LENGTH) return entry;
   return `${prefix}${kind} sha256:${createHash('sha256').update(target).digest('hex')}`;
-}
-
-function check(
-  ctx: RequestContext,
-  stack: CallStack,
-  name: string,
-  loops: boolean,
-  maxDepth: number,
-): CallToolResult | undefined {
-  const at = loops ? stack.indexOf(name) : -1;
-  if (at !== -1) {
-    const cycle = cycleOf(stack, at, name);
-    const side = 'provider';
-    ctx.logger.warn(
-      { event: 'loop_guard.loop_detected', entry: name, side, cycle, kind: ctx.kind },
-      `loop detected at ${name}`,
-    );
-    return loopDetected(name, cycle, side, 'request');
-  }
-  if (stack.length >= maxDepth) {
-    const depth = stack.length;
-    ctx.logger.warn(
-      { event: 'loop_guard.too_deep', depth, maxDepth, kind: ctx.kind },
-      `call stack too deep (${depth} of ${maxDepth})`,
-    );
-    return callStackTooDeep(depth, maxDepth, 'request');
-  }
-  return undefined;
 }

@@ -229,8 +229,9 @@ export class ToolIndex {
       const postings = term.fields[field];
       if (postings === undefined || postings.live === 0) continue;
       const { slots, counts } = postings;
-      let holders = 0;
-      for (let i = 0; i < slots.length; i++) holders += admitted[slots[i] as number] as number;
+      // Every indexed tool admitted (a caller who sees them all): the live postings are the holders, uncounted.
+      let holders = documents === this.slotOf.size ? postings.live : 0;
+      if (holders === 0) for (let i = 0; i < slots.length; i++) holders += admitted[slots[i] as number] as number;
       if (holders === 0) continue;
       const idf = Math.log(1 + (documents - holders + 0.5) / (holders + 0.5));
       const average = (this.viewLength[field] as number) / documents;
