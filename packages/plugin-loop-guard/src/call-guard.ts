@@ -17,34 +17,47 @@ export type CallGuard = (ctx: CallContext) => CallToolResult | undefined;
 /** A tool call's check: as the provider of a local tool, or the consumer of an imported one. */
 const PROVIDER: Checking = { loops: true, side: 'provider', of: 'tool' };
 const CONSUMER: Checking = { loops: true, side: 'consumer', of: 'tool' };
+/** A relay's own entry without `originService`: it cannot tell this service from another, so it counts for depth only. */
+const UNNAMED_RELAY: Checking = { loops: false, side: 'consumer', of: 'tool' };
 
 /**
  * The `preCall` tap. A local tool is the provider side: it is refused if its
  * entry is already in the incoming stack, else it appends its entry. An
  * imported tool is the consumer side: it is refused if the upstream's name
- * for it is already in the stack, and forwards the stack unchanged (the
- * upstream appends its own entry on arrival). Either way the resulting stack
- * goes into the outgoing `_meta` under both keys.
+ * for it is already in the stack. A nested call of it (`ctx.call`, a chain)
+ * forwards the stack unchanged, since the local tool that made it has its
+ * entry there; a client's call of it is a relay, which nothing here would
+ * otherwise mark, so it is checked for and appends its own entry (see
+ * `relayName`): two services relaying one tool to each other are
+ * caught at the first repeat. The upstream appends its entry on arrival.
+ * Either way the resulting stack goes into the outgoing `_meta` under both
+ * keys.
  */
 export function createCallGuard(settings: CallGuardSettings): CallGuard {
   const { maxDepth, originService, audit } = settings;
-  const entryOf = entryFinder(originService);
+  const entryOf = entryFinder(localName(originService));
+  const relayEntryOf = entryFinder(relayName(originService));
+  const relayCheck = originService === undefined ? UNNAMED_RELAY : CONSUMER;
   return (ctx) => {
     const tool = ctx.tool;
     const source = tool.source;
     const imported = source.kind === 'upstream';
+    const own = !imported ? entryOf(tool) : ctx.parent === undefined ? relayEntryOf(tool) : undefined;
     const meta = ctx.meta;
     let next: CallStack;
     let refused: CallToolResult | undefined;
     if (!Object.hasOwn(meta, MetaKey.CALL_STACK) && !Object.hasOwn(meta, PLAIN_CALL_STACK_KEY)) {
       // Nothing led to this call (most calls): nothing to refuse, and what goes on is known per tool.
-      next = imported ? EMPTY_STACK : entryOf(tool).first;
+      next = own?.first ?? EMPTY_STACK;
     } else {
       const stack = readStack(ctx, audit);
-      const name = imported ? source.originalName : entryOf(tool).name;
-      refused = check(ctx, stack, name, maxDepth, imported ? CONSUMER : PROVIDER);
+      if (!imported) refused = check(ctx, stack, (own as ToolEntry).name, maxDepth, PROVIDER);
+      else {
+        if (own !== undefined) refused = check(ctx, stack, own.name, maxDepth, relayCheck);
+        refused ??= check(ctx, stack, source.originalName, maxDepth, CONSUMER);
+      }
       if (refused !== undefined && !audit) return refused;
-      next = copyStack(stack, imported ? undefined : name);
+      next = copyStack(stack, own?.name);
     }
     passOn(ctx.outgoingMeta, next, originService);
     return refused;
@@ -58,29 +71,47 @@ export function passOn(out: Meta, next: CallStack, originService: string | undef
   if (originService !== undefined) out[MetaKey.ORIGIN] = originService;
 }
 
-/** A local tool's entry in a stack, and the stack a call of it that nothing led to sends on. */
+/** A tool's entry in a stack, and the stack a call of it that nothing led to sends on. */
 interface ToolEntry {
   readonly name: string;
   readonly first: CallStack;
 }
 
 /**
- * How this service names its own tools in a stack: bare, or `service/tool`
- * when it has a name. Tools are frozen once registered, so each tool's
- * entry (and its one-entry stack, frozen: calls share it) is made once.
+ * A tool's entry, made once per tool from `name` (tools are frozen once
+ * registered), with its one-entry stack, frozen: calls share it.
  */
-function entryFinder(originService: string | undefined): (tool: SluiceTool) => ToolEntry {
+function entryFinder(name: (tool: SluiceTool) => string): (tool: SluiceTool) => ToolEntry {
   const entries = new WeakMap<SluiceTool, ToolEntry>();
   return (tool) => {
     let entry = entries.get(tool);
     if (entry === undefined) {
-      const name = originService === undefined ? tool.name : `${originService}/${tool.name}`;
-      entry = { name, first: Object.freeze([name]) };
+      const named = name(tool);
+      entry = { name: named, first: Object.freeze([named]) };
       entries.set(tool, entry);
     }
     return entry;
   };
 }
+
+/** How this service names its own tools in a stack: bare, or `service/tool` when it has a name. */
+const localName =
+  (originService: string | undefined) =>
+  (tool: SluiceTool): string =>
+    originService === undefined ? tool.name : `${originService}/${tool.name}`;
+
+/**
+ * How this service names a tool it relays to its upstream (an imported tool a
+ * client called): `service/tool` with a name, as a local tool's entry (names
+ * here are unique, so one entry per service and tool says which service took
+ * the call); without one, `tools/call tool`, spelt as other requests' entries
+ * are, which hold a space no tool name can and so never equal a peer's tool
+ * entry.
+ */
+const relayName =
+  (originService: string | undefined) =>
+  (tool: SluiceTool): string =>
+    originService === undefined ? `tools/call ${tool.name}` : `${originService}/${tool.name}`;
 
 /** How a stack is checked: whether a repeat of the entry is a loop, which side this service is on, whose entries. */
 export interface Checking {

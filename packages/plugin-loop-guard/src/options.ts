@@ -30,14 +30,16 @@ export const LoopGuardOptions = z.strictObject({
     .describe(
       'This service\'s name: recorded in outgoing `_meta["dev.sluice/origin"]`, and qualifies this service\'s stack entries (`service/tool`, `service/resources/read <uri>`).',
     ),
-  /** The most entries a call stack may hold (tool calls and other requests), this one included. */
+  /** The most entries a call stack may hold (tool calls, relays of a client's call and other requests), this one included. */
   maxDepth: z
     .number()
     .int()
     .min(1)
     .max(MAX_STACK_ENTRIES)
     .default(16)
-    .describe('The most entries a call stack may hold (tool calls and other requests), this one included.'),
+    .describe(
+      "The most entries a call stack may hold (tool calls, relays of a client's call and other requests), this one included.",
+    ),
   mode: PluginModeSchema.default('enforce'),
 });
 

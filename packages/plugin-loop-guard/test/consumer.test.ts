@@ -75,13 +75,38 @@ describe('the consumer side', () => {
     });
   });
 
-  it('passes on a stack that came in under the plain key only, under both keys', async () => {
+  it('passes on a stack that came in under the plain key only, under both keys, with its relay entry', async () => {
     const b = serviceB();
     const a = await serviceA(b.server);
     await a.call('serviceB.probe', {}, { callStack: ['serviceX.run', 'getAnalysis'] });
-    expect(b.received).toEqual([
-      { ours: ['serviceX.run', 'getAnalysis'], plain: ['serviceX.run', 'getAnalysis'], origin: undefined },
-    ]);
+    const stack = ['serviceX.run', 'getAnalysis', 'tools/call serviceB.probe'];
+    expect(b.received).toEqual([{ ours: stack, plain: stack, origin: undefined }]);
+  });
+
+  it("marks a client's call it relays with its own entry, checked for a repeat when it has a name", async () => {
+    const b = serviceB({ originService: 'svcB' });
+    const a = await serviceA(b.server, { originService: 'svcA' });
+    await a.call('serviceB.probe');
+    expect(b.received).toEqual([{ ours: ['svcA/serviceB.probe'], plain: ['svcA/serviceB.probe'], origin: 'svcA' }]);
+    // The call came back to A for the same tool: A relayed it before, so it is a loop on A's side.
+    const result = await a.call('serviceB.probe', {}, { callStack: ['svcA/serviceB.probe', 'svcC/relay'] });
+    expect(errorOf(result)).toMatchObject({
+      code: LoopGuardErrorCode.LOOP_DETECTED,
+      side: 'consumer',
+      entry: 'svcA/serviceB.probe',
+      cycle: ['svcA/serviceB.probe', 'svcC/relay', 'svcA/serviceB.probe'],
+    });
+    expect(b.received).toHaveLength(1);
+  });
+
+  it('counts an unnamed relay entry for depth only: a repeat of it is no loop', async () => {
+    const b = serviceB();
+    const a = await serviceA(b.server, { maxDepth: 3 });
+    const repeat = ['tools/call serviceB.probe', 'tools/call serviceB.probe'];
+    expect(errorOf(await a.call('serviceB.probe', {}, { callStack: repeat }))).toBeUndefined();
+    expect(b.received.at(-1)?.ours).toEqual([...repeat, 'tools/call serviceB.probe']);
+    const deep = await a.call('serviceB.probe', {}, { callStack: [...repeat, 'x.run'] });
+    expect(errorOf(deep)).toMatchObject({ code: LoopGuardErrorCode.CALL_STACK_TOO_DEEP, depth: 3, maxDepth: 3 });
   });
 
   it('refuses a proxied call before it leaves when the upstream tool is already in the stack', async () => {
@@ -105,7 +130,10 @@ describe('the consumer side', () => {
     expect(errorOf(result)?.code).toBe(LoopGuardErrorCode.LOOP_DETECTED);
     expect(b.received).toEqual([]);
     expect(readForwarded(await a.call('b_serviceB.probe')).stack).toBeUndefined();
-    expect(b.received).toEqual([{ ours: [], plain: [], origin: undefined }]);
+    // A's own entry names the tool as A exposes it.
+    expect(b.received).toEqual([
+      { ours: ['tools/call b_serviceB.probe'], plain: ['tools/call b_serviceB.probe'], origin: undefined },
+    ]);
   });
 
   it('refuses a proxied call when the stack is already maxDepth long, before it leaves', async () => {
@@ -123,7 +151,7 @@ describe('the consumer side', () => {
     expect(errorOf(result)).toMatchObject({
       code: LoopGuardErrorCode.LOOP_DETECTED,
       side: 'provider',
-      cycle: ['svcB/serviceB.probe', 'svcB/serviceB.probe'],
+      cycle: ['svcB/serviceB.probe', 'svcA/serviceB.probe', 'svcB/serviceB.probe'],
     });
     expect(b.received).toEqual([]);
   });

@@ -9,9 +9,9 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpServer, ProtocolError, ResourceTemplate } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Stage, createServer, definePlugin } from '@sluice/core';
+import { Stage, createServer, definePlugin, isToolCall } from '@sluice/core';
 import type { HttpListener, Plugin, SluiceServer } from '@sluice/core';
-import { captureLogger } from '@sluice/testing';
+import { captureLogger, errorOf } from '@sluice/testing';
 import { LoopGuardErrorCode, loopGuard } from '@sluice/plugin-loop-guard';
 import type { LoopGuardOptions } from '@sluice/plugin-loop-guard';
 import '@sluice/http';
@@ -33,7 +33,10 @@ function gateway(name: string, guard: LoopGuardOptions) {
     name: 'arrivals',
     version: '1.0.0',
     apply: ({ hooks }) =>
-      hooks.request.tap({ name: 'arrivals', stage: Stage.FIRST }, (ctx) => void seen.push(`${ctx.kind} ${ctx.target}`)),
+      hooks.request.tap(
+        { name: 'arrivals', stage: Stage.FIRST },
+        (ctx) => void seen.push(`${ctx.kind} ${isToolCall(ctx) ? ctx.tool.name : ctx.target}`),
+      ),
   });
   const logs = captureLogger();
   const server = createServer({ name, version: '1.0.0', logger: logs.logger, plugins: [recorder, loopGuard(guard)] });
@@ -61,8 +64,14 @@ interface Pair {
   readonly aListener: HttpListener;
 }
 
-/** A imports B and B imports A, over HTTP; each has the other as its one upstream with resources and completions. */
-async function mutualGateways(guard: (name: string) => LoopGuardOptions): Promise<Pair> {
+/**
+ * A imports B and B imports A, over HTTP; each has the other as its one upstream with resources and completions.
+ * With `relayTools`, B also imports A's tools: A's `seed_ping` (from the seed), which A then finds at B.
+ */
+async function mutualGateways(
+  guard: (name: string) => LoopGuardOptions,
+  { relayTools = false }: { relayTools?: boolean } = {},
+): Promise<Pair> {
   const seed = createServer({ name: 'seed', version: '1.0.0', logger: captureLogger().logger });
   seed.tool({ name: 'seed_ping', handler: () => ({ content: [{ type: 'text', text: 'pong' }] }) });
   seed.extendSdk((mcp) =>
@@ -85,12 +94,12 @@ async function mutualGateways(guard: (name: string) => LoopGuardOptions): Promis
 
   const b = gateway('B', guard('B'));
   b.server.tool({ name: 'b_marker', handler: () => ({ content: [{ type: 'text', text: 'B' }] }) });
-  // B takes none of A's tools: the pair under test relays resources, not tools.
+  // Unless asked to, B takes none of A's tools: the pair under test relays resources, not tools.
   const imported = await b.server.import({
     name: 'a',
     connection: { type: 'http', url: aListener.url.href },
     timeoutMs: HOP_TIMEOUT_MS,
-    denyTools: ['*'],
+    ...(relayTools ? {} : { denyTools: ['*'] }),
   });
   expect(imported.skipped.filter((s) => s.by !== 'core' || !s.reason.includes('denyTools'))).toEqual([]);
 
@@ -104,6 +113,7 @@ async function mutualGateways(guard: (name: string) => LoopGuardOptions): Promis
       const status = a.server.upstreams().find((u) => u.name === 'b');
       expect(status?.health).toBe('healthy');
       expect(status?.tools).toContain('b_marker');
+      if (relayTools) expect(status?.tools).toContain('seed_ping');
     },
     { timeout: 30_000, interval: 20 },
   );
@@ -197,6 +207,44 @@ describe('two gateways that import each other without originService', () => {
     const error = await failureOf(client.readResource({ uri: 'loop://nowhere' }));
     expect(error.data).toMatchObject({ code: LoopGuardErrorCode.CALL_STACK_TOO_DEEP, depth: 4, maxDepth: 4 });
     // A, B, A, B each added an entry; the fifth arrival (at A) found four and was refused.
+    expect(a.seen).toHaveLength(3);
+    expect(b.seen).toHaveLength(2);
+  }, 60_000);
+});
+
+describe('two gateways that relay a tool to each other', () => {
+  // A's seed_ping goes to B, whose seed_ping is A's: neither runs it, each relays it. Nobody is the provider, so
+  // only the relays' own entries can show the call coming back.
+  const call = 'tools/call seed_ping';
+
+  it('refuse it at the first repeat with LOOP_DETECTED, each with its own originService', async () => {
+    const { a, b, aListener } = await mutualGateways((name) => ({ originService: name }), { relayTools: true });
+    const client = await clientOf(aListener);
+    const result = await client.callTool({ name: 'seed_ping', arguments: {} });
+    expect(result.isError).toBe(true);
+    const cycle = ['A/seed_ping', 'B/seed_ping', 'A/seed_ping'];
+    expect(errorOf(result)).toMatchObject({
+      code: LoopGuardErrorCode.LOOP_DETECTED,
+      entry: 'A/seed_ping',
+      side: 'consumer',
+      cycle,
+    });
+    expect(a.seen).toEqual([call, call]);
+    expect(b.seen).toEqual([call]);
+    expect(a.logs.events('loop_guard.loop_detected')).toEqual([
+      expect.objectContaining({ entry: 'A/seed_ping', side: 'consumer', cycle }),
+    ]);
+  }, 60_000);
+
+  it('bound the ring by maxDepth without originService: CALL_STACK_TOO_DEEP', async () => {
+    const { a, b, aListener } = await mutualGateways(() => ({ maxDepth: 4 }), { relayTools: true });
+    const client = await clientOf(aListener);
+    const result = await client.callTool({ name: 'seed_ping', arguments: {} });
+    expect(errorOf(result)).toMatchObject({
+      code: LoopGuardErrorCode.CALL_STACK_TOO_DEEP,
+      depth: 4,
+      maxDepth: 4,
+    });
     expect(a.seen).toHaveLength(3);
     expect(b.seen).toHaveLength(2);
   }, 60_000);
