@@ -23,6 +23,14 @@ export const UPSTREAM_CLIENT_CAPABILITIES: ClientCapabilities = {
   roots: { listChanged: true },
 };
 
+/**
+ * An upstream's requests relayed to one call's client at once (sampling,
+ * elicitation, roots). Each is held until the client answers: its params in
+ * memory until the client reads them, and a question its person or model
+ * must answer. More are refused to the upstream on the spot.
+ */
+export const MAX_CLIENT_REQUESTS_PER_CALL = 16;
+
 /** At most this many resources, templates or prompts are kept per upstream; more are reported and left out. */
 export const MAX_FEATURE_ITEMS = 10_000;
 
@@ -104,18 +112,19 @@ export interface FeatureWiring {
 export function wireUpstreamClient(client: Client, wiring: FeatureWiring): void {
   const { relay } = wiring;
   const logs = new LogBudget();
+  const asks = new AskShares(wiring);
   client.setRequestHandler('sampling/createMessage', (request, ctx) =>
-    ask(client, wiring, ctx, (caller, options) =>
+    ask(client, wiring, asks, ctx, (caller, options) =>
       caller.mcpReq.send({ method: 'sampling/createMessage', params: request.params }, options),
     ),
   );
   client.setRequestHandler('elicitation/create', (request, ctx) =>
-    ask(client, wiring, ctx, (caller, options) =>
+    ask(client, wiring, asks, ctx, (caller, options) =>
       caller.mcpReq.send({ method: 'elicitation/create', params: request.params }, options),
     ),
   );
   client.setRequestHandler('roots/list', (request, ctx) =>
-    ask(client, wiring, ctx, (caller, options) =>
+    ask(client, wiring, asks, ctx, (caller, options) =>
       caller.mcpReq.send({ method: 'roots/list', params: request.params }, options),
     ),
   );
@@ -161,10 +170,48 @@ function logCallerOf(client: Client, params: LogMessage): ServerContext | undefi
   return transport instanceof NodeHttpClientTransport ? transport.logCaller(params) : undefined;
 }
 
+/**
+ * The requests of one upstream held for each call's client, at most
+ * `MAX_CLIENT_REQUESTS_PER_CALL` a call. A call whose upstream went past it
+ * is logged once (`upstream.requests_refused`).
+ */
+class AskShares {
+  private readonly held = new WeakMap<ServerContext, number>();
+  private readonly warned = new WeakSet<ServerContext>();
+
+  constructor(private readonly wiring: FeatureWiring) {}
+
+  /** Takes a place for one request relayed to `caller`'s client; returns how to give it back, or throws the refusal. */
+  take(caller: ServerContext, method: string): () => void {
+    const held = this.held.get(caller) ?? 0;
+    if (held >= MAX_CLIENT_REQUESTS_PER_CALL) {
+      if (!this.warned.has(caller)) {
+        this.warned.add(caller);
+        this.wiring.logger.warn(
+          {
+            event: 'upstream.requests_refused',
+            upstream: this.wiring.upstream,
+            method,
+            max: MAX_CLIENT_REQUESTS_PER_CALL,
+          },
+          `upstream "${this.wiring.upstream}" sent more than ${MAX_CLIENT_REQUESTS_PER_CALL} requests at once for one call's client; the rest are refused`,
+        );
+      }
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        `Sluice relays at most ${MAX_CLIENT_REQUESTS_PER_CALL} requests at once to the client of one call: answer with what earlier ones returned`,
+      );
+    }
+    this.held.set(caller, held + 1);
+    return () => this.held.set(caller, (this.held.get(caller) ?? 1) - 1);
+  }
+}
+
 /** Relays a request of the upstream to the caller of the call it serves: the related one, or the one in flight. */
 async function ask<T>(
   client: Client,
   wiring: FeatureWiring,
+  asks: AskShares,
   ctx: ClientContext,
   send: (caller: ServerContext, options: { signal: AbortSignal; timeout: number }) => Promise<T>,
 ): Promise<T> {
@@ -183,6 +230,7 @@ async function ask<T>(
     );
     throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Sluice cannot relay ${method}: ${why}`);
   }
+  const release = asks.take(caller, method);
   try {
     return await send(caller, {
       signal: AbortSignal.any([ctx.mcpReq.signal, caller.mcpReq.signal]),
@@ -200,6 +248,8 @@ async function ask<T>(
       ProtocolErrorCode.InternalError,
       `The client did not answer ${method}: ${wiring.redact(messageOf(error))}`,
     );
+  } finally {
+    release();
   }
 }
 
