@@ -31,6 +31,16 @@ export const UPSTREAM_CLIENT_CAPABILITIES: ClientCapabilities = {
  */
 export const MAX_CLIENT_REQUESTS_PER_CALL = 16;
 
+/**
+ * The largest log message relayed (its params' JSON, in UTF-8 bytes); a
+ * larger one is dropped. A client that does not read its stream keeps every
+ * message it is sent in the gateway's memory.
+ */
+export const MAX_LOG_MESSAGE_BYTES = 64 * 1024;
+
+/** Log bytes relayed to the client of one call; the rest of that call's messages are dropped. */
+export const MAX_LOG_BYTES_PER_CALL = 1024 * 1024;
+
 /** At most this many resources, templates or prompts are kept per upstream; more are reported and left out. */
 export const MAX_FEATURE_ITEMS = 10_000;
 
@@ -113,6 +123,7 @@ export function wireUpstreamClient(client: Client, wiring: FeatureWiring): void 
   const { relay } = wiring;
   const logs = new LogBudget();
   const asks = new AskShares(wiring);
+  const callLogs = new CallLogBytes(wiring);
   client.setRequestHandler('sampling/createMessage', (request, ctx) =>
     ask(client, wiring, asks, ctx, (caller, options) =>
       caller.mcpReq.send({ method: 'sampling/createMessage', params: request.params }, options),
@@ -137,11 +148,20 @@ export function wireUpstreamClient(client: Client, wiring: FeatureWiring): void 
         'log messages of an upstream were dropped: it sent them faster than they are relayed',
       );
     const params = notification.params;
+    // Measured once the rate admits it: a flood costs no more than its parse.
+    const bytes = logMessageBytes(params);
+    if (bytes === undefined) {
+      wiring.logger.debug(
+        { event: 'upstream.log_too_large', upstream: wiring.upstream, max: MAX_LOG_MESSAGE_BYTES },
+        `a log message of upstream "${wiring.upstream}" was dropped: it is over ${MAX_LOG_MESSAGE_BYTES} bytes`,
+      );
+      return;
+    }
     // On a call's answer stream (Sluice's HTTP transport), the log message is that call's, whatever else is in flight.
     const marked = logCallerOf(client, params);
     const caller = marked ?? relay.caller();
     if (caller !== undefined) {
-      relayLog(caller, params);
+      if (callLogs.spend(caller, bytes)) relayLog(caller, params);
       return;
     }
     if (relay.inFlight === 0) wiring.catalog?.broadcastLog(params);
@@ -250,6 +270,53 @@ async function ask<T>(
     );
   } finally {
     release();
+  }
+}
+
+/**
+ * The UTF-8 bytes of a log message's params as JSON, or undefined when over
+ * `MAX_LOG_MESSAGE_BYTES`. Measured, not estimated: logs come at most 50 a
+ * second, and the upstream's own message size bounds the text.
+ */
+function logMessageBytes(params: LogMessage): number | undefined {
+  let text: string;
+  try {
+    text = JSON.stringify(params);
+  } catch {
+    return undefined; // an in-process upstream's value that is no JSON (a cycle, a bigint) is not relayed
+  }
+  // A count of characters over the bound needs no count of bytes.
+  if (text.length > MAX_LOG_MESSAGE_BYTES) return undefined;
+  const bytes = Buffer.byteLength(text);
+  return bytes > MAX_LOG_MESSAGE_BYTES ? undefined : bytes;
+}
+
+/**
+ * The log bytes relayed to each call's client, at most
+ * `MAX_LOG_BYTES_PER_CALL` a call; a call that reaches it is logged once
+ * (`upstream.call_logs_dropped`, debug) and hears no more.
+ */
+class CallLogBytes {
+  private readonly spent = new WeakMap<ServerContext, number>();
+
+  constructor(private readonly wiring: FeatureWiring) {}
+
+  /** Whether a message of `bytes` may go to `caller`'s client; counts it when it may. */
+  spend(caller: ServerContext, bytes: number): boolean {
+    const spent = this.spent.get(caller) ?? 0;
+    if (spent + bytes <= MAX_LOG_BYTES_PER_CALL) {
+      this.spent.set(caller, spent + bytes);
+      return true;
+    }
+    if (spent <= MAX_LOG_BYTES_PER_CALL) {
+      // Past the budget for good: one line, and every later message of this call is dropped without a count.
+      this.spent.set(caller, Number.POSITIVE_INFINITY);
+      this.wiring.logger.debug(
+        { event: 'upstream.call_logs_dropped', upstream: this.wiring.upstream, max: MAX_LOG_BYTES_PER_CALL },
+        `upstream "${this.wiring.upstream}" sent one call's client ${MAX_LOG_BYTES_PER_CALL} bytes of log messages; the rest of that call's are dropped`,
+      );
+    }
+    return false;
   }
 }
 
