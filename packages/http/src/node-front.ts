@@ -185,35 +185,20 @@ class Exchange implements FrontRequest {
     }
     const reader = body.getReader();
     this.reader = reader;
+    const backlog = new Backlog(res);
     try {
       for (;;) {
         const next = await reader.read();
         if (next.done || res.destroyed) break;
         // An event stream's comment (`: keepalive`) is not an event: it does not make a held stream active.
         if ((next.value as Uint8Array)[0] !== COLON) this.lastEventAt = Date.now();
-        if (!res.write(next.value)) await this.drained();
+        backlog.write(next.value as Uint8Array);
       }
     } catch {
       // The stream failed: what was written stands, and the response ends here.
     }
+    backlog.end();
     this.finish();
-  }
-
-  /** Resolves when the socket takes more, or the client went away. */
-  private drained(): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.res.destroyed) {
-        resolve();
-        return;
-      }
-      const done = () => {
-        this.res.off('drain', done);
-        this.res.off('close', done);
-        resolve();
-      };
-      this.res.on('drain', done);
-      this.res.on('close', done);
-    });
   }
 
   /** Ends the response and lets go of the listeners this exchange put on it. */
@@ -222,6 +207,105 @@ class Exchange implements FrontRequest {
     this.reader = undefined;
     this.res.end();
   }
+}
+
+/**
+ * Bytes an event stream may have waiting for a client that does not read
+ * them before its notifications are dropped or folded (`Backlog`).
+ */
+export const MAX_UNSENT_STREAM_BYTES = 1024 * 1024;
+
+/** Notifications folded per stream while its client is behind; more distinct ones are dropped. */
+const MAX_FOLDED = 2_048;
+
+/** Notifications a client that fell behind may miss: they are lines of a log or steps of a progress bar. */
+const DROPPED = new Set(['notifications/message', 'notifications/progress']);
+
+/** Notifications that only say something changed: one of each (per resource URI) tells a client behind as much as many. */
+const FOLDED = new Set([
+  'notifications/resources/updated',
+  'notifications/resources/list_changed',
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+]);
+
+/**
+ * What an event stream writes to a client, read off the route's stream as
+ * it comes: a stream left unread is a queue nobody bounds, filled by
+ * whatever an upstream sends. Once more than `MAX_UNSENT_STREAM_BYTES` wait
+ * in the response's buffer (the client stopped reading), log and progress
+ * notifications and keep-alive comments are dropped, and change
+ * notifications are folded, the latest of each kind (and resource URI) kept
+ * until the socket drains. Answers, requests and every other message are
+ * written whatever the backlog: other bounds hold them (the calls in
+ * flight, an upstream's requests per call).
+ */
+class Backlog {
+  private readonly folded = new Map<string, Uint8Array>();
+  private readonly onDrain = (): void => this.flush();
+
+  constructor(private readonly res: http.ServerResponse) {
+    res.on('drain', this.onDrain);
+  }
+
+  write(chunk: Uint8Array): void {
+    if (this.res.writableLength <= MAX_UNSENT_STREAM_BYTES) {
+      this.res.write(chunk);
+      return;
+    }
+    if (chunk[0] === COLON) return; // a comment (keep-alive): the next one does as well
+    const spare = spareKind(chunk);
+    if (spare === undefined) this.res.write(chunk);
+    else if (spare !== DROP) {
+      // Re-inserted, so the folded go out in the order of their latest.
+      this.folded.delete(spare);
+      if (this.folded.size < MAX_FOLDED) this.folded.set(spare, chunk);
+    }
+  }
+
+  /** Writes what was folded, once the client reads again. */
+  private flush(): void {
+    for (const [key, chunk] of this.folded) {
+      if (this.res.destroyed || this.res.writableLength > MAX_UNSENT_STREAM_BYTES) return;
+      this.folded.delete(key);
+      this.res.write(chunk);
+    }
+  }
+
+  /** The stream ended: what was folded goes last (at most `MAX_FOLDED` short events), then nothing more is kept. */
+  end(): void {
+    this.res.off('drain', this.onDrain);
+    if (!this.res.destroyed) for (const chunk of this.folded.values()) this.res.write(chunk);
+    this.folded.clear();
+  }
+}
+
+const DROP = Symbol('drop');
+
+/**
+ * How a chunk of an event stream may be spared when its client is behind:
+ * `DROP`, a key to fold it under, or undefined when it must go. A chunk is
+ * one event (`data: <message>` on its last line, as the SDK writes them);
+ * one that is not a JSON-RPC notification, or cannot be read, must go.
+ */
+function spareKind(chunk: Uint8Array): string | typeof DROP | undefined {
+  const text = new TextDecoder().decode(chunk);
+  const at = text.lastIndexOf('\ndata: ');
+  const start = at === -1 ? (text.startsWith('data: ') ? 6 : -1) : at + 7;
+  if (start === -1) return undefined;
+  let message: unknown;
+  try {
+    message = JSON.parse(text.slice(start));
+  } catch {
+    return undefined;
+  }
+  if (typeof message !== 'object' || message === null || 'id' in message) return undefined;
+  const method = (message as { method?: unknown }).method;
+  if (typeof method !== 'string') return undefined;
+  if (DROPPED.has(method)) return DROP;
+  if (!FOLDED.has(method)) return undefined;
+  const uri = (message as { params?: { uri?: unknown } }).params?.uri;
+  return typeof uri === 'string' ? `${method} ${uri}` : method;
 }
 
 /**

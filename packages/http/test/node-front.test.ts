@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -117,6 +119,74 @@ describe('the node:http front', () => {
     await expect.poll(() => cancelled).toBe(true);
     await expect.poll(() => leftListeners).toEqual([0]);
   });
+
+  it('keeps at most a bounded backlog of notifications for a client that does not read its event stream', async () => {
+    // What a hostile upstream (or a busy one) sends a session whose client stopped reading: log lines, progress,
+    // list changes and resource updates. They may be dropped or folded; answers and requests may not.
+    let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+    const { url } = await serve(() =>
+      Promise.resolve(
+        new Response(new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) }), {
+          headers: { 'content-type': 'text/event-stream' },
+        }),
+      ),
+    );
+    const encoder = new TextEncoder();
+    const send = (message: Record<string, unknown>) =>
+      controller?.enqueue(
+        encoder.encode(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', ...message })}\n\n`),
+      );
+    const { port } = new URL(url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    socket.write(`GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`);
+    socket.pause(); // the client reads nothing
+    await expect.poll(() => controller !== undefined).toBe(true);
+    // The front takes every chunk off the stream as it comes (a stream it stopped reading is one more queue).
+    const taken = () => expect.poll(() => controller?.desiredSize, { timeout: 20_000 }).toBe(1);
+
+    const line = 'x'.repeat(1_000);
+    const logs = 40_000;
+    for (let i = 0; i < logs; i++)
+      send({ method: 'notifications/message', params: { level: 'info', data: `${i} ${line}` } });
+    await taken();
+    for (let i = 0; i < 500; i++) {
+      send({ method: 'notifications/resources/updated', params: { uri: 'res://a' } });
+      send({ method: 'notifications/resources/updated', params: { uri: 'res://b' } });
+      send({ method: 'notifications/tools/list_changed' });
+      send({ method: 'notifications/progress', params: { progressToken: 1, progress: i } });
+    }
+    send({ id: 7, method: 'elicitation/create', params: { message: 'must arrive' } });
+    send({ id: 3, result: { content: [] } });
+    await taken();
+    controller?.close();
+
+    socket.resume();
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    await expect.poll(() => Buffer.concat(chunks).toString().endsWith('0\r\n\r\n'), { timeout: 20_000 }).toBe(true);
+    socket.destroy();
+    const events = [
+      ...Buffer.concat(chunks)
+        .toString()
+        .matchAll(/^data: (.*)$/gm),
+    ].map(
+      (m) => JSON.parse(m[1] as string) as { id?: number; method?: string; params?: { uri?: string; data?: string } },
+    );
+    const heard = (method: string) => events.filter((e) => e.method === method);
+    // Nothing that must arrive was lost.
+    expect(events.filter((e) => e.id !== undefined).map((e) => e.id)).toEqual([7, 3]);
+    // Folded: one of each kind and item, sent once the client reads again.
+    expect(heard('notifications/resources/updated').map((e) => e.params?.uri)).toEqual(['res://a', 'res://b']);
+    expect(heard('notifications/tools/list_changed')).toHaveLength(1);
+    expect(heard('notifications/progress')).toHaveLength(0);
+    // Log lines past the backlog were dropped: far fewer than the 40 MB sent reached the client.
+    const delivered = heard('notifications/message');
+    expect(delivered.length).toBeGreaterThan(0);
+    expect(delivered.length).toBeLessThan(logs / 2);
+    // Those that did arrive came in order, from the first.
+    expect(delivered.map((e) => Number(e.params?.data?.split(' ')[0]))).toEqual(delivered.map((_, i) => i));
+  }, 60_000);
 
   it('leaves no listener on a response it has finished, whether it had a body, a stream or none', async () => {
     const { url, leftListeners } = await serve(async (front) => {

@@ -35,7 +35,7 @@ function talkingUpstream(): McpServer {
 }
 
 async function gateway() {
-  const logs = captureLogger({ level: 'debug' });
+  const logs = captureLogger();
   const server = createServer({ name: 'gw', version: '1.0.0', logger: logs.logger });
   open.push(server);
   await server.import({ name: 'up', connection: { type: 'in-process', server: talkingUpstream() } });
