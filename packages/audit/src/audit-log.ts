@@ -1,17 +1,29 @@
 import { z } from 'zod/v4';
-import { AUDIT_GENESIS, AuditKind, CoreErrorCode, SluiceError, messageOf, parseOptions } from '@sluice/core';
+import {
+  AUDIT_GENESIS,
+  AuditKind,
+  CoreErrorCode,
+  MemoryStore,
+  SluiceError,
+  messageOf,
+  parseOptions,
+} from '@sluice/core';
+import { systemClock } from '@sluice/core/internal';
 import type {
   Audit,
   AuditEntry,
   AuditEvent,
+  AuditFrom,
   AuditPage,
   AuditRecords,
-  Clock,
   Logger,
+  Store,
   StoredAuditEntry,
 } from '@sluice/core';
 import { AuditChainCheck, auditHash } from './audit-chain.js';
 import type { AuditFields, AuditVerification } from './audit-chain.js';
+import { CallerBudget } from './caller-budget.js';
+import type { BudgetClock, CallerBudgetLimits, Suppressed } from './caller-budget.js';
 
 /** Characters kept of each field; longer text is cut (an upstream or a caller may send anything). */
 export const MAX_AUDIT_FIELD_CHARS = 1024;
@@ -47,6 +59,30 @@ export const AuditOptions = z
       .max(10_000_000)
       .default(100_000)
       .describe('Audit entries kept; the oldest go first, and verification still passes (the anchor moves with them).'),
+    perCaller: z
+      .object({
+        maxEntries: z
+          .number()
+          .int()
+          .min(1)
+          .max(1_000_000)
+          .default(60)
+          .describe(
+            'Entries one caller (its verified identity; every unauthenticated caller is one) may append per window; the rest are left out, and one audit.suppressed entry says how many.',
+          ),
+        windowMs: z
+          .number()
+          .int()
+          .min(1_000)
+          .max(86_400_000)
+          .default(60_000)
+          .describe('The window of perCaller.maxEntries, in ms.'),
+      })
+      .strict()
+      .prefault({})
+      .describe(
+        "Each caller's share of the log, counted over every replica sharing the store, so that one caller cannot push the others' entries out.",
+      ),
   })
   .strict();
 export type AuditOptions = z.input<typeof AuditOptions>;
@@ -70,16 +106,27 @@ const APPEND_ATTEMPTS = 64;
  */
 export class AuditLog implements Audit {
   private readonly maxEntries: number;
+  private readonly budget: CallerBudget;
+  private readonly budgetLimits: CallerBudgetLimits;
   private queue: Promise<unknown> = Promise.resolve();
   private warnedMissing = false;
 
+  /**
+   * `counts`: where each caller's budget is counted, the server's store (so
+   * every replica sharing it counts together); without it, this process counts alone.
+   */
   constructor(
     private readonly records: AuditRecords | undefined,
-    private readonly clock: Pick<Clock, 'now'>,
+    private readonly clock: BudgetClock,
     private readonly logger: Logger,
     options: AuditOptions = {},
+    counts?: Pick<Store, 'increment' | 'get'>,
   ) {
-    this.maxEntries = parseOptions('audit', AuditOptions, options).maxEntries;
+    const parsed = parseOptions('audit', AuditOptions, options);
+    this.maxEntries = parsed.maxEntries;
+    this.budgetLimits = parsed.perCaller;
+    const own = counts ?? new MemoryStore({ ...systemClock, now: () => clock.now() });
+    this.budget = new CallerBudget(own, clock, this.budgetLimits, (suppressed) => this.summarize(suppressed));
   }
 
   /** Whether the store keeps an audit chain. */
@@ -89,9 +136,11 @@ export class AuditLog implements Audit {
 
   /**
    * Appends an event; resolves with the entry written, or undefined when the
-   * store has none or failed (logged). Appends of one process keep their order.
+   * store has none or failed (logged), or the entry is past its caller's
+   * budget (`from`: the call it is about; without it, it is not counted).
+   * Appends of one process keep their order.
    */
-  append(event: AuditEvent): Promise<AuditEntry | undefined> {
+  append(event: AuditEvent, from?: AuditFrom): Promise<AuditEntry | undefined> {
     const parsed = AuditEventSchema.safeParse(event);
     if (!parsed.success)
       return Promise.reject(
@@ -104,7 +153,9 @@ export class AuditLog implements Audit {
       this.missing();
       return Promise.resolve(undefined);
     }
-    const run = this.queue.then(() => this.write(records, parsed.data));
+    const run = this.queue.then(async () =>
+      from === undefined || (await this.admitted(from)) ? await this.write(records, parsed.data) : undefined,
+    );
     this.queue = run.catch(() => undefined);
     return run.catch((error: unknown) => {
       this.logger.error(
@@ -148,6 +199,33 @@ export class AuditLog implements Audit {
       head = outcome.head;
     }
     throw new Error(`other writers appended first ${APPEND_ATTEMPTS} times in a row`);
+  }
+
+  /** Whether the caller's budget has room; a store that cannot count does not cost the entry. */
+  private async admitted(from: AuditFrom): Promise<boolean> {
+    try {
+      return await this.budget.admit(from);
+    } catch (error) {
+      this.logger.warn(
+        { event: 'audit.budget_failed', err: messageOf(error) },
+        "a caller's audit budget was not counted",
+      );
+      return true;
+    }
+  }
+
+  /** The one entry of a window that says how many of a caller's entries were left out. */
+  private summarize({ caller, count, since }: Suppressed): Promise<AuditEntry | undefined> {
+    const { maxEntries, windowMs } = this.budgetLimits;
+    const window = windowMs === 60_000 ? 'minute' : `${windowMs / 1_000} s`;
+    const rate = windowMs === 60_000 ? 'a minute' : `per ${window}`;
+    return this.append({
+      kind: AuditKind.AUDIT_SUPPRESSED,
+      caller,
+      by: 'sluice',
+      decision: 'suppressed',
+      reason: `${count} more entries from caller ${caller} suppressed in the ${window} from ${new Date(since).toISOString()} (at most ${maxEntries} ${rate})`,
+    });
   }
 
   private missing(): void {

@@ -6,7 +6,9 @@ import type { AuditPage } from '@sluice/core';
 import { AuditLog } from './audit-log.js';
 import type { AuditVerification } from './audit-chain.js';
 
-provideAuditing({ create: (records, clock, logger, options) => new AuditLog(records, clock, logger, options) });
+provideAuditing({
+  create: (records, clock, logger, options, store) => new AuditLog(records, clock, logger, options, store),
+});
 
 declare module '@sluice/core' {
   interface Audit {

@@ -1,9 +1,9 @@
 // The audit log over the memory store: what an append writes, how retention
 // trims, and that any single edit of a kept chain (fuzzed) fails verification.
 import fc from 'fast-check';
-import { CoreErrorCode, MemoryAudit, SluiceError, createServer } from '@sluice/core';
-import type { AuditPage, Store } from '@sluice/core';
-import { captureLogger } from '@sluice/testing';
+import { CoreErrorCode, MemoryAudit, MemoryStore, SluiceError, createServer } from '@sluice/core';
+import type { AuditEntry, AuditPage, AuthInfo, Store } from '@sluice/core';
+import { FakeClock, captureLogger } from '@sluice/testing';
 import { AuditChainCheck, AuditLog } from '@sluice/audit';
 import { describe, expect, it } from 'vitest';
 
@@ -105,5 +105,83 @@ describe('the audit log', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+/** A call by the caller an adopted server's own verifier names `sub` (its caller key is `auth:app:<sub>`). */
+const by = (sub: string): { authInfo: AuthInfo } => ({
+  authInfo: { token: 't', clientId: 'app', scopes: [], extra: { sub } },
+});
+
+async function kept(log: AuditLog): Promise<AuditEntry[]> {
+  return (await log.read(0, 10_000)).entries.map((e) => JSON.parse(e.text) as AuditEntry);
+}
+
+/** Lets the appends a timer started reach the log. */
+async function drain(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe("a caller's budget of appends", () => {
+  it("keeps another caller's entry in a log of 20 while one caller appends 1 000 in a minute", async () => {
+    const clock = new FakeClock(1_700_000_070_000);
+    const store = new MemoryStore(clock);
+    const options = { maxEntries: 20, perCaller: { maxEntries: 5, windowMs: 60_000 } };
+    const log = new AuditLog(store.audit, clock, captureLogger().logger, options, store);
+    expect(await log.append({ kind: 'approval.asked', caller: 'victim', tool: 'deploy' }, by('victim'))).toBeDefined();
+    const noisy = await Promise.all(
+      Array.from({ length: 1_000 }, (_, i) =>
+        log.append({ kind: i % 2 ? 'approval.answered' : 'approval.asked', caller: 'noisy' }, by('noisy')),
+      ),
+    );
+    expect(noisy.filter((entry) => entry !== undefined)).toHaveLength(5);
+    // What no caller made (an operator's decision, a ledger hold) is never counted.
+    for (let i = 0; i < 10; i++) await log.append({ kind: 'ledger.revoked', tool: `t${i}`, by: 'ops' });
+    expect((await kept(log)).filter((e) => e.caller === 'victim')).toHaveLength(1);
+    expect((await kept(log)).filter((e) => e.caller === 'noisy')).toHaveLength(5);
+    // Once the minute is over, one entry says how many were left out, and the caller has its budget again.
+    // The summary waits a second past the minute, for other replicas' last counts.
+    clock.advance(30_000);
+    await drain();
+    expect((await kept(log)).filter((e) => e.kind === 'audit.suppressed')).toEqual([]);
+    clock.advance(1_000);
+    await drain();
+    expect((await kept(log)).filter((e) => e.kind === 'audit.suppressed')).toMatchObject([
+      {
+        caller: 'auth:app:noisy',
+        by: 'sluice',
+        decision: 'suppressed',
+        reason:
+          '995 more entries from caller auth:app:noisy suppressed in the minute from 2023-11-14T22:14:00.000Z (at most 5 a minute)',
+      },
+    ]);
+    expect(await log.append({ kind: 'approval.asked', caller: 'noisy' }, by('noisy'))).toBeDefined();
+    expect((await log.verify()).ok).toBe(true);
+  });
+
+  it('counts over every replica sharing the store, unauthenticated callers as one, and writes one summary', async () => {
+    const clock = new FakeClock(1_700_000_070_000);
+    const store = new MemoryStore(clock);
+    const options = { perCaller: { maxEntries: 3, windowMs: 10_000 } };
+    const here = new AuditLog(store.audit, clock, captureLogger().logger, options, store);
+    const there = new AuditLog(store.audit, clock, captureLogger().logger, options, store);
+    const anonymous = { authInfo: undefined };
+    const written = [];
+    for (let i = 0; i < 10; i++)
+      written.push(await (i % 2 ? here : there).append({ kind: 'approval.asked' }, anonymous));
+    expect(written.filter((entry) => entry !== undefined)).toHaveLength(3);
+    clock.advance(11_000);
+    await drain();
+    const summaries = (await kept(here)).filter((e) => e.kind === 'audit.suppressed');
+    expect(summaries.map((e) => e.caller)).toEqual(['anonymous']);
+    expect(summaries[0]?.reason).toMatch(/^7 more entries from caller anonymous suppressed in the 10 s from /);
+  });
+
+  it('refuses a budget out of bounds when the server is created, naming the option', () => {
+    const make = (perCaller: { maxEntries?: number; windowMs?: number }) => () =>
+      createServer({ name: 's', version: '1', audit: { perCaller } });
+    expect(make({ maxEntries: 0 })).toThrow(/perCaller\.maxEntries/);
+    expect(make({ windowMs: 999 })).toThrow(/perCaller\.windowMs/);
+    expect(make({ maxEntries: 1, windowMs: 1_000 })).not.toThrow();
   });
 });

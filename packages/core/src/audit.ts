@@ -1,7 +1,8 @@
 import { capability } from './capability.js';
 import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
-import type { AuditRecords } from './store/types.js';
+import type { AuthInfo } from './protocol.js';
+import type { AuditRecords, Store } from './store/types.js';
 
 /** What the audit log records: the decisions people and policies make about calls and tools. */
 export const AuditKind = Object.freeze({
@@ -19,6 +20,11 @@ export const AuditKind = Object.freeze({
   LEDGER_REVOKED: 'ledger.revoked',
   /** The ledger held a tool whose definition changed since it was approved. */
   LEDGER_HELD: 'ledger.held',
+  /**
+   * A caller's entries past its budget (`audit.perCaller`) were left out: `caller` (its key), and in `reason`
+   * how many, in which window. Written once per caller and window, after the window ends.
+   */
+  AUDIT_SUPPRESSED: 'audit.suppressed',
 } as const);
 export type AuditKind = (typeof AuditKind)[keyof typeof AuditKind];
 
@@ -55,6 +61,17 @@ export type AuditEntry = AuditEvent & {
 };
 
 /**
+ * The call an entry is about. Its caller (`callerKeyOf(authInfo)`, or
+ * `anonymous` without one) has a budget of entries per window
+ * (`audit.perCaller`), so that one caller cannot push every other caller's
+ * entries out of the log.
+ */
+export interface AuditFrom {
+  /** The call's `ctx.authInfo`. */
+  readonly authInfo: AuthInfo | undefined;
+}
+
+/**
  * `services.audit`: where plugins append decisions. The hash-chained log
  * behind it is `@sluice/audit` (which adds `read()` and `verify()` here);
  * without that import an append resolves undefined and records nothing (said
@@ -63,19 +80,36 @@ export type AuditEntry = AuditEvent & {
 export interface Audit {
   /** Whether appends are recorded. */
   readonly enabled: boolean;
-  /** Resolves with the entry written, or undefined when nothing was recorded; never rejects for the store's sake. */
-  append(event: AuditEvent): Promise<AuditEntry | undefined>;
+  /**
+   * Resolves with the entry written, or undefined when nothing was recorded
+   * (no log, or past the caller's budget); never rejects for the store's sake.
+   * `from`: the call the entry is about, whose caller's budget it counts
+   * against; without it (an operator's decision, the ledger's) it is not counted.
+   */
+  append(event: AuditEvent, from?: AuditFrom): Promise<AuditEntry | undefined>;
 }
 
-/** `createServer({ audit })`: the audit log's retention, checked by `@sluice/audit`. */
+/** `createServer({ audit })`: the audit log's retention and each caller's share of it, checked by `@sluice/audit`. */
 export interface AuditOptions {
   /** Entries kept (default 100 000); the oldest go first. */
   maxEntries?: number;
+  /** One caller's budget: at most `maxEntries` (default 60) per `windowMs` (default 60 000). */
+  perCaller?: { maxEntries?: number; windowMs?: number };
 }
 
-/** How a server's `services.audit` is made: given by `@sluice/audit` when it is imported. */
+/**
+ * How a server's `services.audit` is made: given by `@sluice/audit` when it
+ * is imported. `store`: the server's, where the callers' budgets are counted
+ * (over every replica, on a shared store).
+ */
 export interface Auditing {
-  create(records: AuditRecords | undefined, clock: Clock, logger: Logger, options: AuditOptions | undefined): Audit;
+  create(
+    records: AuditRecords | undefined,
+    clock: Clock,
+    logger: Logger,
+    options: AuditOptions | undefined,
+    store: Store,
+  ): Audit;
 }
 
 const auditing = capability<Auditing>('services.audit', '@sluice/audit');
@@ -88,14 +122,15 @@ export const provideAuditing = auditing.provide;
  * Options given without the package throw `INVALID_STATE`, naming it.
  */
 export function serverAudit(
-  records: AuditRecords | undefined,
+  store: Store,
   clock: Clock,
   logger: Logger,
   options: AuditOptions | undefined,
 ): () => Audit {
   // Options ask for the log: without its package that is a mistake to say now, not a log that silently records nothing.
   if (options !== undefined) auditing.get();
-  const make = (): Audit => auditing.provided()?.create(records, clock, logger, options) ?? unrecorded(logger);
+  const make = (): Audit =>
+    auditing.provided()?.create(store.audit, clock, logger, options, store) ?? unrecorded(logger);
   let audit = auditing.provided() === undefined ? undefined : make();
   return () => (audit ??= make());
 }

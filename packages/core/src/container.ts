@@ -72,7 +72,7 @@ export function createServerServices(core: CoreServices): ServerServices {
   const clock = core.clock;
   const store = core.store;
   const redactions = new Redactions();
-  const audit = serverAudit(store.audit, clock, logger, core.audit);
+  const audit = serverAudit(store, clock, logger, core.audit);
   let child: DependencyContainer | undefined;
   const container = (): DependencyContainer => {
     if (child !== undefined) return child;

@@ -151,6 +151,18 @@ export function callArguments(args: unknown): Record<string, unknown> {
   return args as Record<string, unknown>;
 }
 
+/**
+ * A call's `_meta`, read once its arguments and `_meta` are found within
+ * bounds (else -32602). Whatever tool the call names: asked before the tool
+ * is looked up, so that a caller learns the same of a tool hidden from it as
+ * of one that does not exist.
+ */
+export function checkedMeta(args: Record<string, unknown>, meta: unknown): Readonly<Meta> {
+  assertBoundedValue(args, 'arguments');
+  assertBoundedValue(meta, '_meta');
+  return readIncomingMeta(meta);
+}
+
 const NO_HEADERS: Headers = Object.freeze({});
 const NEVER = new AbortController().signal;
 const EMPTY_STACK: readonly string[] = Object.freeze([]);
@@ -172,16 +184,16 @@ export class Context implements CallContext {
   private _logger: Logger | undefined;
   private _state: Map<symbol, unknown> | undefined;
 
+  /** `args` as `callArguments()` and `meta` as `checkedMeta()` gave them back: checked before the tool was looked up. */
   constructor(
     private readonly runtime: ContextRuntime,
     readonly tool: SluiceTool,
     args: Record<string, unknown>,
+    meta: Readonly<Meta>,
     request: CallRequest,
   ) {
-    assertBoundedValue(args, 'arguments');
-    assertBoundedValue(request.meta, '_meta');
     this.arguments = args;
-    this.meta = readIncomingMeta(request.meta);
+    this.meta = meta;
     this.outgoingMeta = initialOutgoingMeta(this.meta);
     const parent = request.parent;
     this.parent = parent;

@@ -50,8 +50,9 @@ const HOOKS = {
   /**
    * Before every guarded request of the kinds the tap is for (`kinds`,
    * default every kind: tool calls, resource reads and subscriptions, prompt
-   * gets, completions): refuse by returning a `refusal()`, or add keys to
-   * `ctx.outgoingMeta`, the `_meta` the request sends on upstream. A tool call that came over MCP (`ctx.mcp` set,
+   * gets, completions, log levels): refuse by returning a `refusal()` (with
+   * `NOT_FOUND`, the item reads as one that does not exist, a tool included),
+   * or add keys to `ctx.outgoingMeta`, the `_meta` the request sends on upstream. A tool call that came over MCP (`ctx.mcp` set,
    * no `ctx.parent`) may also be answered with an input-required result (see
    * `ApprovalDecision`). Taps are planned per target: a request of a kind or
    * tool the tap is not for skips it at no cost. `preCall` is this hook for
@@ -69,7 +70,7 @@ const HOOKS = {
   /**
    * Once per tool, and once per kind of feature request and upstream, when
    * first planned: wrap the executor of every guarded request (tool calls,
-   * resource reads and subscriptions, prompt gets, completions). A guard
+   * resource reads and subscriptions, prompt gets, completions, log levels). A guard
    * written once sees every kind; it opts out of a kind or target by
    * returning `next` unchanged, which costs nothing per request.
    */
@@ -136,8 +137,10 @@ export type HookName = CoreHookName | AdapterHookName;
 
 const TOOL_CALLS: ReadonlySet<GuardedKind> = new Set(['tools/call']);
 const READS_AND_GETS: ReadonlySet<GuardedKind> = new Set(['resources/read', 'prompts/get']);
-/** Every kind but tool calls: the requests that name a resource, a prompt or a completion's reference. */
-const FEATURE_REQUESTS: ReadonlySet<GuardedKind> = new Set(GUARDED_KINDS.filter((kind) => kind !== 'tools/call'));
+/** The requests that name a resource, a prompt or a completion's reference: every kind but tool calls and setLevel. */
+const FEATURE_REQUESTS: ReadonlySet<GuardedKind> = new Set(
+  GUARDED_KINDS.filter((kind) => kind !== 'tools/call' && kind !== 'logging/setLevel'),
+);
 
 /** Where an adapter's taps go, and the kinds they are for. */
 const ADAPTERS: {
@@ -202,6 +205,14 @@ export interface TapOptions {
    * planned, at no cost per request.
    */
   kinds?: readonly GuardedKind[];
+  /**
+   * `request` and `preCall` only: run this tap ahead of every other one, and
+   * on a tool call before its arguments are checked against the input schema
+   * (it sees them as sent). For a tap that decides from the caller alone
+   * whether the item is there for it at all (authz), so that a caller it
+   * hides the tool from (`NOT_FOUND`) learns nothing of the tool's schema.
+   */
+  beforeArguments?: boolean;
 }
 
 type TapArg = TapOptions | string;
@@ -214,6 +225,9 @@ const PER_TOOL: ReadonlySet<HookName> = new Set(['request', 'response', 'preCall
 
 /** The hooks whose taps may name the request kinds they are for (`TapOptions.kinds`). */
 const PER_KIND: ReadonlySet<HookName> = new Set(['request', 'response']);
+
+/** The hooks whose taps may run before a tool call's arguments are checked (`TapOptions.beforeArguments`). */
+const BEFORE_ARGUMENTS: ReadonlySet<HookName> = new Set(['request', 'preCall']);
 
 /** The hooks whose refusals audit mode turns into log lines. */
 const REFUSING: ReadonlySet<HookName> = new Set(['request', 'preCall']);
@@ -292,6 +306,8 @@ interface RawTap {
   tools?: ToolFilter;
   /** The request kinds the tap is for; absent: every kind. Kept for the pipeline, as `tools`. */
   kinds?: ReadonlySet<GuardedKind>;
+  /** Runs ahead of the other taps, and of a tool call's argument check. Kept for the pipeline, as `tools`. */
+  beforeArguments?: true;
   /**
    * A per-call `tap` the pipeline may run directly, without the facade's
    * wrapper, naming `plugin` itself in what it throws or refuses.
@@ -320,6 +336,7 @@ function normalize(
   before: string[];
   tools: ToolFilter | undefined;
   kinds: ReadonlySet<GuardedKind> | undefined;
+  beforeArguments: boolean;
 } {
   // Plugins may be plain JavaScript: check the shape rather than trust the type.
   const opts = (typeof options === 'string' ? { name: options } : options) as Partial<TapOptions> | null | undefined;
@@ -346,12 +363,18 @@ function normalize(
       : `that is not a list of ${[...GUARDED_KIND_SET].join(', ')}`;
     throw invalidTap(plugin, hook, `with \`kinds\` ${problem}`);
   }
+  const early = opts.beforeArguments;
+  if (early !== undefined && (typeof early !== 'boolean' || !BEFORE_ARGUMENTS.has(hook))) {
+    const problem = typeof early !== 'boolean' ? 'that is not a boolean' : 'but only request and preCall taps take it';
+    throw invalidTap(plugin, hook, `with \`beforeArguments\` ${problem}`);
+  }
   return {
     name: opts.name,
     stage,
     before,
     tools: tools === undefined ? undefined : forTools(tools, plugin, hook),
     kinds: kinds === undefined ? undefined : new Set(kinds),
+    beforeArguments: early === true,
   };
 }
 
@@ -398,7 +421,7 @@ export function createPluginHooks(coreHooks: CoreHooks, options: FacadeOptions):
       );
     }
     if (typeof fn !== 'function') throw invalidTap(plugin, hook, 'without a function');
-    const { name, stage, before, tools, kinds: asked } = normalize(tapOptions, plugin, hook);
+    const { name, stage, before, tools, kinds: asked, beforeArguments } = normalize(tapOptions, plugin, hook);
     const adapter = hook in ADAPTERS ? ADAPTERS[hook as AdapterHookName] : undefined;
     for (const ref of before) registry.references.push({ plugin, hook, before: ref });
     registry.tapNames.add(name);
@@ -418,6 +441,7 @@ export function createPluginHooks(coreHooks: CoreHooks, options: FacadeOptions):
         ...(before.length > 0 ? { before: before as unknown as string } : {}),
         ...(tools === undefined ? {} : { tools }),
         ...(kinds === undefined ? {} : { kinds }),
+        ...(beforeArguments ? { beforeArguments: true as const } : {}),
         ...(direct ? { direct: { fn: tapFn, plugin, hook } } : {}),
       };
       const target: RawHook = coreHooks[core];

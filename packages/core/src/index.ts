@@ -93,7 +93,7 @@ export type { StdioHandle, StdioOptions } from './serving.js';
 
 export { MemoryStore } from './store/memory.js';
 export { AuditKind } from './audit.js';
-export type { Audit, AuditEntry, AuditEvent, AuditOptions } from './audit.js';
+export type { Audit, AuditEntry, AuditEvent, AuditFrom, AuditOptions } from './audit.js';
 export { AUDIT_GENESIS, MemoryAudit } from './store/memory-audit.js';
 export type {
   Admission,

@@ -1,5 +1,5 @@
 import type { CallContext, Executor, Outcome } from './context.js';
-import { CoreErrorCode, RpcCode, SluiceError, attribute, messageOf } from './errors.js';
+import { CoreErrorCode, RpcCode, SluiceError, attribute, messageOf, unknownTool } from './errors.js';
 import type { CoreHooks, HookName, PreCallAnswer, ToolFilter } from './hooks.js';
 import { isThenable } from './hooks.js';
 import type { Logger } from './logger.js';
@@ -49,6 +49,8 @@ interface PlannedTap<F> {
  * A call with no `settled` tap is not timed and builds no outcome.
  */
 export interface CallPlan {
+  /** The `request` taps that run before the arguments are checked (`beforeArguments`). */
+  readonly admit: readonly PlannedTap<PreCallFn>[];
   readonly preCall: readonly PlannedTap<PreCallFn>[];
   readonly postCall: readonly PlannedTap<PostCallFn>[];
   readonly settled: readonly PlannedTap<SettledFn>[];
@@ -59,11 +61,35 @@ interface CallTap {
   readonly fn: unknown;
   readonly tools?: ToolFilter;
   readonly kinds?: ReadonlySet<GuardedKind>;
+  readonly beforeArguments?: true;
   readonly direct?: { readonly fn: unknown; readonly plugin: string; readonly hook: HookName };
 }
 
 function callTaps(hook: { readonly taps: readonly CallTap[] }, kind?: GuardedKind): readonly CallTap[] {
   return Object.freeze(hook.taps.filter((tap) => kind === undefined || tap.kinds === undefined || tap.kinds.has(kind)));
+}
+
+/** A hook's taps split: those that run before the arguments are checked (`beforeArguments`), then the others. */
+function splitEarly(taps: readonly CallTap[]): { early: readonly CallTap[]; late: readonly CallTap[] } {
+  return {
+    early: Object.freeze(taps.filter((tap) => tap.beforeArguments === true)),
+    late: Object.freeze(taps.filter((tap) => tap.beforeArguments !== true)),
+  };
+}
+
+/**
+ * Whether a `request` tap's answer to a tool call hides the tool: a refusal
+ * with the code `NOT_FOUND`, which the caller gets as a call of a tool that
+ * does not exist.
+ */
+function hidesTool(answered: CallToolResult): boolean {
+  return answered.isError === true && isRefusal(answered) && readRefusal(answered)?.code === CoreErrorCode.NOT_FOUND;
+}
+
+/** How a call that a `request` tap answered ended, as `settled` sees it. */
+function refusedOutcome(refused: CallToolResult, durationMs: number): Outcome {
+  const code = readRefusal(refused)?.code ?? (refused.resultType === 'input_required' ? 'INPUT_REQUIRED' : 'REFUSED');
+  return { status: 'refused', code, result: refused, durationMs };
 }
 
 /** The taps for `tool` (every one when no tool is given), in order, as the pipeline runs them. */
@@ -108,7 +134,9 @@ export function planRequest(
   inner: RequestExecutor,
 ): RequestExecutor {
   const guarded = hooks.guard.isUsed() ? hooks.guard.call(inner, target) : inner;
-  const before = tapsFor(callTaps(hooks.request, target.kind), undefined) as readonly PlannedTap<PreCallFn>[];
+  // Taps that run before arguments are checked run first on every kind, as they do on tool calls.
+  const { early, late } = splitEarly(callTaps(hooks.request, target.kind));
+  const before = tapsFor([...early, ...late], undefined) as readonly PlannedTap<PreCallFn>[];
   const after = tapsFor(callTaps(hooks.response, target.kind), undefined) as readonly PlannedTap<PostCallFn>[];
   if (before.length === 0 && after.length === 0) return guarded;
   return async (ctx) => {
@@ -152,6 +180,7 @@ function attributed<T extends CallToolResult | InputRequiredLike | undefined>(
  * that returns a promise is awaited.
  */
 export class Pipeline {
+  private readonly admitTaps: readonly CallTap[];
   private readonly preCallTaps: readonly CallTap[];
   private readonly postCallTaps: readonly CallTap[];
   private readonly settledTaps: readonly CallTap[];
@@ -167,10 +196,12 @@ export class Pipeline {
     private readonly logger: Logger,
   ) {
     // A tool call meets the `request` and `response` taps for its kind (`preCall` and `postCall` are those).
-    this.preCallTaps = callTaps(hooks.request, 'tools/call');
+    const { early, late } = splitEarly(callTaps(hooks.request, 'tools/call'));
+    this.admitTaps = early;
+    this.preCallTaps = late;
     this.postCallTaps = callTaps(hooks.response, 'tools/call');
     this.settledTaps = callTaps(hooks.settled);
-    const filtered = [...this.preCallTaps, ...this.postCallTaps, ...this.settledTaps].some((t) => t.tools);
+    const filtered = [...early, ...late, ...this.postCallTaps, ...this.settledTaps].some((t) => t.tools);
     this.everyTool = filtered ? undefined : this.planFor(undefined);
     this.executeUsed = hooks.execute.isUsed();
     this.guardUsed = hooks.guard.isUsed();
@@ -185,6 +216,7 @@ export class Pipeline {
 
   private planFor(tool: SluiceTool | undefined): CallPlan {
     return Object.freeze({
+      admit: tapsFor(this.admitTaps, tool) as readonly PlannedTap<PreCallFn>[],
       preCall: tapsFor(this.preCallTaps, tool) as readonly PlannedTap<PreCallFn>[],
       postCall: tapsFor(this.postCallTaps, tool) as readonly PlannedTap<PostCallFn>[],
       settled: tapsFor(this.settledTaps, tool) as readonly PlannedTap<SettledFn>[],
@@ -233,6 +265,17 @@ export class Pipeline {
     let outcome: Outcome | undefined;
     this.inflight++;
     try {
+      if (plan.admit.length > 0) {
+        let answered = this.preCall(plan.admit, ctx);
+        if (isThenable(answered)) answered = await answered;
+        if (answered !== undefined) {
+          const refused = answered as CallToolResult;
+          if (observed) outcome = refusedOutcome(refused, performance.now() - started);
+          // Hidden: the caller is answered as for a tool that does not exist (the outcome above stays the refusal).
+          if (hidesTool(refused)) throw unknownTool(ctx.tool.name, 'call');
+          return refused;
+        }
+      }
       if (entry.input) {
         const checked = entry.input.validate(ctx.arguments);
         const invalid = refuseInvalid(checked instanceof Promise ? await checked : checked, ctx);
@@ -253,9 +296,8 @@ export class Pipeline {
         if (answered !== undefined) {
           // An input-required answer (see `CoreHooks.preCall`) goes back to the SDK as it is.
           const refused = answered as CallToolResult;
-          const code =
-            readRefusal(refused)?.code ?? (refused.resultType === 'input_required' ? 'INPUT_REQUIRED' : 'REFUSED');
-          if (observed) outcome = { status: 'refused', code, result: refused, durationMs: performance.now() - started };
+          if (observed) outcome = refusedOutcome(refused, performance.now() - started);
+          if (hidesTool(refused)) throw unknownTool(ctx.tool.name, 'call');
           return refused;
         }
       }
@@ -269,7 +311,8 @@ export class Pipeline {
       return result;
     } catch (error) {
       const failure = this.failure(error, ctx);
-      if (observed) {
+      // A hidden tool's outcome is already the refusal that hid it.
+      if (observed && outcome === undefined) {
         const durationMs = performance.now() - started;
         outcome =
           failure.code === CoreErrorCode.CANCELLED

@@ -21,6 +21,7 @@ export const GUARDED_KINDS: readonly GuardedKind[] = Object.freeze([
   'resources/unsubscribe',
   'prompts/get',
   'completion/complete',
+  'logging/setLevel',
 ]);
 
 /**
@@ -54,7 +55,8 @@ export interface RequestContext {
   /**
    * The item a feature request names: the canonical resource URI (see
    * `canonicalUri`), the prompt's exposed name, or a completion's prompt
-   * name or URI (template); absent on tool calls, whose tool the plan names.
+   * name or URI (template); on `logging/setLevel`, the level asked for
+   * (`debug` ... `emergency`); absent on tool calls, whose tool the plan names.
    */
   readonly target?: string;
   /** On `completion/complete`: whether `target` names a prompt or a resource (template). */

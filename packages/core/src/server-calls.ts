@@ -1,6 +1,7 @@
 import type { Approver } from './approval.js';
 import type { CallRequest, ContextRuntime } from './context.js';
-import { Context, callArguments } from './context.js';
+import { Context, callArguments, checkedMeta } from './context.js';
+import type { Meta } from './meta.js';
 import { serverClosed, unknownTool } from './errors.js';
 import type { Logger } from './logger.js';
 import type { Pipeline, ToClientError } from './pipeline.js';
@@ -56,16 +57,19 @@ export class CallDispatcher {
     request: CallRequest,
     toClient: ToClientError | undefined,
   ): Promise<CallToolResult> {
-    const entry = this.parts.table.get(name);
-    if (entry === undefined) return rejectWith(unknownTool(name, 'call'), toClient);
-    let ctx: Context;
+    // The request is checked before the tool is looked up: a malformed one fails alike whatever it names.
+    let checked: Record<string, unknown>;
+    let meta: Readonly<Meta>;
     try {
-      ctx = new Context(this.runtime, entry.tool, callArguments(args), request);
+      checked = callArguments(args);
+      meta = checkedMeta(checked, request.meta);
     } catch (error) {
-      // What the constructor threw, unchanged (or as the client sees it).
+      // What the check threw, unchanged (or as the client sees it).
       return rejectWith(error, toClient);
     }
-    return this.parts.pipeline.run(entry, ctx, toClient);
+    const entry = this.parts.table.get(name);
+    if (entry === undefined) return rejectWith(unknownTool(name, 'call'), toClient);
+    return this.parts.pipeline.run(entry, new Context(this.runtime, entry.tool, checked, meta, request), toClient);
   }
 }
 

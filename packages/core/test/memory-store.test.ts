@@ -39,4 +39,27 @@ describe('the in-memory store', () => {
     for (let i = 0; i < 1_000; i++) await store.set('hot', i);
     expect(store.entryCount).toBe(1);
   });
+
+  it('deletes a key by compare-and-delete only while it holds the value expected', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryStore(clock);
+    await store.set('place', 'old-holder', { ttlMs: 1_000 });
+    expect(await store.compareAndDelete('place', 'someone-else')).toBe(false);
+    expect(await store.get('place')).toBe('old-holder');
+    // The old holder's place lapsed and a newer holder took it: the old holder's release frees nothing.
+    clock.advance(1_000);
+    expect(await store.setIfAbsent('place', 'new-holder', { ttlMs: 1_000 })).toBe(true);
+    expect(await store.compareAndDelete('place', 'old-holder')).toBe(false);
+    expect(await store.get('place')).toBe('new-holder');
+    expect(await store.compareAndDelete('place', 'new-holder')).toBe(true);
+    expect(await store.get('place')).toBeUndefined();
+    expect(await store.compareAndDelete('place', 'new-holder')).toBe(false);
+    // Numbers and booleans compare by value and type; an object is never equal to a primitive.
+    await store.set('n', 7);
+    expect(await store.compareAndDelete('n', '7')).toBe(false);
+    expect(await store.compareAndDelete('n', 7)).toBe(true);
+    await store.set('o', { id: 'x' });
+    expect(await store.compareAndDelete('o', 'x')).toBe(false);
+    expect(await store.get('o')).toEqual({ id: 'x' });
+  });
 });

@@ -593,3 +593,126 @@ describe('how settled tells refusals from tool errors', () => {
     await kit.close();
   });
 });
+
+describe('a request tap that hides a tool', () => {
+  /** The JSON-RPC error a call failed with, as the client read it. */
+  const failure = (call: Promise<unknown>) =>
+    call.then(
+      () => {
+        throw new Error('the call was answered, not refused');
+      },
+      (error: unknown) => {
+        const { code, message, data } = error as { code?: unknown; message?: unknown; data?: unknown };
+        return { code, message, data };
+      },
+    );
+  const unknownTool = (name: string) => ({
+    code: -32602,
+    message: `Unknown tool: "${name}"`,
+    data: { code: CoreErrorCode.UNKNOWN_TOOL },
+  });
+
+  it('answers a call it refuses with NOT_FOUND as a call of a tool that does not exist, and settles it as refused', async () => {
+    const outcomes: Outcome[] = [];
+    const kit = await createTestKit({
+      plugins: [
+        plugin('hider', ({ hooks }) => {
+          hooks.request.tap({ name: 'hider', kinds: ['tools/call'] }, () =>
+            refusal({ code: CoreErrorCode.NOT_FOUND, message: 'not for you' }),
+          );
+          hooks.settled.tap('hider', (_ctx, outcome) => void outcomes.push(outcome));
+        }),
+      ],
+      tools: [echo],
+    });
+    expect(await failure(kit.call('echo', { text: 'hi' }))).toEqual(unknownTool('echo'));
+    expect(await failure(kit.call('missing', { text: 'hi' }))).toEqual(unknownTool('missing'));
+    // Whoever observes calls still sees who hid it, and why.
+    expect(outcomes).toHaveLength(1);
+    expect(outcomes[0]).toMatchObject({ status: 'refused', code: CoreErrorCode.NOT_FOUND });
+    await kit.close();
+  });
+
+  it('fails a nested ctx.call() of a hidden tool as one of a missing tool', async () => {
+    const kit = await createTestKit({
+      plugins: [
+        plugin('hider', ({ hooks }) =>
+          hooks.preCall.tap('hider', (ctx) =>
+            ctx.tool.name === 'echo' ? refusal({ code: CoreErrorCode.NOT_FOUND, message: 'not for you' }) : undefined,
+          ),
+        ),
+      ],
+      tools: [
+        echo,
+        {
+          name: 'relay',
+          inputSchema: z.object({ to: z.string() }),
+          handler: async ({ to }: { to: string }, ctx: CallContext) => {
+            const error = await ctx.call(to, { text: 'hi' }).then(
+              () => undefined,
+              (e: unknown) => e as SluiceError,
+            );
+            const seen = { code: error?.code, message: error?.message.replace(to, '<name>'), hook: error?.hook };
+            return { content: [{ type: 'text' as const, text: JSON.stringify(seen) }] };
+          },
+        },
+      ],
+    });
+    const hidden = textOf(await kit.call('relay', { to: 'echo' }));
+    expect(JSON.parse(hidden)).toEqual({
+      code: CoreErrorCode.UNKNOWN_TOOL,
+      message: 'Unknown tool: "<name>"',
+      hook: 'call',
+    });
+    expect(hidden).toBe(textOf(await kit.call('relay', { to: 'missing' })));
+    await kit.close();
+  });
+
+  it('runs a tap with beforeArguments ahead of the argument check and of every other tap', async () => {
+    const seen: string[] = [];
+    let hide = true;
+    const kit = await createTestKit({
+      plugins: [
+        plugin('first', ({ hooks }) =>
+          hooks.preCall.tap({ name: 'first', stage: Stage.FIRST }, () => void seen.push('first')),
+        ),
+        plugin('hider', ({ hooks }) =>
+          hooks.request.tap({ name: 'hider', stage: Stage.DEFAULT, beforeArguments: true }, () => {
+            seen.push('hider');
+            return hide ? refusal({ code: CoreErrorCode.NOT_FOUND, message: 'not for you' }) : undefined;
+          }),
+        ),
+      ],
+      tools: [echo],
+    });
+    // Hidden: arguments that break the schema tell nothing of it.
+    expect(await failure(kit.call('echo', { text: 5 }))).toEqual(unknownTool('echo'));
+    expect(seen).toEqual(['hider']);
+    hide = false;
+    seen.length = 0;
+    expect(errorOf(await kit.call('echo', { text: 5 }))?.code).toBe(CoreErrorCode.INVALID_ARGUMENTS);
+    expect(seen).toEqual(['hider']);
+    seen.length = 0;
+    expect(textOf(await kit.call('echo', { text: 'hi' }))).toBe('hi');
+    expect(seen).toEqual(['hider', 'first']);
+    await kit.close();
+  });
+
+  it('refuses beforeArguments on a hook whose taps run after the arguments anyway', async () => {
+    const bad = plugin('bad', ({ hooks }) =>
+      hooks.postCall.tap({ name: 'bad', beforeArguments: true }, (result) => result),
+    );
+    await expect(createTestKit({ plugins: [bad], tools: [echo] })).rejects.toMatchObject({
+      code: CoreErrorCode.INVALID_TAP,
+    });
+  });
+
+  it("checks a call's _meta before it looks the tool up: a malformed one is refused alike for every name", async () => {
+    const kit = await createTestKit({ tools: [echo] });
+    const meta = Object.fromEntries(Array.from({ length: 129 }, (_, i) => [`k${i}`, i]));
+    const known = await failure(kit.call('echo', { text: 'hi' }, { meta }));
+    expect(known).toMatchObject({ code: -32602, data: { code: CoreErrorCode.INVALID_PARAMS } });
+    expect(await failure(kit.call('missing', { text: 'hi' }, { meta }))).toEqual(known);
+    await kit.close();
+  });
+});

@@ -84,9 +84,12 @@ describe('sluice serve with authentication', () => {
       const url = new URL((await run.event('http.listening')).url as string);
       const reader = await httpClient(url, { authorization: `Bearer ${KEY}` });
       expect((await reader.listTools()).tools.map((t) => t.name)).toEqual(['fx_echo']);
-      const refused = await call(reader, 'fx_meta');
-      expect(refused.isError).toBe(true);
-      expect(JSON.stringify(refused)).toContain('FORBIDDEN');
+      // Not granted: answered as a tool that does not exist (authz's default, `hidden: 'not_found'`).
+      await expect(call(reader, 'fx_meta')).rejects.toMatchObject({
+        code: -32602,
+        message: 'Unknown tool: "fx_meta"',
+        data: { code: 'UNKNOWN_TOOL' },
+      });
       await reader.close();
       const admin = await httpClient(url, { authorization: `Bearer ${KEY}-admin` });
       expect((await admin.listTools()).tools.length).toBeGreaterThan(1);

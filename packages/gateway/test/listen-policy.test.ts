@@ -29,48 +29,78 @@ function updatesOf(client: Client): string[] {
   return seen;
 }
 
+/** Starts `sluice serve` with the upstream, its deny list and the authz policy (`hidden` as given). */
+async function serve(hidden?: 'not_found' | 'forbidden'): Promise<{ url: URL; stop: () => Promise<void> }> {
+  const file = tempConfig({
+    listen: {
+      http: {
+        host: '127.0.0.1',
+        port: 0,
+        auth: {
+          type: 'apiKeys',
+          keys: [
+            { name: 'admin', key: `${KEY}-admin`, scopes: ['admin'] },
+            { name: 'reader', key: `${KEY}-reader`, scopes: ['read'] },
+          ],
+        },
+      },
+    },
+    upstreams: [
+      {
+        name: 'fs',
+        namespace: 'fs',
+        connection: { type: 'stdio', command: process.execPath, args: [FILE_UPSTREAM] },
+        denyResources: ['file:///secret/*'],
+      },
+    ],
+    plugins: {
+      authz: {
+        ...(hidden === undefined ? {} : { hidden }),
+        rules: [
+          { when: { scopes: ['admin'] }, upstreams: ['fs'] },
+          { when: { scopes: ['read'] }, resources: ['file:///public/*'] },
+        ],
+      },
+    },
+  });
+  const run = runCli(['serve', '--config', file.file]);
+  const url = new URL((await run.event('http.listening')).url as string);
+  return {
+    url,
+    stop: async () => {
+      run.child.kill('SIGTERM');
+      await run.exited;
+      file.remove();
+    },
+  };
+}
+
+/** What a client gets for a URI that names no resource. */
+const badUri = { code: -32602, message: 'A resource URI holds no spaces, control characters or backslashes' };
+
+/**
+ * What a reader is answered for a URI it is not granted and for a malformed one: subscribe, read (2025-11-25),
+ * listen and read (2026-07-28).
+ */
+async function refusalsOf(legacy: Client, modern: Client): Promise<unknown[]> {
+  return [
+    await rpcFailure(legacy.subscribeResource({ uri: 'file:///etc/passwd' })),
+    await rpcFailure(legacy.readResource({ uri: 'file:///etc/passwd' })),
+    await rpcFailure(legacy.subscribeResource({ uri: 'no scheme at all' })),
+    await rpcFailure(modern.listen({ resourceSubscriptions: ['file:///etc/passwd'] })),
+    await rpcFailure(modern.listen({ resourceSubscriptions: ['no scheme at all'] })),
+    await rpcFailure(modern.readResource({ uri: 'file:///etc/passwd' })),
+  ];
+}
+
+/** What a client gets for a resource that does not exist. */
+const resourceNotFound = (uri: string) => ({ code: -32602, message: `Resource not found: ${uri}`, data: { uri } });
+
 describe('2026-07-28 listen filters meet denyResources and authz, as 2025-11-25 subscriptions do', () => {
   let url: URL;
   let stop: () => Promise<void>;
   beforeAll(async () => {
-    const file = tempConfig({
-      listen: {
-        http: {
-          host: '127.0.0.1',
-          port: 0,
-          auth: {
-            type: 'apiKeys',
-            keys: [
-              { name: 'admin', key: `${KEY}-admin`, scopes: ['admin'] },
-              { name: 'reader', key: `${KEY}-reader`, scopes: ['read'] },
-            ],
-          },
-        },
-      },
-      upstreams: [
-        {
-          name: 'fs',
-          namespace: 'fs',
-          connection: { type: 'stdio', command: process.execPath, args: [FILE_UPSTREAM] },
-          denyResources: ['file:///secret/*'],
-        },
-      ],
-      plugins: {
-        authz: {
-          rules: [
-            { when: { scopes: ['admin'] }, upstreams: ['fs'] },
-            { when: { scopes: ['read'] }, resources: ['file:///public/*'] },
-          ],
-        },
-      },
-    });
-    const run = runCli(['serve', '--config', file.file]);
-    url = new URL((await run.event('http.listening')).url as string);
-    stop = async () => {
-      run.child.kill('SIGTERM');
-      await run.exited;
-      file.remove();
-    };
+    ({ url, stop } = await serve());
   }, 60_000);
   afterAll(() => stop());
 
@@ -78,7 +108,10 @@ describe('2026-07-28 listen filters meet denyResources and authz, as 2025-11-25 
     const reader = await clientOf(url, '2025-11-25', `${KEY}-reader`);
     try {
       await expect(reader.subscribeResource({ uri: 'file:///secret/key' })).rejects.toThrow(/not found/i);
-      await expect(reader.subscribeResource({ uri: 'file:///etc/passwd' })).rejects.toThrow(/FORBIDDEN/);
+      // Not granted: hidden, as a URI that does not exist is.
+      expect(await rpcFailure(reader.subscribeResource({ uri: 'file:///etc/passwd' }))).toEqual(
+        resourceNotFound('file:///etc/passwd'),
+      );
       await reader.subscribeResource({ uri: 'file:///public/readme' });
     } finally {
       await reader.close();
@@ -97,46 +130,33 @@ describe('2026-07-28 listen filters meet denyResources and authz, as 2025-11-25 
     }
   });
 
-  it('2026-07-28: a listen filter naming a URI the caller is not granted is refused with FORBIDDEN', async () => {
+  it('2026-07-28: a listen filter naming a URI the caller is not granted is answered as one naming a missing URI', async () => {
     const reader = await clientOf(url, '2026-07-28', `${KEY}-reader`);
     try {
-      await expect(reader.listen({ resourceSubscriptions: ['file:///etc/passwd'] })).rejects.toThrow(/FORBIDDEN/);
-      await expect(
-        reader.listen({ resourceSubscriptions: ['file:///public/readme', 'file:///public/../etc/passwd'] }),
-      ).rejects.toThrow(/FORBIDDEN/);
+      expect(await rpcFailure(reader.listen({ resourceSubscriptions: ['file:///etc/passwd'] }))).toEqual(
+        resourceNotFound('file:///etc/passwd'),
+      );
+      expect(
+        await rpcFailure(
+          reader.listen({ resourceSubscriptions: ['file:///public/readme', 'file:///public/../etc/passwd'] }),
+        ),
+      ).toEqual(resourceNotFound('file:///etc/passwd'));
     } finally {
       await reader.close();
     }
   });
 
-  it('refusals reach the SDK client with the JSON-RPC code, message and data they always had', async () => {
+  it('refusals reach the SDK client with the JSON-RPC code, message and data of a missing resource', async () => {
     const legacy = await clientOf(url, '2025-11-25', `${KEY}-reader`);
     const modern = await clientOf(url, '2026-07-28', `${KEY}-reader`);
     try {
-      const results = [
-        await rpcFailure(legacy.subscribeResource({ uri: 'file:///etc/passwd' })),
-        await rpcFailure(legacy.readResource({ uri: 'file:///etc/passwd' })),
-        await rpcFailure(legacy.subscribeResource({ uri: 'no scheme at all' })),
-        await rpcFailure(modern.listen({ resourceSubscriptions: ['file:///etc/passwd'] })),
-        await rpcFailure(modern.listen({ resourceSubscriptions: ['no scheme at all'] })),
-        await rpcFailure(modern.readResource({ uri: 'file:///etc/passwd' })),
-      ];
-      const forbidden = (kind: string) => {
-        const message = `The ${kind} of "file:///etc/passwd" is not available to "reader".`;
-        return {
-          code: -32600,
-          message: `FORBIDDEN: ${message}`,
-          data: { code: 'FORBIDDEN', message, plugin: 'authz' },
-        };
-      };
-      const badUri = { code: -32602, message: 'A resource URI holds no spaces, control characters or backslashes' };
-      expect(results).toEqual([
-        forbidden('resources/subscribe'),
-        forbidden('resources/read'),
+      expect(await refusalsOf(legacy, modern)).toEqual([
+        resourceNotFound('file:///etc/passwd'),
+        resourceNotFound('file:///etc/passwd'),
         { ...badUri, data: undefined },
-        forbidden('resources/subscribe'),
+        resourceNotFound('file:///etc/passwd'),
         { ...badUri, data: undefined },
-        forbidden('resources/read'),
+        resourceNotFound('file:///etc/passwd'),
       ]);
     } finally {
       await Promise.all([legacy.close(), modern.close()]);
@@ -164,6 +184,54 @@ describe('2026-07-28 listen filters meet denyResources and authz, as 2025-11-25 
     } finally {
       await reader.close();
       await admin.close();
+    }
+  });
+});
+
+describe("with hidden: 'forbidden', a listen filter and a subscription are refused with FORBIDDEN", () => {
+  let url: URL;
+  let stop: () => Promise<void>;
+  beforeAll(async () => {
+    ({ url, stop } = await serve('forbidden'));
+  }, 60_000);
+  afterAll(() => stop());
+
+  it('refuses an ungranted subscription and listen filter with FORBIDDEN, in any spelling', async () => {
+    const legacy = await clientOf(url, '2025-11-25', `${KEY}-reader`);
+    const modern = await clientOf(url, '2026-07-28', `${KEY}-reader`);
+    try {
+      await expect(legacy.subscribeResource({ uri: 'file:///etc/passwd' })).rejects.toThrow(/FORBIDDEN/);
+      await expect(modern.listen({ resourceSubscriptions: ['file:///etc/passwd'] })).rejects.toThrow(/FORBIDDEN/);
+      await expect(
+        modern.listen({ resourceSubscriptions: ['file:///public/readme', 'file:///public/../etc/passwd'] }),
+      ).rejects.toThrow(/FORBIDDEN/);
+    } finally {
+      await Promise.all([legacy.close(), modern.close()]);
+    }
+  });
+
+  it('refusals reach the SDK client with the JSON-RPC code, message and data they always had', async () => {
+    const legacy = await clientOf(url, '2025-11-25', `${KEY}-reader`);
+    const modern = await clientOf(url, '2026-07-28', `${KEY}-reader`);
+    try {
+      const forbidden = (kind: string) => {
+        const message = `The ${kind} of "file:///etc/passwd" is not available to "reader".`;
+        return {
+          code: -32600,
+          message: `FORBIDDEN: ${message}`,
+          data: { code: 'FORBIDDEN', message, plugin: 'authz' },
+        };
+      };
+      expect(await refusalsOf(legacy, modern)).toEqual([
+        forbidden('resources/subscribe'),
+        forbidden('resources/read'),
+        { ...badUri, data: undefined },
+        forbidden('resources/subscribe'),
+        { ...badUri, data: undefined },
+        forbidden('resources/read'),
+      ]);
+    } finally {
+      await Promise.all([legacy.close(), modern.close()]);
     }
   });
 });

@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, eventually, runCli, tempConfig } from './helpers.js';
+import { call, eventually, rpcFailure, runCli, tempConfig } from './helpers.js';
 import type { CliRun } from './helpers.js';
 
 const FILE_UPSTREAM = fileURLToPath(new URL('./fixtures/file-upstream.mjs', import.meta.url));
@@ -45,6 +45,24 @@ async function serve(config: Record<string, unknown>): Promise<{ url: URL; run: 
 
 const textOf = (result: { contents: unknown[] }): string =>
   (result.contents as { text?: string }[]).map((c) => c.text ?? '').join('');
+
+/** The log records of one event the gateway wrote so far. */
+const logged = (run: CliRun, event: string): Record<string, unknown>[] =>
+  run
+    .stderr()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((record) => record.event === event);
+
+/** What a client gets for a resource, a prompt or a tool that does not exist. */
+const resourceNotFound = (uri: string) => ({ code: -32602, message: `Resource not found: ${uri}`, data: { uri } });
+const promptNotFound = (name: string) => ({ code: -32602, message: `Prompt "${name}" not found`, data: undefined });
+const unknownTool = (name: string) => ({
+  code: -32602,
+  message: `Unknown tool: "${name}"`,
+  data: { code: 'UNKNOWN_TOOL' },
+});
 
 /** The 14 spellings of denied URIs an attacker tries, each meaning a file under /secret. */
 export const DENIED_SPELLINGS = [
@@ -153,15 +171,25 @@ describe('a per-caller authz policy covers resources, prompts and completions', 
         expect((await client.listResources()).resources).toEqual([]);
         expect((await client.listResourceTemplates()).resourceTemplates).toEqual([]);
         expect((await client.listPrompts()).prompts).toEqual([]);
-        await expect(client.readResource({ uri: 'file:///etc/passwd' })).rejects.toThrow(/FORBIDDEN/);
-        await expect(client.readResource({ uri: 'file:///public/readme' })).rejects.toThrow(/FORBIDDEN/);
-        await expect(client.getPrompt({ name: 'fs_greet', arguments: { who: 'x' } })).rejects.toThrow(/FORBIDDEN/);
-        await expect(
-          client.complete({
-            ref: { type: 'ref/resource', uri: 'file:///{+path}' },
-            argument: { name: 'path', value: '' },
-          }),
-        ).rejects.toThrow(/FORBIDDEN/);
+        // Hidden, as what does not exist is: nothing says that they are there and refused.
+        expect(await rpcFailure(client.readResource({ uri: 'file:///etc/passwd' }))).toEqual(
+          resourceNotFound('file:///etc/passwd'),
+        );
+        expect(await rpcFailure(client.readResource({ uri: 'file:///public/readme' }))).toEqual(
+          resourceNotFound('file:///public/readme'),
+        );
+        expect(await rpcFailure(client.getPrompt({ name: 'fs_greet', arguments: { who: 'x' } }))).toEqual(
+          promptNotFound('fs_greet'),
+        );
+        expect(
+          await rpcFailure(
+            client.complete({
+              ref: { type: 'ref/resource', uri: 'file:///{+path}' },
+              argument: { name: 'path', value: '' },
+            }),
+          ),
+        ).toEqual(resourceNotFound('file:///{+path}'));
+        expect(await rpcFailure(call(client, 'fs_echo', { text: 'x' }))).toEqual(unknownTool('fs_echo'));
       } finally {
         await client.close();
       }
@@ -191,13 +219,189 @@ describe('a per-caller authz policy covers resources, prompts and completions', 
         expect(textOf(await client.readResource({ uri: 'file:///public/../public/readme' }))).toContain(
           'file:///public/readme',
         );
-        await expect(client.readResource({ uri: 'file:///etc/passwd' })).rejects.toThrow(/FORBIDDEN/);
-        await expect(client.readResource({ uri: 'file:///public/../etc/passwd' })).rejects.toThrow(/FORBIDDEN/);
+        expect(await rpcFailure(client.readResource({ uri: 'file:///etc/passwd' }))).toEqual(
+          resourceNotFound('file:///etc/passwd'),
+        );
+        expect(await rpcFailure(client.readResource({ uri: 'file:///public/../etc/passwd' }))).toEqual(
+          resourceNotFound('file:///etc/passwd'),
+        );
         const prompt = await client.getPrompt({ name: 'fs_greet', arguments: { who: 'ann' } });
         expect(JSON.stringify(prompt.messages)).toContain('hello ann');
       } finally {
         await client.close();
       }
+    });
+  }
+});
+
+describe("with hidden: 'forbidden', authz tells a caller what it refuses", () => {
+  const KEY = 'policy-plane-forbidden-key-0123456789';
+  let gateway: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    gateway = await serve({
+      http: {
+        auth: {
+          type: 'apiKeys',
+          keys: [
+            { name: 'nobody', key: `${KEY}-nobody` },
+            { name: 'reader', key: `${KEY}-reader`, scopes: ['read'] },
+          ],
+        },
+      },
+      upstreams: [upstream({ namespace: 'fs' })],
+      plugins: {
+        authz: {
+          hidden: 'forbidden',
+          rules: [
+            { when: { scopes: ['read'] }, allow: ['fs_echo'], resources: ['file:///public/*'], prompts: ['fs_greet'] },
+          ],
+        },
+      },
+    });
+  }, 60_000);
+  afterAll(() => gateway.stop());
+
+  for (const version of VERSIONS) {
+    it(`refuses a key granted nothing every tool, read, prompt and completion with FORBIDDEN (${version})`, async () => {
+      const client = await clientOf(gateway.url, version, { authorization: `Bearer ${KEY}-nobody` });
+      try {
+        expect((await client.listTools()).tools).toEqual([]);
+        const refused = await call(client, 'fs_echo', { text: 'x' });
+        expect(refused.isError).toBe(true);
+        expect((refused.content[0] as { text: string }).text).toContain(
+          '<error_code>FORBIDDEN</error_code>\n  <message>The tool "fs_echo" is not available to "nobody".</message>',
+        );
+        await expect(client.readResource({ uri: 'file:///etc/passwd' })).rejects.toThrow(/FORBIDDEN/);
+        await expect(client.readResource({ uri: 'file:///public/readme' })).rejects.toThrow(/FORBIDDEN/);
+        await expect(client.getPrompt({ name: 'fs_greet', arguments: { who: 'x' } })).rejects.toThrow(/FORBIDDEN/);
+        await expect(
+          client.complete({
+            ref: { type: 'ref/resource', uri: 'file:///{+path}' },
+            argument: { name: 'path', value: '' },
+          }),
+        ).rejects.toThrow(/FORBIDDEN/);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it(`refuses a reader what its globs do not grant with FORBIDDEN, in any spelling (${version})`, async () => {
+      const client = await clientOf(gateway.url, version, { authorization: `Bearer ${KEY}-reader` });
+      try {
+        for (const uri of ['file:///etc/passwd', 'file:///public/../etc/passwd'])
+          expect(await rpcFailure(client.readResource({ uri })), uri).toEqual({
+            code: -32600,
+            message: 'FORBIDDEN: The resources/read of "file:///etc/passwd" is not available to "reader".',
+            data: {
+              code: 'FORBIDDEN',
+              message: 'The resources/read of "file:///etc/passwd" is not available to "reader".',
+              plugin: 'authz',
+            },
+          });
+      } finally {
+        await client.close();
+      }
+    });
+  }
+});
+
+// Issue: authz answered FORBIDDEN for a tool, prompt or resource that exists but is hidden from the caller, and
+// "not found" for one that does not exist, so a caller could probe which hidden names exist, undoing what
+// tools/list and the other lists hide. Each hidden item must be answered as a missing one is, byte for byte but
+// the name, whatever the caller sends with it.
+describe('authz answers what it hides exactly as what does not exist', () => {
+  const KEY = 'policy-plane-oracle-key-0123456789';
+  let gateway: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    gateway = await serve({
+      http: {
+        auth: {
+          type: 'apiKeys',
+          keys: [
+            { name: 'nobody', key: `${KEY}-nobody` },
+            { name: 'reader', key: `${KEY}-reader`, scopes: ['read'] },
+          ],
+        },
+      },
+      upstreams: [upstream({ namespace: 'fs' })],
+      plugins: {
+        // The reader may read under mem:///, where the upstream has nothing: what it answers there is "missing".
+        authz: { rules: [{ when: { scopes: ['read'] }, allow: ['fs_echo'], resources: ['mem:///*'] }] },
+      },
+    });
+  }, 60_000);
+  afterAll(() => gateway.stop());
+
+  /** The error, with one name replaced by a placeholder. */
+  const named = (error: unknown, name: string): unknown =>
+    JSON.parse(JSON.stringify(error).replaceAll(name, '<name>')) as unknown;
+
+  for (const version of VERSIONS) {
+    it(`a hidden tool, prompt and resource are each answered as a missing one (${version})`, async () => {
+      const reader = await clientOf(gateway.url, version, { authorization: `Bearer ${KEY}-reader` });
+      const nobody = await clientOf(gateway.url, version, { authorization: `Bearer ${KEY}-nobody` });
+      try {
+        const missing = {
+          tool: await rpcFailure(call(reader, 'fs_nothing', { text: 'x' })),
+          prompt: await rpcFailure(reader.getPrompt({ name: 'fs_nothing', arguments: { who: 'x' } })),
+          completion: await rpcFailure(
+            reader.complete({ ref: { type: 'ref/prompt', name: 'fs_nothing' }, argument: { name: 'who', value: '' } }),
+          ),
+          resource: await rpcFailure(reader.readResource({ uri: 'mem:///nothing' })),
+        };
+        // What "missing" is, as core and the gateway answer it: the comparisons below are with these.
+        expect(missing).toEqual({
+          tool: unknownTool('fs_nothing'),
+          prompt: promptNotFound('fs_nothing'),
+          completion: promptNotFound('fs_nothing'),
+          resource: resourceNotFound('mem:///nothing'),
+        });
+        for (const client of [reader, nobody]) {
+          // Hidden tools: one no rule grants, and (for nobody) one with arguments its upstream would refuse.
+          for (const [name, args] of [
+            ['fs_shout', {}],
+            ['fs_release', { gate: 'x' }],
+            ...(client === nobody ? [['fs_echo', { text: 5 }] as const] : []),
+          ] as const)
+            expect(named(await rpcFailure(call(client, name, args)), name), name).toEqual(
+              named(missing.tool, 'fs_nothing'),
+            );
+          expect(
+            named(await rpcFailure(client.getPrompt({ name: 'fs_greet', arguments: { who: 'x' } })), 'fs_greet'),
+          ).toEqual(named(missing.prompt, 'fs_nothing'));
+          expect(
+            named(
+              await rpcFailure(
+                client.complete({
+                  ref: { type: 'ref/prompt', name: 'fs_greet' },
+                  argument: { name: 'who', value: '' },
+                }),
+              ),
+              'fs_greet',
+            ),
+          ).toEqual(named(missing.completion, 'fs_nothing'));
+          // A listed resource, one served through the template, and one in another spelling.
+          for (const [uri, canonical] of [
+            ['file:///secret/key', 'file:///secret/key'],
+            ['file:///etc/passwd', 'file:///etc/passwd'],
+            ['FILE://localhost/public/./readme', 'file:///public/readme'],
+          ] as const)
+            expect(named(await rpcFailure(client.readResource({ uri })), canonical), uri).toEqual(
+              named(missing.resource, 'mem:///nothing'),
+            );
+        }
+      } finally {
+        await reader.close();
+        await nobody.close();
+      }
+      // Operators still see each refusal.
+      expect(logged(gateway.run, 'authz.forbidden')).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ tool: 'fs_shout', caller: 'reader' }),
+          expect.objectContaining({ kind: 'prompts/get', target: 'fs_greet', caller: 'nobody' }),
+          expect.objectContaining({ kind: 'resources/read', target: 'file:///secret/key', caller: 'reader' }),
+        ]),
+      );
     });
   }
 });
@@ -340,6 +544,70 @@ describe('logging levels are per caller', () => {
   });
 });
 
+// Issue: logging/setLevel was no guarded request: a key that authz granted nothing made every upstream log at debug.
+describe('logging/setLevel meets authz', () => {
+  const KEY = 'policy-plane-level-key-0123456789';
+  let gateway: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    gateway = await serve({
+      http: {
+        auth: {
+          type: 'apiKeys',
+          keys: [
+            { name: 'nobody', key: `${KEY}-nobody` },
+            { name: 'reader', key: `${KEY}-reader`, scopes: ['read'] },
+            { name: 'docs', key: `${KEY}-docs`, scopes: ['docs'] },
+            { name: 'ops', key: `${KEY}-ops`, scopes: ['ops'] },
+          ],
+        },
+      },
+      upstreams: [upstream({ namespace: 'fs' })],
+      plugins: {
+        authz: {
+          rules: [
+            { when: { scopes: ['ops'] }, upstreams: ['fs'] },
+            { when: { scopes: ['read'] }, allow: ['fs_echo'] },
+            { when: { scopes: ['docs'] }, resources: ['file:///public/*'] },
+          ],
+        },
+      },
+    });
+  }, 60_000);
+  afterAll(() => gateway.stop());
+
+  it('refuses a key granted nothing of the upstream, which gets no setLevel; a key granted any of it sets its level', async () => {
+    const as = (who: string) => clientOf(gateway.url, '2025-11-25', { authorization: `Bearer ${KEY}-${who}` });
+    const nobody = await as('nobody');
+    const reader = await as('reader');
+    const docs = await as('docs');
+    const ops = await as('ops');
+    const upstreamLevel = async () => textOf(await ops.readResource({ uri: 'file:///level' }));
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- 2025-11-25 logging is what this test drives
+      const refused = await rpcFailure(nobody.setLoggingLevel('debug'));
+      expect(refused).toMatchObject({ code: -32600, data: { code: 'FORBIDDEN', plugin: 'authz' } });
+      // The refusal names no upstream: which ones log is none of a caller's business that may use none of them.
+      expect(JSON.stringify(refused)).not.toContain('fs');
+      expect(await upstreamLevel()).toBe('unset');
+      expect(logged(gateway.run, 'authz.forbidden')).toContainEqual(
+        expect.objectContaining({ kind: 'logging/setLevel', upstream: 'fs', caller: 'nobody' }),
+      );
+      // One of the upstream's tools, one of its resources, or the whole upstream: each admits the level.
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- as above
+      await reader.setLoggingLevel('warning');
+      expect(await upstreamLevel()).toBe('warning');
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- as above
+      await docs.setLoggingLevel('info');
+      expect(await upstreamLevel()).toBe('info');
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- as above
+      await ops.setLoggingLevel('debug');
+      expect(await upstreamLevel()).toBe('debug');
+    } finally {
+      for (const client of [nobody, reader, docs, ops]) await client.close();
+    }
+  });
+});
+
 describe("an upstream's log lines outside any call, with verified callers", () => {
   const OPS = 'policy-plane-ops-key-0123456789abcdef';
   const NOBODY = 'policy-plane-nobody-key-0123456789abcd';
@@ -371,8 +639,9 @@ describe("an upstream's log lines outside any call, with verified callers", () =
     ops.setNotificationHandler('notifications/message', (n) => void heard.push(String(n.params.data)));
     try {
       expect((await nobody.listTools()).tools).toEqual([]);
+      // Granted nothing, it may not set a level either; it asked for none, so it would be sent every line.
       // eslint-disable-next-line @typescript-eslint/no-deprecated -- 2025-11-25 logging is what this test drives
-      await nobody.setLoggingLevel('debug');
+      await expect(nobody.setLoggingLevel('debug')).rejects.toThrow(/FORBIDDEN/);
       // eslint-disable-next-line @typescript-eslint/no-deprecated -- as above
       await ops.setLoggingLevel('debug');
       const withheld = gateway.run.event('http.log_withheld');

@@ -1,7 +1,8 @@
 // Issue 29, every request kind against every guard through one path: a real `sluice serve` over loopback HTTP,
 // clients of both protocol versions with API keys, an upstream that serves any file through `file:///{+path}`,
 // `denyResources`, a per-caller authz policy and the concurrency plugin's rate (the same admission mechanism for
-// every kind). Each kind is tried as an attacker would: ungranted, denied in another spelling, then past its rate.
+// every kind). Each kind is tried as an attacker would: ungranted (hidden, as if it did not exist; a setLevel, which
+// names nothing, refused), denied in another spelling, then past its rate.
 // A refused request (authz, deny) must not use up the caller's budget: the budget counts admitted requests only.
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -109,20 +110,26 @@ for (const version of VERSIONS) {
     });
 
     it('tools/call: an ungranted caller is refused, and past the rate a call is RATE_LIMITED', async () => {
-      expect(await outcome(call(nobody, 'fs_echo', { text: 'x' }))).toContain('FORBIDDEN');
+      expect(await outcome(call(nobody, 'fs_echo', { text: 'x' }))).toContain('Unknown tool: "fs_echo"');
       expectRateCut(await pastTheRate(() => call(reader, 'fs_echo', { text: 'x' })));
     });
 
     it('resources/read: ungranted, denied in any spelling, then past the rate', async () => {
-      expect(await outcome(nobody.readResource({ uri: 'file:///public/readme' }))).toContain('FORBIDDEN');
-      expect(await outcome(reader.readResource({ uri: 'file:///etc/passwd' }))).toContain('FORBIDDEN');
+      expect(await outcome(nobody.readResource({ uri: 'file:///public/readme' }))).toContain(
+        'Resource not found: file:///public/readme',
+      );
+      expect(await outcome(reader.readResource({ uri: 'file:///etc/passwd' }))).toContain(
+        'Resource not found: file:///etc/passwd',
+      );
       for (const uri of ['file:///secret/key', 'FILE://localhost/%73ecret/./key', 'file:///public/../secret//key'])
         expect(await outcome(reader.readResource({ uri })), uri).toMatch(/not found/i);
       expectRateCut(await pastTheRate(() => reader.readResource({ uri: 'file:///public/readme' })));
     });
 
     it('prompts/get: an ungranted caller is refused, and past the rate a get is RATE_LIMITED', async () => {
-      expect(await outcome(nobody.getPrompt({ name: 'fs_greet', arguments: { who: 'x' } }))).toContain('FORBIDDEN');
+      expect(await outcome(nobody.getPrompt({ name: 'fs_greet', arguments: { who: 'x' } }))).toContain(
+        'Prompt "fs_greet" not found',
+      );
       expectRateCut(await pastTheRate(() => reader.getPrompt({ name: 'fs_greet', arguments: { who: 'x' } })));
     });
 
@@ -131,7 +138,9 @@ for (const version of VERSIONS) {
         client: Client,
         ref: { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string },
       ) => client.complete({ ref, argument: { name: ref.type === 'ref/prompt' ? 'who' : 'path', value: '' } });
-      expect(await outcome(complete(nobody, { type: 'ref/prompt', name: 'fs_greet' }))).toContain('FORBIDDEN');
+      expect(await outcome(complete(nobody, { type: 'ref/prompt', name: 'fs_greet' }))).toContain(
+        'Prompt "fs_greet" not found',
+      );
       expect(await outcome(complete(reader, { type: 'ref/resource', uri: 'file:///%73ecret/key' }))).toMatch(
         /not found/i,
       );
@@ -150,8 +159,12 @@ for (const version of VERSIONS) {
           return {};
         };
         try {
-          expect(await outcome(subscribe(nobody, 'file:///public/readme'))).toContain('FORBIDDEN');
-          expect(await outcome(subscribe(reader, 'file:///etc/passwd'))).toContain('FORBIDDEN');
+          expect(await outcome(subscribe(nobody, 'file:///public/readme'))).toContain(
+            'Resource not found: file:///public/readme',
+          );
+          expect(await outcome(subscribe(reader, 'file:///etc/passwd'))).toContain(
+            'Resource not found: file:///etc/passwd',
+          );
           expect(await outcome(subscribe(reader, 'FILE:///secret/./key'))).toMatch(/not found/i);
           expectRateCut(await pastTheRate(() => subscribe(reader, 'file:///public/readme')));
         } finally {
@@ -159,5 +172,14 @@ for (const version of VERSIONS) {
         }
       },
     );
+
+    // 2025-11-25 only: a 2026-07-28 request carries its log level in its own `_meta`.
+    if (version === '2025-11-25')
+      it('logging/setLevel: an ungranted caller is refused, and past the rate a setLevel is RATE_LIMITED', async () => {
+        // eslint-disable-next-line @typescript-eslint/no-deprecated -- 2025-11-25 logging is what this test drives
+        expect(await outcome(nobody.setLoggingLevel('debug'))).toContain('FORBIDDEN');
+        // eslint-disable-next-line @typescript-eslint/no-deprecated -- as above
+        expectRateCut(await pastTheRate(() => reader.setLoggingLevel('error')));
+      });
   });
 }

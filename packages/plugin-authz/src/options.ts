@@ -71,12 +71,17 @@ export type AuthzRule = z.output<typeof AuthzRule>;
 export const AuthzOptions = z
   .object({
     mode: PluginModeSchema.default('enforce'),
-    /** A verified caller may use a tool when any rule that matches the caller grants it. */
+    /**
+     * A verified caller may use a tool (resource, template, prompt) when any rule that matches the caller grants
+     * it, and set the log level of an upstream (`logging/setLevel`) when they grant it anything of that upstream.
+     */
     rules: z
       .array(AuthzRule)
       .max(256)
       .default([])
-      .describe('A verified caller may use a tool when any rule that matches the caller grants it.'),
+      .describe(
+        'A verified caller may use a tool (resource, template, prompt) when any rule that matches the caller grants it, and set the log level of an upstream (`logging/setLevel`) when they grant it anything of that upstream.',
+      ),
     /**
      * Callers without a verified identity: stdio, in-process calls, a listener
      * without authentication. `allow` (default) trusts the process boundary;
@@ -87,6 +92,20 @@ export const AuthzOptions = z
       .default('allow')
       .describe(
         'Callers without a verified identity: stdio, in-process calls, a listener without authentication. `allow` (default) trusts the process boundary; `deny` refuses them every tool.',
+      ),
+    /**
+     * How a caller is answered for a tool, resource, template or prompt its
+     * rules do not grant. `not_found` (default): exactly as for one that does
+     * not exist (the same JSON-RPC error, `Unknown tool: "<name>"`, `Resource
+     * not found: <uri>`, `Prompt "<name>" not found`), so that a refusal tells
+     * nothing of what exists. `forbidden`: a `FORBIDDEN` refusal naming the
+     * item and the caller. Either way the log line `authz.forbidden` records it.
+     */
+    hidden: z
+      .enum(['not_found', 'forbidden'])
+      .default('not_found')
+      .describe(
+        'How a caller is answered for a tool, resource, template or prompt its rules do not grant. `not_found` (default): exactly as for one that does not exist (the same JSON-RPC error, `Unknown tool: "<name>"`, `Resource not found: <uri>`, `Prompt "<name>" not found`), so that a refusal tells nothing of what exists. `forbidden`: a `FORBIDDEN` refusal naming the item and the caller. Either way the log line `authz.forbidden` records it.',
       ),
   })
   .strict();

@@ -21,6 +21,20 @@ export interface FeatureRequest {
   readonly completing?: 'prompt' | 'resource' | undefined;
 }
 
+/**
+ * What one upstream serves now, by the names rules grant: its tools, its
+ * listed resources (canonical URIs) and URI templates, and its prompts
+ * (exposed names). A new object whenever what it serves changes: the policy
+ * remembers its decisions per object.
+ */
+export interface UpstreamItems {
+  readonly upstream: string;
+  readonly tools: readonly ToolSubject[];
+  readonly resources: readonly string[];
+  readonly templates: readonly string[];
+  readonly prompts: readonly string[];
+}
+
 const PROMPT_KINDS: ReadonlySet<string> = new Set(['prompts/list', 'prompts/get']);
 
 /** A resource glob in the canonical spelling URIs are matched in; a pattern that is no URI stays as written. */
@@ -58,6 +72,17 @@ function grantsFeature(rule: CompiledRule, request: FeatureRequest): boolean {
   return rule.resources?.some((pattern) => matchGlob(pattern, target)) === true;
 }
 
+/** Whether a rule grants anything of what an upstream serves: the upstream itself, or one of its items. */
+function grantsAnyOf(rule: CompiledRule, items: UpstreamItems): boolean {
+  if (rule.upstreams?.has(items.upstream) === true) return true;
+  const { tools, prompts, resources } = rule;
+  if (tools !== undefined && items.tools.some((tool) => tools(tool))) return true;
+  if (prompts !== undefined && items.prompts.some((name) => prompts(name))) return true;
+  if (resources === undefined) return false;
+  const granted = (item: string) => resources.some((pattern) => matchGlob(pattern, item));
+  return items.resources.some(granted) || items.templates.some(granted);
+}
+
 const oneOf = (wanted: readonly string[] | undefined, actual: string | undefined): boolean =>
   wanted === undefined || (actual !== undefined && wanted.includes(actual));
 
@@ -92,6 +117,8 @@ export function callerMatches(when: CallerMatch, caller: CallerIdentity): boolea
 export class AuthzPolicy {
   private readonly rules: readonly CompiledRule[];
   private readonly matching = new WeakMap<CallerIdentity, readonly CompiledRule[]>();
+  /** The rules that grant anything of an upstream, worked out once per `UpstreamItems`. */
+  private readonly granting = new WeakMap<UpstreamItems, ReadonlySet<CompiledRule>>();
 
   constructor(private readonly options: ParsedAuthzOptions) {
     this.rules = options.rules.map(compile);
@@ -110,6 +137,24 @@ export class AuthzPolicy {
   allowsFeature(caller: CallerIdentity | undefined, request: FeatureRequest): boolean {
     if (!caller) return this.options.anonymous === 'allow';
     return this.rulesFor(caller).some((rule) => grantsFeature(rule, request));
+  }
+
+  /**
+   * Whether the caller may set the log level of an upstream (`logging/setLevel`): when its rules grant it
+   * anything of what the upstream serves, or the upstream itself. A caller granted nothing there cannot make
+   * it log more for everyone. `undefined` items are a server's own handler's: any grant at all admits it.
+   */
+  allowsLogLevel(caller: CallerIdentity | undefined, items: UpstreamItems | undefined): boolean {
+    if (!caller) return this.options.anonymous === 'allow';
+    const rules = this.rulesFor(caller);
+    if (rules.length === 0 || items === undefined) return rules.length > 0;
+    let granting = this.granting.get(items);
+    if (granting === undefined) {
+      granting = new Set(this.rules.filter((rule) => grantsAnyOf(rule, items)));
+      this.granting.set(items, granting);
+    }
+    const found = granting;
+    return rules.some((rule) => found.has(rule));
   }
 
   private rulesFor(caller: CallerIdentity): readonly CompiledRule[] {

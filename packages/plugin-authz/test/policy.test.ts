@@ -1,9 +1,9 @@
-// The policy's decisions on requests that are not tool calls.
+// The policy's decisions on requests that are not tool calls: resources, prompts, completions, and log levels.
 import { describe, expect, it } from 'vitest';
 import type { CallerIdentity } from '@sluice/core';
 import { AuthzOptions } from '../src/options.js';
 import { AuthzPolicy } from '../src/policy.js';
-import type { FeatureRequest } from '../src/policy.js';
+import type { FeatureRequest, UpstreamItems } from '../src/policy.js';
 
 const caller = (scopes: string[]): CallerIdentity => ({
   method: 'apiKey',
@@ -61,5 +61,50 @@ describe('AuthzPolicy.allowsFeature', () => {
 
   it('refuses a rule that grants nothing', () => {
     expect(() => AuthzOptions.parse({ rules: [{ when: { scopes: ['x'] } }] })).toThrow(/grants something/);
+  });
+});
+
+describe('AuthzPolicy.allowsLogLevel', () => {
+  const served = (extra: Partial<UpstreamItems> = {}): UpstreamItems => ({
+    upstream: 'fs',
+    tools: [],
+    resources: [],
+    templates: [],
+    prompts: [],
+    ...extra,
+  });
+  const echo = { name: 'fs_echo', source: { kind: 'upstream' as const, upstream: 'fs' } };
+
+  it('admits a caller granted anything the upstream serves, or the upstream itself, and no other', () => {
+    const tools = caller(['tools']);
+    expect(policy.allowsLogLevel(tools, served({ tools: [echo] }))).toBe(true);
+    // Granted every tool, but this upstream serves none: nothing of it is the caller's.
+    expect(policy.allowsLogLevel(tools, served({ prompts: ['fs_greet'] }))).toBe(false);
+    const docs = caller(['docs']);
+    expect(policy.allowsLogLevel(docs, served({ resources: ['file:///public/a'] }))).toBe(true);
+    expect(policy.allowsLogLevel(docs, served({ templates: ['file:///{+path}'] }))).toBe(true);
+    expect(policy.allowsLogLevel(docs, served({ prompts: ['fs_greet'] }))).toBe(true);
+    expect(policy.allowsLogLevel(docs, served({ resources: ['file:///secret/a'], prompts: ['fs_other'] }))).toBe(false);
+    expect(policy.allowsLogLevel(docs, served({ tools: [echo] }))).toBe(false);
+    const ops = caller(['ops']);
+    expect(policy.allowsLogLevel(ops, served({ upstream: 'ops' }))).toBe(true);
+    expect(policy.allowsLogLevel(ops, served({ tools: [echo], resources: ['file:///public/a'] }))).toBe(false);
+    expect(policy.allowsLogLevel(caller([]), served({ tools: [echo], resources: ['file:///public/a'] }))).toBe(false);
+  });
+
+  it("lets a server's own handler (no upstream) be set by a caller granted anything, and anonymous callers as `anonymous` says", () => {
+    expect(policy.allowsLogLevel(caller(['docs']), undefined)).toBe(true);
+    expect(policy.allowsLogLevel(caller([]), undefined)).toBe(false);
+    expect(policy.allowsLogLevel(undefined, served())).toBe(true);
+    const strict = new AuthzPolicy(AuthzOptions.parse({ anonymous: 'deny', rules: [{ allow: ['*'] }] }));
+    expect(strict.allowsLogLevel(undefined, served({ tools: [echo] }))).toBe(false);
+  });
+});
+
+describe('AuthzOptions.hidden', () => {
+  it("answers hidden items as missing by default, and takes 'forbidden' and nothing else", () => {
+    expect(AuthzOptions.parse({}).hidden).toBe('not_found');
+    expect(AuthzOptions.parse({ hidden: 'forbidden' }).hidden).toBe('forbidden');
+    expect(() => AuthzOptions.parse({ hidden: 'silent' })).toThrow();
   });
 });

@@ -113,17 +113,18 @@ export const ConcurrencyOptions = z
       .describe('Limits by tool selector: the way to limit imported tools.'),
     /**
      * Limits by request kind for what is not a tool call (`resources/read`, `resources/subscribe`,
-     * `prompts/get`, `completion/complete`): one set of slots per kind and upstream. A kind without
-     * one takes `default`; `false` leaves the kind unguarded.
+     * `prompts/get`, `completion/complete`, `logging/setLevel`): one set of slots per kind and upstream (a
+     * setLevel takes one of each upstream that logs). A kind without one takes `default`; `false` leaves the
+     * kind unguarded.
      */
     requests: z
       .partialRecord(
-        z.enum(['resources/read', 'resources/subscribe', 'prompts/get', 'completion/complete']),
+        z.enum(['resources/read', 'resources/subscribe', 'prompts/get', 'completion/complete', 'logging/setLevel']),
         z.union([z.literal(false), LimitOptions]),
       )
       .default({})
       .describe(
-        'Limits by request kind for what is not a tool call (`resources/read`, `resources/subscribe`, `prompts/get`, `completion/complete`): one set of slots per kind and upstream. A kind without one takes `default`; `false` leaves the kind unguarded.',
+        'Limits by request kind for what is not a tool call (`resources/read`, `resources/subscribe`, `prompts/get`, `completion/complete`, `logging/setLevel`): one set of slots per kind and upstream (a setLevel takes one of each upstream that logs). A kind without one takes `default`; `false` leaves the kind unguarded.',
       ),
     /**
      * Limits by resource URI glob (`file:///reports/*`), compared with the canonical URI, for `resources/read`

@@ -1,18 +1,23 @@
 import { AuditKind } from '@sluice/core';
-import type { AuditEvent, Logger } from '@sluice/core';
+import type { AuditEvent, AuditFrom, Logger } from '@sluice/core';
 import type { ApprovalEvent } from './approval/approval-events.js';
 import type { LedgerCheck } from './ledger/ledger.js';
 
-/** Where the plugin appends its audit entries: `services.audit.append` of the server it is applied to. */
-export type AuditSink = (event: AuditEvent) => Promise<unknown>;
+/**
+ * Where the plugin appends its audit entries: `services.audit.append` of the
+ * server it is applied to; `from`, the call an entry is about (its caller's budget).
+ */
+export type AuditSink = (event: AuditEvent, from?: AuditFrom) => Promise<unknown>;
 
 /**
  * Appends one approval event (`RiskPlugin.onApprovalEvent`) to the audit log,
  * without waiting: the approval's path never waits on the log, and a failure
  * is logged, never thrown. `approval` ties a question's entries together (the
- * operator question's id; a question the client answers has none).
+ * operator question's id; a question the client answers has none). `from`:
+ * the call it is about, whose caller's budget of entries it counts against
+ * (an operator's answer has none, and is always written).
  */
-export function auditApprovalEvent(sink: AuditSink, logger: Logger, event: ApprovalEvent): void {
+export function auditApprovalEvent(sink: AuditSink, logger: Logger, event: ApprovalEvent, from?: AuditFrom): void {
   const common = {
     tool: event.tool,
     server: event.server,
@@ -57,7 +62,7 @@ export function auditApprovalEvent(sink: AuditSink, logger: Logger, event: Appro
       };
       break;
   }
-  sink(entry).catch((error: unknown) =>
+  sink(entry, from).catch((error: unknown) =>
     logger.error(
       { event: 'audit.append_failed', err: error, tool: event.tool, server: event.server },
       `the approval event "${event.kind}" was not audited`,

@@ -164,7 +164,7 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       lifecycles.add(lifecycle);
       listChanged.add(() => api.tools.notifyChanged());
       const targets = new ApprovalTargets(config.approval.channel);
-      const audit: AuditSink = (event) => api.services.audit.append(event);
+      const audit: AuditSink = (event, from) => api.services.audit.append(event, from);
       if (!audits.has(api.services.store)) audits.set(api.services.store, audit);
       const engine = new RiskEngine(config, () => api.services.clock.now());
       // Replicas' changes are applied as holds, which need the ledger, which needs the sync: called only once calls flow.
@@ -186,7 +186,7 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
         for (const listener of listeners) listener(event);
       });
       // Every question asked, answered, lapsed or refused goes to this server's audit log.
-      events.on((event) => auditApprovalEvent(audit, logger, event));
+      events.onAudit((event, from) => auditApprovalEvent(audit, logger, event, from));
       const approver = createApprover(config, api, logger, mask, targets, events);
       approvers.add(approver);
       api.services.container.register(Tokens.Approver, { useValue: approver });

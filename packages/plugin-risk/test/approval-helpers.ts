@@ -3,7 +3,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
-import type { CallToolResult, SluiceServer, Store } from '@sluice/core';
+import type { AuditOptions, CallToolResult, SluiceServer, Store } from '@sluice/core';
 import { FakeClock, captureLogger } from '@sluice/testing';
 import type { CapturedLogger } from '@sluice/testing';
 import type { RiskOptions, RiskPlugin } from '@sluice/plugin-risk';
@@ -26,8 +26,12 @@ export interface ApprovalServer {
   close(): Promise<void>;
 }
 
-/** A Sluice server whose local tool `deploy` asks a person first (and `status` does not). */
-export async function approvalServer(options: RiskOptions = {}, store?: Store): Promise<ApprovalServer> {
+/** A Sluice server whose local tool `deploy` asks a person first (and `status` does not); `audit`: its log's options. */
+export async function approvalServer(
+  options: RiskOptions = {},
+  store?: Store,
+  audit?: AuditOptions,
+): Promise<ApprovalServer> {
   const logs = captureLogger();
   const clock = new FakeClock(Date.now());
   const plugin = risk({ ledger: { persist: 'memory' }, ...options });
@@ -38,6 +42,7 @@ export async function approvalServer(options: RiskOptions = {}, store?: Store): 
     logger: logs.logger,
     clock,
     ...(store ? { store } : {}),
+    ...(audit ? { audit } : {}),
   });
   let runs = 0;
   server.tool({
@@ -154,7 +159,8 @@ export interface ManualClient {
   close(): Promise<void>;
 }
 
-export async function manualClient(url: URL): Promise<ManualClient> {
+/** `key`: the API key it calls with (`Authorization: Bearer`), when the listener asks for one. */
+export async function manualClient(url: URL, key?: string): Promise<ManualClient> {
   const client = new Client(
     { name: 'manual', version: '1.0.0' },
     {
@@ -163,7 +169,8 @@ export async function manualClient(url: URL): Promise<ManualClient> {
       inputRequired: { autoFulfill: false },
     },
   );
-  await client.connect(new StreamableHTTPClientTransport(url));
+  const headers = key === undefined ? undefined : { authorization: `Bearer ${key}` };
+  await client.connect(new StreamableHTTPClientTransport(url, headers ? { requestInit: { headers } } : {}));
   const send = (params: Record<string, unknown>) =>
     client.callTool(params as never, { allowInputRequired: true }) as Promise<unknown>;
   return {

@@ -97,6 +97,48 @@ describe('approvals in the audit log', () => {
   });
 });
 
+const VICTIM_KEY = 'audit-share-victim-key-0123456789';
+const NOISY_KEY = 'audit-share-noisy-key-0123456789';
+
+/** The entries once nothing more is being appended (approval events are appended off the call's path). */
+async function settledEntries(server: SluiceServer): Promise<AuditEntry[]> {
+  let last = -1;
+  for (;;) {
+    const { head } = await server.services.audit.read(0, 1);
+    if (head.seq === last) return await entries(server);
+    last = head.seq;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("a caller's share of the audit log", () => {
+  it("keeps another caller's question in a log of 100 while one caller asks and declines 100 questions in turn", async () => {
+    const s = track(await approvalServer({}, undefined, { maxEntries: 100 }));
+    const keys = [
+      { name: 'victim', key: VICTIM_KEY },
+      { name: 'noisy', key: NOISY_KEY },
+    ];
+    const { url } = await s.server.listen({ auth: { type: 'apiKeys', keys } });
+    const victim = track(await manualClient(url, VICTIM_KEY));
+    await victim.first('deploy', { env: 'prod' });
+    const noisy = track(await manualClient(url, NOISY_KEY));
+    for (let i = 0; i < 100; i++) {
+      const { requestState } = await noisy.first('deploy', { env: `n${i}` });
+      await noisy.retry('deploy', { env: `n${i}` }, requestState, { action: 'decline' });
+    }
+    // 200 entries asked for; the log keeps 100: the victim's question is still in it.
+    const log = await settledEntries(s.server);
+    expect(log.filter((e) => e.caller === 'victim')).toMatchObject([{ kind: 'approval.asked', tool: 'deploy' }]);
+    expect(log.filter((e) => e.caller === 'noisy')).toHaveLength(60);
+    // Once the minute is over, one entry says how many of the noisy caller's were left out.
+    s.clock.advance(61_000);
+    const summary = (await settledEntries(s.server)).filter((e) => e.kind === 'audit.suppressed');
+    expect(summary).toMatchObject([{ caller: 'apiKey:noisy', by: 'sluice', decision: 'suppressed' }]);
+    expect(summary[0]?.reason).toMatch(/^140 more entries from caller apiKey:noisy suppressed in the minute from /);
+    expect((await s.server.services.audit.verify()).ok).toBe(true);
+  });
+});
+
 describe('ledger decisions in the audit log', () => {
   it('records a hold when an upstream redefines a tool, and the operator’s approval and revocation', async () => {
     const up = new McpServer({ name: 'bank', version: '1.0.0' });

@@ -61,6 +61,7 @@ describe('the list of pending approvals', () => {
       busy: 'server',
       limit: MAX_PENDING_APPROVALS,
       first: true,
+      retryAfterMs: 5_000,
     });
     const listed = await questions.pending();
     expect(listed).toHaveLength(MAX_PENDING_APPROVALS);

@@ -97,6 +97,25 @@ describe("a caller's share of waiting questions", () => {
     expect(s.runs()).toBe(1);
   });
 
+  it('tells a caller past its share when to call again: once the earliest of its own waiting questions lapses', async () => {
+    const s = await start({ approval: { timeoutMs: 60_000, questions: { perCaller: 2 } } });
+    const client = track(await manualClient((await s.server.listen()).url));
+    await client.first('deploy', { env: 'e0' });
+    s.clock.advance(10_000);
+    await client.first('deploy', { env: 'e1' });
+    s.clock.advance(5_000);
+    const refused = refusedRound(await client.first('deploy', { env: 'e2' }));
+    expect(errorOf(refused)).toMatchObject({
+      code: RiskErrorCode.APPROVAL_BUSY,
+      share: 'caller',
+      retryAfterMs: 45_000,
+    });
+    expect(textOf(refused)).toMatch(/in 45 s/);
+    // Once that question lapsed, its place is free: the call asks again.
+    s.clock.advance(45_000);
+    expect((await client.first('deploy', { env: 'e2' })).requestState).toEqual(expect.any(String));
+  });
+
   it('refuses a 2025-11-25 call past its share without sending it a form', async () => {
     const s = await start({ approval: { questions: { perCaller: 1 } } });
     const waiting = waitingPerson();
@@ -127,7 +146,68 @@ describe("a caller's share of waiting questions", () => {
   });
 });
 
+/**
+ * A store two replicas share, where a place is given back at the worst moment: just after the release read it
+ * (a read-then-delete) or just before it deletes it (a compare-and-delete), the place lapses and a newer
+ * question takes it.
+ */
+class RacingStore extends MemoryStore {
+  private race: { key: string; run: () => Promise<void> } | undefined;
+
+  /** The next release of `key` meets `run` at its worst moment. */
+  arm(key: string, run: () => Promise<void>): void {
+    this.race = { key, run };
+  }
+
+  override async get<T = unknown>(key: string): Promise<T | undefined> {
+    const value = await super.get<T>(key);
+    await this.meet(key);
+    return value;
+  }
+
+  override async delete(key: string): Promise<boolean> {
+    await this.meet(key);
+    return await super.delete(key);
+  }
+
+  override async compareAndDelete(key: string, expected: string | number | boolean): Promise<boolean> {
+    await this.meet(key);
+    return await super.compareAndDelete(key, expected);
+  }
+
+  private async meet(key: string): Promise<void> {
+    const race = this.race;
+    if (race === undefined || race.key !== key) return;
+    this.race = undefined;
+    await race.run();
+  }
+}
+
 describe('the share, in the store', () => {
+  it("never frees a newer question's place: a release from a replica whose clock lags 2 s comes too late", async () => {
+    const clock = new FakeClock(1_000);
+    const store = new RacingStore(clock);
+    const limits = { max: 1, perCaller: 1 };
+    const there = new OperatorQuestions(store, () => clock.now(), 10, limits);
+    const lagging = new OperatorQuestions(store, () => clock.now() - 2_000, 10, limits);
+    const asked = await there.record({ ...fields, caller: 'ann' }, 'elicitation', 5_000, undefined, 'ann');
+    if (isBusy(asked)) throw new Error('refused within the share');
+    // 500 ms before the question lapses, by the store's time; 2.5 s before, by the lagging replica's.
+    clock.advance(4_500);
+    store.arm('dev.sluice/risk/approval/list/0', async () => {
+      clock.advance(500);
+      expect(isBusy(await there.record({ ...fields, caller: 'bob' }, 'elicitation', 5_000, undefined, 'bob'))).toBe(
+        false,
+      );
+    });
+    await lagging.close(asked);
+    // Bob's question keeps its place: it is listed, and the list (of one) stays full.
+    expect((await there.pending()).map((q) => q.caller)).toEqual(['bob']);
+    expect(await there.record({ ...fields, caller: 'cy' }, 'elicitation', 5_000, undefined, 'cy')).toMatchObject({
+      busy: 'server',
+    });
+  });
+
   it("refuses past the caller's share, never another caller's, and frees a place when a question ends", async () => {
     const clock = new FakeClock(1_000);
     const questions = new OperatorQuestions(new MemoryStore(clock), () => clock.now(), 10, { max: 100, perCaller: 2 });
@@ -160,6 +240,34 @@ describe('the share, in the store', () => {
     clock.advance(5_000);
     expect(isBusy(await questions.ask(binding('ann', 'i'), { ...fields, caller: 'ann' }, 5_000))).toBe(false);
     expect((await questions.pending()).filter((q) => q.caller === 'ann')).toHaveLength(1);
+  });
+
+  it("says when a place frees: the caller's own earliest question for its share, the list's for the list", async () => {
+    const clock = new FakeClock(1_000);
+    const questions = new OperatorQuestions(new MemoryStore(clock), () => clock.now(), 10, { max: 3, perCaller: 2 });
+    // Bob's question is older than any of Ann's: it lapses first, but frees no place in Ann's share.
+    expect(isBusy(await questions.ask(binding('bob', 'a'), { ...fields, caller: 'bob' }, 20_000))).toBe(false);
+    clock.advance(1_000);
+    expect(isBusy(await questions.ask(binding('ann', 'a'), { ...fields, caller: 'ann' }, 30_000))).toBe(false);
+    clock.advance(1_000);
+    expect(isBusy(await questions.ask(binding('ann', 'b'), { ...fields, caller: 'ann' }, 5_000))).toBe(false);
+    clock.advance(1_000);
+    // Ann's second question lapses first of hers (asked later, with a shorter wait): in 4 s.
+    expect(await questions.ask(binding('ann', 'c'), { ...fields, caller: 'ann' }, 30_000)).toMatchObject({
+      busy: 'caller',
+      retryAfterMs: 4_000,
+    });
+    // The list is full (3): its earliest lapse is Ann's second question too; after that, Bob's.
+    expect(await questions.ask(binding('cy', 'a'), { ...fields, caller: 'cy' }, 30_000)).toMatchObject({
+      busy: 'server',
+      retryAfterMs: 4_000,
+    });
+    clock.advance(4_000);
+    expect(isBusy(await questions.ask(binding('cy', 'a'), { ...fields, caller: 'cy' }, 30_000))).toBe(false);
+    expect(await questions.ask(binding('dee', 'a'), { ...fields, caller: 'dee' }, 30_000)).toMatchObject({
+      busy: 'server',
+      retryAfterMs: 13_000,
+    });
   });
 
   it('tells a caller joining a question once, however often it repeats the call (the audit log hears it once)', async () => {

@@ -8,6 +8,7 @@ import { SluiceError, createServer } from '@sluice/core';
 import type { CallToolResult, Plugin, SluiceServer } from '@sluice/core';
 import type { ListenerAuthOptions } from '@sluice/http';
 import { authz } from '@sluice/plugin-authz';
+import type { AuthzOptions } from '@sluice/plugin-authz';
 import { ToolSearchErrorCode, toolSearch } from '@sluice/plugin-tool-search';
 import type { ToolMatch, ToolSearchOptions } from '@sluice/plugin-tool-search';
 import '@sluice/http';
@@ -21,12 +22,13 @@ const auth: ListenerAuthOptions = {
     { name: 'admin', key: ADMIN_KEY, scopes: ['read', 'admin'] },
   ],
 };
-const guard = authz({
+const guardOptions: AuthzOptions = {
   rules: [
     { when: { scopes: ['read'] }, allow: ['!delete_*'] },
     { when: { scopes: ['admin'] }, allow: ['delete_*'] },
   ],
-});
+};
+const guard = authz(guardOptions);
 
 let server: SluiceServer | undefined;
 const clients: Client[] = [];
@@ -116,7 +118,24 @@ describe('search_tools', () => {
     expect(names(await search(admin, 'delete a repository'))[0]).toBe('delete_repository');
   });
 
-  it('refuses a call to a found-but-forbidden tool the same way without search', async () => {
+  it('answers a call of a tool the caller may not call as one of a tool that does not exist, search or not', async () => {
+    const reader = await connect(READ_KEY);
+    const failure = (name: string) =>
+      reader.callTool({ name, arguments: {} }).then(
+        () => undefined,
+        (error: unknown) => {
+          const { code, message, data } = error as { code?: unknown; message?: unknown; data?: unknown };
+          return JSON.stringify({ code, message, data }).replaceAll(name, '<name>');
+        },
+      );
+    const hidden = await failure('delete_repository');
+    expect(hidden).toContain('UNKNOWN_TOOL');
+    expect(hidden).toBe(await failure('no_such_tool'));
+  });
+
+  it("with authz's hidden: 'forbidden', refuses a call to a found-but-forbidden tool the same way without search", async () => {
+    const forbidding = authz({ ...guardOptions, hidden: 'forbidden' });
+    server = build({}, [forbidding]);
     const reader = await connect(READ_KEY);
     const result = await reader.callTool({ name: 'delete_repository', arguments: {} });
     expect(result.isError).toBe(true);

@@ -150,6 +150,12 @@ if existed == 0 and ARGV[2] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[2]) e
 return value
 `;
 
+/** KEYS: the value. ARGV: the expected JSON text. Deletes it only if it holds exactly that; returns 1 if it did. */
+const COMPARE_AND_DELETE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
 /** A script with its SHA-1, run by hash and sent in full only when Redis does not know it. */
 export class Script {
   readonly sha: string;
@@ -176,4 +182,5 @@ export const Scripts = Object.freeze({
   release: new Script('release', RELEASE),
   refresh: new Script('refresh', REFRESH),
   increment: new Script('increment', INCREMENT),
+  compareAndDelete: new Script('compare-and-delete', COMPARE_AND_DELETE),
 });

@@ -143,6 +143,14 @@ export class RedisStore implements Store {
     );
   }
 
+  compareAndDelete(key: string, expected: string | number | boolean): Promise<boolean> {
+    return this.backend.guard(
+      'compareAndDelete',
+      () => this.values.compareAndDelete(key, expected),
+      (local) => local.compareAndDelete(key, expected),
+    );
+  }
+
   increment(key: string, by = 1, options?: SetOptions): Promise<number> {
     return this.backend.guard(
       'increment',

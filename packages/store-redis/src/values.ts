@@ -89,6 +89,12 @@ export class Values {
     return (await this.backend.command(() => this.backend.connection.client.del(this.keys.value(key)))) > 0;
   }
 
+  /** One script: the key goes only if its JSON is exactly the expected value's. */
+  async compareAndDelete(key: string, expected: string | number | boolean): Promise<boolean> {
+    const reply = await this.backend.run(Scripts.compareAndDelete, [this.keys.value(key)], [encode(key, expected)]);
+    return Number(reply) === 1;
+  }
+
   async increment(key: string, by = 1, options?: SetOptions): Promise<number> {
     const ttl = ttlOf(options);
     const reply = await this.backend.run(Scripts.increment, [this.keys.value(key)], [String(by), ttl ?? '']);

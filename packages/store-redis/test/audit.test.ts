@@ -41,6 +41,30 @@ async function memberAt(key: string, seq: number): Promise<string> {
 const kinds = (result: AuditVerification) => result.problems.map((p) => `${p.kind}@${p.seq}`);
 
 describe('the audit chain in Redis', () => {
+  it("holds one caller's budget over every replica: one caller's flood cannot push another's entry out", async () => {
+    stores = new StoreFactory(redis);
+    const options = { maxEntries: 20, perCaller: { maxEntries: 5 } };
+    // One instant: the appends all fall in one window, however slow the run.
+    const at = Date.now();
+    const replicas = [0, 1, 2].map(() => {
+      const { store } = stores!.open();
+      return new AuditLog(store.audit, { now: () => at }, captureLogger().logger, options, store);
+    });
+    const by = (sub: string) => ({ authInfo: { token: 't', clientId: 'app', scopes: [], extra: { sub } } });
+    await replicas[0]!.append({ kind: 'approval.asked', caller: 'victim' }, by('victim'));
+    const noisy = await Promise.all(
+      Array.from({ length: 90 }, (_, i) =>
+        replicas[i % 3]!.append({ kind: 'approval.asked', caller: 'noisy' }, by('noisy')),
+      ),
+    );
+    expect(noisy.filter((entry) => entry !== undefined)).toHaveLength(5);
+    const callers = (await replicas[1]!.read(0, 100)).entries.map(
+      (e) => (JSON.parse(e.text) as { caller: string }).caller,
+    );
+    expect(callers.filter((caller) => caller === 'victim')).toHaveLength(1);
+    expect(callers.filter((caller) => caller === 'noisy')).toHaveLength(5);
+  });
+
   it('verifies a whole chain written by two replicas at once', async () => {
     stores = new StoreFactory(redis);
     const a = logOf(stores);

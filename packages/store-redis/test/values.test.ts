@@ -71,6 +71,35 @@ describe('values in Redis', () => {
     expect(await store.get('k')).toBeUndefined();
   });
 
+  it('deletes by compare-and-delete only while the key holds the value expected, atomically across stores', async () => {
+    stores = new StoreFactory(redis);
+    const a = stores.open().store;
+    const b = stores.open().store;
+    await a.set('place', 'old-holder', { ttlMs: 60 });
+    expect(await b.compareAndDelete('place', 'someone-else')).toBe(false);
+    expect(await b.get('place')).toBe('old-holder');
+    // The old holder's place lapsed in Redis and a newer holder took it: the old holder's release frees nothing.
+    await sleep(120);
+    expect(await b.setIfAbsent('place', 'new-holder', { ttlMs: 60_000 })).toBe(true);
+    expect(await a.compareAndDelete('place', 'old-holder')).toBe(false);
+    expect(await look.get(`${stores.prefix}kv:place`)).toBe('"new-holder"');
+    // Of many concurrent releases by the holder, exactly one deletes; none of another's.
+    const released = await Promise.all(
+      [a, b, a, b].flatMap((store) => [
+        store.compareAndDelete('place', 'new-holder'),
+        store.compareAndDelete('place', 'x'),
+      ]),
+    );
+    expect(released.filter(Boolean)).toHaveLength(1);
+    expect(await look.exists(`${stores.prefix}kv:place`)).toBe(0);
+    // Values compare as the JSON the store wrote: a number is not its string.
+    await a.set('n', 7);
+    expect(await b.compareAndDelete('n', '7')).toBe(false);
+    expect(await b.compareAndDelete('n', 7)).toBe(true);
+    await a.set('flag', true);
+    expect(await b.compareAndDelete('flag', true)).toBe(true);
+  });
+
   it('increments atomically across stores, with the TTL set on creation only', async () => {
     stores = new StoreFactory(redis);
     const a = stores.open().store;

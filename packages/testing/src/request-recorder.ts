@@ -6,7 +6,7 @@ export interface SeenRequest {
   readonly kind: GuardedKind;
   /** The upstream that serves it; undefined for the server's own tools and handlers. */
   readonly upstream: string | undefined;
-  /** The tool's name on a tool call, else the item the request names (a canonical URI, a prompt name). */
+  /** The tool's name on a tool call, else the item the request names (a canonical URI, a prompt name; a setLevel's level). */
   readonly target: string | undefined;
   /** The verified caller's subject, when there is one. */
   readonly caller: string | undefined;
@@ -22,9 +22,10 @@ export interface RequestRecorderOptions {
 /**
  * A plugin written once that sees every guarded request kind: tool calls,
  * resource reads and subscriptions (2026-07-28 listen filters too), prompt
- * gets and completions. It taps the `request` hook alone, for every kind,
- * records each request, and refuses those its `refuse` option names; tests
- * use it to show that a policy meets every kind.
+ * gets, completions and log levels (`logging/setLevel`, once per upstream).
+ * It taps the `request` hook alone, for every kind, records each request,
+ * and refuses those its `refuse` option names; tests use it to show that a
+ * policy meets every kind.
  */
 export function requestRecorder(options: RequestRecorderOptions = {}): { plugin: Plugin; seen: SeenRequest[] } {
   const name = options.name ?? 'request-recorder';

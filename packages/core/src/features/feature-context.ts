@@ -12,7 +12,12 @@ import type { Logger } from '../logger.js';
 import type { AuthInfo } from '../protocol.js';
 import type { RequestExecutor, RequestTarget } from '../request.js';
 
-/** The requests for an upstream's resources, templates and prompts that the gateway serves. */
+/**
+ * The requests besides tool calls that the gateway serves: for an upstream's
+ * resources, templates and prompts, and `logging/setLevel`, which asks each
+ * upstream that logs to log at a level (one request per upstream on the
+ * request path, the level as its `target`).
+ */
 export type FeatureMethod =
   | 'resources/list'
   | 'resources/templates/list'
@@ -21,7 +26,8 @@ export type FeatureMethod =
   | 'resources/unsubscribe'
   | 'prompts/list'
   | 'prompts/get'
-  | 'completion/complete';
+  | 'completion/complete'
+  | 'logging/setLevel';
 
 /**
  * One request for what an upstream offers besides tools, as the `listFeatures`

@@ -102,7 +102,9 @@ export function isRefusalAnswer(answer: unknown): answer is CallToolResult {
 /**
  * A refusal of a request other than a tool call, as the JSON-RPC error its
  * client gets. A `NOT_FOUND` refusal of a request that names its item is the
- * error of an item that does not exist: the client cannot tell it apart.
+ * error of an item that does not exist: the client cannot tell it apart. A
+ * `logging/setLevel` names no item (its target is a level): its `NOT_FOUND`
+ * stays a refusal, which the gateway reads as "this upstream is not there".
  */
 export function refusalError(
   result: CallToolResult,
@@ -111,13 +113,18 @@ export function refusalError(
 ): RpcError {
   const meta = readRefusal(result);
   const code = meta?.code ?? 'REFUSED';
-  if (code === CoreErrorCode.NOT_FOUND && kind !== undefined && named?.target !== undefined)
+  if (
+    code === CoreErrorCode.NOT_FOUND &&
+    kind !== undefined &&
+    kind !== 'logging/setLevel' &&
+    named?.target !== undefined
+  )
     return notFound(kind, named.target, named.completing);
   const message = `${code}: ${meta?.message ?? 'refused by policy'}`;
   return new RpcError(INVALID_REQUEST, message, { ...meta, code });
 }
 
-/** The error of a missing item, as the handlers answer it: a resource's -32002, a prompt's -32602. */
+/** The error of a missing item, as the handlers answer it: -32602, a resource's with its URI as data. */
 function notFound(kind: Exclude<GuardedKind, 'tools/call'>, target: string, completing: Named['completing']): RpcError {
   const prompt = kind === 'prompts/get' || (kind === 'completion/complete' && completing === 'prompt');
   if (prompt) return new RpcError(RpcCode.INVALID_PARAMS, `Prompt "${target}" not found`);

@@ -168,6 +168,13 @@ export class MemoryStore implements Store {
     return had;
   }
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- the Store contract is async, as a remote store's compare-and-delete is
+  async compareAndDelete(key: string, expected: string | number | boolean): Promise<boolean> {
+    if (this.live(key)?.value !== expected) return false;
+    this.entries.delete(key);
+    return true;
+  }
+
   // eslint-disable-next-line @typescript-eslint/require-await -- the Store contract is async: a failure (structuredClone of an uncloneable value) must be a rejection
   async increment(key: string, by = 1, options: SetOptions = {}): Promise<number> {
     const entry = this.live(key);

@@ -204,6 +204,13 @@ export interface Store {
   /** Sets only if the key is absent (or expired); true if it was set. Single-use tokens rely on this. */
   setIfAbsent(key: string, value: unknown, options?: SetOptions): Promise<boolean>;
   delete(key: string): Promise<boolean>;
+  /**
+   * Deletes the key only if it holds `expected` now, in one atomic step; true
+   * if it did. A holder gives back what it claimed (with `setIfAbsent`) this
+   * way: once its claim lapsed and another took the key, its late release
+   * frees nothing. Values compare as JSON, so a number is never its string.
+   */
+  compareAndDelete(key: string, expected: string | number | boolean): Promise<boolean>;
   /** Adds `by` (default 1) and returns the new value; the TTL applies when the key is created. */
   increment(key: string, by?: number, options?: SetOptions): Promise<number>;
   /** The credential vault's sealed records; a store without them cannot back `upstreams[].auth` grants per caller. */

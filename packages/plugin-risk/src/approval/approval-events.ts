@@ -1,4 +1,4 @@
-import type { Logger } from '@sluice/core';
+import type { AuditFrom, Logger } from '@sluice/core';
 import { messageOf } from '@sluice/core';
 import type { RiskLevel } from '../scoring/levels.js';
 import type { OperatorVia } from './questions.js';
@@ -62,6 +62,8 @@ export type ApprovalEvent =
     });
 
 export type ApprovalEventListener = (event: ApprovalEvent) => void;
+/** The plugin's own audit listener: it learns the call an event is about, for its caller's budget. */
+type AuditListener = (event: ApprovalEvent, from: AuditFrom | undefined) => void;
 
 /**
  * The one place approval events leave the plugin (`RiskPlugin.onApprovalEvent`):
@@ -70,6 +72,7 @@ export type ApprovalEventListener = (event: ApprovalEvent) => void;
  */
 export class ApprovalEvents {
   private readonly listeners = new Set<ApprovalEventListener>();
+  private readonly auditors = new Set<AuditListener>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -78,16 +81,29 @@ export class ApprovalEvents {
     return () => this.listeners.delete(listener);
   }
 
-  emit(event: ApprovalEvent): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(Object.freeze(event));
-      } catch (error) {
-        this.logger.error(
-          { event: 'ApprovalListenerFailed', kind: event.kind, err: messageOf(error) },
-          'an approval event listener threw',
-        );
-      }
+  /**
+   * The audit log's listener: given, beside each event, the call it came
+   * from (its `authInfo`), which no other listener ever sees.
+   */
+  onAudit(listener: AuditListener): void {
+    this.auditors.add(listener);
+  }
+
+  /** `from`: the call the event is about; absent for an operator's answer, which no caller made. */
+  emit(event: ApprovalEvent, from?: AuditFrom): void {
+    const frozen = Object.freeze(event);
+    for (const listener of this.listeners) this.tell(frozen, () => listener(frozen));
+    for (const listener of this.auditors) this.tell(frozen, () => listener(frozen, from));
+  }
+
+  private tell(event: ApprovalEvent, call: () => void): void {
+    try {
+      call();
+    } catch (error) {
+      this.logger.error(
+        { event: 'ApprovalListenerFailed', kind: event.kind, err: messageOf(error) },
+        'an approval event listener threw',
+      );
     }
   }
 }

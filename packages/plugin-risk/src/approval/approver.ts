@@ -26,7 +26,7 @@ import type {
   QuestionAnswer,
 } from './questions.js';
 import { MAX_ANSWER_REASON_CHARS, callKey, isBusy } from './questions.js';
-import type { ApprovalEventSubject, ApprovalEvents } from './approval-events.js';
+import type { ApprovalEvent, ApprovalEventSubject, ApprovalEvents } from './approval-events.js';
 
 /** The input-required answer of a 2026-07-28 approval round. */
 export type InputRequired = Extract<ApprovalDecision, { reason: 'input-required' }>['result'];
@@ -43,6 +43,8 @@ export interface BusyDecision {
   readonly detail: string;
   readonly busy: Busy['busy'];
   readonly limit: number;
+  /** Ms until a place is sure to free (the earliest of the full share's or list's questions lapses). */
+  readonly retryAfterMs: number;
 }
 
 export function isBusyDecision(decision: ApprovalDecision): decision is BusyDecision {
@@ -184,7 +186,7 @@ export class RiskApprover implements Approver {
           : await this.byElicitation(ctx, mcp, request, target, trace);
     const subject = { ...this.subjectOf(ctx, target, 'client'), ...(trace.id === undefined ? {} : { id: trace.id }) };
     if (decision.approved || decision.reason === 'declined' || decision.reason === 'cancelled')
-      this.deps.events.emit({
+      this.tell(ctx, {
         ...subject,
         kind: 'answered',
         decision: decision.approved ? 'approved' : 'denied',
@@ -192,10 +194,10 @@ export class RiskApprover implements Approver {
         via: trace.via,
         reason: decision.approved ? undefined : decision.reason,
       });
-    else if (decision.reason === 'timeout') this.deps.events.emit({ ...subject, kind: 'lapsed' });
+    else if (decision.reason === 'timeout') this.tell(ctx, { ...subject, kind: 'lapsed' });
     else if (isBusyDecision(decision)) return decision;
     else if (decision.reason === 'invalid' || decision.reason === 'unsupported')
-      this.deps.events.emit({
+      this.tell(ctx, {
         ...subject,
         kind: 'refused',
         code: decision.reason,
@@ -256,7 +258,7 @@ export class RiskApprover implements Approver {
   ): Promise<ApprovalDecision> {
     const check = this.deps.codec.check(state, binding, this.deps.now());
     const refuse = (detail: string): Refused => {
-      this.deps.events.emit({
+      this.tell(ctx, {
         ...this.subjectOf(ctx, target, 'operator'),
         kind: 'refused',
         code: 'invalid',
@@ -281,7 +283,7 @@ export class RiskApprover implements Approver {
       return refuse('the operator question named by the state is unknown');
     // The client answered a question it was never asked: not an answer; told to the audit trail, then ignored.
     if (ctx.mcp?.mcpReq.inputResponses?.[APPROVAL_INPUT_KEY] !== undefined)
-      this.deps.events.emit({
+      this.tell(ctx, {
         ...this.subjectOf(ctx, target, 'operator'),
         id: question.id,
         kind: 'refused',
@@ -320,7 +322,7 @@ export class RiskApprover implements Approver {
     // A caller repeating an identical call (a stateless client retrying its first round) joins it each time: it is
     // told to the listeners, and so to the audit log, the first time only.
     else if (!(await this.deps.questions.firstJoin(question, ownerOf(ctx)))) return question;
-    this.deps.events.emit({
+    this.tell(ctx, {
       ...this.subjectOf(ctx, target, 'operator'),
       id: question.id,
       kind: 'asked',
@@ -344,7 +346,7 @@ export class RiskApprover implements Approver {
         ? `${busy.limit} of this caller's questions are already waiting, its share`
         : `${busy.limit} questions are already waiting, as many as the server keeps`;
     if (busy.first)
-      this.deps.events.emit({ ...this.subjectOf(ctx, target, channel), kind: 'refused', code: 'busy', why: detail });
+      this.tell(ctx, { ...this.subjectOf(ctx, target, channel), kind: 'refused', code: 'busy', why: detail });
     const line = {
       event: RiskEvent.APPROVAL_BUSY,
       server: target.server,
@@ -354,11 +356,19 @@ export class RiskApprover implements Approver {
       channel,
       share: busy.busy,
       limit: busy.limit,
+      retryAfterMs: busy.retryAfterMs,
     };
     const message = `"${target.tool}" was not asked about: ${detail}`;
     if (busy.first) this.deps.logger.warn(line, message);
     else this.deps.logger.debug(line, message);
-    return { approved: false, reason: 'unsupported', detail, busy: busy.busy, limit: busy.limit };
+    return {
+      approved: false,
+      reason: 'unsupported',
+      detail,
+      busy: busy.busy,
+      limit: busy.limit,
+      retryAfterMs: busy.retryAfterMs,
+    };
   }
 
   /** An input-required round with no question for the client: only the sealed state naming the operator's. */
@@ -397,7 +407,7 @@ export class RiskApprover implements Approver {
         if (turn !== undefined && !(await this.deps.questions.holds(question, turn)))
           return invalid('an identical, later call took this approval over; it runs there, not here');
         if (await this.deps.questions.claim(question)) return { approved: true };
-        this.deps.events.emit({
+        this.tell(ctx, {
           ...this.subjectOf(ctx, target, 'operator'),
           id: question.id,
           kind: 'refused',
@@ -410,15 +420,14 @@ export class RiskApprover implements Approver {
 
   private async lapse(ctx: CallContext, target: ApprovalTarget, question: OperatorQuestion): Promise<ApprovalDecision> {
     const { answer, lapsedNow } = await this.deps.questions.lapse(question);
-    if (lapsedNow)
-      this.deps.events.emit({ ...this.subjectOf(ctx, target, 'operator'), id: question.id, kind: 'lapsed' });
+    if (lapsedNow) this.tell(ctx, { ...this.subjectOf(ctx, target, 'operator'), id: question.id, kind: 'lapsed' });
     return this.settle(ctx, target, question, answer);
   }
 
   /** A question to the client's person, told to the listeners: never its text, which shows the arguments. */
   private askedClient(ctx: CallContext, target: ApprovalTarget, question: OperatorQuestion, trace: ClientTrace): void {
     trace.id = question.id;
-    this.deps.events.emit({
+    this.tell(ctx, {
       via: trace.via,
       ...this.subjectOf(ctx, target, 'client'),
       id: question.id,
@@ -428,6 +437,11 @@ export class RiskApprover implements Approver {
       message: '',
       expiresAt: question.expiresAt,
     });
+  }
+
+  /** Tells the listeners of an event about this call; the audit log's learns the call, for its caller's budget. */
+  private tell(ctx: CallContext, event: ApprovalEvent): void {
+    this.deps.events.emit(event, { authInfo: ctx.authInfo });
   }
 
   private subjectOf(ctx: CallContext, target: ApprovalTarget, channel: 'client' | 'operator'): ApprovalEventSubject {

@@ -104,15 +104,21 @@ export function refusalOf(decision: Denied, tool: string): CallToolResult {
   }
 }
 
-/** Nobody was asked: too many questions wait already, this caller's or everybody's. */
+/**
+ * Nobody was asked: too many questions wait already, this caller's or
+ * everybody's. `retryAfterMs` is when a place is sure to free: the earliest
+ * lapse of the questions that fill the caller's share (its own) or the list.
+ */
 function busy(decision: BusyDecision, tool: string): CallToolResult {
+  const after = `in ${Math.ceil(decision.retryAfterMs / 1_000)} s`;
   return refusal({
     code: RiskErrorCode.APPROVAL_BUSY,
     message: `"${tool}" runs only with a person's approval, and nobody was asked: ${decision.detail}.`,
     suggestion:
       decision.busy === 'caller'
-        ? 'Wait until one of your waiting approvals is answered or lapses, then call again; do not call it again now.'
-        : 'Wait until waiting approvals are answered or lapse, then call again; do not call it again now.',
+        ? `Wait until one of your waiting approvals is answered or lapses (the first lapses ${after}), then call again; do not call it again now.`
+        : `Wait until waiting approvals are answered or lapse (the first lapses ${after}), then call again; do not call it again now.`,
+    retryAfterMs: decision.retryAfterMs,
     details: { tool, share: decision.busy, limit: decision.limit },
   });
 }

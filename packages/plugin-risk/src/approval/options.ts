@@ -118,7 +118,7 @@ export const ApprovalOptions = z
           .max(MAX_QUESTIONS_LIMIT)
           .default(DEFAULT_QUESTIONS_PER_CALLER)
           .describe(
-            'Questions one caller (its verified identity; every unauthenticated caller is one) may have waiting at once, over every replica; one more is refused (`APPROVAL_BUSY`) without anybody being asked. An identical call joins its operator question and takes no place; a question answered, closed or lapsed frees its place.',
+            'Questions one caller (its verified identity; every unauthenticated caller is one) may have waiting at once, over every replica; one more is refused (`APPROVAL_BUSY`, with `retryAfterMs`: when the first of them lapses) without anybody being asked. An identical call joins its operator question and takes no place; a question answered, closed or lapsed frees its place.',
           ),
       })
       .strict()

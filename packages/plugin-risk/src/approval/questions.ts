@@ -52,6 +52,13 @@ export interface Busy {
   /** The share or the list's size. */
   readonly limit: number;
   /**
+   * Ms until a place is sure to free: the earliest lapse among the questions
+   * holding the full share (the caller's own) or list, at least 1 and at most
+   * the new question's timeout (which it also is when none could be read).
+   * An answer may free one sooner.
+   */
+  readonly retryAfterMs: number;
+  /**
    * The first such refusal of this caller (of anybody, for a full list) in
    * `BUSY_REPORT_MS`, over every replica: told to the listeners (and so the
    * audit log) once, however many refusals follow.
@@ -99,12 +106,6 @@ const BUSY = `${PREFIX}busy/`;
 const PROBE = 16;
 /** Reads of the list go to the store this many at a time. */
 const READ_BATCH = 100;
-/**
- * A place is given back by hand only this long before its question lapses;
- * later, its TTL frees it: a read-then-delete could otherwise free a place a
- * new question took after the TTL ran out.
- */
-const RELEASE_MARGIN_MS = 1_000;
 
 const DEFAULT_LIMITS: QuestionLimits = Object.freeze({
   max: DEFAULT_MAX_QUESTIONS,
@@ -214,11 +215,11 @@ export class OperatorQuestions {
     // Claimed after `now`, with the question's whole lifetime: a place never lapses before its question.
     const owner = ownerKey(caller);
     const share = await this.take(`${SHARE}${owner}/`, this.limits.perCaller, id, timeoutMs);
-    if (share === undefined) return await this.busy('caller', owner);
+    if (typeof share !== 'number') return await this.busy('caller', owner, share, timeoutMs);
     const list = await this.take(LIST, this.limits.max, id, timeoutMs);
-    if (list === undefined) {
+    if (typeof list !== 'number') {
       await this.free(`${SHARE}${owner}/${share}`, id);
-      return await this.busy('server', '*');
+      return await this.busy('server', '*', list, timeoutMs);
     }
     const question: OperatorQuestion = {
       ...fields,
@@ -234,17 +235,22 @@ export class OperatorQuestions {
   /**
    * Claims a free place among `count` under `prefix` for `id`, looking at
    * them a window at a time from a random one (read together, then claimed
-   * one by one with `setIfAbsent`); undefined when every place is taken.
+   * one by one with `setIfAbsent`); when every place is taken, the ids of
+   * the questions seen holding them.
    */
-  private async take(prefix: string, count: number, id: string, ttlMs: number): Promise<number | undefined> {
+  private async take(prefix: string, count: number, id: string, ttlMs: number): Promise<number | string[]> {
     const start = randomInt(count);
+    const holders: string[] = [];
     for (let seen = 0; seen < count; seen += PROBE) {
       const places = Array.from({ length: Math.min(PROBE, count - seen) }, (_, k) => (start + seen + k) % count);
       const held = await Promise.all(places.map((place) => this.store.get(`${prefix}${place}`)));
-      for (const [k, place] of places.entries())
-        if (held[k] === undefined && (await this.store.setIfAbsent(`${prefix}${place}`, id, { ttlMs }))) return place;
+      for (const [k, place] of places.entries()) {
+        const holder = held[k];
+        if (holder === undefined && (await this.store.setIfAbsent(`${prefix}${place}`, id, { ttlMs }))) return place;
+        if (typeof holder === 'string') holders.push(holder);
+      }
     }
-    return undefined;
+    return holders;
   }
 
   /**
@@ -257,24 +263,48 @@ export class OperatorQuestions {
     return this.store.setIfAbsent(`${PREFIX}joined/${question.id}/${owner}`, 1, { ttlMs });
   }
 
-  /** A refusal for want of a place; `first` once per `BUSY_REPORT_MS` per caller (`*`: the list), fleet-wide. */
-  private async busy(kind: Busy['busy'], owner: string): Promise<Busy> {
+  /**
+   * A refusal for want of a place, saying when the earliest of `holders`
+   * lapses; `first` once per `BUSY_REPORT_MS` per caller (`*`: the list), fleet-wide.
+   */
+  private async busy(kind: Busy['busy'], owner: string, holders: readonly string[], timeoutMs: number): Promise<Busy> {
     const first = await this.store.setIfAbsent(`${BUSY}${owner}`, 1, { ttlMs: BUSY_REPORT_MS });
-    return { busy: kind, limit: kind === 'caller' ? this.limits.perCaller : this.limits.max, first };
+    const lapse = await this.earliestLapse(holders);
+    // Bounded: a question asked by a replica whose clock runs far ahead cannot make a caller wait past its own timeout.
+    const retryAfterMs =
+      lapse === undefined ? timeoutMs : Math.min(timeoutMs, Math.max(1, Math.ceil(lapse - this.now())));
+    return { busy: kind, limit: kind === 'caller' ? this.limits.perCaller : this.limits.max, first, retryAfterMs };
   }
 
-  /** Gives a question's places back, unless it is about to lapse (its places' TTL then frees them). */
+  /** When the first of these questions lapses (epoch ms), read from their records a batch at a time. */
+  private async earliestLapse(ids: readonly string[]): Promise<number | undefined> {
+    let earliest: number | undefined;
+    for (let first = 0; first < ids.length; first += READ_BATCH) {
+      const found = await Promise.all(ids.slice(first, first + READ_BATCH).map((id) => this.find(id)));
+      for (const question of found)
+        if (question !== undefined && (earliest === undefined || question.expiresAt < earliest))
+          earliest = question.expiresAt;
+    }
+    return earliest;
+  }
+
+  /** Gives a question's places back (those it still holds: a place whose TTL ran out may be another's now). */
   private async release(question: OperatorQuestion): Promise<void> {
     const places = question.places;
-    if (places === undefined || this.now() + RELEASE_MARGIN_MS >= question.expiresAt) return;
+    if (places === undefined) return;
     await Promise.all([
       this.free(`${LIST}${places.list}`, question.id),
       this.free(`${SHARE}${places.owner}/${places.share}`, question.id),
     ]);
   }
 
+  /**
+   * Frees a place if `id` still holds it, by compare-and-delete: read then
+   * delete would free a newer question's place when this one's lapsed in
+   * between (a release from a replica whose clock lags, or a slow one).
+   */
   private async free(key: string, id: string): Promise<void> {
-    if ((await this.store.get(key)) === id) await this.store.delete(key);
+    await this.store.compareAndDelete(key, id);
   }
 
   /** The question with this id, or undefined (never asked, malformed, or long gone). */
@@ -352,8 +382,8 @@ export class OperatorQuestions {
   async claim(question: OperatorQuestion): Promise<boolean> {
     const ttlMs = Math.max(1, question.expiresAt - this.now()) + AFTERLIFE_MS;
     const first = await this.store.setIfAbsent(`${PREFIX}spent/${sequenceOf(question.id) ?? 0}`, 1, { ttlMs });
-    if (first && (await this.store.get(`${PREFIX}call/${question.call}`)) === question.id)
-      await this.store.delete(`${PREFIX}call/${question.call}`);
+    // Only this question's join key: an identical call may have asked a newer question since.
+    if (first) await this.store.compareAndDelete(`${PREFIX}call/${question.call}`, question.id);
     return first;
   }
 

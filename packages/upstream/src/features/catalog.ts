@@ -86,10 +86,13 @@ export class FeatureCatalog {
   private readonly router = new ResourceRouter();
   private readonly promptRoutes = new Map<string, PromptRoute & { readonly definition: Prompt }>();
   private readonly subscriptions = new Map<string, number>();
-  /** The level each connected client asked for, until it leaves. */
-  private readonly clientLevels = new Map<object, LogLevel>();
-  /** The most verbose level a connected client asked for; upstreams are set to it. */
-  private upstreamLevel: LogLevel | undefined;
+  /** The level each connected client asked for, and the upstreams that admitted it, until it leaves. */
+  private readonly clientLevels = new Map<
+    object,
+    { readonly level: LogLevel; readonly upstreams: ReadonlySet<string> }
+  >();
+  /** The level each upstream was last set to: the most verbose one that a client it admitted asked for. */
+  private readonly upstreamLevels = new Map<string, LogLevel>();
 
   constructor(
     private readonly notify: (change: ListChange) => void,
@@ -163,8 +166,8 @@ export class FeatureCatalog {
         conflict.reason,
       );
     }
-    if (this.upstreamLevel !== undefined && snapshot.capabilities.logging !== undefined)
-      this.setUpstreamLevel(link, this.upstreamLevel);
+    const level = this.upstreamLevels.get(link.name);
+    if (level !== undefined && snapshot.capabilities.logging !== undefined) this.setUpstreamLevel(link, level);
     const resourcesChanged =
       before === undefined
         ? claimed.resources.length > 0 || claimed.templates.length > 0
@@ -286,14 +289,22 @@ export class FeatureCatalog {
     this.notify({ log: params });
   }
 
+  /** The upstreams that take a log level (they announced logging), by name. */
+  loggingUpstreams(): string[] {
+    const names: string[] = [];
+    for (const [name, entry] of this.entries) if (entry.capabilities.logging !== undefined) names.push(name);
+    return names;
+  }
+
   /**
-   * A client set its log level: upstreams are set to the most verbose level
-   * any connected client asked for. Each client still receives only what its
-   * own level lets through.
+   * A client set its log level, and `upstreams` admitted it (the request
+   * path of `logging/setLevel` for each): each of them is set to the most
+   * verbose level a connected client it admitted asked for. Each client
+   * still receives only what its own level lets through.
    */
-  levelRequested(client: object, level: LogLevel): void {
-    this.clientLevels.set(client, level);
-    this.applyLevel();
+  levelRequested(client: object, level: LogLevel, upstreams: readonly string[]): void {
+    this.clientLevels.set(client, { level, upstreams: new Set(upstreams) });
+    this.applyLevels();
   }
 
   /**
@@ -302,17 +313,19 @@ export class FeatureCatalog {
    * the last one (the protocol has no way to unset a level).
    */
   clientLeft(client: object): void {
-    if (this.clientLevels.delete(client)) this.applyLevel();
+    if (this.clientLevels.delete(client)) this.applyLevels();
   }
 
-  private applyLevel(): void {
-    let lowest: LogLevel | undefined;
-    for (const level of this.clientLevels.values())
-      if (lowest === undefined || levelRank(level) < levelRank(lowest)) lowest = level;
-    if (lowest === undefined || lowest === this.upstreamLevel) return;
-    this.upstreamLevel = lowest;
-    for (const entry of this.entries.values())
-      if (entry.capabilities.logging !== undefined) this.setUpstreamLevel(entry.link, lowest);
+  private applyLevels(): void {
+    for (const [name, entry] of this.entries) {
+      if (entry.capabilities.logging === undefined) continue;
+      let lowest: LogLevel | undefined;
+      for (const { level, upstreams } of this.clientLevels.values())
+        if (upstreams.has(name) && (lowest === undefined || levelRank(level) < levelRank(lowest))) lowest = level;
+      if (lowest === undefined || lowest === this.upstreamLevels.get(name)) continue;
+      this.upstreamLevels.set(name, lowest);
+      this.setUpstreamLevel(entry.link, lowest);
+    }
   }
 
   private setUpstreamLevel(link: FeatureLink, level: LogLevel): void {

@@ -178,14 +178,54 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
     );
 
   if (loggingFree)
-    sdk.setRequestHandler('logging/setLevel', (request, ctx) => {
+    sdk.setRequestHandler('logging/setLevel', async (request, ctx) => {
       const level: LogLevel = request.params.level;
+      // Refused: neither the client's level nor any upstream's changes.
+      const upstreams = await levelAdmitted(catalog, guarded, contextOf('logging/setLevel', ctx), level, ctx);
       if (levelOf(sdk) === undefined) whenClosed(sdk, () => catalog.clientLeft(sdk));
       setLevel(sdk, level);
       setSessionLevel(ctx.sessionId, level);
-      catalog.levelRequested(sdk, level);
+      catalog.levelRequested(sdk, level, upstreams);
       return {};
     });
+}
+
+/**
+ * The upstreams a `logging/setLevel` may set: it runs the request path once
+ * per upstream that logs (`{ kind: 'logging/setLevel', upstream }`, the level
+ * as its target), and each upstream whose path admits it is set. When none
+ * admits it, the first refusal is the client's answer. An upstream a tap
+ * hides (`NOT_FOUND`) is left out as one that does not log: when every one is
+ * hidden, the level is the client's own, as on a gateway with no upstream
+ * that logs.
+ */
+async function levelAdmitted(
+  catalog: FeatureCatalog,
+  guarded: ReturnType<typeof guardedRunner>,
+  fctx: FeatureContext | undefined,
+  level: LogLevel,
+  ctx: ServerContext,
+): Promise<string[]> {
+  const names = catalog.loggingUpstreams();
+  if (fctx === undefined) return names;
+  const item = { target: level, meta: ctx.mcpReq._meta };
+  const outcomes = await Promise.allSettled(
+    names.map((name) => guarded('logging/setLevel', name, fctx, ctx.mcpReq.signal, item, () => Promise.resolve(name))),
+  );
+  const admitted: string[] = [];
+  let refused: Error | undefined;
+  for (const outcome of outcomes) {
+    if (outcome.status === 'fulfilled') admitted.push(outcome.value);
+    // The path's errors are JSON-RPC errors for the client (a refusal's, a guard's), thrown as they come.
+    else if (!hidesUpstream(outcome.reason)) refused ??= outcome.reason as Error;
+  }
+  if (admitted.length === 0 && refused !== undefined) throw refused;
+  return admitted;
+}
+
+/** Whether a request path's refusal hides the upstream (`NOT_FOUND`) rather than refusing the request. */
+function hidesUpstream(error: unknown): boolean {
+  return isRpcError(error) && (error.data as { code?: unknown } | undefined)?.code === CoreErrorCode.NOT_FOUND;
 }
 
 /**

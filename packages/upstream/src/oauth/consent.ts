@@ -112,19 +112,30 @@ export class ConsentFlows {
    * Records a link given to a caller for an upstream. Past `MAX_LINKS_PER_CALLER`
    * the oldest of them is spent (its ticket deleted, its completion notice
    * forgotten): however often a caller calls without connecting, it holds that
-   * many tickets in the store and notices here, not one per call.
+   * many tickets in the store and notices here, not one per call. Past
+   * `MAX_WAITING` callers, the one that asked least recently is forgotten and
+   * its links spent with it: a forgotten caller asking afresh must not hold
+   * its old links beside its new ones.
    */
   private async keepGiven(who: string, given: Given): Promise<void> {
-    let links = this.given.get(who);
-    if (links === undefined) {
-      if (this.given.size >= MAX_WAITING) this.given.delete(this.given.keys().next().value ?? '');
-      this.given.set(who, (links = []));
-    }
+    const links = this.given.get(who) ?? [];
+    // Last in the map's order: the caller idle longest is first.
+    this.given.delete(who);
+    this.given.set(who, links);
     links.push(given);
-    const spent = links.length > MAX_LINKS_PER_CALLER ? links.shift() : undefined;
-    if (spent === undefined) return;
-    this.waiting.delete(spent.elicitationId);
-    await this.store.delete(ticketKey(spent.ticket));
+    const spent = links.length > MAX_LINKS_PER_CALLER ? links.splice(0, links.length - MAX_LINKS_PER_CALLER) : [];
+    if (this.given.size > MAX_WAITING) {
+      const [idle, theirs] = this.given.entries().next().value as [string, Given[]];
+      this.given.delete(idle);
+      spent.push(...theirs);
+    }
+    await this.spend(spent);
+  }
+
+  /** Spends links: their tickets leave the store, their completion notices are forgotten. */
+  private async spend(links: readonly Given[]): Promise<void> {
+    for (const link of links) this.waiting.delete(link.elicitationId);
+    await Promise.all(links.map((link) => this.store.delete(ticketKey(link.ticket))));
   }
 
   /**
