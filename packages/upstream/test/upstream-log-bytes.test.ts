@@ -2,6 +2,7 @@
 // hostile upstream sending large messages to a client that does not read its answer stream used to fill the
 // gateway's memory (1 MB messages at the relay rate: 887 MB in 15 s). Each message is bounded, and so is what
 // one call's client is sent.
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
@@ -78,5 +79,34 @@ describe("an upstream's log messages during a call", () => {
     // The next call has a budget of its own.
     await client.callTool({ name: 'talk', arguments: { lengths: [10] } });
     expect(heard).toHaveLength(fit + 1);
+  });
+
+  it('relay exactly what the two bounds admit, for any run of message sizes (fast-check)', async () => {
+    // Sizes around both bounds: small lines, lines near 64 KiB on either side, and enough of them to pass 1 MiB.
+    const length = fc.oneof(
+      fc.integer({ min: 3, max: 2_000 }),
+      fc.integer({ min: MAX_LOG_MESSAGE_BYTES - 100, max: MAX_LOG_MESSAGE_BYTES + 100 }),
+      fc.integer({ min: 20_000, max: 60_000 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(length, { minLength: 1, maxLength: 60 }), async (lengths) => {
+        const { client, heard } = await gateway();
+        await client.callTool({ name: 'talk', arguments: { lengths } });
+        // The model: too large is dropped; the rest go until the next would pass the call's budget, then none.
+        const expected: string[] = [];
+        let spent = 0;
+        for (const [i, n] of lengths.entries()) {
+          const data = `${i}:`.padEnd(n, 'x');
+          const bytes = bytesOf(data);
+          if (bytes > MAX_LOG_MESSAGE_BYTES) continue;
+          if (spent + bytes > MAX_LOG_BYTES_PER_CALL) break;
+          spent += bytes;
+          expected.push(data);
+        }
+        expect(heard).toEqual(expected);
+        for (const thing of open.splice(0).reverse()) await thing.close();
+      }),
+      { numRuns: 15 },
+    );
   });
 });
