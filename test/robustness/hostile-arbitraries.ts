@@ -36,6 +36,16 @@ export const largeInitializeText: fc.Arbitrary<{ body: string; bytes: number }> 
     return { body, bytes: Buffer.byteLength(body) };
   });
 
+/** A flood of an upstream's log messages during one call: lines around 64 KiB, and enough together to pass 1 MiB. */
+export const logFlood: fc.Arbitrary<{ count: number; bytes: number }> = fc.record({
+  count: fc.integer({ min: 1, max: 60 }),
+  bytes: fc.oneof(
+    fc.integer({ min: 3, max: 2_000 }),
+    fc.integer({ min: 65_536 - 200, max: 65_536 + 200 }),
+    fc.integer({ min: 20_000, max: 400_000 }),
+  ),
+});
+
 /** How many bare `initialize` requests a flood sends: around and far past a small cap. */
 export const sessionFlood: fc.Arbitrary<number> = fc.integer({ min: 10, max: 400 });
 

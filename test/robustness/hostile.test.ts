@@ -13,9 +13,10 @@ import {
   hostileAnswer,
   hostileSchemas,
   largeInitializeText,
+  logFlood,
   sessionFlood,
 } from './hostile-arbitraries.js';
-import { ENVELOPE, callTool, modernHeaders, post, refusalCode } from './rpc.js';
+import { ENVELOPE, LEGACY, callTool, modernHeaders, post, refusalCode } from './rpc.js';
 import type { JsonRpcResponse } from './rpc.js';
 
 /** Generated cases per property. */
@@ -115,6 +116,53 @@ describe('a hostile client and a hostile upstream against the server under test'
       }),
       { numRuns: RUNS },
     );
+    await stillServes();
+  }, 300_000);
+
+  it("relays an upstream's log flood to the call's client within 64 KiB a message and 1 MiB a call", async () => {
+    // A 2025-11-25 session: the call's answer stream carries the upstream's log lines as they are relayed.
+    const legacy = { 'mcp-protocol-version': LEGACY };
+    const opened = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...legacy },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'log-flood', version: '1' } },
+      }),
+    });
+    await opened.text();
+    const session = { ...legacy, 'mcp-session-id': opened.headers.get('mcp-session-id') ?? '' };
+    await post(server.url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), session, 5_000);
+    let relayed = 0;
+    await fc.assert(
+      fc.asyncProperty(logFlood, fc.constantFrom('hs', 'hh'), async ({ count, bytes }, via) => {
+        const body = JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: `${via}_log_flood`, arguments: { count, bytes } },
+        });
+        const answer = await post(server.url, body, session, ANSWER_BOUND_MS);
+        const messages = answer.messages as { method?: string; params?: { data?: unknown }; result?: unknown }[];
+        expect(
+          messages.some((m) => m.result !== undefined),
+          answer.raw.slice(0, 300),
+        ).toBe(true);
+        const logs = messages.filter((m) => m.method === 'notifications/message');
+        relayed += logs.length;
+        const sizes = logs.map((m) => Buffer.byteLength(JSON.stringify(m.params)));
+        for (const size of sizes) expect(size).toBeLessThanOrEqual(65_536);
+        expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(1_048_576);
+        // What was relayed came in order (the rate may drop lines; never reorder them).
+        const order = logs.map((m) => Number(String(m.params?.data).split(':')[0]));
+        expect(order).toEqual([...order].sort((a, b) => a - b));
+      }),
+      { numRuns: RUNS },
+    );
+    // The floods did reach the client, within the bounds: the property above is not about an empty stream.
+    expect(relayed).toBeGreaterThan(0);
     await stillServes();
   }, 300_000);
 
