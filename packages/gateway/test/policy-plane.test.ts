@@ -8,6 +8,7 @@ import { call, eventually, rpcFailure, runCli, tempConfig } from './helpers.js';
 import type { CliRun } from './helpers.js';
 
 const FILE_UPSTREAM = fileURLToPath(new URL('./fixtures/file-upstream.mjs', import.meta.url));
+const NOTES_UPSTREAM = fileURLToPath(new URL('./fixtures/notes-upstream.mjs', import.meta.url));
 const VERSIONS = ['2025-11-25', '2026-07-28'] as const;
 type Version = (typeof VERSIONS)[number];
 
@@ -404,6 +405,78 @@ describe('authz answers what it hides exactly as what does not exist', () => {
       );
     });
   }
+});
+
+// Issue: with an upstream that offers no subscriptions, resources/subscribe and subscriptions/listen asked whether
+// it offers them before the request path (authz) saw the request, so a hidden URI answered 'does not offer
+// subscriptions' and a missing one 'Resource not found'. The gateway offers subscriptions (the file upstream does).
+describe('a subscription to a hidden resource is answered as one to a missing resource', () => {
+  const KEY = 'policy-plane-subscribe-key-0123456789';
+  let gateway: Awaited<ReturnType<typeof serve>>;
+  beforeAll(async () => {
+    gateway = await serve({
+      http: {
+        auth: {
+          type: 'apiKeys',
+          keys: [
+            { name: 'nobody', key: `${KEY}-nobody` },
+            { name: 'reader', key: `${KEY}-reader`, scopes: ['read'] },
+          ],
+        },
+      },
+      upstreams: [
+        upstream({ namespace: 'fs' }),
+        { name: 'notes', connection: { type: 'stdio', command: process.execPath, args: [NOTES_UPSTREAM] } },
+      ],
+      plugins: { authz: { rules: [{ when: { scopes: ['read'] }, resources: ['note:///open/*'] }] } },
+    });
+  }, 60_000);
+  afterAll(() => gateway.stop());
+
+  const named = (error: unknown, name: string): unknown =>
+    JSON.parse(JSON.stringify(error).replaceAll(name, '<name>')) as unknown;
+  const noSubscriptions = (uri: string) => ({
+    code: -32602,
+    message: `Resource "${uri}" does not offer subscriptions`,
+    data: undefined,
+  });
+
+  it('2025-11-25 resources/subscribe and 2026-07-28 subscriptions/listen', async () => {
+    const legacy = {
+      reader: await clientOf(gateway.url, '2025-11-25', { authorization: `Bearer ${KEY}-reader` }),
+      nobody: await clientOf(gateway.url, '2025-11-25', { authorization: `Bearer ${KEY}-nobody` }),
+    };
+    const modern = {
+      reader: await clientOf(gateway.url, '2026-07-28', { authorization: `Bearer ${KEY}-reader` }),
+      nobody: await clientOf(gateway.url, '2026-07-28', { authorization: `Bearer ${KEY}-nobody` }),
+    };
+    try {
+      const missing = 'note:///nothing';
+      for (const who of ['reader', 'nobody'] as const) {
+        const subscribeMissing = await rpcFailure(legacy[who].subscribeResource({ uri: missing }));
+        expect(subscribeMissing, who).toEqual(resourceNotFound(missing));
+        const listenMissing = await rpcFailure(modern[who].listen({ resourceSubscriptions: [missing] }));
+        // The URI exists upstream; neither caller is granted it.
+        const hidden = 'note:///hidden/plan';
+        expect(named(await rpcFailure(legacy[who].subscribeResource({ uri: hidden })), hidden), who).toEqual(
+          named(subscribeMissing, missing),
+        );
+        expect(named(await rpcFailure(modern[who].listen({ resourceSubscriptions: [hidden] })), hidden), who).toEqual(
+          named(listenMissing, missing),
+        );
+      }
+      // A caller granted the resource still learns that it has no subscriptions.
+      const open = 'note:///open/readme';
+      expect(await rpcFailure(legacy.reader.subscribeResource({ uri: open }))).toEqual(noSubscriptions(open));
+      expect(await rpcFailure(modern.reader.listen({ resourceSubscriptions: [open] }))).toEqual(noSubscriptions(open));
+      // The same resource, to a caller not granted it, is missing.
+      expect(named(await rpcFailure(legacy.nobody.subscribeResource({ uri: open })), open)).toEqual(
+        named(resourceNotFound(missing), missing),
+      );
+    } finally {
+      for (const client of [...Object.values(legacy), ...Object.values(modern)]) await client.close();
+    }
+  });
 });
 
 describe('the concurrency guard meets resource reads', () => {

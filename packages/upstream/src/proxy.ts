@@ -11,7 +11,7 @@ import type { CallToolRequestOptions, Client, Progress } from '@modelcontextprot
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Context } from '@opentelemetry/api';
 import type { CallContext, Executor } from '@sluice/core';
-import { messageOf } from '@sluice/core';
+import { callerKeyOf, messageOf } from '@sluice/core';
 import { toPlainMeta } from '@sluice/core/internal';
 import type { CallToolResult, ServerContext, Tool } from '@sluice/core';
 import { CoreErrorCode, SluiceError } from '@sluice/core';
@@ -55,10 +55,10 @@ export interface UpstreamLink {
    */
   callerClient?(caller: CallerIdentity | undefined, modern?: boolean): Promise<Client> | undefined;
   /**
-   * A call began on `client`, for relaying the upstream's requests and log messages to its caller; returns what
-   * ends it. A caller's own connection relays to that caller's calls only.
+   * A call of `caller` (`callerKeyOf`, or `anonymous`) began on `client`, for relaying the upstream's requests and
+   * log messages to it; returns what ends it. A caller's own connection relays to that caller's calls only.
    */
-  enterCall?(mcp: ServerContext | undefined, client?: Client): () => void;
+  enterCall?(mcp: ServerContext | undefined, caller: string, client?: Client): () => void;
   /** The connection for 2026-07-28 callers, or undefined (the upstream speaks only 2025-11-25). */
   modernLane?(): Promise<Client | undefined>;
   /** Seals an upstream's `requestState` between rounds. */
@@ -156,9 +156,13 @@ async function callOn(
     ...(carried ? { headers: carried } : {}),
     ...(relay ? { onprogress: relay.onprogress } : {}),
     ...(round ? { allowInputRequired: true } : {}),
+    // The result is checked against the output schema the tool was listed with. Sluice pages tools/list itself, so
+    // the SDK keeps no list of its own to check against. Only on the connection that listed it: a 2026-07-28 lane
+    // may answer with an input-required round, which has no structured content.
+    ...(client === link.connected() ? { toolDefinition: original } : {}),
   };
   const send = () => client.callTool(params, options) as Promise<CallToolResult>;
-  const leave = link.enterCall?.(ctx.mcp, client);
+  const leave = link.enterCall?.(ctx.mcp, callerKeyOf(ctx.authInfo) ?? 'anonymous', client);
   try {
     const result = await (fetched ? withResponseBudget(budget, send) : send());
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);

@@ -31,6 +31,8 @@ import type { FeatureCatalog, FeatureList } from './features/catalog.js';
 import type { ServerContext } from '@sluice/core';
 import type { SkippedTool } from '@sluice/core';
 import { connectBudgetMs, handshakeError } from './connect-budget.js';
+import { MAX_ITEM_TEXT_CHARS, MAX_LIST_PAGES, cutReason, listReader } from './bounded-list.js';
+import type { ListReader } from './bounded-list.js';
 import {
   CallRelay,
   MAX_FEATURE_ITEMS,
@@ -38,9 +40,6 @@ import {
   listFeatures,
   wireUpstreamClient,
 } from './upstream-features.js';
-
-/** Pages Sluice reads of one upstream list before giving up on it (an upstream whose cursor never ends). */
-const MAX_LIST_PAGES = 1_000;
 
 /** What an upstream needs from the Sluice server that imports it. */
 export interface UpstreamHost {
@@ -157,9 +156,9 @@ export class UpstreamClient implements UpstreamLink {
     return auth.authorization().then(() => callers.get(caller, auth, modern));
   }
 
-  enterCall(mcp: ServerContext | undefined, client?: Client): () => void {
+  enterCall(mcp: ServerContext | undefined, caller: string, client?: Client): () => void {
     const own = client === undefined ? undefined : this.callers?.relayOf(client);
-    return (own ?? this.relay).enter(mcp);
+    return (own ?? this.relay).enter(mcp, caller);
   }
 
   callSucceeded(): void {
@@ -307,27 +306,44 @@ export class UpstreamClient implements UpstreamLink {
   private async syncFeatures(client: Client, announced: readonly FeatureList[] = []): Promise<SkippedTool[]> {
     const catalog = this.host.features;
     if (catalog === undefined) return [];
-    const listed = await listFeatures(
+    const cut: SkippedTool[] = [];
+    const snapshot = await listFeatures(
       client,
-      connectBudgetMs(this.options),
+      this.listReader(client, cut),
       (name) => this.selection.exposedName(name),
       this.source(),
       (kind, id) => this.selection.featureExclusion(kind, id),
       (uri) => this.selection.resourceDenial(uri),
     );
-    const skipped = await catalog.update(this, listed.snapshot, announced);
-    for (const kind of listed.truncated)
-      skipped.push({
-        name: this.name,
-        reason: `Upstream "${this.name}" lists more than ${MAX_FEATURE_ITEMS} ${kind}; the rest are left out`,
-        by: 'core',
-      });
-    return skipped;
+    const skipped = await catalog.update(this, snapshot, announced);
+    return [...skipped, ...cut];
+  }
+
+  /**
+   * Reads the upstream's lists within their bounds; a list left incomplete is
+   * logged and put in `cut` (reported in `skipped`), and cut descriptions and
+   * titles are logged.
+   */
+  private listReader(client: Client, cut: SkippedTool[]): ListReader {
+    return listReader(client, { timeout: connectBudgetMs(this.options), maxItems: MAX_FEATURE_ITEMS }, (lost) => {
+      const fields = { upstream: this.name, list: lost.list, kept: lost.kept };
+      if (lost.cut !== undefined) {
+        const reason = cutReason(this.name, lost.list, lost.cut, lost.kept);
+        cut.push({ name: this.name, reason, by: 'core' });
+        this.logger.warn({ event: 'upstream.list_cut', ...fields, bound: lost.cut.by, max: lost.cut.max }, reason);
+      }
+      if (lost.shortened > 0)
+        this.logger.warn(
+          { event: 'upstream.texts_cut', ...fields, items: lost.shortened, max: MAX_ITEM_TEXT_CHARS },
+          `upstream "${this.name}" lists ${lost.shortened} ${lost.list} whose description or title is over ${MAX_ITEM_TEXT_CHARS} characters; they are cut there`,
+        );
+    });
   }
 
   /** Lists the upstream's tools, admits them through the `import` hook, and drops what it no longer offers. */
   private async sync(client: Client): Promise<ImportResult> {
-    const listed = await listTools(client, connectBudgetMs(this.options));
+    const cut: SkippedTool[] = [];
+    const listed = await listTools(client, this.listReader(client, cut));
     const plan = planImport(listed, this.selection, (tool) => proxyExecutor(this, tool));
     // The batch names the upstream; each tool's own source names its original tool.
     const source = this.source();
@@ -337,7 +353,7 @@ export class UpstreamClient implements UpstreamLink {
     const removed = this.exposed.filter((name) => !kept.has(name));
     if (removed.length > 0) this.host.table.remove(removed);
     this.exposed = admitted.imported;
-    const skipped = [...plan.skipped, ...admitted.skipped, ...(await this.syncFeatures(client))];
+    const skipped = [...cut, ...plan.skipped, ...admitted.skipped, ...(await this.syncFeatures(client))];
     this.logger.info(
       {
         event: 'upstream.tools',
@@ -401,11 +417,10 @@ export class UpstreamClient implements UpstreamLink {
   }
 }
 
-async function listTools(client: Client, timeout: number): Promise<Tool[]> {
-  // Without the tools capability the SDK would answer an empty list after writing to stdout, which stdio servers must keep clean.
+async function listTools(client: Client, read: ListReader): Promise<Tool[]> {
+  // An upstream without the tools capability is not asked: it need not answer tools/list at all.
   if (!client.getServerCapabilities()?.tools) return [];
-  const { tools } = await client.listTools(undefined, { timeout, cacheMode: 'refresh' });
-  return tools;
+  return read('tools', 'tools/list', (page) => page.tools);
 }
 
 function connectionIsStdio(options: ResolvedImportOptions): boolean {

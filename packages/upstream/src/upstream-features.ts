@@ -10,6 +10,8 @@ import { messageOf } from '@sluice/core';
 import type { Logger } from '@sluice/core';
 import type { ImportSource } from '@sluice/core';
 import { NodeHttpClientTransport } from './node-http-transport.js';
+import { jsonBytes } from './bounded-list.js';
+import type { ListReader } from './bounded-list.js';
 
 /**
  * What Sluice tells an upstream it can do as a client: whatever a client of
@@ -31,6 +33,9 @@ export const UPSTREAM_CLIENT_CAPABILITIES: ClientCapabilities = {
  */
 export const MAX_CLIENT_REQUESTS_PER_CALL = 16;
 
+/** The bytes of those requests' params held for one call's client at once; one request larger than this is refused. */
+export const MAX_CLIENT_REQUEST_BYTES_PER_CALL = 4 * 1024 * 1024;
+
 /**
  * The largest log message relayed (its params' JSON, in UTF-8 bytes); a
  * larger one is dropped. A client that does not read its stream keeps every
@@ -41,30 +46,66 @@ export const MAX_LOG_MESSAGE_BYTES = 64 * 1024;
 /** Log bytes relayed to the client of one call; the rest of that call's messages are dropped. */
 export const MAX_LOG_BYTES_PER_CALL = 1024 * 1024;
 
-/** At most this many resources, templates or prompts are kept per upstream; more are reported and left out. */
+/** At most this many tools, resources, templates or prompts are kept per upstream; more are reported and left out. */
 export const MAX_FEATURE_ITEMS = 10_000;
+
+/**
+ * How long after a caller's call ends a call of another caller is not
+ * trusted with the upstream's unmarked messages: a log line or a question an
+ * upstream sends late for the call that ended must not reach the next one.
+ */
+export const SHARED_GRACE_MS = 2_000;
+
+/** A call in flight, whose caller it is, and whether another caller's call came near it. */
+interface InFlight {
+  readonly caller: string;
+  shared: boolean;
+}
 
 /**
  * The calls in flight on one upstream. A request or log message an upstream
  * sends carries no mark of the call it serves. Over Streamable HTTP the
  * stream it arrives on tells (see `relatedCallerOf`); otherwise Sluice
  * relays it to the caller only when exactly one call is in flight on that
- * upstream; with several, it cannot tell, and never guesses.
+ * upstream and no other caller's call came near it: none overlapped it, and
+ * none ended within `SHARED_GRACE_MS` before it began (the upstream may
+ * still be sending for that one). With several, or with another caller
+ * near, it cannot tell, and never guesses: one caller's call never receives
+ * what another caller's call left behind.
  */
 export class CallRelay {
-  private readonly active = new Set<ServerContext>();
+  private readonly active = new Map<ServerContext, InFlight>();
+  /** When each caller's latest call ended, within the grace (older entries are dropped as calls begin). */
+  private readonly ended = new Map<string, number>();
 
-  /** A call began; returns the function that ends it. */
-  enter(mcp: ServerContext | undefined): () => void {
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /** A call of `caller` (core's `callerKeyOf`, or a fixed name for every unauthenticated caller) began; returns the function that ends it. */
+  enter(mcp: ServerContext | undefined, caller: string): () => void {
     if (mcp === undefined) return noop;
-    this.active.add(mcp);
-    return () => this.active.delete(mcp);
+    const now = this.now();
+    const call: InFlight = { caller, shared: false };
+    for (const other of this.active.values())
+      if (other.caller !== caller) {
+        other.shared = true;
+        call.shared = true;
+      }
+    for (const [who, at] of this.ended)
+      if (now - at >= SHARED_GRACE_MS) this.ended.delete(who);
+      else if (who !== caller) call.shared = true;
+    this.active.set(mcp, call);
+    return () => {
+      this.active.delete(mcp);
+      this.ended.delete(caller);
+      this.ended.set(caller, this.now());
+    };
   }
 
-  /** The one call in flight, or undefined (none, or more than one). */
+  /** The one call in flight, or undefined (none, more than one, or another caller's call came near it). */
   caller(): ServerContext | undefined {
     if (this.active.size !== 1) return undefined;
-    return this.active.values().next().value;
+    const [mcp, call] = this.active.entries().next().value as [ServerContext, InFlight];
+    return call.shared ? undefined : mcp;
   }
 
   get inFlight(): number {
@@ -125,17 +166,17 @@ export function wireUpstreamClient(client: Client, wiring: FeatureWiring): void 
   const asks = new AskShares(wiring);
   const callLogs = new CallLogBytes(wiring);
   client.setRequestHandler('sampling/createMessage', (request, ctx) =>
-    ask(client, wiring, asks, ctx, (caller, options) =>
+    ask(client, wiring, asks, ctx, request.params, (caller, options) =>
       caller.mcpReq.send({ method: 'sampling/createMessage', params: request.params }, options),
     ),
   );
   client.setRequestHandler('elicitation/create', (request, ctx) =>
-    ask(client, wiring, asks, ctx, (caller, options) =>
+    ask(client, wiring, asks, ctx, request.params, (caller, options) =>
       caller.mcpReq.send({ method: 'elicitation/create', params: request.params }, options),
     ),
   );
   client.setRequestHandler('roots/list', (request, ctx) =>
-    ask(client, wiring, asks, ctx, (caller, options) =>
+    ask(client, wiring, asks, ctx, request.params, (caller, options) =>
       caller.mcpReq.send({ method: 'roots/list', params: request.params }, options),
     ),
   );
@@ -191,39 +232,52 @@ function logCallerOf(client: Client, params: LogMessage): ServerContext | undefi
 }
 
 /**
- * The requests of one upstream held for each call's client, at most
- * `MAX_CLIENT_REQUESTS_PER_CALL` a call. A call whose upstream went past it
- * is logged once (`upstream.requests_refused`).
+ * The requests of one upstream held for each call's client: at most
+ * `MAX_CLIENT_REQUESTS_PER_CALL` a call, and `MAX_CLIENT_REQUEST_BYTES_PER_CALL`
+ * of their params in all. A call whose upstream went past either is logged
+ * once (`upstream.requests_refused`).
  */
 class AskShares {
-  private readonly held = new WeakMap<ServerContext, number>();
+  private readonly held = new WeakMap<ServerContext, { count: number; bytes: number }>();
   private readonly warned = new WeakSet<ServerContext>();
 
   constructor(private readonly wiring: FeatureWiring) {}
 
   /** Takes a place for one request relayed to `caller`'s client; returns how to give it back, or throws the refusal. */
-  take(caller: ServerContext, method: string): () => void {
-    const held = this.held.get(caller) ?? 0;
-    if (held >= MAX_CLIENT_REQUESTS_PER_CALL) {
-      if (!this.warned.has(caller)) {
-        this.warned.add(caller);
-        this.wiring.logger.warn(
-          {
-            event: 'upstream.requests_refused',
-            upstream: this.wiring.upstream,
-            method,
-            max: MAX_CLIENT_REQUESTS_PER_CALL,
-          },
-          `upstream "${this.wiring.upstream}" sent more than ${MAX_CLIENT_REQUESTS_PER_CALL} requests at once for one call's client; the rest are refused`,
-        );
-      }
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidRequest,
-        `Sluice relays at most ${MAX_CLIENT_REQUESTS_PER_CALL} requests at once to the client of one call: answer with what earlier ones returned`,
+  take(caller: ServerContext, method: string, params: unknown): () => void {
+    const held = this.held.get(caller) ?? { count: 0, bytes: 0 };
+    const bytes = jsonBytes(params);
+    if (held.count >= MAX_CLIENT_REQUESTS_PER_CALL)
+      this.refuse(caller, method, `${MAX_CLIENT_REQUESTS_PER_CALL} requests`);
+    if (held.bytes + bytes > MAX_CLIENT_REQUEST_BYTES_PER_CALL)
+      this.refuse(caller, method, `${MAX_CLIENT_REQUEST_BYTES_PER_CALL} bytes of requests`);
+    held.count++;
+    held.bytes += bytes;
+    this.held.set(caller, held);
+    return () => {
+      held.count--;
+      held.bytes -= bytes;
+    };
+  }
+
+  private refuse(caller: ServerContext, method: string, bound: string): never {
+    if (!this.warned.has(caller)) {
+      this.warned.add(caller);
+      this.wiring.logger.warn(
+        {
+          event: 'upstream.requests_refused',
+          upstream: this.wiring.upstream,
+          method,
+          max: MAX_CLIENT_REQUESTS_PER_CALL,
+          maxBytes: MAX_CLIENT_REQUEST_BYTES_PER_CALL,
+        },
+        `upstream "${this.wiring.upstream}" sent more than ${bound} at once for one call's client; the rest are refused`,
       );
     }
-    this.held.set(caller, held + 1);
-    return () => this.held.set(caller, (this.held.get(caller) ?? 1) - 1);
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidRequest,
+      `Sluice relays at most ${bound} at once to the client of one call: answer with what earlier ones returned`,
+    );
   }
 }
 
@@ -233,6 +287,7 @@ async function ask<T>(
   wiring: FeatureWiring,
   asks: AskShares,
   ctx: ClientContext,
+  params: unknown,
   send: (caller: ServerContext, options: { signal: AbortSignal; timeout: number }) => Promise<T>,
 ): Promise<T> {
   const caller = relatedCallerOf(client, ctx.mcpReq.id) ?? wiring.relay.caller();
@@ -250,7 +305,7 @@ async function ask<T>(
     );
     throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Sluice cannot relay ${method}: ${why}`);
   }
-  const release = asks.take(caller, method);
+  const release = asks.take(caller, method, params);
   try {
     return await send(caller, {
       signal: AbortSignal.any([ctx.mcpReq.signal, caller.mcpReq.signal]),
@@ -273,21 +328,9 @@ async function ask<T>(
   }
 }
 
-/**
- * The UTF-8 bytes of a log message's params as JSON, or undefined when over
- * `MAX_LOG_MESSAGE_BYTES`. Measured, not estimated: logs come at most 50 a
- * second, and the upstream's own message size bounds the text.
- */
+/** The UTF-8 bytes of a log message's params as JSON, or undefined when over `MAX_LOG_MESSAGE_BYTES`. */
 function logMessageBytes(params: LogMessage): number | undefined {
-  let text: string;
-  try {
-    text = JSON.stringify(params);
-  } catch {
-    return undefined; // an in-process upstream's value that is no JSON (a cycle, a bigint) is not relayed
-  }
-  // A count of characters over the bound needs no count of bytes.
-  if (text.length > MAX_LOG_MESSAGE_BYTES) return undefined;
-  const bytes = Buffer.byteLength(text);
+  const bytes = jsonBytes(params);
   return bytes > MAX_LOG_MESSAGE_BYTES ? undefined : bytes;
 }
 
@@ -331,42 +374,34 @@ function relayLog(caller: ServerContext, params: LogMessage): void {
   caller.mcpReq.notify({ method: 'notifications/message', params }).catch(() => {});
 }
 
-/** Lists what an upstream offers besides tools, as far as its capabilities say it offers anything. */
+/**
+ * Lists what an upstream offers besides tools, as far as its capabilities say
+ * it offers anything; `read` reads each list within its bounds and reports
+ * what it leaves out.
+ */
 export async function listFeatures(
   client: Client,
-  timeout: number,
+  read: ListReader,
   exposedName: (original: string) => string,
   source: ImportSource,
   exclusion?: FeatureSnapshot['exclusion'],
   denial?: FeatureSnapshot['denial'],
-): Promise<{ snapshot: FeatureSnapshot; truncated: string[] }> {
+): Promise<FeatureSnapshot> {
   const capabilities = client.getServerCapabilities() ?? {};
-  const options = { timeout, cacheMode: 'refresh' as const };
-  const truncated: string[] = [];
-  const bound = <T>(kind: string, items: T[]): T[] => {
-    if (items.length <= MAX_FEATURE_ITEMS) return items;
-    truncated.push(kind);
-    return items.slice(0, MAX_FEATURE_ITEMS);
-  };
-  const resources = capabilities.resources
-    ? bound('resources', (await client.listResources(undefined, options)).resources)
-    : [];
+  const resources = capabilities.resources ? await read('resources', 'resources/list', (page) => page.resources) : [];
   const templates = capabilities.resources
-    ? bound('resource templates', (await client.listResourceTemplates(undefined, options)).resourceTemplates)
+    ? await read('resource templates', 'resources/templates/list', (page) => page.resourceTemplates)
     : [];
-  const prompts = capabilities.prompts ? bound('prompts', (await client.listPrompts(undefined, options)).prompts) : [];
+  const prompts = capabilities.prompts ? await read('prompts', 'prompts/list', (page) => page.prompts) : [];
   return {
-    snapshot: {
-      capabilities,
-      resources,
-      templates,
-      prompts,
-      exposedName,
-      source,
-      ...(exclusion ? { exclusion } : {}),
-      ...(denial ? { denial } : {}),
-    },
-    truncated,
+    capabilities,
+    resources,
+    templates,
+    prompts,
+    exposedName,
+    source,
+    ...(exclusion ? { exclusion } : {}),
+    ...(denial ? { denial } : {}),
   };
 }
 

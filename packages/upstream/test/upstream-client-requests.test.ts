@@ -9,7 +9,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import { captureLogger } from '@sluice/testing';
-import { MAX_CLIENT_REQUESTS_PER_CALL } from '../src/upstream-features.js';
+import { MAX_CLIENT_REQUESTS_PER_CALL, MAX_CLIENT_REQUEST_BYTES_PER_CALL } from '../src/upstream-features.js';
 import '../src/index.js';
 
 const open: { close(): Promise<void> }[] = [];
@@ -31,11 +31,13 @@ function askingUpstream(): McpServer {
   const upstream = new McpServer({ name: 'asker', version: '1.0.0' });
   upstream.registerTool(
     'ask',
-    { inputSchema: z.object({ method: z.enum(METHODS), count: z.number().int() }) },
-    async ({ method, count }, ctx) => {
+    { inputSchema: z.object({ method: z.enum(METHODS), count: z.number().int(), pad: z.number().int().optional() }) },
+    async ({ method, count, pad }, ctx) => {
+      // `pad` characters more in each request's params, under a key the client ignores.
+      const params = pad === undefined ? PARAMS[method] : { ...PARAMS[method], _meta: { pad: 'x'.repeat(pad) } };
       const outcomes = await Promise.all(
         Array.from({ length: count }, () =>
-          ctx.mcpReq.send({ method, params: PARAMS[method] } as never).then(
+          ctx.mcpReq.send({ method, params } as never).then(
             () => 'answered',
             (error: unknown) => `refused:${(error as Error).message}`,
           ),
@@ -69,6 +71,20 @@ function heldClient() {
   return { client, state };
 }
 
+/** A server importing the asking upstream, and a held client connected to it. */
+async function gatewayWithAsker() {
+  const logs = captureLogger();
+  const server = createServer({ name: 'gw', version: '1.0.0', logger: logs.logger });
+  open.push(server);
+  await server.import({ name: 'up', connection: { type: 'in-process', server: askingUpstream() } });
+  const { client, state } = heldClient();
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(b);
+  await client.connect(a);
+  open.push(client);
+  return { client, state, logs };
+}
+
 describe("an upstream's requests to its caller's client", () => {
   it(`are relayed at most ${MAX_CLIENT_REQUESTS_PER_CALL} at once per call; the rest are refused to the upstream`, async () => {
     await fc.assert(
@@ -76,15 +92,7 @@ describe("an upstream's requests to its caller's client", () => {
         fc.constantFrom(...METHODS),
         fc.oneof(fc.integer({ min: 1, max: MAX_CLIENT_REQUESTS_PER_CALL }), fc.integer({ min: 17, max: 120 })),
         async (method, count) => {
-          const logs = captureLogger();
-          const server = createServer({ name: 'gw', version: '1.0.0', logger: logs.logger });
-          open.push(server);
-          await server.import({ name: 'up', connection: { type: 'in-process', server: askingUpstream() } });
-          const { client, state } = heldClient();
-          const [a, b] = InMemoryTransport.createLinkedPair();
-          await server.connect(b);
-          await client.connect(a);
-          open.push(client);
+          const { client, state, logs } = await gatewayWithAsker();
 
           const relayed = Math.min(count, MAX_CLIENT_REQUESTS_PER_CALL);
           const call = client.callTool({ name: 'ask', arguments: { method, count } });
@@ -108,5 +116,26 @@ describe("an upstream's requests to its caller's client", () => {
       ),
       { numRuns: 8 },
     );
+  });
+
+  it(`are relayed up to ${MAX_CLIENT_REQUEST_BYTES_PER_CALL} bytes at once per call; a larger one is refused`, async () => {
+    const { client, state } = await gatewayWithAsker();
+    const pad = Math.floor(MAX_CLIENT_REQUEST_BYTES_PER_CALL / 3);
+    const call = client.callTool({ name: 'ask', arguments: { method: 'elicitation/create', count: 5, pad } });
+    // Two fit beside each other (a third would pass the bound with the params around the padding).
+    await expect.poll(() => state.waiting.length).toBe(2);
+    for (const release of state.waiting.splice(0)) release();
+    const outcomes = JSON.parse(((await call).content as Array<{ text: string }>)[0]?.text ?? '[]') as string[];
+    expect(outcomes.filter((o) => o === 'answered')).toHaveLength(2);
+    const refused = outcomes.filter((o) => o.startsWith('refused:'));
+    expect(refused).toHaveLength(3);
+    for (const why of refused) expect(why).toContain(`at most ${MAX_CLIENT_REQUEST_BYTES_PER_CALL} bytes`);
+    // One request larger than the bound is refused on its own.
+    const alone = await client.callTool({
+      name: 'ask',
+      arguments: { method: 'sampling/createMessage', count: 1, pad: MAX_CLIENT_REQUEST_BYTES_PER_CALL },
+    });
+    expect((alone.content as Array<{ text: string }>)[0]?.text).toContain('refused:');
+    expect(state.waiting).toHaveLength(0);
   });
 });

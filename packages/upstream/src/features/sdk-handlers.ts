@@ -126,10 +126,10 @@ export function serveFeatures(sdk: Server, serving: FeatureServing): void {
           const uri = requestedUri(request.params.uri);
           const fctx = contextOf('resources/subscribe', ctx);
           const link = owned(catalog.resourceOwner(uri), uri);
-          if (!catalog.canSubscribe(link))
-            throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
           const item = { target: uri, meta: ctx.mcpReq._meta };
           return guarded('resources/subscribe', link.name, fctx, ctx.mcpReq.signal, item, async (request) => {
+            // Asked only once the request path admitted the caller: a resource hidden from it reads as not found.
+            assertSubscribable(catalog, link, uri);
             // Counted once per client and URI, so that a repeated subscribe does not pin the upstream's.
             if (!subscribe(sdk, uri)) return {};
             held.watch();
@@ -252,9 +252,11 @@ export async function admitListen(
       ? featureRequest('resources/subscribe', caller.authInfo, caller.headers, serving.transport, serving.logger)
       : undefined;
     const link = owned(catalog.resourceOwner(uri), uri);
-    if (!catalog.canSubscribe(link))
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
-    await guarded('resources/subscribe', link.name, fctx, caller.signal, { target: uri }, () => Promise.resolve({}));
+    // As in `resources/subscribe`: whether it offers subscriptions is told only to a caller the request path admits.
+    await guarded('resources/subscribe', link.name, fctx, caller.signal, { target: uri }, () => {
+      assertSubscribable(catalog, link, uri);
+      return Promise.resolve({});
+    });
     admitted.push(uri);
   }
   return admitted;
@@ -262,6 +264,12 @@ export async function admitListen(
 
 /** The log level one client of a gateway asked for, if it asked. */
 export { levelOf };
+
+/** Throws -32602 when the upstream that owns `uri` does not offer subscriptions. */
+function assertSubscribable(catalog: FeatureCatalog, link: FeatureLink, uri: string): void {
+  if (!catalog.canSubscribe(link))
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource "${uri}" does not offer subscriptions`);
+}
 
 /**
  * The upstream subscriptions one client holds, given back when its SDK server
