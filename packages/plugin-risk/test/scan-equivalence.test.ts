@@ -22,6 +22,9 @@ import { findAddresses } from '../src/scan/addresses.js';
 import type { Address } from '../src/scan/addresses.js';
 import { PoisonPattern, scanText, scanTool } from '@sluice/plugin-risk';
 
+/** The heaviest properties: 1,000 cases in `pnpm test`, 5,000 with `SLUICE_DEEP=1` (run it before changing the scan). */
+const DEEP_RUNS = process.env.SLUICE_DEEP === '1' ? 5_000 : 1_000;
+
 // The scan's hot passes are written for speed; each must find exactly what its plain definition finds.
 
 /** Characters near every boundary the passes care about, and anything else. */
@@ -220,7 +223,7 @@ describe('skeleton', () => {
         if (!scanCharacters(input, () => {}, disguises)) return;
         expect(skeletonOf(input, disguises)).toBe(skeleton(input));
       }),
-      { numRuns: 5_000 },
+      { numRuns: DEEP_RUNS },
     );
   });
 
@@ -243,7 +246,7 @@ describe('skeleton', () => {
           expect(view.lower()).toBe(joined.toLowerCase());
         }
       }),
-      { numRuns: 5_000 },
+      { numRuns: DEEP_RUNS },
     );
   });
 
@@ -306,7 +309,7 @@ describe('skeleton', () => {
           expect(copy.join()).toBe(whole.slice(Math.max(0, at), Math.max(Math.max(0, at), end)));
         }
       }),
-      { numRuns: 5_000 },
+      { numRuns: DEEP_RUNS },
     );
     // A capital sigma is final or not by what stands around it, across parts; so is a pair split between parts.
     for (const parts of [['aΣ', '\u00adb'], ['aΣ', ' b'], ['x\ud801', '\udc00y'], ['Σ'], []]) {
@@ -710,7 +713,7 @@ describe('the exfiltration signature', () => {
         expect(found).toBe(expected !== undefined);
         expect(reported).toEqual(expected === undefined ? [] : [expected]);
       }),
-      { numRuns: 5_000 },
+      { numRuns: DEEP_RUNS },
     );
   });
 
