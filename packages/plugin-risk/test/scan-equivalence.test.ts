@@ -484,6 +484,16 @@ describe('PhraseAutomaton', () => {
       { numRuns: 3_000 },
     );
   });
+
+  it('finds every phrase of a long text that ends phrases at most of its characters (its buffers grown mid-pass)', () => {
+    // 'abab' ends 'ab' and 'abab' at every other character: far more marks and finds than the buffers first hold.
+    const input = `${'abab'.repeat(60_000)} no ignore ${'ab '.repeat(20_000)}不要告`;
+    const expected = plainSearch(phrases, input);
+    expect(expected.length).toBeGreaterThan(100_000);
+    expect(automatonFinds(automaton, input)).toEqual(expected);
+    const cuts = Array.from({ length: 200 }, (_, k) => k * 1_237 + 1);
+    expect(automatonOrder(automaton, inPieces(input, cuts))).toEqual(automatonOrder(automaton, input));
+  });
 });
 
 describe("the lexicon's automaton beyond ASCII", () => {

@@ -308,11 +308,19 @@ function near(words: Words, i: number, reach: number, slot: number): boolean {
   return hasVerb(words, i - reach, i + reach, slot);
 }
 
+/**
+ * The groups one of the checks below starts at (the others start at `W.IGNORE`): a word in none of them, as most
+ * words with groups are (`V.WORD`: "a", "is", "and"), is passed over with one test.
+ */
+const ANCHORS =
+  V.PATH | V.SECRET | V.PERSONAL | V.QUANT | V.COERCE | V.SHELL | V.WHEN | V.OVERRIDE | V.APPROVE | V.CONSENT;
+
 function scanWords(lower: LowerText, words: Words, isKey: boolean, report: DirectiveReport): void {
   const union = words.union2;
-  for (let i = 0; i < words.count; i++) {
-    const flags = words.flags2[i] as number;
-    if (flags === 0 && ((words.flags[i] as number) & W.IGNORE) === 0) continue;
+  const { count, flags: groups, flags2: groups2 } = words;
+  for (let i = 0; i < count; i++) {
+    const flags = groups2[i] as number;
+    if ((flags & ANCHORS) === 0 && ((groups[i] as number) & W.IGNORE) === 0) continue;
     if (flags & V.PATH && union & (V.TAKE | V.TRANSFER) && sensitivePath(lower, words, i)) {
       if (near(words, i, VERB_REACH, S.TAKE_OR_TRANSFER)) report(PoisonPattern.SENSITIVE_FILE_REFERENCE, at(words, i));
     }

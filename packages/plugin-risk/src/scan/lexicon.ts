@@ -1389,7 +1389,14 @@ const KEY_RULES: readonly Rule[] = [{ pattern: Pattern.CONTEXT_EXFILTRATION, con
 
 const CONCEPT_NAMES = Object.keys(CONCEPTS) as Concept[];
 
-function build(): { automaton: PhraseAutomaton; languages: Language[] } {
+interface Lexicon {
+  readonly automaton: PhraseAutomaton;
+  readonly languages: Language[];
+  /** Each phrase's concept. */
+  readonly concepts: Int32Array;
+}
+
+function build(): Lexicon {
   const phrases: Phrase[] = [];
   const languages: Language[] = [];
   CONCEPT_NAMES.forEach((name, concept) => {
@@ -1404,7 +1411,11 @@ function build(): { automaton: PhraseAutomaton; languages: Language[] } {
       }
     }
   });
-  return { automaton: new PhraseAutomaton(phrases), languages };
+  return {
+    automaton: new PhraseAutomaton(phrases),
+    languages,
+    concepts: Int32Array.from(phrases, (phrase) => phrase.concept),
+  };
 }
 
 /**
@@ -1412,8 +1423,8 @@ function build(): { automaton: PhraseAutomaton; languages: Language[] } {
  * scanning (a gateway whose config leaves the risk engine off, a CLI command)
  * does not pay for the automaton.
  */
-let built: { automaton: PhraseAutomaton; languages: Language[] } | undefined;
-const lexicon = (): { automaton: PhraseAutomaton; languages: Language[] } => (built ??= build());
+let built: Lexicon | undefined;
+const lexicon = (): Lexicon => (built ??= build());
 
 /**
  * The rules as flat tables: rule `r`'s concepts are
@@ -1473,19 +1484,30 @@ const lastStart = new Int32Array(CONCEPT_NAMES.length);
 
 /**
  * Scans a lower-cased skeleton for the lexicon's rules: one pass of the
- * automaton, and at each phrase found, the rules naming its concept check
- * the latest place of their other concepts. Linear in the text.
+ * automaton, then, at each phrase found, in order, the rules naming its
+ * concept check the latest place of their other concepts. Linear in the
+ * text. The phrases are read from the automaton's buffer, not handed to a
+ * callback: no function is made per text (a closure per scan is an
+ * allocation, and under a loader that keeps function names, a property
+ * defined on it).
  */
 export function scanLexicon(lower: LowerText, isKey: boolean, report: LexiconReport): void {
+  const { automaton, concepts } = lexicon();
+  const count = lower.pieces === undefined ? automaton.find(lower.text) : automaton.findParts(lower.pieces);
+  if (count === 0) return;
   lastStart.fill(-1);
   const { patterns, severities, reach, low, high, conceptFrom, ruleConcepts, ruleFrom, byConcept } = isKey
     ? KEY_ONLY_RULES
     : TEXT_RULES;
+  const { hits, lengths } = automaton;
   // The concepts found so far (`conceptBit`).
   let seenLow = 0;
   let seenHigh = 0;
-  const found = (phrase: Phrase, start: number, end: number): void => {
-    const concept = phrase.concept;
+  for (let h = 0; h < count; h++) {
+    const index = hits[2 * h] as number;
+    const end = hits[2 * h + 1] as number;
+    const start = end - (lengths[index] as number);
+    const concept = concepts[index] as number;
     if (concept < 32) seenLow |= conceptBit(concept);
     else seenHigh |= conceptBit(concept);
     lastStart[concept] = start;
@@ -1507,10 +1529,8 @@ export function scanLexicon(lower: LowerText, isKey: boolean, report: LexiconRep
       }
       if (ok) report(patterns[rule] as PoisonPattern, first, undefined, severities[rule]);
     }
-  };
-  const { automaton } = lexicon();
-  if (lower.pieces === undefined) automaton.scan(lower.text, found);
-  else automaton.scanParts(lower.pieces, found);
+  }
+  automaton.release();
 }
 
 /** The language each phrase of a concept is written in: for tests and the README. */

@@ -14,6 +14,7 @@
  * that node ends a phrase, so a step costs one load and no multiplication.
  */
 
+import type { WordBuffers } from './word-table.js';
 import { LETTERS, keepWords, wordBuffers, wordTable } from './word-table.js';
 
 /** How a phrase meets the text around it. */
@@ -27,34 +28,33 @@ export interface Phrase {
 }
 
 const ASCII = 128;
+/**
+ * The word trie's width, as a constant of this module: the loops read an
+ * imported binding anew at each use (a load and a check that it is set),
+ * a constant of their own module is folded into their code.
+ */
+const WIDTH = LETTERS;
 const BOUNDARY = Object.freeze({ none: 0, prefix: 1, word: 2 });
 
 export class PhraseAutomaton {
-  /** Per node, `columns` wide: the next node's row offset, or its bitwise complement when it has outputs. */
-  private readonly steps: Int32Array;
-  /** The column of each ASCII character: 0 for one no phrase uses. */
-  private readonly column: Uint8Array;
   private readonly columns: number;
   /**
-   * Per code unit beyond ASCII, the node the root steps to on it (0 when the root has no child there), or -1 for a
-   * unit no phrase holds, which leads back to the root from every node (64 K entries, built with the automaton).
+   * The two passes (`stringPass`, `partsPass`): closures over this
+   * automaton's tables (`PassTables`), so that the engine, which compiles a
+   * function made once for its one context, reads each table as a constant
+   * (no check of what the value is, nor loads of where its elements lie, at
+   * each character).
    */
-  private readonly rootBeyond: Int32Array;
-  /**
-   * The steps beyond ASCII that differ from the root's: node `n`'s are `beyondUnits[beyondFrom[n], beyondFrom[n + 1])`,
-   * sorted, each leading to `beyondNext` at the same index.
-   */
-  private readonly beyondFrom: Int32Array;
-  private readonly beyondUnits: Uint16Array;
-  private readonly beyondNext: Int32Array;
+  private readonly mark: (text: string, length: number) => number;
+  private readonly markParts: (parts: readonly string[]) => number;
   /** The phrases ending at each node, its failure chain's included: `outputs[from[node]]` to `outputs[from[node + 1]]`. */
   private readonly outputs: Int32Array;
   private readonly from: Int32Array;
-  /** 1 where a node has outputs: the hot loop reads one byte. */
-  private readonly emits: Uint8Array;
   /** Each phrase's length and boundary (`BOUNDARY`), read where it may end. */
-  private readonly lengths: Int32Array;
+  readonly lengths: Int32Array;
   private readonly boundaries: Uint8Array;
+  /** The phrases the last pass found, in pairs: the phrase's index in `phrases`, and where it ends. */
+  hits: Int32Array = new Int32Array(256);
 
   constructor(readonly phrases: readonly Phrase[]) {
     let children: Array<Map<number, number>> = [new Map<number, number>()];
@@ -120,38 +120,208 @@ export class PhraseAutomaton {
       const next = ascii[k] as number;
       steps[k] = (outputs[next] as number[]).length > 0 ? ~(next * columns) : next * columns;
     }
-    this.steps = steps;
-    this.column = column;
     this.columns = columns;
     const beyond = stepsBeyondAscii(children, fail);
-    this.rootBeyond = beyond.root;
-    this.beyondFrom = beyond.from;
-    this.beyondUnits = beyond.units;
-    this.beyondNext = beyond.next;
+    const emits = Uint8Array.from(outputs, (list) => (list.length > 0 ? 1 : 0));
+    const tables: PassTables = { steps, column, columns, emits, rootBeyond: beyond.root, beyond };
+    this.mark = stringPass(tables);
+    this.markParts = partsPass(tables);
     this.from = new Int32Array(count + 1);
     outputs.forEach((list, node) => (this.from[node + 1] = (this.from[node] as number) + list.length));
     this.outputs = Int32Array.from(outputs.flat());
-    this.emits = Uint8Array.from(outputs, (list) => (list.length > 0 ? 1 : 0));
     this.lengths = Int32Array.from(phrases, (phrase) => phrase.text.length);
     this.boundaries = Uint8Array.from(phrases, (phrase) => BOUNDARY[phrase.boundary]);
   }
 
   /**
    * Calls `found` with each phrase that occurs in `text` with its boundaries
-   * met, in order of its end. The same loop tags the text's ASCII words as
-   * `tokenize` does (read them with `taggedWords()` before the next scan):
-   * the phrase table and the word trie are each a chain of dependent loads,
-   * and two chains in one loop overlap where two loops would pay for both.
+   * met, in order of its end, and tags the text's ASCII words (`find`).
    */
   scan(text: string, found: (phrase: Phrase, start: number, end: number) => void): void {
-    const { steps, column, columns, emits, outputs, from, lengths, boundaries, phrases } = this;
-    const { rootBeyond } = this;
-    const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = wordTable();
-    const length = text.length;
-    const { starts, ends, flags, flags2, nodes } = wordBuffers(length);
+    this.report(this.find(text), found);
+  }
+
+  /** `scan` of a text held as parts (`findParts`). */
+  scanParts(text: PartedText, found: (phrase: Phrase, start: number, end: number) => void): void {
+    this.report(this.findParts(text), found);
+  }
+
+  /** Calls `found` with each of the `count` phrases the last pass found. */
+  private report(count: number, found: (phrase: Phrase, start: number, end: number) => void): void {
+    const { hits, lengths, phrases } = this;
+    for (let k = 0; k < count; k++) {
+      const index = hits[2 * k] as number;
+      const end = hits[2 * k + 1] as number;
+      found(phrases[index] as Phrase, end - (lengths[index] as number), end);
+    }
+    this.release();
+  }
+
+  /**
+   * Lets go of `hits` once read, when a huge text grew it past
+   * `KEPT_ENTRIES`: one such text does not keep its memory for good.
+   */
+  release(): void {
+    if (this.hits.length > KEPT_ENTRIES) this.hits = new Int32Array(256);
+  }
+
+  /**
+   * Finds each phrase that occurs in `text` with its boundaries met, in
+   * order of its end: returns how many, written to `hits` (its index in
+   * `phrases`, then where it ends; valid until the next pass). The same loop
+   * tags the text's ASCII words as `tokenize` does (read them with
+   * `taggedWords()` before the next pass): the phrase table and the word trie
+   * are each a chain of dependent loads, and two chains in one loop overlap
+   * where two loops would pay for both. The loop only marks where the
+   * automaton reached a node with phrases; which of them end there with their
+   * boundaries met is read afterwards (`phraseEnds`), and the caller reads
+   * them from `hits`: the loop holds fewer values (fewer of them kept in
+   * memory rather than registers at each character), and no function is
+   * called per phrase.
+   */
+  find(text: string): number {
+    const buffers = wordBuffers(text.length);
+    usePassBuffers(buffers);
+    const marked = this.mark(text, text.length);
+    keepTagged(buffers);
+    const count = this.phraseEnds(text, markBuffer, marked);
+    releaseMarks();
+    return count;
+  }
+
+  /**
+   * `find` of a text held as parts (its `parts` one after another, never
+   * joined): the automaton's state and the word being read carry from one
+   * part to the next, and offsets are the whole text's.
+   */
+  findParts(text: PartedText): number {
+    const buffers = wordBuffers(text.length);
+    usePassBuffers(buffers);
+    const marked = this.markParts(text.parts);
+    keepTagged(buffers);
+    const count = this.phraseEndsParts(text, markBuffer, marked);
+    releaseMarks();
+    return count;
+  }
+
+  /** The phrases of each marked node whose boundaries `text` meets, written to `hits`: how many. */
+  private phraseEnds(text: string, marks: Int32Array, marked: number): number {
+    const { columns, outputs, from, lengths, boundaries } = this;
+    let hits = this.hits;
     let count = 0;
+    for (let m = 0; m < marked; m += 2) {
+      const node = ((marks[m] as number) / columns) | 0;
+      const end = marks[m + 1] as number;
+      for (let k = from[node] as number, last = from[node + 1] as number; k < last; k++) {
+        const index = outputs[k] as number;
+        const boundary = boundaries[index] as number;
+        if (boundary !== BOUNDARY.none && isWordChar(text.charCodeAt(end - (lengths[index] as number) - 1))) continue;
+        if (boundary === BOUNDARY.word && isWordChar(text.charCodeAt(end))) continue;
+        if (2 * count === hits.length) hits = this.hits = grow(hits);
+        hits[2 * count] = index;
+        hits[2 * count + 1] = end;
+        count++;
+      }
+    }
+    return count;
+  }
+
+  /**
+   * `phraseEnds` of a text held as parts: boundaries are read from the part
+   * that holds the phrase's last character (marks come in order of their
+   * end, so one cursor moves forward through the parts), and through `text`
+   * only where they lie in another part.
+   */
+  private phraseEndsParts(text: PartedText, marks: Int32Array, marked: number): number {
+    const { columns, outputs, from, lengths, boundaries } = this;
+    const parts = text.parts;
+    let hits = this.hits;
+    let count = 0;
+    let p = 0;
+    let part = parts[0] ?? '';
+    let base = 0; // where `part` starts in the text
+    for (let m = 0; m < marked; m += 2) {
+      const node = ((marks[m] as number) / columns) | 0;
+      const end = marks[m + 1] as number;
+      while (end > base + part.length) {
+        base += part.length;
+        part = parts[++p] as string;
+      }
+      for (let k = from[node] as number, last = from[node + 1] as number; k < last; k++) {
+        const index = outputs[k] as number;
+        const boundary = boundaries[index] as number;
+        if (boundary !== BOUNDARY.none) {
+          const before = end - (lengths[index] as number) - 1 - base;
+          if (isWordChar(before >= 0 ? part.charCodeAt(before) : text.charCodeAt(base + before))) continue;
+        }
+        if (boundary === BOUNDARY.word) {
+          const after = end - base;
+          if (isWordChar(after < part.length ? part.charCodeAt(after) : text.charCodeAt(end))) continue;
+        }
+        if (2 * count === hits.length) hits = this.hits = grow(hits);
+        hits[2 * count] = index;
+        hits[2 * count + 1] = end;
+        count++;
+      }
+    }
+    return count;
+  }
+}
+
+/** The tables a pass reads, fixed when the automaton is built. */
+interface PassTables {
+  /** Per node, `columns` wide: the next node's row offset, or its bitwise complement when it has outputs. */
+  readonly steps: Int32Array;
+  /** The column of each ASCII character: 0 for one no phrase uses. */
+  readonly column: Uint8Array;
+  readonly columns: number;
+  /** 1 where a node has outputs: the pass reads one byte. */
+  readonly emits: Uint8Array;
+  /**
+   * Per code unit beyond ASCII, the node the root steps to on it (0 when the root has no child there), or -1 for a
+   * unit no phrase holds, which leads back to the root from every node (64 K entries, built with the automaton).
+   */
+  readonly rootBeyond: Int32Array;
+  readonly beyond: Beyond;
+}
+
+/**
+ * The steps beyond ASCII that differ from the root's: node `n`'s are `units[from[n], from[n + 1])`, sorted, each
+ * leading to `next` at the same index.
+ */
+interface Beyond {
+  readonly from: Int32Array;
+  readonly units: Uint16Array;
+  readonly next: Int32Array;
+}
+
+/**
+ * The pass over a text: writes its words to the word buffers (`passStarts`
+ * and the others; their count and the unions of their groups to
+ * `wordCount`, `wordUnion`, `wordUnion2`), and marks where the automaton
+ * reached a node with phrases (`markBuffer`): returns the marks' length.
+ * Around its loop it runs only reads and stores of variables and the
+ * return: nothing whose compiled form depends on what the engine saw it do.
+ * Code before the loop runs once on the first pass, before the engine
+ * records anything; code after it has not run yet when the engine compiles
+ * the loop, mid-pass. Compiled without that record, either leaves the
+ * compiled code at every later pass (see `passStarts`).
+ */
+function stringPass(tables: PassTables): (text: string, length: number) => number {
+  const { steps, column, columns, emits, rootBeyond } = tables;
+  const { from: beyondFrom, units: beyondUnits, next: beyondNext } = tables.beyond;
+  const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = wordTable();
+  return function markString(text: string, length: number): number {
+    const starts = passStarts;
+    const ends = passEnds;
+    const flags = passFlags;
+    const flags2 = passFlags2;
+    const nodes = passNodes;
     let union = 0;
     let union2 = 0;
+    let marks = markBuffer;
+    let marked = 0; // marks written: pairs of a row offset and the end of the character that reached it
+    let count = 0;
     let wordStart = -1; // where the word being read starts, -1 between words
     let word = 0; // its trie node, `dead` once it left the trie
     let row = 0; // the current phrase node's row offset
@@ -159,12 +329,12 @@ export class PhraseAutomaton {
     for (let i = 0; i <= length; i++) {
       const c = i < length ? text.charCodeAt(i) : 0;
       const letter = c - 97;
-      if (letter >= 0 && letter < LETTERS) {
+      if (letter >= 0 && letter < WIDTH) {
         if (wordStart < 0) {
           wordStart = i;
           word = 0;
         }
-        word = wordNext[word * LETTERS + letter] as number;
+        word = wordNext[word * WIDTH + letter] as number;
       } else if (wordStart >= 0) {
         const groups = wordFlags[word] as number;
         const groups2 = wordFlags2[word] as number;
@@ -179,7 +349,6 @@ export class PhraseAutomaton {
         wordStart = -1;
       }
       if (i === length) break;
-      let node: number;
       if (c < ASCII) {
         const step = steps[row + (column[c] as number)] as number;
         if (step >= 0) {
@@ -187,63 +356,45 @@ export class PhraseAutomaton {
           continue;
         }
         row = ~step;
-        node = row / columns;
-      } else if ((node = rootBeyond[c] as number) >= 0) {
-        node = this.stepBeyond(row / columns, c, node);
+      } else {
+        const root = rootBeyond[c] as number;
+        const node = root >= 0 ? stepBeyond(beyondFrom, beyondUnits, beyondNext, row / columns, c, root) : 0;
         row = node * columns;
         if (emits[node] === 0) continue;
-      } else {
-        row = node = 0;
-        if (emits[0] === 0) continue;
       }
-      const last = from[node + 1] as number;
-      for (let k = from[node] as number; k < last; k++) {
-        const index = outputs[k] as number;
-        const start = i + 1 - (lengths[index] as number);
-        const boundary = boundaries[index] as number;
-        if (boundary !== BOUNDARY.none && isWordChar(text.charCodeAt(start - 1))) continue;
-        if (boundary === BOUNDARY.word && isWordChar(text.charCodeAt(i + 1))) continue;
-        found(phrases[index] as Phrase, start, i + 1);
-      }
+      if (marked === marks.length) marks = markBuffer = grow(marks);
+      marks[marked] = row;
+      marks[marked + 1] = i + 1;
+      marked += 2;
     }
-    keepWords({ count, union, starts, ends, flags, flags2, union2, nodes });
-  }
-  /**
-   * The node the automaton steps to from `node` on a code unit `c` beyond
-   * ASCII that some phrase holds: the root's step on it (`root`), unless the
-   * node (or a node on its failure chain) has a child on this unit.
-   */
-  private stepBeyond(node: number, c: number, root: number): number {
-    const { beyondUnits } = this;
-    let low = this.beyondFrom[node] as number;
-    let high = this.beyondFrom[node + 1] as number;
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      const unit = beyondUnits[middle] as number;
-      if (unit === c) return this.beyondNext[middle] as number;
-      if (unit < c) low = middle + 1;
-      else high = middle;
-    }
-    return root;
-  }
+    wordCount = count;
+    wordUnion = union;
+    wordUnion2 = union2;
+    return marked;
+  };
+}
 
-  /**
-   * `scan` of a text held as parts (its `parts` one after another, never
-   * joined): the automaton's state and the word being read carry from one
-   * part to the next, and offsets are the whole text's. A loop of its own, so
-   * the string loop's code and what the engine learns of it stay as they are
-   * (one loop for both made many short strings about 15 % slower once long
-   * texts in pieces had been scanned).
-   */
-  scanParts(text: PartedText, found: (phrase: Phrase, start: number, end: number) => void): void {
-    const { steps, column, columns, emits, outputs, from, lengths, boundaries, phrases } = this;
-    const { rootBeyond } = this;
-    const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = wordTable();
-    const parts = text.parts;
-    const { starts, ends, flags, flags2, nodes } = wordBuffers(text.length);
-    let count = 0;
+/**
+ * `stringPass` of a text held as parts. A loop of its own, so the string loop's
+ * code and what the engine learns of it stay as they are (one loop for
+ * both made many short strings about 15 % slower once long texts in
+ * pieces had been scanned).
+ */
+function partsPass(tables: PassTables): (parts: readonly string[]) => number {
+  const { steps, column, columns, emits, rootBeyond } = tables;
+  const { from: beyondFrom, units: beyondUnits, next: beyondNext } = tables.beyond;
+  const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = wordTable();
+  return function markParts(parts: readonly string[]): number {
+    const starts = passStarts;
+    const ends = passEnds;
+    const flags = passFlags;
+    const flags2 = passFlags2;
+    const nodes = passNodes;
     let union = 0;
     let union2 = 0;
+    let marks = markBuffer;
+    let marked = 0;
+    let count = 0;
     let wordStart = -1; // where the word being read starts, -1 between words
     let word = 0; // its trie node, `dead` once it left the trie
     let row = 0; // the current phrase node's row offset
@@ -256,12 +407,12 @@ export class PhraseAutomaton {
       for (let j = 0; j <= stop; j++) {
         const c = j < length ? part.charCodeAt(j) : 0;
         const letter = c - 97;
-        if (letter >= 0 && letter < LETTERS) {
+        if (letter >= 0 && letter < WIDTH) {
           if (wordStart < 0) {
             wordStart = base + j;
             word = 0;
           }
-          word = wordNext[word * LETTERS + letter] as number;
+          word = wordNext[word * WIDTH + letter] as number;
         } else if (wordStart >= 0) {
           const groups = wordFlags[word] as number;
           const groups2 = wordFlags2[word] as number;
@@ -276,7 +427,6 @@ export class PhraseAutomaton {
           wordStart = -1;
         }
         if (j === length) break;
-        let node: number;
         if (c < ASCII) {
           const step = steps[row + (column[c] as number)] as number;
           if (step >= 0) {
@@ -284,35 +434,102 @@ export class PhraseAutomaton {
             continue;
           }
           row = ~step;
-          node = row / columns;
-        } else if ((node = rootBeyond[c] as number) >= 0) {
-          node = this.stepBeyond(row / columns, c, node);
+        } else {
+          const root = rootBeyond[c] as number;
+          const node = root >= 0 ? stepBeyond(beyondFrom, beyondUnits, beyondNext, row / columns, c, root) : 0;
           row = node * columns;
           if (emits[node] === 0) continue;
-        } else {
-          row = node = 0;
-          if (emits[0] === 0) continue;
         }
-        const last = from[node + 1] as number;
-        for (let k = from[node] as number; k < last; k++) {
-          const index = outputs[k] as number;
-          const start = j + 1 - (lengths[index] as number); // in the part; before it when negative
-          const boundary = boundaries[index] as number;
-          if (boundary !== BOUNDARY.none) {
-            const before = start > 0 ? part.charCodeAt(start - 1) : text.charCodeAt(base + start - 1);
-            if (isWordChar(before)) continue;
-          }
-          if (boundary === BOUNDARY.word) {
-            const after = j + 1 < length ? part.charCodeAt(j + 1) : text.charCodeAt(base + j + 1);
-            if (isWordChar(after)) continue;
-          }
-          found(phrases[index] as Phrase, base + start, base + j + 1);
-        }
+        if (marked === marks.length) marks = markBuffer = grow(marks);
+        marks[marked] = row;
+        marks[marked + 1] = base + j + 1;
+        marked += 2;
       }
       base += length;
     }
-    keepWords({ count, union, starts, ends, flags, flags2, union2, nodes });
+    wordCount = count;
+    wordUnion = union;
+    wordUnion2 = union2;
+    return marked;
+  };
+}
+
+/**
+ * The node the automaton steps to from `node` on a code unit `c` beyond
+ * ASCII that some phrase holds: the root's step on it (`root`), unless the
+ * node (or a node on its failure chain) has a child on this unit.
+ */
+function stepBeyond(
+  from: Int32Array,
+  units: Uint16Array,
+  next: Int32Array,
+  node: number,
+  c: number,
+  root: number,
+): number {
+  let low = from[node] as number;
+  let high = from[node + 1] as number;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    const unit = units[middle] as number;
+    if (unit === c) return next[middle] as number;
+    if (unit < c) low = middle + 1;
+    else high = middle;
   }
+  return root;
+}
+
+/**
+ * The word buffers of the pass about to run (`usePassBuffers`). A pass reads
+ * them, and its text's length, from here and from its arguments, so that
+ * nothing it runs before its loop is an operation whose compiled form
+ * depends on what the engine saw it do: the first pass over a long text runs
+ * that code once, before the engine starts recording, then compiles the
+ * function while the loop runs; compiled without that record, the function
+ * left its compiled code at the next pass and, each pass being one long loop,
+ * stayed in the slower code compiled for the loop alone (about 20 % slower
+ * in some processes and not in others).
+ */
+let passStarts: Int32Array = new Int32Array(0);
+let passEnds: Int32Array = new Int32Array(0);
+let passFlags: Int32Array = new Int32Array(0);
+let passFlags2: Int32Array = new Int32Array(0);
+let passNodes: Int32Array = new Int32Array(0);
+
+function usePassBuffers(buffers: WordBuffers): void {
+  passStarts = buffers.starts;
+  passEnds = buffers.ends;
+  passFlags = buffers.flags;
+  passFlags2 = buffers.flags2;
+  passNodes = buffers.nodes;
+}
+
+/** Where the last pass marked nodes with phrases, reused between passes (scanning is synchronous). */
+let markBuffer: Int32Array = new Int32Array(1024);
+
+/** Entries a pass buffer keeps between scans (1 MiB); one that a huge text grew past it is let go once read. */
+const KEPT_ENTRIES = 1 << 18;
+
+/** Lets go of the marks once read, when a huge text grew them past `KEPT_ENTRIES`. */
+function releaseMarks(): void {
+  if (markBuffer.length > KEPT_ENTRIES) markBuffer = new Int32Array(1024);
+}
+/** How many words the last pass read, and the unions of their groups. */
+let wordCount = 0;
+let wordUnion = 0;
+let wordUnion2 = 0;
+
+/** A buffer twice as long, holding what `buffer` held. */
+function grow(buffer: Int32Array): Int32Array {
+  const bigger = new Int32Array(buffer.length * 2);
+  bigger.set(buffer);
+  return bigger;
+}
+
+/** Keeps the words the last pass read: `wordCount` of them in `buffers`. */
+function keepTagged(buffers: WordBuffers): void {
+  const { starts, ends, flags, flags2, nodes } = buffers;
+  keepWords({ count: wordCount, union: wordUnion, starts, ends, flags, flags2, union2: wordUnion2, nodes });
 }
 
 /** A text held as parts, read one after another (`Pieces` in normalise.ts). */

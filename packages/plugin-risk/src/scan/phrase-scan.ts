@@ -157,14 +157,38 @@ function scanRoleMarkers(lower: LowerText, report: PhraseReport): void {
   }
 }
 
-// Words inside an address are part of the address, not of the sentence.
+/**
+ * Words inside an address are part of the address, not of the sentence.
+ * Words start in order of the text, so the words that start before the next
+ * address are passed over by a binary search, not one by one: none of them
+ * starts inside it, nor moves the search past it (an address ends after it
+ * starts).
+ */
 function silenceWordsInside(words: Words, addresses: readonly Address[]): void {
+  const { count, starts, flags, flags2 } = words;
   let a = 0;
-  for (let i = 0; i < words.count; i++) {
-    const start = words.starts[i] as number;
-    while (a < addresses.length && (addresses[a] as Address).end <= start) a++;
-    if (a < addresses.length && (addresses[a] as Address).start <= start) words.flags[i] = words.flags2[i] = 0;
+  let i = 0;
+  while (i < count && a < addresses.length) {
+    const address = addresses[a] as Address;
+    const start = starts[i] as number;
+    if (address.end <= start) a++;
+    else if (address.start <= start) {
+      flags[i] = flags2[i] = 0;
+      i++;
+    } else i = firstStartingAt(starts, i + 1, count, address.start);
   }
+}
+
+/** The first of the words `from` to `to` (in order of their start) that starts at `at` or after it; `to` if none. */
+function firstStartingAt(starts: Int32Array, from: number, to: number, at: number): number {
+  let low = from;
+  let high = to;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((starts[middle] as number) < at) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 function has(words: Words, index: number, group: number): boolean {
@@ -173,9 +197,11 @@ function has(words: Words, index: number, group: number): boolean {
 
 /** "ignore ... previous ... instructions" and "you are now a ..." */
 function scanOverrides(words: Words, report: PhraseReport): void {
-  for (let i = 0; i < words.count; i++) {
-    const flags = words.flags[i] as number;
-    if (flags === 0) continue;
+  const { count, flags: groups } = words;
+  for (let i = 0; i < count; i++) {
+    const flags = groups[i] as number;
+    // Each finding starts at one of these words (most words are none of them: "the", "a", "to" have groups too).
+    if ((flags & (W.IGNORE | W.YOU | W.PRETEND | W.FROM)) === 0) continue;
     if (flags & W.IGNORE && overridesInstructions(words, i))
       report(PoisonPattern.HIDDEN_INSTRUCTION, words.starts[i] as number);
     if (reassignsRole(words, i)) report(PoisonPattern.ROLE_HIJACK, words.starts[i] as number);
@@ -206,8 +232,10 @@ function reassignsRole(words: Words, i: number): boolean {
 /** "do not tell the user", "never mention this", "hide it from the user". */
 function scanConcealment(words: Words, report: PhraseReport): boolean {
   let found = false;
-  for (let i = 0; i < words.count; i++) {
-    if (words.flags[i] === 0) continue;
+  const { count, flags } = words;
+  for (let i = 0; i < count; i++) {
+    // Each finding starts at a negation or a verb of hiding.
+    if (((flags[i] as number) & (W.NEGATION | W.NOT | W.DON | W.HIDE)) === 0) continue;
     if (concealsAt(words, i) || hidesFromUser(words, i)) {
       if (!found) report(PoisonPattern.CONCEALMENT_DIRECTIVE, words.starts[i] as number);
       found = true;
