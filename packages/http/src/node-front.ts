@@ -282,6 +282,8 @@ class Backlog {
 
 const DROP = Symbol('drop');
 
+const DECODER = new TextDecoder();
+
 /**
  * How a chunk of an event stream may be spared when its client is behind:
  * `DROP`, a key to fold it under, or undefined when it must go. A chunk is
@@ -289,7 +291,7 @@ const DROP = Symbol('drop');
  * one that is not a JSON-RPC notification, or cannot be read, must go.
  */
 function spareKind(chunk: Uint8Array): string | typeof DROP | undefined {
-  const text = new TextDecoder().decode(chunk);
+  const text = DECODER.decode(chunk);
   const at = text.lastIndexOf('\ndata: ');
   const start = at === -1 ? (text.startsWith('data: ') ? 6 : -1) : at + 7;
   if (start === -1) return undefined;

@@ -2,12 +2,25 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { ElicitRequestFormParams, ElicitResult } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/server';
+import { afterEach } from 'vitest';
 import { createServer } from '@sluice/core';
 import type { AuditOptions, CallToolResult, SluiceServer, Store } from '@sluice/core';
 import { FakeClock, captureLogger } from '@sluice/testing';
 import type { CapturedLogger } from '@sluice/testing';
 import type { RiskOptions, RiskPlugin } from '@sluice/plugin-risk';
 import { risk } from '@sluice/plugin-risk';
+
+/** Closes what the returned `track` was given, after each test of the file, last opened first. */
+export function closeAfterEach(): <T extends { close(): Promise<unknown> }>(thing: T) => T {
+  const open: Array<{ close(): Promise<unknown> }> = [];
+  afterEach(async () => {
+    for (const thing of open.splice(0).reverse()) await thing.close();
+  });
+  return (thing) => {
+    open.push(thing);
+    return thing;
+  };
+}
 
 /** What a person does with the form; `hang` never answers. */
 export type Answer = ElicitResult | 'hang';

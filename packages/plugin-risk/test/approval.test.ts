@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Tokens } from '@sluice/core';
 import type { CallToolResult } from '@sluice/core';
 import { errorOf, textOf } from '@sluice/testing';
@@ -8,6 +8,7 @@ import type { ApprovalServer, Connected, ManualClient } from './approval-helpers
 import {
   accept,
   approvalServer,
+  closeAfterEach,
   legacyClient,
   legacyHttpClient,
   manualClient,
@@ -19,20 +20,10 @@ import { official, upstream } from './helpers.js';
 import '@sluice/http';
 import '@sluice/upstream';
 
-const open: Array<{ close(): Promise<unknown> }> = [];
-afterEach(async () => {
-  for (const thing of open.splice(0).reverse()) await thing.close();
-});
+const track = closeAfterEach();
 
 async function start(options: Parameters<typeof approvalServer>[0] = {}): Promise<ApprovalServer> {
-  const server = await approvalServer(options);
-  open.push(server);
-  return server;
-}
-
-function track<T extends { close(): Promise<unknown> }>(thing: T): T {
-  open.push(thing);
-  return thing;
+  return track(await approvalServer(options));
 }
 
 async function listen(s: ApprovalServer): Promise<URL> {

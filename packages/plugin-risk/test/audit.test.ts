@@ -2,25 +2,26 @@
 // a person with its outcome (answered, lapsed, refused) over real SDK clients
 // of both protocol versions, and every ledger decision.
 import { McpServer } from '@modelcontextprotocol/server';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AuditEntry, SluiceServer } from '@sluice/core';
 import { textOf } from '@sluice/testing';
 import '@sluice/audit';
 import '@sluice/http';
 import type { ApprovalServer } from './approval-helpers.js';
-import { accept, approvalServer, legacyClient, manualClient, modernClient, no, yes } from './approval-helpers.js';
+import {
+  accept,
+  approvalServer,
+  closeAfterEach,
+  legacyClient,
+  manualClient,
+  modernClient,
+  no,
+  yes,
+} from './approval-helpers.js';
 import { official, riskKit } from './helpers.js';
 import '@sluice/upstream';
 
-const open: Array<{ close(): Promise<unknown> }> = [];
-afterEach(async () => {
-  for (const thing of open.splice(0).reverse()) await thing.close();
-});
-
-function track<T extends { close(): Promise<unknown> }>(thing: T): T {
-  open.push(thing);
-  return thing;
-}
+const track = closeAfterEach();
 
 async function start(options: Parameters<typeof approvalServer>[0] = {}): Promise<ApprovalServer> {
   return track(await approvalServer(options));

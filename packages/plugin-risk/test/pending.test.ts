@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '@sluice/core';
 import { RiskErrorCode } from '@sluice/plugin-risk';
 import { errorOf, textOf } from '@sluice/testing';
@@ -6,18 +6,10 @@ import { MAX_PENDING_APPROVALS } from '../src/approval/pending.js';
 import { OperatorQuestions, isBusy } from '../src/approval/questions.js';
 import type { OperatorQuestion } from '../src/approval/questions.js';
 import type { ApprovalServer, Person } from './approval-helpers.js';
-import { accept, approvalServer, legacyClient, manualClient } from './approval-helpers.js';
+import { accept, approvalServer, closeAfterEach, legacyClient, manualClient } from './approval-helpers.js';
 import '@sluice/http';
 
-const open: Array<{ close(): Promise<unknown> }> = [];
-afterEach(async () => {
-  for (const thing of open.splice(0).reverse()) await thing.close();
-});
-
-function track<T extends { close(): Promise<unknown> }>(thing: T): T {
-  open.push(thing);
-  return thing;
-}
+const track = closeAfterEach();
 
 async function start(...args: Parameters<typeof approvalServer>): Promise<ApprovalServer> {
   return track(await approvalServer(...args));

@@ -1,7 +1,7 @@
 // A caller's share of the questions waiting for a person, and the list that shows them: a waiting question is
 // listed however many newer ones come and go, a caller past its share is refused (APPROVAL_BUSY) without anybody
 // being asked, a question answered, closed or expired counts no more, and replicas sharing a store share it.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '@sluice/core';
 import { RiskErrorCode } from '@sluice/plugin-risk';
 import type { ApprovalEvent } from '@sluice/plugin-risk';
@@ -10,18 +10,10 @@ import { FakeClock, errorOf, textOf } from '@sluice/testing';
 import { OperatorQuestions, isBusy } from '../src/approval/questions.js';
 import type { StateBinding } from '../src/approval/request-state.js';
 import type { ApprovalServer, Person } from './approval-helpers.js';
-import { accept, approvalServer, legacyClient, manualClient } from './approval-helpers.js';
+import { accept, approvalServer, closeAfterEach, legacyClient, manualClient } from './approval-helpers.js';
 import '@sluice/http';
 
-const open: Array<{ close(): Promise<unknown> }> = [];
-afterEach(async () => {
-  for (const thing of open.splice(0).reverse()) await thing.close();
-});
-
-function track<T extends { close(): Promise<unknown> }>(thing: T): T {
-  open.push(thing);
-  return thing;
-}
+const track = closeAfterEach();
 
 async function start(...args: Parameters<typeof approvalServer>): Promise<ApprovalServer> {
   return track(await approvalServer(...args));

@@ -75,7 +75,7 @@ interface InFlight {
  */
 export class CallRelay {
   private readonly active = new Map<ServerContext, InFlight>();
-  /** When each caller's latest call ended, within the grace (older entries are dropped as calls begin). */
+  /** When each caller's latest call ended, oldest first, within the grace (older entries are dropped as calls begin). */
   private readonly ended = new Map<string, number>();
 
   constructor(private readonly now: () => number = () => performance.now()) {}
@@ -90,9 +90,13 @@ export class CallRelay {
         other.shared = true;
         call.shared = true;
       }
-    for (const [who, at] of this.ended)
-      if (now - at >= SHARED_GRACE_MS) this.ended.delete(who);
-      else if (who !== caller) call.shared = true;
+    // Ends are kept in the order they happened (each caller's latest moved last): drop the lapsed from the front,
+    // and what stays is within the grace, so any entry but the caller's own is another caller's call nearby.
+    for (const [who, at] of this.ended) {
+      if (now - at < SHARED_GRACE_MS) break;
+      this.ended.delete(who);
+    }
+    if (this.ended.size > (this.ended.has(caller) ? 1 : 0)) call.shared = true;
     this.active.set(mcp, call);
     return () => {
       this.active.delete(mcp);
