@@ -485,6 +485,20 @@ describe('PhraseAutomaton', () => {
     );
   });
 
+  it('finds the same in texts and pieces long enough to be copied to the pass natively, lone surrogates included', () => {
+    // Past 1,024 code units, a text or a part is copied to the pass's units by the runtime, not by a loop.
+    const long = fc
+      .tuple(fc.array(words, { minLength: 1, maxLength: 6 }), fc.nat({ max: 3_000 }))
+      .map(([texts, pad]) => `${'ab '.repeat(400 + pad)}${texts.join('\ud800 ')}`);
+    fc.assert(
+      fc.property(long, fc.array(fc.nat(), { maxLength: 4 }), (input, cuts) => {
+        expect(automatonFinds(automaton, input)).toEqual(plainSearch(phrases, input));
+        expect(automatonOrder(automaton, inPieces(input, cuts))).toEqual(automatonOrder(automaton, input));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('finds every phrase of a long text that ends phrases at most of its characters (its buffers grown mid-pass)', () => {
     // 'abab' ends 'ab' and 'abab' at every other character: far more marks and finds than the buffers first hold.
     const input = `${'abab'.repeat(60_000)} no ignore ${'ab '.repeat(20_000)}不要告`;

@@ -12,8 +12,14 @@
  * step is a load and a short binary search, never a walk of the failure
  * links. A table entry is the next node's row offset, negated (bitwise) when
  * that node ends a phrase, so a step costs one load and no multiplication.
+ * The pass reads the text's code units from a typed array it copies them
+ * to (natively, a copy of memory): an element load there costs the engine
+ * less than `charCodeAt`, which checks at each character how the string is
+ * stored.
  */
 
+import { Buffer } from 'node:buffer';
+import { endianness } from 'node:os';
 import type { WordBuffers } from './word-table.js';
 import { LETTERS, keepWords, wordBuffers, wordTable } from './word-table.js';
 
@@ -39,14 +45,13 @@ const BOUNDARY = Object.freeze({ none: 0, prefix: 1, word: 2 });
 export class PhraseAutomaton {
   private readonly columns: number;
   /**
-   * The two passes (`stringPass`, `partsPass`): closures over this
+   * The pass (`unitPass`): a closure over this
    * automaton's tables (`PassTables`), so that the engine, which compiles a
    * function made once for its one context, reads each table as a constant
    * (no check of what the value is, nor loads of where its elements lie, at
    * each character).
    */
-  private readonly mark: (text: string, length: number) => number;
-  private readonly markParts: (parts: readonly string[]) => number;
+  private readonly mark: (units: Uint16Array, length: number) => number;
   /** The phrases ending at each node, its failure chain's included: `outputs[from[node]]` to `outputs[from[node + 1]]`. */
   private readonly outputs: Int32Array;
   private readonly from: Int32Array;
@@ -124,8 +129,7 @@ export class PhraseAutomaton {
     const beyond = stepsBeyondAscii(children, fail);
     const emits = Uint8Array.from(outputs, (list) => (list.length > 0 ? 1 : 0));
     const tables: PassTables = { steps, column, columns, emits, rootBeyond: beyond.root, beyond };
-    this.mark = stringPass(tables);
-    this.markParts = partsPass(tables);
+    this.mark = unitPass(tables);
     this.from = new Int32Array(count + 1);
     outputs.forEach((list, node) => (this.from[node + 1] = (this.from[node] as number) + list.length));
     this.outputs = Int32Array.from(outputs.flat());
@@ -180,84 +184,49 @@ export class PhraseAutomaton {
    * called per phrase.
    */
   find(text: string): number {
-    const buffers = wordBuffers(text.length);
-    usePassBuffers(buffers);
-    const marked = this.mark(text, text.length);
-    keepTagged(buffers);
-    const count = this.phraseEnds(text, markBuffer, marked);
-    releaseMarks();
-    return count;
+    return this.findUnits(unitsOf(text), text.length);
   }
 
   /**
    * `find` of a text held as parts (its `parts` one after another, never
-   * joined): the automaton's state and the word being read carry from one
-   * part to the next, and offsets are the whole text's.
+   * joined): they are copied one after another to the pass's units, and
+   * offsets are the whole text's.
    */
   findParts(text: PartedText): number {
-    const buffers = wordBuffers(text.length);
-    usePassBuffers(buffers);
-    const marked = this.markParts(text.parts);
-    keepTagged(buffers);
-    const count = this.phraseEndsParts(text, markBuffer, marked);
-    releaseMarks();
-    return count;
+    return this.findUnits(unitsOfParts(text.parts, text.length), text.length);
   }
 
-  /** The phrases of each marked node whose boundaries `text` meets, written to `hits`: how many. */
-  private phraseEnds(text: string, marks: Int32Array, marked: number): number {
-    const { columns, outputs, from, lengths, boundaries } = this;
-    let hits = this.hits;
-    let count = 0;
-    for (let m = 0; m < marked; m += 2) {
-      const node = ((marks[m] as number) / columns) | 0;
-      const end = marks[m + 1] as number;
-      for (let k = from[node] as number, last = from[node + 1] as number; k < last; k++) {
-        const index = outputs[k] as number;
-        const boundary = boundaries[index] as number;
-        if (boundary !== BOUNDARY.none && isWordChar(text.charCodeAt(end - (lengths[index] as number) - 1))) continue;
-        if (boundary === BOUNDARY.word && isWordChar(text.charCodeAt(end))) continue;
-        if (2 * count === hits.length) hits = this.hits = grow(hits);
-        hits[2 * count] = index;
-        hits[2 * count + 1] = end;
-        count++;
-      }
-    }
+  private findUnits(units: Uint16Array, length: number): number {
+    const buffers = wordBuffers(length);
+    usePassBuffers(buffers);
+    const marked = this.mark(units, length);
+    keepTagged(buffers);
+    const count = this.phraseEnds(units, markBuffer, marked);
+    releaseMarks();
+    releaseUnits();
     return count;
   }
 
   /**
-   * `phraseEnds` of a text held as parts: boundaries are read from the part
-   * that holds the phrase's last character (marks come in order of their
-   * end, so one cursor moves forward through the parts), and through `text`
-   * only where they lie in another part.
+   * The phrases of each marked node whose boundaries the text (its code
+   * units in `units`, a 0 after them) meets, written to `hits`: how many.
    */
-  private phraseEndsParts(text: PartedText, marks: Int32Array, marked: number): number {
+  private phraseEnds(units: Uint16Array, marks: Int32Array, marked: number): number {
     const { columns, outputs, from, lengths, boundaries } = this;
-    const parts = text.parts;
     let hits = this.hits;
     let count = 0;
-    let p = 0;
-    let part = parts[0] ?? '';
-    let base = 0; // where `part` starts in the text
     for (let m = 0; m < marked; m += 2) {
       const node = ((marks[m] as number) / columns) | 0;
       const end = marks[m + 1] as number;
-      while (end > base + part.length) {
-        base += part.length;
-        part = parts[++p] as string;
-      }
       for (let k = from[node] as number, last = from[node + 1] as number; k < last; k++) {
         const index = outputs[k] as number;
         const boundary = boundaries[index] as number;
         if (boundary !== BOUNDARY.none) {
-          const before = end - (lengths[index] as number) - 1 - base;
-          if (isWordChar(before >= 0 ? part.charCodeAt(before) : text.charCodeAt(base + before))) continue;
+          const before = end - (lengths[index] as number) - 1;
+          if (before >= 0 && isWordChar(units[before] as number)) continue;
         }
-        if (boundary === BOUNDARY.word) {
-          const after = end - base;
-          if (isWordChar(after < part.length ? part.charCodeAt(after) : text.charCodeAt(end))) continue;
-        }
+        // At the text's end, `units[end]` is the 0 after it: no word character.
+        if (boundary === BOUNDARY.word && isWordChar(units[end] as number)) continue;
         if (2 * count === hits.length) hits = this.hits = grow(hits);
         hits[2 * count] = index;
         hits[2 * count + 1] = end;
@@ -296,22 +265,23 @@ interface Beyond {
 }
 
 /**
- * The pass over a text: writes its words to the word buffers (`passStarts`
- * and the others; their count and the unions of their groups to
- * `wordCount`, `wordUnion`, `wordUnion2`), and marks where the automaton
- * reached a node with phrases (`markBuffer`): returns the marks' length.
- * Around its loop it runs only reads and stores of variables and the
- * return: nothing whose compiled form depends on what the engine saw it do.
- * Code before the loop runs once on the first pass, before the engine
- * records anything; code after it has not run yet when the engine compiles
- * the loop, mid-pass. Compiled without that record, either leaves the
- * compiled code at every later pass (see `passStarts`).
+ * The pass over a text's `length` code units in `units` (a 0 after them):
+ * writes its words to the word buffers (`passStarts` and the others; their
+ * count and the unions of their groups to `wordCount`, `wordUnion`,
+ * `wordUnion2`), and marks where the automaton reached a node with phrases
+ * (`markBuffer`): returns the marks' length. Around its loop it runs only
+ * reads and stores of variables and the return: nothing whose compiled form
+ * depends on what the engine saw it do. Code before the loop runs once on
+ * the first pass, before the engine records anything; code after it has not
+ * run yet when the engine compiles the loop, mid-pass. Compiled without that
+ * record, either leaves the compiled code at every later pass (see
+ * `passStarts`).
  */
-function stringPass(tables: PassTables): (text: string, length: number) => number {
+function unitPass(tables: PassTables): (units: Uint16Array, length: number) => number {
   const { steps, column, columns, emits, rootBeyond } = tables;
   const { from: beyondFrom, units: beyondUnits, next: beyondNext } = tables.beyond;
   const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = wordTable();
-  return function markString(text: string, length: number): number {
+  return function markUnits(units: Uint16Array, length: number): number {
     const starts = passStarts;
     const ends = passEnds;
     const flags = passFlags;
@@ -325,9 +295,10 @@ function stringPass(tables: PassTables): (text: string, length: number) => numbe
     let wordStart = -1; // where the word being read starts, -1 between words
     let word = 0; // its trie node, `dead` once it left the trie
     let row = 0; // the current phrase node's row offset
-    // One step past the end, where a character that is no letter closes the last word.
+    // One step past the end, onto the 0 there: it closes the last word, and leads the automaton to the root, which
+    // ends no phrase, so it marks nothing.
     for (let i = 0; i <= length; i++) {
-      const c = i < length ? text.charCodeAt(i) : 0;
+      const c = units[i] as number;
       const letter = c - 97;
       if (letter >= 0 && letter < WIDTH) {
         if (wordStart < 0) {
@@ -348,7 +319,6 @@ function stringPass(tables: PassTables): (text: string, length: number) => numbe
         count++;
         wordStart = -1;
       }
-      if (i === length) break;
       if (c < ASCII) {
         const step = steps[row + (column[c] as number)] as number;
         if (step >= 0) {
@@ -362,90 +332,11 @@ function stringPass(tables: PassTables): (text: string, length: number) => numbe
         row = node * columns;
         if (emits[node] === 0) continue;
       }
+      if (i === length) break;
       if (marked === marks.length) marks = markBuffer = grow(marks);
       marks[marked] = row;
       marks[marked + 1] = i + 1;
       marked += 2;
-    }
-    wordCount = count;
-    wordUnion = union;
-    wordUnion2 = union2;
-    return marked;
-  };
-}
-
-/**
- * `stringPass` of a text held as parts. A loop of its own, so the string loop's
- * code and what the engine learns of it stay as they are (one loop for
- * both made many short strings about 15 % slower once long texts in
- * pieces had been scanned).
- */
-function partsPass(tables: PassTables): (parts: readonly string[]) => number {
-  const { steps, column, columns, emits, rootBeyond } = tables;
-  const { from: beyondFrom, units: beyondUnits, next: beyondNext } = tables.beyond;
-  const { next: wordNext, dead, flags: wordFlags, flags2: wordFlags2 } = wordTable();
-  return function markParts(parts: readonly string[]): number {
-    const starts = passStarts;
-    const ends = passEnds;
-    const flags = passFlags;
-    const flags2 = passFlags2;
-    const nodes = passNodes;
-    let union = 0;
-    let union2 = 0;
-    let marks = markBuffer;
-    let marked = 0;
-    let count = 0;
-    let wordStart = -1; // where the word being read starts, -1 between words
-    let word = 0; // its trie node, `dead` once it left the trie
-    let row = 0; // the current phrase node's row offset
-    let base = 0; // where the current part starts in the text
-    for (let p = 0; p < parts.length; p++) {
-      const part = parts[p] as string;
-      const length = part.length;
-      // In the last part, one step past its end, where a character that is no letter closes the text's last word.
-      const stop = p === parts.length - 1 ? length : length - 1;
-      for (let j = 0; j <= stop; j++) {
-        const c = j < length ? part.charCodeAt(j) : 0;
-        const letter = c - 97;
-        if (letter >= 0 && letter < WIDTH) {
-          if (wordStart < 0) {
-            wordStart = base + j;
-            word = 0;
-          }
-          word = wordNext[word * WIDTH + letter] as number;
-        } else if (wordStart >= 0) {
-          const groups = wordFlags[word] as number;
-          const groups2 = wordFlags2[word] as number;
-          starts[count] = wordStart;
-          ends[count] = base + j;
-          flags[count] = groups;
-          flags2[count] = groups2;
-          nodes[count] = word === dead ? 0 : word;
-          union |= groups;
-          union2 |= groups2;
-          count++;
-          wordStart = -1;
-        }
-        if (j === length) break;
-        if (c < ASCII) {
-          const step = steps[row + (column[c] as number)] as number;
-          if (step >= 0) {
-            row = step;
-            continue;
-          }
-          row = ~step;
-        } else {
-          const root = rootBeyond[c] as number;
-          const node = root >= 0 ? stepBeyond(beyondFrom, beyondUnits, beyondNext, row / columns, c, root) : 0;
-          row = node * columns;
-          if (emits[node] === 0) continue;
-        }
-        if (marked === marks.length) marks = markBuffer = grow(marks);
-        marks[marked] = row;
-        marks[marked + 1] = base + j + 1;
-        marked += 2;
-      }
-      base += length;
     }
     wordCount = count;
     wordUnion = union;
@@ -514,6 +405,64 @@ const KEPT_ENTRIES = 1 << 18;
 function releaseMarks(): void {
   if (markBuffer.length > KEPT_ENTRIES) markBuffer = new Int32Array(1024);
 }
+/**
+ * The code units the pass reads, reused between passes: the text is copied
+ * to them as UTF-16 (a copy of memory for a string stored that way), with a
+ * 0 after it. A big-endian machine fills them one unit at a time instead.
+ */
+let units = new Uint16Array(1024);
+let unitBytes = Buffer.from(units.buffer);
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+/** Units kept between scans (4 MiB); more that a huge text needed are let go once read. */
+const KEPT_UNITS = 1 << 21;
+
+/** `units` with room for `length` code units and the 0 after them. */
+function reserveUnits(length: number): Uint16Array {
+  if (units.length <= length) {
+    units = new Uint16Array(Math.max(length + 1, units.length * 2));
+    unitBytes = Buffer.from(units.buffer);
+  }
+  units[length] = 0;
+  return units;
+}
+
+/**
+ * Copies `text` to `units` from `at`: natively, unless the text is short
+ * enough that the call into the runtime costs more than a loop.
+ */
+function writeUnits(text: string, at: number): void {
+  const length = text.length;
+  if (LITTLE_ENDIAN && length > NATIVE_COPY) unitBytes.write(text, 2 * at, 'utf16le');
+  else for (let i = 0; i < length; i++) units[at + i] = text.charCodeAt(i);
+}
+
+/** The length past which a native copy is cheaper than a loop. */
+const NATIVE_COPY = 1024;
+
+function unitsOf(text: string): Uint16Array {
+  const buffer = reserveUnits(text.length);
+  writeUnits(text, 0);
+  return buffer;
+}
+
+function unitsOfParts(parts: readonly string[], length: number): Uint16Array {
+  const buffer = reserveUnits(length);
+  let at = 0;
+  for (const part of parts) {
+    writeUnits(part, at);
+    at += part.length;
+  }
+  return buffer;
+}
+
+function releaseUnits(): void {
+  if (units.length > KEPT_UNITS) {
+    units = new Uint16Array(1024);
+    unitBytes = Buffer.from(units.buffer);
+  }
+}
+
 /** How many words the last pass read, and the unions of their groups. */
 let wordCount = 0;
 let wordUnion = 0;
@@ -536,7 +485,6 @@ function keepTagged(buffers: WordBuffers): void {
 export interface PartedText {
   readonly parts: readonly string[];
   readonly length: number;
-  charCodeAt(index: number): number;
 }
 
 /**
