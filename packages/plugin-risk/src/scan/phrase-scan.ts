@@ -93,7 +93,8 @@ const IMPERATIVE_REACH = 80;
 /** How far an exfiltration verb may sit from the address it sends to. */
 const EXFIL_REACH = 120;
 
-const ROLE_MARKERS: Readonly<Record<string, readonly string[]>> = {
+/** Markers of a chat template's roles, each longer than three characters. */
+const ROLE_MARKERS: Readonly<Record<'<' | '[', readonly string[]>> = {
   '<': [
     '<system>',
     '</system>',
@@ -109,6 +110,25 @@ const ROLE_MARKERS: Readonly<Record<string, readonly string[]>> = {
   ],
   '[': ['[system]', '[/system]', '[system message]', '[inst]', '[/inst]'],
 };
+
+/** A key for the two characters after an opening one. */
+const pairKey = (second: number, third: number): number => second * 0x10000 + third;
+
+/**
+ * Each opening character's markers by the two characters after it: at an
+ * opening, one lookup leaves the few markers that may stand there (a text of
+ * `<|<` repeated tries none), instead of a comparison with each.
+ */
+const ROLE_MARKERS_AFTER = Object.fromEntries(
+  Object.entries(ROLE_MARKERS).map(([open, markers]) => {
+    const byPair = new Map<number, string[]>();
+    for (const marker of markers) {
+      const key = pairKey(marker.charCodeAt(1), marker.charCodeAt(2));
+      byPair.set(key, [...(byPair.get(key) ?? []), marker]);
+    }
+    return [open, byPair];
+  }),
+) as Readonly<Record<'<' | '[', ReadonlyMap<number, readonly string[]>>>;
 
 /**
  * Word-level signatures over a lower-cased text and its words (as
@@ -146,10 +166,12 @@ export function scanPhrases(
 }
 
 function scanRoleMarkers(lower: LowerText, report: PhraseReport): void {
-  for (const open of ['<', '[']) {
-    const markers = ROLE_MARKERS[open] as readonly string[];
+  for (const open of ['<', '['] as const) {
+    const after = ROLE_MARKERS_AFTER[open];
     for (let at = lower.indexOf(open); at !== -1; at = lower.indexOf(open, at + 1)) {
-      if (markers.some((marker) => lower.startsWith(marker, at))) {
+      // Past the text's end `charCodeAt` is NaN, which no key is.
+      const markers = after.get(pairKey(lower.charCodeAt(at + 1), lower.charCodeAt(at + 2)));
+      if (markers?.some((marker) => lower.startsWith(marker, at))) {
         report(PoisonPattern.SYSTEM_PROMPT_OVERRIDE, at);
         return;
       }
