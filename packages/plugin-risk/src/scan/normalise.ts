@@ -59,7 +59,28 @@ function isDropped(c: number): boolean {
 }
 
 function undisguise(match: string): string {
-  return isDropped(match.charCodeAt(0)) ? '' : match.normalize('NFKC');
+  const first = match.charCodeAt(0);
+  if (isDropped(first)) return '';
+  return (isFullWidth(first) && fullWidthFolded(match)) || match.normalize('NFKC');
+}
+
+/** The full-width forms of printable ASCII (U+FF01 to U+FF5E), which NFKC folds to it one for one. */
+const isFullWidth = (c: number): boolean => c >= 0xff01 && c <= 0xff5e;
+
+/**
+ * A run of full-width forms as NFKC folds it (each to its ASCII character:
+ * no two ASCII characters compose), without a call into the normaliser,
+ * which costs more than the run for a short one; `undefined` when another
+ * form is in the run.
+ */
+function fullWidthFolded(run: string): string | undefined {
+  let folded = '';
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i);
+    if (!isFullWidth(c)) return undefined;
+    folded += String.fromCharCode(c - 0xfee0);
+  }
+  return folded;
 }
 
 /** Cyrillic and Greek letters that look like Latin ones, by code point. */
