@@ -126,6 +126,7 @@ const crafted: Array<[string, string]> = [
   ['black flags with tags and no cancel', repeatTo(`\u{1F3F4}${tags('gbengx')}`)],
   ['variation-selector runs', repeatTo('\u{1F600}\uFE0F\uFE0F\u{E0100}')],
   ['one 1 MB mixed-script word', repeatTo('a\u0430')],
+  ['mixed-script words, one after another', repeatTo('p\u0430ssword s\u0435nd ')],
   ['lone surrogates', repeatTo('\uD800x')],
   ['"call tool_1 secretly " with 1,000 other tools', repeatTo('call tool_1 secretly ')],
   ['name-like run "a_b.c-d" with 1,000 other tools', `call ${repeatTo('a_b.c-d', MB - 20)} secretly`],

@@ -84,68 +84,77 @@ function fullWidthFolded(run: string): string | undefined {
 }
 
 /** Cyrillic and Greek letters that look like Latin ones, by code point. */
-const CONFUSABLE: ReadonlyMap<number, string> = new Map(
-  Object.entries({
-    // Cyrillic lower case
-    '\u0430': 'a',
-    '\u0432': 'b',
-    '\u0435': 'e',
-    '\u043a': 'k',
-    '\u043c': 'm',
-    '\u043d': 'h',
-    '\u043e': 'o',
-    '\u0440': 'p',
-    '\u0441': 'c',
-    '\u0442': 't',
-    '\u0443': 'y',
-    '\u0445': 'x',
-    '\u0455': 's',
-    '\u0456': 'i',
-    '\u0458': 'j',
-    '\u04bb': 'h',
-    '\u0501': 'd',
-    '\u051b': 'q',
-    '\u051d': 'w',
-    // Cyrillic upper case
-    '\u0410': 'A',
-    '\u0412': 'B',
-    '\u0415': 'E',
-    '\u041a': 'K',
-    '\u041c': 'M',
-    '\u041d': 'H',
-    '\u041e': 'O',
-    '\u0420': 'P',
-    '\u0421': 'C',
-    '\u0422': 'T',
-    '\u0425': 'X',
-    '\u0405': 'S',
-    '\u0406': 'I',
-    '\u0408': 'J',
-    // Greek
-    '\u03b1': 'a',
-    '\u03bf': 'o',
-    '\u03c1': 'p',
-    '\u03c5': 'u',
-    '\u03bd': 'v',
-    '\u03b9': 'i',
-    '\u03ba': 'k',
-    '\u03c4': 't',
-    '\u0391': 'A',
-    '\u0392': 'B',
-    '\u0395': 'E',
-    '\u0396': 'Z',
-    '\u0397': 'H',
-    '\u0399': 'I',
-    '\u039a': 'K',
-    '\u039c': 'M',
-    '\u039d': 'N',
-    '\u039f': 'O',
-    '\u03a1': 'P',
-    '\u03a4': 'T',
-    '\u03a5': 'Y',
-    '\u03a7': 'X',
-  }).map(([glyph, latin]) => [glyph.charCodeAt(0), latin]),
-);
+const CONFUSABLE_GLYPHS: Readonly<Record<string, string>> = {
+  // Cyrillic lower case
+  '\u0430': 'a',
+  '\u0432': 'b',
+  '\u0435': 'e',
+  '\u043a': 'k',
+  '\u043c': 'm',
+  '\u043d': 'h',
+  '\u043e': 'o',
+  '\u0440': 'p',
+  '\u0441': 'c',
+  '\u0442': 't',
+  '\u0443': 'y',
+  '\u0445': 'x',
+  '\u0455': 's',
+  '\u0456': 'i',
+  '\u0458': 'j',
+  '\u04bb': 'h',
+  '\u0501': 'd',
+  '\u051b': 'q',
+  '\u051d': 'w',
+  // Cyrillic upper case
+  '\u0410': 'A',
+  '\u0412': 'B',
+  '\u0415': 'E',
+  '\u041a': 'K',
+  '\u041c': 'M',
+  '\u041d': 'H',
+  '\u041e': 'O',
+  '\u0420': 'P',
+  '\u0421': 'C',
+  '\u0422': 'T',
+  '\u0425': 'X',
+  '\u0405': 'S',
+  '\u0406': 'I',
+  '\u0408': 'J',
+  // Greek
+  '\u03b1': 'a',
+  '\u03bf': 'o',
+  '\u03c1': 'p',
+  '\u03c5': 'u',
+  '\u03bd': 'v',
+  '\u03b9': 'i',
+  '\u03ba': 'k',
+  '\u03c4': 't',
+  '\u0391': 'A',
+  '\u0392': 'B',
+  '\u0395': 'E',
+  '\u0396': 'Z',
+  '\u0397': 'H',
+  '\u0399': 'I',
+  '\u039a': 'K',
+  '\u039c': 'M',
+  '\u039d': 'N',
+  '\u039f': 'O',
+  '\u03a1': 'P',
+  '\u03a4': 'T',
+  '\u03a5': 'Y',
+  '\u03a7': 'X',
+};
+
+/**
+ * The same, as the Latin letter's code by the look-alike's code (0 for a
+ * unit that is none): a word of a million letters is folded with a load per
+ * letter, not a map lookup.
+ */
+const CONFUSABLE = new Uint8Array(Math.max(...Object.keys(CONFUSABLE_GLYPHS).map((glyph) => glyph.charCodeAt(0))) + 1);
+for (const [glyph, latin] of Object.entries(CONFUSABLE_GLYPHS)) CONFUSABLE[glyph.charCodeAt(0)] = latin.charCodeAt(0);
+
+/** The Latin letter a look-alike reads as, or 0 for any other unit. */
+const latinOf = (c: number): number => (c < CONFUSABLE.length ? (CONFUSABLE[c] as number) : 0);
 
 /**
  * The text with disguises taken off: NFKC (full-width and mathematical
@@ -255,10 +264,22 @@ export class Pieces {
     return pieces;
   }
 
+  /**
+   * Adds `part` after the others; a short part after a short one is joined
+   * to it, so that a text folded word by word is not read as a part per
+   * word (each search of the pieces reads every part it passes).
+   */
   push(part: string): void {
     if (part.length === 0) return;
-    this.parts.push(part);
     this.length += part.length;
+    const last = this.parts.length - 1;
+    const before = this.parts[last];
+    if (before !== undefined && part.length <= SHORT_RANGE && before.length <= SHORT_RANGE) {
+      this.parts[last] = before + part;
+      this.starts[last + 1] = this.length;
+      return;
+    }
+    this.parts.push(part);
     this.starts.push(this.length);
   }
 
@@ -454,13 +475,13 @@ const GREEK_CYRILLIC = /[\u0370-\u052f]/g;
 /**
  * Each word with both Latin letters and look-alikes gets its look-alikes
  * read as Latin; only words with Greek or Cyrillic are read. The text
- * itself when no word is folded, else new pieces: slices of its parts and
- * the folded words.
+ * itself when no word is folded, else new pieces: slices of its parts, and
+ * strings built from the folded words and the short stretches between them.
  */
 function foldMixedWords(text: Pieces): Pieces {
   // One part (the whole-text skeleton) is read as the string it is, without the cursor.
-  const read: { charCodeAt(index: number): number } = text.parts.length === 1 ? (text.parts[0] as string) : text;
-  let out: Pieces | undefined;
+  const read: Readable = text.parts.length === 1 ? (text.parts[0] as string) : text;
+  let out: Folded | undefined;
   let copied = 0;
   let found = text.nextGreekOrCyrillic(0);
   while (found !== -1) {
@@ -473,37 +494,90 @@ function foldMixedWords(text: Pieces): Pieces {
     for (let j = start; j < end; j++) {
       const c = read.charCodeAt(j);
       if (isLatin(c)) latin = true;
-      else if (CONFUSABLE.has(c)) confusable = true;
+      else if (latinOf(c) !== 0) confusable = true;
     }
     if (latin && confusable) {
-      out ??= new Pieces();
-      out.pushRange(text, copied, start);
-      out.push(foldWord(read, start, end));
+      out ??= new Folded();
+      out.copy(text, read, copied, start);
+      out.fold(read, start, end);
       copied = end;
     }
-    found = text.nextGreekOrCyrillic(end);
+    found = nextGreekOrCyrillicNear(text, read, end);
   }
   if (out === undefined) return text;
-  out.pushRange(text, copied, text.length);
-  return out;
+  out.copy(text, read, copied, text.length);
+  return out.done();
 }
 
-/** The look-alikes of `text[start, end)` read as Latin, built in chunks of code units (a word may be 1 MB long). */
-function foldWord(text: { charCodeAt(index: number): number }, start: number, end: number): string {
-  const CHUNK = 8_192;
-  let out = '';
-  const codes = new Uint16Array(Math.min(CHUNK, end - start));
-  for (let from = start; from < end; from += CHUNK) {
-    const to = Math.min(end, from + CHUNK);
-    for (let j = from; j < to; j++) {
-      const c = text.charCodeAt(j);
-      const latin = CONFUSABLE.get(c);
-      codes[j - from] = latin === undefined ? c : latin.charCodeAt(0);
-    }
-    out += String.fromCharCode(...codes.subarray(0, to - from));
+type Readable = { charCodeAt(index: number): number };
+
+/** How far past a word the next Greek or Cyrillic letter is looked for by a loop, before a native search. */
+const NEAR = 64;
+
+/**
+ * `text.nextGreekOrCyrillic(from)`, read by a loop over the next `NEAR`
+ * characters first: in a text of mixed words one after another, the native
+ * search would make a match object per word.
+ */
+function nextGreekOrCyrillicNear(text: Pieces, read: Readable, from: number): number {
+  const stop = Math.min(text.length, from + NEAR);
+  for (let j = from; j < stop; j++) {
+    const c = read.charCodeAt(j);
+    if (c >= 0x370 && c <= 0x52f) return j;
   }
-  return out;
+  return text.nextGreekOrCyrillic(stop);
 }
+
+/**
+ * The pieces `foldMixedWords` makes: folded words and the short stretches
+ * between them are written as code units to a reused buffer, made a string
+ * a chunk at a time (a text of mixed words makes no string per word); a
+ * long stretch left as it is stays slices of the text's parts.
+ */
+class Folded {
+  private readonly pieces = new Pieces();
+  private n = 0;
+
+  /** The text from `start` to `end`, as it is. */
+  copy(text: Pieces, read: Readable, start: number, end: number): void {
+    if (end - start > SHORT_RANGE) {
+      this.flush();
+      this.pieces.pushRange(text, start, end);
+      return;
+    }
+    for (let j = start; j < end; j++) this.unit(read.charCodeAt(j));
+  }
+
+  /** The text from `start` to `end` with its look-alikes read as Latin. */
+  fold(read: Readable, start: number, end: number): void {
+    for (let j = start; j < end; j++) {
+      const c = read.charCodeAt(j);
+      const latin = latinOf(c);
+      this.unit(latin === 0 ? c : latin);
+    }
+  }
+
+  done(): Pieces {
+    this.flush();
+    return this.pieces;
+  }
+
+  private unit(code: number): void {
+    foldCodes[this.n++] = code;
+    if (this.n === FOLD_CHUNK) this.flush();
+  }
+
+  private flush(): void {
+    if (this.n === 0) return;
+    // `apply` reads the codes as an array-like; a spread would step an iterator through them.
+    this.pieces.push(String.fromCharCode.apply(null, foldCodes.subarray(0, this.n) as unknown as number[]));
+    this.n = 0;
+  }
+}
+
+/** The code units `Folded` builds a string from, reused (scanning is synchronous). */
+const FOLD_CHUNK = 8_192;
+const foldCodes = new Uint16Array(FOLD_CHUNK);
 
 /** How a span was written. */
 export type Encoding = 'base64' | 'hex' | 'percent' | 'decimal' | 'rot13';

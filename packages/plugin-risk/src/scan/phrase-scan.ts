@@ -119,16 +119,16 @@ const pairKey = (second: number, third: number): number => second * 0x10000 + th
  * opening, one lookup leaves the few markers that may stand there (a text of
  * `<|<` repeated tries none), instead of a comparison with each.
  */
-const ROLE_MARKERS_AFTER = Object.fromEntries(
-  Object.entries(ROLE_MARKERS).map(([open, markers]) => {
-    const byPair = new Map<number, string[]>();
-    for (const marker of markers) {
-      const key = pairKey(marker.charCodeAt(1), marker.charCodeAt(2));
-      byPair.set(key, [...(byPair.get(key) ?? []), marker]);
-    }
-    return [open, byPair];
-  }),
-) as Readonly<Record<'<' | '[', ReadonlyMap<number, readonly string[]>>>;
+const ROLE_MARKERS_AFTER = { '<': byPair(ROLE_MARKERS['<']), '[': byPair(ROLE_MARKERS['[']) };
+
+function byPair(markers: readonly string[]): ReadonlyMap<number, readonly string[]> {
+  const grouped = new Map<number, string[]>();
+  for (const marker of markers) {
+    const key = pairKey(marker.charCodeAt(1), marker.charCodeAt(2));
+    grouped.set(key, [...(grouped.get(key) ?? []), marker]);
+  }
+  return grouped;
+}
 
 /**
  * Word-level signatures over a lower-cased text and its words (as
