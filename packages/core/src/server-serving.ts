@@ -3,7 +3,7 @@ import type { Server, Transport as SdkTransport } from '@modelcontextprotocol/se
 import type { Logger } from './logger.js';
 import type { ServerSdk } from './server-sdk-loader.js';
 import type { HttpHost, HttpListener, HttpServing, ListenOptions } from './serving.js';
-import type { TransportHooks } from './transport-hooks.js';
+import type { ChangeAudience, TransportHooks } from './transport-hooks.js';
 import type { ConsentServing } from './upstreaming.js';
 
 /** What serving a transport needs of the server it serves. */
@@ -18,6 +18,9 @@ interface ConsentRouting {
   readonly publicRoutes?: readonly string[];
 }
 
+/** Whom an in-process connection serves: a caller the listener did not verify. */
+const IN_PROCESS: ChangeAudience = { authInfo: undefined, transport: 'in-process' };
+
 /** Connects one SDK transport to a fresh SDK server of `server`; it hears of changes and closes with the server. */
 export async function connectTransport(
   server: ServedServer,
@@ -26,7 +29,7 @@ export async function connectTransport(
   hooks: TransportHooks,
 ): Promise<void> {
   const sdk = server.createSdkServer('in-process');
-  const detachNotify = hooks.onListChanged((change) => sdkPackage.sendChange(sdk, change));
+  const detachNotify = hooks.onListChanged((change) => sdkPackage.sendChange(sdk, change, IN_PROCESS));
   const detachClose = hooks.onClose(() => sdk.close());
   sdk.onclose = () => {
     detachNotify();

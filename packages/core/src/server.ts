@@ -104,7 +104,7 @@ export class SluiceServer {
       hooks: this.hooks,
       logger: this.logger,
       assertOpen: () => this.lifecycle.assertOpen(),
-      changed: () => this.lifecycle.notify('tools'),
+      changed: (change) => this.lifecycle.notify(change),
     });
     // Tools plugins register while they are applied wait for the pipeline; later ones register at once.
     let pluginTools: ToolDefinition[] | undefined = [];

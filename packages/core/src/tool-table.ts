@@ -1,5 +1,5 @@
 import { identityOf } from './auth/identity.js';
-import type { Executor, ListContext } from './context.js';
+import type { Executor, Headers, ListContext } from './context.js';
 import { CoreErrorCode, SluiceError, messageOf } from './errors.js';
 import type { CoreHooks } from './hooks.js';
 import type { Logger } from './logger.js';
@@ -8,6 +8,8 @@ import type { Tool } from './protocol.js';
 import type { CompiledSchema } from './schema.js';
 import type { ImportBatch, ImportSource, SkippedTool, SluiceTool } from './tool.js';
 import { createImportBatch } from './tool.js';
+import { itemsChanged } from './transport-hooks.js';
+import type { ChangeAudience, ItemsChanged } from './transport-hooks.js';
 
 /** The outcome of putting tools through the `import` hook. */
 export interface ImportResult {
@@ -67,9 +69,18 @@ export interface ToolTableOptions {
   readonly logger: Logger;
   /** Throws when the server is closed. */
   readonly assertOpen: () => void;
-  /** Tells clients that the tool list changed. */
-  readonly changed: () => void;
+  /** Tells clients that the tool list changed: all of it (a plugin said so), or some tools in it. */
+  readonly changed: (change: 'tools' | ItemsChanged) => void;
 }
+
+/**
+ * The headers a list of what a caller may call is asked with, rather than
+ * what its `tools/list` shows: tool search leaves such a list whole (it reads
+ * the same symbol), so that a caller who finds tools by search hears of the
+ * tools it may find.
+ */
+const CATALOG_LIST = Symbol.for('dev.sluice/catalog-list');
+const CATALOG_HEADERS: Headers = Object.freeze(Object.defineProperty({}, CATALOG_LIST, { value: true }));
 
 /**
  * The tools a server exposes: admission through the `import` hook, name
@@ -174,6 +185,8 @@ export class ToolTable {
     );
     if (pipeline.importUsed) batch = await this.options.hooks.import.promise(batch);
     const added: SluiceTool[] = [];
+    /** The tools this batch adds or changes, old and new definitions: a tool listed again unchanged is not news. */
+    const touched: SluiceTool[] = [];
     const skipped: SkippedTool[] = [...batch.skipped];
     for (const tool of batch.tools) {
       const draft = bases.get(tool);
@@ -202,9 +215,12 @@ export class ToolTable {
       this.registered.set(tool.name, { tool, executor, input: draft.input, plan: pipeline.plan(tool) });
       this.rememberOrigin(tool);
       added.push(tool);
+      if (existing === undefined) touched.push(tool);
+      else if (!sameDefinition(existing.tool, tool)) touched.push(tool, existing.tool);
     }
     this.skippedTools.push(...skipped);
-    if (added.length > 0) this.changed();
+    if (added.length > 0) this.listCache = undefined;
+    if (touched.length > 0) this.changed(touched);
     this.publish({ added, removed: [], skipped });
     return { imported: added.map((tool) => tool.name), skipped };
   }
@@ -220,7 +236,7 @@ export class ToolTable {
       removed.push(entry.tool);
     }
     if (removed.length === 0) return;
-    this.changed();
+    this.changed(removed);
     this.publish({ added: [], removed, skipped: [] });
   }
 
@@ -240,7 +256,7 @@ export class ToolTable {
     return this.pipeline?.listToolsUsed ? this.filter([...this.listCache], context) : this.listCache;
   }
 
-  /** Runs the `listTools` hook over a list of definitions. */
+  /** Runs the `listTools` hook over a list of definitions; `context.toolOf` defaults to the exposed tools. */
   filter(tools: Tool[], context: Partial<ListContext> = {}): Tool[] {
     if (!this.pipeline?.listToolsUsed) return tools;
     const ctx: ListContext = {
@@ -249,14 +265,44 @@ export class ToolTable {
       auth: identityOf(context.authInfo),
       transport: context.transport ?? 'in-process',
       logger: context.logger ?? this.options.logger,
-      toolOf: (name) => this.registered.get(name)?.tool,
+      toolOf: context.toolOf ?? ((name) => this.registered.get(name)?.tool),
     };
     return this.options.hooks.listTools.call(tools, ctx);
   }
 
-  private changed(): void {
+  /** Tells clients of a change to these tools (old and new definitions), or, without them, of the whole list. */
+  private changed(touched?: readonly SluiceTool[]): void {
     this.listCache = undefined;
-    this.options.changed();
+    if (touched === undefined) this.options.changed('tools');
+    else this.options.changed(itemsChanged('tools', (audience) => this.mayCallAny(audience, touched)));
+  }
+
+  /**
+   * Whether a caller may call any of these tools: the `listTools` filter of
+   * what it may call, over them alone (a removed tool is still known by its
+   * object), as the taps decide after the change. A filter that throws shows
+   * nothing.
+   */
+  private mayCallAny(audience: ChangeAudience, touched: readonly SluiceTool[]): boolean {
+    const byName = new Map(touched.map((tool) => [tool.name, tool]));
+    try {
+      const seen = this.filter(
+        touched.map((tool) => tool.definition),
+        {
+          headers: CATALOG_HEADERS,
+          authInfo: audience.authInfo,
+          transport: audience.transport,
+          toolOf: (name) => this.registered.get(name)?.tool ?? byName.get(name),
+        },
+      );
+      return seen.some((tool) => byName.has(tool.name));
+    } catch (error) {
+      this.options.logger.debug(
+        { event: 'tools.change_unseen', err: error },
+        `a listTools tap failed deciding who hears of a tool list change; that caller is not told: ${messageOf(error)}`,
+      );
+      return false;
+    }
   }
 
   private publish(change: CatalogChange): void {
@@ -303,6 +349,13 @@ export class ToolTable {
         this.pendingCount--;
       });
   }
+}
+
+/** Whether a tool listed again shows clients what it showed before. */
+function sameDefinition(before: SluiceTool, after: SluiceTool): boolean {
+  return (
+    before.definition === after.definition || JSON.stringify(before.definition) === JSON.stringify(after.definition)
+  );
 }
 
 function sameSource(a: ImportSource, b: ImportSource): boolean {

@@ -210,6 +210,23 @@ describe('a per-caller authz policy covers resources, prompts and completions', 
       }
     });
 
+    it(`a template's completion does not say that values hidden from the caller remain (${version})`, async () => {
+      const client = await clientOf(gateway.url, version, { authorization: `Bearer ${KEY}-browser` });
+      const complete = (value: string) =>
+        client.complete({ ref: { type: 'ref/resource', uri: 'file:///{+path}' }, argument: { name: 'path', value } });
+      try {
+        // Every value the upstream found is hidden: an answer with none, and nothing said of more.
+        expect((await complete('vault/')).completion).toEqual({ values: [] });
+        // Some are hidden: only the readable ones, and nothing said of more either, since the rest may all be hidden.
+        const mixed = (await complete('many/')).completion;
+        expect(mixed.values).toEqual(Array.from({ length: 50 }, (_, i) => `public/many-${2 * i}`));
+        expect(mixed).not.toHaveProperty('hasMore');
+        expect(mixed).not.toHaveProperty('total');
+      } finally {
+        await client.close();
+      }
+    });
+
     it(`a rule's resource globs and prompt names grant exactly those (${version})`, async () => {
       const client = await clientOf(gateway.url, version, { authorization: `Bearer ${KEY}-reader` });
       try {

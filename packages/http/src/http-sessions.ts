@@ -52,7 +52,10 @@ interface Session {
   written: number;
   /** The transport's own `send`, before the session's bookkeeping (a message pushed here by another replica). */
   sendRaw?: WebStandardStreamableHTTPServerTransport['send'];
-  /** In a fleet: who made the last request here, for replaying what a client set up through another replica. */
+  /**
+   * Who made the last request here: the caller a list change is decided for, and in a fleet, for replaying what
+   * a client set up through another replica.
+   */
   authInfo: AuthInfo | undefined;
   /** In a fleet: subscription changes asked here and not answered yet, by request id. */
   readonly changing: Map<RequestId, SubscriptionChange>;
@@ -323,8 +326,8 @@ export class LegacySessions {
       if (!session || session.ending || session.owner !== ownerOf(authInfo))
         return rpcErrorResponse(404, -32001, 'Session not found: initialize a new session');
       session.lastSeen = Date.now();
+      session.authInfo = authInfo;
       if (this.fleet !== undefined) {
-        session.authInfo = authInfo;
         const routed = await this.route(id, session, request, body);
         if (routed !== undefined) return routed;
         const refused = this.track(session, body);
@@ -738,16 +741,19 @@ export class LegacySessions {
   }
 
   /**
-   * Tells every open session what changed. An upstream's log message sent
-   * outside any call belongs to no caller, and verified callers may each be
-   * granted a different part of the server: it goes only to sessions without
-   * one (a listener without authentication, where every caller is alike).
+   * Tells every open session what changed. A change to some items of a list
+   * reaches the sessions whose caller may see one of them. An upstream's log
+   * message sent outside any call belongs to no caller, and verified callers
+   * may each be granted a different part of the server: it goes only to
+   * sessions without one (a listener without authentication, where every
+   * caller is alike).
    */
   notify(change: ListChange): void {
     const ambientLog = typeof change === 'object' && 'log' in change;
     let withheld = 0;
     for (const session of this.sessions.values())
-      if (!ambientLog || session.caller === undefined) sendChange(session.sdk, change);
+      if (!ambientLog || session.caller === undefined)
+        sendChange(session.sdk, change, { authInfo: session.authInfo, transport: 'http' });
       else withheld++;
     if (withheld > 0)
       this.host.logger.debug(

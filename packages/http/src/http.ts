@@ -6,6 +6,7 @@ import type { AuthInfo, Logger } from '@sluice/core';
 import { rpcErrorBody, toProtocolError } from '@sluice/core/internal';
 import type { HttpHost, TransportHooks } from '@sluice/core/internal';
 import { LegacySessions, rpcErrorResponse, sessionLimits } from './http-sessions.js';
+import { ListenAudiences } from './listen-audiences.js';
 import { ListenerAuthOptions } from './auth/options.js';
 import { createAuthGate } from './auth/gate.js';
 import type { AuthGate } from './auth/gate.js';
@@ -475,10 +476,12 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   // eslint-disable-next-line prefer-const -- assigned once the port is known, after the routes that read it are built
   let gate: AuthGate | undefined;
   const onerror = (error: Error) => host.logger.debug({ event: 'http.error', err: error }, 'MCP HTTP handler error');
+  const audiences = new ListenAudiences(onerror);
   const modern = createMcpHandler(() => host.createSdkServer('http'), {
     legacy: 'reject',
     onerror,
     maxRequestBodySize: maxBody,
+    bus: audiences,
   });
   const sessions = new LegacySessions(host, {
     idleMs: options.sessionIdleMs ?? HttpLimits.SESSION_IDLE_MS,
@@ -537,10 +540,13 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
       front.onDone(release);
     }
     if (sessions.owns(request, body)) return sessions.handle(request, body, bodyBytes, authInfo);
-    return modern.fetch(front.web({ signal: true }), {
-      ...(body === undefined ? {} : { parsedBody: body }),
-      ...(authInfo ? { authInfo } : {}),
-    });
+    // A listen stream the request opens is its caller's: list changes reach it as that caller may see them.
+    return audiences.as(authInfo, () =>
+      modern.fetch(front.web({ signal: true }), {
+        ...(body === undefined ? {} : { parsedBody: body }),
+        ...(authInfo ? { authInfo } : {}),
+      }),
+    );
   };
   const nodeHandler = nodeFront(route, { onerror, maxBodyBytes: maxBody });
 
@@ -647,11 +653,7 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
   host.logger.info({ event: 'http.listening', url: endpoint.href, auth: gate.type }, `listening on ${endpoint.href}`);
 
   const detachNotify = hooks.onListChanged((change) => {
-    if (change === 'tools') modern.notify.toolsChanged();
-    else if (change === 'prompts') modern.notify.promptsChanged();
-    else if (change === 'resources') modern.notify.resourcesChanged();
-    // A 2026-07-28 client hears of a resource it listens to; log messages outside a call have no stream there.
-    else if ('resourceUpdated' in change) modern.notify.resourceUpdated(change.resourceUpdated);
+    audiences.notify(change);
     sessions.notify(change);
   });
   let closing: Promise<void> | undefined;

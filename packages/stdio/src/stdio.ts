@@ -1,8 +1,11 @@
 import type { Server as SdkServer } from '@modelcontextprotocol/server';
 import type { StdioHandle, StdioOptions } from '@sluice/core';
 import { importServerPackage, importServerStdio, sendChange } from '@sluice/core/internal';
-import type { StdioHost, TransportHooks } from '@sluice/core/internal';
+import type { ChangeAudience, StdioHost, TransportHooks } from '@sluice/core/internal';
 import { StdioLineTransport } from './stdio-transport.js';
+
+/** Whom a stdio connection serves: the process that started it, no caller the listener verified. */
+const STDIO: ChangeAudience = { authInfo: undefined, transport: 'stdio' };
 
 /**
  * stdio for both protocol versions; the SDK pins one server instance per connection. The SDK's server package
@@ -29,7 +32,7 @@ export async function serveOverStdio(
     },
   );
   const detachNotify = hooks.onListChanged((change) => {
-    for (const sdk of instances) sendChange(sdk, change);
+    for (const sdk of instances) sendChange(sdk, change, STDIO);
   });
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -35,6 +35,7 @@ export class ImportedUpstreams implements ServerUpstreams {
       (change) => host.notify(change),
       host.logger,
       host.hooks.importFeatures.isUsed() ? (batch) => host.hooks.importFeatures.promise(batch) : undefined,
+      guardsOf(host.hooks).access,
     );
     if (!host.container.isRegistered(Tokens.FeatureRequests)) {
       // Plugins (code mode) read and get for a caller through this, as the caller's own requests.

@@ -269,6 +269,23 @@ describe('run-time discovery', () => {
     await server.close();
   });
 
+  it('tells clients nothing when the upstream lists its tools again unchanged', async () => {
+    const upstream = v2Upstream();
+    const { server, logs } = sluice();
+    await server.import({ name: 'live', connection: { type: 'in-process', server: upstream } });
+    const { client, listChanged, nextListChanged } = await connectClient(server);
+    // Announced, but nothing changed: the gateway lists again, and has no news.
+    await upstream.server.sendToolListChanged();
+    await eventually(() => logs.events('upstream.tools').length === 2, 'the second listing');
+    // Then a real change, the last thing the client is sent.
+    const changed = nextListChanged();
+    upstream.registerTool('shout', { description: 'Upper-cases' }, async () => ({ content: [] }));
+    await changed;
+    expect(listChanged()).toBe(1);
+    await client.close();
+    await server.close();
+  });
+
   it('stops exposing a tool whose changed definition the import hook now skips', async () => {
     const upstream = v2Upstream();
     const gate = definePlugin({

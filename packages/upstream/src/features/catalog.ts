@@ -8,7 +8,8 @@ import { CoreErrorCode, SluiceError } from '@sluice/core';
 import type { ImportSource, SkippedTool } from '@sluice/core';
 import type { FeatureBatch, FeatureKind } from '@sluice/core';
 import { createFeatureBatch } from '@sluice/core';
-import type { ListChange } from '@sluice/core/internal';
+import type { ChangeAudience, FeatureGuards, ListChange } from '@sluice/core/internal';
+import { featureRequest, itemsChanged } from '@sluice/core/internal';
 import type { LogLevel, LogMessage } from '@sluice/core/internal';
 import { levelRank } from '@sluice/core/internal';
 import { ResourceRouter } from './resource-router.js';
@@ -69,6 +70,21 @@ export type Visible = (upstream: string, item: string) => boolean;
 /** The lists besides tools an upstream can announce as changed. */
 export type FeatureList = 'resources' | 'prompts';
 
+/**
+ * How many of an upstream's items in a list are asked about when it says the
+ * list changed and the gateway sees no difference: enough to find a caller
+ * who sees some of them, few enough that each connection costs a bounded few
+ * checks however long the list is.
+ */
+const ANNOUNCED_SAMPLE = 100;
+
+/** One item of a list, as the list's filter (`listFeatures`) is asked about it. */
+interface ListedItem {
+  readonly method: 'resources/list' | 'resources/templates/list' | 'prompts/list';
+  /** The canonical URI, URI template or exposed prompt name. */
+  readonly target: string;
+}
+
 /** A prompt clients see, and where it comes from. */
 export interface PromptRoute {
   readonly link: FeatureLink;
@@ -99,13 +115,18 @@ export class FeatureCatalog {
     private readonly logger: Logger,
     /** The `importFeatures` hook, when some plugin tapped it. */
     private readonly admit?: (batch: FeatureBatch) => Promise<FeatureBatch>,
+    /** The `listFeatures` hook, when some plugin tapped it: who hears of a change is asked of it. */
+    private readonly access?: FeatureGuards['access'],
   ) {}
 
   /**
    * Replaces what an upstream offers; returns what was refused (conflicts),
-   * each naming both upstreams. Clients hear of a list that changed, and of
-   * the list the upstream `announced` changed even when the gateway sees no
-   * difference (the upstream may serve each session its own list).
+   * each naming both upstreams. A client hears that a list changed when an
+   * item of it that its caller may see was added, removed or changed. Of a
+   * list the upstream `announced` changed with no difference the gateway can
+   * see (an upstream may serve each connection its own list), the clients
+   * whose caller may see some of this upstream's items in it hear; a caller
+   * who may see none of them never does.
    */
   async update(
     link: FeatureLink,
@@ -168,14 +189,60 @@ export class FeatureCatalog {
     }
     const level = this.upstreamLevels.get(link.name);
     if (level !== undefined && snapshot.capabilities.logging !== undefined) this.setUpstreamLevel(link, level);
-    const resourcesChanged =
-      before === undefined
-        ? claimed.resources.length > 0 || claimed.templates.length > 0
-        : changed(before.resources, claimed.resources) || changed(before.templates, claimed.templates);
-    if (resourcesChanged || announced.includes('resources')) this.notify('resources');
-    const promptsChanged = before === undefined ? prompts.length > 0 : changed(before.prompts, prompts);
-    if (promptsChanged || announced.includes('prompts')) this.notify('prompts');
+    const touchedResources = [
+      ...touched('resources/list', before?.resources, claimed.resources, (r) => r.uri),
+      ...touched('resources/templates/list', before?.templates, claimed.templates, (t) => t.uriTemplate),
+    ];
+    this.tell('resources', link.name, touchedResources, announced.includes('resources'));
+    const touchedPrompts = touched('prompts/list', before?.prompts, prompts, (p) => p.name);
+    this.tell('prompts', link.name, touchedPrompts, announced.includes('prompts'));
     return [...batch.skipped, ...conflicts];
+  }
+
+  /**
+   * Tells the clients that may see one of the `changed` items of an upstream's list that the list changed; with none
+   * changed but the list `announced`, those that may see one of its first `ANNOUNCED_SAMPLE` items now (a caller
+   * who sees only later ones misses no difference: there is none in the gateway's list).
+   */
+  private tell(list: FeatureList, upstream: string, changed: readonly ListedItem[], announced: boolean): void {
+    const items = changed.length > 0 ? changed : announced ? this.sampleOf(list, upstream) : undefined;
+    if (items !== undefined) this.notify(itemsChanged(list, (audience) => this.seesAny(audience, upstream, items)));
+  }
+
+  /** The first `ANNOUNCED_SAMPLE` of an upstream's items in a list, resources before templates. */
+  private sampleOf(list: FeatureList, upstream: string): ListedItem[] {
+    const entry = this.entries.get(upstream);
+    if (entry === undefined) return [];
+    const items: ListedItem[] =
+      list === 'prompts'
+        ? entry.prompts.slice(0, ANNOUNCED_SAMPLE).map((p) => ({ method: 'prompts/list', target: p.name }))
+        : entry.resources.slice(0, ANNOUNCED_SAMPLE).map((r) => ({ method: 'resources/list', target: r.uri }));
+    if (list === 'resources')
+      for (const t of entry.templates.slice(0, ANNOUNCED_SAMPLE - items.length))
+        items.push({ method: 'resources/templates/list', target: t.uriTemplate });
+    return items;
+  }
+
+  /**
+   * Whether a caller's list would show any of these items of an upstream: the `listFeatures` filter its list
+   * requests meet, without their headers (which the client chooses per request); with no filter, every item is
+   * shown. A tap that throws shows nothing.
+   */
+  private seesAny(audience: ChangeAudience, upstream: string, items: readonly ListedItem[]): boolean {
+    const { access } = this;
+    if (access === undefined) return true;
+    const base = featureRequest('resources/list', audience.authInfo, undefined, audience.transport, this.logger);
+    try {
+      return items.some(
+        (item) => access({ ...base, method: item.method, upstream, target: item.target }) === undefined,
+      );
+    } catch (error) {
+      this.logger.debug(
+        { event: 'upstream.change_unseen', upstream, err: error },
+        `a listFeatures tap failed deciding who hears of a list change; that caller is not told: ${messageOf(error)}`,
+      );
+      return false;
+    }
   }
 
   /** What the gateway may advertise: a capability only when some upstream provides it. */
@@ -436,6 +503,22 @@ function refusedOf(batch: FeatureBatch): Entry['refused'] {
   return { uris, templates };
 }
 
-function changed<T>(a: readonly T[], b: readonly T[]): boolean {
-  return a.length !== b.length || JSON.stringify(a) !== JSON.stringify(b);
+/** The items of a list added, removed or changed between two listings of one upstream. */
+function touched<T>(
+  method: ListedItem['method'],
+  before: readonly T[] | undefined,
+  after: readonly T[],
+  id: (item: T) => string,
+): ListedItem[] {
+  const old = new Map((before ?? []).map((item) => [id(item), item]));
+  const items: ListedItem[] = [];
+  for (const item of after) {
+    const target = id(item);
+    const was = old.get(target);
+    old.delete(target);
+    if (was === undefined || (was !== item && JSON.stringify(was) !== JSON.stringify(item)))
+      items.push({ method, target });
+  }
+  for (const target of old.keys()) items.push({ method, target });
+  return items;
 }

@@ -444,6 +444,10 @@ async function complete(
  * chosen) and the URI it makes must be one no deny glob, refusal or
  * `listFeatures` tap keeps from this caller, as its `resources/list` would.
  * Otherwise completing an allowed template would spell out denied paths.
+ * When any value is left out, so are `total` and `hasMore`: they count what
+ * the upstream found, and the values it did not send may all be hidden, so a
+ * `hasMore` after every value was left out would tell the caller that hidden
+ * paths exist. Such an answer says only what its values say.
  */
 function readableCompletions(
   serving: FeatureServing,
@@ -475,9 +479,7 @@ function readableCompletions(
     );
   });
   if (readable.length === values.length) return completed;
-  // What was left out is not counted either: a total would tell how much there is to find.
-  const { hasMore } = completed.completion;
-  return { ...completed, completion: { values: readable, ...(hasMore === undefined ? {} : { hasMore }) } };
+  return { ...completed, completion: { values: readable } };
 }
 
 /** The resource reads and prompt gets of imported upstreams, registered under `Tokens.FeatureRequests`. */

@@ -1,0 +1,49 @@
+// Who hears of a change to some items of a list: the filter is asked once per caller, so that one caller's many
+// sessions and streams cost one filter of the changed items (attack: a key opens hundreds of sessions and an upstream
+// flips thousands of tools, each change filtered once per session), while callers whose grants may differ are each
+// asked.
+import { describe, expect, it } from 'vitest';
+import type { CallerIdentity } from '@sluice/core';
+import { changedListFor, itemsChanged } from '@sluice/core/internal';
+import type { ChangeAudience } from '@sluice/core/internal';
+import { authInfoFor } from '../src/auth/identity.js';
+
+const key = (name: string, scopes: string[] = []): CallerIdentity => ({
+  method: 'apiKey',
+  subject: name,
+  clientId: name,
+  keyName: name,
+  scopes,
+});
+const audience = (identity: CallerIdentity | undefined, transport: ChangeAudience['transport'] = 'http') => ({
+  // A new AuthInfo and identity per request, as the listener makes them.
+  authInfo: identity === undefined ? undefined : authInfoFor({ ...identity }, undefined),
+  transport,
+});
+
+describe('itemsChanged', () => {
+  it('asks once per caller, whatever the number of its connections, and tells each what its own answer says', () => {
+    const asked: string[] = [];
+    const change = itemsChanged('tools', ({ authInfo }) => {
+      const who = authInfo?.clientId ?? 'anonymous';
+      asked.push(who);
+      return who === 'reader';
+    });
+    for (let session = 0; session < 50; session++) {
+      expect(changedListFor(change, audience(key('reader')))).toBe('tools');
+      expect(changedListFor(change, audience(key('outsider')))).toBeUndefined();
+      expect(changedListFor(change, audience(undefined))).toBeUndefined();
+    }
+    expect(asked.sort()).toEqual(['anonymous', 'outsider', 'reader']);
+  });
+
+  it('asks again for a caller whose scopes differ, and over another transport', () => {
+    let asked = 0;
+    const change = itemsChanged('prompts', () => (asked++, true));
+    changedListFor(change, audience(key('reader', ['read'])));
+    changedListFor(change, audience(key('reader', ['read', 'write'])));
+    changedListFor(change, audience(key('reader', ['read']), 'in-process'));
+    changedListFor(change, audience(key('reader', ['read'])));
+    expect(asked).toBe(3);
+  });
+});
