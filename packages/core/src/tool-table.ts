@@ -94,7 +94,13 @@ export class ToolTable {
   private readonly registered = new Map<string, RegisteredTool>();
   /** upstream → name at the upstream → exposed name. */
   private readonly origins = new Map<string, Map<string, string>>();
-  private readonly skippedTools: SkippedTool[] = [];
+  /**
+   * Tools the import hook kept out, by source and name: a name skipped again
+   * replaces its entry, a name admitted later drops it, and an upstream's are
+   * those of its last listing (it lists every tool each time), so re-listing
+   * never grows them.
+   */
+  private readonly skippedTools = new Map<string, Map<string, SkippedTool>>();
   private readonly listeners = new Set<(change: CatalogChange) => void>();
   private listCache: Tool[] | undefined;
   private pending: Promise<void> = Promise.resolve();
@@ -218,7 +224,7 @@ export class ToolTable {
       if (existing === undefined) touched.push(tool);
       else if (!sameDefinition(existing.tool, tool)) touched.push(tool, existing.tool);
     }
-    this.skippedTools.push(...skipped);
+    this.keepSkipped(source, skipped, added);
     if (added.length > 0) this.listCache = undefined;
     if (touched.length > 0) this.changed(touched);
     this.publish({ added, removed: [], skipped });
@@ -245,9 +251,18 @@ export class ToolTable {
     return [...this.registered.values()].map((r) => r.tool);
   }
 
-  /** Tools the import hook kept out so far, with reasons. */
+  /** Tools the import hook keeps out, with reasons: an upstream's as of its last listing. */
   skipped(): SkippedTool[] {
-    return [...this.skippedTools];
+    return [...this.skippedTools.values()].flatMap((bySource) => [...bySource.values()]);
+  }
+
+  private keepSkipped(source: ImportSource, skipped: readonly SkippedTool[], added: readonly SluiceTool[]): void {
+    const key = source.kind === 'upstream' ? `upstream:${source.upstream}` : source.kind;
+    let bySource = this.skippedTools.get(key);
+    if (bySource === undefined || source.kind === 'upstream')
+      this.skippedTools.set(key, (bySource = new Map<string, SkippedTool>()));
+    for (const tool of added) bySource.delete(tool.name);
+    for (const entry of skipped) bySource.set(entry.name, entry);
   }
 
   /** What `tools/list` shows to a request. */

@@ -319,6 +319,50 @@ describe('run-time discovery', () => {
   });
 });
 
+describe('what the import hook keeps out', () => {
+  it("holds an upstream's skipped tools to its last listing, however often it lists them again", async () => {
+    // Attack: an upstream whose tools a plugin keeps out announces a change over and over; each listing appended
+    // every skipped tool again, so the gateway's memory grew with each announcement.
+    const upstream = v2Upstream();
+    for (let i = 0; i < 20; i++)
+      upstream.registerTool(`wipe_${i}`, { description: 'DELETE everything' }, async () => ({ content: [] }));
+    const gate = definePlugin({
+      name: 'gate',
+      version: '1.0.0',
+      apply: ({ hooks }) =>
+        hooks.import.tap('gate', (batch) => {
+          for (const tool of [...batch.tools])
+            if (tool.definition.description?.includes('DELETE')) batch.skip(tool, 'looks destructive', 'gate');
+          return batch;
+        }),
+    });
+    const { server, logs } = sluice([gate]);
+    await server.import({ name: 'live', connection: { type: 'in-process', server: upstream } });
+    const kept = () => server.skipped().filter((s) => s.by === 'gate');
+    expect(kept()).toHaveLength(20);
+    for (let listing = 2; listing <= 6; listing++) {
+      await upstream.server.sendToolListChanged();
+      await eventually(() => logs.events('upstream.tools').length === listing, `listing ${listing}`);
+    }
+    expect(kept()).toHaveLength(20);
+    // A tool the gate lets through again leaves the list; one it now keeps out joins it, once.
+    const tools = (
+      upstream as unknown as { _registeredTools: Record<string, { update(u: { description: string }): void }> }
+    )._registeredTools;
+    tools.wipe_0?.update({ description: 'Reads' });
+    tools.add?.update({ description: 'Adds, then DELETE everything' });
+    const expected = ['add', ...Array.from({ length: 19 }, (_, i) => `wipe_${i + 1}`)].sort().join();
+    const names = () =>
+      kept()
+        .map((s) => s.name)
+        .sort()
+        .join();
+    await eventually(() => names() === expected, 'the two changes listed');
+    expect(kept()).toHaveLength(20);
+    await server.close();
+  });
+});
+
 describe('proxied calls', () => {
   it('forwards the outgoing _meta upstream: plugin keys and the caller trace context', async () => {
     const stamp = definePlugin({
