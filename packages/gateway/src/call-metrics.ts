@@ -1,5 +1,5 @@
 import type { ScriptShareUsage } from '@sluice/plugin-code-mode';
-import type { Outcome, UpstreamStatus } from '@sluice/core';
+import type { Outcome, ToolCatalog, UpstreamStatus } from '@sluice/core';
 import type { UpstreamHealth } from '@sluice/upstream';
 import type { GuessUsage, ShareUsage } from '@sluice/http';
 import type { GaugeReading, HistogramSeries, Series } from './metrics-registry.js';
@@ -24,6 +24,9 @@ export const LATENCY_BUCKETS_SECONDS: readonly number[] = Object.freeze([
 export type CallOutcomeLabel = 'ok' | 'tool_error' | 'refused' | 'error' | 'cancelled';
 
 const HEALTH_STATES: readonly UpstreamHealth[] = ['connecting', 'healthy', 'degraded', 'down'];
+
+/** What the metrics read of a server's tool catalog: whether a tool is exposed, and when tools go. */
+export type ExposedTools = Pick<ToolCatalog, 'get' | 'subscribe'>;
 
 /** The gateway's metrics: calls, refusals, in-flight and queued calls, latency, upstream health. */
 export class GatewayMetrics {
@@ -74,19 +77,54 @@ export class GatewayMetrics {
 
   readonly refusalCodes = new CodeLabels();
   readonly errorCodes = new CodeLabels();
+  /** The series of the tools called so far that are still exposed. */
   private readonly tools = new Map<string, ToolMetrics>();
+  /** The catalogs that say which tools are exposed; with none, every tool called is. */
+  private readonly catalogs = new Set<ExposedTools>();
 
   /**
    * One tool's series, their label keys built once: what a call updates.
-   * Kept per tool name, as the series themselves are.
+   * Kept per tool name, as the series themselves are, while the tool is
+   * exposed; a call of a tool that is not (it went before the call got here)
+   * gets series that no scrape shows.
    */
   forTool(tool: string): ToolMetrics {
-    let found = this.tools.get(tool);
-    if (found === undefined) {
-      found = new ToolMetrics(this, tool);
-      this.tools.set(tool, found);
-    }
-    return found;
+    const found = this.tools.get(tool);
+    if (found !== undefined) return found;
+    if (!this.exposes(tool)) return new ToolMetrics(this, tool, false);
+    const made = new ToolMetrics(this, tool, true);
+    this.tools.set(tool, made);
+    return made;
+  }
+
+  /**
+   * Keeps series only for the tools `catalog` exposes: a tool's series go
+   * when the catalog stops exposing it, so that a server whose upstreams
+   * rename their tools does not grow its metrics. Returns the function that
+   * stops following it.
+   */
+  follow(catalog: ExposedTools): () => void {
+    this.catalogs.add(catalog);
+    const unsubscribe = catalog.subscribe(({ removed }) => {
+      for (const { name } of removed) if (!this.exposes(name)) this.drop(name);
+    });
+    return () => {
+      unsubscribe();
+      this.catalogs.delete(catalog);
+    };
+  }
+
+  private exposes(tool: string): boolean {
+    if (this.catalogs.size === 0) return true;
+    for (const catalog of this.catalogs) if (catalog.get(tool) !== undefined) return true;
+    return false;
+  }
+
+  private drop(tool: string): void {
+    const series = this.tools.get(tool);
+    if (series === undefined) return;
+    this.tools.delete(tool);
+    series.drop();
   }
 
   /** Records a call that ended. */
@@ -275,32 +313,65 @@ export class GatewayMetrics {
 export class ToolMetrics {
   /** `sluice_calls_in_flight` for this tool: add 1 when a call starts, -1 when it ends. */
   readonly inFlight: Series;
+  private queuedSeries: Series | undefined;
   private duration: HistogramSeries | undefined;
   /** `sluice_calls_total` by outcome, made on the outcome's first call (a counter never moved is not shown). */
-  private readonly byOutcome = new Map<CallOutcomeLabel, Series>();
+  private readonly byOutcome = new Map<string, Series>();
+  /** `sluice_refusals_total` and `sluice_call_errors_total` by code label (at most `MAX_CODES` + 1 each). */
+  private readonly byRefusal = new Map<string, Series>();
+  private readonly byError = new Map<string, Series>();
 
   constructor(
     private readonly metrics: GatewayMetrics,
     readonly tool: string,
+    /** Whether the series are shown: false once the tool is no longer exposed. */
+    private shown: boolean,
   ) {
-    this.inFlight = metrics.inFlight.at([tool]);
+    this.inFlight = shown ? metrics.inFlight.at([tool]) : { labels: [tool], value: 0 };
   }
 
-  /** Records a call that ended. */
+  /** `sluice_calls_queued` for this tool, made when a call of it first waits (a tool no call waited for shows none). */
+  get queued(): Series {
+    this.queuedSeries ??= this.shown ? this.metrics.queued.at([this.tool]) : { labels: [this.tool], value: 0 };
+    return this.queuedSeries;
+  }
+
+  /** Records a call that ended; a call of a tool no longer exposed is not counted. */
   settled(outcome: Outcome): void {
-    const label = outcomeLabel(outcome);
-    let calls = this.byOutcome.get(label);
-    if (calls === undefined) {
-      calls = this.metrics.calls.at([this.tool, label]);
-      this.byOutcome.set(label, calls);
-    }
-    calls.value++;
+    if (!this.shown) return;
     const { metrics, tool } = this;
-    if (label === 'refused') metrics.refusals.add([tool, metrics.refusalCodes.of(refusalCode(outcome))]);
-    else if (outcome.status === 'error') metrics.errors.add([tool, metrics.errorCodes.of(outcome.error.code)]);
+    const label = outcomeLabel(outcome);
+    held(this.byOutcome, metrics.calls, tool, label).value++;
+    if (label === 'refused')
+      held(this.byRefusal, metrics.refusals, tool, metrics.refusalCodes.of(refusalCode(outcome))).value++;
+    else if (outcome.status === 'error')
+      held(this.byError, metrics.errors, tool, metrics.errorCodes.of(outcome.error.code)).value++;
     this.duration ??= metrics.duration.at([tool]);
     metrics.duration.record(this.duration, outcome.durationMs / 1000);
   }
+
+  /** Takes every series of the tool out of the metrics: the tool is gone. Calls still running update nothing shown. */
+  drop(): void {
+    if (!this.shown) return;
+    this.shown = false;
+    const { metrics, tool } = this;
+    metrics.inFlight.remove([tool]);
+    if (this.queuedSeries !== undefined) metrics.queued.remove([tool]);
+    if (this.duration !== undefined) metrics.duration.remove([tool]);
+    for (const label of this.byOutcome.keys()) metrics.calls.remove([tool, label]);
+    for (const code of this.byRefusal.keys()) metrics.refusals.remove([tool, code]);
+    for (const code of this.byError.keys()) metrics.errors.remove([tool, code]);
+  }
+}
+
+/** A tool's series of `family` whose second label is `label`, kept in `series` once made. */
+function held(series: Map<string, Series>, family: LabeledValue, tool: string, label: string): Series {
+  let found = series.get(label);
+  if (found === undefined) {
+    found = family.at([tool, label]);
+    series.set(label, found);
+  }
+  return found;
 }
 
 export function outcomeLabel(outcome: Outcome): CallOutcomeLabel {

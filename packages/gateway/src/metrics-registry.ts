@@ -41,6 +41,11 @@ export class LabeledValue implements MetricFamily {
     return found;
   }
 
+  /** Stops showing the series of these labels (a gauge or counter of something that is gone). */
+  remove(labels: readonly string[]): void {
+    this.series.delete(keyOf(labels));
+  }
+
   /** The current value of one series (0 when it never moved). */
   get(labels: readonly string[]): number {
     return this.series.get(keyOf(labels))?.value ?? 0;
@@ -114,6 +119,11 @@ export class Histogram implements MetricFamily {
       this.series.set(key, series);
     }
     return series;
+  }
+
+  /** Stops showing the series of these labels. */
+  remove(labels: readonly string[]): void {
+    this.series.delete(keyOf(labels));
   }
 
   /** Counts one observation in a series of this histogram. */

@@ -2,7 +2,6 @@ import { context } from '@opentelemetry/api';
 import { Stage, definePlugin } from '@sluice/core';
 import type { CallContext, Executor, Outcome, Plugin, PluginHooks, RequestExecutor, SluiceTool } from '@sluice/core';
 import type { GatewayMetrics, ToolMetrics } from './call-metrics.js';
-import type { Series } from './metrics-registry.js';
 import type { CallSpan } from './call-span.js';
 import { endCallSpan, startCallSpan } from './call-span.js';
 import { VERSION } from './version.js';
@@ -80,15 +79,22 @@ export function telemetry(options: TelemetryOptions): Plugin {
       return span ? context.with(span.context, next, undefined, ctx) : next(ctx);
     };
 
+  // What stops following each server's catalog, on close.
+  const unfollow: (() => void)[] = [];
   return definePlugin({
     name: TELEMETRY_PLUGIN_NAME,
     version: VERSION,
-    apply({ hooks }) {
+    apply({ hooks, tools }) {
       if (!metrics && !tracing) return;
+      // A tool's series go with the tool, so the tool labels are those of the tools exposed now.
+      if (metrics) unfollow.push(metrics.follow(tools));
       hooks.preCall.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.FIRST }, begin);
       if (tracing) hooks.execute.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.LAST }, activate);
-      if (metrics && options.watchAdmission) watchAdmission(hooks, metrics, calls);
+      if (metrics && options.watchAdmission) watchAdmission(hooks, calls);
       hooks.settled.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.LAST }, end);
+    },
+    close() {
+      for (const stop of unfollow.splice(0)) stop();
     },
   });
 }
@@ -100,18 +106,17 @@ export function telemetry(options: TelemetryOptions): Plugin {
  * that no plugin guards at that stage gets both wrappers removed again, at
  * no cost; requests of other kinds are not counted here (the gauge is by tool).
  */
-function watchAdmission(hooks: PluginHooks, metrics: GatewayMetrics, calls: WeakMap<CallContext, CallRecord>): void {
+function watchAdmission(hooks: PluginHooks, calls: WeakMap<CallContext, CallRecord>): void {
   const inner = new WeakMap<SluiceTool, { readonly wrapped: RequestExecutor; readonly base: RequestExecutor }>();
   hooks.guard.tap({ name: TELEMETRY_PLUGIN_NAME, stage: Stage.THROTTLE - 1 }, (next, target) => {
     if (target.kind !== 'tools/call') return next;
-    const queued = lazySeries(metrics, target.tool.name);
     const wrapped: RequestExecutor = (ctx) => {
       const record = calls.get(ctx as CallContext);
       if (record?.waiting) {
         record.waiting = false;
         if (record.counted) {
           record.counted = false;
-          queued().value--;
+          leftQueue(record);
         }
       }
       return next(ctx);
@@ -123,7 +128,6 @@ function watchAdmission(hooks: PluginHooks, metrics: GatewayMetrics, calls: Weak
     if (target.kind !== 'tools/call') return next;
     const mine = inner.get(target.tool);
     if (mine !== undefined && next === mine.wrapped) return mine.base;
-    const queued = lazySeries(metrics, target.tool.name);
     return (ctx) => {
       const record = calls.get(ctx as CallContext);
       if (record === undefined) return next(ctx);
@@ -133,20 +137,19 @@ function watchAdmission(hooks: PluginHooks, metrics: GatewayMetrics, calls: Weak
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- `next` ran the inner wrapper, which may have cleared it
       if (!record.waiting) return running;
       record.counted = true;
-      queued().value++;
+      if (record.metrics) record.metrics.queued.value++;
       return running.finally(() => {
         // Shed, or cancelled while waiting: it leaves the line without being admitted.
         if (!record.waiting) return;
         record.waiting = false;
         record.counted = false;
-        queued().value--;
+        leftQueue(record);
       });
     };
   });
 }
 
-/** A tool's `sluice_calls_queued` series, made on its first use (a tool no call waited for shows none). */
-function lazySeries(metrics: GatewayMetrics, tool: string): () => Series {
-  let series: Series | undefined;
-  return () => (series ??= metrics.queued.at([tool]));
+/** A counted call stops waiting: out of its tool's `sluice_calls_queued`, the series it was counted in. */
+function leftQueue(record: CallRecord): void {
+  if (record.metrics) record.metrics.queued.value--;
 }

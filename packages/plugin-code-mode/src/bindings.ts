@@ -20,6 +20,8 @@ export interface Bindings {
   readonly servers: ReadonlyMap<string, readonly BoundTool[]>;
   /** By exposed name, and by `server.fn`. */
   find(ref: string): BoundTool | undefined;
+  /** The tool a script's `tools.search(query)` calls: the search tool, when this request's list has it. */
+  readonly search: string | undefined;
 }
 
 export interface BindingSource {
@@ -31,6 +33,12 @@ export interface BindingSource {
   readonly localServer: string;
   /** Names never bound (the meta-tools). */
   readonly exclude: ReadonlySet<string>;
+  /**
+   * The server's search tool, for `tools.search(query)`: bound only when
+   * `tools` lists it, so that a request that may not call it has no trace
+   * of it (no `tools` global, no declaration).
+   */
+  readonly searchTool?: string;
 }
 
 /** Groups the tools a request sees by server and gives each a function name. */
@@ -62,7 +70,9 @@ export function buildBindings(source: BindingSource): Bindings {
     for (const t of tools) fns[t.fn] = t.name;
     layout[server] = fns;
   }
-  return { layout, servers: byServer, find: (ref) => byName.get(ref) ?? byRef.get(ref) };
+  const { searchTool } = source;
+  const search = searchTool !== undefined && source.tools.some((t) => t.name === searchTool) ? searchTool : undefined;
+  return { layout, servers: byServer, find: (ref) => byName.get(ref) ?? byRef.get(ref), search };
 }
 
 /**
@@ -113,8 +123,8 @@ export function declarations(server: string, tools: readonly BoundTool[], docsTo
   return lines.join('\n');
 }
 
-/** What every script can use besides the servers' functions. */
-export const RUNTIME_DECLARATIONS = `// Globals of every script. The script is the body of an async function: use await, and return a JSON value.
+/** The globals every script has, before `tools`. */
+const RUNTIME_HEAD = `// Globals of every script. The script is the body of an async function: use await, and return a JSON value.
 /** What a tool without an output schema returns: its text, or its content blocks when they are not all text. */
 type ToolText = string | ToolContent[];
 type ToolContent = { type: string; text?: string; data?: string; mimeType?: string; [key: string]: unknown };
@@ -126,11 +136,17 @@ declare class ToolError extends Error {
 }
 /** Calls a tool by its exposed name. */
 declare function callTool(name: string, args?: Record<string, unknown>): Promise<unknown>;
-/** On a server with tool search: the tools that can do a task, best match first; call one with callTool(name, args). */
+`;
+
+/** `tools.search`: declared only to a request whose list has the search tool, as it is bound only for one. */
+const SEARCH_DECLARATION = `/** The server's tool search: the tools you may call that can do a task, best match first; call one with callTool(name, args). */
 declare const tools: {
   search(query: string, limit?: number): Promise<{ name: string; summary: string; upstream?: string; risk?: string; score: number }[]>;
 };
-/** On a server that imports resources: reads one as a request of your own (the same policy applies). */
+`;
+
+/** The globals every script has, after `tools`. */
+const RUNTIME_TAIL = `/** On a server that imports resources: reads one as a request of your own (the same policy applies). */
 declare const resources: {
   read(uri: string): Promise<{ contents: { uri: string; mimeType?: string; text?: string; blob?: string }[] }>;
 };
@@ -141,6 +157,14 @@ declare const prompts: {
 /** Output shown in the result's logs. */
 declare const console: { log(...values: unknown[]): void; info(...values: unknown[]): void; warn(...values: unknown[]): void; error(...values: unknown[]): void; debug(...values: unknown[]): void };
 `;
+
+const RUNTIME = RUNTIME_HEAD + RUNTIME_TAIL;
+const RUNTIME_WITH_SEARCH = RUNTIME_HEAD + SEARCH_DECLARATION + RUNTIME_TAIL;
+
+/** What a request's scripts can use besides the servers' functions: `tools.search` only when its bindings have it. */
+export function runtimeDeclarations(bindings: Pick<Bindings, 'search'>): string {
+  return bindings.search === undefined ? RUNTIME : RUNTIME_WITH_SEARCH;
+}
 
 /** Paths of the binding files at a binding level. */
 export const RUNTIME_FILE = 'runtime.d.ts';
@@ -161,7 +185,7 @@ export function readFile(
   path: string,
   docsTool: string,
 ): string | undefined {
-  if (path === RUNTIME_FILE) return RUNTIME_DECLARATIONS;
+  if (path === RUNTIME_FILE) return runtimeDeclarations(bindings);
   const match = /^servers\/([A-Za-z0-9_$]+)(?:\/([A-Za-z0-9_$]+))?\.d\.ts$/.exec(path);
   if (!match) return undefined;
   const server = match[1] ?? '';

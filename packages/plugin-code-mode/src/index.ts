@@ -1,6 +1,6 @@
 // The public API of @sluice/plugin-code-mode, listed by name.
 
-export { RUNTIME_DECLARATIONS, buildBindings, declarations, filePaths, readFile, toolDocs } from './bindings.js';
+export { buildBindings, declarations, filePaths, readFile, runtimeDeclarations, toolDocs } from './bindings.js';
 export type { BindingSource, Bindings, BoundTool } from './bindings.js';
 export { CodeModeEvent, PLUGIN_NAME, codeMode } from './plugin.js';
 export type { CodeModePlugin, ScriptCallRecord, ScriptShareUsage } from './plugin.js';

@@ -212,9 +212,9 @@ export const CodeModeOptions = z.strictObject({
     .describe("The name scripts use for the server's own (local) tools."),
   /** The names under which the meta-tools are exposed. */
   tools: MetaToolNames.prefault({}).describe('The names under which the meta-tools are exposed.'),
-  /** The tool a script's `tools.search(query)` calls, when the server has it (tool search's `search_tools`). */
+  /** The tool a script's `tools.search(query)` calls (tool search's `search_tools`), bound for a caller who may call it. */
   searchTool: ToolName.default('search_tools').describe(
-    "The tool a script's `tools.search(query)` calls, when the server has it (tool search's `search_tools`).",
+    "The tool a script's `tools.search(query)` calls (tool search's `search_tools`), bound for a caller who may call it.",
   ),
   /** What the host lets one script use; past any of them the script is stopped. */
   limits: SandboxLimits.prefault({}).describe(

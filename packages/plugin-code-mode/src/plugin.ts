@@ -162,6 +162,7 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
         toolOf: (name) => api.tools.get(name),
         localServer: config.localServer,
         exclude: metaNames,
+        searchTool: config.searchTool,
       }),
     );
   };
@@ -228,7 +229,7 @@ function applyCodeMode(api: PluginApi, config: ParsedCodeModeOptions, pool: Scri
     };
     try {
       const bindings = bindingsFor(ctx);
-      const layout = withFeatures(withSearch(bindings.layout, api, config.searchTool), features);
+      const layout = withFeatures(withSearch(bindings), features);
       const signal = AbortSignal.any([ctx.signal, run.stopped]);
       charge(admitted + performance.now() - started);
       const outcome = await pool.run({
@@ -314,9 +315,14 @@ function audit(
 
 type Layout = Readonly<Record<string, Readonly<Record<string, string>>>>;
 
-/** The layout plus `tools.search`, when the server has the search tool (`tools` is reserved: no server takes it). */
-function withSearch(layout: Layout, api: PluginApi, searchTool: string): Layout {
-  return api.tools.get(searchTool) === undefined ? layout : { ...layout, tools: { search: searchTool } };
+/**
+ * The layout plus `tools.search`, when the caller may call the search tool (`tools` is reserved: no server takes
+ * it). For a caller who may not, the search tool is not bound: a script calling it is answered as for a tool that
+ * does not exist.
+ */
+function withSearch(bindings: Bindings): Layout {
+  const { layout, search } = bindings;
+  return search === undefined ? layout : { ...layout, tools: { search } };
 }
 
 const round = (ms: number): number => Math.round(ms * 1000) / 1000;

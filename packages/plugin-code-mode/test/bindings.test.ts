@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SluiceTool, Tool } from '@sluice/core';
-import { buildBindings, declarations, filePaths, readFile } from '@sluice/plugin-code-mode';
+import { buildBindings, declarations, filePaths, readFile, runtimeDeclarations } from '@sluice/plugin-code-mode';
 
 const def = (name: string, extra: Partial<Tool> = {}): Tool => ({ name, inputSchema: { type: 'object' }, ...extra });
 const upstream = (name: string, server: string, originalName = name): SluiceTool => ({
@@ -53,6 +53,26 @@ describe('bindings', () => {
     expect(readFile(b, 'server', 'servers/local/ping.d.ts', 'get_tool_docs')).toBeUndefined();
     expect(readFile(b, 'tool', 'servers/local.d.ts', 'get_tool_docs')).toBeUndefined();
     expect(readFile(b, 'server', '../../etc/passwd', 'get_tool_docs')).toBeUndefined();
+  });
+
+  it('binds and declares tools.search only for a request whose list has the search tool', () => {
+    const source = {
+      toolOf: () => undefined,
+      localServer: 'local',
+      exclude: new Set<string>(),
+      searchTool: 'search_tools',
+    };
+    const seeing = buildBindings({ ...source, tools: [def('ping'), def('search_tools')] });
+    expect(seeing.search).toBe('search_tools');
+    expect(readFile(seeing, 'server', 'runtime.d.ts', 'get_tool_docs')).toContain('declare const tools: {');
+    // Not granted the search tool: no trace of it, as for a server without tool search.
+    const blind = buildBindings({ ...source, tools: [def('ping')] });
+    expect(blind.search).toBeUndefined();
+    const runtime = readFile(blind, 'server', 'runtime.d.ts', 'get_tool_docs');
+    expect(runtime).toBe(runtimeDeclarations({ search: undefined }));
+    expect(runtime).not.toContain('tools');
+    expect(runtime).toContain('declare function callTool(');
+    expect(bind([def('search_tools')]).search).toBeUndefined();
   });
 
   it('keeps a description from closing its comment', () => {
