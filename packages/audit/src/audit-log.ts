@@ -5,6 +5,7 @@ import {
   CoreErrorCode,
   MemoryStore,
   SluiceError,
+  callerKeyOf,
   messageOf,
   parseOptions,
 } from '@sluice/core';
@@ -22,8 +23,8 @@ import type {
 } from '@sluice/core';
 import { AuditChainCheck, auditHash } from './audit-chain.js';
 import type { AuditFields, AuditVerification } from './audit-chain.js';
-import { CallerBudget } from './caller-budget.js';
-import type { BudgetClock, CallerBudgetLimits, Suppressed } from './caller-budget.js';
+import { ANONYMOUS_CALLER, ShareBudget } from './share-budget.js';
+import type { BudgetClock, ShareKind, Suppressed } from './share-budget.js';
 
 /** Characters kept of each field; longer text is cut (an upstream or a caller may send anything). */
 export const MAX_AUDIT_FIELD_CHARS = 1024;
@@ -49,6 +50,17 @@ export const AuditEventSchema = z
   })
   .strict() satisfies z.ZodType<unknown, AuditEvent>;
 
+/** A share's bounds: `maxEntries` (described for whom) per `windowMs`. */
+function shareOptions(maxEntries: string, window: string) {
+  return z
+    .object({
+      maxEntries: z.number().int().min(1).max(1_000_000).default(60).describe(maxEntries),
+      windowMs: z.number().int().min(1_000).max(86_400_000).default(60_000).describe(window),
+    })
+    .strict()
+    .prefault({});
+}
+
 export const AuditOptions = z
   .object({
     /** Entries kept; the oldest go first (the anchor records where the kept chain starts). */
@@ -59,30 +71,18 @@ export const AuditOptions = z
       .max(10_000_000)
       .default(100_000)
       .describe('Audit entries kept; the oldest go first, and verification still passes (the anchor moves with them).'),
-    perCaller: z
-      .object({
-        maxEntries: z
-          .number()
-          .int()
-          .min(1)
-          .max(1_000_000)
-          .default(60)
-          .describe(
-            'Entries one caller (its verified identity; every unauthenticated caller is one) may append per window; the rest are left out, and one audit.suppressed entry says how many.',
-          ),
-        windowMs: z
-          .number()
-          .int()
-          .min(1_000)
-          .max(86_400_000)
-          .default(60_000)
-          .describe('The window of perCaller.maxEntries, in ms.'),
-      })
-      .strict()
-      .prefault({})
-      .describe(
-        "Each caller's share of the log, counted over every replica sharing the store, so that one caller cannot push the others' entries out.",
-      ),
+    perCaller: shareOptions(
+      'Entries one caller (its verified identity; every unauthenticated caller is one) may append per window; the rest are left out, and one audit.suppressed entry says how many.',
+      'The window of perCaller.maxEntries, in ms.',
+    ).describe(
+      "Each caller's share of the log, counted over every replica sharing the store, so that one caller cannot push the others' entries out.",
+    ),
+    perUpstream: shareOptions(
+      'Entries one upstream may cause per window (ledger.held: it redefined an approved tool); the rest are left out, and one audit.suppressed entry naming the upstream says how many.',
+      'The window of perUpstream.maxEntries, in ms.',
+    ).describe(
+      "Each upstream's share of the log, counted over every replica sharing the store, so that an upstream redefining its tools on a timer cannot push the callers' or other upstreams' entries out.",
+    ),
   })
   .strict();
 export type AuditOptions = z.input<typeof AuditOptions>;
@@ -91,6 +91,11 @@ export type AuditOptions = z.input<typeof AuditOptions>;
 export const MAX_AUDIT_PAGE = 10_000;
 /** Times an append retries when another replica appended first. */
 const APPEND_ATTEMPTS = 64;
+/**
+ * Kinds an upstream causes, appended without a call: they count against the
+ * upstream they name (`server`). An operator's decisions are never counted.
+ */
+const UPSTREAM_KINDS: ReadonlySet<string> = new Set([AuditKind.LEDGER_HELD]);
 
 /**
  * The audit log: an append-only, hash-chained record of decisions, in the
@@ -106,14 +111,14 @@ const APPEND_ATTEMPTS = 64;
  */
 export class AuditLog implements Audit {
   private readonly maxEntries: number;
-  private readonly budget: CallerBudget;
-  private readonly budgetLimits: CallerBudgetLimits;
+  private readonly shares: Readonly<Record<ShareKind, ShareBudget>>;
   private queue: Promise<unknown> = Promise.resolve();
   private warnedMissing = false;
 
   /**
-   * `counts`: where each caller's budget is counted, the server's store (so
-   * every replica sharing it counts together); without it, this process counts alone.
+   * `counts`: where each caller's and upstream's budget is counted, the
+   * server's store (so every replica sharing it counts together); without
+   * it, this process counts alone.
    */
   constructor(
     private readonly records: AuditRecords | undefined,
@@ -124,9 +129,10 @@ export class AuditLog implements Audit {
   ) {
     const parsed = parseOptions('audit', AuditOptions, options);
     this.maxEntries = parsed.maxEntries;
-    this.budgetLimits = parsed.perCaller;
     const own = counts ?? new MemoryStore({ ...systemClock, now: () => clock.now() });
-    this.budget = new CallerBudget(own, clock, this.budgetLimits, (suppressed) => this.summarize(suppressed));
+    const share = (kind: ShareKind, limits: z.output<typeof AuditOptions>['perCaller']) =>
+      new ShareBudget(kind, own, clock, limits, (suppressed) => this.summarize(kind, suppressed));
+    this.shares = { caller: share('caller', parsed.perCaller), upstream: share('upstream', parsed.perUpstream) };
   }
 
   /** Whether the store keeps an audit chain. */
@@ -136,9 +142,10 @@ export class AuditLog implements Audit {
 
   /**
    * Appends an event; resolves with the entry written, or undefined when the
-   * store has none or failed (logged), or the entry is past its caller's
-   * budget (`from`: the call it is about; without it, it is not counted).
-   * Appends of one process keep their order.
+   * store has none or failed (logged), or the entry is past its share: its
+   * caller's (`from`: the call it is about), or, without `from`, the
+   * upstream's that caused it (`ledger.held`, by its `server`). Other entries
+   * are not counted. Appends of one process keep their order.
    */
   append(event: AuditEvent, from?: AuditFrom): Promise<AuditEntry | undefined> {
     const parsed = AuditEventSchema.safeParse(event);
@@ -153,8 +160,9 @@ export class AuditLog implements Audit {
       this.missing();
       return Promise.resolve(undefined);
     }
+    const share = shareOf(parsed.data, from);
     const run = this.queue.then(async () =>
-      from === undefined || (await this.admitted(from)) ? await this.write(records, parsed.data) : undefined,
+      share === undefined || (await this.admitted(share)) ? await this.write(records, parsed.data) : undefined,
     );
     this.queue = run.catch(() => undefined);
     return run.catch((error: unknown) => {
@@ -201,30 +209,30 @@ export class AuditLog implements Audit {
     throw new Error(`other writers appended first ${APPEND_ATTEMPTS} times in a row`);
   }
 
-  /** Whether the caller's budget has room; a store that cannot count does not cost the entry. */
-  private async admitted(from: AuditFrom): Promise<boolean> {
+  /** Whether the share has room; a store that cannot count does not cost the entry. */
+  private async admitted({ kind, key }: Share): Promise<boolean> {
     try {
-      return await this.budget.admit(from);
+      return await this.shares[kind].admit(key);
     } catch (error) {
       this.logger.warn(
-        { event: 'audit.budget_failed', err: messageOf(error) },
-        "a caller's audit budget was not counted",
+        { event: 'audit.budget_failed', share: kind, err: messageOf(error) },
+        `a ${kind}'s audit budget was not counted`,
       );
       return true;
     }
   }
 
-  /** The one entry of a window that says how many of a caller's entries were left out. */
-  private summarize({ caller, count, since }: Suppressed): Promise<AuditEntry | undefined> {
-    const { maxEntries, windowMs } = this.budgetLimits;
+  /** The one entry of a window that says how many of a share's entries were left out. */
+  private summarize(kind: ShareKind, { share, count, since }: Suppressed): Promise<AuditEntry | undefined> {
+    const { maxEntries, windowMs } = this.shares[kind].limits;
     const window = windowMs === 60_000 ? 'minute' : `${windowMs / 1_000} s`;
     const rate = windowMs === 60_000 ? 'a minute' : `per ${window}`;
     return this.append({
       kind: AuditKind.AUDIT_SUPPRESSED,
-      caller,
+      ...(kind === 'caller' ? { caller: share } : { server: share }),
       by: 'sluice',
       decision: 'suppressed',
-      reason: `${count} more entries from caller ${caller} suppressed in the ${window} from ${new Date(since).toISOString()} (at most ${maxEntries} ${rate})`,
+      reason: `${count} more entries from ${kind} ${share} suppressed in the ${window} from ${new Date(since).toISOString()} (at most ${maxEntries} ${rate})`,
     });
   }
 
@@ -240,6 +248,19 @@ const EMPTY: AuditPage = Object.freeze({
   head: { seq: 0, hash: AUDIT_GENESIS },
   entries: [],
 });
+
+/** A share and its key: a caller's (`callerKeyOf`) or an upstream's (its configured name). */
+interface Share {
+  readonly kind: ShareKind;
+  readonly key: string;
+}
+
+/** Whose share an entry counts against, if anyone's. */
+function shareOf(event: z.output<typeof AuditEventSchema>, from: AuditFrom | undefined): Share | undefined {
+  if (from !== undefined) return { kind: 'caller', key: callerKeyOf(from.authInfo) ?? ANONYMOUS_CALLER };
+  if (UPSTREAM_KINDS.has(event.kind) && event.server !== undefined) return { kind: 'upstream', key: event.server };
+  return undefined;
+}
 
 function definedOf(event: Record<string, string | undefined>): Record<string, string> {
   const out: Record<string, string> = {};

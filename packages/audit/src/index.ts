@@ -17,6 +17,10 @@ declare module '@sluice/core' {
     /** Checks the whole kept chain: every modified, missing, moved or unreadable entry. */
     verify(): Promise<AuditVerification>;
   }
+  interface AuditOptions {
+    /** One upstream's budget of the entries it causes (`ledger.held`): at most `maxEntries` (default 60) per `windowMs` (default 60 000). */
+    perUpstream?: { maxEntries?: number; windowMs?: number };
+  }
 }
 
 export { AuditEventSchema, AuditLog, AuditOptions, MAX_AUDIT_FIELD_CHARS, MAX_AUDIT_PAGE } from './audit-log.js';

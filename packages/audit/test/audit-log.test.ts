@@ -185,3 +185,33 @@ describe("a caller's budget of appends", () => {
     expect(make({ maxEntries: 1, windowMs: 1_000 })).not.toThrow();
   });
 });
+
+describe("an upstream's budget of appends", () => {
+  it("keeps a caller's entry in a log of 100 while one upstream's ledger holds come 1 000 in a minute", async () => {
+    const clock = new FakeClock(1_700_000_070_000);
+    const store = new MemoryStore(clock);
+    const log = new AuditLog(store.audit, clock, captureLogger().logger, { maxEntries: 100 }, store);
+    expect(await log.append({ kind: 'approval.asked', caller: 'victim', tool: 'deploy' }, by('victim'))).toBeDefined();
+    const held = (server: string, i: number) =>
+      log.append({ kind: 'ledger.held', server, tool: `t${i}`, by: 'sluice', decision: 'AWAITING_REREVIEW' });
+    const flood = await Promise.all(Array.from({ length: 1_000 }, (_, i) => held('flip', i)));
+    expect(flood.filter((entry) => entry !== undefined)).toHaveLength(60);
+    // Another upstream has a share of its own; an operator's decisions are never counted.
+    expect(await held('calm', 0)).toBeDefined();
+    for (let i = 0; i < 10; i++) await log.append({ kind: 'ledger.revoked', server: 'flip', tool: `t${i}`, by: 'ops' });
+    expect((await kept(log)).filter((e) => e.caller === 'victim')).toHaveLength(1);
+    clock.advance(61_000);
+    await drain();
+    expect((await kept(log)).filter((e) => e.kind === 'audit.suppressed')).toMatchObject([
+      {
+        server: 'flip',
+        by: 'sluice',
+        decision: 'suppressed',
+        reason:
+          '940 more entries from upstream flip suppressed in the minute from 2023-11-14T22:14:00.000Z (at most 60 a minute)',
+      },
+    ]);
+    expect(await held('flip', 1_000)).toBeDefined();
+    expect((await log.verify()).ok).toBe(true);
+  });
+});

@@ -21,8 +21,9 @@ export const AuditKind = Object.freeze({
   /** The ledger held a tool whose definition changed since it was approved. */
   LEDGER_HELD: 'ledger.held',
   /**
-   * A caller's entries past its budget (`audit.perCaller`) were left out: `caller` (its key), and in `reason`
-   * how many, in which window. Written once per caller and window, after the window ends.
+   * A caller's entries past its budget (`audit.perCaller`) were left out, with `caller` (its key), or an
+   * upstream's holds past its budget (`audit.perUpstream`), with `server` (the upstream); in `reason` how many,
+   * in which window. Written once per caller or upstream and window, after the window ends.
    */
   AUDIT_SUPPRESSED: 'audit.suppressed',
 } as const);

@@ -110,9 +110,18 @@ export function recordHold(
   );
 }
 
-/** Whether a check is worth an entry: the definition changed in this check and calls now wait. */
+/** Whether a check is worth an entry: a new mismatch (`isNewMismatch`), and calls now wait. */
 export function isNewHold(check: LedgerCheck): boolean {
-  return check.status === 'MISMATCH' && check.lifecycle === 'AWAITING_REREVIEW' && check.previous !== check.hash;
+  return isNewMismatch(check) && check.lifecycle === 'AWAITING_REREVIEW';
+}
+
+/**
+ * Whether a mismatch is news: the definition changed in this check, to one
+ * the ledger has not reported since the tool's last approval. A re-list of a
+ * held tool, or a tool flipping between the same definitions, is not.
+ */
+export function isNewMismatch(check: LedgerCheck): boolean {
+  return check.status === 'MISMATCH' && check.previous !== check.hash && check.repeated !== true;
 }
 
 function optional(fields: Record<string, string | undefined>): Record<string, string> {

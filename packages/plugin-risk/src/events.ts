@@ -17,6 +17,8 @@ export const RiskEvent = Object.freeze({
   JUDGE_UNAVAILABLE: 'JudgeUnavailable',
   HASH_LEDGER_MISMATCH: 'HashLedgerMismatch',
   COMPOSITION_LIFECYCLE: 'CompositionLifecycle',
+  /** An upstream's lines past its share (`logs.perUpstream`) were left out: how many, in which window. */
+  UPSTREAM_LINES_SUPPRESSED: 'UpstreamLinesSuppressed',
   APPROVAL_REQUESTED: 'ApprovalRequested',
   APPROVAL_DECIDED: 'ApprovalDecided',
   /** An operator answered a question (console, admin API, CLI, webhook link). */

@@ -43,9 +43,11 @@ export type { JudgeBounds, JudgeFunction, JudgeInput, JudgeVerdict } from './sca
 export type { CrossServerReferences, ScanContext, ScanHit, ScanResult } from './scan/scanner.js';
 
 export {
+  DEFAULT_MAX_VANISHED,
   FingerprintLedger,
   MAX_DECISIONS,
   MAX_DEFINITION_CHARS,
+  MAX_HELD_KEPT,
   MAX_VERDICT_HITS,
   definitionText,
   fingerprint,
@@ -55,6 +57,7 @@ export type {
   LedgerCheck,
   LedgerDecision,
   LedgerEntry,
+  LedgerLimits,
   LedgerStatus,
   LedgerVerdict,
   Lifecycle,

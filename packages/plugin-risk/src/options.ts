@@ -6,6 +6,7 @@ import { SEVERITIES } from './scan/patterns.js';
 import type { JudgeFunction } from './scan/judge.js';
 import { JudgeEndpoint } from './scan/judge.js';
 import { RISK_LEVELS } from './scoring/levels.js';
+import { DEFAULT_MAX_VANISHED } from './ledger/ledger.js';
 import { ToolRuleSchema } from './policy.js';
 import { ServerConfigSchema } from './scoring/server-risk.js';
 
@@ -157,12 +158,53 @@ const riskFields = z.object({
         .describe(
           "With a shared store: how stale a replica's view of holds and approvals made on other replicas may be, in ms; 0 reads the store on every call of an imported tool.",
         ),
+      /** Tools an upstream stopped listing kept per upstream; past it, those gone longest are forgotten, undecided ones first. */
+      maxVanished: z
+        .number()
+        .int()
+        .nonnegative()
+        .max(100_000)
+        .default(DEFAULT_MAX_VANISHED)
+        .describe(
+          'Tools an upstream stopped listing that the ledger keeps, per upstream (and per upstream for its prompts), so that one that returns redefined is held; past it, those gone longest are forgotten, the ones no operator approved or revoked first, and a forgotten tool that returns is new.',
+        ),
     })
     .strict()
     .prefault({})
     .describe(
       'The fingerprint ledger: where approved tool definitions persist, so a changed definition is held for review.',
     ),
+  /** Each upstream's share of the lines the plugin logs about what it lists. */
+  logs: z
+    .object({
+      perUpstream: z
+        .object({
+          maxLines: z
+            .number()
+            .int()
+            .min(1)
+            .max(1_000_000)
+            .default(100)
+            .describe(
+              'Lines about one upstream (risk levels, scan hits, mismatches, holds, removals) written per window; the rest are left out, and one UpstreamLinesSuppressed line says how many.',
+            ),
+          windowMs: z
+            .number()
+            .int()
+            .min(1_000)
+            .max(86_400_000)
+            .default(60_000)
+            .describe('The window of perUpstream.maxLines, in ms.'),
+        })
+        .strict()
+        .prefault({})
+        .describe(
+          "Each upstream's share of the plugin's lines, so that an upstream redefining or renaming its tools on a timer cannot fill the log.",
+        ),
+    })
+    .strict()
+    .prefault({})
+    .describe('What the plugin logs about what upstreams list.'),
   /** Human approval at run time. */
   approval: ApprovalOptions.prefault({}).describe(
     'Human approval at run time: which tools ask a person before each call, for how long, and how the state is sealed.',

@@ -37,6 +37,7 @@ import { RiskErrorCode } from './errors.js';
 import { RiskEvent } from './events.js';
 import type { ExposureRegistry } from './exposure/registry.js';
 import { FeatureImporter } from './exposure/feature-importer.js';
+import { LOCAL_SOURCE } from './exposure/registry.js';
 import { RiskImporter } from './exposure/importer.js';
 import { CallHolds } from './ledger/holds.js';
 import { FingerprintLedger, UNNAMED_OPERATOR } from './ledger/ledger.js';
@@ -51,6 +52,7 @@ import type { RiskConfig } from './options.js';
 import { RiskOptions } from './options.js';
 import { RequestStateCodec } from './approval/request-state.js';
 import { SecretMask, maskLogger } from './calls/secret-mask.js';
+import { UpstreamLines } from './upstream-lines.js';
 import { VERSION } from './version.js';
 
 export const PLUGIN_NAME = 'risk';
@@ -160,7 +162,9 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       // Core's own lines with upstream text (failed calls, stderr) are masked of the same values.
       if (!mask.empty) api.services.redactions.add(mask.values);
       const holds = new CallHolds();
-      const lifecycle = new LedgerLifecycle(holds, api.tools, logger);
+      // What upstreams list is logged within each upstream's share; the server's own tools are not counted.
+      const lines = new UpstreamLines(logger, api.services.clock, config.logs.perUpstream, new Set([LOCAL_SOURCE]));
+      const lifecycle = new LedgerLifecycle(holds, api.tools, logger, lines.logger);
       lifecycles.add(lifecycle);
       listChanged.add(() => api.tools.notifyChanged());
       const targets = new ApprovalTargets(config.approval.channel);
@@ -171,9 +175,9 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       const sync = sharedSync(config, api, ledger, () => syncFromStore(lifecycle, requireLedger(), api));
       ledger ??= createLedger(config, api.services, sync);
       api.services.container.register(RiskTokens.Ledger, { useValue: ledger });
-      const importer = new RiskImporter(engine, ledger, holds, lifecycle, logger, api.mode, targets, audit);
+      const importer = new RiskImporter(engine, ledger, holds, lifecycle, lines.logger, api.mode, targets, audit);
       api.hooks.import.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => importer.import(batch));
-      const features = new FeatureImporter(engine, ledger, logger, api.mode, audit);
+      const features = new FeatureImporter(engine, ledger, lines.logger, api.mode, audit);
       api.hooks.importFeatures.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => features.import(batch));
       tapHolds(api, holds, sync);
       // In audit mode nothing is hidden: the core logs the refusals the request taps would have made.
@@ -258,6 +262,7 @@ function createLedger(config: RiskConfig, services?: Services, sharing?: LedgerS
     ledgerStore(config, services),
     services ? () => services.clock.now() : Date.now,
     sharing,
+    { maxVanished: config.ledger.maxVanished },
   );
 }
 

@@ -18,13 +18,17 @@ import {
   no,
   yes,
 } from './approval-helpers.js';
-import { official, riskKit } from './helpers.js';
+import { RiskEvent } from '@sluice/plugin-risk';
+import { flipping, official, riskKit } from './helpers.js';
 import '@sluice/upstream';
 
 const track = closeAfterEach();
 
-async function start(options: Parameters<typeof approvalServer>[0] = {}): Promise<ApprovalServer> {
-  return track(await approvalServer(options));
+async function start(
+  options: Parameters<typeof approvalServer>[0] = {},
+  audit?: Parameters<typeof approvalServer>[2],
+): Promise<ApprovalServer> {
+  return track(await approvalServer(options, undefined, audit));
 }
 
 async function entries(server: SluiceServer): Promise<AuditEntry[]> {
@@ -165,5 +169,64 @@ describe('ledger decisions in the audit log', () => {
       { kind: 'ledger.revoked', by: 'bob', channel: 'code' },
     ]);
     expect((await kit.server.services.audit.verify()).ok).toBe(true);
+  });
+});
+
+/** The plugin's lines about an upstream (its `server`, or its prompts' `<upstream>#prompts`). */
+function linesAbout(s: ApprovalServer, upstream: string): number {
+  return s.logs.records.filter(
+    (r) => typeof r.server === 'string' && (r.server === upstream || r.server.startsWith(`${upstream}#`)),
+  ).length;
+}
+
+describe("an upstream's share of the audit log and of the plugin's lines", () => {
+  it("keeps a caller's approval in a log of 300 while an upstream redefines its 50 approved tools 20 times", async () => {
+    const s = await start({ servers: { flip: official, calm: official } }, { maxEntries: 300 });
+    const victim = track(await legacyClient(s.server, yes));
+    expect(textOf(await victim.call('deploy', { env: 'prod' }))).toBe('deployed to prod');
+    const up = flipping(50);
+    await s.server.import({ name: 'flip', connection: { type: 'in-process', server: up.server } });
+    // Every revision is a new definition of every tool: 1 000 holds, each news, in one minute.
+    for (let revision = 1; revision <= 20; revision++) await up.to(revision, s.logs);
+    const log = await settledEntries(s.server);
+    expect(log.filter((e) => e.kind.startsWith('approval.')).map((e) => e.kind)).toEqual([
+      'approval.asked',
+      'approval.answered',
+    ]);
+    expect(log.filter((e) => e.kind === 'ledger.held')).toHaveLength(60);
+    // At most 100 lines a minute about the upstream; another upstream still has its own share.
+    expect(linesAbout(s, 'flip')).toBeLessThanOrEqual(100);
+    const calm = flipping(3);
+    await s.server.import({ name: 'calm', connection: { type: 'in-process', server: calm.server } });
+    await calm.to(1, s.logs);
+    expect(s.logs.events(RiskEvent.HASH_LEDGER_MISMATCH).filter((r) => r.server === 'calm')).toHaveLength(3);
+    expect(
+      (await settledEntries(s.server)).filter((e) => e.kind === 'ledger.held' && e.server === 'calm'),
+    ).toHaveLength(3);
+    // Once the minute is over, one entry and one line say how much was left out.
+    s.clock.advance(61_000);
+    const summary = (await settledEntries(s.server)).filter((e) => e.kind === 'audit.suppressed');
+    expect(summary).toMatchObject([{ server: 'flip', by: 'sluice', decision: 'suppressed' }]);
+    expect(summary[0]?.reason).toMatch(/^940 more entries from upstream flip suppressed in the minute from /);
+    const said = s.logs.events(RiskEvent.UPSTREAM_LINES_SUPPRESSED);
+    expect(said).toMatchObject([{ server: 'flip', limit: 100 }]);
+    expect(said[0]?.count).toBeGreaterThan(1_000);
+    expect((await s.server.services.audit.verify()).ok).toBe(true);
+  });
+
+  it('writes one hold per tool while an upstream flips its tools between the same two definitions', async () => {
+    const s = await start({ servers: { flip: official } });
+    const up = flipping(5);
+    await s.server.import({ name: 'flip', connection: { type: 'in-process', server: up.server } });
+    for (let i = 1; i <= 10; i++) await up.to(i % 2, s.logs);
+    const held = (await settledEntries(s.server)).filter((e) => e.kind === 'ledger.held');
+    expect(held.map((e) => e.tool).sort()).toEqual(['t0', 't1', 't2', 't3', 't4']);
+    expect(s.logs.events(RiskEvent.HASH_LEDGER_MISMATCH)).toHaveLength(5);
+    const heldLines = s.logs.events(RiskEvent.COMPOSITION_LIFECYCLE).filter((r) => r.phase === 'held');
+    expect(heldLines).toHaveLength(5);
+    // Approved, the next redefinition is news again.
+    await s.plugin.approveRereview('flip', 't0', 'ops');
+    await up.to(2, s.logs);
+    expect((await settledEntries(s.server)).filter((e) => e.kind === 'ledger.held' && e.tool === 't0')).toHaveLength(2);
   });
 });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
-import { McpServer } from '@modelcontextprotocol/server';
+import { McpServer, Server } from '@modelcontextprotocol/server';
 import type { RegisteredPrompt } from '@modelcontextprotocol/server';
 import { RiskErrorCode, RiskEvent } from '@sluice/plugin-risk';
 import type { RiskOptions } from '@sluice/plugin-risk';
@@ -88,5 +88,33 @@ describe('the risk rules on the prompts and resources of an upstream', () => {
     await expect(client.readResource({ uri: 'desk://guide' })).rejects.toMatchObject({ code: -32602 });
     const blocked = kit.logs.events(RiskEvent.COMPOSITION_LIFECYCLE).find((e) => e.tool === 'desk://guide');
     expect(String(blocked?.reason)).toContain(RiskErrorCode.POISONING_BLOCKED);
+  });
+});
+
+describe('the prompts an upstream stopped offering', () => {
+  it('are kept in the ledger up to the bound, like its tools, however many names it goes through', async () => {
+    const server = new Server({ name: 'desk', version: '1.0.0' }, { capabilities: { prompts: { listChanged: true } } });
+    let revision = 0;
+    server.setRequestHandler('prompts/list', () => ({
+      prompts: Array.from({ length: 10 }, (_, i) => ({ name: `p${i}_r${revision}`, description: `Prompt ${i}.` })),
+    }));
+    const renaming = await riskKit({ servers: { desk: official }, ledger: { persist: 'memory', maxVanished: 15 } });
+    await renaming.server.import({ name: 'desk', connection: { type: 'in-process', server } });
+    const count = async () => (await renaming.plugin.ledger?.entries('desk#prompts'))?.length ?? 0;
+    await until(async () => (await count()) === 10, 'the first prompts are in the ledger');
+    for (revision = 1; revision <= 5; revision++) {
+      await server.sendPromptListChanged();
+      const name = `p0_r${revision}`;
+      await until(
+        async () => (await renaming.plugin.ledger?.entries('desk#prompts'))?.some((e) => e.name === name) ?? false,
+        `revision ${revision} reached the ledger`,
+      );
+    }
+    const entries = (await renaming.plugin.ledger?.entries('desk#prompts')) ?? [];
+    expect(entries.filter((e) => e.present).map((e) => e.name)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `p${i}_r5`),
+    );
+    expect(entries.filter((e) => !e.present)).toHaveLength(15);
+    await renaming.close();
   });
 });

@@ -1,12 +1,15 @@
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore, SluiceError } from '@sluice/core';
 import {
+  DEFAULT_MAX_VANISHED,
   FingerprintLedger,
   MAX_DECISIONS,
   MAX_DEFINITION_CHARS,
+  MAX_HELD_KEPT,
   MAX_VERDICT_HITS,
   RiskErrorCode,
   definitionText,
@@ -14,7 +17,7 @@ import {
 } from '@sluice/plugin-risk';
 import { bodyFingerprint } from '../src/ledger/ledger.js';
 import { JsonFileStore } from '../src/ledger/store.js';
-import type { ToolShape } from '@sluice/plugin-risk';
+import type { LedgerCheck, ToolShape } from '@sluice/plugin-risk';
 
 const base: ToolShape = {
   name: 'get_balance',
@@ -370,5 +373,183 @@ describe('scan verdicts in the ledger', () => {
     await expect(new FingerprintLedger(store).entries('bank')).rejects.toMatchObject({
       code: RiskErrorCode.LEDGER_UNREADABLE,
     });
+  });
+});
+
+/** An upstream's list at one revision: `count` tools, under new names per revision with `rename`. */
+function revision(count: number, r: number, rename = true): ToolShape[] {
+  return Array.from({ length: count }, (_, i) => ({
+    name: rename ? `t${i}_r${r}` : `t${i}`,
+    description: `Looks up record ${i}. Revision ${r}. ${'lorem ipsum '.repeat(40)}`,
+    inputSchema: { type: 'object', properties: { id: { type: 'string' } } },
+  }));
+}
+
+describe('the tools an upstream stopped listing', () => {
+  it('are kept at most 256 per upstream, the latest gone, while an upstream lists its 100 tools under new names 30 times', async () => {
+    const path = join(dir, 'ledger.json');
+    const ledger = new FingerprintLedger(new JsonFileStore(path));
+    for (let r = 0; r < 30; r++) await ledger.checkAll('flip', revision(100, r));
+    const entries = await ledger.entries('flip');
+    expect(entries.filter((e) => e.present)).toHaveLength(100);
+    const gone = entries.filter((e) => !e.present);
+    expect(gone).toHaveLength(DEFAULT_MAX_VANISHED);
+    // The latest gone are the ones kept: revision 28 whole, 27 whole, 56 of 26.
+    expect(gone.filter((e) => e.name.endsWith('_r28'))).toHaveLength(100);
+    expect(gone.filter((e) => e.name.endsWith('_r25'))).toHaveLength(0);
+    // The file holds what the ledger keeps, not every name the upstream ever used.
+    const stored = JSON.parse(await readFile(path, 'utf8')) as { entries: Array<[string, { tools: unknown[] }]> };
+    expect(stored.entries[0]?.[1].tools).toHaveLength(100 + DEFAULT_MAX_VANISHED);
+  });
+
+  it('are written to the store only when a list changed something', async () => {
+    const store = new MemoryStore();
+    let writes = 0;
+    const counting = {
+      get: store.get.bind(store),
+      set: (key: string, value: unknown) => (writes++, store.set(key, value)),
+    };
+    const ledger = new FingerprintLedger(counting);
+    await ledger.checkAll('flip', revision(3, 0, false));
+    await ledger.checkAll('flip', revision(3, 0, false));
+    expect(writes).toBe(1);
+    await ledger.checkAll('flip', revision(2, 0, false));
+    await ledger.checkAll('flip', revision(2, 1, false));
+    await ledger.checkAll('flip', revision(2, 1, false));
+    expect(writes).toBe(3);
+  });
+
+  it('still catch a tool that comes back redefined while fewer than the bound went after it', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore(), Date.now, undefined, { maxVanished: 3 });
+    await ledger.checkAll('bank', [base]);
+    await ledger.checkAll('bank', revision(2, 0, false));
+    await ledger.checkAll('bank', []);
+    const back = await ledger.checkAll('bank', [{ ...base, description: 'Now also moves money.' }]);
+    expect(back.results.get('get_balance')).toMatchObject({ status: 'MISMATCH', lifecycle: 'AWAITING_REREVIEW' });
+  });
+
+  it('forget the tools gone longest past the bound: one that comes back is new', async () => {
+    const ledger = new FingerprintLedger(new MemoryStore(), Date.now, undefined, { maxVanished: 3 });
+    await ledger.checkAll('bank', [base]);
+    await ledger.checkAll('bank', revision(3, 0, false));
+    await ledger.checkAll('bank', []);
+    const back = await ledger.checkAll('bank', [{ ...base, description: 'Now also moves money.' }]);
+    expect(back.results.get('get_balance')).toMatchObject({ status: 'NEW', lifecycle: 'ACTIVE' });
+  });
+});
+
+/** The ledger as a model: what it keeps of each tool, in the order it learnt of them. */
+interface ModelEntry {
+  approved: number;
+  seen: number;
+  lifecycle: 'ACTIVE' | 'AWAITING_REREVIEW' | 'REVOKED';
+  present: boolean;
+  goneAt?: number;
+  decided: boolean;
+  held: number[];
+}
+
+describe('the bound on gone tools, held to a model', () => {
+  const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+  const step = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        op: fc.constant('list' as const),
+        tools: fc.uniqueArray(fc.tuple(fc.constantFrom(...names), fc.integer({ min: 0, max: 2 })), {
+          selector: ([name]) => name,
+        }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        op: fc.constantFrom('approve' as const, 'revoke' as const),
+        name: fc.constantFrom(...names),
+      }),
+    },
+  );
+
+  it('checks, keeps and forgets exactly what the model says, for any run of lists and decisions (fast-check)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 4 }),
+        fc.array(step, { maxLength: 25 }),
+        async (maxVanished, steps) => {
+          let time = 0;
+          const ledger = new FingerprintLedger(new MemoryStore(), () => ++time, undefined, { maxVanished });
+          const model = new Map<string, ModelEntry>();
+          const shape = (name: string, version: number): ToolShape => ({ name, description: `${name} v${version}` });
+          for (const s of steps) {
+            if (s.op !== 'list') {
+              const entry = model.get(s.name);
+              const act = s.op === 'approve' ? ledger.approveRereview('up', s.name) : ledger.revoke('up', s.name);
+              if (entry === undefined) {
+                await expect(act).rejects.toMatchObject({ code: RiskErrorCode.UNKNOWN_LEDGER_ENTRY });
+                continue;
+              }
+              await act;
+              entry.decided = true;
+              if (s.op === 'revoke') entry.lifecycle = 'REVOKED';
+              else Object.assign(entry, { approved: entry.seen, lifecycle: 'ACTIVE', held: [] });
+              continue;
+            }
+            const batch = await ledger.checkAll(
+              'up',
+              s.tools.map(([name, version]) => shape(name, version)),
+            );
+            const expected = new Map<string, object>();
+            const repeats = new Set<string>();
+            const fresh: Array<[string, number]> = [];
+            for (const [name, version] of s.tools) {
+              const entry = model.get(name);
+              if (entry === undefined) {
+                fresh.push([name, version]);
+                expected.set(name, { status: 'NEW', lifecycle: 'ACTIVE' });
+                continue;
+              }
+              const previous = entry.seen;
+              const matches = version === entry.approved;
+              Object.assign(entry, { seen: version, present: true, goneAt: undefined });
+              if (entry.lifecycle !== 'REVOKED') entry.lifecycle = matches ? 'ACTIVE' : 'AWAITING_REREVIEW';
+              let repeated = false;
+              if (!matches && version !== previous) {
+                repeated = entry.held.includes(version);
+                if (!repeated) entry.held = [...entry.held, version].slice(-MAX_HELD_KEPT);
+              }
+              expected.set(name, { status: matches ? 'UNCHANGED' : 'MISMATCH', lifecycle: entry.lifecycle });
+              if (repeated) repeats.add(name);
+            }
+            const listed = new Set(s.tools.map(([name]) => name));
+            const gone = [...model.values()].filter((e, i) => e.present && !listed.has([...model.keys()][i] as string));
+            for (const [name, version] of fresh)
+              model.set(name, {
+                approved: version,
+                seen: version,
+                lifecycle: 'ACTIVE',
+                present: true,
+                decided: false,
+                held: [],
+              });
+            const at = time;
+            for (const entry of gone) Object.assign(entry, { present: false, goneAt: at });
+            // Past the bound: those gone longest go first, the ones no operator decided on before the others.
+            const kept = [...model.entries()].filter(([, e]) => !e.present);
+            kept.sort(([, x], [, y]) => Number(x.decided) - Number(y.decided) || (x.goneAt ?? 0) - (y.goneAt ?? 0));
+            for (const [name] of kept.slice(0, Math.max(0, kept.length - maxVanished))) model.delete(name);
+
+            for (const [name, want] of expected) expect(batch.results.get(name)).toMatchObject(want);
+            const repeated = s.tools.filter(([name]) => (batch.results.get(name) as LedgerCheck).repeated === true);
+            expect(new Set(repeated.map(([name]) => name))).toEqual(repeats);
+            const entries = await ledger.entries('up');
+            expect(entries.map((e) => [e.name, e.present, e.lifecycle])).toEqual(
+              [...model.entries()].map(([name, e]) => [name, e.present, e.lifecycle]),
+            );
+            expect(entries.filter((e) => !e.present).length).toBeLessThanOrEqual(maxVanished);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

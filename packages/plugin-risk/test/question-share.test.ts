@@ -43,10 +43,14 @@ const binding = (principal: string, args: string): StateBinding => ({
 const refusedRound = (round: unknown): CallToolResult => round as CallToolResult;
 
 const fields = { tool: 'deploy', server: 'local', level: 'L4' as const, reason: 'risk L4', message: 'Deploy?' };
+/** The list's and each caller's places; a caller's questions a minute as by default. */
+const shares = (max: number, perCaller: number) => ({ max, perCaller, perCallerPerMinute: 120 });
 
 describe('the list of waiting questions', () => {
   it('keeps a waiting operator question listed however many newer questions come and go', async () => {
-    const questions = new OperatorQuestions(new MemoryStore(), () => 1_000, 10);
+    // The clock stands still: the flooding caller may be asked this many in its minute (approval-records tests that bound).
+    const limits = { max: 500, perCaller: 20, perCallerPerMinute: 100_000 };
+    const questions = new OperatorQuestions(new MemoryStore(), () => 1_000, 10, limits);
     const victim = await questions.ask(binding('victim', 'v'), { ...fields, caller: 'victim' }, 60_000);
     const id = 'question' in victim ? victim.question.id : 'refused';
     for (let i = 0; i < 1_200; i++) {
@@ -58,7 +62,7 @@ describe('the list of waiting questions', () => {
   });
 
   it('keeps a 2025-11-25 call listed while a 2026-07-28 client asks and declines 520 questions', async () => {
-    const s = await start();
+    const s = await start({ approval: { questions: { perCallerPerMinute: 1_000 } } });
     const waiting = waitingPerson();
     const legacy = track(await legacyClient(s.server, waiting.person));
     void legacy.call('deploy', { env: 'victim' }).catch(() => {});
@@ -179,7 +183,7 @@ describe('the share, in the store', () => {
   it("never frees a newer question's place: a release from a replica whose clock lags 2 s comes too late", async () => {
     const clock = new FakeClock(1_000);
     const store = new RacingStore(clock);
-    const limits = { max: 1, perCaller: 1 };
+    const limits = shares(1, 1);
     const there = new OperatorQuestions(store, () => clock.now(), 10, limits);
     const lagging = new OperatorQuestions(store, () => clock.now() - 2_000, 10, limits);
     const asked = await there.record({ ...fields, caller: 'ann' }, 'elicitation', 5_000, undefined, 'ann');
@@ -202,7 +206,7 @@ describe('the share, in the store', () => {
 
   it("refuses past the caller's share, never another caller's, and frees a place when a question ends", async () => {
     const clock = new FakeClock(1_000);
-    const questions = new OperatorQuestions(new MemoryStore(clock), () => clock.now(), 10, { max: 100, perCaller: 2 });
+    const questions = new OperatorQuestions(new MemoryStore(clock), () => clock.now(), 10, shares(100, 2));
     const a = await questions.ask(binding('ann', 'a'), { ...fields, caller: 'ann' }, 5_000);
     const b = await questions.record({ ...fields, caller: 'ann' }, 'elicitation', 60_000, undefined, 'ann');
     const over = await questions.ask(binding('ann', 'c'), { ...fields, caller: 'ann' }, 5_000);
@@ -236,7 +240,7 @@ describe('the share, in the store', () => {
 
   it("says when a place frees: the caller's own earliest question for its share, the list's for the list", async () => {
     const clock = new FakeClock(1_000);
-    const questions = new OperatorQuestions(new MemoryStore(clock), () => clock.now(), 10, { max: 3, perCaller: 2 });
+    const questions = new OperatorQuestions(new MemoryStore(clock), () => clock.now(), 10, shares(3, 2));
     // Bob's question is older than any of Ann's: it lapses first, but frees no place in Ann's share.
     expect(isBusy(await questions.ask(binding('bob', 'a'), { ...fields, caller: 'bob' }, 20_000))).toBe(false);
     clock.advance(1_000);
@@ -264,7 +268,7 @@ describe('the share, in the store', () => {
 
   it('tells a caller joining a question once, however often it repeats the call (the audit log hears it once)', async () => {
     const clock = new FakeClock(1_000);
-    const questions = new OperatorQuestions(new MemoryStore(clock), () => clock.now(), 10, { max: 100, perCaller: 2 });
+    const questions = new OperatorQuestions(new MemoryStore(clock), () => clock.now(), 10, shares(100, 2));
     const asked = await questions.ask(binding('ann', 'a'), { ...fields, caller: 'ann' }, 5_000);
     if (isBusy(asked)) throw new Error('refused within the share');
     const again = await questions.ask(binding('ann', 'a'), { ...fields, caller: 'ann' }, 5_000);
@@ -279,8 +283,8 @@ describe('the share, in the store', () => {
 
   it('holds the share and the list bound across replicas sharing a store, and lists every live question', async () => {
     const store = new MemoryStore();
-    const here = new OperatorQuestions(store, () => 1_000, 10, { max: 4, perCaller: 2 });
-    const there = new OperatorQuestions(store, () => 1_000, 10, { max: 4, perCaller: 2 });
+    const here = new OperatorQuestions(store, () => 1_000, 10, shares(4, 2));
+    const there = new OperatorQuestions(store, () => 1_000, 10, shares(4, 2));
     expect(isBusy(await here.ask(binding('ann', 'a'), { ...fields, caller: 'ann' }, 5_000))).toBe(false);
     expect(isBusy(await there.ask(binding('ann', 'b'), { ...fields, caller: 'ann' }, 5_000))).toBe(false);
     expect(await here.ask(binding('ann', 'c'), { ...fields, caller: 'ann' }, 5_000)).toMatchObject({ busy: 'caller' });

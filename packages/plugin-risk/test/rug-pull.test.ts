@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -7,7 +8,7 @@ import { createServer } from '@sluice/core';
 import { captureLogger, errorOf, textOf } from '@sluice/testing';
 import { RiskErrorCode, RiskEvent, risk } from '@sluice/plugin-risk';
 import type { RiskOptions } from '@sluice/plugin-risk';
-import { official, riskKit, tempDir } from './helpers.js';
+import { flipping, official, riskKit, tempDir } from './helpers.js';
 import type { RiskKit } from './helpers.js';
 import '@sluice/upstream';
 
@@ -214,5 +215,53 @@ describe('a rug pull across a process boundary', () => {
     expect(errorOf(await child.call('get_balance', { account: 'a' }))?.code).toBe(RiskErrorCode.TOOL_AWAITING_REREVIEW);
     expect(await child.names()).toEqual(['shift']);
     await child.close();
+  });
+});
+
+describe('an upstream that lists its tools under new names every time', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  beforeEach(async () => {
+    dir = await tempDir();
+  });
+  afterEach(async () => {
+    await dir.remove();
+  });
+
+  it('cannot grow the ledger, its file or its listing past the gone tools kept per upstream', async () => {
+    const path = join(dir.path, 'ledger.json');
+    const kit = await riskKit({ servers: { flip: official }, ledger: { persist: 'file', path } });
+    const up = flipping(100, { rename: true, pad: 2_000 });
+    await kit.server.import({ name: 'flip', connection: { type: 'in-process', server: up.server } });
+    for (let r = 1; r <= 8; r++) await up.to(r, kit.logs);
+    const entries = await kit.plugin.ledger?.entries('flip');
+    expect(entries?.filter((e) => e.present)).toHaveLength(100);
+    expect(entries?.filter((e) => !e.present)).toHaveLength(256);
+    // About 5 KB a tool (its 2 KB description kept twice, approved and seen, and its fingerprints) for 356 tools, not 900.
+    expect((await stat(path)).size).toBeLessThan(356 * 6_000);
+    // The latest revision's tools are the ones that run.
+    expect(textOf(await kit.call('t7_r8', { id: 'x' }))).toBe('record t7_r8');
+    await kit.close();
+  });
+
+  it('still holds a tool that comes back redefined after 200 other tools came and went; past 256 it is new', async () => {
+    const kit = await riskKit({ servers: { flip: official } });
+    const up = flipping(20);
+    await kit.server.import({ name: 'flip', connection: { type: 'in-process', server: up.server } });
+    // t0 ... t19 go; 200 tools come and go under other names; then t0 ... t19 return, each redefined.
+    up.rename = true;
+    for (let r = 1; r <= 10; r++) await up.to(r, kit.logs);
+    up.rename = false;
+    await up.to(11, kit.logs);
+    expect(errorOf(await kit.call('t3', { id: 'x' }))?.code).toBe(RiskErrorCode.TOOL_AWAITING_REREVIEW);
+    // The same after 400 others: the ledger forgot t0 ... t19, which come back as new tools.
+    await kit.plugin.revoke('flip', 't3');
+    up.rename = true;
+    for (let r = 12; r <= 31; r++) await up.to(r, kit.logs);
+    up.rename = false;
+    await up.to(32, kit.logs);
+    expect(textOf(await kit.call('t4', { id: 'x' }))).toBe('record t4');
+    // A tool an operator decided on is forgotten last: the revocation outlived the 400.
+    expect(errorOf(await kit.call('t3', { id: 'x' }))?.code).toBe(RiskErrorCode.TOOL_REVOKED);
+    await kit.close();
   });
 });

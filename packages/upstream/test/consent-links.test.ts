@@ -1,11 +1,10 @@
 // The consent links one caller holds for one upstream: at most eight live at once on a replica, however many
 // callers come and go. The attack: a caller asks for links, other callers push it out of the replica's memory of
 // who holds what, and it asks again; the links it held before must not stay usable beside the new ones.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '@sluice/core';
 import { captureLogger } from '@sluice/testing';
+import { serveConsentRoutes } from './consent-routes.js';
 import { CALLBACK_PATH, CONNECT_PATH, ConsentFlows } from '../src/oauth/consent.js';
 import type { PerUserGrants } from '../src/oauth/per-user.js';
 
@@ -19,15 +18,7 @@ afterEach(async () => {
 
 /** The consent routes of `flows` on loopback, and a `per_user` upstream whose links point at them. */
 async function serve(flows: ConsentFlows): Promise<PerUserGrants> {
-  const routes = flows.routes();
-  const server = http.createServer((req, res) => {
-    const route = routes[new URL(req.url ?? '/', 'http://localhost').pathname];
-    if (route === undefined) res.writeHead(404).end();
-    else route(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  open.push(() => new Promise((resolve) => server.close(resolve)));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const origin = await serveConsentRoutes(flows, open);
   // Only what the consent page reads of an upstream's grants.
   const grants = {
     upstream: 'saas',

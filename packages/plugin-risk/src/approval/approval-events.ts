@@ -24,7 +24,7 @@ export interface ApprovalEventSubject {
  * `lapsed` (nobody answered in time), `refused` (an answer or a state that
  * could not be trusted: forged, replayed, bound to another call, or a
  * client trying to answer an operator's question; or a caller past its share
- * of waiting questions).
+ * of waiting questions or of questions a minute).
  */
 export type ApprovalEvent =
   | (ApprovalEventSubject & {
@@ -54,8 +54,9 @@ export type ApprovalEvent =
        * `invalid`: a forged, foreign, replayed or used state; `unsupported`:
        * the client cannot be asked; `ignored`: a client's answer to an
        * operator's question; `busy`: the caller's share of waiting questions
-       * (or the list) is full, so nobody was asked (told once a minute per
-       * caller, however many refusals there were).
+       * (or the list) is full, or the caller was asked its minute's
+       * questions, so nobody was asked (told once a minute per caller,
+       * however many refusals there were).
        */
       readonly code: 'invalid' | 'unsupported' | 'ignored' | 'busy';
       readonly why: string;

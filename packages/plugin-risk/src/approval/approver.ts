@@ -34,8 +34,8 @@ type Refused = Extract<ApprovalDecision, { approved: false; detail?: string }>;
 
 /**
  * Nobody was asked: the caller already has its share of questions waiting,
- * or the list is full. To `ctx.approve()` it is `unsupported`; the gate
- * refuses it with `APPROVAL_BUSY`.
+ * or was asked its minute's questions, or the list is full. To
+ * `ctx.approve()` it is `unsupported`; the gate refuses it with `APPROVAL_BUSY`.
  */
 export interface BusyDecision {
   readonly approved: false;
@@ -43,7 +43,7 @@ export interface BusyDecision {
   readonly detail: string;
   readonly busy: Busy['busy'];
   readonly limit: number;
-  /** Ms until a place is sure to free (the earliest of the full share's or list's questions lapses). */
+  /** Ms until a place is sure to free (the earliest of the full share's or list's questions lapses, or the minute ends). */
   readonly retryAfterMs: number;
 }
 
@@ -336,15 +336,17 @@ export class RiskApprover implements Approver {
 
   /**
    * Nobody is asked: the caller's share of waiting questions (or the whole
-   * list) is full. Told to the listeners, and logged at warn, once a minute
+   * list) is full, or the caller was asked its minute's questions. Told to
+   * the listeners, and logged at warn, once a minute
    * per caller over every replica, so that a flood of refusals cannot flood
    * the audit log; every other refusal is logged at debug.
    */
   private busy(ctx: CallContext, target: ApprovalTarget, channel: 'client' | 'operator', busy: Busy): BusyDecision {
-    const detail =
-      busy.busy === 'caller'
-        ? `${busy.limit} of this caller's questions are already waiting, its share`
-        : `${busy.limit} questions are already waiting, as many as the server keeps`;
+    const detail = {
+      caller: `${busy.limit} of this caller's questions are already waiting, its share`,
+      rate: `this caller was asked ${busy.limit} questions this minute, as many as one caller may be`,
+      server: `${busy.limit} questions are already waiting, as many as the server keeps`,
+    }[busy.busy];
     if (busy.first)
       this.tell(ctx, { ...this.subjectOf(ctx, target, channel), kind: 'refused', code: 'busy', why: detail });
     const line = {
@@ -393,8 +395,6 @@ export class RiskApprover implements Approver {
     turn?: string,
   ): Promise<ApprovalDecision> {
     switch (answer.decision) {
-      case 'settled':
-        return invalid('the question was not an operator question');
       case 'lapsed':
         return { approved: false, reason: 'timeout', detail: 'the operator did not answer in time' };
       case 'denied':

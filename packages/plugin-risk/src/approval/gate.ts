@@ -106,18 +106,22 @@ export function refusalOf(decision: Denied, tool: string): CallToolResult {
 
 /**
  * Nobody was asked: too many questions wait already, this caller's or
- * everybody's. `retryAfterMs` is when a place is sure to free: the earliest
- * lapse of the questions that fill the caller's share (its own) or the list.
+ * everybody's, or this caller was asked its minute's questions.
+ * `retryAfterMs` is when a place is sure to free: the earliest lapse of the
+ * questions that fill the caller's share (its own) or the list, or the end
+ * of the minute.
  */
 function busy(decision: BusyDecision, tool: string): CallToolResult {
   const after = `in ${Math.ceil(decision.retryAfterMs / 1_000)} s`;
+  const wait = {
+    caller: `Wait until one of your waiting approvals is answered or lapses (the first lapses ${after})`,
+    rate: `Wait until this minute is over (${after})`,
+    server: `Wait until waiting approvals are answered or lapse (the first lapses ${after})`,
+  }[decision.busy];
   return refusal({
     code: RiskErrorCode.APPROVAL_BUSY,
     message: `"${tool}" runs only with a person's approval, and nobody was asked: ${decision.detail}.`,
-    suggestion:
-      decision.busy === 'caller'
-        ? `Wait until one of your waiting approvals is answered or lapses (the first lapses ${after}), then call again; do not call it again now.`
-        : `Wait until waiting approvals are answered or lapse (the first lapses ${after}), then call again; do not call it again now.`,
+    suggestion: `${wait}, then call again; do not call it again now.`,
     retryAfterMs: decision.retryAfterMs,
     details: { tool, share: decision.busy, limit: decision.limit },
   });

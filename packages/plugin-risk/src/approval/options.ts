@@ -10,6 +10,10 @@ export const MIN_SECRET_BYTES = 32;
 export const DEFAULT_MAX_QUESTIONS = MAX_PENDING_APPROVALS;
 /** One caller's share of them, unless `approval.questions.perCaller` says otherwise. */
 export const DEFAULT_QUESTIONS_PER_CALLER = 20;
+/** Questions one caller may be asked a minute, unless `approval.questions.perCallerPerMinute` says otherwise. */
+export const DEFAULT_QUESTIONS_PER_MINUTE = 120;
+/** The most `approval.questions.perCallerPerMinute` may be. */
+export const MAX_QUESTIONS_PER_MINUTE = 100_000;
 /** The most `approval.questions.max` may be: listing reads one store key per place. */
 export const MAX_QUESTIONS_LIMIT = 5_000;
 
@@ -120,6 +124,16 @@ export const ApprovalOptions = z
           .describe(
             'Questions one caller (its verified identity; every unauthenticated caller is one) may have waiting at once, over every replica; one more is refused (`APPROVAL_BUSY`, with `retryAfterMs`: when the first of them lapses) without anybody being asked. An identical call joins its operator question and takes no place; a question answered, closed or lapsed frees its place.',
           ),
+        /** Questions one caller may be asked a minute, however fast they end: what they leave in the store is bounded by it. */
+        perCallerPerMinute: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_QUESTIONS_PER_MINUTE)
+          .default(DEFAULT_QUESTIONS_PER_MINUTE)
+          .describe(
+            "Questions one caller (its verified identity; every unauthenticated caller is one) may be asked in a minute (a fixed minute of the clock), over every replica, however fast they are answered; one more is refused (`APPROVAL_BUSY`, `share: 'rate'`, with `retryAfterMs`: the end of the minute) without anybody being asked. It bounds what a caller's ended questions leave in the store (a 2026-07-28 state's single-use marks, an operator question's records).",
+          ),
       })
       .strict()
       .refine((limits) => limits.perCaller <= limits.max, {
@@ -127,7 +141,9 @@ export const ApprovalOptions = z
         path: ['perCaller'],
       })
       .prefault({})
-      .describe("How many questions may wait for a person at once: in all, and of one caller's."),
+      .describe(
+        "How many questions may wait for a person at once, in all and of one caller's, and how many one caller may be asked a minute.",
+      ),
     /** At most this many characters of the arguments are shown in the form. */
     maxArgumentChars: z
       .number()

@@ -4,7 +4,7 @@ import type { Store } from '@sluice/core';
 import type { RiskLevel } from '../scoring/levels.js';
 import type { StateBinding } from './request-state.js';
 import { MAX_PENDING_APPROVALS } from './pending.js';
-import { DEFAULT_MAX_QUESTIONS, DEFAULT_QUESTIONS_PER_CALLER } from './options.js';
+import { DEFAULT_MAX_QUESTIONS, DEFAULT_QUESTIONS_PER_CALLER, DEFAULT_QUESTIONS_PER_MINUTE } from './options.js';
 
 /** Where an operator answered from. */
 export const OPERATOR_VIAS = ['console', 'api', 'cli', 'webhook'] as const;
@@ -40,22 +40,29 @@ export interface Places {
   readonly share: number;
 }
 
-/** How many questions may wait at once, over every replica sharing the store: in all, and per caller. */
+/**
+ * How many questions may wait at once, over every replica sharing the store:
+ * in all, and per caller; and how many one caller may be asked a minute.
+ */
 export interface QuestionLimits {
   readonly max: number;
   readonly perCaller: number;
+  readonly perCallerPerMinute: number;
 }
 
-/** Why a question was not asked: its caller already has its share waiting, or the list is full. */
+/**
+ * Why a question was not asked: its caller already has its share waiting
+ * (`caller`) or was asked its minute's questions (`rate`), or the list is full.
+ */
 export interface Busy {
-  readonly busy: 'caller' | 'server';
-  /** The share or the list's size. */
+  readonly busy: 'caller' | 'rate' | 'server';
+  /** The share, the caller's questions a minute, or the list's size. */
   readonly limit: number;
   /**
    * Ms until a place is sure to free: the earliest lapse among the questions
    * holding the full share (the caller's own) or list, at least 1 and at most
-   * the new question's timeout (which it also is when none could be read).
-   * An answer may free one sooner.
+   * the new question's timeout (which it also is when none could be read);
+   * for `rate`, the end of the minute. An answer may free a place sooner.
    */
   readonly retryAfterMs: number;
   /**
@@ -80,9 +87,7 @@ export type QuestionAnswer =
       readonly reason: string | undefined;
       readonly at: number;
     }
-  | { readonly decision: 'lapsed'; readonly at: number }
-  /** A client's question, over: its client answered (or the wait ended). */
-  | { readonly decision: 'settled'; readonly at: number };
+  | { readonly decision: 'lapsed'; readonly at: number };
 
 /** Why an operator's answer was not taken. */
 export type AnswerRefusal = 'unknown' | 'lapsed' | 'answered' | 'client';
@@ -94,14 +99,24 @@ export const MAX_ANSWER_REASON_CHARS = 500;
 
 const PREFIX = 'dev.sluice/risk/approval/';
 const ID = /^([1-9][0-9]{0,14})-([A-Za-z0-9_-]{16})$/;
-/** Kept this long after a question lapses, so that a late retry learns it lapsed rather than that it never was. */
+/**
+ * An operator question's records are kept this long after it lapses, so that
+ * a late answer (or a replica whose clock lags) learns it lapsed, or what was
+ * decided, rather than that it never was. A client's question has none: once
+ * its client answered, nothing reads it again (a 2026-07-28 state stays
+ * single-use through its nonce's mark, kept until the state expires).
+ */
 const AFTERLIFE_MS = 60 * 60_000;
+/** The window of a caller's questions a minute: fixed, numbered from the epoch, the same key on every replica. */
+const RATE_WINDOW_MS = 60_000;
 /** A refusal past a share is told to the listeners once per caller in this long, however many follow. */
 export const BUSY_REPORT_MS = 60_000;
 /** The places of the list and of each caller's share: one key each, holding the question's id. */
 const LIST = `${PREFIX}list/`;
 const SHARE = `${PREFIX}share/`;
 const BUSY = `${PREFIX}busy/`;
+/** A caller's questions asked in a minute: a counter per caller and minute, gone with its minute. */
+const RATE = `${PREFIX}rate/`;
 /** Places are looked at this many at a time (read together), for a free one to claim. */
 const PROBE = 16;
 /** Reads of the list go to the store this many at a time. */
@@ -110,6 +125,7 @@ const READ_BATCH = 100;
 const DEFAULT_LIMITS: QuestionLimits = Object.freeze({
   max: DEFAULT_MAX_QUESTIONS,
   perCaller: DEFAULT_QUESTIONS_PER_CALLER,
+  perCallerPerMinute: DEFAULT_QUESTIONS_PER_MINUTE,
 });
 
 /**
@@ -123,9 +139,15 @@ const DEFAULT_LIMITS: QuestionLimits = Object.freeze({
  * and one in its caller's share (`limits.perCaller`): a key each, claimed
  * with `setIfAbsent` (so two replicas never take the same place), living as
  * long as the question and given back when it is answered, closed or lapses.
- * A question that finds no place is not asked ({@link Busy}). The list is
- * read from its places, so a waiting question is listed however many others
- * came and went after it, and listing needs nothing but `get`.
+ * A question that finds no place is not asked ({@link Busy}), nor is one
+ * past its caller's `limits.perCallerPerMinute`. The list is read from its
+ * places, so a waiting question is listed however many others came and went
+ * after it, and listing needs nothing but `get`.
+ *
+ * What a question leaves once it ends is bounded by its caller's questions a
+ * minute: an operator question's records stay `AFTERLIFE_MS`; a client's
+ * question's go when it is closed (a 2026-07-28 one leaves its nonce until
+ * its state expires, and the approver the nonce's spent mark).
  */
 export class OperatorQuestions {
   private readonly wake = new EventEmitter();
@@ -179,16 +201,19 @@ export class OperatorQuestions {
   ): Promise<OperatorQuestion | Busy> {
     const question = await this.create({ ...fields, message: '', via, call: '' }, timeoutMs, owner);
     if (isBusy(question)) return question;
-    if (nonce !== undefined)
-      await this.store.set(`${PREFIX}nonce/${nonce}`, question.id, { ttlMs: timeoutMs + AFTERLIFE_MS });
+    // As long as the state: a later retry is refused as expired before it looks here. It names the question
+    // the retry answers (or replays: its refusal is told with the question's id).
+    if (nonce !== undefined) await this.store.set(`${PREFIX}nonce/${nonce}`, question.id, { ttlMs: timeoutMs });
     return question;
   }
 
-  /** A client's question is over: it leaves every replica's list, and gives its places back. */
+  /**
+   * A client's question is over: its record goes (nothing reads it again: its
+   * answer came with the call that asked, or the retry that closes it), so it
+   * leaves every replica's list and gives its places back. Twice is harmless.
+   */
   async close(question: OperatorQuestion): Promise<void> {
-    const at = this.now();
-    if (await this.store.setIfAbsent(this.answerKey(question), { decision: 'settled', at }, { ttlMs: AFTERLIFE_MS }))
-      await this.release(question);
+    if (await this.store.delete(this.recordKey(question))) await this.release(question);
   }
 
   /** The client's 2026-07-28 question with this state nonce is over (answered, or refused). */
@@ -202,33 +227,40 @@ export class OperatorQuestions {
 
   /**
    * A new question, in a place of its caller's share and one of the list,
-   * each held as long as the question lives; or why there was none.
+   * each held as long as the question lives, and counted in its caller's
+   * minute; or why there was none.
    */
   private async create(
     fields: Omit<OperatorQuestion, 'id' | 'since' | 'expiresAt' | 'places'>,
     timeoutMs: number,
     caller: string,
   ): Promise<OperatorQuestion | Busy> {
+    const now = this.now();
+    const owner = ownerKey(caller);
+    const minute = Math.floor(now / RATE_WINDOW_MS);
+    const rate = `${RATE}${owner}/${minute}`;
+    // Read first, so that a caller refused for its minute costs one read, and only questions asked count.
+    if (((await this.store.get<number>(rate)) ?? 0) >= this.limits.perCallerPerMinute)
+      return await this.busy('rate', owner, minuteLeft(now, minute));
     const sequence = await this.store.increment(`${PREFIX}seq`);
     const id = `${sequence}-${randomBytes(12).toString('base64url')}`;
-    const now = this.now();
     // Claimed after `now`, with the question's whole lifetime: a place never lapses before its question.
-    const owner = ownerKey(caller);
     const share = await this.take(`${SHARE}${owner}/`, this.limits.perCaller, id, timeoutMs);
-    if (typeof share !== 'number') return await this.busy('caller', owner, share, timeoutMs);
+    if (typeof share !== 'number') return await this.busy('caller', owner, await this.lapseOf(share, timeoutMs));
     const list = await this.take(LIST, this.limits.max, id, timeoutMs);
     if (typeof list !== 'number') {
       await this.free(`${SHARE}${owner}/${share}`, id);
-      return await this.busy('server', '*', list, timeoutMs);
+      return await this.busy('server', '*', await this.lapseOf(list, timeoutMs));
     }
-    const question: OperatorQuestion = {
-      ...fields,
-      id,
-      since: now,
-      expiresAt: now + timeoutMs,
-      places: { list, owner, share },
-    };
-    await this.store.set(`${PREFIX}q/${sequence}`, question, { ttlMs: timeoutMs + AFTERLIFE_MS });
+    const places: Places = { list, owner, share };
+    // Counted once placed: of two replicas asking for one caller at once, the one past the minute gives up.
+    if ((await this.store.increment(rate, 1, { ttlMs: RATE_WINDOW_MS })) > this.limits.perCallerPerMinute) {
+      await this.release({ id, places });
+      return await this.busy('rate', owner, minuteLeft(now, minute));
+    }
+    const question: OperatorQuestion = { ...fields, id, since: now, expiresAt: now + timeoutMs, places };
+    const ttlMs = fields.via === 'operator' ? timeoutMs + AFTERLIFE_MS : timeoutMs;
+    await this.store.set(this.recordKey(question), question, { ttlMs });
     return question;
   }
 
@@ -264,16 +296,22 @@ export class OperatorQuestions {
   }
 
   /**
-   * A refusal for want of a place, saying when the earliest of `holders`
-   * lapses; `first` once per `BUSY_REPORT_MS` per caller (`*`: the list), fleet-wide.
+   * A refusal for want of a place or of the caller's minute, to call again in
+   * `retryAfterMs`; `first` once per `BUSY_REPORT_MS` per caller (`*`: the
+   * list), fleet-wide.
    */
-  private async busy(kind: Busy['busy'], owner: string, holders: readonly string[], timeoutMs: number): Promise<Busy> {
+  private async busy(kind: Busy['busy'], owner: string, retryAfterMs: number): Promise<Busy> {
     const first = await this.store.setIfAbsent(`${BUSY}${owner}`, 1, { ttlMs: BUSY_REPORT_MS });
+    const { perCaller, perCallerPerMinute, max } = this.limits;
+    const limit = { caller: perCaller, rate: perCallerPerMinute, server: max }[kind];
+    return { busy: kind, limit, first, retryAfterMs };
+  }
+
+  /** Ms until the earliest of `holders` lapses, at least 1 and at most `timeoutMs` (also when none can be read). */
+  private async lapseOf(holders: readonly string[], timeoutMs: number): Promise<number> {
     const lapse = await this.earliestLapse(holders);
     // Bounded: a question asked by a replica whose clock runs far ahead cannot make a caller wait past its own timeout.
-    const retryAfterMs =
-      lapse === undefined ? timeoutMs : Math.min(timeoutMs, Math.max(1, Math.ceil(lapse - this.now())));
-    return { busy: kind, limit: kind === 'caller' ? this.limits.perCaller : this.limits.max, first, retryAfterMs };
+    return lapse === undefined ? timeoutMs : Math.min(timeoutMs, Math.max(1, Math.ceil(lapse - this.now())));
   }
 
   /** When the first of these questions lapses (epoch ms), read from their records a batch at a time. */
@@ -289,7 +327,7 @@ export class OperatorQuestions {
   }
 
   /** Gives a question's places back (those it still holds: a place whose TTL ran out may be another's now). */
-  private async release(question: OperatorQuestion): Promise<void> {
+  private async release(question: Pick<OperatorQuestion, 'id' | 'places'>): Promise<void> {
     const places = question.places;
     if (places === undefined) return;
     await Promise.all([
@@ -433,6 +471,10 @@ export class OperatorQuestions {
     return `${PREFIX}a/${sequenceOf(question.id) ?? 0}`;
   }
 
+  private recordKey(question: OperatorQuestion): string {
+    return `${PREFIX}q/${sequenceOf(question.id) ?? 0}`;
+  }
+
   private nap(id: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
@@ -452,6 +494,11 @@ export class OperatorQuestions {
 function sequenceOf(id: string): number | undefined {
   const match = ID.exec(id);
   return match === null ? undefined : Number(match[1]);
+}
+
+/** Ms from `now` to the end of its minute (at least 1). */
+function minuteLeft(now: number, minute: number): number {
+  return Math.max(1, (minute + 1) * RATE_WINDOW_MS - now);
 }
 
 /** The store's name for a caller's share: a digest, whatever the caller's name is made of. */

@@ -3,10 +3,10 @@ import type { FeatureBatch, FeatureKind, Logger, PluginMode } from '@sluice/core
 import type { RiskEngine } from '../assess.js';
 import { RiskErrorCode } from '../errors.js';
 import { logLedgerMismatch, logLifecycle, logPoisoningHit } from '../events.js';
-import { recordHold } from '../audit-events.js';
+import { isNewMismatch, recordHold } from '../audit-events.js';
 import type { AuditSink } from '../audit-events.js';
 import type { ToolShape } from '../definition.js';
-import type { FingerprintLedger } from '../ledger/ledger.js';
+import type { FingerprintLedger, LedgerCheck } from '../ledger/ledger.js';
 import { blocks } from '../scan/patterns.js';
 import { scanTool } from '../scan/scanner.js';
 
@@ -47,6 +47,7 @@ export class FeatureImporter {
       ...batch.templates.map((t) => ({ kind: 'template' as const, id: t.uriTemplate, shape: describedShape(t) })),
     ];
     const { config } = this.engine;
+    const prompts: Item[] = [];
     for (const item of items) {
       const hits = scanTool(item.shape, { crossServer: config.crossServerReferences }).hits;
       const blocking = config.policy === 'block' && blocks(hits, config.blockAt);
@@ -60,21 +61,29 @@ export class FeatureImporter {
         );
         continue;
       }
-      if (item.kind === 'prompt') await this.checkLedger(batch, item, server);
+      if (item.kind === 'prompt') prompts.push(item);
     }
+    // The whole list at once, so that the prompts an upstream stopped offering are bounded like its tools.
+    const checked = await this.ledger.checkAll(
+      promptLedgerId(server),
+      prompts.map((item) => item.shape),
+    );
+    for (const item of prompts) this.applyLedger(batch, item, server, checked.results.get(item.shape.name));
     return batch;
   }
 
-  private async checkLedger(batch: FeatureBatch, item: Item, server: string): Promise<void> {
-    let check;
-    try {
-      check = await this.ledger.check(promptLedgerId(server), item.shape);
-    } catch (error) {
-      if (!SluiceError.is(error)) throw error;
-      this.keepOut(batch, item, server, `${RiskErrorCode.UNHASHABLE_DEFINITION}: ${error.message}`);
+  private applyLedger(
+    batch: FeatureBatch,
+    item: Item,
+    server: string,
+    check: LedgerCheck | SluiceError | undefined,
+  ): void {
+    if (check === undefined) return;
+    if (SluiceError.is(check)) {
+      this.keepOut(batch, item, server, `${RiskErrorCode.UNHASHABLE_DEFINITION}: ${check.message}`);
       return;
     }
-    if (check.status === 'MISMATCH') {
+    if (isNewMismatch(check)) {
       logLedgerMismatch(this.logger, promptLedgerId(server), item.id, check);
       recordHold(this.audit, this.logger, promptLedgerId(server), item.id, check);
     }

@@ -2,7 +2,7 @@ import { SluiceError } from '@sluice/core';
 import type { ImportBatch, Logger, PluginMode, SluiceTool } from '@sluice/core';
 import type { RiskEngine, ToolReport } from '../assess.js';
 import { RiskErrorCode } from '../errors.js';
-import { recordHold } from '../audit-events.js';
+import { isNewMismatch, recordHold } from '../audit-events.js';
 import type { AuditSink } from '../audit-events.js';
 import {
   logJudgeUnavailable,
@@ -204,7 +204,7 @@ export class RiskImporter {
         `${RiskErrorCode.UNHASHABLE_DEFINITION}: ${check.message}`,
         candidate.originalName,
       );
-    if (check.status === 'MISMATCH') {
+    if (isNewMismatch(check)) {
       logLedgerMismatch(this.logger, server, name, check);
       recordHold(this.audit, this.logger, server, candidate.originalName, check);
     }
@@ -226,7 +226,7 @@ export class RiskImporter {
         fingerprint: check.hash,
         channel: report.channel,
       });
-    this.lifecycle.apply(server, candidate.originalName, name, check.lifecycle, report.level);
+    this.lifecycle.apply(server, candidate.originalName, name, check.lifecycle, report.level, check.repeated);
     return true;
   }
 

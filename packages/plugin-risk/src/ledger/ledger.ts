@@ -70,6 +70,13 @@ const EntrySchema = z.object({
   decisions: z.array(DecisionSchema).optional(),
   /** The scan's verdict on the definition last scanned; records written before verdicts were kept lack it. */
   verdict: VerdictSchema.optional(),
+  /** When the upstream's list was first seen without the tool (epoch ms); absent while it is listed. */
+  goneAt: z.number().optional(),
+  /**
+   * The fingerprints the tool was found redefined to since its last approval, latest last, at most
+   * `MAX_HELD_KEPT`: a tool flipping between definitions is news once per definition.
+   */
+  held: z.array(z.string()).optional(),
 });
 const RecordSchema = z.object({ version: z.literal(1), tools: z.array(EntrySchema) });
 
@@ -84,6 +91,19 @@ export type VerdictInput = Omit<LedgerVerdict, 'at'>;
 
 /** Decisions kept per tool; older ones are dropped. */
 export const MAX_DECISIONS = 20;
+/** Redefinitions remembered per tool since its last approval (`held`); older ones are news again. */
+export const MAX_HELD_KEPT = 8;
+/** Tools an upstream stopped listing that the ledger keeps per upstream, by default (`ledger.maxVanished`). */
+export const DEFAULT_MAX_VANISHED = 256;
+
+/** What the ledger keeps. */
+export interface LedgerLimits {
+  /**
+   * Tools an upstream stopped listing kept per upstream: past it, those gone
+   * longest are forgotten, the ones no operator decided on first.
+   */
+  readonly maxVanished: number;
+}
 /** Who decided, when it does not say: a call from code. */
 export const UNNAMED_OPERATOR = 'operator';
 
@@ -98,6 +118,12 @@ export interface LedgerCheck {
   readonly previous?: string;
   /** The tool that vanished from the same upstream with an identical definition apart from its name. */
   readonly renamedFrom?: string;
+  /**
+   * A mismatch the ledger reported before: the tool went back to an earlier
+   * definition since its last approval, or to one it was found redefined
+   * to already. Not news: no hold is recorded, no mismatch logged.
+   */
+  readonly repeated?: true;
 }
 
 /** The outcome of checking an upstream's whole tool list. */
@@ -179,6 +205,7 @@ export class FingerprintLedger {
     private readonly store: LedgerStore,
     private readonly now: () => number = Date.now,
     private readonly sharing?: LedgerSharing,
+    private readonly limits: LedgerLimits = { maxVanished: DEFAULT_MAX_VANISHED },
   ) {}
 
   /** Checks one definition (and records it). No rename or removal tracking: use `checkAll` for a whole list. */
@@ -194,36 +221,54 @@ export class FingerprintLedger {
     });
   }
 
-  /** Checks an upstream's complete tool list: changes, new tools, renames and removals. */
+  /**
+   * Checks an upstream's complete tool list: changes, new tools, renames and
+   * removals. Of the tools it stopped listing, at most `maxVanished` are kept
+   * (see `forgetGone`). The record is written only when something changed.
+   */
   checkAll(serverId: string, definitions: readonly ToolShape[]): Promise<LedgerBatch> {
-    return this.serialized(serverId, (tools) => {
-      const results = new Map<string, LedgerCheck | SluiceError>();
-      const fresh: Array<{ name: string } & Hashes> = [];
-      for (const definition of definitions) {
-        const hashes = tryFingerprints(definition);
-        if (SluiceError.is(hashes)) results.set(definition.name, hashes);
-        else {
-          const existing = tools.get(definition.name);
-          if (existing) results.set(definition.name, this.compare(existing, hashes));
-          else fresh.push({ name: definition.name, ...hashes });
+    let changed = false;
+    return this.serialized(
+      serverId,
+      (tools) => {
+        const results = new Map<string, LedgerCheck | SluiceError>();
+        const fresh: Array<{ name: string } & Hashes> = [];
+        for (const definition of definitions) {
+          const hashes = tryFingerprints(definition);
+          if (SluiceError.is(hashes)) results.set(definition.name, hashes);
+          else {
+            const existing = tools.get(definition.name);
+            if (existing === undefined) fresh.push({ name: definition.name, ...hashes });
+            else {
+              changed ||= !isCurrent(existing, hashes);
+              results.set(definition.name, this.compare(existing, hashes));
+            }
+          }
         }
-      }
-      const listed = new Set(definitions.map((d) => d.name));
-      const vanished = [...tools.values()].filter((e) => e.present && !listed.has(e.name));
-      const renames: Array<{ from: string; to: string }> = [];
-      for (const tool of fresh) {
-        const from = vanished.find((e) => e.body === tool.body && !renames.some((r) => r.from === e.name));
-        const check = this.create(tools, tool.name, tool, from);
-        if (from) renames.push({ from: from.name, to: tool.name });
-        results.set(tool.name, check);
-      }
-      for (const entry of vanished) entry.present = false;
-      return {
-        results,
-        renames,
-        removed: vanished.filter((e) => !renames.some((r) => r.from === e.name)).map((e) => e.name),
-      };
-    });
+        const listed = new Set(definitions.map((d) => d.name));
+        const vanished = [...tools.values()].filter((e) => e.present && !listed.has(e.name));
+        const renames: Array<{ from: string; to: string }> = [];
+        for (const tool of fresh) {
+          const from = vanished.find((e) => e.body === tool.body && !renames.some((r) => r.from === e.name));
+          const check = this.create(tools, tool.name, tool, from);
+          if (from) renames.push({ from: from.name, to: tool.name });
+          results.set(tool.name, check);
+        }
+        const at = this.now();
+        for (const entry of vanished) {
+          entry.present = false;
+          entry.goneAt = at;
+        }
+        changed ||= fresh.length > 0 || vanished.length > 0;
+        forgetGone(tools, this.limits.maxVanished);
+        return {
+          results,
+          renames,
+          removed: vanished.filter((e) => !renames.some((r) => r.from === e.name)).map((e) => e.name),
+        };
+      },
+      () => changed,
+    );
   }
 
   /** Accepts the definition last seen: calls may run again. `by` names who decided, for the record. */
@@ -235,6 +280,8 @@ export class FingerprintLedger {
       if (entry.definition !== undefined) entry.approvedDefinition = entry.definition;
       entry.lifecycle = 'ACTIVE';
       entry.approvedAt = at;
+      // Redefinitions seen before this approval are news again after it.
+      delete entry.held;
       record(entry, { action: 'approve', by, at });
       return { ...entry };
     });
@@ -297,16 +344,19 @@ export class FingerprintLedger {
     // A record from before definitions were kept: the approved one is known only while it is still the one seen.
     if (entry.approvedDefinition === undefined && hash === entry.approved) entry.approvedDefinition = text;
     entry.present = true;
+    delete entry.goneAt;
     if (hash !== previous) entry.changedAt = this.now();
     const matches = hash === entry.approved;
     // Back to the approved definition: nothing is left to review. A revocation outlives any definition.
     if (entry.lifecycle !== 'REVOKED') entry.lifecycle = matches ? 'ACTIVE' : 'AWAITING_REREVIEW';
+    const repeated = !matches && hash !== previous && remembered(entry, hash);
     return {
       status: matches ? 'UNCHANGED' : 'MISMATCH',
       lifecycle: entry.lifecycle,
       hash,
       approved: entry.approved,
       previous,
+      ...(repeated ? { repeated } : {}),
     };
   }
 
@@ -442,6 +492,42 @@ function boundVerdict(verdict: VerdictInput): VerdictInput {
 
 function sameVerdict(kept: LedgerVerdict, next: VerdictInput): boolean {
   return canonicalJson({ ...kept, at: 0 }) === canonicalJson({ ...next, at: 0 });
+}
+
+/** Whether a check changes nothing the record keeps: the same definition, still listed. */
+function isCurrent(entry: LedgerEntry, { hash, text }: Hashes): boolean {
+  return (
+    entry.present &&
+    entry.seen === hash &&
+    entry.definition === text &&
+    (entry.approvedDefinition !== undefined || hash !== entry.approved)
+  );
+}
+
+/**
+ * Whether the entry was found redefined to `hash` since its last approval,
+ * remembering it if not (the latest `MAX_HELD_KEPT`).
+ */
+function remembered(entry: LedgerEntry, hash: string): boolean {
+  const held = entry.held ?? [];
+  if (held.includes(hash)) return true;
+  entry.held = [...held, hash].slice(-MAX_HELD_KEPT);
+  return false;
+}
+
+/**
+ * Keeps at most `max` of the tools an upstream stopped listing: past it,
+ * those gone longest are forgotten (a tool that comes back after that is
+ * new to the ledger), the ones no operator decided on before any an
+ * operator approved or revoked. Listed tools are never forgotten.
+ */
+function forgetGone(tools: Map<string, LedgerEntry>, max: number): void {
+  const gone = [...tools.values()].filter((e) => !e.present);
+  if (gone.length <= max) return;
+  const decided = (e: LedgerEntry) => (e.decisions !== undefined && e.decisions.length > 0 ? 1 : 0);
+  // A stable sort: tools gone at the same time go in the order the ledger learnt of them.
+  gone.sort((a, b) => decided(a) - decided(b) || (a.goneAt ?? 0) - (b.goneAt ?? 0));
+  for (const entry of gone.slice(0, gone.length - max)) tools.delete(entry.name);
 }
 
 function record(entry: LedgerEntry, decision: LedgerDecision): void {

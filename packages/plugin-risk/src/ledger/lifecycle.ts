@@ -17,22 +17,37 @@ const LEDGER_HOLDS: readonly RiskErrorCode[] = [RiskErrorCode.TOOL_AWAITING_RERE
  * core's catalog says which name each upstream tool is exposed under now.
  */
 export class LedgerLifecycle {
+  /**
+   * `upstreamLogger`: where the lines an upstream's listing causes go (at
+   * import, and holds seen on another replica), within its share of lines;
+   * an operator's decisions go to `logger`.
+   */
   constructor(
     private readonly holds: CallHolds,
     private readonly tools: ToolCatalog,
     private readonly logger: Logger,
+    private readonly upstreamLogger: Logger = logger,
   ) {}
 
-  /** Holds or releases calls according to the ledger, at import. */
-  apply(server: string, tool: string, name: string, lifecycle: Lifecycle, level?: RiskLevel): void {
+  /**
+   * Holds or releases calls according to the ledger, at import. A hold
+   * already in place, or one the ledger reported before (`repeated`: the
+   * tool went back to a definition held since its last approval), is not
+   * logged again.
+   */
+  apply(server: string, tool: string, name: string, lifecycle: Lifecycle, level?: RiskLevel, repeated?: boolean): void {
+    const leveled = level ? { level } : {};
     if (lifecycle === 'ACTIVE') {
       this.holds.release(name);
-      logLifecycle(this.logger, { server, tool: name, phase: 'exposed', ...(level ? { level } : {}) });
+      logLifecycle(this.upstreamLogger, { server, tool: name, phase: 'exposed', ...leveled });
       return;
     }
     const hold = lifecycle === 'REVOKED' ? revokedHold(server, tool, name) : rereviewHold(server, tool, name);
+    const before = this.holds.get(name);
+    const known = before !== undefined && before.server === server && before.tool === tool && before.code === hold.code;
     this.holds.hold(name, hold);
-    logLifecycle(this.logger, { server, tool: name, phase: 'held', code: hold.code, ...(level ? { level } : {}) });
+    if (known || repeated === true) return;
+    logLifecycle(this.upstreamLogger, { server, tool: name, phase: 'held', code: hold.code, ...leveled });
   }
 
   /** An operator approved the tool's current definition. */
@@ -64,14 +79,19 @@ export class LedgerLifecycle {
     if (lifecycle === 'ACTIVE') {
       if (!held) return false;
       this.holds.release(name, LEDGER_HOLDS);
-      logLifecycle(this.logger, { server, tool: name, phase: 'approved', reason: 'approved on another replica' });
+      logLifecycle(this.upstreamLogger, {
+        server,
+        tool: name,
+        phase: 'approved',
+        reason: 'approved on another replica',
+      });
       return true;
     }
     const wanted = lifecycle === 'REVOKED' ? revokedHold(server, tool, name) : rereviewHold(server, tool, name);
     if (held && hold.code === wanted.code) return false;
     if (hold !== undefined && !held && hold.server === server) return false; // kept out for another reason already
     this.holds.hold(name, wanted);
-    logLifecycle(this.logger, {
+    logLifecycle(this.upstreamLogger, {
       server,
       tool: name,
       phase: lifecycle === 'REVOKED' ? 'revoked' : 'held',

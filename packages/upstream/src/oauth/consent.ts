@@ -7,6 +7,7 @@ import { isRpcError } from '@sluice/core/internal';
 import type { Store } from '@sluice/core';
 import type { ConnectLink } from './errors.js';
 import { UpstreamAuthError, isUpstreamAuthError } from './errors.js';
+import { LatestPerCaller } from './latest-per-caller.js';
 import type { PerUserGrants } from './per-user.js';
 
 /** The consent page a caller's elicitation points at. */
@@ -39,10 +40,15 @@ const ticketKey = (ticket: string): string => `sluice:upstream-consent:ticket:${
 const stateKey = (state: string): string => `sluice:upstream-consent:state:${sha256(state)}`;
 /** Where a replica that completed a consent tells the replica whose client was asked. */
 const COMPLETED_CHANNEL = 'sluice:upstream-consent:completed';
-/** Elicitations a server remembers it sent, for their completion notice; the oldest are forgotten first. */
+/**
+ * Elicitations a server remembers it sent, for their completion notice, and callers it remembers the links and
+ * sign-ins of; the oldest are forgotten first.
+ */
 const MAX_WAITING = 10_000;
 /** Consent links one caller holds for one upstream at once (on this replica); a newer one spends the oldest. */
 const MAX_LINKS_PER_CALLER = 8;
+/** Sign-ins one caller has started at one upstream at once (on this replica); a newer one replaces the oldest. */
+const MAX_SIGN_INS_PER_CALLER = 8;
 const ELICITATION_ID = /^[0-9a-f-]{36}$/;
 
 /** A consent link handed to a caller: its ticket and elicitation, to spend them once newer links take their place. */
@@ -63,13 +69,17 @@ interface Waiting {
  * authorization-code flow with PKCE (S256) and a single-use state bound to
  * that caller; the callback redeems the code with that state's verifier and
  * seals the grant under that caller. Tickets and states live in the store,
- * so any replica may serve any step.
+ * so any replica may serve any step. A replica keeps each caller's eight
+ * latest links and eight latest sign-ins per upstream there: a newer one
+ * spends the caller's oldest, never another caller's.
  */
 export class ConsentFlows {
   private readonly upstreams = new Map<string, PerUserGrants>();
   private readonly waiting = new Map<string, Waiting>();
-  /** The latest links given to each caller for each upstream, oldest first. */
-  private readonly given = new Map<string, Given[]>();
+  /** The latest links given to each caller for each upstream. */
+  private readonly given = new LatestPerCaller<Given>(MAX_LINKS_PER_CALLER, MAX_WAITING);
+  /** The store keys of the latest sign-ins each caller started at each upstream (by opening a link here). */
+  private readonly started = new LatestPerCaller<string>(MAX_SIGN_INS_PER_CALLER, MAX_WAITING);
   private subscription: Promise<(() => void) | undefined> | undefined;
   private origin: string | undefined;
 
@@ -102,34 +112,11 @@ export class ConsentFlows {
     const ttlMs = grants.options.consentTtlSec * 1_000;
     await this.store.set(ticketKey(ticket), value, { ttlMs });
     this.remember(elicitationId, Date.now() + ttlMs);
-    await this.keepGiven(`${grants.upstream}\n${subject}`, { ticket, elicitationId });
+    // However often a caller calls without connecting, it holds that many tickets in the store and notices here.
+    await this.spend(this.given.add(callerOf(value), { ticket, elicitationId }));
     const url = new URL(CONNECT_PATH, base);
     url.searchParams.set('ticket', ticket);
     return { url: url.href, elicitationId };
-  }
-
-  /**
-   * Records a link given to a caller for an upstream. Past `MAX_LINKS_PER_CALLER`
-   * the oldest of them is spent (its ticket deleted, its completion notice
-   * forgotten): however often a caller calls without connecting, it holds that
-   * many tickets in the store and notices here, not one per call. Past
-   * `MAX_WAITING` callers, the one that asked least recently is forgotten and
-   * its links spent with it: a forgotten caller asking afresh must not hold
-   * its old links beside its new ones.
-   */
-  private async keepGiven(who: string, given: Given): Promise<void> {
-    const links = this.given.get(who) ?? [];
-    // Last in the map's order: the caller idle longest is first.
-    this.given.delete(who);
-    this.given.set(who, links);
-    links.push(given);
-    const spent = links.length > MAX_LINKS_PER_CALLER ? links.splice(0, links.length - MAX_LINKS_PER_CALLER) : [];
-    if (this.given.size > MAX_WAITING) {
-      const [idle, theirs] = this.given.entries().next().value as [string, Given[]];
-      this.given.delete(idle);
-      spent.push(...theirs);
-    }
-    await this.spend(spent);
   }
 
   /** Spends links: their tickets leave the store, their completion notices are forgotten. */
@@ -166,6 +153,7 @@ export class ConsentFlows {
     unsubscribe?.();
     this.waiting.clear();
     this.given.clear();
+    this.started.clear();
   }
 
   private remember(elicitationId: string, expiresAt: number): void {
@@ -270,6 +258,9 @@ export class ConsentFlows {
     const redirectUri = grants.options.redirectUri ?? new URL(CALLBACK_PATH, this.origin).href;
     const started: Started = { ...found, verifier, redirectUri };
     await this.store.set(stateKey(state), started, { ttlMs: grants.options.consentTtlSec * 1_000 });
+    // Opening spent the ticket: the sign-in takes its place in the caller's bound, and replaces its oldest there.
+    const replaced = this.started.add(callerOf(found), stateKey(state));
+    await Promise.all(replaced.map((key) => this.store.delete(key)));
     const authorize = new URL(target.authorizationEndpoint);
     const params: Record<string, string> = {
       response_type: 'code',
@@ -298,7 +289,7 @@ export class ConsentFlows {
     const unknown = page(
       400,
       'This sign-in is not valid',
-      'It expired, was already used, or was not started here. Call the tool again to get a new link.',
+      'It expired, was already used, was replaced by a newer sign-in, or was not started here. Call the tool again to get a new link.',
     );
     if (!RANDOM_VALUE.test(state)) return unknown;
     const key = stateKey(state);
@@ -341,6 +332,11 @@ export class ConsentFlows {
       `Your account at upstream “${started.upstream}” is connected. You may close this window and go back to your conversation.`,
     );
   }
+}
+
+/** Whose links and sign-ins these are: one caller at one upstream. */
+function callerOf(ticket: Ticket): string {
+  return `${ticket.upstream}\n${ticket.subject}`;
 }
 
 /** The elicitation ids of a URL elicitation error (-32042), whether the SDK or core built it. */
