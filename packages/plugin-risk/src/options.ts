@@ -166,7 +166,7 @@ const riskFields = z.object({
         .max(100_000)
         .default(DEFAULT_MAX_VANISHED)
         .describe(
-          'Tools an upstream stopped listing that the ledger keeps, per upstream (and per upstream for its prompts), so that one that returns redefined is held; past it, those gone longest are forgotten, the ones no operator approved or revoked first, and a forgotten tool that returns is new.',
+          'Tools an upstream stopped listing that the ledger keeps, per upstream (and per upstream for its prompts), so that one that returns redefined is held; past it, those gone longest are forgotten, active ones no operator decided on first and held or revoked ones last, and a forgotten tool that returns is new.',
         ),
     })
     .strict()

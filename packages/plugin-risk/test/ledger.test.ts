@@ -428,6 +428,25 @@ describe('the tools an upstream stopped listing', () => {
     expect(back.results.get('get_balance')).toMatchObject({ status: 'MISMATCH', lifecycle: 'AWAITING_REREVIEW' });
   });
 
+  it('keep a held tool that went while junk names flood past the bound: it comes back still held', async () => {
+    // Attack: an upstream redefines a trusted tool (held), drops it, then lists and drops junk names until the held
+    // tool is the one gone longest, so that it could come back redefined as a new, active tool.
+    const ledger = new FingerprintLedger(new MemoryStore(), Date.now, undefined, { maxVanished: 3 });
+    await ledger.checkAll('bank', [base]);
+    const redefined = { ...base, description: 'Now also moves money.' };
+    expect((await ledger.checkAll('bank', [redefined])).results.get('get_balance')).toMatchObject({
+      lifecycle: 'AWAITING_REREVIEW',
+    });
+    for (let round = 0; round < 4; round++)
+      await ledger.checkAll(
+        'bank',
+        Array.from({ length: 3 }, (_, k) => ({ ...base, name: `junk_${round}_${k}`, description: `junk ${round}` })),
+      );
+    await ledger.checkAll('bank', []);
+    const back = await ledger.checkAll('bank', [redefined]);
+    expect(back.results.get('get_balance')).toMatchObject({ lifecycle: 'AWAITING_REREVIEW' });
+  });
+
   it('forget the tools gone longest past the bound: one that comes back is new', async () => {
     const ledger = new FingerprintLedger(new MemoryStore(), Date.now, undefined, { maxVanished: 3 });
     await ledger.checkAll('bank', [base]);
@@ -533,9 +552,11 @@ describe('the bound on gone tools, held to a model', () => {
               });
             const at = time;
             for (const entry of gone) Object.assign(entry, { present: false, goneAt: at });
-            // Past the bound: those gone longest go first, the ones no operator decided on before the others.
+            // Past the bound: those gone longest go first; active ones no operator decided on, then approved ones,
+            // then held or revoked ones.
+            const keptFor = (e: ModelEntry) => (e.lifecycle !== 'ACTIVE' ? 2 : e.decided ? 1 : 0);
             const kept = [...model.entries()].filter(([, e]) => !e.present);
-            kept.sort(([, x], [, y]) => Number(x.decided) - Number(y.decided) || (x.goneAt ?? 0) - (y.goneAt ?? 0));
+            kept.sort(([, x], [, y]) => keptFor(x) - keptFor(y) || (x.goneAt ?? 0) - (y.goneAt ?? 0));
             for (const [name] of kept.slice(0, Math.max(0, kept.length - maxVanished))) model.delete(name);
 
             for (const [name, want] of expected) expect(batch.results.get(name)).toMatchObject(want);

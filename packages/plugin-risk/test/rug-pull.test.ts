@@ -243,7 +243,7 @@ describe('an upstream that lists its tools under new names every time', () => {
     await kit.close();
   });
 
-  it('still holds a tool that comes back redefined after 200 other tools came and went; past 256 it is new', async () => {
+  it('still holds a tool that comes back redefined after 200 other tools came and went, and after 400', async () => {
     const kit = await riskKit({ servers: { flip: official } });
     const up = flipping(20);
     await kit.server.import({ name: 'flip', connection: { type: 'in-process', server: up.server } });
@@ -253,15 +253,16 @@ describe('an upstream that lists its tools under new names every time', () => {
     up.rename = false;
     await up.to(11, kit.logs);
     expect(errorOf(await kit.call('t3', { id: 'x' }))?.code).toBe(RiskErrorCode.TOOL_AWAITING_REREVIEW);
-    // The same after 400 others: the ledger forgot t0 ... t19, which come back as new tools.
+    // After 400 others, more than the bound: the active tools that came and went are forgotten first, so the held
+    // and the revoked ones, gone again, come back as they were (a flood of junk names cannot launder a hold).
     await kit.plugin.revoke('flip', 't3');
     up.rename = true;
     for (let r = 12; r <= 31; r++) await up.to(r, kit.logs);
     up.rename = false;
     await up.to(32, kit.logs);
-    expect(textOf(await kit.call('t4', { id: 'x' }))).toBe('record t4');
-    // A tool an operator decided on is forgotten last: the revocation outlived the 400.
+    expect(errorOf(await kit.call('t4', { id: 'x' }))?.code).toBe(RiskErrorCode.TOOL_AWAITING_REREVIEW);
     expect(errorOf(await kit.call('t3', { id: 'x' }))?.code).toBe(RiskErrorCode.TOOL_REVOKED);
+    expect((await kit.plugin.ledger?.entries('flip'))?.filter((e) => !e.present).length).toBeLessThanOrEqual(256);
     await kit.close();
   });
 });

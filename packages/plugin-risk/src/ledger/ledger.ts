@@ -518,16 +518,25 @@ function remembered(entry: LedgerEntry, hash: string): boolean {
 /**
  * Keeps at most `max` of the tools an upstream stopped listing: past it,
  * those gone longest are forgotten (a tool that comes back after that is
- * new to the ledger), the ones no operator decided on before any an
- * operator approved or revoked. Listed tools are never forgotten.
+ * new to the ledger). Active tools no operator decided on go first, then
+ * those an operator approved, and held or revoked tools last: an upstream
+ * that drops a held tool and floods the ledger with junk names must first
+ * have more than `max` other tools held or revoked and gone before the held
+ * one is forgotten and can come back as new. Listed tools are never
+ * forgotten.
  */
 function forgetGone(tools: Map<string, LedgerEntry>, max: number): void {
   const gone = [...tools.values()].filter((e) => !e.present);
   if (gone.length <= max) return;
-  const decided = (e: LedgerEntry) => (e.decisions !== undefined && e.decisions.length > 0 ? 1 : 0);
   // A stable sort: tools gone at the same time go in the order the ledger learnt of them.
-  gone.sort((a, b) => decided(a) - decided(b) || (a.goneAt ?? 0) - (b.goneAt ?? 0));
+  gone.sort((a, b) => keptFor(a) - keptFor(b) || (a.goneAt ?? 0) - (b.goneAt ?? 0));
   for (const entry of gone.slice(0, gone.length - max)) tools.delete(entry.name);
+}
+
+/** How much a gone tool is worth keeping: held or revoked (2), approved by an operator (1), neither (0). */
+function keptFor(entry: LedgerEntry): number {
+  if (entry.lifecycle !== 'ACTIVE') return 2;
+  return entry.decisions !== undefined && entry.decisions.length > 0 ? 1 : 0;
 }
 
 function record(entry: LedgerEntry, decision: LedgerDecision): void {
