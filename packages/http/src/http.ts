@@ -540,13 +540,14 @@ export async function listenHttp(host: HttpHost, options: ListenOptions, hooks: 
       front.onDone(release);
     }
     if (sessions.owns(request, body)) return sessions.handle(request, body, bodyBytes, authInfo);
-    // A listen stream the request opens is its caller's: list changes reach it as that caller may see them.
-    return audiences.as(authInfo, () =>
+    const serve = () =>
       modern.fetch(front.web({ signal: true }), {
         ...(body === undefined ? {} : { parsedBody: body }),
         ...(authInfo ? { authInfo } : {}),
-      }),
-    );
+      });
+    // A listen stream the request opens is its caller's: list changes reach it as that caller may see them. Only
+    // such a request opens one, so no other request pays for naming its caller to the event bus.
+    return holdsStream(request.method, body) ? audiences.as(authInfo, serve) : serve();
   };
   const nodeHandler = nodeFront(route, { onerror, maxBodyBytes: maxBody });
 

@@ -21,8 +21,8 @@ interface Stream {
 /**
  * The change events of the 2026-07-28 `subscriptions/listen` streams, each
  * stream with its caller. The SDK's listen router subscribes a stream while
- * it serves the listen request, and every request reaches the router inside
- * `as()`, which names that request's caller. A change to some items of a
+ * it serves the listen request, and every listen request reaches the
+ * router inside `as()`, which names that request's caller. A change to some items of a
  * list reaches only the streams whose caller may see one of them, as on
  * 2025-11-25 sessions; a stream whose caller is not known hears only changes
  * to whole lists.
