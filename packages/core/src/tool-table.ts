@@ -60,8 +60,11 @@ export interface ToolCatalog {
   /**
    * Tells connected clients that what `tools/list` shows has changed, when a
    * plugin's own state changes it (a tool held for review, then approved).
+   * With `names`, only the callers that may see one of those exposed tools
+   * are told (names not exposed now are passed over; none left tells no
+   * one); without, every client is.
    */
-  notifyChanged(): void;
+  notifyChanged(names?: readonly string[]): void;
 }
 
 export interface ToolTableOptions {
@@ -80,7 +83,16 @@ export interface ToolTableOptions {
  * tools it may find.
  */
 const CATALOG_LIST = Symbol.for('dev.sluice/catalog-list');
-const CATALOG_HEADERS: Headers = Object.freeze(Object.defineProperty({}, CATALOG_LIST, { value: true }));
+/**
+ * Marks the same headers as a question of who hears of a change. A tap that
+ * hides a tool from every caller alike (a hold) leaves it in: each caller
+ * that may otherwise see the tool saw it before the change or sees it after,
+ * and is told. A symbol never comes off the wire.
+ */
+const LIST_CHANGE = Symbol.for('dev.sluice/list-change');
+const CATALOG_HEADERS: Headers = Object.freeze(
+  Object.defineProperties({}, { [CATALOG_LIST]: { value: true }, [LIST_CHANGE]: { value: true } }),
+);
 
 /**
  * The tools a server exposes: admission through the `import` hook, name
@@ -126,7 +138,7 @@ export class ToolTable {
         this.listeners.add(listener);
         return () => void this.listeners.delete(listener);
       },
-      notifyChanged: () => this.changed(),
+      notifyChanged: (names?: readonly string[]) => this.notifyChanged(names),
     });
   }
 
@@ -285,6 +297,23 @@ export class ToolTable {
     return this.options.hooks.listTools.call(tools, ctx);
   }
 
+  /** A plugin's own change: to these exposed tools, or, without names, to the whole list. */
+  private notifyChanged(names: readonly string[] | undefined): void {
+    if (names === undefined) {
+      this.changed();
+      return;
+    }
+    const given: unknown = names;
+    if (!Array.isArray(given) || given.some((name) => typeof name !== 'string')) {
+      throw new SluiceError(
+        CoreErrorCode.INVALID_STATE,
+        'tools.notifyChanged() takes an array of tool names, or nothing',
+      );
+    }
+    const touched = [...new Set(names)].flatMap((name) => this.registered.get(name)?.tool ?? []);
+    if (touched.length > 0) this.changed(touched);
+  }
+
   /** Tells clients of a change to these tools (old and new definitions), or, without them, of the whole list. */
   private changed(touched?: readonly SluiceTool[]): void {
     this.listCache = undefined;
@@ -295,8 +324,8 @@ export class ToolTable {
   /**
    * Whether a caller may call any of these tools: the `listTools` filter of
    * what it may call, over them alone (a removed tool is still known by its
-   * object), as the taps decide after the change. A filter that throws shows
-   * nothing.
+   * object), as the taps decide after the change, asked as a question of who
+   * hears of it (`LIST_CHANGE`). A filter that throws shows nothing.
    */
   private mayCallAny(audience: ChangeAudience, touched: readonly SluiceTool[]): boolean {
     const byName = new Map(touched.map((tool) => [tool.name, tool]));

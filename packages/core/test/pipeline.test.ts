@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CoreErrorCode, SluiceError, Stage, definePlugin, refusal } from '@sluice/core';
-import type { CallContext, Executor, Outcome, Plugin } from '@sluice/core';
+import type { CallContext, Executor, Outcome, Plugin, PluginApi } from '@sluice/core';
 
 type CallToolResultLike = Parameters<typeof textOf>[0];
 import { createTestKit, errorOf, textOf } from '../../testing/src/index.js';
@@ -555,6 +555,46 @@ describe('tool-list notifications from plugins', () => {
     });
     notify!();
     await expect.poll(() => changed).toBe(1);
+    await kit.close();
+  });
+
+  it('tells a client of named tools only when it may see one, asking a list filter that hides tools from everyone to leave them in', async () => {
+    let tools: PluginApi['tools'] | undefined;
+    const asked: boolean[] = [];
+    const kit = await createTestKit({
+      plugins: [
+        plugin('holder', (api) => {
+          tools = api.tools;
+          // Hides `held` from every caller, except when asked who hears of a change; `secret` from every question.
+          api.hooks.listTools.tap('holder', (list, ctx) => {
+            const change = Symbol.for('dev.sluice/list-change') in ctx.headers;
+            asked.push(change);
+            return list.filter((tool) => tool.name !== 'secret' && (change || tool.name !== 'held'));
+          });
+        }),
+      ],
+      tools: [echo, { ...echo, name: 'held' }, { ...echo, name: 'secret' }],
+    });
+    let changed = 0;
+    kit.client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed++;
+    });
+    expect((await kit.listTools()).map((tool) => tool.name)).toEqual(['echo']);
+    asked.length = 0;
+    // Hidden from this client whatever the question, or not exposed at all: no one is told.
+    tools!.notifyChanged(['secret', 'nope']);
+    tools!.notifyChanged([]);
+    expect(asked).toEqual([true]);
+    // Held from everyone: the client may see it otherwise, and is told.
+    tools!.notifyChanged(['held', 'held']);
+    await expect.poll(() => changed).toBe(1);
+    tools!.notifyChanged(['echo']);
+    await expect.poll(() => changed).toBe(2);
+    expect(() => tools!.notifyChanged('echo' as unknown as string[])).toThrow(/array of tool names/);
+    expect(() => tools!.notifyChanged([1] as unknown as string[])).toThrow(/array of tool names/);
+    // A round trip after every notification sent: one for `secret` would have arrived before it.
+    await kit.listTools();
+    expect(changed).toBe(2);
     await kit.close();
   });
 });

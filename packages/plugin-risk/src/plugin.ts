@@ -63,6 +63,8 @@ export const PLUGIN_NAME = 'risk';
  * they enter the server (`importFeatures`), not per request.
  */
 const TOOL_CALLS: readonly GuardedKind[] = Object.freeze(['tools/call']);
+/** On the headers core asks its `listTools` taps with when it decides who hears of a change to some tools. */
+const LIST_CHANGE = Symbol.for('dev.sluice/list-change');
 
 /** Tokens under which the plugin registers its services in the server's container. */
 export const RiskTokens = Object.freeze({
@@ -136,7 +138,6 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       await auditLedgerDecision(sink, action, server, tool, by ?? UNNAMED_OPERATOR, via ?? 'code');
   };
   // Each server the plugin is applied to hears that its tool list changed after an operator's decision.
-  const listChanged = new Set<() => void>();
   const mask = new SecretMask(config.secrets);
   let ledger: FingerprintLedger | undefined =
     config.ledger.persist === 'file' || config.ledger.persist === 'memory' ? createLedger(config) : undefined;
@@ -166,7 +167,6 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       const lines = new UpstreamLines(logger, api.services.clock, config.logs.perUpstream, new Set([LOCAL_SOURCE]));
       const lifecycle = new LedgerLifecycle(holds, api.tools, logger, lines.logger);
       lifecycles.add(lifecycle);
-      listChanged.add(() => api.tools.notifyChanged());
       const targets = new ApprovalTargets(config.approval.channel);
       const audit: AuditSink = (event, from) => api.services.audit.append(event, from);
       if (!audits.has(api.services.store)) audits.set(api.services.store, audit);
@@ -181,9 +181,10 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       api.hooks.importFeatures.tapPromise({ name: PLUGIN_NAME, stage: Stage.RISK }, (batch) => features.import(batch));
       tapHolds(api, holds, sync);
       // In audit mode nothing is hidden: the core logs the refusals the request taps would have made.
+      // A hold hides a tool from every caller alike: who hears of a change to it is decided without it.
       if (api.mode === 'enforce')
-        api.hooks.listTools.tap({ name: PLUGIN_NAME, stage: Stage.RISK }, (tools) =>
-          holds.filter(tools, (name) => importer.registry.sourceOf(name)),
+        api.hooks.listTools.tap({ name: PLUGIN_NAME, stage: Stage.RISK }, (tools, ctx) =>
+          LIST_CHANGE in ctx.headers ? tools : holds.filter(tools, (name) => importer.registry.sourceOf(name)),
         );
       const events = new ApprovalEvents(logger);
       events.on((event) => {
@@ -215,7 +216,6 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       await requireLedger().approveRereview(serverId, toolName, by);
       await recordDecision('approve', serverId, toolName, by, via);
       for (const lifecycle of lifecycles) lifecycle.approve(serverId, toolName);
-      for (const notify of listChanged) notify();
     },
     async pendingApprovals() {
       const lists = await Promise.all([...approvers].map((approver) => approver.pending()));
@@ -239,7 +239,6 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       await requireLedger().revoke(serverId, toolName, by);
       await recordDecision('revoke', serverId, toolName, by, via);
       for (const lifecycle of lifecycles) lifecycle.revoke(serverId, toolName);
-      for (const notify of listChanged) notify();
     },
   });
 }
@@ -284,12 +283,14 @@ function sharedSync(
 
 /** Reloads every exposed upstream's record and applies what other replicas changed. */
 async function syncFromStore(lifecycle: LedgerLifecycle, ledger: FingerprintLedger, api: PluginApi): Promise<void> {
-  let changed = false;
+  const changed: string[] = [];
   for (const server of exposedUpstreams(api.tools)) {
-    for (const entry of await ledger.entries(server))
-      changed = lifecycle.sync(server, entry.name, entry.lifecycle) || changed;
+    for (const entry of await ledger.entries(server)) {
+      const name = lifecycle.sync(server, entry.name, entry.lifecycle);
+      if (name !== undefined) changed.push(name);
+    }
   }
-  if (changed) api.tools.notifyChanged();
+  if (changed.length > 0) api.tools.notifyChanged(changed);
 }
 
 /** Upstreams with tools exposed now: what a shared ledger's changes can touch. */

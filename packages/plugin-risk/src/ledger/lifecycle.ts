@@ -50,34 +50,39 @@ export class LedgerLifecycle {
     logLifecycle(this.upstreamLogger, { server, tool: name, phase: 'held', code: hold.code, ...leveled });
   }
 
-  /** An operator approved the tool's current definition. */
+  /**
+   * An operator approved the tool's current definition: the callers that may
+   * see it are told the list changed.
+   */
   approve(server: string, tool: string): void {
     const name = this.tools.byOrigin(server, tool)?.name;
     if (name === undefined) return;
     this.holds.release(name, LEDGER_HOLDS);
     logLifecycle(this.logger, { server, tool: name, phase: 'approved' });
+    this.tools.notifyChanged([name]);
   }
 
-  /** An operator revoked the tool. */
+  /** An operator revoked the tool: the callers that saw it are told the list changed. */
   revoke(server: string, tool: string): void {
     const name = this.tools.byOrigin(server, tool)?.name;
     if (name === undefined) return;
     this.holds.hold(name, revokedHold(server, tool, name));
     logLifecycle(this.logger, { server, tool: name, phase: 'revoked', code: RiskErrorCode.TOOL_REVOKED });
+    this.tools.notifyChanged([name]);
   }
 
   /**
    * Applies a lifecycle another replica wrote to the shared ledger: holds a
-   * tool awaiting re-review or revoked, releases one approved. Returns true
-   * if what calls and `tools/list` see changed.
+   * tool awaiting re-review or revoked, releases one approved. Returns the
+   * exposed name if what calls and `tools/list` see of it changed.
    */
-  sync(server: string, tool: string, lifecycle: Lifecycle): boolean {
+  sync(server: string, tool: string, lifecycle: Lifecycle): string | undefined {
     const name = this.tools.byOrigin(server, tool)?.name;
-    if (name === undefined) return false;
+    if (name === undefined) return undefined;
     const hold = this.holds.get(name);
     const held = hold !== undefined && hold.server === server && LEDGER_HOLDS.includes(hold.code);
     if (lifecycle === 'ACTIVE') {
-      if (!held) return false;
+      if (!held) return undefined;
       this.holds.release(name, LEDGER_HOLDS);
       logLifecycle(this.upstreamLogger, {
         server,
@@ -85,11 +90,11 @@ export class LedgerLifecycle {
         phase: 'approved',
         reason: 'approved on another replica',
       });
-      return true;
+      return name;
     }
     const wanted = lifecycle === 'REVOKED' ? revokedHold(server, tool, name) : rereviewHold(server, tool, name);
-    if (held && hold.code === wanted.code) return false;
-    if (hold !== undefined && !held && hold.server === server) return false; // kept out for another reason already
+    if (held && hold.code === wanted.code) return undefined;
+    if (hold !== undefined && !held && hold.server === server) return undefined; // kept out for another reason already
     this.holds.hold(name, wanted);
     logLifecycle(this.upstreamLogger, {
       server,
@@ -98,6 +103,6 @@ export class LedgerLifecycle {
       code: wanted.code,
       reason: 'seen on another replica',
     });
-    return true;
+    return name;
   }
 }
