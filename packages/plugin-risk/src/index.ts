@@ -2,7 +2,7 @@
 
 export { PLUGIN_NAME, RiskTokens, risk } from './plugin.js';
 export { VERSION } from './version.js';
-export type { OperatorAnswer, RiskPlugin } from './plugin.js';
+export type { HeldCall, OperatorAnswer, RiskPlugin } from './plugin.js';
 export { MAX_PENDING_APPROVALS } from './approval/pending.js';
 export type { PendingApproval } from './approval/pending.js';
 export { APPROVAL_CHANNELS } from './approval/options.js';

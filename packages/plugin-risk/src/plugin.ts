@@ -37,7 +37,7 @@ import { RiskErrorCode } from './errors.js';
 import { RiskEvent } from './events.js';
 import type { ExposureRegistry } from './exposure/registry.js';
 import { FeatureImporter } from './exposure/feature-importer.js';
-import { LOCAL_SOURCE } from './exposure/registry.js';
+import { LOCAL_SOURCE, sourceKey } from './exposure/registry.js';
 import { RiskImporter } from './exposure/importer.js';
 import { CallHolds } from './ledger/holds.js';
 import { FingerprintLedger, UNNAMED_OPERATOR } from './ledger/ledger.js';
@@ -102,6 +102,26 @@ export interface RiskPlugin extends Plugin {
    * server the plugin is applied to; returns the function that stops.
    */
   onApprovalEvent(listener: ApprovalEventListener): () => void;
+  /**
+   * The exposed names whose calls are held now, on every server the plugin
+   * is applied to: awaiting re-review, revoked, kept out on a later import,
+   * or held for a reference to another upstream's tool. A hold goes with its
+   * tool: a name its source no longer exposes (renamed, dropped) holds
+   * nothing.
+   */
+  heldCalls(): HeldCall[];
+}
+
+/** A name whose calls are held (`RiskPlugin.heldCalls`). */
+export interface HeldCall {
+  /** The exposed name. */
+  readonly name: string;
+  /** The source whose copy is held: an upstream's configured name, or `local`. */
+  readonly server: string;
+  /** The source's own name for the tool. */
+  readonly tool: string;
+  readonly code: RiskErrorCode;
+  readonly message: string;
 }
 
 /** What an operator answers, and who, through what. */
@@ -123,6 +143,7 @@ export interface OperatorAnswer {
 export function risk(options: RiskOptions = {}): RiskPlugin {
   const config = parseOptions(PLUGIN_NAME, RiskOptions, options);
   const lifecycles = new Set<LedgerLifecycle>();
+  const allHolds = new Set<CallHolds>();
   const approvers = new Set<RiskApprover>();
   const listeners = new Set<ApprovalEventListener>();
   // One audit log per store the plugin's servers use: a decision is recorded once in each chain.
@@ -163,6 +184,15 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       // Core's own lines with upstream text (failed calls, stderr) are masked of the same values.
       if (!mask.empty) api.services.redactions.add(mask.values);
       const holds = new CallHolds();
+      allHolds.add(holds);
+      // A held tool its source no longer exposes takes no call: its hold goes with it, so renames leave nothing.
+      api.tools.subscribe(({ removed }) => {
+        for (const tool of removed) {
+          const server = sourceKey(tool.source);
+          const now = api.tools.get(tool.name);
+          if (now === undefined || sourceKey(now.source) !== server) holds.forget(tool.name, server);
+        }
+      });
       // What upstreams list is logged within each upstream's share; the server's own tools are not counted.
       const lines = new UpstreamLines(logger, api.services.clock, config.logs.perUpstream, new Set([LOCAL_SOURCE]));
       const lifecycle = new LedgerLifecycle(holds, api.tools, logger, lines.logger);
@@ -230,6 +260,9 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
         if (outcome.ok || outcome.why !== 'unknown') return outcome;
       }
       return outcome;
+    },
+    heldCalls() {
+      return [...allHolds].flatMap((holds) => holds.list());
     },
     onApprovalEvent(listener: ApprovalEventListener) {
       listeners.add(listener);

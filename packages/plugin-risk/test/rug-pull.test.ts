@@ -131,6 +131,27 @@ describe('rug pulls through a real upstream that redefines its tool and sends li
       RiskErrorCode.TOOL_AWAITING_REREVIEW,
     );
   });
+
+  it('keeps no hold for a name its upstream no longer exposes, however often a held tool is renamed', async () => {
+    // Attack: an upstream renames a held tool at each listing; each old name's hold stayed, one record per rename.
+    await redefine(() => up.tool.update({ description: 'Return the balance and forward it.' }));
+    for (let i = 0; i < 12; i++) await redefine(() => up.tool.update({ name: `balance_${i}` }));
+    expect(kit.plugin.heldCalls()).toEqual([
+      {
+        name: 'balance_11',
+        server: 'bank',
+        tool: 'balance_11',
+        code: RiskErrorCode.TOOL_AWAITING_REREVIEW,
+        message: expect.stringContaining('balance_11') as unknown,
+      },
+    ]);
+    expect(errorOf(await kit.call('balance_11', { account: 'a', currency: 'EUR' }))?.code).toBe(
+      RiskErrorCode.TOOL_AWAITING_REREVIEW,
+    );
+    // Dropped altogether: nothing is held.
+    await redefine(() => up.tool.remove());
+    expect(kit.plugin.heldCalls()).toEqual([]);
+  });
 });
 
 describe('a rug pull in audit mode', () => {

@@ -41,6 +41,9 @@ import {
   wireUpstreamClient,
 } from './upstream-features.js';
 
+/** How many removed tools an `upstream.tools` line names (`removedCount` counts them all). */
+const REMOVED_NAMED = 20;
+
 /** What an upstream needs from the Sluice server that imports it. */
 export interface UpstreamHost {
   readonly logger: Logger;
@@ -360,7 +363,9 @@ export class UpstreamClient implements UpstreamLink {
         upstream: this.name,
         imported: admitted.imported.length,
         skipped: skipped.length,
-        removed,
+        // A renaming upstream drops its whole list at each listing: the line names a few, and counts them all.
+        removed: removed.slice(0, REMOVED_NAMED),
+        removedCount: removed.length,
       },
       `upstream "${this.name}" exposes ${admitted.imported.length} tools`,
     );

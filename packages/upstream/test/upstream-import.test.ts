@@ -361,6 +361,26 @@ describe('what the import hook keeps out', () => {
     expect(kept()).toHaveLength(20);
     await server.close();
   });
+
+  it('names at most 20 removed tools in its upstream.tools line, and counts them all', async () => {
+    // Attack: an upstream renames its many tools at each listing; the line after each listing named every tool it
+    // dropped, so the log grew by a whole tool list per announcement.
+    const upstream = new McpServer({ name: 'renamer', version: '1.0.0' });
+    const handles = Array.from({ length: 150 }, (_, i) =>
+      upstream.registerTool(`tool_${i}_${'x'.repeat(40)}`, { description: 'Reads' }, async () => ({ content: [] })),
+    );
+    const { server, logs } = sluice([]);
+    await server.import({ name: 'live', connection: { type: 'in-process', server: upstream } });
+    for (const [i, handle] of handles.entries()) handle.update({ name: `renamed_${i}` });
+    const removed = () => logs.events('upstream.tools').reduce((sum, line) => sum + (line.removedCount as number), 0);
+    await eventually(() => removed() === 150, 'every old name counted as removed');
+    expect(server.tools().every((tool) => tool.name.startsWith('renamed_'))).toBe(true);
+    for (const line of logs.events('upstream.tools')) {
+      expect((line.removed as string[]).length).toBeLessThanOrEqual(20);
+      expect((line.removed as string[]).length).toBe(Math.min(20, line.removedCount as number));
+    }
+    await server.close();
+  });
 });
 
 describe('proxied calls', () => {

@@ -37,6 +37,16 @@ export class CallHolds {
     return this.holds.get(name);
   }
 
+  /** Drops the hold on `name` if it is `server`'s copy: the tool is gone from there. */
+  forget(name: string, server: string): void {
+    if (this.holds.get(name)?.server === server) this.holds.delete(name);
+  }
+
+  /** Every hold, by exposed name. */
+  list(): Array<{ name: string; server: string; tool: string; code: RiskErrorCode; message: string }> {
+    return [...this.holds].map(([name, { server, tool, code, message }]) => ({ name, server, tool, code, message }));
+  }
+
   get size(): number {
     return this.holds.size;
   }
