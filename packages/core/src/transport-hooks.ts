@@ -60,13 +60,27 @@ export function itemsChanged(list: ListName, seenBy: (audience: ChangeAudience) 
 }
 
 /**
+ * Claims that differ from one token of a caller to the next (when it was
+ * issued, when it lapses, its id), never between what two callers may see:
+ * left out of the key, so that a caller's sessions share one answer whatever
+ * token each was opened with.
+ */
+const PER_TOKEN_CLAIMS: ReadonlySet<string> = new Set(['iat', 'exp', 'nbf', 'jti', 'auth_time']);
+
+/**
  * What a list filter can tell two audiences apart by: the transport and the
- * whole verified identity (its scopes and claims too), or, for an `AuthInfo`
- * another verifier made, its caller key.
+ * verified identity (its scopes and claims too, but those of one token), or,
+ * for an `AuthInfo` another verifier made, its caller key and scopes.
  */
 function audienceKey({ authInfo, transport }: ChangeAudience): string {
   const identity = identityOf(authInfo);
-  return `${transport}\n${identity !== undefined ? JSON.stringify(identity) : (callerKeyOf(authInfo) ?? '')}`;
+  if (identity === undefined)
+    return `${transport}\n${JSON.stringify([callerKeyOf(authInfo) ?? '', authInfo?.scopes ?? []])}`;
+  const claims =
+    identity.claims === undefined
+      ? undefined
+      : Object.fromEntries(Object.entries(identity.claims).filter(([name]) => !PER_TOKEN_CLAIMS.has(name)));
+  return `${transport}\n${JSON.stringify({ ...identity, claims })}`;
 }
 
 /**

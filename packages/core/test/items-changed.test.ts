@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { CallerIdentity } from '@sluice/core';
 import { changedListFor, itemsChanged } from '@sluice/core/internal';
 import type { ChangeAudience } from '@sluice/core/internal';
-import { authInfoFor } from '../src/auth/identity.js';
+import { authInfoFor, identityOf as identityOfAudience } from '../src/auth/identity.js';
 
 const key = (name: string, scopes: string[] = []): CallerIdentity => ({
   method: 'apiKey',
@@ -45,5 +45,44 @@ describe('itemsChanged', () => {
     changedListFor(change, audience(key('reader', ['read']), 'in-process'));
     changedListFor(change, audience(key('reader', ['read'])));
     expect(asked).toBe(3);
+  });
+
+  it("asks once for an OAuth caller's sessions opened with different tokens, and again when a lasting claim differs", () => {
+    // Attack: a caller opens hundreds of sessions, each with a fresh token (its iat, exp and jti differ); the answer
+    // was kept per token, so each session filtered every changed item.
+    const asked: unknown[] = [];
+    const change = itemsChanged('tools', ({ authInfo }) => {
+      asked.push(identityOfAudience(authInfo)?.claims?.tenant);
+      return true;
+    });
+    const oauth = (claims: Record<string, unknown>): CallerIdentity => ({
+      method: 'oauth',
+      subject: 'alice',
+      clientId: 'app',
+      scopes: ['read'],
+      claims,
+    });
+    for (let token = 0; token < 40; token++)
+      changedListFor(
+        change,
+        audience(
+          oauth({ sub: 'alice', tenant: 'a', iat: 1000 + token, exp: 2000 + token, nbf: token, jti: `t${token}` }),
+        ),
+      );
+    changedListFor(change, audience(oauth({ sub: 'alice', tenant: 'b', iat: 1, exp: 2, jti: 'other' })));
+    expect(asked).toEqual(['a', 'b']);
+  });
+
+  it('asks again for an AuthInfo another verifier made whose scopes differ', () => {
+    let asked = 0;
+    const change = itemsChanged('tools', () => (asked++, true));
+    const foreign = (scopes: string[]) => ({
+      authInfo: { token: 't', clientId: 'app', scopes, extra: { sub: 'alice' } },
+      transport: 'http' as const,
+    });
+    changedListFor(change, foreign(['read']));
+    changedListFor(change, foreign(['read', 'admin']));
+    changedListFor(change, foreign(['read']));
+    expect(asked).toBe(2);
   });
 });
