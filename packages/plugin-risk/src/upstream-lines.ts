@@ -14,6 +14,8 @@ interface Window {
   /** When the window began (epoch ms). */
   readonly start: number;
   count: number;
+  /** Lines left out that said a tool was held or revoked. */
+  holds: number;
 }
 
 /**
@@ -25,7 +27,10 @@ interface Window {
  * says how many. A line is charged to the upstream it names (`server`, up to
  * a `#`: an upstream's prompts are `<upstream>#prompts`); lines naming no
  * upstream, or an exempt source, pass; a line the logger would drop costs
- * nothing. Counted in this process: log lines are this process's too.
+ * nothing. Counted in this process: log lines are this process's too. An
+ * upstream can spend its share on lines of its choosing before a hold it
+ * would rather hide; the summary counts the holds among the lines left out,
+ * and the ledger lists every hold whatever the log kept.
  */
 export class UpstreamLines {
   /** The logger to hand the parts that log what upstreams list. */
@@ -53,7 +58,7 @@ export class UpstreamLines {
         return (...args: unknown[]) => {
           if (!logger.isLevelEnabled(property)) return;
           const upstream = upstreamOf(args[0]);
-          if (upstream !== undefined && !this.exempt.has(upstream) && !this.admit(upstream)) return;
+          if (upstream !== undefined && !this.exempt.has(upstream) && !this.admit(upstream, isHold(args[0]))) return;
           (value as (...a: unknown[]) => void).apply(logger, args);
         };
       },
@@ -61,17 +66,19 @@ export class UpstreamLines {
   }
 
   /** Whether one more line about the upstream fits in its share now; counted either way. */
-  private admit(upstream: string): boolean {
+  private admit(upstream: string, hold: boolean): boolean {
     const { maxLines, windowMs } = this.share;
     const start = Math.floor(this.clock.now() / windowMs) * windowMs;
     let window = this.windows.get(upstream);
     if (window === undefined || window.start !== start) {
-      window = { start, count: 0 };
+      window = { start, count: 0, holds: 0 };
       this.windows.set(upstream, window);
     }
     window.count++;
     if (window.count === maxLines + 1) this.schedule(upstream, window);
-    return window.count <= maxLines;
+    if (window.count <= maxLines) return true;
+    if (hold) window.holds++;
+    return false;
   }
 
   private schedule(upstream: string, window: Window): void {
@@ -87,11 +94,20 @@ export class UpstreamLines {
     const since = new Date(window.start).toISOString();
     const span = windowMs === 60_000 ? 'minute' : `${windowMs / 1_000} s`;
     const rate = windowMs === 60_000 ? 'a minute' : `per ${span}`;
+    const { holds } = window;
+    const held = holds === 0 ? '' : `, ${holds} of them holds (the ledger lists every hold)`;
     this.base.warn(
-      { event: RiskEvent.UPSTREAM_LINES_SUPPRESSED, server: upstream, count, since, limit: maxLines, windowMs },
-      `${count} more lines about upstream "${upstream}" left out in the ${span} from ${since} (at most ${maxLines} ${rate})`,
+      { event: RiskEvent.UPSTREAM_LINES_SUPPRESSED, server: upstream, count, holds, since, limit: maxLines, windowMs },
+      `${count} more lines about upstream "${upstream}" left out in the ${span} from ${since} (at most ${maxLines} ${rate})${held}`,
     );
   }
+}
+
+/** Whether a line says a tool was held or revoked. */
+function isHold(fields: unknown): boolean {
+  if (typeof fields !== 'object' || fields === null) return false;
+  const { event, phase } = fields as { event?: unknown; phase?: unknown };
+  return event === RiskEvent.COMPOSITION_LIFECYCLE && (phase === 'held' || phase === 'revoked');
 }
 
 /** The upstream a line is about: its `server` field, up to a `#`. */

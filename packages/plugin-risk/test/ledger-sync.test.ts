@@ -71,6 +71,32 @@ describe('a ledger shared by replicas (store kind other than memory)', () => {
     expect(errorOf(await a.call('lookup', { word: 'x' }))?.code).toBe(RiskErrorCode.TOOL_REVOKED);
   });
 
+  it("writes an operator's decision seen on another replica outside the upstream's share of lines", async () => {
+    const store = new CountingStore('shared');
+    const a = await replica(store);
+    const b = await riskKit(
+      { ...options(0), logs: { perUpstream: { maxLines: 1, windowMs: 60_000 } } },
+      { store, fakeClock: true },
+    );
+    open.push(b);
+    await b.server.import({ name: 'dict', connection: { type: 'in-process', server: upstream() } });
+    await a.server.import({ name: 'dict', connection: { type: 'in-process', server: changed() } });
+    expect(errorOf(await b.call('lookup', { word: 'x' }))?.code).toBe(RiskErrorCode.TOOL_AWAITING_REREVIEW);
+    // B's share of lines about dict is spent by now (its import and the hold it saw).
+    await a.plugin.approveRereview('dict', 'lookup');
+    expect(textOf(await b.call('lookup', { word: 'x' }))).toBe('x: a word');
+    await a.plugin.revoke('dict', 'lookup');
+    expect(errorOf(await b.call('lookup', { word: 'x' }))?.code).toBe(RiskErrorCode.TOOL_REVOKED);
+    const decisions = b.logs
+      .events(RiskEvent.COMPOSITION_LIFECYCLE)
+      .filter((line) => line.phase === 'approved' || line.phase === 'revoked')
+      .map((line) => [line.phase, line.reason]);
+    expect(decisions).toEqual([
+      ['approved', 'approved on another replica'],
+      ['revoked', 'seen on another replica'],
+    ]);
+  });
+
   it('never writes a stale record back over another replica’s revocation', async () => {
     const store = new CountingStore('shared');
     const a = await replica(store);

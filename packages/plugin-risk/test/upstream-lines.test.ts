@@ -52,6 +52,24 @@ describe("an upstream's share of the plugin's lines", () => {
     expect(logs.records.at(-1)).toMatchObject({ tool: 'next' });
   });
 
+  it('counts the holds among the lines left out, so that lines an upstream chose cannot hide a hold unseen', () => {
+    // Attack: an upstream redefines junk tools first, spending its share, then the tool it means to change.
+    const { clock, logs, logger } = setUp(3);
+    for (let i = 0; i < 5; i++) logger.info({ event: 'CompositionLifecycle', server: 'flip', phase: 'exposed' }, 'x');
+    logger.warn({ event: 'CompositionLifecycle', server: 'flip', tool: 'pay', phase: 'held' }, 'held');
+    logger.warn({ event: 'CompositionLifecycle', server: 'flip', tool: 'pay', phase: 'revoked' }, 'revoked');
+    logger.warn({ event: 'HashLedgerMismatch', server: 'flip', tool: 'pay' }, 'changed');
+    clock.advance(60_000);
+    expect(summaries(logs.records)).toMatchObject([
+      {
+        server: 'flip',
+        count: 5,
+        holds: 2,
+        msg: '5 more lines about upstream "flip" left out in the minute from 2023-11-14T22:14:00.000Z (at most 3 a minute), 2 of them holds (the ledger lists every hold)',
+      },
+    ]);
+  });
+
   it('does not charge a line the logger would drop', () => {
     const { logs, logger } = setUp(2, 60_000, 'info');
     for (let i = 0; i < 50; i++) logger.debug({ event: 'CompositionLifecycle', server: 'flip', phase: 'exposed' }, 'x');
@@ -66,6 +84,7 @@ describe("an upstream's share of the plugin's lines", () => {
         kind: fc.constant('line' as const),
         server: fc.constantFrom('a', 'b', 'a#prompts', 'local', undefined),
         level: fc.constantFrom('debug' as const, 'info' as const, 'warn' as const),
+        phase: fc.constantFrom('held', 'revoked', 'exposed', undefined),
       }),
       fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 90_000 }) }),
     );
@@ -79,8 +98,8 @@ describe("an upstream's share of the plugin's lines", () => {
           // The model: per upstream and window, the first maxLines written lines pass; once the window has
           // ended, a window that left lines out says how many (windows ending together, in the order they filled).
           const expected: string[] = [];
-          const counts = new Map<string, { start: number; count: number }>();
-          const pending: Array<{ upstream: string; window: { start: number; count: number } }> = [];
+          const counts = new Map<string, { start: number; count: number; holds: number }>();
+          const pending: Array<{ upstream: string; window: { start: number; count: number; holds: number } }> = [];
           let now = clock.now();
           steps.forEach((s, i) => {
             if (s.kind === 'advance') {
@@ -89,14 +108,20 @@ describe("an upstream's share of the plugin's lines", () => {
                 .filter((p) => p.window.start + windowMs <= target)
                 .sort((x, y) => x.window.start - y.window.start);
               for (const p of due) {
-                expected.push(`suppressed ${p.upstream} ${p.window.count - maxLines}`);
+                expected.push(`suppressed ${p.upstream} ${p.window.count - maxLines} ${p.window.holds}`);
                 pending.splice(pending.indexOf(p), 1);
               }
               now = target;
               clock.advance(s.ms);
               return;
             }
-            logger[s.level]({ event: 'e', id: i, ...(s.server === undefined ? {} : { server: s.server }) }, 'm');
+            const fields = {
+              event: s.phase === undefined ? 'e' : 'CompositionLifecycle',
+              id: i,
+              ...(s.phase === undefined ? {} : { phase: s.phase }),
+              ...(s.server === undefined ? {} : { server: s.server }),
+            };
+            logger[s.level](fields, 'm');
             if (s.level === 'debug') return;
             const upstream = s.server?.split('#')[0];
             if (upstream === undefined || upstream === 'local') {
@@ -106,16 +131,17 @@ describe("an upstream's share of the plugin's lines", () => {
             const start = Math.floor(now / windowMs) * windowMs;
             let window = counts.get(upstream);
             if (window === undefined || window.start !== start) {
-              window = { start, count: 0 };
+              window = { start, count: 0, holds: 0 };
               counts.set(upstream, window);
             }
             window.count++;
             if (window.count === maxLines + 1) pending.push({ upstream, window });
             if (window.count <= maxLines) expected.push(`line ${i}`);
+            else if (s.phase === 'held' || s.phase === 'revoked') window.holds++;
           });
           const written = logs.records.map((r) =>
             r.event === RiskEvent.UPSTREAM_LINES_SUPPRESSED
-              ? `suppressed ${String(r.server)} ${String(r.count)}`
+              ? `suppressed ${String(r.server)} ${String(r.count)} ${String(r.holds)}`
               : `line ${String(r.id)}`,
           );
           expect(written).toEqual(expected);

@@ -20,7 +20,8 @@ export class LedgerLifecycle {
   /**
    * `upstreamLogger`: where the lines an upstream's listing causes go (at
    * import, and holds seen on another replica), within its share of lines;
-   * an operator's decisions go to `logger`.
+   * an operator's decisions go to `logger`, those made on another replica
+   * too.
    */
   constructor(
     private readonly holds: CallHolds,
@@ -84,7 +85,7 @@ export class LedgerLifecycle {
     if (lifecycle === 'ACTIVE') {
       if (!held) return undefined;
       this.holds.release(name, LEDGER_HOLDS);
-      logLifecycle(this.upstreamLogger, {
+      logLifecycle(this.logger, {
         server,
         tool: name,
         phase: 'approved',
@@ -96,7 +97,8 @@ export class LedgerLifecycle {
     if (held && hold.code === wanted.code) return undefined;
     if (hold !== undefined && !held && hold.server === server) return undefined; // kept out for another reason already
     this.holds.hold(name, wanted);
-    logLifecycle(this.upstreamLogger, {
+    // A revocation is an operator's decision; a hold, what the upstream listed on another replica.
+    logLifecycle(lifecycle === 'REVOKED' ? this.logger : this.upstreamLogger, {
       server,
       tool: name,
       phase: lifecycle === 'REVOKED' ? 'revoked' : 'held',
