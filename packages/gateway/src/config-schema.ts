@@ -564,6 +564,13 @@ export const GatewayConfig = z
           message: `"${upstream.name}" is already the name of upstreams.${first}`,
         });
       else seen.set(upstream.name, index);
+      if (upstream.name === 'local' && config.plugins.risk !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['upstreams', index, 'name'],
+          message:
+            'the risk plugin gives "local" to the server\'s own tools (its ledger and holds): rename the upstream',
+        });
     });
     const http = config.listen.http;
     if (http && config.health.enabled && Object.values(HealthPath).includes(http.path as never)) {

@@ -45,6 +45,10 @@ describe('the gateway config', () => {
     ],
     [{ upstreams: [{ name: 'a', connection: { type: 'ftp' } }] }, 'upstreams.0.connection.type: '],
     [{ upstreams: [stdio('a'), stdio('a')] }, 'upstreams.1.name: "a" is already the name of upstreams.0'],
+    [
+      { upstreams: [stdio('local')], plugins: { risk: {} } },
+      'upstreams.0.name: the risk plugin gives "local" to the server\'s own tools (its ledger and holds): rename the upstream',
+    ],
     [{ plugins: { loopGaurd: {} } }, 'plugins.loopGaurd: unknown field'],
     [{ plugins: { concurrency: { default: { maxActive: 0 } } } }, 'plugins.concurrency.default.maxActive: Too small'],
     [{ plugins: { requestFilter: { mode: 'sometimes' } } }, 'plugins.requestFilter.mode: Invalid option'],

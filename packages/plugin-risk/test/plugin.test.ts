@@ -74,6 +74,22 @@ describe('publishing risk levels', () => {
     expect(await kit.plugin.ledger?.entries('impostor')).toEqual([]);
     await kit.close();
   });
+
+  it('refuses an upstream named local, the name its ledger and holds give the server’s own tools', async () => {
+    // Its tools would share the own tools' ledger entries, holds and (unbudgeted) lines.
+    const kit = await riskKit({ servers: { local: official } });
+    const imported = await kit.server.import({ name: 'local', connection: { type: 'in-process', server: upstream() } });
+    expect(imported.imported).toEqual([]);
+    expect(imported.skipped[0]?.reason).toMatch(/upstream named "local".*rename the upstream/);
+    expect(kit.logs.events('upstream.health').at(-1)).toMatchObject({
+      upstream: 'local',
+      to: 'down',
+      error: expect.stringMatching(/upstream named "local"/) as unknown,
+    });
+    expect(await kit.names()).toEqual([]);
+    expect(await kit.plugin.ledger?.entries('local')).toEqual([]);
+    await kit.close();
+  });
 });
 
 describe('the maxRisk cap and per-tool settings', () => {

@@ -9,6 +9,7 @@ import type { ToolShape } from '../definition.js';
 import type { FingerprintLedger, LedgerCheck } from '../ledger/ledger.js';
 import { blocks } from '../scan/patterns.js';
 import { scanTool } from '../scan/scanner.js';
+import { assertUpstreamName } from './registry.js';
 
 const BY = 'risk';
 
@@ -41,6 +42,7 @@ export class FeatureImporter {
   async import(batch: FeatureBatch): Promise<FeatureBatch> {
     if (batch.source.kind !== 'upstream') return batch;
     const server = batch.source.upstream;
+    assertUpstreamName(server);
     const items: Item[] = [
       ...batch.prompts.map((p) => ({ kind: 'prompt' as const, id: p.name, shape: promptShape(p) })),
       ...batch.resources.map((r) => ({ kind: 'resource' as const, id: r.uri, shape: describedShape(r) })),

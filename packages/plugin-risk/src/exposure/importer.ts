@@ -29,7 +29,7 @@ import type { Candidate } from './candidate.js';
 import { candidateOf, originalNameOf, shapeOf } from './candidate.js';
 import { publish } from './published-risk.js';
 import type { ExposedName } from './registry.js';
-import { ExposureRegistry, LOCAL_SOURCE } from './registry.js';
+import { ExposureRegistry, LOCAL_SOURCE, assertUpstreamName } from './registry.js';
 import type { ExposureView } from './shadowing.js';
 
 const BY = 'risk';
@@ -56,8 +56,10 @@ export class RiskImporter {
   }
 
   async import(batch: ImportBatch): Promise<ImportBatch> {
-    if (batch.source.kind === 'upstream') await this.importUpstream(batch, batch.source.upstream);
-    else this.importLocal(batch);
+    if (batch.source.kind === 'upstream') {
+      assertUpstreamName(batch.source.upstream);
+      await this.importUpstream(batch, batch.source.upstream);
+    } else this.importLocal(batch);
     return batch;
   }
 

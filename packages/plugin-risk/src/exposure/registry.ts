@@ -1,3 +1,4 @@
+import { CoreErrorCode, SluiceError } from '@sluice/core';
 import type { ToolSource } from '@sluice/core';
 import type { ToolShape } from '../definition.js';
 import type { ExposureView } from './shadowing.js';
@@ -12,6 +13,20 @@ export interface ExposedName {
 }
 
 export const LOCAL_SOURCE = 'local';
+
+/**
+ * Refuses an upstream named `local`: the ledger, the holds and the lines
+ * give that name to the server's own tools, which such an upstream's would
+ * be taken for.
+ */
+export function assertUpstreamName(upstream: string): void {
+  if (upstream !== LOCAL_SOURCE) return;
+  throw new SluiceError(
+    CoreErrorCode.INVALID_OPTIONS,
+    `The risk plugin cannot import an upstream named "${LOCAL_SOURCE}": its ledger and holds use that name for the server's own tools; rename the upstream`,
+    { plugin: 'risk' },
+  );
+}
 
 /** The source key of a tool: its upstream's configured name, or `local`. */
 export function sourceKey(source: ToolSource): string {
