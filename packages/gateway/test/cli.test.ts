@@ -313,23 +313,23 @@ describe('sluice check', () => {
   it('lists the tools that would be exposed with their risk, the skipped ones with reasons, and each upstream health; an unreachable upstream exits 1', async () => {
     const config = tempConfig({
       upstreams: [
-        fixtureUpstream('local', { denyTools: ['sleep', 'hold'] }),
+        fixtureUpstream('home', { denyTools: ['sleep', 'hold'] }),
         { name: 'remote', namespace: 'remote', connection: { type: 'http', url: remoteListener.url.href } },
         { name: 'gone', connection: { type: 'http', url: 'http://127.0.0.1:9/mcp' }, connectTimeoutMs: 2000 },
       ],
-      plugins: { risk: { maxRisk: 'L3', servers: { local: { trust: 'vendor-official' } } } },
+      plugins: { risk: { maxRisk: 'L3', servers: { home: { trust: 'vendor-official' } } } },
     });
     const run = runCli(['check', '--config', config.file]);
     try {
       expect(await run.exited).toBe(1);
       const out = run.stdout();
       expect(out).toContain(`Config ${config.file} is valid.`);
-      expect(out).toMatch(/^ {2}local +stdio +healthy +5 tools/m);
+      expect(out).toMatch(/^ {2}home +stdio +healthy +5 tools/m);
       expect(out).toMatch(/^ {2}remote +http +healthy +0 tools/m);
       expect(out).toMatch(/^ {2}gone +http +down +0 tools +\(.+\)/m);
       expect(out).toMatch(/^ {2}tool +upstream +risk +floors +scan hits$/m);
-      expect(out).toMatch(/^ {2}local_echo +local +L\d +- +-$/m);
-      expect(out).toMatch(/^ {2}local_sleep +local +core: +Denied by the denyTools patterns of upstream "local"$/m);
+      expect(out).toMatch(/^ {2}home_echo +home +L\d +- +-$/m);
+      expect(out).toMatch(/^ {2}home_sleep +home +core: +Denied by the denyTools patterns of upstream "home"$/m);
       expect(out).toMatch(/^ {2}remote_greet +remote +risk: +ABOVE_MAX_RISK: L\d is above maxRisk L3$/m);
       expect(out).toContain('Some upstreams could not be reached');
     } finally {

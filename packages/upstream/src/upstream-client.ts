@@ -350,8 +350,8 @@ export class UpstreamClient implements UpstreamLink {
     const plan = planImport(listed, this.selection, (tool) => proxyExecutor(this, tool));
     // The batch names the upstream; each tool's own source names its original tool.
     const source = this.source();
-    const admitted =
-      plan.drafts.length > 0 ? await this.host.table.admit(source, plan.drafts) : { imported: [], skipped: [] };
+    // An empty listing is admitted too: what the import hook and the core kept of the upstream's last one goes.
+    const admitted = await this.host.table.admit(source, plan.drafts);
     const kept = new Set(admitted.imported);
     const removed = this.exposed.filter((name) => !kept.has(name));
     if (removed.length > 0) this.host.table.remove(removed);

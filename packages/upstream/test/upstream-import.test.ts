@@ -362,6 +362,33 @@ describe('what the import hook keeps out', () => {
     await server.close();
   });
 
+  it('forgets what the import hook kept out once the upstream lists no tool at all', async () => {
+    const upstream = new McpServer({ name: 'emptying', version: '1.0.0' });
+    const handles = Array.from({ length: 5 }, (_, i) =>
+      upstream.registerTool(`wipe_${i}`, { description: 'DELETE everything' }, async () => ({ content: [] })),
+    );
+    const seen: number[] = [];
+    const gate = definePlugin({
+      name: 'gate',
+      version: '1.0.0',
+      apply: ({ hooks }) =>
+        hooks.import.tap('gate', (batch) => {
+          seen.push(batch.tools.length);
+          for (const tool of [...batch.tools]) batch.skip(tool, 'looks destructive', 'gate');
+          return batch;
+        }),
+    });
+    const { server, logs } = sluice([gate]);
+    await server.import({ name: 'live', connection: { type: 'in-process', server: upstream } });
+    expect(server.skipped().filter((s) => s.by === 'gate')).toHaveLength(5);
+    for (const handle of handles) handle.remove();
+    await eventually(() => server.skipped().every((s) => s.by !== 'gate'), 'the kept-out tools forgotten');
+    // The import hook saw the empty listing: what it keeps of the upstream's tools is emptied too.
+    expect(seen.at(-1)).toBe(0);
+    expect(logs.events('upstream.tools').at(-1)).toMatchObject({ imported: 0, skipped: 0 });
+    await server.close();
+  });
+
   it('names at most 20 removed tools in its upstream.tools line, and counts them all', async () => {
     // Attack: an upstream renames its many tools at each listing; the line after each listing named every tool it
     // dropped, so the log grew by a whole tool list per announcement.
