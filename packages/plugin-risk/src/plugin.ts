@@ -158,7 +158,6 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
     for (const sink of audits.values())
       await auditLedgerDecision(sink, action, server, tool, by ?? UNNAMED_OPERATOR, via ?? 'code');
   };
-  // Each server the plugin is applied to hears that its tool list changed after an operator's decision.
   const mask = new SecretMask(config.secrets);
   let ledger: FingerprintLedger | undefined =
     config.ledger.persist === 'file' || config.ledger.persist === 'memory' ? createLedger(config) : undefined;

@@ -32,7 +32,9 @@ local function free(max_active)
   return max_active - redis.call('ZCARD', KEYS[1])
 end
 -- A new fence counter starts at Redis time in microseconds, so that tokens keep
--- growing even after Redis lost the old counter (a restart without persistence).
+-- growing even after Redis lost the old counter (a restart without persistence),
+-- or let it expire: an idle key's counter goes with its leases, as every other
+-- key of the semaphore does (a key per mutex argument would otherwise stay).
 local function admit(id, now, ttl)
   redis.call('ZADD', KEYS[1], now + ttl, id)
   keep(KEYS[1], ttl)
@@ -40,7 +42,9 @@ local function admit(id, now, ttl)
     local t = redis.call('TIME')
     redis.call('SET', KEYS[4], t[1] .. string.format('%06d', tonumber(t[2])))
   end
-  return redis.call('INCR', KEYS[4])
+  local fence = redis.call('INCR', KEYS[4])
+  keep(KEYS[4], ttl)
+  return fence
 end
 `;
 

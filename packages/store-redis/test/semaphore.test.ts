@@ -158,6 +158,33 @@ describe('the distributed semaphore', () => {
     expect(new Set(fences).size).toBe(4);
   });
 
+  it('lets every key of a semaphore expire once it is idle, its fence counter too', async () => {
+    // Attack: a caller granted one mutex tool calls it with a new argument each time; each argument's lock left a
+    // fence counter with no expiry, so Redis grew by a key per call, for good.
+    stores = new StoreFactory(redis);
+    const { store } = stores.open();
+    for (let i = 0; i < 20; i++) {
+      const permit = permitOf(
+        await store.semaphore(`arg-${i}`, { maxActive: 1, maxQueue: 0, leaseMs: 1_000 }).acquire(),
+      );
+      permit.release();
+    }
+    for (let i = 0; i < 20; i++) {
+      const fence = stores.key(`arg-${i}`, 'fence');
+      expect(await look.exists(fence)).toBe(1);
+      const ttl = await look.pttl(fence);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(1_000);
+    }
+    // Tokens still only grow across an expiry: a new counter starts at Redis time in microseconds.
+    const before = permitOf(await store.semaphore('arg-0', { maxActive: 1, maxQueue: 0, leaseMs: 1_000 }).acquire());
+    before.release();
+    await look.del(stores.key('arg-0', 'fence'));
+    const after = permitOf(await store.semaphore('arg-0', { maxActive: 1, maxQueue: 0, leaseMs: 1_000 }).acquire());
+    after.release();
+    expect(after.fence).toBeGreaterThan(before.fence);
+  });
+
   it('never takes a slot on the synchronous path: tryAcquire returns undefined', async () => {
     stores = new StoreFactory(redis);
     const { store } = stores.open();
