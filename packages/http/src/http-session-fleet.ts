@@ -142,9 +142,22 @@ export class SessionFleet {
     return outcome.admitted;
   }
 
-  /** The session was used here (`ready`: its handshake finished): the index's least recently used goes first. */
-  touch(id: string, ready: boolean): void {
-    void this.store.sessions?.touch(id, ready).catch(() => {});
+  /**
+   * The session was used here (`ready`: its handshake finished): the index's
+   * least recently used goes first. Resolves false when the index no longer
+   * holds the session: it ended or was evicted on another replica (whose word
+   * of it may have been lost on the bus), or was never counted (opened while
+   * the store was away). Undefined without an index, or when the store cannot
+   * say.
+   */
+  async touch(id: string, ready: boolean): Promise<boolean | undefined> {
+    const index = this.store.sessions;
+    if (index === undefined) return undefined;
+    try {
+      return await index.touch(id, ready);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Writes a session's record; it lives `handshakeMs` until the client sends more, then `idleMs` from each write. */

@@ -550,6 +550,12 @@ export class LegacySessions {
     }
     // The caller is checked before anything is built: someone else's session id costs one read, nothing more.
     if (record === undefined || record.owner !== (ownerOf(authInfo) ?? null)) return undefined;
+    // A record the fleet's index does not hold is of a session that ended (its record written back by a late
+    // refresh) or was never counted: it is not served, and goes.
+    if ((await fleet.touch(id, record.ready)) === false) {
+      void fleet.remove(id).catch(() => {});
+      return undefined;
+    }
     // Room for the copy's subscriptions too: they are replayed (and charged to it) before it is counted.
     const subscribed = (record.subscriptions ?? []).reduce((sum, uri) => sum + subscriptionBytes(uri), 0);
     const base = typeof record.bytes === 'number' ? record.bytes : SESSION_OVERHEAD_BYTES;
@@ -663,13 +669,38 @@ export class LegacySessions {
     if (record === undefined || this.fleet === undefined) return;
     const level = namesMethod(body, 'logging/setLevel') ? body : undefined;
     const stale = Date.now() - session.written > this.options.idleMs / 4;
-    if (!record.ready || level !== undefined || stale) {
+    const changed = !record.ready || level !== undefined;
+    if (changed || stale) {
       session.record = { ...record, ready: true, ...(level === undefined ? {} : { level }) };
-      void this.save(id, session);
+      // A refresh alone asks the index first: it never writes back the record of a session that ended elsewhere.
+      void (changed ? this.save(id, session) : this.refresh(id, session));
       if (level !== undefined)
         void this.fleet.publish({ t: 'level', s: id, m: level as JSONRPCMessage }).catch(() => {});
     }
     this.touch(id, session);
+  }
+
+  /** Extends a session's record, once the fleet's index says the session is still held. */
+  private async refresh(id: string, session: Session): Promise<void> {
+    session.written = Date.now();
+    const held = await this.fleet?.touch(id, true);
+    if (held === false) this.left(id, session);
+    else await this.save(id, session);
+  }
+
+  /**
+   * The fleet's index no longer holds a session this replica serves: it
+   * ended or was evicted on another replica, and the bus lost the word (a
+   * subscriber Redis dropped, a flood), or it was opened while the store was
+   * away and never counted. The copy ends here, and any record a refresh
+   * wrote back with it.
+   */
+  private left(id: string, session: Session): void {
+    if (this.sessions.get(id) !== session) return;
+    void this.fleet?.remove(id).catch(() => {});
+    const end = () => this.evict(id, session, 'http.session_left', 'closing a session the fleet no longer holds');
+    if (session.inflight === 0) end();
+    else Object.assign(session, { ending: true, ended: end });
   }
 
   /**
@@ -718,7 +749,9 @@ export class LegacySessions {
     const ready = session.record?.ready === true;
     if (session.touched.ready === ready && now - session.touched.at < TOUCH_EVERY_MS) return;
     session.touched = { at: now, ready };
-    this.fleet?.touch(id, ready);
+    void this.fleet?.touch(id, ready).then((held) => {
+      if (held === false) this.left(id, session);
+    });
   }
 
   private async save(id: string, session: Session): Promise<void> {

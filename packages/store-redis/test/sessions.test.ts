@@ -36,7 +36,7 @@ interface Replicas {
 }
 
 /** Three servers sharing one Redis: `confirm` elicits, `hang` waits until cancelled. */
-async function replicas(options: { auth?: boolean } = {}): Promise<Replicas> {
+async function replicas(options: { auth?: boolean; idleMs?: number } = {}): Promise<Replicas> {
   stores = new StoreFactory(redis);
   const cancelled: string[] = [];
   const ran: string[] = [];
@@ -85,6 +85,7 @@ async function replicas(options: { auth?: boolean } = {}): Promise<Replicas> {
       await server.listen(
         options.auth
           ? {
+              ...(options.idleMs === undefined ? {} : { sessionIdleMs: options.idleMs }),
               auth: {
                 type: 'apiKeys',
                 keys: [
@@ -93,7 +94,9 @@ async function replicas(options: { auth?: boolean } = {}): Promise<Replicas> {
                 ],
               },
             }
-          : {},
+          : options.idleMs === undefined
+            ? {}
+            : { sessionIdleMs: options.idleMs },
       ),
     );
   }
@@ -223,6 +226,29 @@ describe('2025-11-25 sessions in a shared store', () => {
     await client.close();
   });
 
+  it('closes every copy of a session whose end the bus never carried, and never writes its record back', async () => {
+    // Attack: a caller floods the bus until Redis drops the replicas' subscriber connections; a DELETE (or an
+    // eviction) made meanwhile reached the store but not the other replicas, whose copies went on serving the
+    // session and, at their next refresh, wrote its record back for every replica to serve again.
+    const fleet = await replicas({ idleMs: 2_000 });
+    const log: Served[] = [];
+    const { client, sessionId } = await connect(fleet, log);
+    for (let i = 0; i < 3; i++) await client.callTool({ name: 'where', arguments: {} });
+    const record = `${stores!.prefix}kv:mcp-session:${sessionId}`;
+    expect(await look.exists(record)).toBe(1);
+    // The end reaches the store, and no replica hears of it.
+    const elsewhere = stores!.open().store;
+    await elsewhere.sessions.remove(sessionId);
+    await elsewhere.delete(`mcp-session:${sessionId}`);
+    // Past a quarter of the idle time each copy's next use would refresh the record: wait for that to be due.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const list = { jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} };
+    for (const listener of fleet.listeners)
+      await expect.poll(async () => await postTo(listener, sessionId, list), { timeout: 5_000 }).toBe(404);
+    expect(await look.exists(record)).toBe(0);
+    await client.close().catch(() => {});
+  });
+
   it("refuses another caller's session id on a replica that never saw it, as if unknown", async () => {
     const fleet = await replicas({ auth: true });
     const log: Served[] = [];
@@ -290,9 +316,13 @@ describe('2025-11-25 sessions in a shared store', () => {
       fc.array(fc.string({ maxLength: 200 }), { maxLength: 50 }),
       fc.array(fc.string({ minLength: 2_000, maxLength: 3_000 }), { minLength: 30, maxLength: 40 }),
     );
+    // The planted sessions are counted in the fleet's index, as a session opened on some replica is.
+    const index = stores!.open().store.sessions;
+    const limits = { maxSessions: 10_000, maxMemoryBytes: 1e9, idleMs: 60_000, handshakeMs: 60_000 };
     await fc.assert(
       fc.asyncProperty(subscriptions, async (held) => {
         const id = randomUUID();
+        await index.admit(id, 1_000, limits);
         await look.set(`${stores!.prefix}kv:mcp-session:${id}`, JSON.stringify({ ...stored, subscriptions: held }));
         const message = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
         // Too many, too long or not URIs: the record's subscriptions are replayed or dropped, the session serves.
