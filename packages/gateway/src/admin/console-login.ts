@@ -175,7 +175,10 @@ export class ConsoleLogin {
   private async sessionFor(req: IncomingMessage): Promise<ConsoleSession | undefined> {
     const here = this.sessions.of(req);
     if (here === undefined) return this.shared?.lookup(req);
-    void this.shared?.remember(keyOf(req), here, false);
+    if (this.shared === undefined) return here;
+    // A logout made on another replica whose word never came here ends this copy too.
+    if (!(await this.shared.live(keyOf(req)))) return undefined;
+    void this.shared.remember(keyOf(req), here, false);
     return here;
   }
 

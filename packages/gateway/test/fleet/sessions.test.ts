@@ -1,5 +1,6 @@
 // 2025-11-25 sessions and console logins in a fleet of three `sluice serve` replicas behind HAProxy
 // with no stick rules: every request goes round-robin, and any replica serves it.
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { fleetAvailable, fleetClient, servedEverywhere, textOf, until } from './harness.js';
@@ -217,7 +218,8 @@ describe.skipIf(!fleetAvailable())('a fleet without sticky sessions: 2025-11-25 
     }
   }, 60_000);
 
-  it('accepts a console login made on one replica on the two others, and ends it everywhere on logout', async () => {
+  /** Logs in on replica a, and checks the login works on all three: its cookie, a page request and a logout. */
+  async function consoleLogin() {
     const [a, b, c] = fleet.replicas;
     const login = await fetch(new URL('/console/login', a!.url), {
       method: 'POST',
@@ -227,25 +229,60 @@ describe.skipIf(!fleetAvailable())('a fleet without sticky sessions: 2025-11-25 
     });
     expect(login.status).toBe(303);
     const cookie = /sluice_console=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0];
-    const page = (replica: typeof a) =>
-      fetch(new URL('/console/tools', replica!.url), { headers: { cookie }, redirect: 'manual' });
-    for (const replica of [b, c, a]) {
-      const response = await page(replica);
+    const id = cookie.slice('sluice_console='.length);
+    // How Redis keeps it: under the SHA-256 of the cookie.
+    const record = `${fleet.keyPrefix}kv:console-login:${createHash('sha256').update(id).digest('base64url')}`;
+    const page = async (replica: Replica) => {
+      const response = await fetch(new URL('/console/tools', replica.url), { headers: { cookie }, redirect: 'manual' });
       await response.text();
-      expect(response.status, `console on ${replica!.name}`).toBe(200);
-    }
-    // The logout form carries the session's token; the page shows it.
-    const html = await (await page(b)).text();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1]!;
-    const logout = await fetch(new URL('/console/logout', b!.url), {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: `csrf=${encodeURIComponent(csrf)}`,
-      redirect: 'manual',
-    });
-    expect(logout.status).toBe(303);
-    for (const replica of [a, c]) {
-      await until(async () => (await page(replica)).status === 303, `logged out on ${replica!.name}`);
-    }
+      return response.status;
+    };
+    for (const replica of [b, c, a]) expect(await page(replica!), `console on ${replica!.name}`).toBe(200);
+    /** Logs out through a replica: the logout form carries the session's token, which the page shows. */
+    const logout = async (replica: Replica) => {
+      const html = await (
+        await fetch(new URL('/console/tools', replica.url), { headers: { cookie }, redirect: 'manual' })
+      ).text();
+      const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1]!;
+      const response = await fetch(new URL('/console/logout', replica.url), {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `csrf=${encodeURIComponent(csrf)}`,
+        redirect: 'manual',
+      });
+      expect(response.status).toBe(303);
+    };
+    return { page, record, logout };
+  }
+
+  it('accepts a console login made on one replica on the two others, and ends it everywhere on logout', async () => {
+    const [a, b, c] = fleet.replicas;
+    const login = await consoleLogin();
+    await login.logout(b!);
+    for (const replica of [a, c])
+      await until(async () => (await login.page(replica!)) === 303, `logged out on ${replica!.name}`);
+  }, 60_000);
+
+  it('ends a login on every replica when its end reaches the store but not the bus, and a late refresh cannot undo a logout', async () => {
+    // Attack: a caller floods the bus until Redis drops the replicas' subscriber connections, so that a logout's
+    // message is lost: the other replicas' copies of the login kept answering, and their next refresh wrote the
+    // login back into the store for every replica.
+    const redis = fleet.redis.client;
+    // A logout reaches the store (its mark, then the record's delete), and no replica hears of it: every copy stops
+    // within the check interval.
+    const lost = await consoleLogin();
+    expect(await redis.exists(lost.record)).toBe(1);
+    await redis.set(lost.record.replace(':console-login:', ':console-logout:'), 'true', 'PX', 60_000);
+    await redis.del(lost.record);
+    for (const replica of fleet.replicas)
+      await until(async () => (await lost.page(replica)) === 303, `the lost logout on ${replica.name}`);
+    // A real logout, then the record written back as a refresh racing it would: the logout's mark still holds.
+    const raced = await consoleLogin();
+    const saved = await redis.get(raced.record);
+    expect(saved).not.toBeNull();
+    await raced.logout(fleet.replicas[1]!);
+    await redis.set(raced.record, saved!, 'PX', 60_000);
+    for (const replica of fleet.replicas)
+      await until(async () => (await raced.page(replica)) === 303, `the raced logout on ${replica.name}`);
   }, 60_000);
 });
