@@ -67,6 +67,38 @@ function isMessage(value: unknown): value is JSONRPCMessage {
   return typeof value === 'object' && value !== null && (value as { jsonrpc?: unknown }).jsonrpc === '2.0';
 }
 
+/** Answers one POST may send to other replicas: a client answers a call's questions one or a few at a time. */
+export const MAX_ROUTED_MESSAGES = 32;
+
+/** Bytes of answers one caller (or one session without a caller) may send to other replicas per second, here. */
+export const MAX_ROUTED_BYTES_PER_SECOND = 1024 * 1024;
+
+/**
+ * Each caller's share of the answers routed through the bus, in a window of
+ * a second: every replica reads every routed message, and Redis drops a
+ * subscriber that falls behind (with every message it held for it), so one
+ * caller posting made-up answers must not fill it.
+ */
+export class RouteBudget {
+  private window = 0;
+  private readonly spent = new Map<string, number>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Whether `bytes` more fit in `who`'s share now; counted only if they do. */
+  take(who: string, bytes: number): boolean {
+    const window = Math.floor(this.now() / 1_000);
+    if (window !== this.window) {
+      this.window = window;
+      this.spent.clear();
+    }
+    const spent = (this.spent.get(who) ?? 0) + bytes;
+    if (spent > MAX_ROUTED_BYTES_PER_SECOND) return false;
+    this.spent.set(who, spent);
+    return true;
+  }
+}
+
 /** A store that several processes share: it has a message bus. */
 export type SharedStore = Store & { readonly messages: MessageBus };
 

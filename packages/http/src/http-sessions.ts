@@ -10,6 +10,8 @@ import type { AuthInfo, Logger, Store } from '@sluice/core';
 import { meterSubscriptions, namesMethod, rpcErrorBody, sendChange, subscriptionBytes } from '@sluice/core/internal';
 import type { ListChange } from '@sluice/core/internal';
 import {
+  MAX_ROUTED_MESSAGES,
+  RouteBudget,
   SessionFleet,
   holdsStream,
   isSessionId,
@@ -299,6 +301,8 @@ export class LegacySessions {
   private readonly fleet: SessionFleet | undefined;
   /** Copies of sessions being brought up from the store, so that two requests at once build one. */
   private readonly restoring = new Map<string, Promise<Session | undefined>>();
+  /** Each caller's share of the answers this replica sends other replicas. */
+  private readonly routed = new RouteBudget();
 
   constructor(
     private readonly host: SessionHost,
@@ -613,6 +617,15 @@ export class LegacySessions {
     const messages = parts as JSONRPCMessage[];
     const elsewhere = messages.filter((m) => !awaits(session, m));
     if (elsewhere.length === 0) return undefined;
+    if (elsewhere.length > MAX_ROUTED_MESSAGES)
+      return rpcErrorResponse(400, -32600, `At most ${MAX_ROUTED_MESSAGES} answers for other replicas in one request`);
+    // Each caller's share of the bus: a made-up answer costs every replica a read, and a flood would get their
+    // subscriptions dropped by Redis, and the messages they held lost.
+    if (!this.routed.take(session.caller ?? id, JSON.stringify(elsewhere).length))
+      return new Response(
+        rpcErrorBody(null, -32000, 'Too many answers for other replicas from this caller: retry in a second'),
+        { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '1' } },
+      );
     try {
       await this.fleet.publish({ t: 'route', s: id, m: elsewhere });
     } catch (error) {

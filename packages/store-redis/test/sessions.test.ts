@@ -249,6 +249,39 @@ describe('2025-11-25 sessions in a shared store', () => {
     await client.close().catch(() => {});
   });
 
+  it("holds a caller's answers for other replicas to its share of the bus, and a request to 32 of them", async () => {
+    // Attack: a caller posts arrays of made-up answers (each array about 1 MiB) to its own sessions: every one went
+    // to every replica over the bus, until Redis dropped the replicas' subscriptions and the messages they held.
+    const fleet = await replicas();
+    const { client, sessionId } = await connect(fleet, []);
+    await client.callTool({ name: 'where', arguments: {} });
+    let busBytes = 0;
+    let fenced = false;
+    const unsubscribe = await stores!.open().store.messages.subscribe('mcp-sessions', (text) => {
+      busBytes += text.length;
+      if (text.includes('"id":199999')) fenced = true;
+    });
+    const answer = (id: number, pad = '') => ({ jsonrpc: '2.0', id: 100_000 + id, result: { pad } });
+    const many = Array.from({ length: 33 }, (_, i) => answer(i));
+    expect(await postTo(fleet.listeners[1]!, sessionId, many)).toBe(400);
+    const statuses: number[] = [];
+    const started = Date.now();
+    for (let i = 0; i < 30; i++)
+      statuses.push(await postTo(fleet.listeners[1]!, sessionId, [answer(i, 'x'.repeat(100_000))]));
+    const seconds = Math.ceil((Date.now() - started) / 1_000) + 1;
+    expect(statuses.filter((status) => status === 202).length).toBeGreaterThan(0);
+    expect(statuses).toContain(429);
+    // A last answer through the same replica, once its share allows: the bus has carried the flood by the time it
+    // carries this one. What reached the bus is within the share for the seconds the flood lasted.
+    const flooded = busBytes;
+    await expect.poll(() => postTo(fleet.listeners[1]!, sessionId, [answer(99_999)]), { timeout: 5_000 }).toBe(202);
+    await expect.poll(() => fenced).toBe(true);
+    expect(flooded).toBeLessThanOrEqual(busBytes);
+    expect(busBytes).toBeLessThanOrEqual(seconds * 1024 * 1024 + 4096);
+    unsubscribe();
+    await client.close();
+  });
+
   it("refuses another caller's session id on a replica that never saw it, as if unknown", async () => {
     const fleet = await replicas({ auth: true });
     const log: Served[] = [];
