@@ -61,11 +61,28 @@ export function itemsChanged(list: ListName, seenBy: (audience: ChangeAudience) 
 
 /**
  * Claims that differ from one token of a caller to the next (when it was
- * issued, when it lapses, its id), never between what two callers may see:
- * left out of the key, so that a caller's sessions share one answer whatever
- * token each was opened with.
+ * issued, when it lapses, its id, the sign-in it came from, and what common
+ * identity providers add per token: Entra ID's `uti`, `aio`, `rh`, Keycloak's
+ * `session_state`), never between what two callers may see: left out of the
+ * key, so that a caller's sessions share one answer whatever token each was
+ * opened with. Another claim that changes per token makes each token a
+ * caller of its own here: more work, never a wrong answer.
  */
-const PER_TOKEN_CLAIMS: ReadonlySet<string> = new Set(['iat', 'exp', 'nbf', 'jti', 'auth_time']);
+const PER_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
+  'iat',
+  'exp',
+  'nbf',
+  'jti',
+  'auth_time',
+  'sid',
+  'session_state',
+  'nonce',
+  'at_hash',
+  'c_hash',
+  'uti',
+  'aio',
+  'rh',
+]);
 
 /**
  * What a list filter can tell two audiences apart by: the transport and the

@@ -66,7 +66,16 @@ describe('itemsChanged', () => {
       changedListFor(
         change,
         audience(
-          oauth({ sub: 'alice', tenant: 'a', iat: 1000 + token, exp: 2000 + token, nbf: token, jti: `t${token}` }),
+          oauth({
+            sub: 'alice',
+            tenant: 'a',
+            iat: 1000 + token,
+            exp: 2000 + token,
+            nbf: token,
+            jti: `t${token}`,
+            uti: `u${token}`,
+            sid: `s${token}`,
+          }),
         ),
       );
     changedListFor(change, audience(oauth({ sub: 'alice', tenant: 'b', iat: 1, exp: 2, jti: 'other' })));

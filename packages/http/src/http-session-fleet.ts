@@ -73,6 +73,9 @@ export const MAX_ROUTED_MESSAGES = 32;
 /** Bytes of answers one caller (or one session without a caller) may send to other replicas per second, here. */
 export const MAX_ROUTED_BYTES_PER_SECOND = 1024 * 1024;
 
+/** Bytes of answers all callers together may send to other replicas per second, here. */
+export const MAX_ROUTED_BYTES_PER_SECOND_ALL = 8 * 1024 * 1024;
+
 /**
  * Each caller's share of the answers routed through the bus, in a window of
  * a second: every replica reads every routed message, and Redis drops a
@@ -81,20 +84,23 @@ export const MAX_ROUTED_BYTES_PER_SECOND = 1024 * 1024;
  */
 export class RouteBudget {
   private window = 0;
+  private total = 0;
   private readonly spent = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Whether `bytes` more fit in `who`'s share now; counted only if they do. */
+  /** Whether `bytes` more fit in `who`'s share, and in everyone's, now; counted only if they do. */
   take(who: string, bytes: number): boolean {
     const window = Math.floor(this.now() / 1_000);
     if (window !== this.window) {
       this.window = window;
+      this.total = 0;
       this.spent.clear();
     }
     const spent = (this.spent.get(who) ?? 0) + bytes;
-    if (spent > MAX_ROUTED_BYTES_PER_SECOND) return false;
+    if (spent > MAX_ROUTED_BYTES_PER_SECOND || this.total + bytes > MAX_ROUTED_BYTES_PER_SECOND_ALL) return false;
     this.spent.set(who, spent);
+    this.total += bytes;
     return true;
   }
 }

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import {
   PROTOCOL_VERSION_META_KEY,
@@ -303,12 +304,17 @@ export class LegacySessions {
   private readonly restoring = new Map<string, Promise<Session | undefined>>();
   /** Each caller's share of the answers this replica sends other replicas. */
   private readonly routed = new RouteBudget();
+  /** The session bounds as the fleet's index applies them. */
+  private readonly indexLimits: SessionOptions;
 
   constructor(
     private readonly host: SessionHost,
     private readonly options: SessionOptions,
   ) {
     const every = Math.max(250, Math.min(options.idleMs, options.handshakeMs, 60_000) / 2);
+    // The index hears of a session's use at most once a second, and of a running call's at each sweep: it keeps a
+    // session that long past its idle time, so that it never drops one this replica still counts as in use.
+    this.indexLimits = { ...options, idleMs: options.idleMs + every + TOUCH_EVERY_MS };
     this.sweeper = setInterval(() => this.sweep(), every);
     this.sweeper.unref();
     const store = host.services?.store;
@@ -355,7 +361,7 @@ export class LegacySessions {
     const sessionId = randomUUID();
     // In a fleet the bounds hold over every replica: the store's index makes room, evicting anywhere (within the
     // caller's share, the caller's own sessions first).
-    if (this.fleet !== undefined && !(await this.fleet.admit(sessionId, bytes, this.options, caller)))
+    if (this.fleet !== undefined && !(await this.fleet.admit(sessionId, bytes, this.indexLimits, caller)))
       return rpcErrorResponse(503, -32000, 'Too many sessions: retry later');
     return this.open(request, options, bytes, ownerOf(authInfo), caller, sessionId);
   }
@@ -621,7 +627,7 @@ export class LegacySessions {
       return rpcErrorResponse(400, -32600, `At most ${MAX_ROUTED_MESSAGES} answers for other replicas in one request`);
     // Each caller's share of the bus: a made-up answer costs every replica a read, and a flood would get their
     // subscriptions dropped by Redis, and the messages they held lost.
-    if (!this.routed.take(session.caller ?? id, JSON.stringify(elsewhere).length))
+    if (!this.routed.take(session.caller ?? id, Buffer.byteLength(JSON.stringify(elsewhere))))
       return new Response(
         rpcErrorBody(null, -32000, 'Too many answers for other replicas from this caller: retry in a second'),
         { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '1' } },

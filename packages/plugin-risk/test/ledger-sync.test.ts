@@ -82,11 +82,18 @@ describe('a ledger shared by replicas (store kind other than memory)', () => {
     await b.server.import({ name: 'dict', connection: { type: 'in-process', server: upstream() } });
     await a.server.import({ name: 'dict', connection: { type: 'in-process', server: changed() } });
     expect(errorOf(await b.call('lookup', { word: 'x' }))?.code).toBe(RiskErrorCode.TOOL_AWAITING_REREVIEW);
+    // B's client, which may see lookup, hears each decision B applies from the shared ledger.
+    let heard = 0;
+    b.client.setNotificationHandler('notifications/tools/list_changed', () => {
+      heard++;
+    });
     // B's share of lines about dict is spent by now (its import and the hold it saw).
     await a.plugin.approveRereview('dict', 'lookup');
     expect(textOf(await b.call('lookup', { word: 'x' }))).toBe('x: a word');
+    await expect.poll(() => heard).toBe(1);
     await a.plugin.revoke('dict', 'lookup');
     expect(errorOf(await b.call('lookup', { word: 'x' }))?.code).toBe(RiskErrorCode.TOOL_REVOKED);
+    await expect.poll(() => heard).toBe(2);
     const decisions = b.logs
       .events(RiskEvent.COMPOSITION_LIFECYCLE)
       .filter((line) => line.phase === 'approved' || line.phase === 'revoked')

@@ -132,11 +132,16 @@ export class SharedLogins {
     if (this.checked.size > this.limits.max) this.checked.delete(this.checked.keys().next().value ?? '');
   }
 
-  /** Ends a login on every replica: its mark first, so that a refresh racing the delete undoes itself. */
+  /**
+   * Ends a login on every replica: its mark first, so that a refresh racing
+   * the delete undoes itself. A cookie the store holds no login for leaves no
+   * mark (any key may post a logout, with any cookie).
+   */
   async end(req: IncomingMessage): Promise<void> {
     const k = keyOf(req);
     if (k === undefined) return;
     this.drop(k);
+    if ((await this.store.get(recordKey(k))) === undefined) return;
     await this.store.set(endedKey(k), true, { ttlMs: this.limits.ttlMs });
     await this.store.delete(recordKey(k));
     await this.bus.publish(CHANNEL, k);

@@ -1,6 +1,6 @@
 // 2025-11-25 sessions and console logins in a fleet of three `sluice serve` replicas behind HAProxy
 // with no stick rules: every request goes round-robin, and any replica serves it.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { fleetAvailable, fleetClient, servedEverywhere, textOf, until } from './harness.js';
@@ -284,5 +284,28 @@ describe.skipIf(!fleetAvailable())('a fleet without sticky sessions: 2025-11-25 
     await redis.set(raced.record, saved!, 'PX', 60_000);
     for (const replica of fleet.replicas)
       await until(async () => (await raced.page(replica)) === 303, `the raced logout on ${replica.name}`);
+  }, 60_000);
+
+  it('leaves nothing in Redis for a logout naming a cookie of no login, whatever key posts it', async () => {
+    // Attack: any key the listener accepts may post a logout; with a made-up cookie each one left a mark in Redis
+    // for a login's whole life (8 h by default).
+    const redis = fleet.redis.client;
+    const marks = async () => (await redis.keys(`${fleet.keyPrefix}kv:console-logout:*`)).length;
+    const before = await marks();
+    for (let i = 0; i < 20; i++) {
+      const response = await fetch(new URL('/console/logout', fleet.replicas[i % 3]!.url), {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${KEYS.agent}`,
+          cookie: `sluice_console=${randomBytes(32).toString('base64url')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: '',
+        redirect: 'manual',
+      });
+      await response.text();
+      expect(response.status).toBe(303);
+    }
+    expect(await marks()).toBe(before);
   }, 60_000);
 });
