@@ -80,6 +80,9 @@ const MAX_ASKED = 256;
 /** A session in use is touched in the fleet's index at most this often per replica (its LRU order). */
 const TOUCH_EVERY_MS = 1_000;
 
+/** Changes to one session kept while its copy is being built (a client sets up a few subscriptions at a time). */
+const MAX_HEARD_WHILE_RESTORING = 64;
+
 /** What one session costs beyond its `initialize` request: SDK server, transport, maps (measured, rounded up). */
 const SESSION_OVERHEAD_BYTES = 16 * 1024;
 
@@ -302,6 +305,8 @@ export class LegacySessions {
   private readonly fleet: SessionFleet | undefined;
   /** Copies of sessions being brought up from the store, so that two requests at once build one. */
   private readonly restoring = new Map<string, Promise<Session | undefined>>();
+  /** Changes to sessions heard while their copies were being built here, applied once they are. */
+  private readonly heardWhileRestoring = new Map<string, FleetMessage[]>();
   /** Each caller's share of the answers this replica sends other replicas. */
   private readonly routed = new RouteBudget();
   /** The session bounds as the fleet's index applies them. */
@@ -544,7 +549,10 @@ export class LegacySessions {
     if (fleet === undefined || !isSessionId(id)) return Promise.resolve(undefined);
     let pending = this.restoring.get(id);
     if (pending === undefined) {
-      pending = this.rebuild(fleet, id, authInfo).finally(() => this.restoring.delete(id));
+      pending = this.rebuild(fleet, id, authInfo).finally(() => {
+        this.restoring.delete(id);
+        this.heardWhileRestoring.delete(id);
+      });
       this.restoring.set(id, pending);
     }
     return pending;
@@ -606,6 +614,11 @@ export class LegacySessions {
     }
     this.add(id, session);
     this.host.logger.debug({ event: 'http.session_restored', session: id }, 'serving a session opened elsewhere');
+    // What other replicas said of the session while its record was read and replayed applies now (a subscription
+    // recorded after the read, its end).
+    const heard = this.heardWhileRestoring.get(id);
+    this.heardWhileRestoring.delete(id);
+    for (const message of heard ?? []) this.hear(message);
     return session;
   }
 
@@ -649,7 +662,15 @@ export class LegacySessions {
   /** What another replica said about a session this replica may hold a copy of. */
   private hear(message: FleetMessage): void {
     const session = this.sessions.get(message.s);
-    if (session === undefined) return;
+    if (session === undefined) {
+      // A copy being built from a record read before this message was sent hears it once it is built.
+      if (this.restoring.has(message.s) && message.t !== 'push' && message.t !== 'route') {
+        const heard = this.heardWhileRestoring.get(message.s) ?? [];
+        if (heard.length < MAX_HEARD_WHILE_RESTORING) heard.push(message);
+        this.heardWhileRestoring.set(message.s, heard);
+      }
+      return;
+    }
     if (message.t === 'closed') {
       const end = () => this.evict(message.s, session, 'http.session_closed', 'a session ended');
       // Evicted elsewhere while a call of it runs here (no replica sees another's calls): the call finishes first.

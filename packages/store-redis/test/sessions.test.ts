@@ -4,10 +4,12 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Server } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/testing';
 import '@sluice/http';
+import '@sluice/upstream';
 import { startRedis } from './helpers/redis-server.js';
 import { StoreFactory } from './helpers/stores.js';
 
@@ -363,6 +365,79 @@ describe('2025-11-25 sessions in a shared store', () => {
       }),
       { numRuns: 40 },
     );
+    await client.close();
+  });
+});
+
+describe('a copy built while the session changes', () => {
+  /** An upstream whose resources can be subscribed to; `held` is what its gateway is subscribed to there now. */
+  function memoUpstream(): { server: Server; held: Set<string> } {
+    const held = new Set<string>();
+    const server = new Server({ name: 'memo', version: '1.0.0' }, { capabilities: { resources: { subscribe: true } } });
+    const uris = ['memo://one', 'memo://two'];
+    server.setRequestHandler('resources/list', () => ({ resources: uris.map((uri) => ({ uri, name: uri })) }));
+    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
+    server.setRequestHandler('resources/read', (request) => ({
+      contents: [{ uri: request.params.uri, text: `memo ${request.params.uri}` }],
+    }));
+    server.setRequestHandler('resources/subscribe', (request) => {
+      held.add(request.params.uri);
+      return {};
+    });
+    server.setRequestHandler('resources/unsubscribe', (request) => {
+      held.delete(request.params.uri);
+      return {};
+    });
+    return { server, held };
+  }
+
+  it('applies a subscription recorded while it read and replayed the record', async () => {
+    // A replica building its copy of a session read the record, then replayed it; a subscription the client made
+    // meanwhile through another replica was announced on the bus before the copy existed, and the copy never had it.
+    stores = new StoreFactory(redis);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    const slow = stores.open().store;
+    // The second replica's store hands back a session record only once the test lets it: read, then held.
+    const delayed = new Proxy(slow, {
+      get(target, property, receiver) {
+        if (property !== 'get') return Reflect.get(target, property, receiver) as unknown;
+        return async (key: string) => {
+          const value = await target.get(key);
+          if (key.startsWith('mcp-session:')) {
+            held = true;
+            await gate;
+          }
+          return value;
+        };
+      },
+    });
+    const upstreams = [memoUpstream(), memoUpstream()];
+    const listeners: HttpListener[] = [];
+    for (const [k, store] of [stores.open().store, delayed].entries()) {
+      const server = createServer({ name: 'fleet', version: '1', logger: captureLogger().logger, store });
+      servers.push(server);
+      await server.import({ name: 'memo', connection: { type: 'in-process', server: upstreams[k]!.server } });
+      listeners.push(await server.listen({}));
+    }
+    const client = new Client({ name: 'c', version: '1' });
+    const transport = new StreamableHTTPClientTransport(listeners[0]!.url);
+    await client.connect(transport);
+    await client.subscribeResource({ uri: 'memo://one' });
+    let announced = false;
+    const unsubscribe = await stores.open().store.messages.subscribe('mcp-sessions', (text) => {
+      if (text.includes('memo://two')) announced = true;
+    });
+    // The second replica starts its copy, reads the record (one subscription) and waits.
+    const building = postTo(listeners[1]!, transport.sessionId!, { jsonrpc: '2.0', id: 7, method: 'ping' });
+    await expect.poll(() => held).toBe(true);
+    await client.subscribeResource({ uri: 'memo://two' });
+    await expect.poll(() => announced).toBe(true);
+    release();
+    expect(await building).toBe(200);
+    await expect.poll(() => [...upstreams[1]!.held].sort()).toEqual(['memo://one', 'memo://two']);
+    unsubscribe();
     await client.close();
   });
 });
