@@ -133,7 +133,7 @@ export { ToolSettings } from './tool-settings.js';
 export type { ToolSettingsEntries } from './tool-settings.js';
 
 export { matchGlob } from './glob.js';
-export { isContinuedRound } from './round-presentation.js';
+export { isContinuedRound, wireStateOf } from './round-presentation.js';
 export type { CredentialVault, ImportOptions, ImportedFeatures, UpstreamStatus } from './upstreaming.js';
 export { ValueLimits } from './limits.js';
 export { SafeJsonSchemaValidator, safeJsonSchemaValidator } from './safe-json-schema.js';

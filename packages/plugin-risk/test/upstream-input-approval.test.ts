@@ -11,6 +11,9 @@ import '@sluice/upstream';
 // One 2026-07-28 call that needs both a person's approval (at the gateway) and the upstream's own input:
 // the approval round comes first, then the upstream's, and the call completes with both answered once.
 
+/** How many times the upstream ran the call to its end (it greeted). */
+let greeted = 0;
+
 function asker(): SluiceServer {
   const server = createServer({ name: 'asker', version: '1.0.0', logger: captureLogger().logger });
   server.tool({
@@ -20,6 +23,7 @@ function asker(): SluiceServer {
       const req = ctx.mcp?.mcpReq;
       const view = inputResponse(req?.inputResponses, 'who');
       if (view.kind === 'elicit' && view.action === 'accept') {
+        greeted++;
         const state: unknown = req?.requestState();
         return { content: [{ type: 'text', text: `hello ${String(view.content?.name)} (state ${String(state)})` }] };
       }
@@ -57,6 +61,27 @@ afterAll(async () => {
   await up.close();
 });
 
+/** A 2026-07-28 client that answers no round itself: `call` sends `ask` with the round's fields given. */
+async function manual(name: string) {
+  const client = new Client(
+    { name, version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: { elicitation: { form: {} } },
+      inputRequired: { autoFulfill: false },
+    },
+  );
+  await client.connect(new StreamableHTTPClientTransport(listener.url));
+  const call = (extra: Record<string, unknown>) =>
+    client.callTool({ name: 'ask', arguments: {}, ...extra }, { allowInputRequired: true }) as Promise<{
+      resultType?: string;
+      requestState?: string;
+      isError?: boolean;
+      content?: Array<{ text?: string }>;
+    }>;
+  return { client, call };
+}
+
 describe("a risk approval and an upstream's own input request in one call", () => {
   it('asks the person once and the upstream once, and the call completes', async () => {
     const asked: string[] = [];
@@ -81,21 +106,7 @@ describe("a risk approval and an upstream's own input request in one call", () =
   });
 
   it('does not let a spent approval stand without the round Sluice sealed around it', async () => {
-    const client = new Client(
-      { name: 'manual', version: '1.0.0' },
-      {
-        versionNegotiation: { mode: { pin: '2026-07-28' } },
-        capabilities: { elicitation: { form: {} } },
-        inputRequired: { autoFulfill: false },
-      },
-    );
-    await client.connect(new StreamableHTTPClientTransport(listener.url));
-    const call = (extra: Record<string, unknown>) =>
-      client.callTool({ name: 'ask', arguments: {}, ...extra }, { allowInputRequired: true }) as Promise<{
-        resultType?: string;
-        requestState?: string;
-        isError?: boolean;
-      }>;
+    const { client, call } = await manual('manual');
     const approval = await call({});
     expect(approval.resultType).toBe('input_required');
     const approvalState = approval.requestState!;
@@ -107,6 +118,27 @@ describe("a risk approval and an upstream's own input request in one call", () =
     // Replaying the approval state on its own, without an answer, is refused: it was used.
     const replay = await call({ requestState: approvalState });
     expect(replay.isError).toBe(true);
+    await client.close();
+  });
+
+  it("runs the call once for one approval, however often the upstream's sealed round is sent again", async () => {
+    // Attack: one approval, then the round Sluice sealed around the upstream's own question answered over and
+    // over: each retry was approved again (the approval's mark said granted), and the upstream ran it each time.
+    const { client, call } = await manual('replayer');
+    const approval = await call({});
+    const upstreamRound = await call({
+      requestState: approval.requestState,
+      inputResponses: { sluice_approval: { action: 'accept', content: { approve: true } } },
+    });
+    expect(upstreamRound.resultType).toBe('input_required');
+    const answered = {
+      requestState: upstreamRound.requestState,
+      inputResponses: { who: { action: 'accept', content: { name: 'Ada' } } },
+    };
+    const before = greeted;
+    expect((await call(answered)).content?.[0]?.text).toMatch(/^hello Ada/);
+    for (let i = 0; i < 5; i++) expect((await call(answered)).isError).toBe(true);
+    expect(greeted - before).toBe(1);
     await client.close();
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { callerKeyOf, isCarriedRound, isContinuedRound, messageOf } from '@sluice/core';
+import { callerKeyOf, isCarriedRound, isContinuedRound, messageOf, wireStateOf } from '@sluice/core';
 import type {
   ApprovalDecision,
   ApprovalRequest,
@@ -555,9 +555,15 @@ export class RiskApprover implements Approver {
     trace.id = await this.deps.questions.closeByNonce(check.nonce);
     if (!(await this.deps.store.setIfAbsent(key, USED, { ttlMs }))) {
       // The same call again, after an upstream asked its client for input in the round this approval answered:
-      // Sluice sealed the upstream's round around this state, and the approval stands for that call.
-      if (answer === undefined && isContinuedRound(mcp) && (await this.deps.store.get(key)) === GRANTED)
-        return { approved: true };
+      // Sluice sealed the upstream's round around this state, and the approval stands for that call: once per
+      // round Sluice sealed (each round it seals is new), so that one approval never runs a sent-again round twice.
+      if (answer === undefined && isContinuedRound(mcp) && (await this.deps.store.get(key)) === GRANTED) {
+        const round = createHash('sha256')
+          .update(JSON.stringify(wireStateOf(mcp)), 'utf8')
+          .digest('base64url');
+        if (await this.deps.store.setIfAbsent(`${key}/round/${round}`, USED, { ttlMs })) return { approved: true };
+        return invalid('the approval state was already used: its round was sent before');
+      }
       return invalid('the approval state was already used');
     }
     if (answer === undefined) return invalid('the retry carried no answer');
