@@ -60,6 +60,16 @@ interface Sealed {
   readonly w?: number;
 }
 
+/**
+ * The bytes a journal's JSON text takes in a store that writes values as
+ * JSON (Redis): the text as a JSON string, every quote, backslash and
+ * control character escaped once more. What the shares and `journal.maxBytes`
+ * count, so that a reply full of such characters cannot hold twice its share.
+ */
+export function storedBytes(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text));
+}
+
 /** What `keep` answers: the sealed state that names the journal, or why it could not be kept. */
 export type Kept = { readonly state: string } | { readonly refused: PauseRefusal };
 
@@ -84,7 +94,7 @@ export class Journals {
   async keep(journal: Journal): Promise<Kept> {
     const id = randomBytes(18).toString('base64url');
     const text = JSON.stringify(journal);
-    const slot = await this.shares.admit(journal.caller, Buffer.byteLength(text));
+    const slot = await this.shares.admit(journal.caller, storedBytes(text));
     if ('share' in slot) return { refused: slot };
     try {
       await this.store.set(KEY_PREFIX + id, text, { ttlMs: this.ttlMs });
@@ -131,7 +141,7 @@ export class Journals {
    * journal is gone either way, and its count lapses with its slice.
    */
   private async release(caller: string, slot: PausedSlot, text: string): Promise<void> {
-    await this.shares.release(caller, slot, Buffer.byteLength(text)).catch(() => undefined);
+    await this.shares.release(caller, slot, storedBytes(text)).catch(() => undefined);
   }
 
   private open(state: string): Sealed | undefined {

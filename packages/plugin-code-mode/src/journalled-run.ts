@@ -3,7 +3,7 @@ import type { CallContext, CallToolResult, CarriedRound, FeatureRequests } from 
 import { GET_PROMPT, READ_RESOURCE, featureCall } from './features.js';
 import { CodeModeErrorCode } from './errors.js';
 import type { Journal, JournalEntry, JournalRefusal, Journals, PendingCall } from './journal.js';
-import { argumentsDigest } from './journal.js';
+import { argumentsDigest, storedBytes } from './journal.js';
 import type { PauseRefusal } from './paused-shares.js';
 import { replyOf, replyOfError } from './replies.js';
 import type { CallReply, ScriptOutcome } from './sandbox.js';
@@ -143,7 +143,7 @@ export class JournalledRun {
       entries: [...this.completed].sort((a, b) => a.id - b.id),
       pending: this.pause.call,
     };
-    const bytes = Buffer.byteLength(JSON.stringify(journal));
+    const bytes = storedBytes(JSON.stringify(journal));
     if (bytes > keep.maxBytes) {
       const message = `The script paused at a call that needs an answer from the client, but the results of the ${journal.entries.length} calls it made before are ${bytes} bytes, more than a paused script may keep (${keep.maxBytes}).`;
       const failed = { ok: false as const, code: CodeModeErrorCode.JOURNAL_TOO_LARGE, message, ...base };

@@ -56,7 +56,8 @@ export function stoppedWith(result: CallToolResult): string | undefined {
 
 /**
  * The local tools the pausing tests script: `write` (records its line in
- * `writes`), `report` (4 KiB of text) and `ask`, which asks its 2026-07-28
+ * `writes`), `report` (4 KiB of text), `quotes` (3,000 `"`, which JSON
+ * writes as two bytes each, and a store as four) and `ask`, which asks its 2026-07-28
  * client a question and answers once the retry carries the answer with the
  * state it gave.
  */
@@ -70,6 +71,7 @@ export function registerPauseTools(server: SluiceServer, writes: string[]): void
     },
   });
   server.tool({ name: 'report', handler: () => ({ content: [{ type: 'text', text: 'r'.repeat(4_096) }] }) });
+  server.tool({ name: 'quotes', handler: () => ({ content: [{ type: 'text', text: '"'.repeat(3_000) }] }) });
   server.tool({
     name: 'ask',
     handler: (_args, ctx) => {

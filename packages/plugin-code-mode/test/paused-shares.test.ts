@@ -173,6 +173,15 @@ describe('paused scripts per caller', () => {
     paused(await k.run('bob', REPORT));
   });
 
+  it('counts a journal as the store keeps it, its JSON written again as a string', async () => {
+    // Attack: replies full of characters JSON escapes (a quote is two bytes in the journal's JSON, four once the
+    // store writes that text as a string): the shares counted half of what Redis held.
+    const k = await replica({ journal: { maxBytesPerCaller: 10_000 } });
+    const QUOTES = 'const r = await local.quotes(); return { length: r.length, hello: await local.ask() };';
+    expect(full(await k.run('alice', QUOTES))).toMatchObject({ share: 'caller', limit: 'bytes', max: 10_000 });
+    paused(await k.run('alice', REPORT));
+  });
+
   it('says so when one journal alone is larger than a caller may keep, with no time to retry after', async () => {
     const k = await replica({ journal: { maxBytesPerCaller: 2_048 } });
     const refused = full(await k.run('alice', REPORT));
