@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   PROTOCOL_VERSION_META_KEY,
   WebStandardStreamableHTTPServerTransport,
@@ -48,8 +48,14 @@ interface Session {
   initialized: boolean;
   /** Ids of the client's requests not answered yet. */
   readonly running: Set<RequestId>;
-  /** Ids of this server's requests to the client (elicitation, sampling, roots) not answered yet. */
-  readonly asked: Set<RequestId>;
+  /**
+   * This server's requests to the client (elicitation, sampling, roots) not
+   * answered yet: the id the client sees, and the copy's own. In a fleet the
+   * client sees an id of this copy's own making: every copy of a session
+   * numbers its requests from 0, and an answer to one copy's request must
+   * never be taken for another's.
+   */
+  readonly asked: Map<RequestId, RequestId>;
   /** In a fleet: what the store holds for the session, and when this replica last wrote it. */
   record?: SessionRecord;
   written: number;
@@ -193,12 +199,19 @@ function trackInflight(
   answered?: (id: RequestId) => void,
 ): void {
   const { transport } = session;
+  // In a fleet, this copy's requests to the client carry ids no other copy makes.
+  const tag = push === undefined ? undefined : `sluice-${randomBytes(6).toString('base64url')}-`;
   const receive = transport.onmessage;
   transport.onmessage = (message, extra) => {
     if ('method' in message && 'id' in message) {
       session.inflight++;
       session.running.add(message.id);
-    } else if ('id' in message && message.id !== undefined) session.asked.delete(message.id);
+    } else if ('id' in message && message.id !== undefined) {
+      // An answer to this copy's request: the SDK server hears it under the id it gave.
+      const own = session.asked.get(message.id);
+      session.asked.delete(message.id);
+      if (own !== undefined && own !== message.id) message = { ...message, id: own };
+    }
     if (!('method' in message) || message.method !== 'initialize') session.initialized = true;
     session.lastSeen = Date.now();
     receive?.(message, extra);
@@ -218,11 +231,22 @@ function trackInflight(
         return sent;
       }
     } else if ('method' in message && 'id' in message) {
-      session.asked.add(message.id);
-      if (session.asked.size > MAX_ASKED) session.asked.delete(session.asked.values().next().value as RequestId);
+      const wire = tag === undefined ? message.id : `${tag}${String(message.id)}`;
+      session.asked.set(wire, message.id);
+      if (session.asked.size > MAX_ASKED) session.asked.delete(session.asked.keys().next().value as RequestId);
+      if (wire !== message.id) message = { ...message, id: wire };
     } else {
-      const asked = cancelledId(message);
-      if (asked !== undefined) session.asked.delete(asked);
+      // This copy gave up a request of its own: the client knows it by the id it was sent under.
+      const own = cancelledId(message);
+      const wire = own === undefined ? undefined : wireIdOf(session, own);
+      if (wire !== undefined) {
+        session.asked.delete(wire);
+        if (wire !== own)
+          message = {
+            ...message,
+            params: { ...(message as { params?: object }).params, requestId: wire },
+          };
+      }
     }
     // A message for the GET stream that another replica holds goes there (a notification, or a request such as an
     // elicitation, whose answer then comes back by `route`); list changes every replica sends itself.
@@ -260,7 +284,7 @@ function newSession(
     owner,
     caller,
     running: new Set(),
-    asked: new Set(),
+    asked: new Map(),
     written: 0,
     changing: new Map(),
     replaying: Promise.resolve(),
@@ -280,6 +304,12 @@ function cancelledId(message: JSONRPCMessage): RequestId | undefined {
   if (!('method' in message) || message.method !== 'notifications/cancelled') return undefined;
   const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
   return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/** The id the client knows one of this copy's requests by. */
+function wireIdOf(session: Session, own: RequestId): RequestId | undefined {
+  for (const [wire, id] of session.asked) if (id === own) return wire;
+  return undefined;
 }
 
 /** Whether this copy of a session is the one a message from the client is for: it asked, or runs what is cancelled. */

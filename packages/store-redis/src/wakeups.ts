@@ -21,6 +21,11 @@ export class Wakeups {
       const channel = this.channels.get(name);
       if (channel) for (const wake of channel.listeners) wake(message);
     });
+    // Once the connection is ready (first, and after each reconnect), every channel watched is subscribed again:
+    // a subscription asked for while it was still connecting may never have been made.
+    subscriber.on('ready', () => {
+      if (this.channels.size > 0) this.subscriber.subscribe(...this.channels.keys()).catch(() => {});
+    });
   }
 
   /** Settles once the subscription is confirmed, so no later publish is missed. */

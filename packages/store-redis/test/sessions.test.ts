@@ -160,6 +160,12 @@ async function postTo(listener: HttpListener, sessionId: string, message: unknow
   return response.status;
 }
 
+/** How many servers listen on the session bus now. */
+async function busListeners(): Promise<number> {
+  const [, count] = (await look.pubsub('NUMSUB', `${stores!.prefix}msg:mcp-sessions`)) as [string, unknown];
+  return Number(count);
+}
+
 const posts = (log: Served[], pattern: RegExp): Served[] =>
   log.filter((s) => s.method === 'POST' && pattern.test(s.body));
 
@@ -191,6 +197,43 @@ describe('2025-11-25 sessions in a shared store', () => {
     expect(answers).toHaveLength(3);
     // Round-robin: each answer went to another replica than the call that asked for it.
     for (let i = 0; i < 3; i++) expect(answers[i]!.replica).not.toBe(calls[i]!.replica);
+    await client.close();
+  });
+
+  it('has every replica listen on the session bus, whatever it asked for while its store was still connecting', async () => {
+    // A replica listens on the bus from its listener's start, often before its store's subscriber connection is
+    // up: that subscription was sometimes never made, and the replica missed every session end and answer.
+    await replicas();
+    await expect.poll(busListeners, { timeout: 5_000 }).toBe(3);
+  });
+
+  it("gives each of two replicas' questions in one session its own answer", async () => {
+    // Two calls of one session ask at once from two replicas: each copy numbered its questions from 0, so the
+    // client answered two questions with id 0, and the first answer (routed to every copy) approved both calls.
+    const fleet = await replicas();
+    const log: Served[] = [];
+    const { client } = await connect(fleet, log);
+    // Every replica serves the session once, and listens on the session bus, before the calls start.
+    for (let i = 0; i < 3; i++) await client.callTool({ name: 'where', arguments: {} });
+    await expect.poll(busListeners, { timeout: 5_000 }).toBe(3);
+    fleet.ran.length = 0;
+    const ids: unknown[] = [];
+    const releases: Array<(answer: { action: 'accept' | 'decline'; content?: { ok: boolean } }) => void> = [];
+    client.setRequestHandler('elicitation/create', (_request, extra) => {
+      ids.push((extra as { mcpReq?: { id?: unknown } }).mcpReq?.id);
+      return new Promise((resolve) => releases.push(resolve));
+    });
+    await expect.poll(() => log.some((s) => s.method === 'GET' && s.status === 200)).toBe(true);
+    const first = client.callTool({ name: 'confirm', arguments: {} });
+    await expect.poll(() => releases.length).toBe(1);
+    const second = client.callTool({ name: 'confirm', arguments: {} });
+    await expect.poll(() => releases.length).toBe(2);
+    expect(new Set(fleet.ran).size).toBe(2);
+    expect(new Set(ids).size).toBe(2);
+    releases[0]!({ action: 'accept', content: { ok: true } });
+    releases[1]!({ action: 'decline' });
+    expect(textOf(await first)).toMatch(/^accept:\{"ok":true\} on [abc]$/);
+    expect(textOf(await second)).toMatch(/^decline:\{\} on [abc]$/);
     await client.close();
   });
 
