@@ -77,6 +77,12 @@ export const MAX_ROUTED_BYTES_PER_SECOND = 1024 * 1024;
 export const MAX_ROUTED_BYTES_PER_SECOND_ALL = 8 * 1024 * 1024;
 
 /**
+ * Bytes of answers each caller may send per second even when everyone's total is spent: a real answer is small, so
+ * callers flooding together cannot starve another's.
+ */
+export const ROUTED_BYTES_FLOOR = 64 * 1024;
+
+/**
  * Each caller's share of the answers routed through the bus, in a window of
  * a second: every replica reads every routed message, and Redis drops a
  * subscriber that falls behind (with every message it held for it), so one
@@ -89,7 +95,10 @@ export class RouteBudget {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Whether `bytes` more fit in `who`'s share, and in everyone's, now; counted only if they do. */
+  /**
+   * Whether `bytes` more fit in `who`'s share, and in everyone's (or within
+   * `who`'s floor), now; counted only if they do.
+   */
   take(who: string, bytes: number): boolean {
     const window = Math.floor(this.now() / 1_000);
     if (window !== this.window) {
@@ -98,7 +107,8 @@ export class RouteBudget {
       this.spent.clear();
     }
     const spent = (this.spent.get(who) ?? 0) + bytes;
-    if (spent > MAX_ROUTED_BYTES_PER_SECOND || this.total + bytes > MAX_ROUTED_BYTES_PER_SECOND_ALL) return false;
+    if (spent > MAX_ROUTED_BYTES_PER_SECOND) return false;
+    if (spent > ROUTED_BYTES_FLOOR && this.total + bytes > MAX_ROUTED_BYTES_PER_SECOND_ALL) return false;
     this.spent.set(who, spent);
     this.total += bytes;
     return true;

@@ -670,7 +670,8 @@ export class LegacySessions {
       return rpcErrorResponse(400, -32600, `At most ${MAX_ROUTED_MESSAGES} answers for other replicas in one request`);
     // Each caller's share of the bus: a made-up answer costs every replica a read, and a flood would get their
     // subscriptions dropped by Redis, and the messages they held lost.
-    if (!this.routed.take(session.caller ?? id, Buffer.byteLength(JSON.stringify(elsewhere))))
+    // Sessions without a verified caller share one: opening more of them buys no more of the bus.
+    if (!this.routed.take(session.caller ?? '', Buffer.byteLength(JSON.stringify(elsewhere))))
       return new Response(
         rpcErrorBody(null, -32000, 'Too many answers for other replicas from this caller: retry in a second'),
         { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '1' } },
