@@ -3,34 +3,12 @@
 // session still wants.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { Server } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { ListenOptions, SluiceServer } from '@sluice/core';
 import { captureLogger } from '@sluice/testing';
-import { eventually } from '../../core/test/fixtures/upstream-helpers.js';
+import { eventually, memoUpstream } from '../../core/test/fixtures/upstream-helpers.js';
 import '@sluice/http';
 import '@sluice/upstream';
-
-/** An upstream whose resources can be subscribed to; `held` is what the gateway is subscribed to there now. */
-function memoUpstream(): { server: Server; held: Set<string> } {
-  const held = new Set<string>();
-  const server = new Server({ name: 'memo', version: '1.0.0' }, { capabilities: { resources: { subscribe: true } } });
-  const uris = ['memo://one', 'memo://two'];
-  server.setRequestHandler('resources/list', () => ({ resources: uris.map((uri) => ({ uri, name: uri })) }));
-  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
-  server.setRequestHandler('resources/read', (request) => ({
-    contents: [{ uri: request.params.uri, text: `memo ${request.params.uri}` }],
-  }));
-  server.setRequestHandler('resources/subscribe', (request) => {
-    held.add(request.params.uri);
-    return {};
-  });
-  server.setRequestHandler('resources/unsubscribe', (request) => {
-    held.delete(request.params.uri);
-    return {};
-  });
-  return { server, held };
-}
 
 let gateway: SluiceServer | undefined;
 const clients: Client[] = [];

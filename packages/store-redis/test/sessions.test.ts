@@ -4,12 +4,12 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { Server } from '@modelcontextprotocol/server';
 import { createServer } from '@sluice/core';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { captureLogger, textOf } from '@sluice/testing';
 import '@sluice/http';
 import '@sluice/upstream';
+import { memoUpstream } from '../../core/test/fixtures/upstream-helpers.js';
 import { startRedis } from './helpers/redis-server.js';
 import { StoreFactory } from './helpers/stores.js';
 
@@ -413,27 +413,6 @@ describe('2025-11-25 sessions in a shared store', () => {
 });
 
 describe('a copy built while the session changes', () => {
-  /** An upstream whose resources can be subscribed to; `held` is what its gateway is subscribed to there now. */
-  function memoUpstream(): { server: Server; held: Set<string> } {
-    const held = new Set<string>();
-    const server = new Server({ name: 'memo', version: '1.0.0' }, { capabilities: { resources: { subscribe: true } } });
-    const uris = ['memo://one', 'memo://two'];
-    server.setRequestHandler('resources/list', () => ({ resources: uris.map((uri) => ({ uri, name: uri })) }));
-    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
-    server.setRequestHandler('resources/read', (request) => ({
-      contents: [{ uri: request.params.uri, text: `memo ${request.params.uri}` }],
-    }));
-    server.setRequestHandler('resources/subscribe', (request) => {
-      held.add(request.params.uri);
-      return {};
-    });
-    server.setRequestHandler('resources/unsubscribe', (request) => {
-      held.delete(request.params.uri);
-      return {};
-    });
-    return { server, held };
-  }
-
   it('applies a subscription recorded while it read and replayed the record', async () => {
     // A replica building its copy of a session read the record, then replayed it; a subscription the client made
     // meanwhile through another replica was announced on the bus before the copy existed, and the copy never had it.
