@@ -64,6 +64,14 @@ describe('resource URIs are routed by their owner', () => {
     expect(claimed.conflicts[0]?.reason).toMatch(/invalid URI template/);
   });
 
+  it("does not throw on a template the SDK's matcher throws on ('{}' against a blank URI), which matches nothing", () => {
+    // The counterexample fast-check found: one upstream lists the template `{}`, another the resource ' '.
+    const router = new ResourceRouter();
+    router.claim('u1', [], [tpl('{}')]);
+    expect(() => router.claim('u3', [res(' ')], [])).not.toThrow();
+    expect(() => router.ownerOf(' ')).not.toThrow();
+  });
+
   it('never throws on what hostile upstreams list, and every URI it keeps routes to exactly the upstream that kept it', () => {
     const uri = fc.oneof(fc.string({ maxLength: 40 }), fc.webUrl(), fc.constantFrom('a://x', 'a://{x}', '{', '}{'));
     fc.assert(

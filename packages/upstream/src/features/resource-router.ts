@@ -65,8 +65,7 @@ export class ResourceRouter {
     const keptResources: Resource[] = [];
     for (const resource of resources) {
       const holder = this.uris.get(resource.uri);
-      const matching =
-        holder === undefined ? this.templates.find((t) => t.matcher.match(resource.uri) !== null) : undefined;
+      const matching = holder === undefined ? this.templates.find((t) => matches(t.matcher, resource.uri)) : undefined;
       if (holder !== undefined && holder !== owner) {
         conflicts.push({
           kind: 'resource',
@@ -92,7 +91,7 @@ export class ResourceRouter {
     }
     // A template of this upstream that matches a URI another upstream already lists would route that URI ambiguously.
     for (const claim of [...mine]) {
-      const taken = [...this.uris].find(([uri, holder]) => holder !== owner && claim.matcher.match(uri) !== null);
+      const taken = [...this.uris].find(([uri, holder]) => holder !== owner && matches(claim.matcher, uri));
       if (taken === undefined) continue;
       mine.splice(mine.indexOf(claim), 1);
       keptTemplates.splice(
@@ -120,7 +119,7 @@ export class ResourceRouter {
 
   /** The upstream that owns a URI: the one that listed it, else the one whose template matches it. */
   ownerOf(uri: string): string | undefined {
-    return this.uris.get(uri) ?? this.templates.find((t) => t.matcher.match(uri) !== null)?.owner;
+    return this.uris.get(uri) ?? this.templates.find((t) => matches(t.matcher, uri))?.owner;
   }
 
   /** The upstream that lists a URI template (for `completion/complete` on a resource reference). */
@@ -151,4 +150,17 @@ function templateConflict(template: string, other: TemplateClaim, claimant: stri
     claimant,
     reason: `Template "${template}" of upstream "${claimant}" overlaps the template "${other.template}" of upstream "${other.owner}", which keeps it`,
   };
+}
+
+/**
+ * Whether a template an upstream listed matches a URI. The SDK's matcher
+ * throws on some templates a hostile upstream can list (`{}` against a
+ * blank URI): such a template matches nothing.
+ */
+function matches(matcher: { match(uri: string): unknown }, uri: string): boolean {
+  try {
+    return matcher.match(uri) !== null;
+  } catch {
+    return false;
+  }
 }
