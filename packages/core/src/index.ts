@@ -112,6 +112,7 @@ export type {
   SessionIndexLimits,
   SetOptions,
   Store,
+  WindowCount,
 } from './store/types.js';
 
 export { ToolNameSchema, annotationsOf, createImportBatch, isToolName } from './tool.js';

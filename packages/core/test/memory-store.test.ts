@@ -40,6 +40,23 @@ describe('the in-memory store', () => {
     expect(store.entryCount).toBe(1);
   });
 
+  it('counts a window from its first increment to windowMs later, by its own clock', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryStore(clock);
+    expect(await store.incrementWindow('rate', 1_000)).toEqual({ count: 1, resetMs: 1_000 });
+    clock.advance(400);
+    expect(await store.incrementWindow('rate', 1_000, 2)).toEqual({ count: 3, resetMs: 600 });
+    // 0 reads the count; a longer window asked for later does not stretch the one running.
+    expect(await store.incrementWindow('rate', 5_000, 0)).toEqual({ count: 3, resetMs: 600 });
+    clock.advance(600);
+    expect(await store.incrementWindow('rate', 1_000)).toEqual({ count: 1, resetMs: 1_000 });
+    // A counter written without a TTL gets the window's.
+    await store.set('plain', 7);
+    expect(await store.incrementWindow('plain', 50)).toEqual({ count: 8, resetMs: 50 });
+    clock.advance(50);
+    expect(await store.get('plain')).toBeUndefined();
+  });
+
   it('deletes a key by compare-and-delete only while it holds the value expected', async () => {
     const clock = new FakeClock();
     const store = new MemoryStore(clock);

@@ -6,8 +6,12 @@ import { slotsKey, slotsKeyOf } from './limiter.js';
 
 /**
  * Admits at most `rate.calls` calls per fixed window of `rate.perMs`: one
- * counter per window in the store (so replicas sharing a store share it),
- * kept two windows long. Audit mode logs what it would refuse and runs the call.
+ * counter per window in the store (so replicas sharing a store share it).
+ * A store that times windows itself (both built-in stores) starts a window
+ * with its first call and ends it by its own clock, so replicas whose clocks
+ * disagree still count one window; on another store the windows are numbered
+ * from the epoch by this process's clock, kept two windows long. Audit mode
+ * logs what it would refuse and runs the call.
  */
 export function rateExecutor<C extends RequestContext, R>(
   next: Run<C, R>,
@@ -18,14 +22,26 @@ export function rateExecutor<C extends RequestContext, R>(
   if (rate === undefined) return next;
   const keyOf = slotsKeyOf(spec, `${slotsKey(spec.tool)}/rate`);
   const options = Object.freeze({ ttlMs: rate.perMs * 2 });
-  return async (ctx) => {
+  const count = async (key: string): Promise<{ count: number; retryAfterMs: number }> => {
+    if (spec.store.incrementWindow !== undefined) {
+      const window = await spec.store.incrementWindow(key, rate.perMs);
+      return { count: window.count, retryAfterMs: window.resetMs };
+    }
     const now = Date.now();
     const window = Math.floor(now / rate.perMs);
-    const count = await spec.store.increment(`${keyOf(ctx)}/${window}`, 1, options);
-    if (count <= rate.calls) return next(ctx);
-    const retryAfterMs = (window + 1) * rate.perMs - now;
+    return {
+      count: await spec.store.increment(`${key}/${window}`, 1, options),
+      retryAfterMs: (window + 1) * rate.perMs - now,
+    };
+  };
+  return async (ctx) => {
+    const { count: calls, retryAfterMs } = await count(keyOf(ctx));
+    if (calls <= rate.calls) return next(ctx);
     if (audit) {
-      ctx.logger.warn({ event: 'concurrency.would_rate_limit', count, ...rate }, `audit: would refuse "${spec.tool}"`);
+      ctx.logger.warn(
+        { event: 'concurrency.would_rate_limit', count: calls, ...rate },
+        `audit: would refuse "${spec.tool}"`,
+      );
       return next(ctx);
     }
     return rateLimited(ctx, spec.subject ?? `Tool "${spec.tool}"`, rate, retryAfterMs);

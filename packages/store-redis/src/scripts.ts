@@ -154,6 +154,22 @@ if existed == 0 and ARGV[2] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[2]) e
 return value
 `;
 
+/**
+ * KEYS: the counter. ARGV: by (an integer), windowMs. A window that starts
+ * when the key is made and ends when Redis expires it, so that every replica
+ * counts the same window whatever its clock says; a key without a TTL gets
+ * one. Returns {count, ms left}.
+ */
+const INCREMENT_WINDOW = `
+local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then
+  left = tonumber(ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], left)
+end
+return {value, left}
+`;
+
 /** KEYS: the value. ARGV: the expected JSON text. Deletes it only if it holds exactly that; returns 1 if it did. */
 const COMPARE_AND_DELETE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -186,5 +202,6 @@ export const Scripts = Object.freeze({
   release: new Script('release', RELEASE),
   refresh: new Script('refresh', REFRESH),
   increment: new Script('increment', INCREMENT),
+  incrementWindow: new Script('increment-window', INCREMENT_WINDOW),
   compareAndDelete: new Script('compare-and-delete', COMPARE_AND_DELETE),
 });

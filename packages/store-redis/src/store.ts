@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createDefaultLogger, parseOptions } from '@sluice/core';
-import type { Logger, Semaphore, SemaphoreOptions, SetOptions, Store } from '@sluice/core';
+import type { Logger, Semaphore, SemaphoreOptions, SetOptions, Store, WindowCount } from '@sluice/core';
 import { RedisAudit } from './audit.js';
 import { Backend } from './backend.js';
 import { Connection } from './connection.js';
@@ -156,6 +156,15 @@ export class RedisStore implements Store {
       'increment',
       () => this.values.increment(key, by, options),
       (local) => local.increment(key, by, options),
+    );
+  }
+
+  /** A window's counter timed by Redis (`PEXPIRE` when the key is made, `PTTL` for what is left): replicas' clocks never matter. */
+  incrementWindow(key: string, windowMs: number, by = 1): Promise<WindowCount> {
+    return this.backend.guard(
+      'incrementWindow',
+      () => this.values.incrementWindow(key, windowMs, by),
+      (local) => local.incrementWindow(key, windowMs, by),
     );
   }
 

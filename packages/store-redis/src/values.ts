@@ -1,4 +1,4 @@
-import type { SetOptions } from '@sluice/core';
+import type { SetOptions, WindowCount } from '@sluice/core';
 import { SluiceError } from '@sluice/core';
 import type { Backend } from './backend.js';
 import { RedisStoreErrorCode, STORE_NAME } from './errors.js';
@@ -99,5 +99,12 @@ export class Values {
     const ttl = ttlOf(options);
     const reply = await this.backend.run(Scripts.increment, [this.keys.value(key)], [String(by), ttl ?? '']);
     return Number(reply);
+  }
+
+  async incrementWindow(key: string, windowMs: number, by: number): Promise<WindowCount> {
+    const ttl = Math.max(1, Math.ceil(windowMs));
+    const reply = await this.backend.run(Scripts.incrementWindow, [this.keys.value(key)], [Math.trunc(by), ttl]);
+    const [count, resetMs] = reply as [number, number];
+    return { count, resetMs: Math.max(1, resetMs) };
   }
 }

@@ -116,6 +116,30 @@ describe('values in Redis', () => {
     expect(await b.get('hits')).toBe(45);
   });
 
+  it('counts one window across stores, started by the first increment and ended by Redis', async () => {
+    stores = new StoreFactory(redis);
+    const a = stores.open().store;
+    const b = stores.open().store;
+    const windows = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).incrementWindow('rate', 60_000)),
+    );
+    expect(windows.map((w) => w.count).sort((x, y) => x - y)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    for (const w of windows) expect(w.resetMs).toBeGreaterThan(0);
+    for (const w of windows) expect(w.resetMs).toBeLessThanOrEqual(60_000);
+    // Later increments never stretch the window: what is left only falls.
+    await look.pexpire(`${stores.prefix}kv:rate`, 30_000);
+    const later = await a.incrementWindow('rate', 60_000, 0);
+    expect(later.count).toBe(40);
+    expect(later.resetMs).toBeLessThanOrEqual(30_000);
+    expect(await look.pttl(`${stores.prefix}kv:rate`)).toBeLessThanOrEqual(30_000);
+    // A counter left without a TTL gets the window's; one that expired starts again from the next increment.
+    await look.set(`${stores.prefix}kv:plain`, '5');
+    expect((await b.incrementWindow('plain', 60_000)).count).toBe(6);
+    expect(await look.pttl(`${stores.prefix}kv:plain`)).toBeGreaterThan(30_000);
+    await look.del(`${stores.prefix}kv:rate`);
+    expect(await a.incrementWindow('rate', 60_000, 3)).toEqual({ count: 3, resetMs: 60_000 });
+  });
+
   it('increments by fractions and negatives, and counts a non-number as zero', async () => {
     stores = new StoreFactory(redis);
     const { store } = stores.open();

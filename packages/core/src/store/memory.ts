@@ -4,7 +4,7 @@ import { MemoryAudit } from './memory-audit.js';
 import { MemoryCredentials } from './memory-credentials.js';
 import { LocalSemaphore } from './semaphore.js';
 import type { FenceSource } from './semaphore.js';
-import type { Semaphore, SemaphoreOptions, SetOptions, Store } from './types.js';
+import type { Semaphore, SemaphoreOptions, SetOptions, Store, WindowCount } from './types.js';
 
 interface Entry {
   value: unknown;
@@ -183,6 +183,19 @@ export class MemoryStore implements Store {
     this.sweep();
     this.entries.set(key, { value: next, expiresAt: entry?.expiresAt ?? this.expiry(options) });
     return next;
+  }
+
+  /** A window's counter, timed by this store's clock: the key lives `windowMs` from its creation. */
+  // eslint-disable-next-line @typescript-eslint/require-await -- the Store contract is async, as a remote store's counter is
+  async incrementWindow(key: string, windowMs: number, by = 1): Promise<WindowCount> {
+    const entry = this.live(key);
+    const now = this.clock.now();
+    const count = (typeof entry?.value === 'number' ? entry.value : 0) + by;
+    const expiresAt =
+      entry === undefined || entry.expiresAt === Number.POSITIVE_INFINITY ? now + windowMs : entry.expiresAt;
+    this.sweep();
+    this.entries.set(key, { value: count, expiresAt });
+    return { count, resetMs: Math.max(1, expiresAt - now) };
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- the Store contract is async: a failure (structuredClone of an uncloneable value) must be a rejection

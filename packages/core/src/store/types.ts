@@ -61,6 +61,14 @@ export interface Semaphore {
   readonly queued: number;
 }
 
+/** A window's counter after `Store.incrementWindow`. */
+export interface WindowCount {
+  /** The count in the window now. */
+  readonly count: number;
+  /** Ms until the window ends and the count starts again from zero (at least 1). */
+  readonly resetMs: number;
+}
+
 export interface SetOptions {
   /** Time to live in milliseconds; absent means no expiry. */
   readonly ttlMs?: number;
@@ -213,6 +221,16 @@ export interface Store {
   compareAndDelete(key: string, expected: string | number | boolean): Promise<boolean>;
   /** Adds `by` (default 1) and returns the new value; the TTL applies when the key is created. */
   increment(key: string, by?: number, options?: SetOptions): Promise<number>;
+  /**
+   * Adds `by` (an integer, default 1) to the counter of a fixed window of
+   * `windowMs` that starts when the key is created, and tells the ms it has
+   * left; both as the store measures time, so that processes sharing the
+   * store count one window whatever their own clocks say (a window numbered
+   * by each process's clock would be a different window on each). `by` 0
+   * reads the count (and starts a window if none runs). Absent on stores
+   * that cannot; callers then number windows by their own clock.
+   */
+  incrementWindow?(key: string, windowMs: number, by?: number): Promise<WindowCount>;
   /** The credential vault's sealed records; a store without them cannot back `upstreams[].auth` grants per caller. */
   readonly credentials?: CredentialRecords;
   /**

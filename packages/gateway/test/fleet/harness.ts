@@ -18,6 +18,8 @@ export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url))
 /** The built CLI: the fleet runs what users run. `pnpm build` (part of `pnpm test`) makes it. */
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const UPSTREAM = fileURLToPath(new URL('./fixtures/upstream.mjs', import.meta.url));
+/** Preloaded into a replica whose clock is set off (`clockSkewMs`): shifts its Date by that much. */
+const CLOCK_SKEW = fileURLToPath(new URL('./fixtures/clock-skew.mjs', import.meta.url));
 
 const live = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -306,13 +308,24 @@ export interface ReplicaOptions {
   /** `memory` runs the replica without Redis (the benchmark's baseline). */
   readonly store?: 'redis' | 'memory';
   /** More limited tools (the benchmark guards up_whoami). */
-  readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
+  readonly guarded?: Record<string, GuardedTool>;
   /** Listen with these API keys (named `agent` and `ops`; `ops` may use the console); none by default. */
   readonly keys?: { readonly agent: string; readonly ops: string };
   /** The replicas' `drainDelayMs` (0 by default). */
   readonly drainDelayMs?: number;
   /** The replicas' `listen.http.maxSessions` (the default otherwise). */
   readonly maxSessions?: number;
+  /** The replicas' `plugins.risk.approval.timeoutMs` (the default otherwise). */
+  readonly approvalTimeoutMs?: number;
+  /** How far each replica's clock (by name) is set off from the test's, in ms: positive runs ahead. */
+  readonly clockSkewMs?: Readonly<Record<string, number>>;
+}
+
+/** A tool's concurrency limits in the replicas' config. */
+export interface GuardedTool {
+  readonly maxActive: number;
+  readonly maxQueue: number;
+  readonly rate?: { readonly calls: number; readonly perMs: number };
 }
 
 /** The replica's config file: the one the README's "Running many replicas" section describes. */
@@ -357,7 +370,10 @@ export function replicaConfig(name: string, options: ReplicaOptions): Record<str
       },
       risk: {
         ledger: { syncMs: options.syncMs },
-        approval: { secret: 'the approval key every replica of the fleet shares' },
+        approval: {
+          secret: 'the approval key every replica of the fleet shares',
+          ...(options.approvalTimeoutMs ? { timeoutMs: options.approvalTimeoutMs } : {}),
+        },
         tools: [{ match: 'up_deploy', hitl: true }],
         calls: { events: 'off' },
       },
@@ -394,9 +410,10 @@ export interface Replica {
 export async function startReplica(name: string, options: ReplicaOptions, dir: string): Promise<Replica> {
   const file = join(dir, `replica-${name}.json`);
   writeFileSync(file, JSON.stringify(replicaConfig(name, options), null, 2));
-  const child = spawn(process.execPath, [CLI, 'serve', '--config', file], {
+  const skewMs = options.clockSkewMs?.[name] ?? 0;
+  const child = spawn(process.execPath, [...(skewMs ? ['--import', CLOCK_SKEW] : []), CLI, 'serve', '--config', file], {
     cwd: REPO_ROOT,
-    env: { ...process.env, NODE_ENV: 'production' },
+    env: { ...process.env, NODE_ENV: 'production', ...(skewMs ? { SLUICE_TEST_CLOCK_SKEW_MS: String(skewMs) } : {}) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   live.add(child);
@@ -556,10 +573,13 @@ export interface FleetOptions {
   readonly syncMs?: number;
   readonly work?: { maxActive: number; maxQueue: number };
   readonly store?: 'redis' | 'memory';
-  readonly guarded?: Record<string, { maxActive: number; maxQueue: number }>;
+  readonly guarded?: Record<string, GuardedTool>;
   readonly keys?: { readonly agent: string; readonly ops: string };
   readonly drainDelayMs?: number;
   readonly maxSessions?: number;
+  readonly approvalTimeoutMs?: number;
+  /** How far each replica's clock (by name) is set off, in ms: positive runs ahead. */
+  readonly clockSkewMs?: Readonly<Record<string, number>>;
   /** Pin 2025-11-25 sessions to a replica with a stick table, as the fleet did before (benchmark baseline). */
   readonly sticky?: boolean;
 }
@@ -599,6 +619,8 @@ export async function startFleet(options: FleetOptions = {}): Promise<Fleet> {
     ...(options.keys ? { keys: options.keys } : {}),
     ...(options.drainDelayMs ? { drainDelayMs: options.drainDelayMs } : {}),
     ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
+    ...(options.approvalTimeoutMs ? { approvalTimeoutMs: options.approvalTimeoutMs } : {}),
+    ...(options.clockSkewMs ? { clockSkewMs: options.clockSkewMs } : {}),
   };
   const names = 'abcdefgh'.slice(0, options.replicas ?? 3).split('');
   const replicas: Replica[] = [];

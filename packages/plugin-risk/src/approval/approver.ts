@@ -70,6 +70,15 @@ export interface ApproverDeps {
 const PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 const NONCE_PREFIX = 'dev.sluice/risk/approval-nonce/';
+/**
+ * How much longer than its state a nonce's spent mark is kept. Each replica
+ * judges a state's expiry by its own clock: one whose clock lags the replica
+ * that spent the state still takes it for live after the spender thought it
+ * expired. The mark outlives that by this much, so a state works once unless
+ * the fleet's clocks are further apart (an operator question's marks are kept
+ * an hour past it too).
+ */
+const SPENT_MARK_SLACK_MS = 60 * 60_000;
 /** A reason longer than this is cut in the lists. */
 const MAX_REASON_CHARS = 200;
 /** A nonce whose question was answered... */
@@ -550,7 +559,7 @@ export class RiskApprover implements Approver {
     // An operator question's state is the operator's to answer, never the client's form.
     if (check.question !== undefined) return invalid('the approval state names an operator question');
     // One answer per question: a state that was used once, on any replica, is spent.
-    const ttlMs = Math.max(1, check.expiresAt - now) + this.deps.config.timeoutMs;
+    const ttlMs = Math.max(1, check.expiresAt - now) + this.deps.config.timeoutMs + SPENT_MARK_SLACK_MS;
     const key = NONCE_PREFIX + check.nonce;
     trace.id = await this.deps.questions.closeByNonce(check.nonce);
     if (!(await this.deps.store.setIfAbsent(key, USED, { ttlMs }))) {
