@@ -400,7 +400,7 @@ export const ApprovalWebhookConfig = z
       .max(10_000)
       .default(500)
       .describe(
-        'POSTs waiting for an open one to finish, per replica (oldest first; one whose question lapsed meanwhile is not sent); a question past that is not posted, and logged (`approval.webhook.dropped`): it still waits in the console, the admin API and `sluice approvals`',
+        'POSTs waiting for an open one to finish, per replica (oldest first; one whose question was answered or lapsed meanwhile, on any replica, is not sent); a question past that is not posted, and logged (`approval.webhook.dropped`): it still waits in the console, the admin API and `sluice approvals`',
       ),
   })
   .strict();

@@ -306,7 +306,8 @@ export class Gateway {
     settings: NonNullable<NonNullable<GatewayConfig['admin']>['webhook']>,
     context: AdminContext,
   ): ApprovalWebhook {
-    const webhook = new ApprovalWebhook(settings, () => this.httpListener?.url, context.answer, this.logger);
+    const waiting = async (id: string) => (await context.approvals()).some((question) => question.id === id);
+    const webhook = new ApprovalWebhook(settings, () => this.httpListener?.url, context.answer, waiting, this.logger);
     this.riskPlugin?.onApprovalEvent((event) => webhook.notify(event));
     return webhook;
   }

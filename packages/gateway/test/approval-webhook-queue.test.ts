@@ -97,6 +97,7 @@ describe('the approval webhook under a flood', () => {
       { url: receiver.url, secret: SECRET, timeoutMs: 60_000, maxInFlight: 2, maxQueued: 3 },
       () => new URL('http://127.0.0.1:1/'),
       () => Promise.resolve({ ok: true }),
+      () => Promise.resolve(true),
       logs.logger,
     );
     for (let n = 1; n <= 20; n++) webhook.notify(asked(n));
@@ -118,6 +119,7 @@ describe('the approval webhook under a flood', () => {
       { url: receiver.url, secret: SECRET, timeoutMs: 60_000, maxInFlight: 1, maxQueued: 3 },
       () => new URL('http://127.0.0.1:1/'),
       () => Promise.resolve({ ok: true }),
+      () => Promise.resolve(true),
       logs.logger,
     );
     for (let n = 1; n <= 4; n++) webhook.notify(asked(n));

@@ -45,7 +45,7 @@ type Token = z.infer<typeof TokenSchema>;
  *
  * A slow or absent receiver costs bounded memory: at most `maxInFlight`
  * POSTs are open at once, at most `maxQueued` more wait (first in, first
- * out; one whose question was answered or lapsed meanwhile is not sent), and a question past
+ * out; one whose question was answered or lapsed meanwhile, on any replica, is not sent), and a question past
  * that is dropped with a logged `approval.webhook.dropped` naming it (it
  * still waits in the console, the admin API and `sluice approvals`).
  */
@@ -57,6 +57,8 @@ export class ApprovalWebhook {
     private readonly settings: WebhookSettings,
     private readonly base: () => URL | undefined,
     private readonly answer: (id: string, answer: ApprovalAnswer) => Promise<AnswerOutcome>,
+    /** Whether a question still waits for an answer, in the store every replica shares. */
+    private readonly waiting: (id: string) => Promise<boolean>,
     private readonly logger: Logger,
   ) {}
 
@@ -108,10 +110,11 @@ export class ApprovalWebhook {
     return { inFlight: this.inFlight, queued: this.queue.length };
   }
 
-  private start(event: Asked): void {
+  /** `queued`: the question waited here, and may have been answered meanwhile on another replica. */
+  private start(event: Asked, queued = false): void {
     this.inFlight++;
     const id = event.id ?? '';
-    void this.send(event, id)
+    void this.sendIfWaiting(event, id, queued)
       .catch((error: unknown) =>
         this.logger.warn(
           { event: 'approval.webhook.failed', id, err: messageOf(error) },
@@ -129,7 +132,7 @@ export class ApprovalWebhook {
     const now = Date.now();
     for (let event = this.queue.shift(); event !== undefined; event = this.queue.shift()) {
       if (event.expiresAt > now) {
-        this.start(event);
+        this.start(event, true);
         return;
       }
       this.logger.info(
@@ -142,6 +145,21 @@ export class ApprovalWebhook {
   /** The link route, public on the listener. */
   routes(): Record<string, RequestListener> {
     return { [ANSWER_LINK_PATH]: (req, res) => void this.follow(req, res) };
+  }
+
+  /**
+   * Posts the question, unless it waited in the queue and was answered since: this replica hears of its own
+   * answers only, so an answer given on another one is looked up in the store.
+   */
+  private async sendIfWaiting(event: Asked, id: string, queued: boolean): Promise<void> {
+    if (queued && !(await this.waiting(id))) {
+      this.logger.info(
+        { event: 'approval.webhook.skipped', id },
+        'the question was answered while its webhook waited: not posted',
+      );
+      return;
+    }
+    await this.send(event, id);
   }
 
   private async send(event: Asked, id: string): Promise<void> {
