@@ -13,9 +13,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import puppeteer from 'puppeteer-core';
 import type { Browser } from 'puppeteer-core';
-import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
-import { captureLogger } from '@sluice/testing';
+import { captureLogger, urlElicitationOf } from '@sluice/testing';
 import { AdminClient, GatewayErrorCode, createGateway } from '@sluice/gateway';
 import type { HttpListener, SluiceServer } from '@sluice/core';
 import { opsAndAgentKeys, runCli, serve, tempConfig } from './helpers.js';
@@ -111,12 +111,7 @@ async function caller(url: URL): Promise<Client> {
 
 /** The consent link of the URL elicitation the gateway answers with. */
 async function askedToConnect(client: Client): Promise<string> {
-  const error = (await client.callTool({ name: 'whoami', arguments: {} }).then(
-    () => ({}),
-    (e: unknown) => e,
-  )) as { code?: number; data?: { elicitations?: { url: string }[] } };
-  expect(error.code).toBe(ProtocolErrorCode.UrlElicitationRequired);
-  return error.data?.elicitations?.[0]?.url ?? '';
+  return (await urlElicitationOf(client.callTool({ name: 'whoami', arguments: {} }))).url;
 }
 
 async function consent(url: string, login: string): Promise<string> {

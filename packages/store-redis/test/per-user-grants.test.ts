@@ -8,11 +8,12 @@
 // server that checks audience-bound tokens.
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Client, ProtocolErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createServer } from '@sluice/core';
 import { CredentialVault } from '@sluice/upstream';
 import type { HttpListener } from '@sluice/core';
-import { captureLogger, textOf } from '@sluice/testing';
+import { captureLogger, textOf, urlElicitationOf } from '@sluice/testing';
+import type { UrlElicitation } from '@sluice/testing';
 import '@sluice/http';
 import { perUserAuth, startConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
 import type { ConsentServer } from '../../core/test/helpers/consent-authorization-server.js';
@@ -123,15 +124,8 @@ async function caller(url: URL): Promise<Client> {
 }
 
 /** Calls `whoami` expecting to be asked to connect: the elicitation's link and id. */
-async function askedToConnect(client: Client): Promise<{ url: string; elicitationId: string }> {
-  const error = (await client.callTool({ name: 'whoami', arguments: {} }).then(
-    (result) => new Error(`expected a URL elicitation, got ${textOf(result)}`),
-    (e: unknown) => e,
-  )) as { code?: number; data?: { elicitations?: { url: string; elicitationId: string }[] } };
-  expect(error.code).toBe(ProtocolErrorCode.UrlElicitationRequired);
-  const [elicitation] = error.data?.elicitations ?? [];
-  if (elicitation === undefined) throw new Error('the error holds no elicitation');
-  return elicitation;
+function askedToConnect(client: Client): Promise<UrlElicitation> {
+  return urlElicitationOf(client.callTool({ name: 'whoami', arguments: {} }));
 }
 
 async function whoami(client: Client): Promise<string> {

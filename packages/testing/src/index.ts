@@ -2,6 +2,8 @@
 
 export { captureLogger } from './capture-logger.js';
 export type { CapturedLogger, LogRecord } from './capture-logger.js';
+export { urlElicitationOf } from './elicitation.js';
+export type { UrlElicitation } from './elicitation.js';
 export { FakeClock } from './fake-clock.js';
 export { requestRecorder } from './request-recorder.js';
 export type { RequestRecorderOptions, SeenRequest } from './request-recorder.js';

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, refusal, Stage } from '@sluice/core';
 import type { CallContext } from '@sluice/core';
-import { createTestKit, textOf } from '../src/index.js';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import { createTestKit, textOf, urlElicitationOf } from '../src/index.js';
 import type { TestKit } from '../src/index.js';
 
 /** A per-caller plugin: refuses callers without a token scope, and records what each call carried. */
@@ -66,5 +67,37 @@ describe('kit.call', () => {
     expect({ ...seen[0]?.meta }).toEqual({ trace: 'abc' });
     expect(seen[0]?.authInfo).toBeUndefined();
     expect(seen[0]?.headers).toEqual({});
+  });
+});
+
+describe('urlElicitationOf', () => {
+  const elicitation = {
+    mode: 'url',
+    url: 'https://gateway.example/connect/1',
+    elicitationId: 'e-1',
+    message: 'Connect',
+  };
+
+  it('reads the first URL elicitation of a -32042 error', async () => {
+    const refused = Promise.reject(
+      new ProtocolError(ProtocolErrorCode.UrlElicitationRequired, 'connect first', { elicitations: [elicitation] }),
+    );
+    expect(await urlElicitationOf(refused)).toEqual({
+      url: elicitation.url,
+      elicitationId: 'e-1',
+      message: 'Connect',
+    });
+  });
+
+  it('rejects, saying what came instead, for a result, another error or an error naming no elicitation', async () => {
+    await expect(urlElicitationOf(Promise.resolve({ content: [] }))).rejects.toThrow(/got a result/);
+    await expect(
+      urlElicitationOf(Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidParams, 'bad'))),
+    ).rejects.toThrow(/expected a URL elicitation \(-32042\)/);
+    await expect(
+      urlElicitationOf(
+        Promise.reject(new ProtocolError(ProtocolErrorCode.UrlElicitationRequired, 'connect', { elicitations: [{}] })),
+      ),
+    ).rejects.toThrow(/names no URL elicitation/);
   });
 });
