@@ -44,9 +44,10 @@ export async function approvalServer(
   options: RiskOptions = {},
   store?: Store,
   audit?: AuditOptions,
+  /** The server's clock; give a store made with it its own clock too. */
+  clock = new FakeClock(Date.now()),
 ): Promise<ApprovalServer> {
   const logs = captureLogger();
-  const clock = new FakeClock(Date.now());
   const plugin = risk({ ledger: { persist: 'memory' }, ...options });
   const server = createServer({
     name: 'approvals',

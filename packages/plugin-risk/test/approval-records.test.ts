@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '@sluice/core';
-import type { CallToolResult, SetOptions } from '@sluice/core';
+import type { CallToolResult, SetOptions, WindowCount } from '@sluice/core';
 import { FakeClock, errorOf, textOf } from '@sluice/testing';
 import { RiskErrorCode } from '@sluice/plugin-risk';
 import type { ApprovalEvent } from '@sluice/plugin-risk';
@@ -40,6 +40,11 @@ class KeptStore extends MemoryStore {
     return await super.increment(key, by, options);
   }
 
+  override async incrementWindow(key: string, windowMs: number, by?: number): Promise<WindowCount> {
+    this.written.add(key);
+    return await super.incrementWindow(key, windowMs, by);
+  }
+
   /** The live keys under `prefix`. */
   async kept(prefix = APPROVALS): Promise<string[]> {
     const live: string[] = [];
@@ -52,8 +57,12 @@ class KeptStore extends MemoryStore {
 const questionRecords = (keys: readonly string[]): string[] =>
   keys.filter((key) => /\/approval\/(q|a|nonce)\/|\/approval-nonce\//.test(key));
 
-async function start(store: MemoryStore, options: Parameters<typeof approvalServer>[0] = {}): Promise<ApprovalServer> {
-  return track(await approvalServer(options, store));
+async function start(
+  store: MemoryStore,
+  options: Parameters<typeof approvalServer>[0] = {},
+  clock?: FakeClock,
+): Promise<ApprovalServer> {
+  return track(await approvalServer(options, store, undefined, clock));
 }
 
 const refusedRound = (round: unknown): CallToolResult => round as CallToolResult;
@@ -73,8 +82,10 @@ describe("what a caller's questions leave in the store", () => {
   });
 
   it("bounds what one key's 2026-07-28 questions leave: past its minute's questions it is refused, and another key is still asked", async () => {
-    const store = new KeptStore();
-    const s = await start(store);
+    // The store times each caller's minute: it reads the server's clock.
+    const clock = new FakeClock(Date.now());
+    const store = new KeptStore(clock);
+    const s = await start(store, {}, clock);
     const keys = [
       { name: 'mallory', key: MALLORY },
       { name: 'alice', key: ALICE },
@@ -145,49 +156,63 @@ describe("a caller's questions a minute, as a model", () => {
     modern: fc.boolean(),
   });
 
-  it("asks a caller at most its minute's questions, says when it may ask again, and keeps only live marks", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 60 }), async (steps) => {
-        const clock = new FakeClock(1_000_000);
-        const store = new KeptStore(clock);
-        const limits = { max: 100, perCaller: 100, perCallerPerMinute: PER_MINUTE };
-        const questions = new OperatorQuestions(store, () => clock.now(), 10, limits);
-        const fields = { tool: 'deploy', server: 'local', level: 'L4' as const, reason: undefined };
-        const asked: Asked[] = [];
-        for (const [n, { caller, waitMs, modern }] of steps.entries()) {
-          clock.advance(waitMs);
-          const now = clock.now();
-          const minute = Math.floor(now / 60_000);
-          const inMinute = asked.filter((q) => q.caller === caller && Math.floor(q.at / 60_000) === minute).length;
-          const nonce = `nonce-${String(n).padStart(12, '0')}`;
-          const via = modern ? 'input-required' : 'elicitation';
-          const question = await questions.record(
-            { ...fields, caller },
-            via,
-            TIMEOUT_MS,
-            modern ? nonce : undefined,
-            caller,
-          );
-          if (inMinute >= PER_MINUTE) {
-            expect(question).toMatchObject({
-              busy: 'rate',
-              limit: PER_MINUTE,
-              retryAfterMs: (minute + 1) * 60_000 - now,
-            });
-            continue;
+  // A store that times windows starts a caller's minute with its first question asked for after the last one
+  // ended; on one that cannot, minutes are numbered from the epoch.
+  it.each([
+    ['a store that times windows', true],
+    ['a store that cannot', false],
+  ])(
+    "asks a caller at most its minute's questions on %s, says when it may ask again, and keeps only live marks",
+    async (_, timed) => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 60 }), async (steps) => {
+          const clock = new FakeClock(1_000_000);
+          const store = new KeptStore(clock);
+          if (!timed) (store as { incrementWindow?: unknown }).incrementWindow = undefined;
+          const limits = { max: 100, perCaller: 100, perCallerPerMinute: PER_MINUTE };
+          const questions = new OperatorQuestions(store, () => clock.now(), 10, limits);
+          const fields = { tool: 'deploy', server: 'local', level: 'L4' as const, reason: undefined };
+          const asked: Asked[] = [];
+          const minutes = new Map<string, { start: number; count: number }>();
+          for (const [n, { caller, waitMs, modern }] of steps.entries()) {
+            clock.advance(waitMs);
+            const now = clock.now();
+            let minute = minutes.get(caller);
+            if (minute === undefined || now >= minute.start + 60_000) {
+              minute = { start: timed ? now : Math.floor(now / 60_000) * 60_000, count: 0 };
+              minutes.set(caller, minute);
+            }
+            const nonce = `nonce-${String(n).padStart(12, '0')}`;
+            const via = modern ? 'input-required' : 'elicitation';
+            const question = await questions.record(
+              { ...fields, caller },
+              via,
+              TIMEOUT_MS,
+              modern ? nonce : undefined,
+              caller,
+            );
+            if (minute.count >= PER_MINUTE) {
+              expect(question).toMatchObject({
+                busy: 'rate',
+                limit: PER_MINUTE,
+                retryAfterMs: minute.start + 60_000 - now,
+              });
+              continue;
+            }
+            if (isBusy(question)) throw new Error(`refused within the minute's questions: ${JSON.stringify(question)}`);
+            minute.count++;
+            asked.push({ caller, at: now, modern });
+            // Answered at once, as the attack does.
+            if (modern) await questions.closeByNonce(nonce);
+            else await questions.close(question);
           }
-          if (isBusy(question)) throw new Error(`refused within the minute's questions: ${JSON.stringify(question)}`);
-          asked.push({ caller, at: now, modern });
-          // Answered at once, as the attack does.
-          if (modern) await questions.closeByNonce(nonce);
-          else await questions.close(question);
-        }
-        // What stays: the nonce of each 2026-07-28 question whose state has not expired, and nothing else of any.
-        const live = asked.filter((q) => q.modern && q.at + TIMEOUT_MS > clock.now()).length;
-        expect(questionRecords(await store.kept())).toHaveLength(live);
-        expect(await questions.pending()).toEqual([]);
-      }),
-      { numRuns: 150 },
-    );
-  });
+          // What stays: the nonce of each 2026-07-28 question whose state has not expired, and nothing else of any.
+          const live = asked.filter((q) => q.modern && q.at + TIMEOUT_MS > clock.now()).length;
+          expect(questionRecords(await store.kept())).toHaveLength(live);
+          expect(await questions.pending()).toEqual([]);
+        }),
+        { numRuns: 150 },
+      );
+    },
+  );
 });

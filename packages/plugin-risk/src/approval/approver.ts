@@ -75,10 +75,11 @@ const NONCE_PREFIX = 'dev.sluice/risk/approval-nonce/';
  * judges a state's expiry by its own clock: one whose clock lags the replica
  * that spent the state still takes it for live after the spender thought it
  * expired. The mark outlives that by this much, so a state works once unless
- * the fleet's clocks are further apart (an operator question's marks are kept
- * an hour past it too).
+ * the fleet's clocks are further apart than the five minutes Kerberos
+ * tolerates (a caller's marks stay bounded: they live about 15 minutes at the
+ * defaults).
  */
-const SPENT_MARK_SLACK_MS = 60 * 60_000;
+const SPENT_MARK_SLACK_MS = 5 * 60_000;
 /** A reason longer than this is cut in the lists. */
 const MAX_REASON_CHARS = 200;
 /** A nonce whose question was answered... */

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { createHash, randomBytes, randomInt } from 'node:crypto';
-import type { Store } from '@sluice/core';
+import type { Store, WindowCount } from '@sluice/core';
 import type { RiskLevel } from '../scoring/levels.js';
 import type { StateBinding } from './request-state.js';
 import { MAX_PENDING_APPROVALS } from './pending.js';
@@ -107,7 +107,11 @@ const ID = /^([1-9][0-9]{0,14})-([A-Za-z0-9_-]{16})$/;
  * single-use through its nonce's mark, kept until the state expires).
  */
 const AFTERLIFE_MS = 60 * 60_000;
-/** The window of a caller's questions a minute: fixed, numbered from the epoch, the same key on every replica. */
+/**
+ * The window of a caller's questions a minute: fixed, started by the caller's
+ * first question and ended by the store's clock (on a store that cannot time
+ * windows, numbered from the epoch by this replica's clock).
+ */
 const RATE_WINDOW_MS = 60_000;
 /** A refusal past a share is told to the listeners once per caller in this long, however many follow. */
 export const BUSY_REPORT_MS = 60_000;
@@ -115,7 +119,7 @@ export const BUSY_REPORT_MS = 60_000;
 const LIST = `${PREFIX}list/`;
 const SHARE = `${PREFIX}share/`;
 const BUSY = `${PREFIX}busy/`;
-/** A caller's questions asked in a minute: a counter per caller and minute, gone with its minute. */
+/** A caller's questions asked in its minute: a counter per caller, gone with its window. */
 const RATE = `${PREFIX}rate/`;
 /** Places are looked at this many at a time (read together), for a free one to claim. */
 const PROBE = 16;
@@ -237,11 +241,9 @@ export class OperatorQuestions {
   ): Promise<OperatorQuestion | Busy> {
     const now = this.now();
     const owner = ownerKey(caller);
-    const minute = Math.floor(now / RATE_WINDOW_MS);
-    const rate = `${RATE}${owner}/${minute}`;
     // Read first, so that a caller refused for its minute costs one read, and only questions asked count.
-    if (((await this.store.get<number>(rate)) ?? 0) >= this.limits.perCallerPerMinute)
-      return await this.busy('rate', owner, minuteLeft(now, minute));
+    const asked = await this.askedInWindow(owner, now, 0);
+    if (asked.count >= this.limits.perCallerPerMinute) return await this.busy('rate', owner, asked.resetMs);
     const sequence = await this.store.increment(`${PREFIX}seq`);
     const id = `${sequence}-${randomBytes(12).toString('base64url')}`;
     // Claimed after `now`, with the question's whole lifetime: a place never lapses before its question.
@@ -254,9 +256,10 @@ export class OperatorQuestions {
     }
     const places: Places = { list, owner, share };
     // Counted once placed: of two replicas asking for one caller at once, the one past the minute gives up.
-    if ((await this.store.increment(rate, 1, { ttlMs: RATE_WINDOW_MS })) > this.limits.perCallerPerMinute) {
+    const counted = await this.askedInWindow(owner, now, 1);
+    if (counted.count > this.limits.perCallerPerMinute) {
       await this.release({ id, places });
-      return await this.busy('rate', owner, minuteLeft(now, minute));
+      return await this.busy('rate', owner, counted.resetMs);
     }
     const question: OperatorQuestion = { ...fields, id, since: now, expiresAt: now + timeoutMs, places };
     const ttlMs = fields.via === 'operator' ? timeoutMs + AFTERLIFE_MS : timeoutMs;
@@ -293,6 +296,22 @@ export class OperatorQuestions {
   async firstJoin(question: OperatorQuestion, owner: string): Promise<boolean> {
     const ttlMs = Math.max(1, question.expiresAt - this.now());
     return this.store.setIfAbsent(`${PREFIX}joined/${question.id}/${owner}`, 1, { ttlMs });
+  }
+
+  /**
+   * The questions asked of a caller in its window, `by` more counted, and the
+   * ms the window has left. Timed by the store where it can, so that replicas
+   * whose clocks disagree count one window.
+   */
+  private async askedInWindow(owner: string, now: number, by: 0 | 1): Promise<WindowCount> {
+    const key = `${RATE}${owner}`;
+    if (this.store.incrementWindow !== undefined) return await this.store.incrementWindow(key, RATE_WINDOW_MS, by);
+    const minute = Math.floor(now / RATE_WINDOW_MS);
+    const count =
+      by === 0
+        ? ((await this.store.get<number>(`${key}/${minute}`)) ?? 0)
+        : await this.store.increment(`${key}/${minute}`, by, { ttlMs: RATE_WINDOW_MS });
+    return { count, resetMs: minuteLeft(now, minute) };
   }
 
   /**
