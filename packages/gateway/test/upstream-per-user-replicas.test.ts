@@ -52,6 +52,8 @@ const KEYS = {
 type Caller = keyof typeof KEYS;
 const CONNECT_PATH = '/oauth/upstream/connect';
 const CALLBACK_PATH = '/oauth/upstream/callback';
+/** The connect question's key in a 2026-07-28 input-required round. */
+const CONNECT_KEY = 'dev.sluice/connect';
 
 let redis: RedisProcess;
 let browser: Browser;
@@ -282,6 +284,36 @@ async function caller(replica: Replica, who: Caller): Promise<Client> {
   return client;
 }
 
+/** A 2026-07-28 caller, answering input-required rounds itself (so that a retry can go to another replica). */
+async function modernCaller(replica: Replica, who: Caller): Promise<Client> {
+  const client = new Client(
+    { name: who, version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+      capabilities: { elicitation: { url: {} } },
+      inputRequired: { autoFulfill: false },
+    },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(replica.url, {
+      requestInit: { headers: { authorization: `Bearer ${KEYS[who]}` } },
+    }),
+  );
+  open.push(() => client.close());
+  return client;
+}
+
+/** A 2026-07-28 `whoami`: its input-required round, or its result; `answer` answers the connect question. */
+async function modernWhoami(client: Client, answer?: 'accept' | 'decline'): Promise<Record<string, unknown>> {
+  const inputResponses = answer === undefined ? {} : { inputResponses: { [CONNECT_KEY]: { action: answer } } };
+  return await client.callTool(
+    { name: 'whoami', arguments: {}, ...inputResponses },
+    {
+      allowInputRequired: true,
+    },
+  );
+}
+
 /** Calls `whoami` expecting to be asked to connect: the elicitation's link and id. */
 function askedToConnect(client: Client): Promise<UrlElicitation> {
   return urlElicitationOf(client.callTool({ name: 'whoami', arguments: {} }));
@@ -385,6 +417,30 @@ describe('a per_user upstream on gateway replicas sharing Redis', () => {
     });
     expect(await byUpstream.json()).toEqual({ revoked: 1 });
     for (const client of bob) await askedToConnect(client);
+  }, 120_000);
+
+  it('asks a 2026-07-28 caller on A with an input-required round; connected through C, its retry runs on B as it', async () => {
+    const w = await world(3);
+    const [a, b, c] = w.replicas as [Replica, Replica, Replica];
+    const round = await modernWhoami(await modernCaller(a, 'alice'));
+    expect(round.resultType).toBe('input_required');
+    const ask = (round.inputRequests as Record<string, { params: { mode: string; url: string } }>)[CONNECT_KEY];
+    expect(ask?.params.mode).toBe('url');
+    await connect(w, ask?.params.url ?? '', 'alice-at-saas', c, c);
+    // The round holds no state: the retry, on another replica, finds the grant in the store.
+    const retried = await modernWhoami(await modernCaller(b, 'alice'), 'accept');
+    expect(textOf(retried as never)).toBe('alice-at-saas');
+    expect(await whoami(await caller(a, 'alice'))).toBe('alice-at-saas');
+    // Bob, asked on A, declines on C: his call ends there, and no replica holds a grant of his.
+    const asked = await modernWhoami(await modernCaller(a, 'bob'));
+    expect(asked.resultType).toBe('input_required');
+    const declined = await modernWhoami(await modernCaller(c, 'bob'), 'decline');
+    expect(declined.isError).toBe(true);
+    expect((declined._meta as Record<string, { code?: string }>)['dev.sluice/error']?.code).toBe(
+      'UPSTREAM_CONNECT_REQUIRED',
+    );
+    expect((await modernWhoami(await modernCaller(b, 'bob'))).resultType).toBe('input_required');
+    expect(w.as.grants.filter((g) => g === 'authorization_code')).toHaveLength(1);
   }, 120_000);
 
   it("two replicas meeting the same caller's expired grant at once refresh it once, and both call as the caller", async () => {
