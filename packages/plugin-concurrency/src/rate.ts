@@ -20,7 +20,8 @@ export function rateExecutor<C extends RequestContext, R>(
 ): Run<C, R | CallToolResult> {
   const rate = spec.limit.rate;
   if (rate === undefined) return next;
-  const keyOf = slotsKeyOf(spec, `${slotsKey(spec.tool)}/rate`);
+  // The window's length is part of its key: a rate given a new `perMs` counts afresh, never in a window of the old.
+  const keyOf = slotsKeyOf(spec, `${slotsKey(spec.tool)}/rate/${rate.perMs}`);
   const options = Object.freeze({ ttlMs: rate.perMs * 2 });
   const count = async (key: string): Promise<{ count: number; retryAfterMs: number }> => {
     if (spec.store.incrementWindow !== undefined) {
