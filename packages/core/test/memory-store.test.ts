@@ -55,6 +55,28 @@ describe('the in-memory store', () => {
     expect(await store.incrementWindow('plain', 50)).toEqual({ count: 8, resetMs: 50 });
     clock.advance(50);
     expect(await store.get('plain')).toBeUndefined();
+    // A key holding anything but a whole count starts a window afresh.
+    for (const held of [1.5, 'seven', { n: 1 }]) {
+      await store.set('odd', held, { ttlMs: 600_000 });
+      expect(await store.incrementWindow('odd', 1_000)).toEqual({ count: 1, resetMs: 1_000 });
+    }
+  });
+
+  it('refuses a window or a step that is not a count, and writes nothing', async () => {
+    const store = new MemoryStore(new FakeClock());
+    for (const [windowMs, by] of [
+      [Number.NaN, 1],
+      [Number.POSITIVE_INFINITY, 1],
+      [0, 1],
+      [-5, 1],
+      [1_000, 0.5],
+      [1_000, -1],
+      [1_000, Number.NaN],
+      [1_000, 1e21],
+    ]) {
+      await expect(store.incrementWindow('rate', windowMs as number, by)).rejects.toThrow(RangeError);
+      expect(await store.get('rate')).toBeUndefined();
+    }
   });
 
   it('deletes a key by compare-and-delete only while it holds the value expected', async () => {

@@ -155,12 +155,15 @@ return value
 `;
 
 /**
- * KEYS: the counter. ARGV: by (an integer), windowMs. A window that starts
- * when the key is made and ends when Redis expires it, so that every replica
- * counts the same window whatever its clock says; a key without a TTL gets
- * one. Returns {count, ms left}.
+ * KEYS: the counter. ARGV: by (a whole number), windowMs. A window that
+ * starts when the key is made and ends when Redis expires it, so that every
+ * replica counts the same window whatever its clock says; a key without a
+ * TTL gets one, and a key holding anything but a whole count starts a window
+ * afresh. Returns {count, ms left}.
  */
 const INCREMENT_WINDOW = `
+local held = redis.call('GET', KEYS[1])
+if held and not string.match(held, '^-?%d+$') then redis.call('DEL', KEYS[1]) end
 local value = redis.call('INCRBY', KEYS[1], ARGV[1])
 local left = redis.call('PTTL', KEYS[1])
 if left < 0 then

@@ -160,8 +160,13 @@ export class RedisStore implements Store {
   }
 
   /** A window's counter timed by Redis (`PEXPIRE` when the key is made, `PTTL` for what is left): replicas' clocks never matter. */
-  incrementWindow(key: string, windowMs: number, by = 1): Promise<WindowCount> {
-    return this.backend.guard(
+  async incrementWindow(key: string, windowMs: number, by = 1): Promise<WindowCount> {
+    // Checked before anything is written: a script stopped by a bad argument would keep what it wrote before it.
+    if (!(Number.isFinite(windowMs) && windowMs > 0))
+      throw new RangeError(`windowMs must be a finite number of milliseconds > 0, not ${String(windowMs)}`);
+    if (!(Number.isSafeInteger(by) && by >= 0))
+      throw new RangeError(`by must be a whole number >= 0, not ${String(by)}`);
+    return await this.backend.guard(
       'incrementWindow',
       () => this.values.incrementWindow(key, windowMs, by),
       (local) => local.incrementWindow(key, windowMs, by),

@@ -102,8 +102,8 @@ export class Values {
   }
 
   async incrementWindow(key: string, windowMs: number, by: number): Promise<WindowCount> {
-    const ttl = Math.max(1, Math.ceil(windowMs));
-    const reply = await this.backend.run(Scripts.incrementWindow, [this.keys.value(key)], [Math.trunc(by), ttl]);
+    const ttl = Math.ceil(windowMs);
+    const reply = await this.backend.run(Scripts.incrementWindow, [this.keys.value(key)], [String(by), String(ttl)]);
     const [count, resetMs] = reply as [number, number];
     return { count, resetMs: Math.max(1, resetMs) };
   }

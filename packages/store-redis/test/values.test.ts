@@ -137,7 +137,33 @@ describe('values in Redis', () => {
     expect((await b.incrementWindow('plain', 60_000)).count).toBe(6);
     expect(await look.pttl(`${stores.prefix}kv:plain`)).toBeGreaterThan(30_000);
     await look.del(`${stores.prefix}kv:rate`);
-    expect(await a.incrementWindow('rate', 60_000, 3)).toEqual({ count: 3, resetMs: 60_000 });
+    const fresh = await a.incrementWindow('rate', 60_000, 3);
+    expect(fresh.count).toBe(3);
+    expect(fresh.resetMs).toBeGreaterThan(59_000);
+    expect(fresh.resetMs).toBeLessThanOrEqual(60_000);
+    // A key holding anything but a whole count starts a window afresh, as in memory.
+    for (const held of [1.5, 'seven', { n: 1 }]) {
+      await a.set('odd', held, { ttlMs: 600_000 });
+      const window = await b.incrementWindow('odd', 1_000);
+      expect(window.count).toBe(1);
+      expect(window.resetMs).toBeLessThanOrEqual(1_000);
+    }
+  });
+
+  it('refuses a window or a step that is not a count, and writes nothing', async () => {
+    stores = new StoreFactory(redis);
+    const { store } = stores.open();
+    for (const [windowMs, by] of [
+      [Number.NaN, 1],
+      [Number.POSITIVE_INFINITY, 1],
+      [0, 1],
+      [1_000, 0.5],
+      [1_000, -1],
+      [1_000, 1e21],
+    ] as const) {
+      await expect(store.incrementWindow('rate', windowMs, by)).rejects.toThrow(RangeError);
+      expect(await look.exists(`${stores.prefix}kv:rate`)).toBe(0);
+    }
   });
 
   it('increments by fractions and negatives, and counts a non-number as zero', async () => {

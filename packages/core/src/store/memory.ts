@@ -185,12 +185,18 @@ export class MemoryStore implements Store {
     return next;
   }
 
-  /** A window's counter, timed by this store's clock: the key lives `windowMs` from its creation. */
+  /**
+   * A window's counter, timed by this store's clock: the key lives `windowMs`
+   * from its creation. A key holding anything but a whole count starts a
+   * window afresh, from 0.
+   */
   // eslint-disable-next-line @typescript-eslint/require-await -- the Store contract is async, as a remote store's counter is
   async incrementWindow(key: string, windowMs: number, by = 1): Promise<WindowCount> {
-    const entry = this.live(key);
+    checkWindow(windowMs, by);
+    const found = this.live(key);
+    const entry = found !== undefined && Number.isSafeInteger(found.value) ? found : undefined;
     const now = this.clock.now();
-    const count = (typeof entry?.value === 'number' ? entry.value : 0) + by;
+    const count = ((entry?.value as number | undefined) ?? 0) + by;
     const expiresAt =
       entry === undefined || entry.expiresAt === Number.POSITIVE_INFINITY ? now + windowMs : entry.expiresAt;
     this.sweep();
@@ -235,4 +241,11 @@ export class MemoryStore implements Store {
     }
     return options.ttlMs === undefined ? Number.POSITIVE_INFINITY : this.clock.now() + options.ttlMs;
   }
+}
+
+/** `incrementWindow`'s arguments: a window of some milliseconds, and a whole, non-negative step. */
+function checkWindow(windowMs: number, by: number): void {
+  if (!(Number.isFinite(windowMs) && windowMs > 0))
+    throw new RangeError(`windowMs must be a finite number of milliseconds > 0, not ${String(windowMs)}`);
+  if (!(Number.isSafeInteger(by) && by >= 0)) throw new RangeError(`by must be a whole number >= 0, not ${String(by)}`);
 }

@@ -227,8 +227,11 @@ export interface Store {
    * left; both as the store measures time, so that processes sharing the
    * store count one window whatever their own clocks say (a window numbered
    * by each process's clock would be a different window on each). `by` 0
-   * reads the count (and starts a window if none runs). Absent on stores
-   * that cannot; callers then number windows by their own clock.
+   * reads the count (and starts a window if none runs). A key holding
+   * anything but a whole count starts a window afresh. A `windowMs` that is
+   * not a number > 0, or a `by` that is not a whole number >= 0, is a
+   * `RangeError` and writes nothing. Absent on stores that cannot; callers
+   * then number windows by their own clock.
    */
   incrementWindow?(key: string, windowMs: number, by?: number): Promise<WindowCount>;
   /** The credential vault's sealed records; a store without them cannot back `upstreams[].auth` grants per caller. */
