@@ -306,7 +306,7 @@ export class Gateway {
     settings: NonNullable<NonNullable<GatewayConfig['admin']>['webhook']>,
     context: AdminContext,
   ): ApprovalWebhook {
-    const waiting = async (id: string) => (await context.approvals()).some((question) => question.id === id);
+    const waiting = async (id: string) => (await this.riskPlugin?.approvalWaiting(id)) ?? false;
     const webhook = new ApprovalWebhook(settings, () => this.httpListener?.url, context.answer, waiting, this.logger);
     this.riskPlugin?.onApprovalEvent((event) => webhook.notify(event));
     return webhook;

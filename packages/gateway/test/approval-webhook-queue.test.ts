@@ -133,6 +133,33 @@ describe('the approval webhook under a flood', () => {
     expect(receiver.ids).toEqual([asked(1).id, asked(4).id]);
   });
 
+  it('asks the store before posting a question that waited: not posted once it no longer waits, posted if unsure', async () => {
+    const receiver = await slowReceiver();
+    open.push(() => receiver.close());
+    const logs = captureLogger();
+    const asks: string[] = [];
+    // Question 2 was answered on another replica; the store cannot say about question 3.
+    const waiting = (id: string): Promise<boolean> => {
+      asks.push(id);
+      if (id === asked(2).id) return Promise.resolve(false);
+      if (id === asked(3).id) return Promise.reject(new Error('the store is out of reach'));
+      return Promise.resolve(true);
+    };
+    const webhook = new ApprovalWebhook(
+      { url: receiver.url, secret: SECRET, timeoutMs: 60_000, maxInFlight: 1, maxQueued: 3 },
+      () => new URL('http://127.0.0.1:1/'),
+      () => Promise.resolve({ ok: true }),
+      waiting,
+      logs.logger,
+    );
+    for (let n = 1; n <= 4; n++) webhook.notify(asked(n));
+    await drain(receiver, logs, 3);
+    expect(receiver.ids).toEqual([asked(1).id, asked(3).id, asked(4).id]);
+    expect(logs.events('approval.webhook.skipped').map((r) => r.id)).toEqual([asked(2).id]);
+    // Only the questions that waited were looked up; the first went out at once.
+    expect(asks).toEqual([2, 3, 4].map((n) => asked(n).id));
+  });
+
   it('a gateway posts no more than admin.webhook.maxInFlight at once for a flood of operator questions', async () => {
     const receiver = await slowReceiver();
     open.push(() => receiver.close());

@@ -92,6 +92,11 @@ export interface RiskPlugin extends Plugin {
    */
   pendingApprovals(): Promise<PendingApproval[]>;
   /**
+   * Whether the question with this id still waits for an answer, on any
+   * replica sharing the store: one lookup, however many questions wait.
+   */
+  approvalWaiting(id: string): Promise<boolean>;
+  /**
    * An operator's answer to a pending operator question (by its id), given
    * on any replica: the call waiting for it, wherever it waits, learns it.
    * `by` is the operator's verified identity; the first answer stands.
@@ -251,6 +256,11 @@ export function risk(options: RiskOptions = {}): RiskPlugin {
       // Servers sharing one store list the same operator questions.
       const unique = new Map(lists.flat().map((wait) => [wait.id, wait]));
       return [...unique.values()].sort((a, b) => a.since - b.since);
+    },
+    async approvalWaiting(id: string) {
+      // Servers sharing one store share their questions: any that knows the question waiting says so.
+      const answers = await Promise.all([...approvers].map((approver) => approver.waiting(id)));
+      return answers.includes(true);
     },
     async answerApproval(id: string, answer: OperatorAnswer) {
       let outcome: { ok: true } | { ok: false; why: AnswerRefusal } = { ok: false, why: 'unknown' };

@@ -59,6 +59,21 @@ describe('operator questions in the store', () => {
     expect(await store.answerOf(late)).toMatchObject({ decision: 'lapsed' });
   });
 
+  it('says whether one question still waits: not once answered, lapsed, or for an id it never made', async () => {
+    const now = { value: 1_000 };
+    const store = questions(now);
+    const { question } = await ask(store, binding(), fields, 5_000);
+    const other = (await ask(store, binding('d'.repeat(64)), fields, 5_000)).question;
+    expect(await store.waiting(question.id)).toBe(true);
+    const answer = { decision: 'denied' as const, by: 'key:ops', via: 'api' as const, reason: undefined };
+    expect((await store.answer(question.id, answer)).ok).toBe(true);
+    expect(await store.waiting(question.id)).toBe(false);
+    expect(await store.waiting(other.id)).toBe(true);
+    now.value += 5_000;
+    expect(await store.waiting(other.id)).toBe(false);
+    for (const id of ['', 'x', '999-aaaa', `${other.id}x`]) expect(await store.waiting(id)).toBe(false);
+  });
+
   it('lets an approval run once, then asks afresh for the same call', async () => {
     const now = { value: 1_000 };
     const store = questions(now);

@@ -148,14 +148,16 @@ export class ApprovalWebhook {
   }
 
   /**
-   * Posts the question, unless it waited in the queue and was answered since: this replica hears of its own
-   * answers only, so an answer given on another one is looked up in the store.
+   * Posts the question, unless it waited in the queue and was answered or lapsed since: this replica hears of its
+   * own answers only, so an answer given on another one is looked up in the store. A lookup that fails (the store
+   * out of reach) posts it: the operator hears of a question that may still wait.
    */
   private async sendIfWaiting(event: Asked, id: string, queued: boolean): Promise<void> {
-    if (queued && !(await this.waiting(id))) {
+    const waits = !queued || (await this.waiting(id).catch(() => true));
+    if (!waits) {
       this.logger.info(
         { event: 'approval.webhook.skipped', id },
-        'the question was answered while its webhook waited: not posted',
+        'the question was answered or lapsed while its webhook waited: not posted',
       );
       return;
     }

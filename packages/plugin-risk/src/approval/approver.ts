@@ -74,10 +74,10 @@ const NONCE_PREFIX = 'dev.sluice/risk/approval-nonce/';
  * How much longer than its state a nonce's spent mark is kept. Each replica
  * judges a state's expiry by its own clock: one whose clock lags the replica
  * that spent the state still takes it for live after the spender thought it
- * expired. The mark outlives that by this much, so a state works once unless
- * the fleet's clocks are further apart than the five minutes Kerberos
- * tolerates (a caller's marks stay bounded: they live about 15 minutes at the
- * defaults).
+ * expired. The mark outlives that by this much: a state works once unless
+ * the spender's clock is ahead of another replica's by more than
+ * `timeoutMs` and these five minutes, the skew Kerberos tolerates (a caller's
+ * marks stay bounded: they live about 15 minutes at the defaults).
  */
 const SPENT_MARK_SLACK_MS = 5 * 60_000;
 /** A reason longer than this is cut in the lists. */
@@ -103,6 +103,11 @@ const AnswerSchema = z.object({
  */
 export class RiskApprover implements Approver {
   constructor(private readonly deps: ApproverDeps) {}
+
+  /** Whether the question with this id still waits for an answer, on any replica. */
+  waiting(id: string): Promise<boolean> {
+    return this.deps.questions.waiting(id);
+  }
 
   /** The questions nobody has answered yet; a 2026-07-28 one answered on another replica leaves. */
   async pending(): Promise<PendingApproval[]> {

@@ -372,6 +372,12 @@ export class OperatorQuestions {
     return question?.id === id ? question : undefined;
   }
 
+  /** Whether the question with this id still waits: asked, not lapsed, not answered. Two reads, whatever the list holds. */
+  async waiting(id: string): Promise<boolean> {
+    const question = await this.find(id);
+    return question !== undefined && question.expiresAt > this.now() && (await this.answerOf(question)) === undefined;
+  }
+
   async answerOf(question: OperatorQuestion): Promise<QuestionAnswer | undefined> {
     return await this.store.get<QuestionAnswer>(`${PREFIX}a/${sequenceOf(question.id) ?? 0}`);
   }
