@@ -23,8 +23,11 @@ export async function urlElicitationOf(request: Promise<unknown>): Promise<UrlEl
   const error = outcome.error as { code?: unknown; data?: { elicitations?: unknown } } | null;
   if (error?.code !== ProtocolErrorCode.UrlElicitationRequired)
     throw new Error(`expected a URL elicitation (-32042), got ${String(outcome.error)}`, { cause: outcome.error });
-  const [first] = Array.isArray(error.data?.elicitations) ? (error.data.elicitations as unknown[]) : [];
-  const elicitation = first as Partial<UrlElicitation> | undefined;
+  const listed = Array.isArray(error.data?.elicitations) ? (error.data.elicitations as unknown[]) : [];
+  const elicitation = listed.find((e) => {
+    const mode = (e as { mode?: unknown } | null)?.mode;
+    return mode === undefined || mode === 'url';
+  }) as Partial<UrlElicitation> | undefined;
   if (typeof elicitation?.url !== 'string' || typeof elicitation.elicitationId !== 'string')
     throw new Error('the -32042 error names no URL elicitation', { cause: outcome.error });
   return { url: elicitation.url, elicitationId: elicitation.elicitationId, message: elicitation.message };

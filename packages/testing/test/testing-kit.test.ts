@@ -79,8 +79,11 @@ describe('urlElicitationOf', () => {
   };
 
   it('reads the first URL elicitation of a -32042 error', async () => {
+    const form = { mode: 'form', message: 'Who are you?', requestedSchema: { type: 'object', properties: {} } };
     const refused = Promise.reject(
-      new ProtocolError(ProtocolErrorCode.UrlElicitationRequired, 'connect first', { elicitations: [elicitation] }),
+      new ProtocolError(ProtocolErrorCode.UrlElicitationRequired, 'connect first', {
+        elicitations: [form, elicitation],
+      }),
     );
     expect(await urlElicitationOf(refused)).toEqual({
       url: elicitation.url,
