@@ -45,9 +45,10 @@ type Token = z.infer<typeof TokenSchema>;
  *
  * A slow or absent receiver costs bounded memory: at most `maxInFlight`
  * POSTs are open at once, at most `maxQueued` more wait (first in, first
- * out; one whose question was answered or lapsed meanwhile, on any replica, is not sent), and a question past
- * that is dropped with a logged `approval.webhook.dropped` naming it (it
- * still waits in the console, the admin API and `sluice approvals`).
+ * out; one whose question was answered or lapsed meanwhile, on any replica,
+ * is not sent), and a question past that is dropped with a logged
+ * `approval.webhook.dropped` naming it (it still waits in the console, the
+ * admin API and `sluice approvals`).
  */
 export class ApprovalWebhook {
   private readonly queue: Asked[] = [];
