@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { MemoryStore } from '@sluice/core';
+import { FakeClock } from '@sluice/testing';
 import { OperatorQuestions, isBusy } from '../src/approval/questions.js';
 import type { StateBinding } from '../src/approval/request-state.js';
 
@@ -72,6 +73,21 @@ describe('operator questions in the store', () => {
     now.value += 5_000;
     expect(await store.waiting(other.id)).toBe(false);
     for (const id of ['', 'x', '999-aaaa', `${other.id}x`]) expect(await store.waiting(id)).toBe(false);
+  });
+
+  it("counts one caller's minute across replicas whose clocks straddle a minute's edge", async () => {
+    // One store (Redis in a fleet, with its own clock); replica b's clock runs 30 s ahead of a's, so by their own
+    // clocks a is in minute 0 and b in minute 1.
+    const store = new MemoryStore(new FakeClock(59_000));
+    const limits = { max: 100, perCaller: 100, perCallerPerMinute: 3 };
+    const a = new OperatorQuestions(store, () => 59_000, 10, limits);
+    const b = new OperatorQuestions(store, () => 89_000, 10, limits);
+    const { caller, ...rest } = fields;
+    const asked = async (replica: OperatorQuestions) =>
+      replica.record({ ...rest, caller }, 'elicitation', 5_000, undefined, caller);
+    for (let i = 0; i < 2; i++) expect(isBusy(await asked(a))).toBe(false);
+    expect(isBusy(await asked(b))).toBe(false);
+    for (const replica of [a, b, a, b]) expect(await asked(replica)).toMatchObject({ busy: 'rate', limit: 3 });
   });
 
   it('lets an approval run once, then asks afresh for the same call', async () => {
