@@ -70,6 +70,17 @@ export function storedBytes(text: string): number {
   return Buffer.byteLength(JSON.stringify(text));
 }
 
+/** A journal's JSON text and its `storedBytes`, worked out once for the size check and the keeping. */
+export interface MeasuredJournal {
+  readonly text: string;
+  readonly bytes: number;
+}
+
+export function measure(journal: Journal): MeasuredJournal {
+  const text = JSON.stringify(journal);
+  return { text, bytes: storedBytes(text) };
+}
+
 /** What `keep` answers: the sealed state that names the journal, or why it could not be kept. */
 export type Kept = { readonly state: string } | { readonly refused: PauseRefusal };
 
@@ -91,15 +102,14 @@ export class Journals {
   ) {}
 
   /** Keeps the journal and answers the sealed state that names it, unless its caller's share or the server's is full. */
-  async keep(journal: Journal): Promise<Kept> {
+  async keep(journal: Journal, { text, bytes }: MeasuredJournal = measure(journal)): Promise<Kept> {
     const id = randomBytes(18).toString('base64url');
-    const text = JSON.stringify(journal);
-    const slot = await this.shares.admit(journal.caller, storedBytes(text));
+    const slot = await this.shares.admit(journal.caller, bytes);
     if ('share' in slot) return { refused: slot };
     try {
       await this.store.set(KEY_PREFIX + id, text, { ttlMs: this.ttlMs });
     } catch (error) {
-      await this.release(journal.caller, slot, text);
+      await this.release(journal.caller, slot, bytes);
       throw error;
     }
     const sealed: Sealed = {
@@ -132,7 +142,7 @@ export class Journals {
     // Once: whoever deletes it resumes (and counts it out); a concurrent retry with the same state finds it gone.
     if (!(await this.store.delete(key))) return 'used';
     if (sealed.b !== undefined && sealed.w !== undefined)
-      await this.release(caller, { slice: sealed.b, width: sealed.w }, text);
+      await this.release(caller, { slice: sealed.b, width: sealed.w }, storedBytes(text));
     return parseJournal(text, source, caller) ?? 'altered';
   }
 
@@ -140,8 +150,8 @@ export class Journals {
    * Counts a journal out of its shares. A failure is not the resume's: the
    * journal is gone either way, and its count lapses with its slice.
    */
-  private async release(caller: string, slot: PausedSlot, text: string): Promise<void> {
-    await this.shares.release(caller, slot, storedBytes(text)).catch(() => undefined);
+  private async release(caller: string, slot: PausedSlot, bytes: number): Promise<void> {
+    await this.shares.release(caller, slot, bytes).catch(() => undefined);
   }
 
   private open(state: string): Sealed | undefined {

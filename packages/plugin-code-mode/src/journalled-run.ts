@@ -3,7 +3,7 @@ import type { CallContext, CallToolResult, CarriedRound, FeatureRequests } from 
 import { GET_PROMPT, READ_RESOURCE, featureCall } from './features.js';
 import { CodeModeErrorCode } from './errors.js';
 import type { Journal, JournalEntry, JournalRefusal, Journals, PendingCall } from './journal.js';
-import { argumentsDigest, storedBytes } from './journal.js';
+import { argumentsDigest, measure } from './journal.js';
 import type { PauseRefusal } from './paused-shares.js';
 import { replyOf, replyOfError } from './replies.js';
 import type { CallReply, ScriptOutcome } from './sandbox.js';
@@ -143,13 +143,14 @@ export class JournalledRun {
       entries: [...this.completed].sort((a, b) => a.id - b.id),
       pending: this.pause.call,
     };
-    const bytes = storedBytes(JSON.stringify(journal));
+    const measured = measure(journal);
+    const { bytes } = measured;
     if (bytes > keep.maxBytes) {
       const message = `The script paused at a call that needs an answer from the client, but the results of the ${journal.entries.length} calls it made before are ${bytes} bytes, more than a paused script may keep (${keep.maxBytes}).`;
       const failed = { ok: false as const, code: CodeModeErrorCode.JOURNAL_TOO_LARGE, message, ...base };
       return { outcome: failed };
     }
-    const kept = await keep.journals.keep(journal);
+    const kept = await keep.journals.keep(journal, measured);
     if ('refused' in kept) {
       const message = `The script paused at call ${journal.pending.id} (${journal.pending.tool}), which needs an answer from the client, but ${fullShare(kept.refused)}; the calls it made before ran, and are not kept.`;
       const failed = { ok: false as const, code: CodeModeErrorCode.JOURNALS_FULL, message, ...base };
