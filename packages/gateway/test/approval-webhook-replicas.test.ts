@@ -7,12 +7,11 @@ import type http from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { captureLogger, errorOf, textOf } from '@sluice/testing';
-import type { CapturedLogger } from '@sluice/testing';
-import { createGateway } from '@sluice/gateway';
-import type { Gateway, GatewayConfigInput } from '@sluice/gateway';
+import { errorOf, textOf } from '@sluice/testing';
+import type { GatewayConfigInput } from '@sluice/gateway';
 import type { ApprovalEvent, RiskPlugin } from '@sluice/plugin-risk';
-import { eventually } from './helpers.js';
+import { eventually, startReplicas } from './helpers.js';
+import type { InProcessReplica } from './helpers.js';
 import { adminOf, paymentsConfig, yesClient } from './operator-helpers.js';
 import { startRedis } from './redis.js';
 import type { RedisProcess } from './redis.js';
@@ -25,11 +24,8 @@ interface Delivery {
   readonly denyUrl: string;
 }
 
-interface Replica {
-  readonly gateway: Gateway;
-  readonly url: URL;
+interface Replica extends InProcessReplica {
   readonly api: ReturnType<typeof adminOf>;
-  readonly logs: CapturedLogger;
 }
 
 let redis: RedisProcess;
@@ -82,16 +78,13 @@ async function fleet(
       risk: { ...risk, approval: { ...risk.approval, ...(timeoutMs === undefined ? {} : { timeoutMs }) } },
     },
   };
-  const replicas: Replica[] = [];
-  for (let i = 0; i < count; i++) {
-    const logs = captureLogger();
-    const gateway = createGateway(config, { logger: logs.logger });
-    open.push(() => gateway.close());
-    const url = (await gateway.start()).http?.url as URL;
-    (gateway.server.plugins.find((p) => p.name === 'risk') as RiskPlugin).onApprovalEvent((e) => events.push(e));
-    replicas.push({ gateway, url, api: adminOf(url), logs });
-  }
-  return replicas;
+  const started = await startReplicas(config, count, (close) => open.push(close));
+  return started.map((replica) => {
+    (replica.gateway.server.plugins.find((p) => p.name === 'risk') as RiskPlugin).onApprovalEvent((e) =>
+      events.push(e),
+    );
+    return { ...replica, api: adminOf(replica.url) };
+  });
 }
 
 /** The webhook delivery of the next question posted after `seen` deliveries. */

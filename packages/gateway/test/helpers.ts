@@ -8,8 +8,10 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@sluice/core';
-import type { UpstreamConfigInput } from '@sluice/gateway';
-import { main } from '@sluice/gateway';
+import { captureLogger } from '@sluice/testing';
+import type { CapturedLogger } from '@sluice/testing';
+import type { Gateway, GatewayConfigInput, UpstreamConfigInput } from '@sluice/gateway';
+import { createGateway, main } from '@sluice/gateway';
 
 /** The fixture upstream (stdio): echo, meta, sleep, hold/release, handoff. */
 export const FIXTURE_UPSTREAM = fileURLToPath(new URL('./fixtures/upstream.mjs', import.meta.url));
@@ -215,6 +217,33 @@ export interface Served {
   readonly run: CliRun;
   readonly url: URL;
   stop(): Promise<void>;
+}
+
+/** A gateway started in this process: its HTTP listener's URL and what it logged. */
+export interface InProcessReplica {
+  readonly gateway: Gateway;
+  readonly url: URL;
+  readonly logs: CapturedLogger;
+}
+
+/**
+ * `count` gateways in this process on one config (replicas of one fleet when
+ * the config names a shared store), each handed to `closeLater` as it starts.
+ */
+export async function startReplicas(
+  config: GatewayConfigInput,
+  count: number,
+  closeLater: (close: () => Promise<unknown>) => void,
+): Promise<InProcessReplica[]> {
+  const replicas: InProcessReplica[] = [];
+  for (let i = 0; i < count; i++) {
+    const logs = captureLogger();
+    const gateway = createGateway(config, { logger: logs.logger });
+    closeLater(() => gateway.close());
+    const url = (await gateway.start()).http?.url as URL;
+    replicas.push({ gateway, url, logs });
+  }
+  return replicas;
 }
 
 /** Runs `sluice serve` on a config, with a bounded heap, until the gateway is ready. */

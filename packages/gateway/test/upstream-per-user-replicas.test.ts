@@ -16,10 +16,11 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { createServer } from '@sluice/core';
 import type { HttpListener } from '@sluice/core';
 import { captureLogger, textOf, urlElicitationOf } from '@sluice/testing';
-import type { CapturedLogger, UrlElicitation } from '@sluice/testing';
-import { AdminClient, createGateway } from '@sluice/gateway';
-import type { Gateway, GatewayConfigInput } from '@sluice/gateway';
-import { eventually } from './helpers.js';
+import type { UrlElicitation } from '@sluice/testing';
+import { AdminClient } from '@sluice/gateway';
+import type { GatewayConfigInput } from '@sluice/gateway';
+import { eventually, startReplicas } from './helpers.js';
+import type { InProcessReplica } from './helpers.js';
 import { startRedis } from './redis.js';
 import type { RedisProcess } from './redis.js';
 
@@ -178,11 +179,7 @@ function claimsOf(token: string): { sub?: string; exp?: number } {
   return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { sub?: string; exp?: number };
 }
 
-interface Replica {
-  readonly gateway: Gateway;
-  readonly url: URL;
-  readonly logs: CapturedLogger;
-}
+type Replica = InProcessReplica;
 
 interface World {
   readonly as: ConsentServer;
@@ -262,14 +259,7 @@ async function world(count: number, options: { accessTokenTtlSec?: number; gated
       },
     ],
   };
-  const replicas: Replica[] = [];
-  for (let i = 0; i < count; i++) {
-    const logs = captureLogger();
-    const gateway = createGateway(config, { logger: logs.logger });
-    open.push(() => gateway.close());
-    const url = (await gateway.start()).http?.url as URL;
-    replicas.push({ gateway, url, logs });
-  }
+  const replicas = await startReplicas(config, count, (close) => open.push(close));
   return { as, front, replicas, tokens, prefix, ...(gate === undefined ? {} : { gate }) };
 }
 
