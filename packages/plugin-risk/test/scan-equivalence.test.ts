@@ -3,11 +3,14 @@ import { describe, expect, it } from 'vitest';
 import type { Phrase } from '../src/scan/phrase-automaton.js';
 import { PhraseAutomaton, isWordChar } from '../src/scan/phrase-automaton.js';
 import {
+  FOLLOW_DECODED,
   Pieces,
   UNDISGUISE,
   base64Runs,
   decodeSpans,
   encodeAs,
+  namesRot13,
+  ordersDecoding,
   skeleton,
   skeletonOf,
   skeletonView,
@@ -104,6 +107,56 @@ describe('decodeSpans', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("the decoders' searches around a literal", () => {
+  /** Each character in upper or lower case, as a generator of the string. */
+  const anyCase = (text: string) =>
+    fc
+      .array(fc.boolean(), { minLength: text.length, maxLength: text.length })
+      .map((upper) => upper.map((u, i) => (u ? text.charAt(i).toUpperCase() : text.charAt(i))).join(''));
+  /** Texts of the pieces these searches turn on, near misses and filler between them, in any case. */
+  const pieces = (words: readonly string[]) =>
+    fc
+      .array(
+        fc.oneof(
+          fc.constantFrom(...words).chain(anyCase),
+          fc.constantFrom(' ', '-', '  ', 'x', '1', '3', '13', 'e', 'd', 'cod', 'the ', 'and '),
+          fc.string({ maxLength: 40 }),
+        ),
+        { maxLength: 12 },
+      )
+      .map((parts) => parts.join(''));
+  const wording = new RegExp(FOLLOW_DECODED.join('|'), 'i');
+  const fragments = FOLLOW_DECODED.flatMap((phrase) => [phrase, phrase.slice(0, -3), phrase.slice(4)]);
+
+  it('finds ROT13 named wherever the case-blind search of the whole text does', () => {
+    fc.assert(
+      fc.property(pieces(['rot13', 'rot-13', 'rot 13', 'rot', 'ro', 'rot--13', 'rot\u200b13']), (text) => {
+        expect(namesRot13(text)).toBe(/[Rr][Oo][Tt][- ]?13/.test(text));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('finds wording that orders decoding wherever the case-blind search of the whole text does', () => {
+    fc.assert(
+      fc.property(pieces([...fragments, 'decodecod', 'encodecode and follow', 'decod', 'encod']), (text) => {
+        expect(ordersDecoding(text)).toBe(wording.test(text));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('finds the wording far into a long text, and the phrase after an overlapping decod', () => {
+    const filler = 'Reads a file and returns its contents. '.repeat(2_000);
+    expect(ordersDecoding(`${filler}DeCoDe AnD FoLlOw`)).toBe(true);
+    expect(ordersDecoding(`${filler}decodecode and follow`)).toBe(true);
+    expect(ordersDecoding(`${filler}execute the decoded`)).toBe(true);
+    expect(ordersDecoding(`${filler}decode and follo`)).toBe(false);
+    expect(namesRot13(`${filler}ROT-13`)).toBe(true);
+    expect(namesRot13(`${filler}rot  13`)).toBe(false);
   });
 });
 

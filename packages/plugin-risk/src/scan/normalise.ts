@@ -596,12 +596,14 @@ export const DECODE_LIMITS = Object.freeze({ spans: 32, chars: 32_768, minDecode
 /** Shortest run of the base64 alphabet read as a base64 (or hex) span. */
 const MIN_BASE64_RUN = 16;
 /**
- * What the other decoders need to have anything to read: byte lists,
- * decimal codes, ROT13's name (escapes and percent signs are looked for
- * with `includes`, base64 runs by `base64Runs`). Most strings stop here.
+ * What the byte-list and decimal decoders need to have anything to read
+ * (escapes and percent signs are looked for with `includes`, base64 runs by
+ * `base64Runs`, ROT13's name by `namesRot13`). Most strings stop here. Two
+ * searches, the cheap one first: one search for either costs more than
+ * both (the choice at each character keeps the engine from skipping).
  */
-const OTHER_ENCODINGS =
-  /\d\d[ ,]{1,3}\d\d[ ,]{1,3}\d\d|[0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:]|[Rr][Oo][Tt][- ]?13/;
+const DECIMAL_CODES = /\d\d[ ,]{1,3}\d\d[ ,]{1,3}\d\d/;
+const HEX_PAIRS = /[0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:]/;
 const HEX_ESCAPES = /(?:\\x[0-9A-Fa-f]{2}){4,}/g;
 const ROT13_ANNOUNCED = /\brot[- ]?13\b/i;
 
@@ -615,9 +617,10 @@ export function decodeSpans(text: string): DecodedSpan[] {
   const runs = base64Runs(text);
   const percents = text.includes('%');
   const escapes = text.includes('\\');
-  // Byte lists and ROT13's name each hold what this search finds: without it, neither is read.
-  const others = OTHER_ENCODINGS.test(text);
-  if (runs.length === 0 && !percents && !escapes && !others) return [];
+  // Byte lists and decimal codes each hold what these searches find: without it, neither is read.
+  const numbers = DECIMAL_CODES.test(text) || HEX_PAIRS.test(text);
+  const rot13Named = namesRot13(text);
+  if (runs.length === 0 && !percents && !escapes && !numbers && !rot13Named) return [];
   const spans: DecodedSpan[] = [];
   let budget: number = DECODE_LIMITS.chars;
   const keep = (encoding: Encoding, start: number, decoded: string | undefined): boolean => {
@@ -640,7 +643,7 @@ export function decodeSpans(text: string): DecodedSpan[] {
       const bytes = Buffer.from(match[0].replace(/\\x/g, ''), 'hex');
       if (!keep('hex', match.index, readable(bytes))) return spans;
     }
-  if (others)
+  if (numbers)
     for (const [start, bytes] of byteLists(text)) {
       if (!keep('hex', start, readable(bytes))) return spans;
     }
@@ -651,8 +654,78 @@ export function decodeSpans(text: string): DecodedSpan[] {
   for (const [start, bytes] of decimalRuns(text)) {
     if (!keep('decimal', start, readable(bytes))) return spans;
   }
-  if (others && ROT13_ANNOUNCED.test(text)) keep('rot13', 0, rot13(text.slice(0, DECODE_LIMITS.chars)));
+  if (rot13Named && ROT13_ANNOUNCED.test(text)) keep('rot13', 0, rot13(text.slice(0, DECODE_LIMITS.chars)));
   return spans;
+}
+
+/**
+ * Whether `text` names ROT13 as `rot13`, `rot-13` or `rot 13`, in any case
+ * of its letters: each `13` found by a native search of that literal (a
+ * case-blind search for the letters would test every character), and the
+ * letters before it read.
+ */
+export function namesRot13(text: string): boolean {
+  for (let at = text.indexOf('13'); at !== -1; at = text.indexOf('13', at + 1)) {
+    let end = at;
+    const before = text.charCodeAt(end - 1);
+    if (before === 0x2d || before === 0x20) end--;
+    if (
+      end >= 3 &&
+      (text.charCodeAt(end - 3) | 0x20) === 0x72 &&
+      (text.charCodeAt(end - 2) | 0x20) === 0x6f &&
+      (text.charCodeAt(end - 1) | 0x20) === 0x74
+    )
+      return true;
+  }
+  return false;
+}
+
+/** Wording that orders an encoded span to be decoded and obeyed. */
+export const FOLLOW_DECODED: readonly string[] = [
+  'decode and follow',
+  'decode and execute',
+  'decode and run',
+  'decode and obey',
+  'decode it and follow',
+  'decode this and follow',
+  'follow the decoded',
+  'execute the decoded',
+  'obey the decoded',
+  'follow the encoded',
+  'encoded instructions',
+  'decoded instructions',
+];
+/**
+ * The same wording, case-blind. Without the `u` flag only ASCII letters
+ * fold, which for these phrases (no `k`, whose Kelvin sign lower-cases to
+ * it) finds what a search of the lower-cased text finds.
+ */
+const FOLLOWS_DECODED = new RegExp(FOLLOW_DECODED.join('|'), 'i');
+/**
+ * What every phrase of `FOLLOW_DECODED` holds, case-blind: `decod` or
+ * `encod`, at most 12 characters into a phrase at most 22 long.
+ */
+const DECODING_WORD = /[Dd][Ee][Cc][Oo][Dd]|[Ee][Nn][Cc][Oo][Dd]/g;
+/** How far before and after a `DECODING_WORD` the wording is looked for: past the phrases' reach either side. */
+const DECODING_BEFORE = 16;
+const DECODING_AFTER = 32;
+
+/**
+ * Whether `text` holds wording that orders an encoded span decoded and
+ * followed (`FOLLOW_DECODED`, any case). The search for the whole wording
+ * runs only around each `decod` or `encod`: searched for alone, it tries
+ * twelve phrases at every character of a long text that has none. A
+ * `decod` the search for them steps over (one overlapping the one before,
+ * as in `decodecod`) starts at most four characters after it, so its
+ * phrase is inside the window read for that one.
+ */
+export function ordersDecoding(text: string): boolean {
+  DECODING_WORD.lastIndex = 0;
+  for (let found = DECODING_WORD.exec(text); found !== null; found = DECODING_WORD.exec(text)) {
+    const at = found.index;
+    if (FOLLOWS_DECODED.test(text.slice(Math.max(0, at - DECODING_BEFORE), at + DECODING_AFTER))) return true;
+  }
+  return false;
 }
 
 /**

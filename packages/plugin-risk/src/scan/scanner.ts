@@ -7,33 +7,10 @@ import { disguisesBuffer, scanCharacters } from './unicode-scan.js';
 import { scanLexicon } from './lexicon.js';
 import type { DecodedSpan } from './normalise.js';
 import type { Pieces } from './normalise.js';
-import { decodeSpans, skeletonView } from './normalise.js';
+import { decodeSpans, ordersDecoding, skeletonView } from './normalise.js';
 import type { PhraseReport, TextView } from './phrase-scan.js';
 import { LowerText } from './phrase-scan.js';
 import { taggedWords } from './word-table.js';
-
-/** Wording that orders an encoded span to be decoded and obeyed. */
-const FOLLOW_DECODED = [
-  'decode and follow',
-  'decode and execute',
-  'decode and run',
-  'decode and obey',
-  'decode it and follow',
-  'decode this and follow',
-  'follow the decoded',
-  'execute the decoded',
-  'obey the decoded',
-  'follow the encoded',
-  'encoded instructions',
-  'decoded instructions',
-];
-/**
- * The same wording, searched case-blind in the text as written: no copy of it
- * lower-cased. Without the `u` flag only ASCII letters fold, which for these
- * phrases (no `k`, whose Kelvin sign lower-cases to it) finds what a search
- * of the lower-cased text finds.
- */
-const FOLLOWS_DECODED = new RegExp(FOLLOW_DECODED.join('|'), 'i');
 
 export type { CrossServerReferences } from './phrase-scan.js';
 
@@ -347,7 +324,7 @@ class Scan {
   private decoded(text: string): void {
     const spans = decodeSpans(text);
     if (spans.length === 0) return;
-    if (FOLLOWS_DECODED.test(text)) this.add(Pattern.ENCODED_INSTRUCTION, (spans[0] as DecodedSpan).start);
+    if (ordersDecoding(text)) this.add(Pattern.ENCODED_INSTRUCTION, (spans[0] as DecodedSpan).start);
     for (const span of spans) {
       const found = { any: false };
       this.read(span.text, new LowerText(span.text.toLowerCase()), (pattern, index, target, severity) => {
