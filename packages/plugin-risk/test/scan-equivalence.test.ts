@@ -5,6 +5,7 @@ import { PhraseAutomaton, isWordChar } from '../src/scan/phrase-automaton.js';
 import {
   FOLLOW_DECODED,
   Pieces,
+  SHORTEST_SPAN,
   UNDISGUISE,
   base64Runs,
   decodeSpans,
@@ -98,6 +99,34 @@ describe('decodeSpans', () => {
   };
   /** What sits beside an encoded span: an identifier in the base64 alphabet, a percent sign, a backslash, ROT13's name, nothing. */
   const beside = fc.constantFrom('', 'organization_identifier_value ', '100% of ', 'C:\\temp ', 'use ROT13 here ');
+
+  it('finds in a text shorter than SHORTEST_SPAN what every search finds', () => {
+    const fragment = fc.constantFrom(
+      'SGVsbG8gV29ybGQh', // "Hello World!": the shortest base64 span
+      '%41ab%42cd%43%44', // the shortest percent span
+      '\\x41\\x42\\x43\\x44',
+      '41 42 43 44 45',
+      '65,66,67,68',
+      'rot13 ',
+      'ROT-13:',
+      'uryyb',
+      '%',
+      '\\',
+    );
+    const text = fc
+      .array(fc.oneof(fragment, fc.string({ maxLength: 6 })), { maxLength: 4 })
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(text, (candidate) => {
+        const short = candidate.slice(0, SHORTEST_SPAN - 1);
+        expect(decodeSpans(short)).toEqual(decodeSpans(short, true));
+      }),
+      { numRuns: 3_000 },
+    );
+    // The bound is tight: one character shorter and these would not decode.
+    expect(decodeSpans('SGVsbG8gV29ybGQh').map((span) => span.encoding)).toEqual(['base64']);
+    expect(decodeSpans('%41ab%42cd%43%44').map((span) => span.encoding)).toEqual(['percent']);
+  });
 
   it('decodes each encoding whatever sits beside it', () => {
     fc.assert(

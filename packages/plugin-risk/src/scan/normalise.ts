@@ -596,6 +596,13 @@ export const DECODE_LIMITS = Object.freeze({ spans: 32, chars: 32_768, minDecode
 /** Shortest run of the base64 alphabet read as a base64 (or hex) span. */
 const MIN_BASE64_RUN = 16;
 /**
+ * The shortest text that holds a span of an encoding other than ROT13: 16
+ * characters of base64, or four percent escapes and four characters between
+ * them (byte lists and decimal codes need 23, `\\x` escapes 32).
+ */
+export const SHORTEST_SPAN = 16;
+const NO_RUNS: readonly number[] = Object.freeze([]);
+/**
  * What the byte-list and decimal decoders need to have anything to read
  * (escapes and percent signs are looked for with `includes`, base64 runs by
  * `base64Runs`, ROT13's name by `namesRot13`). Most strings stop here. Two
@@ -611,14 +618,19 @@ const ROT13_ANNOUNCED = /\brot[- ]?13\b/i;
  * The spans of `text` written in an encoding that decode to readable text:
  * base64 (standard and URL-safe), hex (a run of digits or `\x` escapes),
  * percent-encoding, decimal character codes, and the whole text in ROT13
- * when the text names ROT13. Decoding stops at `DECODE_LIMITS`.
+ * when the text names ROT13. Decoding stops at `DECODE_LIMITS`. A text
+ * shorter than `SHORTEST_SPAN` is only searched for ROT13's name, unless
+ * `anyLength` (for tests: what every search would find).
  */
-export function decodeSpans(text: string): DecodedSpan[] {
-  const runs = base64Runs(text);
-  const percents = text.includes('%');
-  const escapes = text.includes('\\');
+export function decodeSpans(text: string, anyLength = false): DecodedSpan[] {
+  // Every encoding but ROT13 needs `SHORTEST_SPAN` characters for a span that decodes to `minDecoded`: a shorter
+  // text (most strings of a schema) is searched for ROT13's name only.
+  const long = anyLength || text.length >= SHORTEST_SPAN;
+  const runs = long ? base64Runs(text) : NO_RUNS;
+  const percents = long && text.includes('%');
+  const escapes = long && text.includes('\\');
   // Byte lists and decimal codes each hold what these searches find: without it, neither is read.
-  const numbers = DECIMAL_CODES.test(text) || HEX_PAIRS.test(text);
+  const numbers = long && (DECIMAL_CODES.test(text) || HEX_PAIRS.test(text));
   const rot13Named = namesRot13(text);
   if (runs.length === 0 && !percents && !escapes && !numbers && !rot13Named) return [];
   const spans: DecodedSpan[] = [];
