@@ -28,6 +28,7 @@ import {
 import type { UpstreamConnectRequired } from './oauth/errors.js';
 import type { CallerIdentity } from '@sluice/core';
 import { NodeHttpClientTransport } from './node-http-transport.js';
+import { endsAtAnswer } from './upstream-features.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
 import { injectTraceContext, traceIdle, withTraceSpan } from './tracing.js';
 import { isModernCaller, relayedError, roundParams, sealed, withoutConnectAnswer } from './modern-call.js';
@@ -161,8 +162,10 @@ async function callOn(
     // may answer with an input-required round, which has no structured content.
     ...(client === link.connected() ? { toolDefinition: original } : {}),
   };
-  const send = () => client.callTool(params, options) as Promise<CallToolResult>;
   const leave = link.enterCall?.(ctx.mcp, callerKeyOf(ctx.authInfo) ?? 'anonymous', client);
+  const request = () => client.callTool(params, options) as Promise<CallToolResult>;
+  // A stdio child's transport ends the call as its answer is read (`endsAtAnswer`).
+  const send = leave === undefined ? request : () => endsAtAnswer(leave, request);
   try {
     const result = await (fetched ? withResponseBudget(budget, send) : send());
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);

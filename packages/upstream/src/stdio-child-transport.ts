@@ -10,6 +10,7 @@ import {
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { asJsonRpcMessage } from '@sluice/core/internal';
+import { takeSendingCall } from './upstream-features.js';
 
 export interface StdioChildOptions {
   readonly command: string;
@@ -46,6 +47,8 @@ export class StdioChildTransport implements Transport {
   /** The start of a line whose end has not come yet. */
   private partial: Buffer | undefined;
   private readonly maxBytes: number;
+  /** How each call in flight ends, by its `tools/call` request's id: ended as its answer is read (`endsAtAnswer`). */
+  private readonly answerEnds = new Map<string | number, () => void>();
 
   constructor(private readonly options: StdioChildOptions) {
     this.maxBytes = options.maxMessageBytes ?? STDIO_DEFAULT_MAX_BUFFER_SIZE;
@@ -142,12 +145,31 @@ export class StdioChildTransport implements Transport {
       this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       return;
     }
+    // A call's answer ends the call: what the child wrote after it is not the call's. The client runs a
+    // notification's handler one microtask after the message is handed to it; the call ends one microtask after
+    // its answer is, so each handler sees the call as it stood where its message came: in flight for a line written
+    // before the answer, over for a line after it, even when one read holds both.
+    if (!('method' in message) && 'id' in message && message.id !== undefined) {
+      const end = this.answerEnds.get(message.id);
+      if (end !== undefined) {
+        this.answerEnds.delete(message.id);
+        queueMicrotask(end);
+      }
+    }
     this.onmessage?.(message);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
+    if ('method' in message && message.method === 'tools/call' && 'id' in message) {
+      const call = takeSendingCall();
+      if (call !== undefined) {
+        const { id } = message;
+        this.answerEnds.set(id, call.end);
+        call.forget = () => this.answerEnds.delete(id);
+      }
+    }
     const line = `${JSON.stringify(message)}\n`;
     return new Promise((resolve) => {
       if (stdin.write(line)) resolve();
@@ -160,6 +182,7 @@ export class StdioChildTransport implements Transport {
     const child = this.child;
     this.child = undefined;
     this.partial = undefined;
+    this.answerEnds.clear();
     if (!child) return;
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
     const waitOr = () => Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, GRACE_MS).unref())]);
