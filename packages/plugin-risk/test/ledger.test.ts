@@ -231,6 +231,30 @@ describe('the JSON file store', () => {
     expect(document.entries).toHaveLength(20);
   });
 
+  it('writes a burst of changes in two writes, each change on disk when its set resolves', async () => {
+    const path = join(dir, 'ledger.json');
+    const store = new JsonFileStore(path);
+    const onDisk = async () =>
+      new Map((JSON.parse(await readFile(path, 'utf8')) as { entries: [string, unknown][] }).entries);
+    await store.set('first', 0);
+    expect(store.writes).toBe(1);
+    // One write under way and 50 changes made meanwhile: the 50 share the next write.
+    const settled: boolean[] = [];
+    await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => {
+        await store.set(`k${i}`, { i });
+        const entries = await onDisk();
+        settled.push(entries.get(`k${i}`) !== undefined);
+      }),
+    );
+    expect(settled).toEqual(Array.from({ length: 50 }, () => true));
+    expect(store.writes).toBeLessThanOrEqual(3);
+    expect((await onDisk()).size).toBe(51);
+    // A change after the burst gets a write of its own.
+    await store.set('last', 1);
+    expect((await onDisk()).get('last')).toBe(1);
+  });
+
   it('returns copies, so a caller cannot change what is stored', async () => {
     const store = new JsonFileStore(join(dir, 'ledger.json'));
     const value = { a: [1] };

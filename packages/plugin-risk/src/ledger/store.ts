@@ -18,18 +18,30 @@ interface FileDocument {
 }
 
 /**
- * A key-value store in one JSON file, rewritten atomically on every `set`
- * (written to a temporary file, flushed, then renamed over the old one), so a
- * crash leaves either the old file or the new one, never half of one. Writes
- * are serialized. An unreadable file fails loudly: forgetting approvals
- * silently would let a redefined tool through as new.
+ * A key-value store in one JSON file, rewritten atomically (written to a
+ * temporary file, flushed, then renamed over the old one), so a crash leaves
+ * either the old file or the new one, never half of one. Writes are
+ * serialized, and the changes made while one is under way share the next:
+ * a burst of changes (an import of many upstreams) costs two writes, not one
+ * each. A `set` resolves once a write holding its change is on disk. An
+ * unreadable file fails loudly: forgetting approvals silently would let a
+ * redefined tool through as new.
  */
 export class JsonFileStore implements LedgerStore {
   readonly kind = 'json-file';
   private entries: Promise<Map<string, unknown>> | undefined;
+  /** The last write, settled or not. */
   private writing: Promise<void> = Promise.resolve();
+  /** The write that has not started yet: every change made before it starts is in it. */
+  private next: Promise<void> | undefined;
+  private written = 0;
 
   constructor(readonly path: string) {}
+
+  /** How many times the file has been written. */
+  get writes(): number {
+    return this.written;
+  }
 
   async get<T = unknown>(key: string): Promise<T | undefined> {
     const entries = await this.load();
@@ -40,11 +52,21 @@ export class JsonFileStore implements LedgerStore {
   async set(key: string, value: unknown): Promise<void> {
     const entries = await this.load();
     entries.set(key, structuredClone(value));
-    const document: FileDocument = { version: 1, entries: [...entries] };
-    const text = `${JSON.stringify(document)}\n`;
-    const write = this.writing.then(() => writeAtomically(this.path, text));
+    await this.save(entries);
+  }
+
+  /** The write that will hold the entries as they are now: the one waiting to start, or a new one after the last. */
+  private save(entries: Map<string, unknown>): Promise<void> {
+    if (this.next !== undefined) return this.next;
+    const write = this.writing.then(() => {
+      this.next = undefined;
+      this.written++;
+      const document: FileDocument = { version: 1, entries: [...entries] };
+      return writeAtomically(this.path, `${JSON.stringify(document)}\n`);
+    });
+    this.next = write;
     this.writing = write.catch(() => undefined);
-    await write;
+    return write;
   }
 
   private load(): Promise<Map<string, unknown>> {
