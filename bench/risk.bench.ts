@@ -169,6 +169,9 @@ const crafted: Array<[string, string]> = [
   ['decimal codes that never reach eight', repeatTo('105 103 110 111 ; ')],
   ['hex bytes separated by spaces, never readable', repeatTo('ff 00 ')],
   ['"rot13" then 1 MB of text', `rot13 ${realistic.slice(0, MB - 6)}`],
+  // The decoders' literal searches: each place of the literal read around, until the rest is searched whole.
+  ['a base64 span, then "decod" repeated', `${Buffer.from('read the notes').toString('base64')} ${repeatTo('decod')}`],
+  ['a base64 span, then "13" repeated', `${Buffer.from('read the notes').toString('base64')} ${repeatTo('13')}`],
   ['lexicon: "other tools " without a disparagement', repeatTo('other tools ')],
   ['lexicon: "不要" without a verb', repeatTo('不要用户')],
   ['lexicon: "ignora " without instructions', repeatTo('ignora ')],

@@ -148,15 +148,26 @@ describe("the decoders' searches around a literal", () => {
   /** Texts of the pieces these searches turn on, near misses and filler between them, in any case. */
   const pieces = (words: readonly string[]) =>
     fc
-      .array(
-        fc.oneof(
-          fc.constantFrom(...words).chain(anyCase),
-          fc.constantFrom(' ', '-', '  ', 'x', '1', '3', '13', 'e', 'd', 'cod', 'the ', 'and '),
-          fc.string({ maxLength: 40 }),
+      .tuple(
+        // A text that holds the literal in more places than are read around one by one.
+        fc.constantFrom(
+          '',
+          'decod '.repeat(64),
+          'x13 '.repeat(64),
+          'decod '.repeat(70),
+          'x13 '.repeat(70),
+          'DeCoD13'.repeat(70),
         ),
-        { maxLength: 12 },
+        fc.array(
+          fc.oneof(
+            fc.constantFrom(...words).chain(anyCase),
+            fc.constantFrom(' ', '-', '  ', 'x', '1', '3', '13', 'e', 'd', 'cod', 'the ', 'and '),
+            fc.string({ maxLength: 40 }),
+          ),
+          { maxLength: 12 },
+        ),
       )
-      .map((parts) => parts.join(''));
+      .map(([crowd, parts]) => crowd + parts.join(''));
   const wording = new RegExp(FOLLOW_DECODED.join('|'), 'i');
   const fragments = FOLLOW_DECODED.flatMap((phrase) => [phrase, phrase.slice(0, -3), phrase.slice(4)]);
 

@@ -671,13 +671,30 @@ export function decodeSpans(text: string, anyLength = false): DecodedSpan[] {
 }
 
 /**
+ * How many places of a literal (`13`, `decod`) are read around before the
+ * rest of the text is searched whole instead: a text that holds the literal
+ * everywhere (crafted, or a long list of numbers) would otherwise cost a
+ * search per place, several times what one search of it costs.
+ */
+const PLACES_READ = 64;
+
+/** ROT13's name as `namesRot13` reads it, searched case-blind: for the rest of a text past `PLACES_READ`. */
+const ROT13_NAME = /[Rr][Oo][Tt][- ]?13/g;
+
+/**
  * Whether `text` names ROT13 as `rot13`, `rot-13` or `rot 13`, in any case
  * of its letters: each `13` found by a native search of that literal (a
  * case-blind search for the letters would test every character), and the
- * letters before it read.
+ * letters before it read; past `PLACES_READ` of them, the rest of the text
+ * is searched case-blind.
  */
 export function namesRot13(text: string): boolean {
+  let read = 0;
   for (let at = text.indexOf('13'); at !== -1; at = text.indexOf('13', at + 1)) {
+    if (++read > PLACES_READ) {
+      ROT13_NAME.lastIndex = Math.max(0, at - 4);
+      return ROT13_NAME.test(text);
+    }
     let end = at;
     const before = text.charCodeAt(end - 1);
     if (before === 0x2d || before === 0x20) end--;
@@ -729,13 +746,17 @@ const DECODING_AFTER = 32;
  * twelve phrases at every character of a long text that has none. A
  * `decod` the search for them steps over (one overlapping the one before,
  * as in `decodecod`) starts at most four characters after it, so its
- * phrase is inside the window read for that one.
+ * phrase is inside the window read for that one. Past `PLACES_READ` of
+ * them, the rest of the text is searched whole.
  */
 export function ordersDecoding(text: string): boolean {
   DECODING_WORD.lastIndex = 0;
-  for (let found = DECODING_WORD.exec(text); found !== null; found = DECODING_WORD.exec(text)) {
-    const at = found.index;
-    if (FOLLOWS_DECODED.test(text.slice(Math.max(0, at - DECODING_BEFORE), at + DECODING_AFTER))) return true;
+  for (let read = 1; DECODING_WORD.test(text); read++) {
+    // Each alternative of `DECODING_WORD` is five characters long.
+    const at = DECODING_WORD.lastIndex - 5;
+    const from = Math.max(0, at - DECODING_BEFORE);
+    if (read > PLACES_READ) return FOLLOWS_DECODED.test(text.slice(from));
+    if (FOLLOWS_DECODED.test(text.slice(from, at + DECODING_AFTER))) return true;
   }
   return false;
 }
