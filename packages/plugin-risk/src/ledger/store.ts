@@ -22,8 +22,9 @@ interface FileDocument {
  * temporary file, flushed, then renamed over the old one), so a crash leaves
  * either the old file or the new one, never half of one. Writes are
  * serialized, and the changes made while one is under way share the next:
- * a burst of changes (an import of many upstreams) costs two writes, not one
- * each. A `set` resolves once a write holding its change is on disk. An
+ * a burst of changes (an import of many upstreams) costs the write under way
+ * and one more, not one each. A `set` resolves once a write holding its
+ * change is on disk. An
  * unreadable file fails loudly: forgetting approvals silently would let a
  * redefined tool through as new.
  */

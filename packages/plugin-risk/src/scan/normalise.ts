@@ -609,7 +609,7 @@ const NO_RUNS: readonly number[] = Object.freeze([]);
  * searches, the cheap one first: one search for either costs more than
  * both (the choice at each character keeps the engine from skipping).
  */
-const DECIMAL_CODES = /\d\d[ ,]{1,3}\d\d[ ,]{1,3}\d\d/;
+const DECIMAL_CODES = /\d{2,3}[ ,]{1,3}\d{2,3}[ ,]{1,3}\d{2,3}/;
 const HEX_PAIRS = /[0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:]/;
 const HEX_ESCAPES = /(?:\\x[0-9A-Fa-f]{2}){4,}/g;
 const ROT13_ANNOUNCED = /\brot[- ]?13\b/i;
