@@ -47,8 +47,12 @@ export class StdioChildTransport implements Transport {
   /** The start of a line whose end has not come yet. */
   private partial: Buffer | undefined;
   private readonly maxBytes: number;
-  /** How each call in flight ends, by its `tools/call` request's id: ended as its answer is read (`endsAtAnswer`). */
-  private readonly answerEnds = new Map<string | number, () => void>();
+  /**
+   * How each call in flight ends, by its `tools/call` request's id as a number (the client matches an answer to its
+   * request by `Number(id)`, so an answer whose id is `"4"` answers request 4): ended as its answer is read
+   * (`endsAtAnswer`).
+   */
+  private readonly answerEnds = new Map<number, () => void>();
 
   constructor(private readonly options: StdioChildOptions) {
     this.maxBytes = options.maxMessageBytes ?? STDIO_DEFAULT_MAX_BUFFER_SIZE;
@@ -145,14 +149,15 @@ export class StdioChildTransport implements Transport {
       this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       return;
     }
-    // A call's answer ends the call: what the child wrote after it is not the call's. The client runs a
-    // notification's handler one microtask after the message is handed to it; the call ends one microtask after
-    // its answer is, so each handler sees the call as it stood where its message came: in flight for a line written
-    // before the answer, over for a line after it, even when one read holds both.
+    // A call's answer ends the call: what the child wrote after it is not the call's. The client runs the handler
+    // of a notification or a request one microtask after the message is handed to it; the call ends one microtask
+    // after its answer is, so each handler sees the call as it stood where its message came: in flight for a line
+    // or a question written before the answer, over for one written after it, even when one read holds both.
     if (!('method' in message) && 'id' in message && message.id !== undefined) {
-      const end = this.answerEnds.get(message.id);
+      const id = Number(message.id);
+      const end = this.answerEnds.get(id);
       if (end !== undefined) {
-        this.answerEnds.delete(message.id);
+        this.answerEnds.delete(id);
         queueMicrotask(end);
       }
     }
@@ -165,7 +170,7 @@ export class StdioChildTransport implements Transport {
     if ('method' in message && message.method === 'tools/call' && 'id' in message) {
       const call = takeSendingCall();
       if (call !== undefined) {
-        const { id } = message;
+        const id = Number(message.id);
         this.answerEnds.set(id, call.end);
         call.forget = () => this.answerEnds.delete(id);
       }
