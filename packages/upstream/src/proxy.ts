@@ -28,7 +28,7 @@ import {
 import type { UpstreamConnectRequired } from './oauth/errors.js';
 import type { CallerIdentity } from '@sluice/core';
 import { NodeHttpClientTransport } from './node-http-transport.js';
-import { endsAtAnswer } from './upstream-features.js';
+import { StdioChildTransport } from './stdio-child-transport.js';
 import { ResponseBudget, withResponseBudget } from './response-limit.js';
 import { injectTraceContext, traceIdle, withTraceSpan } from './tracing.js';
 import { isModernCaller, relayedError, roundParams, sealed, withoutConnectAnswer } from './modern-call.js';
@@ -147,8 +147,15 @@ async function callOn(
   // Always a budget: over HTTP it also carries the connection's per-message cap to the call.
   const budget = new ResponseBudget(limit ?? Number.POSITIVE_INFINITY);
   const transport = client.transport;
-  // The node:http transport counts the answer's bytes itself and ends the call when they run out.
-  const carried = transport instanceof NodeHttpClientTransport ? transport.carry(budget, ctx.mcp) : undefined;
+  const leave = link.enterCall?.(ctx.mcp, callerKeyOf(ctx.authInfo) ?? 'anonymous', client);
+  // The node:http transport counts the answer's bytes itself and ends the call when they run out; a stdio child's
+  // ends the call as its answer is read, so that what the child writes after it is not the call's.
+  const carried =
+    transport instanceof NodeHttpClientTransport
+      ? transport.carry(budget, ctx.mcp)
+      : transport instanceof StdioChildTransport && leave !== undefined
+        ? transport.carry(leave)
+        : undefined;
   // The SDK's fetch-based transports find the budget through the async context, and stop by its signal.
   const fetched = transport instanceof StreamableHTTPClientTransport || transport instanceof SSEClientTransport;
   const options: CallToolRequestOptions = {
@@ -162,10 +169,7 @@ async function callOn(
     // may answer with an input-required round, which has no structured content.
     ...(client === link.connected() ? { toolDefinition: original } : {}),
   };
-  const leave = link.enterCall?.(ctx.mcp, callerKeyOf(ctx.authInfo) ?? 'anonymous', client);
-  const request = () => client.callTool(params, options) as Promise<CallToolResult>;
-  // A stdio child's transport ends the call as its answer is read (`endsAtAnswer`).
-  const send = leave === undefined ? request : () => endsAtAnswer(leave, request);
+  const send = () => client.callTool(params, options) as Promise<CallToolResult>;
   try {
     const result = await (fetched ? withResponseBudget(budget, send) : send());
     if (limit !== undefined && !budget.admits(result)) return tooLarge(link, original, budget.exceededLimit);
@@ -181,7 +185,7 @@ async function callOn(
   } finally {
     leave?.();
     relay?.stop();
-    if (carried) (transport as NodeHttpClientTransport).release(carried);
+    if (carried) (transport as NodeHttpClientTransport | StdioChildTransport).release(carried);
   }
 }
 

@@ -7,10 +7,9 @@ import {
   SdkErrorCode,
   parseJSONRPCMessage,
 } from '@modelcontextprotocol/client';
-import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { asJsonRpcMessage } from '@sluice/core/internal';
-import { takeSendingCall } from './upstream-features.js';
 
 export interface StdioChildOptions {
   readonly command: string;
@@ -21,6 +20,9 @@ export interface StdioChildOptions {
   /** The longest line read from the child; a longer one is an error and closes the connection. */
   readonly maxMessageBytes?: number;
 }
+
+/** The request option (a header, as Sluice's HTTP transport takes its budgets) naming the call a `tools/call` serves. */
+const CALL_HEADER = 'x-sluice-call';
 
 /** How long close() waits for the child after ending its stdin, then after SIGTERM, before SIGKILL. */
 const GRACE_MS = 2_000;
@@ -47,10 +49,12 @@ export class StdioChildTransport implements Transport {
   /** The start of a line whose end has not come yet. */
   private partial: Buffer | undefined;
   private readonly maxBytes: number;
+  /** The calls `carry` was given, by the key their requests carry, and the id of each one's `tools/call` once sent. */
+  private readonly calls = new Map<string, { readonly end: () => void; id?: number }>();
+  private nextCall = 0;
   /**
    * How each call in flight ends, by its `tools/call` request's id as a number (the client matches an answer to its
-   * request by `Number(id)`, so an answer whose id is `"4"` answers request 4): ended as its answer is read
-   * (`endsAtAnswer`).
+   * request by `Number(id)`, so an answer whose id is `"4"` answers request 4): ended as its answer is read.
    */
   private readonly answerEnds = new Map<number, () => void>();
 
@@ -164,15 +168,36 @@ export class StdioChildTransport implements Transport {
     this.onmessage?.(message);
   }
 
-  send(message: JSONRPCMessage): Promise<void> {
+  /**
+   * Request options (`headers`, which the client hands to `send`) that tie
+   * the `tools/call` sent with them to a call: `end` is called as its answer
+   * is read (see `receive`), and stands for the relay's end of the call.
+   * `release` them once the call has ended, answered or not.
+   */
+  carry(end: () => void): Readonly<Record<string, string>> {
+    const key = String(this.nextCall++);
+    this.calls.set(key, { end });
+    return { [CALL_HEADER]: key };
+  }
+
+  release(headers: Readonly<Record<string, string>>): void {
+    const key = headers[CALL_HEADER];
+    const call = key === undefined ? undefined : this.calls.get(key);
+    if (key === undefined || call === undefined) return;
+    this.calls.delete(key);
+    if (call.id !== undefined) this.answerEnds.delete(call.id);
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
-    if ('method' in message && message.method === 'tools/call' && 'id' in message) {
-      const call = takeSendingCall();
-      if (call !== undefined) {
-        const id = Number(message.id);
-        this.answerEnds.set(id, call.end);
-        call.forget = () => this.answerEnds.delete(id);
+    const key = options?.headers?.[CALL_HEADER];
+    if (key !== undefined && 'method' in message && message.method === 'tools/call' && 'id' in message) {
+      // The first tools/call of the call only: it is the one the call waits on.
+      const call = this.calls.get(key);
+      if (call !== undefined && call.id === undefined) {
+        call.id = Number(message.id);
+        this.answerEnds.set(call.id, call.end);
       }
     }
     const line = `${JSON.stringify(message)}\n`;
@@ -188,6 +213,7 @@ export class StdioChildTransport implements Transport {
     this.child = undefined;
     this.partial = undefined;
     this.answerEnds.clear();
+    this.calls.clear();
     if (!child) return;
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
     const waitOr = () => Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, GRACE_MS).unref())]);

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { Client, ClientCapabilities, ClientContext } from '@modelcontextprotocol/client';
 import { LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
@@ -119,45 +118,6 @@ export class CallRelay {
   get inFlight(): number {
     return this.active.size;
   }
-}
-
-/** A call whose `tools/call` request is being sent, and how it ends (`endsAtAnswer`). */
-interface SendingCall {
-  readonly end: () => void;
-  taken: boolean;
-  /** Set by the transport that took it: forgets the call's request once the call is over, answered or not. */
-  forget?: () => void;
-}
-
-const sendingCalls = new AsyncLocalStorage<SendingCall>();
-
-/**
- * Runs `send` (the call's `tools/call` request and the wait for its answer)
- * so that a transport which reads the upstream's messages in order can end
- * the call (`end`, the relay's) as its answer arrives, before the messages
- * read after it: a log line an upstream writes right after answering, read
- * in the same chunk, is then no longer taken for the call's. Where the
- * transport does not (over HTTP an answer comes on a stream of its own), the
- * call ends when `send` settles, as before. `end` must be safe to call twice.
- */
-export async function endsAtAnswer<T>(end: () => void, send: () => Promise<T>): Promise<T> {
-  const call: SendingCall = { end, taken: false };
-  try {
-    return await sendingCalls.run(call, send);
-  } finally {
-    call.forget?.();
-  }
-}
-
-/**
- * For a transport sending a `tools/call` request: the call it serves (see
- * `endsAtAnswer`), once per call; undefined outside one.
- */
-export function takeSendingCall(): SendingCall | undefined {
-  const call = sendingCalls.getStore();
-  if (call === undefined || call.taken) return undefined;
-  call.taken = true;
-  return call;
 }
 
 /** Log messages relayed at once per upstream before the rate applies. */

@@ -24,9 +24,8 @@ interface FileDocument {
  * serialized, and the changes made while one is under way share the next:
  * a burst of changes (an import of many upstreams) costs the write under way
  * and one more, not one each. A `set` resolves once a write holding its
- * change is on disk. An
- * unreadable file fails loudly: forgetting approvals silently would let a
- * redefined tool through as new.
+ * change is on disk. An unreadable file fails loudly: forgetting approvals
+ * silently would let a redefined tool through as new.
  */
 export class JsonFileStore implements LedgerStore {
   readonly kind = 'json-file';
