@@ -89,6 +89,10 @@ export interface PhraseOptions {
 }
 
 /** How far (in characters) an imperative may sit from the tool name it governs. */
+/** The characters the role markers and the addresses start from. */
+const MARKED = /[<[@:]/;
+const NO_ADDRESSES: readonly Address[] = Object.freeze([]);
+
 const IMPERATIVE_REACH = 80;
 /** How far an exfiltration verb may sit from the address it sends to. */
 const EXFIL_REACH = 120;
@@ -146,8 +150,11 @@ export function scanPhrases(
   options: PhraseOptions,
   report: PhraseReport,
 ): void {
-  scanRoleMarkers(lower, report);
-  const addresses = findAddresses(lower);
+  // Role markers open with `<` or `[`, an address holds `@` or `://`: one native search for those characters
+  // answers for the four searches they start from (most strings of a schema hold none).
+  const markers = lower.test(MARKED);
+  if (markers) scanRoleMarkers(lower, report);
+  const addresses = markers ? findAddresses(lower) : NO_ADDRESSES;
   if (addresses.length > 0) silenceWordsInside(words, addresses);
   if (words.union & (W.IGNORE | W.YOU | W.PRETEND | W.FROM)) scanOverrides(words, report);
   const concealed = (words.union & (W.NEGATION | W.NOT | W.DON | W.HIDE)) !== 0 && scanConcealment(words, report);
