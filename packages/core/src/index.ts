@@ -92,6 +92,7 @@ export { Stage } from './stages.js';
 export type { StdioHandle, StdioOptions } from './serving.js';
 
 export { MemoryStore } from './store/memory.js';
+export { countInWindow } from './store/window.js';
 export { AuditKind } from './audit.js';
 export type { Audit, AuditEntry, AuditEvent, AuditFrom, AuditOptions } from './audit.js';
 export { AUDIT_GENESIS, MemoryAudit } from './store/memory-audit.js';

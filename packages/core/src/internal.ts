@@ -12,6 +12,7 @@ export { internalsOf } from './server-internals.js';
 export type { ServerInternals } from './server-internals.js';
 export { systemClock } from './clock.js';
 export { LocalSemaphore } from './store/semaphore.js';
+export { checkWindow } from './store/window.js';
 export type { FenceSource } from './store/semaphore.js';
 export { assertToolName } from './tool.js';
 export { ToolTable } from './tool-table.js';

@@ -1,4 +1,4 @@
-import { refusal } from '@sluice/core';
+import { countInWindow, refusal } from '@sluice/core';
 import type { CallToolResult, RequestContext } from '@sluice/core';
 import { ConcurrencyErrorCode } from './errors.js';
 import type { LimiterSpec, Run } from './limiter.js';
@@ -22,21 +22,8 @@ export function rateExecutor<C extends RequestContext, R>(
   if (rate === undefined) return next;
   // The window's length is part of its key: a rate given a new `perMs` counts afresh, never in a window of the old.
   const keyOf = slotsKeyOf(spec, `${slotsKey(spec.tool)}/rate/${rate.perMs}`);
-  const options = Object.freeze({ ttlMs: rate.perMs * 2 });
-  const count = async (key: string): Promise<{ count: number; retryAfterMs: number }> => {
-    if (spec.store.incrementWindow !== undefined) {
-      const window = await spec.store.incrementWindow(key, rate.perMs);
-      return { count: window.count, retryAfterMs: window.resetMs };
-    }
-    const now = Date.now();
-    const window = Math.floor(now / rate.perMs);
-    return {
-      count: await spec.store.increment(`${key}/${window}`, 1, options),
-      retryAfterMs: (window + 1) * rate.perMs - now,
-    };
-  };
   return async (ctx) => {
-    const { count: calls, retryAfterMs } = await count(keyOf(ctx));
+    const { count: calls, resetMs: retryAfterMs } = await countInWindow(spec.store, keyOf(ctx), rate.perMs);
     if (calls <= rate.calls) return next(ctx);
     if (audit) {
       ctx.logger.warn(

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createDefaultLogger, parseOptions } from '@sluice/core';
+import { checkWindow } from '@sluice/core/internal';
 import type { Logger, Semaphore, SemaphoreOptions, SetOptions, Store, WindowCount } from '@sluice/core';
 import { RedisAudit } from './audit.js';
 import { Backend } from './backend.js';
@@ -162,10 +163,7 @@ export class RedisStore implements Store {
   /** A window's counter timed by Redis (`PEXPIRE` when the key is made, `PTTL` for what is left): replicas' clocks never matter. */
   async incrementWindow(key: string, windowMs: number, by = 1): Promise<WindowCount> {
     // Checked before anything is written: a script stopped by a bad argument would keep what it wrote before it.
-    if (!(Number.isFinite(windowMs) && windowMs > 0))
-      throw new RangeError(`windowMs must be a finite number of milliseconds > 0, not ${String(windowMs)}`);
-    if (!(Number.isSafeInteger(by) && by >= 0))
-      throw new RangeError(`by must be a whole number >= 0, not ${String(by)}`);
+    checkWindow(windowMs, by);
     return await this.backend.guard(
       'incrementWindow',
       () => this.values.incrementWindow(key, windowMs, by),

@@ -5,6 +5,7 @@ import { MemoryCredentials } from './memory-credentials.js';
 import { LocalSemaphore } from './semaphore.js';
 import type { FenceSource } from './semaphore.js';
 import type { Semaphore, SemaphoreOptions, SetOptions, Store, WindowCount } from './types.js';
+import { checkWindow } from './window.js';
 
 interface Entry {
   value: unknown;
@@ -241,11 +242,4 @@ export class MemoryStore implements Store {
     }
     return options.ttlMs === undefined ? Number.POSITIVE_INFINITY : this.clock.now() + options.ttlMs;
   }
-}
-
-/** `incrementWindow`'s arguments: a window of some milliseconds, and a whole, non-negative step. */
-function checkWindow(windowMs: number, by: number): void {
-  if (!(Number.isFinite(windowMs) && windowMs > 0))
-    throw new RangeError(`windowMs must be a finite number of milliseconds > 0, not ${String(windowMs)}`);
-  if (!(Number.isSafeInteger(by) && by >= 0)) throw new RangeError(`by must be a whole number >= 0, not ${String(by)}`);
 }

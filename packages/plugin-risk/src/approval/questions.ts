@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createHash, randomBytes, randomInt } from 'node:crypto';
-import type { Store, WindowCount } from '@sluice/core';
+import { countInWindow } from '@sluice/core';
+import type { Store } from '@sluice/core';
 import type { RiskLevel } from '../scoring/levels.js';
 import type { StateBinding } from './request-state.js';
 import { MAX_PENDING_APPROVALS } from './pending.js';
@@ -242,7 +243,7 @@ export class OperatorQuestions {
     const now = this.now();
     const owner = ownerKey(caller);
     // Read first, so that a caller refused for its minute costs one read, and only questions asked count.
-    const asked = await this.askedInWindow(owner, now, 0);
+    const asked = await countInWindow(this.store, `${RATE}${owner}`, RATE_WINDOW_MS, 0, now);
     if (asked.count >= this.limits.perCallerPerMinute) return await this.busy('rate', owner, asked.resetMs);
     const sequence = await this.store.increment(`${PREFIX}seq`);
     const id = `${sequence}-${randomBytes(12).toString('base64url')}`;
@@ -256,7 +257,7 @@ export class OperatorQuestions {
     }
     const places: Places = { list, owner, share };
     // Counted once placed: of two replicas asking for one caller at once, the one past the minute gives up.
-    const counted = await this.askedInWindow(owner, now, 1);
+    const counted = await countInWindow(this.store, `${RATE}${owner}`, RATE_WINDOW_MS, 1, now);
     if (counted.count > this.limits.perCallerPerMinute) {
       await this.release({ id, places });
       return await this.busy('rate', owner, counted.resetMs);
@@ -296,22 +297,6 @@ export class OperatorQuestions {
   async firstJoin(question: OperatorQuestion, owner: string): Promise<boolean> {
     const ttlMs = Math.max(1, question.expiresAt - this.now());
     return this.store.setIfAbsent(`${PREFIX}joined/${question.id}/${owner}`, 1, { ttlMs });
-  }
-
-  /**
-   * The questions asked of a caller in its window, `by` more counted, and the
-   * ms the window has left. Timed by the store where it can, so that replicas
-   * whose clocks disagree count one window.
-   */
-  private async askedInWindow(owner: string, now: number, by: 0 | 1): Promise<WindowCount> {
-    const key = `${RATE}${owner}`;
-    if (this.store.incrementWindow !== undefined) return await this.store.incrementWindow(key, RATE_WINDOW_MS, by);
-    const minute = Math.floor(now / RATE_WINDOW_MS);
-    const count =
-      by === 0
-        ? ((await this.store.get<number>(`${key}/${minute}`)) ?? 0)
-        : await this.store.increment(`${key}/${minute}`, by, { ttlMs: RATE_WINDOW_MS });
-    return { count, resetMs: minuteLeft(now, minute) };
   }
 
   /**
@@ -519,11 +504,6 @@ export class OperatorQuestions {
 function sequenceOf(id: string): number | undefined {
   const match = ID.exec(id);
   return match === null ? undefined : Number(match[1]);
-}
-
-/** Ms from `now` to the end of its minute (at least 1). */
-function minuteLeft(now: number, minute: number): number {
-  return Math.max(1, (minute + 1) * RATE_WINDOW_MS - now);
 }
 
 /** The store's name for a caller's share: a digest, whatever the caller's name is made of. */
