@@ -343,6 +343,49 @@ describe('skeleton', () => {
     );
   });
 
+  // The skeleton reads only the look-alikes the character scan kept: those in a run of letters that also holds a
+  // Latin letter or a rewritten character, however the run is joined (digits, combining marks, dropped characters,
+  // full-width and mathematical letters) and wherever it stands among long plain stretches.
+  it('folds every mixed word from the look-alikes the character scan keeps, for any text', () => {
+    const unit = fc.constantFrom(
+      'a',
+      'Q',
+      '7',
+      'é',
+      '\u0301',
+      '\u034f',
+      '\u0430',
+      '\u0440',
+      '\u03bf',
+      '\u0391',
+      '\u00ad',
+      '\u200b',
+      '\u200d',
+      '\uff41',
+      '\u{1d41a}',
+      '\u2126',
+      '\u2170',
+      '\ud835',
+      ' ',
+      '-',
+      '_',
+      '\u00d7',
+      '\u4e00',
+    );
+    const run = fc.array(unit, { maxLength: 12 }).map((units) => units.join(''));
+    const plain = fc.integer({ min: 60, max: 300 }).map((n) => 'plain words, '.repeat(n).slice(0, n));
+    const input = fc.array(fc.oneof(run, run, plain), { maxLength: 10 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(input, (input) => {
+        for (const marks of [disguises, spaced]) {
+          if (!scanCharacters(input, () => {}, marks)) continue;
+          expect(skeletonView(input, marks)?.join() ?? input).toBe(skeleton(input) ?? input);
+        }
+      }),
+      { numRuns: DEEP_RUNS * 3 },
+    );
+  });
+
   // The scan never joins the skeleton: it lower-cases it part by part and reads it through its pieces.
   it('is lower-cased part by part as the joined skeleton is, for any text', () => {
     // Long stretches of plain text between disguises: the skeleton is built from the marks, in many pieces.
@@ -413,6 +456,7 @@ describe('skeleton', () => {
           for (const search of ['σ?', ' a', '??', 'i̇', '\ud801\udc28', lower.slice(Math.max(0, from), from + 3)]) {
             expect(lowered.indexOf(search, from)).toBe(lower.indexOf(search, from));
             expect(lowered.startsWith(search, from)).toBe(lower.startsWith(search, from));
+            expect(lowered.lastIndexOf(search, from)).toBe(lower.lastIndexOf(search, from));
           }
           const at = (pick % (whole.length + 2)) - 1;
           expect(pieces.charCodeAt(at)).toBe(whole.charCodeAt(at));

@@ -660,12 +660,7 @@ const BLOCK_TAGS = new Set([
 const ORDERS = V.DIRECT | V.TAKE | V.TRANSFER | V.RUN;
 
 function scanBlocks(lower: LowerText, words: Words, report: DirectiveReport): void {
-  const closings = new Map<string, number>(); // last index of each closing marker
-  const lastOf = (marker: string) => {
-    let last = closings.get(marker);
-    if (last === undefined) closings.set(marker, (last = lower.lastIndexOf(marker)));
-    return last;
-  };
+  const lastOf = lastClosings(lower);
   const next = new Map<string, number>();
   let from = 0;
   while (from < lower.length) {
@@ -682,6 +677,56 @@ function scanBlocks(lower: LowerText, words: Words, report: DirectiveReport): vo
     }
     from = Math.max(block.end, open + 1);
   }
+}
+
+/** How many places of `</` (or `[/`) the walk back over them keeps; past them each tag's marker is searched alone. */
+const CLOSINGS_KEPT = 64;
+
+/**
+ * The last place of each closing marker, each searched once (`closed`
+ * reads it so that an opening with no end is not searched to the text's
+ * end every time). A tag's marker (`</name`, `[/name`) is found by walking
+ * back over the places of its first two characters, which every tag's
+ * marker shares: a text that holds none of them is searched once for all
+ * tags, not once per tag.
+ */
+function lastClosings(lower: LowerText): (marker: string) => number {
+  const known = new Map<string, number>();
+  const walks = new Map<string, { places: number[]; before: number }>();
+  return (marker) => {
+    let last = known.get(marker);
+    if (last === undefined) {
+      const prefix = marker.slice(0, 2);
+      last = prefix === '</' || prefix === '[/' ? walkBack(lower, walks, prefix, marker) : lower.lastIndexOf(marker);
+      known.set(marker, last);
+    }
+    return last;
+  };
+}
+
+/**
+ * The last place of `marker` (which starts with `prefix`): the places of
+ * `prefix` found so far, from the text's end back to `before`, read
+ * first, then the walk goes on back until one starts `marker`.
+ */
+function walkBack(
+  lower: LowerText,
+  walks: Map<string, { places: number[]; before: number }>,
+  prefix: string,
+  marker: string,
+): number {
+  let walk = walks.get(prefix);
+  if (walk === undefined) walks.set(prefix, (walk = { places: [], before: lower.length }));
+  for (const at of walk.places) if (lower.startsWith(marker, at)) return at;
+  while (walk.before >= 0) {
+    if (walk.places.length === CLOSINGS_KEPT) return lower.lastIndexOf(marker, walk.before);
+    const at = lower.lastIndexOf(prefix, walk.before);
+    walk.before = at - 1; // -2 once no place is left
+    if (at === -1) break;
+    walk.places.push(at);
+    if (lower.startsWith(marker, at)) return at;
+  }
+  return -1;
 }
 
 /** The next opening marker at or after `from`; each marker's next position is searched again only once passed. */

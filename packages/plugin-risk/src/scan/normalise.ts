@@ -1,4 +1,4 @@
-import type { Disguises } from './unicode-scan.js';
+import type { Disguises, Lookalikes } from './unicode-scan.js';
 
 /**
  * What the scan reads besides the text as written: its skeleton (the text a
@@ -201,14 +201,25 @@ export function skeletonOf(text: string, disguises: Disguises): string | undefin
  * whole-text string it builds) and takes excerpts from the pieces.
  * `undefined` when the text has nothing to rewrite; the pieces may spell
  * the text itself (a compatibility form NFKC leaves as it is), which reads
- * as the text does.
+ * as the text does. Of the Greek and Cyrillic letters, only those the
+ * character scan kept as look-alikes (`Disguises.lookalikes`) are read for
+ * mixed words: a text in Greek or Russian is not searched letter by letter.
  */
 export function skeletonView(text: string, disguises: Disguises): Pieces | undefined {
-  const { count, at } = disguises;
-  if (count === 0) return disguises.greekOrCyrillic && DISGUISE.test(text) ? wholeSkeleton(text) : undefined;
+  const { count, at, lookalikes } = disguises;
+  if (count === 0) {
+    if (!disguises.greekOrCyrillic) return undefined;
+    // Nothing rewritten: the skeleton's places are the text's, and only the look-alikes the scan kept are read.
+    return foldMixedWords(Pieces.of(text), lookalikes.all ? undefined : lookalikes);
+  }
   // Marks close together (a short string, or a text of disguises): one replace over the whole text costs less.
   if (count * disguises.sparse > text.length) return DISGUISE.test(text) ? wholeSkeleton(text) : undefined;
   const bare = new Pieces();
+  // The look-alikes' places in the skeleton: the text's moved by what was rewritten before them, and any Greek or
+  // Cyrillic letter a rewriting wrote (NFKC makes some).
+  const places = lookalikes.all ? undefined : skeletonPlaces;
+  skeletonPlaces.count = 0;
+  let next = 0; // the next look-alike of the text to place
   let copied = 0;
   let greekOrCyrillic = disguises.greekOrCyrillic;
   for (let k = 0; k < count; k++) {
@@ -217,22 +228,67 @@ export function skeletonView(text: string, disguises: Disguises): Pieces | undef
     UNDISGUISE_AT.lastIndex = start;
     const match = UNDISGUISE_AT.exec(text);
     if (match === null) continue;
-    if (start > copied) bare.push(text.slice(copied, start));
+    if (start > copied) next = copyPlaced(text, copied, start, bare, lookalikes, next, places);
     const plain = undisguise(match[0]);
     if (plain.length > 0) {
+      if (GREEK_CYRILLIC_ANY.test(plain)) {
+        greekOrCyrillic = true;
+        if (places !== undefined)
+          for (let j = 0; j < plain.length; j++)
+            if (isGreekOrCyrillic(plain.charCodeAt(j))) place(places, bare.length + j);
+      }
       bare.push(plain);
-      greekOrCyrillic ||= GREEK_CYRILLIC_ANY.test(plain);
     }
     copied = UNDISGUISE_AT.lastIndex;
   }
-  if (copied < text.length) bare.push(text.slice(copied));
+  if (copied < text.length) copyPlaced(text, copied, text.length, bare, lookalikes, next, places);
   // A dropped character between the halves of a surrogate pair: the whole-text definition, which reads it again.
   if (bare.length !== text.length && splitsPair(text)) return wholeSkeleton(text);
   if (!greekOrCyrillic) {
     bare.greek = false;
     return bare;
   }
-  return foldMixedWords(bare);
+  return foldMixedWords(bare, places);
+}
+
+/** The places of the skeleton being built where its mixed words may hold look-alikes, reused (scanning is synchronous). */
+const skeletonPlaces: { count: number; at: Int32Array } = { count: 0, at: new Int32Array(64) };
+
+/**
+ * The text from `start` to `end` added to the skeleton as it is, with the
+ * look-alikes it holds placed in the skeleton (from the `next` one on, when
+ * `places` is kept): returns the next look-alike still to place.
+ */
+function copyPlaced(
+  text: string,
+  start: number,
+  end: number,
+  bare: Pieces,
+  lookalikes: Lookalikes,
+  next: number,
+  places: { count: number; at: Int32Array } | undefined,
+): number {
+  let k = next;
+  if (places !== undefined)
+    for (; k < lookalikes.count && (lookalikes.at[k] as number) < end; k++) {
+      const index = lookalikes.at[k] as number;
+      if (index >= start) place(places, index - start + bare.length);
+    }
+  bare.push(text.slice(start, end));
+  return k;
+}
+
+function place(places: { count: number; at: Int32Array }, index: number): void {
+  if (places.count === places.at.length) {
+    const grown = new Int32Array(places.at.length * 2);
+    grown.set(places.at);
+    places.at = grown;
+  }
+  places.at[places.count++] = index;
+}
+
+function isGreekOrCyrillic(c: number): boolean {
+  return c >= 0x370 && c <= 0x52f;
 }
 
 const GREEK_CYRILLIC_ANY = /[\u0370-\u052f]/;
@@ -369,17 +425,19 @@ export class Pieces {
     return -1;
   }
 
-  /** Where `search` stands last, or -1, as in the joined text. */
-  lastIndexOf(search: string): number {
+  /** Where `search` stands last at or before `from`, or -1, as in the joined text. */
+  lastIndexOf(search: string, from = Infinity): number {
     const m = search.length;
-    if (m === 0) return this.length;
+    const limit = Math.min(Math.max(from, 0), this.length - m); // the last place a match may start
+    if (m === 0) return limit;
     for (let k = this.parts.length - 1; k >= 0; k--) {
       const at = this.starts[k] as number;
+      if (at > limit) continue;
       const part = this.parts[k] as string;
       // Matches crossing the part's end start after any inside it.
-      for (let s = at + part.length - 1; s > at + part.length - m && s >= at; s--)
+      for (let s = Math.min(at + part.length - 1, limit); s > at + part.length - m && s >= at; s--)
         if (this.matches(search, s)) return s;
-      const found = part.lastIndexOf(search);
+      const found = part.lastIndexOf(search, limit - at);
       if (found !== -1) return at + found;
     }
     return -1;
@@ -474,16 +532,20 @@ const GREEK_CYRILLIC = /[\u0370-\u052f]/g;
 
 /**
  * Each word with both Latin letters and look-alikes gets its look-alikes
- * read as Latin; only words with Greek or Cyrillic are read. The text
- * itself when no word is folded, else new pieces: slices of its parts, and
- * strings built from the folded words and the short stretches between them.
+ * read as Latin; only words with Greek or Cyrillic are read: those that
+ * hold one of `lookalikes` (places in `text`, in order) when it is given,
+ * else each found by a search. The text itself when no word is folded,
+ * else new pieces: slices of its parts, and strings built from the folded
+ * words and the short stretches between them.
  */
-function foldMixedWords(text: Pieces): Pieces {
+function foldMixedWords(text: Pieces, lookalikes?: { readonly count: number; readonly at: Int32Array }): Pieces {
   // One part (the whole-text skeleton) is read as the string it is, without the cursor.
   const read: Readable = text.parts.length === 1 ? (text.parts[0] as string) : text;
   let out: Folded | undefined;
   let copied = 0;
-  let found = text.nextGreekOrCyrillic(0);
+  let next = 0; // the next of `lookalikes` to read
+  let found =
+    lookalikes === undefined ? text.nextGreekOrCyrillic(0) : lookalikes.count > 0 ? (lookalikes.at[0] as number) : -1;
   while (found !== -1) {
     let start = found;
     let end = start + 1;
@@ -502,7 +564,11 @@ function foldMixedWords(text: Pieces): Pieces {
       out.fold(read, start, end);
       copied = end;
     }
-    found = nextGreekOrCyrillicNear(text, read, end);
+    if (lookalikes === undefined) found = nextGreekOrCyrillicNear(text, read, end);
+    else {
+      while (next < lookalikes.count && (lookalikes.at[next] as number) < end) next++;
+      found = next < lookalikes.count ? (lookalikes.at[next] as number) : -1;
+    }
   }
   if (out === undefined) return text;
   out.copy(text, read, copied, text.length);

@@ -47,8 +47,8 @@ export class LowerText {
     return this.pieces === undefined ? this.text.indexOf(search, from) : this.pieces.indexOf(search, from);
   }
 
-  lastIndexOf(search: string): number {
-    return this.pieces === undefined ? this.text.lastIndexOf(search) : this.pieces.lastIndexOf(search);
+  lastIndexOf(search: string, from = Infinity): number {
+    return this.pieces === undefined ? this.text.lastIndexOf(search, from) : this.pieces.lastIndexOf(search, from);
   }
 
   startsWith(search: string, position = 0): boolean {

@@ -27,9 +27,13 @@ export function scanCharacters(text: string, report: Report, disguises?: Disguis
   if (disguises !== undefined) {
     disguises.count = 0;
     disguises.greekOrCyrillic = false;
+    disguises.lookalikes.count = 0;
+    disguises.lookalikes.all = false;
   }
   let match = nextNotable(text, 0);
   if (match === null) return false;
+  const runs =
+    disguises === undefined ? undefined : new LetterRuns(disguises.lookalikes, text.length, disguises.sparse);
   const length = text.length;
   let previous = -1; // the previous code point, -1 at the start
   let wordLatin = false;
@@ -40,6 +44,7 @@ export function scanCharacters(text: string, report: Report, disguises?: Disguis
   for (;;) {
     const notable = match === null ? length : match.index;
     if (notable > i) {
+      runs?.plain(text, i, notable);
       // Plain ASCII from i to the notable character: the word open at i runs on to the first
       // separator; a separator ends it, and the word touching the notable character starts.
       let p = i;
@@ -66,7 +71,10 @@ export function scanCharacters(text: string, report: Report, disguises?: Disguis
       previous = text.charCodeAt(notable - 1);
       i = notable;
     }
-    if (match === null || i >= length) return true;
+    if (match === null || i >= length) {
+      runs?.end();
+      return true;
+    }
     let cp = text.charCodeAt(i);
     const at = i;
     let next = i + 1;
@@ -77,6 +85,7 @@ export function scanCharacters(text: string, report: Report, disguises?: Disguis
         next = i + 2;
       } else {
         report(PoisonPattern.UNICODE_LONE_SURROGATE, at);
+        runs?.end();
         previous = cp;
         wordLatin = wordCyrillic = wordFlagged = false;
         i = next;
@@ -87,6 +96,7 @@ export function scanCharacters(text: string, report: Report, disguises?: Disguis
     if (disguises !== undefined) {
       if (cp >= 0x0370 && cp <= 0x052f) disguises.greekOrCyrillic = true;
       else if (isUndisguised(cp)) mark(disguises, at, length);
+      runs?.notable(cp, at);
     }
     const latin = isLatinLetter(cp);
     const cyrillic = !latin && cp >= 0x0400 && cp <= 0x052f;
@@ -137,11 +147,105 @@ export interface Disguises {
    * disguises would mark nearly every character for nothing).
    */
   readonly sparse: number;
+  /** Where the skeleton's mixed words may hold look-alikes (`Lookalikes`). */
+  readonly lookalikes: Lookalikes;
+}
+
+/**
+ * Where each Greek or Cyrillic letter stands in a run of letters that also
+ * holds a Latin letter or a character the skeleton rewrites, in order: the
+ * only places where a word of the skeleton can mix Latin with look-alikes.
+ * A run is read wider than a word (letters, digits, combining marks and
+ * every character the skeleton rewrites or drops), so each word of the
+ * skeleton lies in one. `all` when they were not kept (more than one per
+ * `sparse` characters): every Greek or Cyrillic letter is then read.
+ */
+export interface Lookalikes {
+  count: number;
+  at: Int32Array;
+  all: boolean;
 }
 
 /** Marks for the character scan; `sparse` 0 keeps every mark (for tests). */
 export function disguisesBuffer(sparse = 64): Disguises {
-  return { count: 0, at: new Int32Array(64), greekOrCyrillic: false, sparse };
+  return {
+    count: 0,
+    at: new Int32Array(64),
+    greekOrCyrillic: false,
+    sparse,
+    lookalikes: { count: 0, at: new Int32Array(64), all: false },
+  };
+}
+
+/**
+ * The runs of letters the character scan reads (`Lookalikes`): the Greek
+ * and Cyrillic letters of each run are kept as it is read, and dropped at
+ * its end unless it held a Latin letter or a rewritten character too.
+ */
+class LetterRuns {
+  private open = false;
+  private latin = false;
+  private from = 0; // the run's first place in the list
+
+  constructor(
+    private readonly list: Lookalikes,
+    private readonly length: number,
+    private readonly sparse: number,
+  ) {}
+
+  /** Printable ASCII from `start` to `end`: letters and digits carry the open run on, anything else ends it. */
+  plain(text: string, start: number, end: number): void {
+    let p = start;
+    if (this.open) {
+      for (let c = text.charCodeAt(p); p < end && isAsciiAlnum(c); c = text.charCodeAt(++p))
+        this.latin ||= isAsciiLetter(c);
+      if (p === end) return;
+      this.end();
+    }
+    let k = end;
+    while (k > p && isAsciiAlnum(text.charCodeAt(k - 1))) k--;
+    if (k === end) return;
+    this.start();
+    for (let j = k; j < end && !this.latin; j++) this.latin = isAsciiLetter(text.charCodeAt(j));
+  }
+
+  /** A character beyond printable ASCII at `at`. */
+  notable(cp: number, at: number): void {
+    const greekOrCyrillic = cp >= 0x370 && cp <= 0x52f;
+    if (!greekOrCyrillic && !(cp >= 0x300 && cp < 0x370) && !isLatinLetter(cp) && !isUndisguised(cp)) {
+      this.end();
+      return;
+    }
+    if (!this.open) this.start();
+    if (!greekOrCyrillic) this.latin ||= cp >= 0x370 || cp < 0x300;
+    else if (!this.list.all) this.keep(at);
+  }
+
+  /** Closes the open run: its letters are dropped unless it mixed. */
+  end(): void {
+    if (this.open && !this.latin) this.list.count = this.from;
+    this.open = false;
+  }
+
+  private start(): void {
+    this.open = true;
+    this.latin = false;
+    this.from = this.list.count;
+  }
+
+  private keep(at: number): void {
+    const list = this.list;
+    if (this.sparse > 0 && list.count * this.sparse > this.length) {
+      list.all = true;
+      return;
+    }
+    if (list.count === list.at.length) {
+      const grown = new Int32Array(list.at.length * 2);
+      grown.set(list.at);
+      list.at = grown;
+    }
+    list.at[list.count++] = at;
+  }
 }
 
 function mark(disguises: Disguises, index: number, length: number): void {
