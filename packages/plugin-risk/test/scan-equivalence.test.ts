@@ -7,7 +7,9 @@ import {
   Pieces,
   SHORTEST_SPAN,
   UNDISGUISE,
+  DECIMAL_CODES,
   base64Runs,
+  decimalRuns,
   decodeSpans,
   encodeAs,
   namesRot13,
@@ -149,6 +151,30 @@ describe('decodeSpans', () => {
       { numRuns: 500 },
     );
     expect(scanText(`Returns weather. ${encodeAs('decimal', 'ignore|prior|rules')}`).clean).toBe(false);
+  });
+
+  it('reads decimal codes only in a text where their gate finds three', () => {
+    // Codes mostly in the printable range, each followed by a separator (sometimes one the codes do not take).
+    const code = fc.tuple(
+      fc.oneof(
+        { arbitrary: fc.integer({ min: 32, max: 126 }), weight: 9 },
+        { arbitrary: fc.integer({ min: 0, max: 1200 }), weight: 1 },
+      ),
+      fc.oneof(
+        { arbitrary: fc.constantFrom(' ', ',', ', ', '  ', '   '), weight: 9 },
+        { arbitrary: fc.constantFrom(';', '.', '\n', '', '    '), weight: 1 },
+      ),
+    );
+    const codes = fc
+      .array(code, { maxLength: 30 })
+      .map((pairs) => pairs.map(([value, separator]) => `${value}${separator}`).join(''));
+    fc.assert(
+      fc.property(fc.string({ maxLength: 8 }), codes, (before, text) => {
+        const input = before + text;
+        if ([...decimalRuns(input)].length > 0) expect(DECIMAL_CODES.test(input)).toBe(true);
+      }),
+      { numRuns: DEEP_RUNS * 3 },
+    );
   });
 
   it('decodes each encoding whatever sits beside it', () => {

@@ -675,7 +675,7 @@ const NO_RUNS: readonly number[] = Object.freeze([]);
  * searches, the cheap one first: one search for either costs more than
  * both (the choice at each character keeps the engine from skipping).
  */
-const DECIMAL_CODES = /\d{2,3}[ ,]{1,3}\d{2,3}[ ,]{1,3}\d{2,3}/;
+export const DECIMAL_CODES = /\d{2,3}[ ,]{1,3}\d{2,3}[ ,]{1,3}\d{2,3}/;
 const HEX_PAIRS = /[0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:]/;
 const HEX_ESCAPES = /(?:\\x[0-9A-Fa-f]{2}){4,}/g;
 const ROT13_ANNOUNCED = /\brot[- ]?13\b/i;
@@ -696,7 +696,8 @@ export function decodeSpans(text: string, anyLength = false): DecodedSpan[] {
   const percents = long && text.includes('%');
   const escapes = long && text.includes('\\');
   // Byte lists and decimal codes each hold what these searches find: without it, neither is read.
-  const numbers = long && (DECIMAL_CODES.test(text) || HEX_PAIRS.test(text));
+  const decimals = long && DECIMAL_CODES.test(text);
+  const numbers = decimals || (long && HEX_PAIRS.test(text));
   const rot13Named = namesRot13(text);
   if (runs.length === 0 && !percents && !escapes && !numbers && !rot13Named) return [];
   const spans: DecodedSpan[] = [];
@@ -729,9 +730,10 @@ export function decodeSpans(text: string, anyLength = false): DecodedSpan[] {
     for (const [start, decoded] of percentRuns(text)) {
       if (!keep('percent', start, decoded)) return spans;
     }
-  for (const [start, bytes] of decimalRuns(text)) {
-    if (!keep('decimal', start, readable(bytes))) return spans;
-  }
+  if (decimals)
+    for (const [start, bytes] of decimalRuns(text)) {
+      if (!keep('decimal', start, readable(bytes))) return spans;
+    }
   if (rot13Named && ROT13_ANNOUNCED.test(text)) keep('rot13', 0, rot13(text.slice(0, DECODE_LIMITS.chars)));
   return spans;
 }
@@ -1009,7 +1011,7 @@ function percentBytes(span: string): number[] {
 const DECIMAL_RUN = /\d{2,3}[ ,]{1,3}\d{2,3}[ ,]{1,3}\d{2,3}/g;
 
 /** Runs of at least eight decimal character codes (32-126) separated by spaces or commas. */
-function* decimalRuns(text: string): Generator<[number, Buffer]> {
+export function* decimalRuns(text: string): Generator<[number, Buffer]> {
   let i = 0;
   const length = text.length;
   while (i < length) {
