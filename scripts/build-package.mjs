@@ -12,6 +12,7 @@ import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } f
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { constsOfBundle } from './bundle-consts.mjs';
 import { writeVersion } from './versions.mjs';
 
 const require = createRequire(import.meta.url);
@@ -163,6 +164,11 @@ export async function buildPackage(packageDir, { noCheck = false, compile = comp
       sourcemap: true,
       logLevel: 'warning',
     });
+    // esbuild declares the bundle's top-level constants `var`: they get their `const` back (bundle-consts.mjs).
+    for (const file of filesUnder(staging, '.js')) {
+      const { text, consts } = constsOfBundle(readFileSync(file, 'utf8'));
+      if (consts > 0) writeFileSync(file, text);
+    }
     const cjs = join(dist, 'cjs');
     for (const file of [...filesUnder(dist, '.js'), ...filesUnder(dist, '.js.map')]) rmSync(file);
     cpSync(staging, dist, { recursive: true });
