@@ -32,8 +32,7 @@ export function scanCharacters(text: string, report: Report, disguises?: Disguis
   }
   let match = nextNotable(text, 0);
   if (match === null) return false;
-  const runs =
-    disguises === undefined ? undefined : new LetterRuns(disguises.lookalikes, text.length, disguises.sparse);
+  const runs = disguises === undefined ? undefined : RUNS.reset(text, disguises.lookalikes, disguises.sparse);
   const length = text.length;
   let previous = -1; // the previous code point, -1 at the start
   let wordLatin = false;
@@ -44,7 +43,7 @@ export function scanCharacters(text: string, report: Report, disguises?: Disguis
   for (;;) {
     const notable = match === null ? length : match.index;
     if (notable > i) {
-      runs?.plain(text, i, notable);
+      runs?.plain(i, notable);
       // Plain ASCII from i to the notable character: the word open at i runs on to the first
       // separator; a separator ends it, and the word touching the notable character starts.
       let p = i;
@@ -178,47 +177,55 @@ export function disguisesBuffer(sparse = 64): Disguises {
 }
 
 /**
- * The runs of letters the character scan reads (`Lookalikes`): the Greek
- * and Cyrillic letters of each run are kept as it is read, and dropped at
+ * The runs of letters the character scan reads (`Lookalikes`). A run is
+ * followed only once a Greek or Cyrillic letter opens it, what stands
+ * before that letter in the run read back then: a text without those
+ * letters costs nothing here, nor do the stretches between its runs. The
+ * run's Greek and Cyrillic letters are kept as it is read, and dropped at
  * its end unless it held a Latin letter or a rewritten character too.
  */
 class LetterRuns {
+  private text = '';
+  private list: Lookalikes = { count: 0, at: new Int32Array(0), all: true };
+  private sparse = 0;
   private open = false;
   private latin = false;
   private from = 0; // the run's first place in the list
 
-  constructor(
-    private readonly list: Lookalikes,
-    private readonly length: number,
-    private readonly sparse: number,
-  ) {}
+  /** Ready to read `text`, its look-alikes kept in `list`. */
+  reset(text: string, list: Lookalikes, sparse: number): this {
+    this.text = text;
+    this.list = list;
+    this.sparse = sparse;
+    this.open = false;
+    return this;
+  }
 
-  /** Printable ASCII from `start` to `end`: letters and digits carry the open run on, anything else ends it. */
-  plain(text: string, start: number, end: number): void {
+  /** Printable ASCII from `start` to `end`: letters and digits carry an open run on, anything else ends it. */
+  plain(start: number, end: number): void {
+    if (!this.open || this.list.all) return;
+    const text = this.text;
     let p = start;
-    if (this.open) {
-      for (let c = text.charCodeAt(p); p < end && isAsciiAlnum(c); c = text.charCodeAt(++p))
-        this.latin ||= isAsciiLetter(c);
-      if (p === end) return;
-      this.end();
-    }
-    let k = end;
-    while (k > p && isAsciiAlnum(text.charCodeAt(k - 1))) k--;
-    if (k === end) return;
-    this.start();
-    for (let j = k; j < end && !this.latin; j++) this.latin = isAsciiLetter(text.charCodeAt(j));
+    for (let c = text.charCodeAt(p); p < end && isAsciiAlnum(c); c = text.charCodeAt(++p))
+      this.latin ||= isAsciiLetter(c);
+    if (p < end) this.end();
   }
 
   /** A character beyond printable ASCII at `at`. */
   notable(cp: number, at: number): void {
+    if (this.list.all) return; // not kept past their bound: nothing left to follow
     const greekOrCyrillic = cp >= 0x370 && cp <= 0x52f;
-    if (!greekOrCyrillic && !(cp >= 0x300 && cp < 0x370) && !isLatinLetter(cp) && !isUndisguised(cp)) {
-      this.end();
+    if (!this.open) {
+      if (!greekOrCyrillic) return;
+      this.open = true;
+      this.from = this.list.count;
+      this.latin = latinBefore(this.text, at);
+    } else if (!greekOrCyrillic) {
+      if (isLatinLetter(cp) || isUndisguised(cp)) this.latin = true;
+      else if (cp < 0x300 || cp >= 0x370) this.end(); // a combining mark carries the run on
       return;
     }
-    if (!this.open) this.start();
-    if (!greekOrCyrillic) this.latin ||= cp >= 0x370 || cp < 0x300;
-    else if (!this.list.all) this.keep(at);
+    this.keep(at);
   }
 
   /** Closes the open run: its letters are dropped unless it mixed. */
@@ -227,15 +234,9 @@ class LetterRuns {
     this.open = false;
   }
 
-  private start(): void {
-    this.open = true;
-    this.latin = false;
-    this.from = this.list.count;
-  }
-
   private keep(at: number): void {
     const list = this.list;
-    if (this.sparse > 0 && list.count * this.sparse > this.length) {
+    if (this.sparse > 0 && list.count * this.sparse > this.text.length) {
       list.all = true;
       return;
     }
@@ -246,6 +247,35 @@ class LetterRuns {
     }
     list.at[list.count++] = at;
   }
+}
+
+/** The runs of the text being read (scanning is synchronous): one reader, reset for each text. */
+const RUNS = new LetterRuns();
+
+/**
+ * Whether the run of letters ending before `at` holds a Latin letter or a
+ * character the skeleton rewrites, read back to the run's start (letters,
+ * digits, combining marks and rewritten characters carry it; none of them
+ * is Greek or Cyrillic, or the run would be open already).
+ */
+function latinBefore(text: string, at: number): boolean {
+  for (let k = at - 1; k >= 0; k--) {
+    let cp = text.charCodeAt(k);
+    if (cp < 0x80) {
+      if (isAsciiLetter(cp)) return true;
+      if (!isAsciiAlnum(cp)) return false;
+      continue;
+    }
+    if (cp >= 0xdc00 && cp <= 0xdfff && k > 0) {
+      const high = text.charCodeAt(k - 1);
+      if (high < 0xd800 || high > 0xdbff) return false; // a lone half
+      cp = 0x10000 + ((high - 0xd800) << 10) + (cp - 0xdc00);
+      k--;
+    }
+    if (isLatinLetter(cp) || isUndisguised(cp)) return true;
+    if (cp < 0x300 || cp >= 0x370) return false;
+  }
+  return false;
 }
 
 function mark(disguises: Disguises, index: number, length: number): void {
