@@ -217,7 +217,7 @@ export function skeletonView(text: string, disguises: Disguises): Pieces | undef
   const bare = new Pieces();
   // The look-alikes' places in the skeleton: the text's moved by what was rewritten before them, and any Greek or
   // Cyrillic letter a rewriting wrote (NFKC makes some).
-  const places = lookalikes.all ? undefined : skeletonPlaces;
+  let places = lookalikes.all ? undefined : skeletonPlaces;
   skeletonPlaces.count = 0;
   let next = 0; // the next look-alike of the text to place
   let copied = 0;
@@ -236,6 +236,9 @@ export function skeletonView(text: string, disguises: Disguises): Pieces | undef
         if (places !== undefined)
           for (let j = 0; j < plain.length; j++)
             if (isGreekOrCyrillic(plain.charCodeAt(j))) place(places, bare.length + j);
+        // As many as the character scan keeps at most: past that, every Greek or Cyrillic letter is read.
+        if (places !== undefined && disguises.sparse > 0 && places.count * disguises.sparse > text.length)
+          places = undefined;
       }
       bare.push(plain);
     }
@@ -248,8 +251,14 @@ export function skeletonView(text: string, disguises: Disguises): Pieces | undef
     bare.greek = false;
     return bare;
   }
-  return foldMixedWords(bare, places);
+  const folded = foldMixedWords(bare, places);
+  // A huge text's places are let go once read: one such text does not keep their memory for good.
+  if (skeletonPlaces.at.length > PLACES_KEPT) skeletonPlaces.at = new Int32Array(64);
+  return folded;
 }
+
+/** Places `skeletonPlaces` keeps between texts (64 KiB). */
+const PLACES_KEPT = 1 << 14;
 
 /** The places of the skeleton being built where its mixed words may hold look-alikes, reused (scanning is synchronous). */
 const skeletonPlaces: { count: number; at: Int32Array } = { count: 0, at: new Int32Array(64) };

@@ -71,7 +71,7 @@ export function scanCharacters(text: string, report: Report, disguises?: Disguis
       i = notable;
     }
     if (match === null || i >= length) {
-      runs?.end();
+      runs?.finish();
       return true;
     }
     let cp = text.charCodeAt(i);
@@ -232,6 +232,12 @@ class LetterRuns {
   end(): void {
     if (this.open && !this.latin) this.list.count = this.from;
     this.open = false;
+  }
+
+  /** Closes the last run and lets go of the text: nothing of it is kept past its scan. */
+  finish(): void {
+    this.end();
+    this.text = '';
   }
 
   private keep(at: number): void {
