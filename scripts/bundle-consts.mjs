@@ -5,10 +5,12 @@
 // loop included; a `var` it loads anew at each use, and checks. The risk plugin's scan ran about 5 % slower from
 // its bundle than from its sources for that alone (bench/risk.bench.ts).
 //
-// A `var` becomes `const` here only where nothing can tell them apart: a single name, declared once at the top
-// level with a value, and never the target of an assignment, an increment or a loop's binding anywhere in the
-// file (by name, whatever scope the target is in: a name written anywhere stays `var`). `var NAME = ` becomes
-// `const NAME=`, the same length, so the value stays where the source map puts it.
+// A `var` becomes `const` here only where nothing can tell them apart: a single name, declared at the top level
+// with a value, declared nowhere else in the file, and never the target of an assignment, an increment or a loop's
+// binding anywhere in it (by name, whatever scope the target is in: a name written anywhere stays `var`); a file
+// with a direct `eval` or a `with` is left as it is. `var NAME = ` becomes `const NAME=`, the same length, so the
+// value stays where the source map puts it. One difference is kept on purpose: a read of the name before its
+// declaration runs throws, as it does from the sources, where esbuild's `var` would read `undefined`.
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -47,14 +49,22 @@ export function constsOfBundle(text) {
   };
   visit(file);
 
-  const declared = new Map(); // top-level name to how many declarations
+  // How many times each name is declared with `var`, a function or a class, anywhere in the file (a `var` in a
+  // block or a loop's head at the top level is the same binding; one inside a function is not, but is counted too).
+  const declared = new Map();
   const count = (name) => declared.set(name, (declared.get(name) ?? 0) + 1);
-  for (const statement of file.statements) {
-    if (ts.isVariableStatement(statement))
-      for (const declaration of statement.declarationList.declarations) namesOf(ts, declaration.name).forEach(count);
-    else if ((ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement)) && statement.name)
-      count(statement.name.text);
-  }
+  let dynamic = false; // a direct `eval` or a `with` can write any name
+  const declarations = (node) => {
+    if (ts.isVariableDeclarationList(node) && !(node.flags & ts.NodeFlags.BlockScoped))
+      for (const declaration of node.declarations) namesOf(ts, declaration.name).forEach(count);
+    else if ((ts.isFunctionDeclaration(node) || ts.isClassDeclaration(node)) && node.name) count(node.name.text);
+    else if (ts.isWithStatement(node)) dynamic = true;
+    else if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'eval')
+      dynamic = true;
+    ts.forEachChild(node, declarations);
+  };
+  declarations(file);
+  if (dynamic) return { text, consts: 0 };
 
   const edits = [];
   for (const statement of file.statements) {

@@ -32,6 +32,16 @@ describe("a bundle's top-level constants", () => {
     ['declared twice', 'var a = 1;\nvar a = 2;'],
     ['declared as a function too', 'var a = 1;\nfunction a() {}'],
     ['one of two in a declaration', 'var a = 1, b = 2;'],
+    ['declared again in a block', 'var a = 1;\n{ var a = 2; }'],
+    ['declared again under an if', 'var a = 1;\nif (true) var a = 2;'],
+    ['declared again in a loop head', 'var a = 1;\nfor (var a in { b: 1 }) ;'],
+    ['declared again in a for-of head', 'var a = 1;\nfor (var a of [2]) ;'],
+    [
+      'declared again inside a function (another binding, counted all the same)',
+      'var a = 1;\nfunction f() { var a = 2; }',
+    ],
+    ['in a file that calls eval', 'var a = 1;\nfunction f() { eval("a = 2"); }'],
+    ['in a file with a with statement', 'var a = 1;\nfunction f(o) { with (o) b = 2; }'],
     ['a pattern', 'var { a } = { a: 1 };'],
   ])('leaves a var %s alone', (_what, input) => {
     expect(consts(input)).toEqual({ text: input, consts: 0 });
