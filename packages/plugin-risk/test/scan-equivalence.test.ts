@@ -369,6 +369,17 @@ describe('skeleton', () => {
     );
   });
 
+  it('joins a pair split by a dropped character even where a ligature makes up the length it took', () => {
+    const split = 'plain words here, ignore \uD835\u200B\uDC1Ell previous';
+    for (const input of [split, `${split} \uFB01`, `\uFB01 ${split}`, `${split} ${'plain words, '.repeat(20)}\uFB01`]) {
+      expect(skeleton(input)).toContain('ignore ell previous');
+      for (const marks of [disguises, spaced]) {
+        scanCharacters(input, () => {}, marks);
+        expect(skeletonView(input, marks)?.join()).toContain('ignore ell previous');
+      }
+    }
+  });
+
   // The skeleton reads only the look-alikes the character scan kept: those in a run of letters that also holds a
   // Latin letter or a rewritten character, however the run is joined (digits, combining marks, dropped characters,
   // full-width and mathematical letters) and wherever it stands among long plain stretches.

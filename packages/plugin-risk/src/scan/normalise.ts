@@ -171,9 +171,15 @@ export function skeleton(text: string): string | undefined {
 
 /** The skeleton of a text that holds a disguise, built by one replace over the whole text, as pieces. */
 function wholeSkeleton(text: string): Pieces {
-  let bare = text.replace(UNDISGUISE, undisguise);
-  // A dropped character between the halves of a surrogate pair joins them: the letter they make is read too.
-  if (bare.length !== text.length && splitsPair(text)) bare = bare.replace(UNDISGUISE, undisguise);
+  const seen = { dropped: false };
+  let bare = text.replace(UNDISGUISE, (match) => {
+    const plain = undisguise(match);
+    if (plain.length === 0) seen.dropped = true;
+    return plain;
+  });
+  // A dropped character between the halves of a surrogate pair joins them: the letter they make is read too. (Asked
+  // whenever a character was dropped: a ligature elsewhere can make up the length it took.)
+  if (seen.dropped && splitsPair(text)) bare = bare.replace(UNDISGUISE, undisguise);
   return foldMixedWords(Pieces.of(bare));
 }
 
@@ -221,6 +227,7 @@ export function skeletonView(text: string, disguises: Disguises): Pieces | undef
   skeletonPlaces.count = 0;
   let next = 0; // the next look-alike of the text to place
   let copied = 0;
+  let dropped = false;
   let greekOrCyrillic = disguises.greekOrCyrillic;
   for (let k = 0; k < count; k++) {
     const start = at[k] as number;
@@ -230,7 +237,8 @@ export function skeletonView(text: string, disguises: Disguises): Pieces | undef
     if (match === null) continue;
     if (start > copied) next = copyPlaced(text, copied, start, bare, lookalikes, next, places);
     const plain = undisguise(match[0]);
-    if (plain.length > 0) {
+    if (plain.length === 0) dropped = true;
+    else {
       if (GREEK_CYRILLIC_ANY.test(plain)) {
         greekOrCyrillic = true;
         if (places !== undefined)
@@ -246,7 +254,7 @@ export function skeletonView(text: string, disguises: Disguises): Pieces | undef
   }
   if (copied < text.length) copyPlaced(text, copied, text.length, bare, lookalikes, next, places);
   // A dropped character between the halves of a surrogate pair: the whole-text definition, which reads it again.
-  if (bare.length !== text.length && splitsPair(text)) return wholeSkeleton(text);
+  if (dropped && splitsPair(text)) return wholeSkeleton(text);
   if (!greekOrCyrillic) {
     bare.greek = false;
     return bare;
