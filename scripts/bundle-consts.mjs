@@ -31,8 +31,14 @@ export function constsOfBundle(text) {
         else if (ts.isSpreadAssignment(property)) writeTargets(property.expression);
       }
     else if (ts.isSpreadElement(node)) writeTargets(node.expression);
-    // A default in a pattern (`[a = 1] = []`) is an assignment of its own, which the walk below finds.
+    // A default in a pattern (`[a = 1] = []`) is an assignment of its own, which the walk finds.
   };
+  // How many times each name is declared with `var`, a function or a class, anywhere in the file (a `var` in a
+  // block or a loop's head at the top level is the same binding; one inside a function is not, but is counted too).
+  const declared = new Map();
+  const count = (name) => declared.set(name, (declared.get(name) ?? 0) + 1);
+  let dynamic = false; // a direct `eval` or a `with` can write any name
+  // One walk over the file: what it writes, and what it declares.
   const visit = (node) => {
     if (ts.isBinaryExpression(node) && isAssignment(ts, node.operatorToken.kind)) writeTargets(node.left);
     else if (
@@ -45,25 +51,15 @@ export function constsOfBundle(text) {
       !ts.isVariableDeclarationList(node.initializer)
     )
       writeTargets(node.initializer);
-    ts.forEachChild(node, visit);
-  };
-  visit(file);
-
-  // How many times each name is declared with `var`, a function or a class, anywhere in the file (a `var` in a
-  // block or a loop's head at the top level is the same binding; one inside a function is not, but is counted too).
-  const declared = new Map();
-  const count = (name) => declared.set(name, (declared.get(name) ?? 0) + 1);
-  let dynamic = false; // a direct `eval` or a `with` can write any name
-  const declarations = (node) => {
-    if (ts.isVariableDeclarationList(node) && !(node.flags & ts.NodeFlags.BlockScoped))
+    else if (ts.isVariableDeclarationList(node) && !(node.flags & ts.NodeFlags.BlockScoped))
       for (const declaration of node.declarations) namesOf(ts, declaration.name).forEach(count);
     else if ((ts.isFunctionDeclaration(node) || ts.isClassDeclaration(node)) && node.name) count(node.name.text);
     else if (ts.isWithStatement(node)) dynamic = true;
     else if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'eval')
       dynamic = true;
-    ts.forEachChild(node, declarations);
+    ts.forEachChild(node, visit);
   };
-  declarations(file);
+  visit(file);
   if (dynamic) return { text, consts: 0 };
 
   const edits = [];

@@ -1,4 +1,5 @@
 import type { Disguises, Lookalikes } from './unicode-scan.js';
+import { append } from './unicode-scan.js';
 
 /**
  * What the scan reads besides the text as written: its skeleton (the text a
@@ -243,7 +244,7 @@ export function skeletonView(text: string, disguises: Disguises): Pieces | undef
         greekOrCyrillic = true;
         if (places !== undefined)
           for (let j = 0; j < plain.length; j++)
-            if (isGreekOrCyrillic(plain.charCodeAt(j))) place(places, bare.length + j);
+            if (isGreekOrCyrillic(plain.charCodeAt(j))) append(places, bare.length + j);
         // As many as the character scan keeps at most: past that, every Greek or Cyrillic letter is read.
         if (places !== undefined && disguises.sparse > 0 && places.count * disguises.sparse > text.length)
           places = undefined;
@@ -289,19 +290,10 @@ function copyPlaced(
   if (places !== undefined)
     for (; k < lookalikes.count && (lookalikes.at[k] as number) < end; k++) {
       const index = lookalikes.at[k] as number;
-      if (index >= start) place(places, index - start + bare.length);
+      if (index >= start) append(places, index - start + bare.length);
     }
   bare.push(text.slice(start, end));
   return k;
-}
-
-function place(places: { count: number; at: Int32Array }, index: number): void {
-  if (places.count === places.at.length) {
-    const grown = new Int32Array(places.at.length * 2);
-    grown.set(places.at);
-    places.at = grown;
-  }
-  places.at[places.count++] = index;
 }
 
 function isGreekOrCyrillic(c: number): boolean {

@@ -221,8 +221,9 @@ class LetterRuns {
       this.from = this.list.count;
       this.latin = latinBefore(this.text, at);
     } else if (!greekOrCyrillic) {
-      if (isLatinLetter(cp) || isUndisguised(cp)) this.latin = true;
-      else if (cp < 0x300 || cp >= 0x370) this.end(); // a combining mark carries the run on
+      const kind = inRun(cp);
+      if (kind === RUN_LATIN) this.latin = true;
+      else if (kind === RUN_END) this.end();
       return;
     }
     this.keep(at);
@@ -242,16 +243,8 @@ class LetterRuns {
 
   private keep(at: number): void {
     const list = this.list;
-    if (this.sparse > 0 && list.count * this.sparse > this.text.length) {
-      list.all = true;
-      return;
-    }
-    if (list.count === list.at.length) {
-      const grown = new Int32Array(list.at.length * 2);
-      grown.set(list.at);
-      list.at = grown;
-    }
-    list.at[list.count++] = at;
+    if (this.sparse > 0 && list.count * this.sparse > this.text.length) list.all = true;
+    else append(list, at);
   }
 }
 
@@ -278,20 +271,40 @@ function latinBefore(text: string, at: number): boolean {
       cp = 0x10000 + ((high - 0xd800) << 10) + (cp - 0xdc00);
       k--;
     }
-    if (isLatinLetter(cp) || isUndisguised(cp)) return true;
-    if (cp < 0x300 || cp >= 0x370) return false;
+    const kind = inRun(cp);
+    if (kind !== RUN_MARK) return kind === RUN_LATIN;
   }
   return false;
 }
 
+const RUN_END = 0;
+const RUN_MARK = 1;
+const RUN_LATIN = 2;
+
+/**
+ * How a code point beyond ASCII that is not Greek or Cyrillic stands in a
+ * run of letters: a Latin letter or a character the skeleton rewrites
+ * (`RUN_LATIN`), a combining mark that carries the run on (`RUN_MARK`), or
+ * anything else, which ends it (`RUN_END`).
+ */
+function inRun(cp: number): number {
+  if (isLatinLetter(cp) || isUndisguised(cp)) return RUN_LATIN;
+  return cp >= 0x300 && cp < 0x370 ? RUN_MARK : RUN_END;
+}
+
 function mark(disguises: Disguises, index: number, length: number): void {
   if (disguises.count * disguises.sparse > length) return; // too close together: the marks will not be read
-  if (disguises.count === disguises.at.length) {
-    const grown = new Int32Array(disguises.at.length * 2);
-    grown.set(disguises.at);
-    disguises.at = grown;
+  append(disguises, index);
+}
+
+/** A list of places (`Disguises`, `Lookalikes`, the skeleton's): `index` after the others, its buffer doubled when full. */
+export function append(list: { count: number; at: Int32Array }, index: number): void {
+  if (list.count === list.at.length) {
+    const grown = new Int32Array(list.at.length * 2);
+    grown.set(list.at);
+    list.at = grown;
   }
-  disguises.at[disguises.count++] = index;
+  list.at[list.count++] = index;
 }
 
 /**
