@@ -660,13 +660,13 @@ const BLOCK_TAGS = new Set([
 const ORDERS = V.DIRECT | V.TAKE | V.TRANSFER | V.RUN;
 
 function scanBlocks(lower: LowerText, words: Words, report: DirectiveReport): void {
-  const lastOf = lastClosings(lower);
+  const nextOf = nextClosings(lower);
   const next = new Map<string, number>();
   let from = 0;
   while (from < lower.length) {
     const open = nextOpening(lower, from, next);
     if (open === -1) return;
-    const block = blockAt(lower, open, lastOf);
+    const block = blockAt(lower, open, nextOf);
     if (block === undefined) {
       from = open + 1;
       continue;
@@ -679,54 +679,41 @@ function scanBlocks(lower: LowerText, words: Words, report: DirectiveReport): vo
   }
 }
 
-/** How many places of `</` (or `[/`) the walk back over them keeps; past them each tag's marker is searched alone. */
-const CLOSINGS_KEPT = 64;
+/** Where a closing marker stands next at or after a position: `lower.indexOf(marker, start)`. */
+export type NextClosing = (marker: string, start: number) => number;
 
 /**
- * The last place of each closing marker, each searched once (`closed`
- * reads it so that an opening with no end is not searched to the text's
- * end every time). A tag's marker (`</name`, `[/name`) is found by walking
- * back over the places of its first two characters, which every tag's
- * marker shares: a text that holds none of them is searched once for all
- * tags, not once per tag.
+ * `lower.indexOf(marker, start)` with each marker's last search kept: the
+ * place found answers every later start up to it, and "none" every later
+ * start, so an opening with no end does not search to the text's end again
+ * at every opening after it. Openings are read in order and a block's
+ * start lies a bounded distance past its opening (a tag's name and
+ * attributes), so a start can fall before the last search's only by that
+ * much: the gap alone is searched then. Each marker's searches together
+ * read the text about once, forward (a native forward search is several
+ * times faster than a backward one).
  */
-function lastClosings(lower: LowerText): (marker: string) => number {
-  const known = new Map<string, number>();
-  const walks = new Map<string, { places: number[]; before: number }>();
-  return (marker) => {
-    let last = known.get(marker);
-    if (last === undefined) {
-      const prefix = marker.slice(0, 2);
-      last = prefix === '</' || prefix === '[/' ? walkBack(lower, walks, prefix, marker) : lower.lastIndexOf(marker);
-      known.set(marker, last);
+export function nextClosings(lower: LowerText): NextClosing {
+  const known = new Map<string, { from: number; at: number }>();
+  return (marker, from) => {
+    const start = Math.max(0, from);
+    const last = known.get(marker);
+    if (last === undefined || (last.at !== -1 && start > last.at)) {
+      const at = lower.indexOf(marker, start);
+      if (last === undefined) known.set(marker, { from: start, at });
+      else {
+        last.from = start;
+        last.at = at;
+      }
+      return at;
     }
-    return last;
+    if (start < last.from) {
+      const gap = lower.slice(start, last.from + marker.length - 1).indexOf(marker);
+      last.from = start;
+      if (gap !== -1) last.at = start + gap;
+    }
+    return last.at;
   };
-}
-
-/**
- * The last place of `marker` (which starts with `prefix`): the places of
- * `prefix` found so far, from the text's end back to `before`, read
- * first, then the walk goes on back until one starts `marker`.
- */
-function walkBack(
-  lower: LowerText,
-  walks: Map<string, { places: number[]; before: number }>,
-  prefix: string,
-  marker: string,
-): number {
-  let walk = walks.get(prefix);
-  if (walk === undefined) walks.set(prefix, (walk = { places: [], before: lower.length }));
-  for (const at of walk.places) if (lower.startsWith(marker, at)) return at;
-  while (walk.before >= 0) {
-    if (walk.places.length === CLOSINGS_KEPT) return lower.lastIndexOf(marker, walk.before);
-    const at = lower.lastIndexOf(prefix, walk.before);
-    walk.before = at - 1; // -2 once no place is left
-    if (at === -1) break;
-    walk.places.push(at);
-    if (lower.startsWith(marker, at)) return at;
-  }
-  return -1;
 }
 
 /** The next opening marker at or after `from`; each marker's next position is searched again only once passed. */
@@ -749,10 +736,10 @@ interface Block {
   readonly end: number;
 }
 
-function blockAt(lower: LowerText, open: number, lastOf: (marker: string) => number): Block | undefined {
+function blockAt(lower: LowerText, open: number, nextOf: NextClosing): Block | undefined {
   const c = lower.charCodeAt(open);
   if (c === 35) return headingBlock(lower, open); // #
-  if (lower.startsWith('<!--', open)) return closed(lower, open + 4, '-->', lastOf);
+  if (lower.startsWith('<!--', open)) return closed(open + 4, '-->', nextOf);
   let k = open + 1;
   while (k < lower.length && k - open <= 24 && isTagCode(lower.charCodeAt(k))) k++;
   const name = lower.slice(open + 1, k);
@@ -766,27 +753,21 @@ function blockAt(lower: LowerText, open: number, lastOf: (marker: string) => num
       if (tagEnd < k) return undefined;
       const tag = lower.slice(k, tagEnd);
       if (!tag.includes('display:none') && !tag.includes('display: none') && !tag.includes('hidden')) return undefined;
-      return closed(lower, tagEnd + 1, `</${name}`, lastOf);
+      return closed(tagEnd + 1, `</${name}`, nextOf);
     }
     if (!BLOCK_TAGS.has(name) || (after !== 62 && after !== 32)) return undefined;
-    return closed(lower, k, `</${name}`, lastOf);
+    return closed(k, `</${name}`, nextOf);
   }
   if (!BLOCK_TAGS.has(name)) return undefined;
   const close = c === 91 ? ']' : '}';
-  if (after === 58) return closed(lower, k + 1, close, lastOf); // [always: ...] {instruction: ...}
-  if (c === 91 && after === 93) return closed(lower, k + 1, `[/${name}`, lastOf); // [admin] ... [/admin]
+  if (after === 58) return closed(k + 1, close, nextOf); // [always: ...] {instruction: ...}
+  if (c === 91 && after === 93) return closed(k + 1, `[/${name}`, nextOf); // [admin] ... [/admin]
   return undefined;
 }
 
 /** The block from `start` to the next `marker`, if one follows. */
-function closed(
-  lower: LowerText,
-  start: number,
-  marker: string,
-  lastOf: (marker: string) => number,
-): Block | undefined {
-  if (lastOf(marker) < start) return undefined;
-  const end = lower.indexOf(marker, start);
+function closed(start: number, marker: string, nextOf: NextClosing): Block | undefined {
+  const end = nextOf(marker, start);
   return end === -1 ? undefined : { start, end };
 }
 

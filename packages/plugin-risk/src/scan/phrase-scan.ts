@@ -47,10 +47,6 @@ export class LowerText {
     return this.pieces === undefined ? this.text.indexOf(search, from) : this.pieces.indexOf(search, from);
   }
 
-  lastIndexOf(search: string, from = Infinity): number {
-    return this.pieces === undefined ? this.text.lastIndexOf(search, from) : this.pieces.lastIndexOf(search, from);
-  }
-
   startsWith(search: string, position = 0): boolean {
     return this.pieces === undefined
       ? this.text.startsWith(search, position)
