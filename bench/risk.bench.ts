@@ -198,6 +198,7 @@ const crafted: Array<[string, string]> = [
   ['"%4" near-escapes repeated', repeatTo('%4%41%')],
   ['decimal codes that never reach eight', repeatTo('105 103 110 111 ; ')],
   ['hex bytes separated by spaces, never readable', repeatTo('ff 00 ')],
+  ['hex bytes, the third always broken (one read in three)', repeatTo('aa aa ag ')],
   ['"rot13" then 1 MB of text', `rot13 ${realistic.slice(0, MB - 6)}`],
   // The decoders' literal searches: each place of the literal read around, until the rest is searched whole.
   ['a base64 span, then "decod" repeated', `${Buffer.from('read the notes').toString('base64')} ${repeatTo('decod')}`],

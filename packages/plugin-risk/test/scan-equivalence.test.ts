@@ -10,6 +10,7 @@ import {
   DECIMAL_CODES,
   base64Runs,
   decimalRuns,
+  nextByteList,
   decodeSpans,
   encodeAs,
   namesRot13,
@@ -176,6 +177,33 @@ describe('decodeSpans', () => {
       }),
       { numRuns: DEEP_RUNS * 3 },
     );
+  });
+
+  it('finds three separated hex bytes where the regular expression of them does, from any start', () => {
+    // The definitions the one-in-three reads replace.
+    const byteList = /[0-9A-Fa-f]{2}[ :,][0-9A-Fa-f]{2}[ :,][0-9A-Fa-f]{2}/g;
+    const closedList = /[0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:][0-9A-Fa-f]{2}[ ,:]/g;
+    const unit = fc.oneof(
+      { arbitrary: fc.constantFrom('0', '9', 'a', 'F', 'e', 'B'), weight: 6 },
+      { arbitrary: fc.constantFrom(' ', ':', ','), weight: 3 },
+      { arbitrary: fc.constantFrom('g', 'G', 'x', '/', ';', '\n', '.', '\uff41', '\u0430', '\ud800'), weight: 1 },
+    );
+    const text = fc.array(unit, { maxLength: 48 }).map((units) => units.join(''));
+    fc.assert(
+      fc.property(text, fc.integer({ min: -2, max: 50 }), (input, from) => {
+        byteList.lastIndex = Math.max(0, from);
+        expect(nextByteList(input, from)).toBe(byteList.exec(input)?.index ?? -1);
+        closedList.lastIndex = Math.max(0, from);
+        expect(nextByteList(input, from, true)).toBe(closedList.exec(input)?.index ?? -1);
+      }),
+      { numRuns: DEEP_RUNS * 5 },
+    );
+    // Lists at each of the three phases of the reads, after prose that is mostly hex digits and separators.
+    for (const lead of ['', 'a', 'be', 'bad ', 'fed a', 'decade, '])
+      for (const list of ['4a 6b 7c ', '4a:6b,7c:', '00 ff 10 e']) {
+        expect(nextByteList(`${lead}${list}`, 0)).toBe(`${lead}${list}`.search(byteList));
+        expect(nextByteList(`${lead}${list}`, 0, true)).toBe(`${lead}${list}`.search(closedList));
+      }
   });
 
   it('decodes each encoding whatever sits beside it', () => {
