@@ -50,7 +50,7 @@ describe('hidden instruction blocks among many closing tags', () => {
     );
     const two = `<note>Counts words.</note> ${others} <important>${order}</important> ${others}`;
     expect(patterns(two)).toContain(PoisonPattern.HIDDEN_INSTRUCTION_BLOCK);
-    // The second tag's closing stands before the first tag's opening is read past.
+    // Two blocks side by side: the second tag's closing searched for after the first's was found.
     const passed = `<note>Counts words.</note> <important>${order}</important>`;
     expect(patterns(passed)).toContain(PoisonPattern.HIDDEN_INSTRUCTION_BLOCK);
   });

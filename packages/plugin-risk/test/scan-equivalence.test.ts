@@ -562,23 +562,35 @@ describe('skeleton', () => {
 
   it('finds each closing marker where a search from the start asked finds it, whatever order the starts come in', () => {
     const marker = fc.constantFrom('</a', '</ab', ']', '-->', '[/a');
-    const text = fc
-      .array(fc.constantFrom('<', '/', 'a', 'b', ']', '[', '-', '>', ' ', '\uff41'), { maxLength: 40 })
-      .map((units) => units.join(''));
+    const unit = fc.constantFrom('<', '/', 'a', 'b', ']', '[', '-', '>', ' ', '\uff41');
+    // Segments over 256 characters stay parts of their own in `Pieces` (shorter ones are joined): markers cross them.
+    const segment = fc.oneof(
+      fc.array(unit, { maxLength: 12 }).map((units) => units.join('')),
+      fc.array(unit, { minLength: 257, maxLength: 300 }).map((units) => units.join('')),
+    );
+    const asks = fc.array(fc.tuple(marker, fc.nat()), { maxLength: 24 });
     fc.assert(
-      fc.property(text, fc.array(fc.tuple(marker, fc.integer({ min: -2, max: 44 })), { maxLength: 24 }), (t, asks) => {
-        const lower = t.toLowerCase();
+      fc.property(fc.array(segment, { maxLength: 5 }), asks, (segments, questions) => {
         const pieces = new Pieces();
-        for (let at = 0; at < lower.length; at += 3) pieces.push(lower.slice(at, at + 3));
+        for (const part of segments) pieces.push(part);
+        const lower = segments.join('');
         const whole = nextClosings(new LowerText(lower));
         const parted = nextClosings(new LowerText('', pieces));
-        for (const [search, start] of asks) {
+        for (const [search, pick] of questions) {
+          const start = (pick % (lower.length + 5)) - 2;
           expect(whole(search, start)).toBe(lower.indexOf(search, start));
           expect(parted(search, start)).toBe(lower.indexOf(search, start));
         }
       }),
       { numRuns: DEEP_RUNS },
     );
+    // A marker across two parts, asked for from either side of the seam and before the last search's start.
+    const pieces = new Pieces();
+    pieces.push(`${'a'.repeat(300)}</`);
+    pieces.push(`ab>${'b'.repeat(300)}`);
+    expect(pieces.parts.length).toBe(2);
+    const next = nextClosings(new LowerText('', pieces));
+    expect([290, 0, 300, 301].map((start) => next('</ab', start))).toEqual([300, 300, 300, -1]);
   });
 
   it('marks every place a rewritten character starts, in order, and nothing else', () => {

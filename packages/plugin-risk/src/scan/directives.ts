@@ -694,22 +694,23 @@ export type NextClosing = (marker: string, start: number) => number;
  * times faster than a backward one).
  */
 export function nextClosings(lower: LowerText): NextClosing {
-  const known = new Map<string, { from: number; at: number }>();
-  return (marker, from) => {
-    const start = Math.max(0, from);
+  // Per marker: the last search's start, and what it found (-1 for none).
+  const known = new Map<string, { searched: number; at: number }>();
+  return (marker, asked) => {
+    const start = Math.max(0, asked);
     const last = known.get(marker);
     if (last === undefined || (last.at !== -1 && start > last.at)) {
       const at = lower.indexOf(marker, start);
-      if (last === undefined) known.set(marker, { from: start, at });
+      if (last === undefined) known.set(marker, { searched: start, at });
       else {
-        last.from = start;
+        last.searched = start;
         last.at = at;
       }
       return at;
     }
-    if (start < last.from) {
-      const gap = lower.slice(start, last.from + marker.length - 1).indexOf(marker);
-      last.from = start;
+    if (start < last.searched) {
+      const gap = lower.slice(start, last.searched + marker.length - 1).indexOf(marker);
+      last.searched = start;
       if (gap !== -1) last.at = start + gap;
     }
     return last.at;

@@ -412,7 +412,8 @@ function releaseMarks(): void {
  */
 let units = new Uint16Array(1024);
 let unitBytes = Buffer.from(units.buffer);
-const LITTLE_ENDIAN = endianness() === 'LE';
+/** Whether a `Uint16Array` holds its units as `Buffer`'s `utf16le` reads and writes them. */
+export const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** Units kept between scans (4 MiB); more that a huge text needed are let go once read. */
 const KEPT_UNITS = 1 << 21;

@@ -76,30 +76,38 @@ const EXCERPT_AFTER = 56;
  */
 export function scanTool(definition: unknown, context: ScanContext = {}): ScanResult {
   const name = (definition as { name?: unknown } | null)?.name;
-  const scan = SCAN.start(
+  let hits: ScanHit[];
+  const scan = claimScan().start(
     indexOf(context.otherTools),
     typeof name === 'string' ? name.toLowerCase() : undefined,
     context.crossServer ?? 'directed',
   );
-  if (typeof definition === 'object' && definition !== null) {
-    const tool = definition as Record<string, unknown>;
-    for (const field of ['name', 'title', 'description'] as const) scan.value(tool[field], `/${field}`);
-    const annotations = tool.annotations;
-    if (typeof annotations === 'object' && annotations !== null)
-      scan.value((annotations as Record<string, unknown>).title, '/annotations/title');
-    scan.schema(tool.inputSchema, '/inputSchema');
-    scan.schema(tool.outputSchema, '/outputSchema');
-    for (const sink of findSinks(tool)) scan.push(Pattern.SUSPICIOUS_SINK_PARAMETER, sink.surface, sink.excerpt);
+  try {
+    if (typeof definition === 'object' && definition !== null) {
+      const tool = definition as Record<string, unknown>;
+      for (const field of ['name', 'title', 'description'] as const) scan.value(tool[field], `/${field}`);
+      const annotations = tool.annotations;
+      if (typeof annotations === 'object' && annotations !== null)
+        scan.value((annotations as Record<string, unknown>).title, '/annotations/title');
+      scan.schema(tool.inputSchema, '/inputSchema');
+      scan.schema(tool.outputSchema, '/outputSchema');
+      for (const sink of findSinks(tool)) scan.push(Pattern.SUSPICIOUS_SINK_PARAMETER, sink.surface, sink.excerpt);
+    }
+  } finally {
+    hits = scan.finish();
   }
-  const hits = scan.finish();
   return { clean: hits.length === 0, hits };
 }
 
 /** Scans one text as a single surface. */
 export function scanText(text: string, surface = '/', context: ScanContext = {}): ScanResult {
-  const scan = SCAN.start(indexOf(context.otherTools), undefined, context.crossServer ?? 'directed');
-  scan.value(text, surface);
-  const hits = scan.finish();
+  let hits: ScanHit[];
+  const scan = claimScan().start(indexOf(context.otherTools), undefined, context.crossServer ?? 'directed');
+  try {
+    scan.value(text, surface);
+  } finally {
+    hits = scan.finish();
+  }
   return { clean: hits.length === 0, hits };
 }
 
@@ -238,12 +246,16 @@ class Scan {
     this.deferred++;
   };
 
+  /** Whether a scan is running on this state (`start` to `finish`). */
+  busy = false;
+
   /** Resets the state for a new scan: fresh hits, the tools around it, its own name. */
   start(
     otherTools: ReadonlyMap<string, string> | undefined,
     own: string | undefined,
     crossServer: CrossServerReferences,
   ): this {
+    this.busy = true;
     this.hits = [];
     this.otherTools = otherTools;
     this.own = own;
@@ -258,10 +270,11 @@ class Scan {
     return this;
   }
 
-  /** The scan's hits; nothing of the scanned text or its context is kept past it. */
+  /** Ends the scan: its hits; nothing of the scanned text or its context is kept past it. */
   finish(): ScanHit[] {
     const hits = this.hits;
     this.start(undefined, undefined, 'directed');
+    this.busy = false;
     return hits;
   }
 
@@ -369,6 +382,17 @@ class Scan {
 }
 
 const SCAN = new Scan();
+
+/**
+ * The state for a scan about to start: the shared one, unless a scan is
+ * running on it. Reading a definition can run its caller's code (a getter,
+ * a proxy), and that code may scan too; its scan then gets a state of its
+ * own and leaves the running one's hits alone. The passes below the state
+ * read no definition, so no scan starts while one of them runs.
+ */
+function claimScan(): Scan {
+  return SCAN.busy ? new Scan() : SCAN;
+}
 
 /** The lower case of a skeleton in pieces: read through its lower-cased pieces when long, joined when short. */
 function lowerOf(bare: Pieces): LowerText {
