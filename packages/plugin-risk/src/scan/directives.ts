@@ -27,6 +27,7 @@ export function scanDirectives(
   words: Words,
   addresses: readonly Address[],
   isKey: boolean,
+  marked: boolean,
   report: DirectiveReport,
 ): void {
   if (words.union2 !== 0) {
@@ -37,8 +38,9 @@ export function scanDirectives(
       built = false;
     }
   }
-  // One native search for every marker character; most strings of a schema have none.
-  if (!lower.test(MARKERS)) return;
+  // One native search for every marker character; most strings of a schema have none (`marked`: the caller's
+  // search for these and the address characters found none).
+  if (!marked || !lower.test(MARKERS)) return;
   if (lower.includes('<') || lower.includes('[') || lower.includes('{') || lower.includes('##'))
     scanBlocks(lower, words, report);
   if (lower.includes('|')) scanPipes(lower, report);

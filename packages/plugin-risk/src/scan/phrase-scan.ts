@@ -87,6 +87,8 @@ export interface PhraseOptions {
 /** How far (in characters) an imperative may sit from the tool name it governs. */
 /** The characters the role markers and the addresses start from. */
 const MARKED = /[<[@:]/;
+/** Every character `MARKED` and the directives' markers (`MARKERS` in directives.ts) look for. */
+const ANY_MARK = /[<[@:{#|?]/;
 const NO_ADDRESSES: readonly Address[] = Object.freeze([]);
 
 const IMPERATIVE_REACH = 80;
@@ -147,15 +149,17 @@ export function scanPhrases(
   report: PhraseReport,
 ): void {
   // Role markers open with `<` or `[`, an address holds `@` or `://`: one native search for those characters
-  // answers for the four searches they start from (most strings of a schema hold none).
-  const markers = lower.test(MARKED);
+  // answers for the four searches they start from. Most strings of a schema hold none of them nor of the
+  // directives' markers: one search for all answers for both then.
+  const anyMark = lower.test(ANY_MARK);
+  const markers = anyMark && lower.test(MARKED);
   if (markers) scanRoleMarkers(lower, report);
   const addresses = markers ? findAddresses(lower) : NO_ADDRESSES;
   if (addresses.length > 0) silenceWordsInside(words, addresses);
   if (words.union & (W.IGNORE | W.YOU | W.PRETEND | W.FROM)) scanOverrides(words, report);
   const concealed = (words.union & (W.NEGATION | W.NOT | W.DON | W.HIDE)) !== 0 && scanConcealment(words, report);
   const exfiltrates = (words.union & (W.EXFIL | W.EXFIL_STRONG)) !== 0 && scanExfiltration(words, addresses, report);
-  scanDirectives(text, lower, words, addresses, options.isKey, report);
+  scanDirectives(text, lower, words, addresses, options.isKey, anyMark, report);
   if (otherTools === undefined || otherTools.size === 0) return;
   const imperative = (words.union & W.IMPERATIVE) !== 0;
   const marked = concealed || exfiltrates || addresses.some((a) => a.email) || (words.union & W.SOFT) !== 0;
