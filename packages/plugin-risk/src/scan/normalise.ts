@@ -676,10 +676,10 @@ export const SHORTEST_SPAN = 16;
 const NO_RUNS: readonly number[] = Object.freeze([]);
 /**
  * What the decimal decoder needs to have anything to read; the byte-list
- * decoder's is a closed `nextByteList` (escapes and percent signs are looked for with
- * `includes`, base64 runs by `base64Runs`, ROT13's name by `namesRot13`).
- * Most strings stop here. Two searches, the cheap one first: digits are rare
- * in prose, so the engine skips most of the text for this one.
+ * decoder's is a closed `nextByteList` (escapes and percent signs are
+ * looked for with `includes`, base64 runs by `base64Runs`, ROT13's name by
+ * `namesRot13`). Most strings stop here. This gate runs first: digits are
+ * rare in prose, so the engine skips most of a text for it.
  */
 export const DECIMAL_CODES = /\d{2,3}[ ,]{1,3}\d{2,3}[ ,]{1,3}\d{2,3}/;
 const HEX_ESCAPES = /(?:\\x[0-9A-Fa-f]{2}){4,}/g;

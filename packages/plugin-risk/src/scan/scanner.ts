@@ -187,9 +187,9 @@ function pointerOf(location: Location | string): string {
 }
 
 /**
- * One scan's state. Scanning is synchronous and never re-entered, so one
- * instance serves every scan (`start` resets it): its report callbacks are
- * made once, not per definition.
+ * One scan's state. Scanning is synchronous, so one instance serves every
+ * scan (`start` resets it) but one started while another runs
+ * (`claimScan`): its report callbacks are made once, not per definition.
  */
 class Scan {
   hits: ScanHit[] = [];
