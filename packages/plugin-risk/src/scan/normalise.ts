@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import type { Disguises, Lookalikes } from './unicode-scan.js';
-import { append } from './unicode-scan.js';
+import { append, isGreekOrCyrillic } from './unicode-scan.js';
 import { LITTLE_ENDIAN } from './phrase-automaton.js';
 
 /**
@@ -298,10 +298,6 @@ function copyPlaced(
   return k;
 }
 
-function isGreekOrCyrillic(c: number): boolean {
-  return c >= 0x370 && c <= 0x52f;
-}
-
 const GREEK_CYRILLIC_ANY = /[\u0370-\u052f]/;
 
 /** A range of pieces this short is copied into one string of its own (young memory) rather than kept as its slices. */
@@ -517,7 +513,7 @@ function isLatin(c: number): boolean {
 }
 
 function isLetterOfWord(c: number): boolean {
-  return isLatin(c) || (c >= 0x370 && c <= 0x52f) || (c >= 0x300 && c <= 0x36f);
+  return isLatin(c) || isGreekOrCyrillic(c) || (c >= 0x300 && c <= 0x36f);
 }
 
 /** Greek and Cyrillic letters: the native search that finds the words to fold. */
@@ -582,7 +578,7 @@ function nextGreekOrCyrillicNear(text: Pieces, read: Readable, from: number): nu
   const stop = Math.min(text.length, from + NEAR);
   for (let j = from; j < stop; j++) {
     const c = read.charCodeAt(j);
-    if (c >= 0x370 && c <= 0x52f) return j;
+    if (isGreekOrCyrillic(c)) return j;
   }
   return text.nextGreekOrCyrillic(stop);
 }
@@ -927,6 +923,7 @@ function hexValue(c: number): number {
 
 /** What `nextByteList` reads a character as: 1 a hex digit, 2 a byte separator, 3 anything else. */
 const BYTE_CLASS = Uint8Array.from({ length: 0x80 }, (_, c) => (hexValue(c) >= 0 ? 1 : isByteSeparator(c) ? 2 : 3));
+const byteClass = (c: number): number => (c < 0x80 ? (BYTE_CLASS[c] as number) : 3);
 /** The last three reads hex digits, or separators, and the last two separators (two bits a read, the last lowest). */
 const THREE_DIGITS = 0b01_01_01;
 const THREE_SEPARATORS = 0b10_10_10;
@@ -980,7 +977,7 @@ export function nextByteList(text: string, from: number, closed = false): number
 function nextByteRead(text: string, p: number, reads: number, separators: number, mask: number): number {
   for (; p < text.length; p += 3) {
     const c = text.charCodeAt(p);
-    reads = ((reads << 2) | (c < 0x80 ? (BYTE_CLASS[c] as number) : 3)) & 0x3f;
+    reads = ((reads << 2) | byteClass(c)) & 0x3f;
     if (reads === THREE_DIGITS || (reads & mask) === separators) return p;
   }
   return -1;
@@ -991,7 +988,7 @@ function byteReadsAt(text: string, start: number, p: number): number {
   let reads = 0;
   for (let q = Math.max(start, p - 6); q <= p; q += 3) {
     const c = text.charCodeAt(q);
-    reads = (reads << 2) | (c < 0x80 ? (BYTE_CLASS[c] as number) : 3);
+    reads = (reads << 2) | byteClass(c);
   }
   return reads;
 }

@@ -255,7 +255,24 @@ class Scan {
     own: string | undefined,
     crossServer: CrossServerReferences,
   ): this {
+    this.reset(otherTools, own, crossServer);
     this.busy = true;
+    return this;
+  }
+
+  /** Ends the scan: its hits; nothing of the scanned text or its context is kept past it. */
+  finish(): ScanHit[] {
+    const hits = this.hits;
+    this.reset(undefined, undefined, 'directed');
+    this.busy = false;
+    return hits;
+  }
+
+  private reset(
+    otherTools: ReadonlyMap<string, string> | undefined,
+    own: string | undefined,
+    crossServer: CrossServerReferences,
+  ): void {
     this.hits = [];
     this.otherTools = otherTools;
     this.own = own;
@@ -267,15 +284,6 @@ class Scan {
     this.found = 0;
     this.targets = undefined;
     this.deferred = 0;
-    return this;
-  }
-
-  /** Ends the scan: its hits; nothing of the scanned text or its context is kept past it. */
-  finish(): ScanHit[] {
-    const hits = this.hits;
-    this.start(undefined, undefined, 'directed');
-    this.busy = false;
-    return hits;
   }
 
   /** A finding made outside the text passes (a schema-level signal). */

@@ -93,7 +93,7 @@ export function scanCharacters(text: string, report: Report, disguises?: Disguis
       }
     }
     if (disguises !== undefined) {
-      if (cp >= 0x0370 && cp <= 0x052f) disguises.greekOrCyrillic = true;
+      if (isGreekOrCyrillic(cp)) disguises.greekOrCyrillic = true;
       else if (isUndisguised(cp)) mark(disguises, at, length);
       runs?.notable(cp, at);
     }
@@ -214,7 +214,7 @@ class LetterRuns {
   /** A character beyond printable ASCII at `at`. */
   notable(cp: number, at: number): void {
     if (this.list.all) return; // not kept past their bound: nothing left to follow
-    const greekOrCyrillic = cp >= 0x370 && cp <= 0x52f;
+    const greekOrCyrillic = isGreekOrCyrillic(cp);
     if (!this.open) {
       if (!greekOrCyrillic) return;
       this.open = true;
@@ -275,6 +275,11 @@ function latinBefore(text: string, at: number): boolean {
     if (kind !== RUN_MARK) return kind === RUN_LATIN;
   }
   return false;
+}
+
+/** A Greek or Cyrillic letter (or mark of those blocks): where look-alikes of Latin letters come from. */
+export function isGreekOrCyrillic(c: number): boolean {
+  return c >= 0x370 && c <= 0x52f;
 }
 
 const RUN_END = 0;
