@@ -531,7 +531,10 @@ export async function startHaproxy(
   const binary = findBinary('haproxy') ?? 'haproxy';
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const config = haproxyConfig(port, replicas, sticky);
+    // HAProxy binds with SO_REUSEPORT by default (for seamless reloads): a second HAProxy (another test file's
+    // fleet, given the same free port) would bind beside this one, and the kernel would share the connections out
+    // between the two fleets. Without it the second one fails to bind, and is started again on another port.
+    const config = haproxyConfig(port, replicas, sticky).replace('global\n', 'global\n  noreuseport\n');
     const file = join(dir, 'haproxy.cfg');
     writeFileSync(file, config);
     const check = spawnSync(binary, ['-c', '-q', '-f', file], { encoding: 'utf8' });
