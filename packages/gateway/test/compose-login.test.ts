@@ -2,11 +2,8 @@
 // The compose deployment's console login as an operator makes it: a real browser (chromium) opens the
 // console through a real HAProxy running deploy/haproxy.cfg, in front of `sluice serve` running the
 // shipped deploy/sluice.config.json with a real Redis. Only what Docker provides is replaced: the
-// replicas' DNS names become loopback ports, and the balancer's port is a free one.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+// replicas' DNS names become loopback ports, and the balancer's port is a free one it holds alone.
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import puppeteer from 'puppeteer-core';
@@ -16,6 +13,7 @@ import { createServer } from '@sluice/core';
 import type { SluiceServer } from '@sluice/core';
 import { captureLogger } from '@sluice/testing';
 import { eventually, runCli, tempConfig } from './helpers.js';
+import { freePort, startBalancer } from './fleet/harness.js';
 import type { CliRun } from './helpers.js';
 import { startRedis } from './redis.js';
 import type { RedisProcess } from './redis.js';
@@ -26,14 +24,6 @@ const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((path) => existsS
 const available = existsSync(CHROMIUM) && HAPROXY !== undefined;
 const deploy = (file: string) => fileURLToPath(new URL(`../../../deploy/${file}`, import.meta.url));
 const ADMIN_KEY = 'compose-admin-key-0123456789';
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** deploy/haproxy.cfg with Docker's parts swapped for loopback: no DNS resolver, fixed ports. */
 function loopbackHaproxy(balancerPort: number, replicaPort: number): string {
@@ -50,7 +40,7 @@ function loopbackHaproxy(balancerPort: number, replicaPort: number): string {
 let redis: RedisProcess | undefined;
 let upstream: SluiceServer | undefined;
 let gateway: CliRun | undefined;
-let haproxy: ChildProcess | undefined;
+let haproxy: { stop(): Promise<void> } | undefined;
 let browser: Browser | undefined;
 let balancer: string;
 const folder = tempConfig('{}', 'haproxy.cfg');
@@ -66,8 +56,10 @@ beforeAll(async () => {
   });
   const upstreamListener = await upstream.listen();
   const replicaPort = await freePort();
-  const balancerPort = await freePort();
-  balancer = `http://localhost:${balancerPort}`;
+  // The balancer first, on a port it holds alone: the replica is told its address.
+  const started = await startBalancer((port) => loopbackHaproxy(port, replicaPort), folder.file);
+  haproxy = started;
+  balancer = `http://localhost:${started.port}`;
   gateway = runCli(['serve', '--config', deploy('sluice.config.json'), '--log-format', 'json'], {
     SLUICE_AGENT_KEY: 'compose-agent-key-0123456789',
     SLUICE_ADMIN_KEY: ADMIN_KEY,
@@ -80,8 +72,6 @@ beforeAll(async () => {
     SLUICE_PUBLIC_ORIGIN: balancer,
   });
   await gateway.event('gateway.ready');
-  writeFileSync(folder.file, loopbackHaproxy(balancerPort, replicaPort));
-  haproxy = spawn(HAPROXY, ['-db', '-f', folder.file], { stdio: ['ignore', 'ignore', 'pipe'] });
   await eventually(async () => (await fetch(`${balancer}/readyz`).catch(() => undefined))?.status === 200, 'HAProxy');
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
@@ -93,7 +83,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!available) return;
   await browser?.close().catch(() => {});
-  haproxy?.kill('SIGTERM');
+  await haproxy?.stop();
   gateway?.child.kill('SIGTERM');
   await gateway?.exited;
   await upstream?.close();

@@ -3,6 +3,7 @@
 // this process) that the upstream's tools report to. Everything runs on free loopback ports and
 // stops with `fleet.close()`; a process exit kills what is left.
 import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -69,17 +70,6 @@ export function freePort(): Promise<number> {
       const { port } = probe.address() as net.AddressInfo;
       probe.close(() => resolve(port));
     });
-  });
-}
-
-async function portAccepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
   });
 }
 
@@ -528,14 +518,31 @@ export async function startHaproxy(
   dir: string,
   sticky = false,
 ): Promise<LoadBalancer> {
+  const { port, config, stop } = await startBalancer(
+    (port) => haproxyConfig(port, replicas, sticky),
+    join(dir, 'haproxy.cfg'),
+  );
+  return { url: new URL(`http://127.0.0.1:${port}/mcp`), config, stop };
+}
+
+/**
+ * HAProxy on a free port, with the config `configFor(port)` gives written to
+ * `file`: started again on another port when that one is not its alone.
+ * HAProxy binds with SO_REUSEPORT by default (for seamless reloads), so a
+ * second HAProxy given the same free port (another test file's) would bind
+ * beside the first, and the kernel would share the connections out between
+ * the two. The config it runs says `noreuseport`, and it is ready once its
+ * port answers, at `/balancer-check`, a word only this start knows.
+ */
+export async function startBalancer(
+  configFor: (port: number) => string,
+  file: string,
+): Promise<{ port: number; config: string; stop: () => Promise<void> }> {
   const binary = findBinary('haproxy') ?? 'haproxy';
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    // HAProxy binds with SO_REUSEPORT by default (for seamless reloads): a second HAProxy (another test file's
-    // fleet, given the same free port) would bind beside this one, and the kernel would share the connections out
-    // between the two fleets. Without it the second one fails to bind, and is started again on another port.
-    const config = haproxyConfig(port, replicas, sticky).replace('global\n', 'global\n  noreuseport\n');
-    const file = join(dir, 'haproxy.cfg');
+    const word = randomUUID();
+    const config = ownPort(configFor(port), port, word);
     writeFileSync(file, config);
     const check = spawnSync(binary, ['-c', '-q', '-f', file], { encoding: 'utf8' });
     if (check.status !== 0) throw new Error(`haproxy rejected its config:\n${check.stderr}\n${config}`);
@@ -549,14 +556,14 @@ export async function startHaproxy(
     const state = { dead: false };
     void exited.then(() => (state.dead = true));
     const deadline = Date.now() + 10_000;
-    while (!state.dead && !(await portAccepts(port)) && Date.now() < deadline) await sleep(20);
+    while (!state.dead && !(await answers(port, word)) && Date.now() < deadline) await sleep(20);
     if (state.dead || Date.now() >= deadline) {
       child.kill('SIGKILL');
       if (attempt >= 3) throw new Error(`haproxy did not start:\n${log.text()}`);
       continue;
     }
     return {
-      url: new URL(`http://127.0.0.1:${port}/mcp`),
+      port,
       config,
       stop: async () => {
         if (child.exitCode !== null || child.signalCode !== null) return;
@@ -564,6 +571,29 @@ export async function startHaproxy(
         await exited;
       },
     };
+  }
+}
+
+/** `config` bound to `port` alone (`noreuseport`), its frontend answering `word` at `/balancer-check`. */
+function ownPort(config: string, port: number, word: string): string {
+  const bind = `  bind 127.0.0.1:${port}\n`;
+  if (!config.startsWith('global\n') && !config.includes('\nglobal\n')) throw new Error('no global section');
+  if (!config.includes(bind)) throw new Error(`no ${bind.trim()} in the config`);
+  return config
+    .replace(/^global\n/m, 'global\n  noreuseport\n')
+    .replace(
+      bind,
+      `${bind}  http-request return status 200 content-type text/plain string ${word} if { path /balancer-check }\n`,
+    );
+}
+
+/** Whether `port` answers `word` at `/balancer-check`: the balancer started there is the one that knows it. */
+async function answers(port: number, word: string): Promise<boolean> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/balancer-check`);
+    return (await response.text()) === word;
+  } catch {
+    return false;
   }
 }
 
